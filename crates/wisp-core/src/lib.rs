@@ -1,0 +1,27 @@
+//! # wisp-core
+//!
+//! The sans-IO core of wisp: time and units, packet and feedback formats, the controller
+//! contract, the flow driver, and the schemes. Nothing here reads a clock, opens a socket or
+//! seeds a random number generator; the simulator (`wisp-sim`) and the real-network layer
+//! (`wisp-net`) drive the same objects.
+//!
+//! * [`time`], [`units`]: [`Instant`]/[`Duration`] in nanoseconds, [`Bitrate`], [`DataSize`].
+//! * [`packet`], [`wire`]: the data header and the feedback messages with their byte encoding.
+//! * [`controller`]: the [`Sender`]/[`Receiver`] contract every scheme implements.
+//! * [`flow`], [`source`], [`pacer`]: turning a sender's allowance into packets.
+//! * [`scheme`]: the registry (`"cbr"` → [`scheme::SchemeConfig`] → halves) and the schemes.
+
+pub mod controller;
+pub mod flow;
+pub mod pacer;
+pub mod packet;
+pub mod scheme;
+pub mod source;
+pub mod stats;
+pub mod time;
+pub mod units;
+pub mod wire;
+
+pub use controller::{Allowance, Receiver, Sender};
+pub use time::{Duration, Instant};
+pub use units::{Bitrate, DataSize};

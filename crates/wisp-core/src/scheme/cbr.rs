@@ -1,0 +1,85 @@
+//! `cbr` — constant bit rate, no feedback.
+//!
+//! A reference scheme: full-size packets paced at a fixed rate whatever happens to them. It
+//! shows what an open-loop sender does to a variable link (a standing queue as soon as the rate
+//! exceeds the capacity).
+//!
+//! Deviations: none (there is no paper to deviate from).
+
+use crate::controller::{Allowance, Receiver, SendContext, Sender, SenderStats};
+use crate::packet::DataHeader;
+use crate::time::Instant;
+use crate::units::Bitrate;
+use crate::wire::Feedback;
+
+use super::ParamError;
+
+/// Configuration of [`CbrSender`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CbrConfig {
+    /// Sending rate (default 1000 kbit/s).
+    pub rate: Bitrate,
+}
+
+impl Default for CbrConfig {
+    fn default() -> Self {
+        CbrConfig { rate: Bitrate::from_kbps(1000) }
+    }
+}
+
+impl CbrConfig {
+    pub fn rate(mut self, rate: Bitrate) -> Self {
+        self.rate = rate;
+        self
+    }
+
+    pub(super) fn set(&mut self, key: &str, value: &str) -> Result<(), ParamError> {
+        match key {
+            "rate-kbps" | "rate_kbps" => {
+                let kbps: f64 = value.parse().map_err(|_| ParamError::value(key, value, "a number of kbit/s"))?;
+                if !(kbps.is_finite() && kbps > 0.0) {
+                    return Err(ParamError::value(key, value, "a positive number of kbit/s"));
+                }
+                self.rate = Bitrate::from_kbps_f64(kbps);
+            }
+            "rate" => self.rate = value.parse().map_err(|_| ParamError::value(key, value, "a rate such as 2mbps"))?,
+            _ => return Err(ParamError::unknown(key, "rate-kbps, rate")),
+        }
+        Ok(())
+    }
+
+    pub(super) fn params(&self) -> Vec<(&'static str, String)> {
+        vec![("rate-kbps", format!("{}", self.rate.kbps_f64()))]
+    }
+}
+
+/// Sends at a constant rate.
+#[derive(Clone, Debug)]
+pub struct CbrSender {
+    rate: Bitrate,
+}
+
+impl CbrSender {
+    pub fn new(config: &CbrConfig) -> Self {
+        CbrSender { rate: config.rate }
+    }
+}
+
+impl Sender for CbrSender {
+    fn on_packet_sent(&mut self, _now: Instant, _packet: &mut DataHeader, _ctx: &SendContext) {}
+    fn on_feedback(&mut self, _now: Instant, _feedback: &Feedback) {}
+    fn allowance(&mut self, _now: Instant) -> Allowance {
+        Allowance::Rate { target: self.rate, pacing: self.rate }
+    }
+    fn stats(&self) -> SenderStats {
+        SenderStats { target_rate: Some(self.rate), window: None }
+    }
+}
+
+/// A receiver that sends no feedback.
+#[derive(Clone, Debug, Default)]
+pub struct SilentReceiver;
+
+impl Receiver for SilentReceiver {
+    fn on_packet_received(&mut self, _now: Instant, _packet: &DataHeader) {}
+}

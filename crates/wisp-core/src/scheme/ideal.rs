@@ -1,0 +1,103 @@
+//! `ideal` — the oracle sender of the Sprout paper (Winstein et al., NSDI 2013, §6.2).
+//!
+//! "An ideal protocol: one that sends packets timed to arrive exactly when the network is ready
+//! to dequeue and transmit a packet. This ideal protocol will achieve 100% of the available
+//! throughput of the link and its packets will never sit in a queue."
+//!
+//! The sender is given the link's schedule (by the simulator, which knows the trace): for each
+//! delivery opportunity at time *T* carrying *B* bytes, *B* bytes of credit at *T − d*, where *d*
+//! is the one-way propagation delay in front of the bottleneck. It sends full-size packets as
+//! soon as the credit allows, so each packet reaches the queue exactly at its opportunity.
+//!
+//! Deviations: opportunities earlier than *d* after the start cannot be reached by any sender and
+//! are skipped (the simulator's ideal-delay metric skips them too).
+
+use crate::controller::{Allowance, SendContext, Sender, SenderStats};
+use crate::packet::DataHeader;
+use crate::time::Instant;
+use crate::units::DataSize;
+use crate::wire::Feedback;
+use core::fmt;
+
+/// The ideal sender's schedule: `(send time, bytes)` in non-decreasing time order.
+pub type IdealSchedule = Box<dyn Iterator<Item = (Instant, DataSize)> + Send>;
+
+/// Configuration of [`IdealSender`] (it has no parameters; the schedule comes from the link).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct IdealConfig;
+
+/// Sends exactly what the link will deliver, exactly in time.
+pub struct IdealSender {
+    schedule: IdealSchedule,
+    next: Option<(Instant, DataSize)>,
+    credit: u64,
+}
+
+impl fmt::Debug for IdealSender {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("IdealSender").field("next", &self.next).field("credit", &self.credit).finish()
+    }
+}
+
+impl IdealSender {
+    pub fn new(mut schedule: IdealSchedule) -> Self {
+        let next = schedule.next();
+        IdealSender { schedule, next, credit: 0 }
+    }
+
+    fn accrue(&mut self, now: Instant) {
+        while let Some((t, bytes)) = self.next {
+            if t > now {
+                break;
+            }
+            self.credit += bytes.bytes();
+            self.next = self.schedule.next();
+        }
+    }
+}
+
+impl Sender for IdealSender {
+    fn on_packet_sent(&mut self, _now: Instant, packet: &mut DataHeader, _ctx: &SendContext) {
+        self.credit = self.credit.saturating_sub(packet.size.bytes());
+    }
+    fn on_feedback(&mut self, _now: Instant, _feedback: &Feedback) {}
+    fn allowance(&mut self, now: Instant) -> Allowance {
+        self.accrue(now);
+        Allowance::Window { bytes: DataSize::from_bytes(self.credit), pacing: None }
+    }
+    fn poll_timeout(&self) -> Option<Instant> {
+        self.next.map(|(t, _)| t)
+    }
+    fn stats(&self) -> SenderStats {
+        SenderStats { target_rate: None, window: Some(DataSize::from_bytes(self.credit)) }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::time::ms;
+
+    #[test]
+    fn credit_follows_schedule() {
+        let sched = vec![
+            (Instant::ZERO + ms(10), DataSize::from_bytes(1500)),
+            (Instant::ZERO + ms(10), DataSize::from_bytes(1500)),
+            (Instant::ZERO + ms(12), DataSize::from_bytes(1500)),
+        ];
+        let mut s = IdealSender::new(Box::new(sched.into_iter()));
+        assert_eq!(s.allowance(Instant::ZERO), Allowance::Window { bytes: DataSize::ZERO, pacing: None });
+        assert_eq!(s.poll_timeout(), Some(Instant::ZERO + ms(10)));
+        assert_eq!(
+            s.allowance(Instant::ZERO + ms(10)),
+            Allowance::Window { bytes: DataSize::from_bytes(3000), pacing: None }
+        );
+        let mut h = DataHeader { size: DataSize::from_bytes(1500), ..Default::default() };
+        s.on_packet_sent(Instant::ZERO + ms(10), &mut h, &SendContext::default());
+        assert_eq!(s.poll_timeout(), Some(Instant::ZERO + ms(12)));
+        assert_eq!(
+            s.allowance(Instant::ZERO + ms(11)),
+            Allowance::Window { bytes: DataSize::from_bytes(1500), pacing: None }
+        );
+    }
+}

@@ -1,0 +1,331 @@
+//! The scheme registry: name → config → the two halves.
+//!
+//! A scheme is named by a spec string `NAME[:KEY=VALUE,...]` (`cbr`, `cbr:rate-kbps=2000`),
+//! parsed into a [`SchemeConfig`] whose defaults match the scheme's paper. [`SchemeConfig::build`]
+//! makes a [`FlowSender`] (the scheme's [`Sender`] with its traffic source and pacer) and the
+//! matching receiver. On hot paths the halves are enums ([`AnySender`], [`AnyReceiver`]) so that
+//! calls are static dispatch.
+//!
+//! Adding a scheme: a module with its config (`Default` = the paper's values, `set` for
+//! parameters), sender and receiver; a variant in [`SchemeConfig`], [`AnySender`] and
+//! [`AnyReceiver`]; an entry in [`SCHEMES`].
+
+pub mod cbr;
+pub mod ideal;
+
+use crate::controller::{Allowance, ExtraPacket, Receiver, SendContext, Sender, SenderStats};
+use crate::flow::FlowSender;
+use crate::packet::{DEFAULT_MTU, DataHeader};
+use crate::pacer::Pacer;
+use crate::source::Source;
+use crate::time::{Duration, Instant};
+use crate::units::DataSize;
+use crate::wire::Feedback;
+use core::fmt;
+use core::str::FromStr;
+
+pub use cbr::{CbrConfig, CbrSender, SilentReceiver};
+pub use ideal::{IdealConfig, IdealSchedule, IdealSender};
+
+/// One line of `wisp schemes`.
+#[derive(Clone, Copy, Debug)]
+pub struct SchemeInfo {
+    pub name: &'static str,
+    pub summary: &'static str,
+    /// Parameters it accepts, `key=default` separated by commas.
+    pub params: &'static str,
+}
+
+/// Every scheme wisp knows, in the order `wisp schemes` lists them.
+pub const SCHEMES: &[SchemeInfo] = &[
+    SchemeInfo {
+        name: "ideal",
+        summary: "oracle sender of the Sprout paper: uses every delivery opportunity, never queues (simulation only)",
+        params: "",
+    },
+    SchemeInfo { name: "cbr", summary: "constant bit rate, no feedback", params: "rate-kbps=1000" },
+];
+
+/// An error in a scheme spec or its parameters.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ParamError {
+    #[error("unknown scheme `{name}` (known: {known})")]
+    UnknownScheme { name: String, known: String },
+    #[error("scheme `{scheme}`: unknown parameter `{key}` (accepted: {accepted})")]
+    UnknownParam { scheme: String, key: String, accepted: &'static str },
+    #[error("scheme `{scheme}`: invalid value `{value}` for `{key}`: expected {expected}")]
+    BadValue { scheme: String, key: String, value: String, expected: &'static str },
+    #[error("scheme `{scheme}`: parameter `{item}` is not of the form KEY=VALUE")]
+    Malformed { scheme: String, item: String },
+}
+
+impl ParamError {
+    fn unknown(key: &str, accepted: &'static str) -> Self {
+        ParamError::UnknownParam { scheme: String::new(), key: key.to_string(), accepted }
+    }
+    fn value(key: &str, value: &str, expected: &'static str) -> Self {
+        ParamError::BadValue { scheme: String::new(), key: key.to_string(), value: value.to_string(), expected }
+    }
+    fn in_scheme(self, name: &str) -> Self {
+        match self {
+            ParamError::UnknownParam { key, accepted, .. } => {
+                ParamError::UnknownParam { scheme: name.to_string(), key, accepted }
+            }
+            ParamError::BadValue { key, value, expected, .. } => {
+                ParamError::BadValue { scheme: name.to_string(), key, value, expected }
+            }
+            e => e,
+        }
+    }
+}
+
+/// Why a scheme could not be built in this context.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum BuildError {
+    #[error("scheme `{0}` needs to know the link's delivery schedule; it runs only in simulation on a known link")]
+    NeedsOracle(&'static str),
+}
+
+/// What a scheme may know about where it runs.
+#[derive(Default)]
+pub struct SchemeContext {
+    /// Largest packet on the wire.
+    pub mtu: DataSize,
+    /// The link's delivery schedule as the ideal sender needs it (simulation only).
+    pub ideal_schedule: Option<IdealSchedule>,
+}
+
+impl fmt::Debug for SchemeContext {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SchemeContext")
+            .field("mtu", &self.mtu)
+            .field("ideal_schedule", &self.ideal_schedule.is_some())
+            .finish()
+    }
+}
+
+impl SchemeContext {
+    pub fn new() -> Self {
+        SchemeContext { mtu: DEFAULT_MTU, ideal_schedule: None }
+    }
+}
+
+/// A scheme with its parameters.
+#[derive(Clone, Debug, PartialEq)]
+pub enum SchemeConfig {
+    Ideal(IdealConfig),
+    Cbr(CbrConfig),
+}
+
+impl SchemeConfig {
+    /// The scheme's registry name.
+    pub fn name(&self) -> &'static str {
+        match self {
+            SchemeConfig::Ideal(_) => "ideal",
+            SchemeConfig::Cbr(_) => "cbr",
+        }
+    }
+
+    /// The default configuration of the scheme called `name`.
+    pub fn from_name(name: &str) -> Result<Self, ParamError> {
+        Ok(match name {
+            "ideal" => SchemeConfig::Ideal(IdealConfig),
+            "cbr" => SchemeConfig::Cbr(CbrConfig::default()),
+            _ => {
+                return Err(ParamError::UnknownScheme {
+                    name: name.to_string(),
+                    known: SCHEMES.iter().map(|s| s.name).collect::<Vec<_>>().join(", "),
+                });
+            }
+        })
+    }
+
+    /// Sets one parameter (`KEY=VALUE` of the spec string).
+    pub fn set_param(&mut self, key: &str, value: &str) -> Result<(), ParamError> {
+        let name = self.name();
+        let r = match self {
+            SchemeConfig::Ideal(_) => Err(ParamError::unknown(key, "(none)")),
+            SchemeConfig::Cbr(c) => c.set(key, value),
+        };
+        r.map_err(|e| e.in_scheme(name))
+    }
+
+    /// The parameters that differ from none: `(key, value)` for the canonical spec string.
+    fn params(&self) -> Vec<(&'static str, String)> {
+        match self {
+            SchemeConfig::Ideal(_) => vec![],
+            SchemeConfig::Cbr(c) => c.params(),
+        }
+    }
+
+    /// Builds the flow driver and receiver.
+    pub fn build(&self, ctx: SchemeContext) -> Result<(FlowSender, AnyReceiver), BuildError> {
+        let mtu = if ctx.mtu == DataSize::ZERO { DEFAULT_MTU } else { ctx.mtu };
+        Ok(match self {
+            SchemeConfig::Ideal(_) => {
+                let schedule = ctx.ideal_schedule.ok_or(BuildError::NeedsOracle("ideal"))?;
+                (
+                    FlowSender::new(
+                        AnySender::Ideal(IdealSender::new(schedule)),
+                        Source::bulk(mtu),
+                        Pacer::default(),
+                        mtu,
+                    ),
+                    AnyReceiver::Silent(SilentReceiver),
+                )
+            }
+            SchemeConfig::Cbr(c) => (
+                FlowSender::new(AnySender::Cbr(CbrSender::new(c)), Source::bulk(mtu), Pacer::new(Duration::ZERO), mtu),
+                AnyReceiver::Silent(SilentReceiver),
+            ),
+        })
+    }
+}
+
+/// `NAME[:KEY=VALUE,...]`.
+impl FromStr for SchemeConfig {
+    type Err = ParamError;
+    fn from_str(s: &str) -> Result<Self, ParamError> {
+        let s = s.trim();
+        let (name, params) = s.split_once(':').unwrap_or((s, ""));
+        let mut config = SchemeConfig::from_name(name)?;
+        for item in params.split(',').map(str::trim).filter(|i| !i.is_empty()) {
+            let (k, v) = item
+                .split_once('=')
+                .ok_or_else(|| ParamError::Malformed { scheme: name.to_string(), item: item.to_string() })?;
+            config.set_param(k.trim(), v.trim())?;
+        }
+        Ok(config)
+    }
+}
+
+/// The canonical spec string (parses back to an equal config).
+impl fmt::Display for SchemeConfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())?;
+        let params = self.params();
+        for (i, (k, v)) in params.iter().enumerate() {
+            write!(f, "{}{k}={v}", if i == 0 { ':' } else { ',' })?;
+        }
+        Ok(())
+    }
+}
+
+/// Generates an enum over sender types that implements [`Sender`] by static dispatch.
+macro_rules! any_sender {
+    ($($variant:ident($ty:ty)),* $(,)?) => {
+        /// Every scheme's sender half.
+        #[derive(Debug)]
+        pub enum AnySender { $($variant($ty)),* }
+
+        impl Sender for AnySender {
+            fn on_packet_sent(&mut self, now: Instant, packet: &mut DataHeader, ctx: &SendContext) {
+                match self { $(AnySender::$variant(s) => s.on_packet_sent(now, packet, ctx)),* }
+            }
+            fn on_feedback(&mut self, now: Instant, feedback: &Feedback) {
+                match self { $(AnySender::$variant(s) => s.on_feedback(now, feedback)),* }
+            }
+            fn allowance(&mut self, now: Instant) -> Allowance {
+                match self { $(AnySender::$variant(s) => s.allowance(now)),* }
+            }
+            fn poll_extra(&mut self, now: Instant) -> Option<ExtraPacket> {
+                match self { $(AnySender::$variant(s) => s.poll_extra(now)),* }
+            }
+            fn poll_timeout(&self) -> Option<Instant> {
+                match self { $(AnySender::$variant(s) => s.poll_timeout()),* }
+            }
+            fn on_timeout(&mut self, now: Instant) {
+                match self { $(AnySender::$variant(s) => s.on_timeout(now)),* }
+            }
+            fn stats(&self) -> SenderStats {
+                match self { $(AnySender::$variant(s) => s.stats()),* }
+            }
+        }
+    };
+}
+
+/// Generates an enum over receiver types that implements [`Receiver`] by static dispatch.
+macro_rules! any_receiver {
+    ($($variant:ident($ty:ty)),* $(,)?) => {
+        /// Every scheme's receiver half.
+        #[derive(Debug)]
+        pub enum AnyReceiver { $($variant($ty)),* }
+
+        impl Receiver for AnyReceiver {
+            fn on_packet_received(&mut self, now: Instant, packet: &DataHeader) {
+                match self { $(AnyReceiver::$variant(r) => r.on_packet_received(now, packet)),* }
+            }
+            fn poll_feedback(&mut self, now: Instant) -> Option<Feedback> {
+                match self { $(AnyReceiver::$variant(r) => r.poll_feedback(now)),* }
+            }
+            fn poll_timeout(&self) -> Option<Instant> {
+                match self { $(AnyReceiver::$variant(r) => r.poll_timeout()),* }
+            }
+            fn on_timeout(&mut self, now: Instant) {
+                match self { $(AnyReceiver::$variant(r) => r.on_timeout(now)),* }
+            }
+        }
+    };
+}
+
+any_sender! {
+    Ideal(IdealSender),
+    Cbr(CbrSender),
+}
+
+any_receiver! {
+    Silent(SilentReceiver),
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_registered_scheme_parses_and_round_trips() {
+        for info in SCHEMES {
+            let c: SchemeConfig = info.name.parse().unwrap();
+            assert_eq!(c.name(), info.name);
+            assert_eq!(c.to_string().parse::<SchemeConfig>().unwrap(), c);
+        }
+    }
+
+    #[test]
+    fn params() {
+        let c: SchemeConfig = "cbr:rate-kbps=2000".parse().unwrap();
+        assert_eq!(c, SchemeConfig::Cbr(CbrConfig::default().rate(crate::units::Bitrate::from_kbps(2000))));
+        assert_eq!(c.to_string(), "cbr:rate-kbps=2000");
+        assert!(matches!("nope".parse::<SchemeConfig>(), Err(ParamError::UnknownScheme { .. })));
+        assert!(matches!("cbr:speed=3".parse::<SchemeConfig>(), Err(ParamError::UnknownParam { .. })));
+        assert!(matches!("cbr:rate-kbps=-3".parse::<SchemeConfig>(), Err(ParamError::BadValue { .. })));
+        assert!(matches!("cbr:rate-kbps".parse::<SchemeConfig>(), Err(ParamError::Malformed { .. })));
+        let e = "cbr:speed=3".parse::<SchemeConfig>().unwrap_err().to_string();
+        assert!(e.contains("`cbr`") && e.contains("speed"), "{e}");
+    }
+
+    #[test]
+    fn ideal_needs_an_oracle() {
+        let c: SchemeConfig = "ideal".parse().unwrap();
+        assert_eq!(c.build(SchemeContext::new()).unwrap_err(), BuildError::NeedsOracle("ideal"));
+    }
+
+    #[test]
+    fn cbr_flow_paces_full_packets() {
+        let c: SchemeConfig = "cbr:rate-kbps=1200".parse().unwrap();
+        let (mut flow, _) = c.build(SchemeContext::new()).unwrap();
+        let mut now = Instant::ZERO;
+        let mut sent = vec![];
+        while now < Instant::from_millis(100) {
+            while let Some(h) = flow.poll_transmit(now) {
+                sent.push(h);
+            }
+            now = flow.poll_timeout().unwrap();
+        }
+        // 1200 kbit/s of 1500-byte packets = one every 10 ms.
+        assert_eq!(sent.len(), 10);
+        assert!(sent.iter().enumerate().all(|(i, h)| h.seq == i as u64
+            && h.send_time == Instant::from_millis(10 * i as u64)
+            && h.size == DEFAULT_MTU
+            && h.byte_seq == 1500 * i as u64));
+    }
+}

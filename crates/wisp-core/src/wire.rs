@@ -1,0 +1,291 @@
+//! Feedback messages and their byte encoding.
+//!
+//! Every feedback message a receiver emits is a typed [`Feedback`] value with a byte encoding,
+//! so the simulator can carry it over a modelled reverse path (its size is the encoded size plus
+//! [`IP_UDP_OVERHEAD`](crate::packet::IP_UDP_OVERHEAD)) and `wisp-net` can carry it over UDP.
+//!
+//! Framing: `kind: u8`, `length: u16` (big-endian, bytes of payload), payload. All integers are
+//! big-endian. [`Feedback::parse`] never panics: truncated input, unknown kinds and trailing bytes
+//! are errors.
+
+use crate::time::Instant;
+use crate::units::Bitrate;
+
+/// Why bytes could not be parsed as a message.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum WireError {
+    #[error("truncated message: needed {needed} more bytes")]
+    Truncated { needed: usize },
+    #[error("unknown message kind {0}")]
+    UnknownKind(u8),
+    #[error("{0} trailing bytes after the message")]
+    Trailing(usize),
+    #[error("invalid field: {0}")]
+    Invalid(&'static str),
+}
+
+/// A bounds-checked big-endian reader over a byte slice.
+#[derive(Debug)]
+pub struct Reader<'a> {
+    buf: &'a [u8],
+}
+
+impl<'a> Reader<'a> {
+    pub fn new(buf: &'a [u8]) -> Self {
+        Reader { buf }
+    }
+    pub fn remaining(&self) -> usize {
+        self.buf.len()
+    }
+    pub fn bytes(&mut self, n: usize) -> Result<&'a [u8], WireError> {
+        if self.buf.len() < n {
+            return Err(WireError::Truncated { needed: n - self.buf.len() });
+        }
+        let (head, tail) = self.buf.split_at(n);
+        self.buf = tail;
+        Ok(head)
+    }
+    pub fn u8(&mut self) -> Result<u8, WireError> {
+        Ok(self.bytes(1)?[0])
+    }
+    pub fn u16(&mut self) -> Result<u16, WireError> {
+        let b = self.bytes(2)?;
+        Ok(u16::from_be_bytes([b[0], b[1]]))
+    }
+    pub fn u32(&mut self) -> Result<u32, WireError> {
+        let b = self.bytes(4)?;
+        Ok(u32::from_be_bytes([b[0], b[1], b[2], b[3]]))
+    }
+    pub fn u64(&mut self) -> Result<u64, WireError> {
+        let b = self.bytes(8)?;
+        let mut a = [0u8; 8];
+        a.copy_from_slice(b);
+        Ok(u64::from_be_bytes(a))
+    }
+    pub fn instant(&mut self) -> Result<Instant, WireError> {
+        Ok(Instant::from_nanos(self.u64()?))
+    }
+    /// Errors if any bytes are left.
+    pub fn finish(self) -> Result<(), WireError> {
+        match self.buf.len() {
+            0 => Ok(()),
+            n => Err(WireError::Trailing(n)),
+        }
+    }
+}
+
+/// Big-endian writers onto a `Vec<u8>`.
+pub trait Writer {
+    fn put_u8(&mut self, v: u8);
+    fn put_u16(&mut self, v: u16);
+    fn put_u32(&mut self, v: u32);
+    fn put_u64(&mut self, v: u64);
+    fn put_instant(&mut self, t: Instant) {
+        self.put_u64(t.as_nanos());
+    }
+}
+
+impl Writer for Vec<u8> {
+    fn put_u8(&mut self, v: u8) {
+        self.push(v);
+    }
+    fn put_u16(&mut self, v: u16) {
+        self.extend_from_slice(&v.to_be_bytes());
+    }
+    fn put_u32(&mut self, v: u32) {
+        self.extend_from_slice(&v.to_be_bytes());
+    }
+    fn put_u64(&mut self, v: u64) {
+        self.extend_from_slice(&v.to_be_bytes());
+    }
+}
+
+/// A per-packet acknowledgement (for ACK-clocked senders).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Ack {
+    /// Sequence number of the packet this acknowledges.
+    pub seq: u64,
+    /// Every packet with a lower sequence number has arrived (cumulative ACK).
+    pub cumulative: u64,
+    /// The acknowledged packet's send time, echoed.
+    pub send_time: Instant,
+    /// When the receiver got it.
+    pub recv_time: Instant,
+    /// Its wire size in bytes.
+    pub size: u32,
+}
+
+/// A periodic receiver report (RTCP RR-like).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ReceiverReport {
+    /// Highest sequence number received.
+    pub highest_seq: u64,
+    /// Packets received in total.
+    pub received: u64,
+    /// Packets lost in total (by sequence gaps).
+    pub cumulative_lost: u64,
+    /// Fraction lost since the previous report, in 1/256 (RFC 3550 §6.4.1).
+    pub fraction_lost: u8,
+}
+
+/// A receiver's estimate of the rate the sender may use (REMB-like).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Remb {
+    pub bitrate: Bitrate,
+}
+
+/// Every feedback message a scheme can send from receiver to sender.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Feedback {
+    Ack(Ack),
+    ReceiverReport(ReceiverReport),
+    Remb(Remb),
+}
+
+mod kind {
+    pub const ACK: u8 = 1;
+    pub const RECEIVER_REPORT: u8 = 2;
+    pub const REMB: u8 = 3;
+}
+
+impl Feedback {
+    /// Appends the encoding of `self` to `out`.
+    pub fn emit(&self, out: &mut Vec<u8>) {
+        let start = out.len();
+        out.put_u8(0);
+        out.put_u16(0);
+        let kind = match self {
+            Feedback::Ack(a) => {
+                out.put_u64(a.seq);
+                out.put_u64(a.cumulative);
+                out.put_instant(a.send_time);
+                out.put_instant(a.recv_time);
+                out.put_u32(a.size);
+                kind::ACK
+            }
+            Feedback::ReceiverReport(r) => {
+                out.put_u64(r.highest_seq);
+                out.put_u64(r.received);
+                out.put_u64(r.cumulative_lost);
+                out.put_u8(r.fraction_lost);
+                kind::RECEIVER_REPORT
+            }
+            Feedback::Remb(r) => {
+                out.put_u64(r.bitrate.bps());
+                kind::REMB
+            }
+        };
+        let len = out.len() - start - 3;
+        debug_assert!(len <= u16::MAX as usize);
+        out[start] = kind;
+        out[start + 1..start + 3].copy_from_slice(&(len as u16).to_be_bytes());
+    }
+
+    /// The encoding as a new vector.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let mut v = Vec::with_capacity(48);
+        self.emit(&mut v);
+        v
+    }
+
+    /// Encoded size in bytes (without IP/UDP overhead).
+    pub fn encoded_len(&self) -> usize {
+        3 + match self {
+            Feedback::Ack(_) => 36,
+            Feedback::ReceiverReport(_) => 25,
+            Feedback::Remb(_) => 8,
+        }
+    }
+
+    /// Parses exactly one message from `buf`. Never panics.
+    pub fn parse(buf: &[u8]) -> Result<Feedback, WireError> {
+        let mut r = Reader::new(buf);
+        let kind = r.u8()?;
+        let len = r.u16()? as usize;
+        let mut p = Reader::new(r.bytes(len)?);
+        r.finish()?;
+        let msg = match kind {
+            kind::ACK => Feedback::Ack(Ack {
+                seq: p.u64()?,
+                cumulative: p.u64()?,
+                send_time: p.instant()?,
+                recv_time: p.instant()?,
+                size: p.u32()?,
+            }),
+            kind::RECEIVER_REPORT => Feedback::ReceiverReport(ReceiverReport {
+                highest_seq: p.u64()?,
+                received: p.u64()?,
+                cumulative_lost: p.u64()?,
+                fraction_lost: p.u8()?,
+            }),
+            kind::REMB => Feedback::Remb(Remb { bitrate: Bitrate::from_bps(p.u64()?) }),
+            k => return Err(WireError::UnknownKind(k)),
+        };
+        p.finish()?;
+        Ok(msg)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn samples() -> Vec<Feedback> {
+        vec![
+            Feedback::Ack(Ack {
+                seq: 7,
+                cumulative: 5,
+                send_time: Instant::from_millis(100),
+                recv_time: Instant::from_millis(140),
+                size: 1500,
+            }),
+            Feedback::ReceiverReport(ReceiverReport {
+                highest_seq: 99,
+                received: 95,
+                cumulative_lost: 4,
+                fraction_lost: 10,
+            }),
+            Feedback::Remb(Remb { bitrate: Bitrate::from_kbps(1234) }),
+        ]
+    }
+
+    #[test]
+    fn emit_parse_round_trip() {
+        for m in samples() {
+            let b = m.to_bytes();
+            assert_eq!(b.len(), m.encoded_len(), "{m:?}");
+            assert_eq!(Feedback::parse(&b).unwrap(), m);
+        }
+    }
+
+    #[test]
+    fn fixed_bytes() {
+        let b = Feedback::Remb(Remb { bitrate: Bitrate::from_bps(0x0102) }).to_bytes();
+        assert_eq!(b, [3, 0, 8, 0, 0, 0, 0, 0, 0, 1, 2]);
+    }
+
+    #[test]
+    fn rejects_bad_input() {
+        assert_eq!(Feedback::parse(&[]), Err(WireError::Truncated { needed: 1 }));
+        assert_eq!(Feedback::parse(&[9, 0, 0]), Err(WireError::UnknownKind(9)));
+        assert_eq!(Feedback::parse(&[3, 0, 200, 1]), Err(WireError::Truncated { needed: 199 }));
+        assert_eq!(Feedback::parse(&[3, 0, 1, 1]), Err(WireError::Truncated { needed: 7 }));
+        let mut b = samples()[0].to_bytes();
+        b.push(0);
+        assert_eq!(Feedback::parse(&b), Err(WireError::Trailing(1)));
+    }
+
+    proptest! {
+        #[test]
+        fn parse_never_panics(bytes in proptest::collection::vec(any::<u8>(), 0..64)) {
+            let _ = Feedback::parse(&bytes);
+        }
+
+        #[test]
+        fn truncation_is_an_error(cut in 0usize..39) {
+            let b = samples()[0].to_bytes();
+            prop_assert!(Feedback::parse(&b[..cut.min(b.len() - 1)]).is_err());
+        }
+    }
+}
