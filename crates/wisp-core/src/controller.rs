@@ -27,7 +27,10 @@ pub enum Allowance {
     /// Window-based: the sender may send `bytes` more now (the sender keeps its own account of
     /// what is in flight, updated in [`Sender::on_packet_sent`] and [`Sender::on_feedback`]).
     /// Packets are paced at `pacing` if given, else sent back to back.
-    Window { bytes: DataSize, pacing: Option<Bitrate> },
+    Window {
+        bytes: DataSize,
+        pacing: Option<Bitrate>,
+    },
 }
 
 impl Allowance {

@@ -10,8 +10,8 @@
 //! ```
 
 use crate::controller::{Allowance, SendContext, Sender};
-use crate::packet::{Content, DataHeader};
 use crate::pacer::Pacer;
+use crate::packet::{Content, DataHeader};
 use crate::scheme::AnySender;
 use crate::source::Source;
 use crate::time::Instant;
@@ -40,7 +40,15 @@ pub struct FlowSender {
 
 impl FlowSender {
     pub fn new(sender: AnySender, source: Source, pacer: Pacer, mtu: DataSize) -> Self {
-        FlowSender { sender, source, pacer, mtu, next_seq: 0, byte_seq: 0, pacer_wake: None }
+        FlowSender {
+            sender,
+            source,
+            pacer,
+            mtu,
+            next_seq: 0,
+            byte_seq: 0,
+            pacer_wake: None,
+        }
     }
 
     pub fn sender(&self) -> &AnySender {
@@ -48,7 +56,10 @@ impl FlowSender {
     }
 
     pub fn counters(&self) -> FlowCounters {
-        FlowCounters { packets: self.next_seq, bytes: self.byte_seq }
+        FlowCounters {
+            packets: self.next_seq,
+            bytes: self.byte_seq,
+        }
     }
 
     /// The next packet to send now, if any. Call until it returns `None`.
@@ -89,14 +100,23 @@ impl FlowSender {
         };
         self.next_seq += 1;
         self.byte_seq += size.bytes();
-        let ctx = SendContext { backlog_after: self.source.backlog() };
+        let ctx = SendContext {
+            backlog_after: self.source.backlog(),
+        };
         self.sender.on_packet_sent(now, &mut header, &ctx);
         header
     }
 
     /// When to call [`FlowSender::poll_transmit`] next if no feedback arrives first.
     pub fn poll_timeout(&self) -> Option<Instant> {
-        [self.sender.poll_timeout(), self.source.poll_timeout(), self.pacer_wake].into_iter().flatten().min()
+        [
+            self.sender.poll_timeout(),
+            self.source.poll_timeout(),
+            self.pacer_wake,
+        ]
+        .into_iter()
+        .flatten()
+        .min()
     }
 
     pub fn on_feedback(&mut self, now: Instant, feedback: &Feedback) {

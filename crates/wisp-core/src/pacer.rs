@@ -16,7 +16,10 @@ pub struct Pacer {
 
 impl Pacer {
     pub fn new(burst: Duration) -> Self {
-        Pacer { next: Instant::ZERO, burst }
+        Pacer {
+            next: Instant::ZERO,
+            burst,
+        }
     }
 
     /// The earliest time the next packet may leave.

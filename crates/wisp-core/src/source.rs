@@ -37,7 +37,8 @@ impl Source {
         match self {
             Source::Bulk(b) => {
                 let size = limit.map_or(mtu, |l| l.min(mtu));
-                (size >= b.min_packet.min(mtu) && size > DataSize::ZERO).then_some((size, Content::Bulk))
+                (size >= b.min_packet.min(mtu) && size > DataSize::ZERO)
+                    .then_some((size, Content::Bulk))
             }
         }
     }

@@ -79,7 +79,10 @@ impl Bitrate {
         if d.is_zero() {
             return Bitrate(0);
         }
-        Bitrate((size.0 as u128 * 8 * 1_000_000_000 / d.as_nanos() as u128).min(u64::MAX as u128) as u64)
+        Bitrate(
+            (size.0 as u128 * 8 * 1_000_000_000 / d.as_nanos() as u128).min(u64::MAX as u128)
+                as u64,
+        )
     }
 }
 
@@ -177,12 +180,15 @@ impl FromStr for Bitrate {
                 ("k", 1e3),
             ],
         );
-        let v: f64 = num
-            .trim()
-            .parse()
-            .map_err(|_| ParseUnitError(format!("invalid rate `{s}` (expected e.g. `12mbps`, `500kbps`)")))?;
+        let v: f64 = num.trim().parse().map_err(|_| {
+            ParseUnitError(format!(
+                "invalid rate `{s}` (expected e.g. `12mbps`, `500kbps`)"
+            ))
+        })?;
         if !v.is_finite() || v < 0.0 {
-            return Err(ParseUnitError(format!("invalid rate `{s}`: must be a non-negative number")));
+            return Err(ParseUnitError(format!(
+                "invalid rate `{s}`: must be a non-negative number"
+            )));
         }
         Ok(Bitrate::from_bps_f64(v * mult))
     }
@@ -192,12 +198,15 @@ impl FromStr for Bitrate {
 pub fn parse_duration(s: &str) -> Result<Duration, ParseUnitError> {
     let t = s.trim().to_ascii_lowercase();
     let (num, mult) = split_suffix(&t, &[("ms", 1e-3), ("us", 1e-6), ("ns", 1e-9), ("s", 1.0)]);
-    let v: f64 = num
-        .trim()
-        .parse()
-        .map_err(|_| ParseUnitError(format!("invalid duration `{s}` (expected e.g. `20ms`, `2.5s`)")))?;
+    let v: f64 = num.trim().parse().map_err(|_| {
+        ParseUnitError(format!(
+            "invalid duration `{s}` (expected e.g. `20ms`, `2.5s`)"
+        ))
+    })?;
     if !v.is_finite() || v < 0.0 {
-        return Err(ParseUnitError(format!("invalid duration `{s}`: must be a non-negative number")));
+        return Err(ParseUnitError(format!(
+            "invalid duration `{s}`: must be a non-negative number"
+        )));
     }
     Ok(Duration::from_secs_f64(v * mult))
 }
@@ -221,15 +230,27 @@ mod tests {
         let r = Bitrate::from_mbps(12);
         assert_eq!(DataSize::from_bytes(1500).transmit_time(r), ms(1));
         assert_eq!(r * ms(1), DataSize::from_bytes(1500));
-        assert_eq!(Bitrate::from_size_and_duration(DataSize::from_bytes(1500), ms(1)), r);
-        assert_eq!(DataSize::from_bytes(1).transmit_time(Bitrate::ZERO), Duration::MAX);
+        assert_eq!(
+            Bitrate::from_size_and_duration(DataSize::from_bytes(1500), ms(1)),
+            r
+        );
+        assert_eq!(
+            DataSize::from_bytes(1).transmit_time(Bitrate::ZERO),
+            Duration::MAX
+        );
     }
 
     #[test]
     fn parsing() {
         assert_eq!("12mbps".parse::<Bitrate>().unwrap(), Bitrate::from_mbps(12));
-        assert_eq!("2.5Mbit/s".parse::<Bitrate>().unwrap(), Bitrate::from_kbps(2500));
-        assert_eq!("600kbps".parse::<Bitrate>().unwrap(), Bitrate::from_kbps(600));
+        assert_eq!(
+            "2.5Mbit/s".parse::<Bitrate>().unwrap(),
+            Bitrate::from_kbps(2500)
+        );
+        assert_eq!(
+            "600kbps".parse::<Bitrate>().unwrap(),
+            Bitrate::from_kbps(600)
+        );
         assert!("fast".parse::<Bitrate>().is_err());
         assert!("-1mbps".parse::<Bitrate>().is_err());
         assert_eq!(parse_duration("25s").unwrap(), Duration::from_secs(25));

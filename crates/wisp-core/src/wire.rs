@@ -39,7 +39,9 @@ impl<'a> Reader<'a> {
     }
     pub fn bytes(&mut self, n: usize) -> Result<&'a [u8], WireError> {
         if self.buf.len() < n {
-            return Err(WireError::Truncated { needed: n - self.buf.len() });
+            return Err(WireError::Truncated {
+                needed: n - self.buf.len(),
+            });
         }
         let (head, tail) = self.buf.split_at(n);
         self.buf = tail;
@@ -218,7 +220,9 @@ impl Feedback {
                 cumulative_lost: p.u64()?,
                 fraction_lost: p.u8()?,
             }),
-            kind::REMB => Feedback::Remb(Remb { bitrate: Bitrate::from_bps(p.u64()?) }),
+            kind::REMB => Feedback::Remb(Remb {
+                bitrate: Bitrate::from_bps(p.u64()?),
+            }),
             k => return Err(WireError::UnknownKind(k)),
         };
         p.finish()?;
@@ -246,7 +250,9 @@ mod tests {
                 cumulative_lost: 4,
                 fraction_lost: 10,
             }),
-            Feedback::Remb(Remb { bitrate: Bitrate::from_kbps(1234) }),
+            Feedback::Remb(Remb {
+                bitrate: Bitrate::from_kbps(1234),
+            }),
         ]
     }
 
@@ -261,16 +267,28 @@ mod tests {
 
     #[test]
     fn fixed_bytes() {
-        let b = Feedback::Remb(Remb { bitrate: Bitrate::from_bps(0x0102) }).to_bytes();
+        let b = Feedback::Remb(Remb {
+            bitrate: Bitrate::from_bps(0x0102),
+        })
+        .to_bytes();
         assert_eq!(b, [3, 0, 8, 0, 0, 0, 0, 0, 0, 1, 2]);
     }
 
     #[test]
     fn rejects_bad_input() {
-        assert_eq!(Feedback::parse(&[]), Err(WireError::Truncated { needed: 1 }));
+        assert_eq!(
+            Feedback::parse(&[]),
+            Err(WireError::Truncated { needed: 1 })
+        );
         assert_eq!(Feedback::parse(&[9, 0, 0]), Err(WireError::UnknownKind(9)));
-        assert_eq!(Feedback::parse(&[3, 0, 200, 1]), Err(WireError::Truncated { needed: 199 }));
-        assert_eq!(Feedback::parse(&[3, 0, 1, 1]), Err(WireError::Truncated { needed: 7 }));
+        assert_eq!(
+            Feedback::parse(&[3, 0, 200, 1]),
+            Err(WireError::Truncated { needed: 199 })
+        );
+        assert_eq!(
+            Feedback::parse(&[3, 0, 1, 1]),
+            Err(WireError::Truncated { needed: 7 })
+        );
         let mut b = samples()[0].to_bytes();
         b.push(0);
         assert_eq!(Feedback::parse(&b), Err(WireError::Trailing(1)));

@@ -22,7 +22,9 @@ impl Default for Clock {
 impl Clock {
     /// A clock whose epoch is now.
     pub fn new() -> Self {
-        Clock { epoch: std::time::Instant::now() }
+        Clock {
+            epoch: std::time::Instant::now(),
+        }
     }
 
     /// Now, as a core instant.

@@ -1,1 +1,27 @@
-//! wisp-sim
+//! # wisp-sim
+//!
+//! A deterministic discrete-event simulator for wisp's schemes: trace-driven and rate links
+//! ([`link`]), queues ([`queue`]), random loss ([`loss`]), a `(time, seq)` event engine
+//! ([`sim`]), the per-packet log ([`log`]), the metrics ([`metrics`]) and the matrix runner
+//! ([`bench`]). One master seed ([`seed`]) drives a run: the same scenario and seed give the
+//! same bytes of output.
+//!
+//! ```no_run
+//! use wisp_sim::{link::LinkSpec, sim::Scenario};
+//! let link = "trace:traces/cellular/Verizon-LTE-short.down".parse::<LinkSpec>()?.load()?;
+//! let scenario = Scenario::new(link, "cbr:rate-kbps=2000".parse()?);
+//! let result = wisp_sim::run::run(&scenario, None)?;
+//! println!("{}", serde_json::to_string(&result.report)?);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+pub mod bench;
+pub mod link;
+pub mod log;
+pub mod loss;
+pub mod metrics;
+pub mod queue;
+pub mod run;
+pub mod seed;
+pub mod sim;
+pub mod trace;

@@ -23,7 +23,9 @@ pub struct CbrConfig {
 
 impl Default for CbrConfig {
     fn default() -> Self {
-        CbrConfig { rate: Bitrate::from_kbps(1000) }
+        CbrConfig {
+            rate: Bitrate::from_kbps(1000),
+        }
     }
 }
 
@@ -36,13 +38,19 @@ impl CbrConfig {
     pub(super) fn set(&mut self, key: &str, value: &str) -> Result<(), ParamError> {
         match key {
             "rate-kbps" | "rate_kbps" => {
-                let kbps: f64 = value.parse().map_err(|_| ParamError::value(key, value, "a number of kbit/s"))?;
+                let kbps: f64 = value
+                    .parse()
+                    .map_err(|_| ParamError::value(key, value, "a number of kbit/s"))?;
                 if !(kbps.is_finite() && kbps > 0.0) {
                     return Err(ParamError::value(key, value, "a positive number of kbit/s"));
                 }
                 self.rate = Bitrate::from_kbps_f64(kbps);
             }
-            "rate" => self.rate = value.parse().map_err(|_| ParamError::value(key, value, "a rate such as 2mbps"))?,
+            "rate" => {
+                self.rate = value
+                    .parse()
+                    .map_err(|_| ParamError::value(key, value, "a rate such as 2mbps"))?
+            }
             _ => return Err(ParamError::unknown(key, "rate-kbps, rate")),
         }
         Ok(())
@@ -69,10 +77,16 @@ impl Sender for CbrSender {
     fn on_packet_sent(&mut self, _now: Instant, _packet: &mut DataHeader, _ctx: &SendContext) {}
     fn on_feedback(&mut self, _now: Instant, _feedback: &Feedback) {}
     fn allowance(&mut self, _now: Instant) -> Allowance {
-        Allowance::Rate { target: self.rate, pacing: self.rate }
+        Allowance::Rate {
+            target: self.rate,
+            pacing: self.rate,
+        }
     }
     fn stats(&self) -> SenderStats {
-        SenderStats { target_rate: Some(self.rate), window: None }
+        SenderStats {
+            target_rate: Some(self.rate),
+            window: None,
+        }
     }
 }
 

@@ -35,14 +35,21 @@ pub struct IdealSender {
 
 impl fmt::Debug for IdealSender {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("IdealSender").field("next", &self.next).field("credit", &self.credit).finish()
+        f.debug_struct("IdealSender")
+            .field("next", &self.next)
+            .field("credit", &self.credit)
+            .finish()
     }
 }
 
 impl IdealSender {
     pub fn new(mut schedule: IdealSchedule) -> Self {
         let next = schedule.next();
-        IdealSender { schedule, next, credit: 0 }
+        IdealSender {
+            schedule,
+            next,
+            credit: 0,
+        }
     }
 
     fn accrue(&mut self, now: Instant) {
@@ -63,13 +70,19 @@ impl Sender for IdealSender {
     fn on_feedback(&mut self, _now: Instant, _feedback: &Feedback) {}
     fn allowance(&mut self, now: Instant) -> Allowance {
         self.accrue(now);
-        Allowance::Window { bytes: DataSize::from_bytes(self.credit), pacing: None }
+        Allowance::Window {
+            bytes: DataSize::from_bytes(self.credit),
+            pacing: None,
+        }
     }
     fn poll_timeout(&self) -> Option<Instant> {
         self.next.map(|(t, _)| t)
     }
     fn stats(&self) -> SenderStats {
-        SenderStats { target_rate: None, window: Some(DataSize::from_bytes(self.credit)) }
+        SenderStats {
+            target_rate: None,
+            window: Some(DataSize::from_bytes(self.credit)),
+        }
     }
 }
 
@@ -86,18 +99,33 @@ mod tests {
             (Instant::ZERO + ms(12), DataSize::from_bytes(1500)),
         ];
         let mut s = IdealSender::new(Box::new(sched.into_iter()));
-        assert_eq!(s.allowance(Instant::ZERO), Allowance::Window { bytes: DataSize::ZERO, pacing: None });
+        assert_eq!(
+            s.allowance(Instant::ZERO),
+            Allowance::Window {
+                bytes: DataSize::ZERO,
+                pacing: None
+            }
+        );
         assert_eq!(s.poll_timeout(), Some(Instant::ZERO + ms(10)));
         assert_eq!(
             s.allowance(Instant::ZERO + ms(10)),
-            Allowance::Window { bytes: DataSize::from_bytes(3000), pacing: None }
+            Allowance::Window {
+                bytes: DataSize::from_bytes(3000),
+                pacing: None
+            }
         );
-        let mut h = DataHeader { size: DataSize::from_bytes(1500), ..Default::default() };
+        let mut h = DataHeader {
+            size: DataSize::from_bytes(1500),
+            ..Default::default()
+        };
         s.on_packet_sent(Instant::ZERO + ms(10), &mut h, &SendContext::default());
         assert_eq!(s.poll_timeout(), Some(Instant::ZERO + ms(12)));
         assert_eq!(
             s.allowance(Instant::ZERO + ms(11)),
-            Allowance::Window { bytes: DataSize::from_bytes(1500), pacing: None }
+            Allowance::Window {
+                bytes: DataSize::from_bytes(1500),
+                pacing: None
+            }
         );
     }
 }

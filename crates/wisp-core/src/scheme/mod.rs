@@ -15,8 +15,8 @@ pub mod ideal;
 
 use crate::controller::{Allowance, ExtraPacket, Receiver, SendContext, Sender, SenderStats};
 use crate::flow::FlowSender;
-use crate::packet::{DEFAULT_MTU, DataHeader};
 use crate::pacer::Pacer;
+use crate::packet::{DEFAULT_MTU, DataHeader};
 use crate::source::Source;
 use crate::time::{Duration, Instant};
 use crate::units::DataSize;
@@ -43,7 +43,11 @@ pub const SCHEMES: &[SchemeInfo] = &[
         summary: "oracle sender of the Sprout paper: uses every delivery opportunity, never queues (simulation only)",
         params: "",
     },
-    SchemeInfo { name: "cbr", summary: "constant bit rate, no feedback", params: "rate-kbps=1000" },
+    SchemeInfo {
+        name: "cbr",
+        summary: "constant bit rate, no feedback",
+        params: "rate-kbps=1000",
+    },
 ];
 
 /// An error in a scheme spec or its parameters.
@@ -52,28 +56,56 @@ pub enum ParamError {
     #[error("unknown scheme `{name}` (known: {known})")]
     UnknownScheme { name: String, known: String },
     #[error("scheme `{scheme}`: unknown parameter `{key}` (accepted: {accepted})")]
-    UnknownParam { scheme: String, key: String, accepted: &'static str },
+    UnknownParam {
+        scheme: String,
+        key: String,
+        accepted: &'static str,
+    },
     #[error("scheme `{scheme}`: invalid value `{value}` for `{key}`: expected {expected}")]
-    BadValue { scheme: String, key: String, value: String, expected: &'static str },
+    BadValue {
+        scheme: String,
+        key: String,
+        value: String,
+        expected: &'static str,
+    },
     #[error("scheme `{scheme}`: parameter `{item}` is not of the form KEY=VALUE")]
     Malformed { scheme: String, item: String },
 }
 
 impl ParamError {
     fn unknown(key: &str, accepted: &'static str) -> Self {
-        ParamError::UnknownParam { scheme: String::new(), key: key.to_string(), accepted }
+        ParamError::UnknownParam {
+            scheme: String::new(),
+            key: key.to_string(),
+            accepted,
+        }
     }
     fn value(key: &str, value: &str, expected: &'static str) -> Self {
-        ParamError::BadValue { scheme: String::new(), key: key.to_string(), value: value.to_string(), expected }
+        ParamError::BadValue {
+            scheme: String::new(),
+            key: key.to_string(),
+            value: value.to_string(),
+            expected,
+        }
     }
     fn in_scheme(self, name: &str) -> Self {
         match self {
-            ParamError::UnknownParam { key, accepted, .. } => {
-                ParamError::UnknownParam { scheme: name.to_string(), key, accepted }
-            }
-            ParamError::BadValue { key, value, expected, .. } => {
-                ParamError::BadValue { scheme: name.to_string(), key, value, expected }
-            }
+            ParamError::UnknownParam { key, accepted, .. } => ParamError::UnknownParam {
+                scheme: name.to_string(),
+                key,
+                accepted,
+            },
+            ParamError::BadValue {
+                key,
+                value,
+                expected,
+                ..
+            } => ParamError::BadValue {
+                scheme: name.to_string(),
+                key,
+                value,
+                expected,
+            },
             e => e,
         }
     }
@@ -82,7 +114,9 @@ impl ParamError {
 /// Why a scheme could not be built in this context.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum BuildError {
-    #[error("scheme `{0}` needs to know the link's delivery schedule; it runs only in simulation on a known link")]
+    #[error(
+        "scheme `{0}` needs to know the link's delivery schedule; it runs only in simulation on a known link"
+    )]
     NeedsOracle(&'static str),
 }
 
@@ -106,7 +140,10 @@ impl fmt::Debug for SchemeContext {
 
 impl SchemeContext {
     pub fn new() -> Self {
-        SchemeContext { mtu: DEFAULT_MTU, ideal_schedule: None }
+        SchemeContext {
+            mtu: DEFAULT_MTU,
+            ideal_schedule: None,
+        }
     }
 }
 
@@ -134,7 +171,11 @@ impl SchemeConfig {
             _ => {
                 return Err(ParamError::UnknownScheme {
                     name: name.to_string(),
-                    known: SCHEMES.iter().map(|s| s.name).collect::<Vec<_>>().join(", "),
+                    known: SCHEMES
+                        .iter()
+                        .map(|s| s.name)
+                        .collect::<Vec<_>>()
+                        .join(", "),
                 });
             }
         })
@@ -160,7 +201,11 @@ impl SchemeConfig {
 
     /// Builds the flow driver and receiver.
     pub fn build(&self, ctx: SchemeContext) -> Result<(FlowSender, AnyReceiver), BuildError> {
-        let mtu = if ctx.mtu == DataSize::ZERO { DEFAULT_MTU } else { ctx.mtu };
+        let mtu = if ctx.mtu == DataSize::ZERO {
+            DEFAULT_MTU
+        } else {
+            ctx.mtu
+        };
         Ok(match self {
             SchemeConfig::Ideal(_) => {
                 let schedule = ctx.ideal_schedule.ok_or(BuildError::NeedsOracle("ideal"))?;
@@ -175,7 +220,12 @@ impl SchemeConfig {
                 )
             }
             SchemeConfig::Cbr(c) => (
-                FlowSender::new(AnySender::Cbr(CbrSender::new(c)), Source::bulk(mtu), Pacer::new(Duration::ZERO), mtu),
+                FlowSender::new(
+                    AnySender::Cbr(CbrSender::new(c)),
+                    Source::bulk(mtu),
+                    Pacer::new(Duration::ZERO),
+                    mtu,
+                ),
                 AnyReceiver::Silent(SilentReceiver),
             ),
         })
@@ -190,9 +240,10 @@ impl FromStr for SchemeConfig {
         let (name, params) = s.split_once(':').unwrap_or((s, ""));
         let mut config = SchemeConfig::from_name(name)?;
         for item in params.split(',').map(str::trim).filter(|i| !i.is_empty()) {
-            let (k, v) = item
-                .split_once('=')
-                .ok_or_else(|| ParamError::Malformed { scheme: name.to_string(), item: item.to_string() })?;
+            let (k, v) = item.split_once('=').ok_or_else(|| ParamError::Malformed {
+                scheme: name.to_string(),
+                item: item.to_string(),
+            })?;
             config.set_param(k.trim(), v.trim())?;
         }
         Ok(config)
@@ -293,20 +344,41 @@ mod tests {
     #[test]
     fn params() {
         let c: SchemeConfig = "cbr:rate-kbps=2000".parse().unwrap();
-        assert_eq!(c, SchemeConfig::Cbr(CbrConfig::default().rate(crate::units::Bitrate::from_kbps(2000))));
+        assert_eq!(
+            c,
+            SchemeConfig::Cbr(CbrConfig::default().rate(crate::units::Bitrate::from_kbps(2000)))
+        );
         assert_eq!(c.to_string(), "cbr:rate-kbps=2000");
-        assert!(matches!("nope".parse::<SchemeConfig>(), Err(ParamError::UnknownScheme { .. })));
-        assert!(matches!("cbr:speed=3".parse::<SchemeConfig>(), Err(ParamError::UnknownParam { .. })));
-        assert!(matches!("cbr:rate-kbps=-3".parse::<SchemeConfig>(), Err(ParamError::BadValue { .. })));
-        assert!(matches!("cbr:rate-kbps".parse::<SchemeConfig>(), Err(ParamError::Malformed { .. })));
-        let e = "cbr:speed=3".parse::<SchemeConfig>().unwrap_err().to_string();
+        assert!(matches!(
+            "nope".parse::<SchemeConfig>(),
+            Err(ParamError::UnknownScheme { .. })
+        ));
+        assert!(matches!(
+            "cbr:speed=3".parse::<SchemeConfig>(),
+            Err(ParamError::UnknownParam { .. })
+        ));
+        assert!(matches!(
+            "cbr:rate-kbps=-3".parse::<SchemeConfig>(),
+            Err(ParamError::BadValue { .. })
+        ));
+        assert!(matches!(
+            "cbr:rate-kbps".parse::<SchemeConfig>(),
+            Err(ParamError::Malformed { .. })
+        ));
+        let e = "cbr:speed=3"
+            .parse::<SchemeConfig>()
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("`cbr`") && e.contains("speed"), "{e}");
     }
 
     #[test]
     fn ideal_needs_an_oracle() {
         let c: SchemeConfig = "ideal".parse().unwrap();
-        assert_eq!(c.build(SchemeContext::new()).unwrap_err(), BuildError::NeedsOracle("ideal"));
+        assert_eq!(
+            c.build(SchemeContext::new()).unwrap_err(),
+            BuildError::NeedsOracle("ideal")
+        );
     }
 
     #[test]

@@ -1,0 +1,509 @@
+//! Link models: what `--link SPEC` names, and the bottleneck server that drains a queue.
+//!
+//! | spec | model |
+//! |---|---|
+//! | `trace:FILE` | Mahimahi trace replay (milliseconds; `.rx` files are nanoseconds) |
+//! | `trace-ns:FILE` | a trace with nanosecond timestamps |
+//! | `const:RATE` | a constant-rate serialiser, e.g. `const:12mbps` |
+//! | `steps:RATE@T,RATE@T,…` | a piecewise-constant rate, e.g. `steps:1mbps@0,2.5mbps@25s,0.6mbps@50s` |
+//!
+//! **Trace semantics** (Mahimahi `mm-link`, Cellsim): each opportunity credits `bytes_per_line`
+//! (1500) bytes at its instant. The head of the queue is dequeued when its first byte is credited;
+//! a packet larger than the credit left collects bytes over several opportunities; several small
+//! packets may share one; credit left when the queue runs empty is wasted. A packet that reaches
+//! the queue at the instant of an opportunity may use it (so the ideal sender never queues; this
+//! is the one difference from `mm-link`, whose 1-ms timer makes the minimum delay 1 ms). The
+//! departure is recorded at the instant of the opportunity that completes the packet.
+//!
+//! **Rate semantics** (`const`, `steps`): a serialiser at the current rate; a packet of *s* bytes
+//! takes *8s/rate*, integrated across rate changes; a rate of 0 holds the packet.
+
+use crate::trace::{Trace, TraceCursor, TraceError, TraceUnit};
+use std::path::PathBuf;
+use std::str::FromStr;
+use std::sync::Arc;
+use wisp_core::units::parse_duration;
+use wisp_core::{Bitrate, DataSize, Duration, Instant};
+
+/// A link named on the command line, before any file is read.
+#[derive(Clone, Debug, PartialEq)]
+pub enum LinkSpec {
+    Trace {
+        path: PathBuf,
+        unit: TraceUnit,
+    },
+    Const(Bitrate),
+    /// `(start, rate)`, strictly increasing starts, the first at 0.
+    Steps(Vec<(Duration, Bitrate)>),
+}
+
+/// A bad `--link` spec.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("invalid link `{spec}`: {message}")]
+pub struct LinkSpecError {
+    pub spec: String,
+    pub message: String,
+}
+
+impl FromStr for LinkSpec {
+    type Err = LinkSpecError;
+    fn from_str(s: &str) -> Result<Self, LinkSpecError> {
+        let err = |m: String| LinkSpecError {
+            spec: s.to_string(),
+            message: m,
+        };
+        let (kind, arg) = s.split_once(':').ok_or_else(|| {
+            err(
+                "expected KIND:ARGS, one of trace:FILE, trace-ns:FILE, const:RATE, steps:RATE@T,…"
+                    .into(),
+            )
+        })?;
+        match kind {
+            "trace" => {
+                let path = PathBuf::from(arg);
+                let unit = TraceUnit::for_path(&path);
+                Ok(LinkSpec::Trace { path, unit })
+            }
+            "trace-ns" => Ok(LinkSpec::Trace {
+                path: PathBuf::from(arg),
+                unit: TraceUnit::Nanos,
+            }),
+            "const" => {
+                let r: Bitrate = arg
+                    .parse()
+                    .map_err(|e: wisp_core::units::ParseUnitError| err(e.0))?;
+                if r == Bitrate::ZERO {
+                    return Err(err("the rate must be positive".into()));
+                }
+                Ok(LinkSpec::Const(r))
+            }
+            "steps" => {
+                let mut steps = Vec::new();
+                for item in arg.split(',').map(str::trim).filter(|i| !i.is_empty()) {
+                    let (r, t) = item
+                        .split_once('@')
+                        .ok_or_else(|| err(format!("step `{item}` is not RATE@TIME")))?;
+                    let r: Bitrate = r
+                        .parse()
+                        .map_err(|e: wisp_core::units::ParseUnitError| err(e.0))?;
+                    let t = parse_duration(t).map_err(|e| err(e.0))?;
+                    if let Some(&(prev, _)) = steps.last() {
+                        if t <= prev {
+                            return Err(err(format!("step times must increase (`{item}`)")));
+                        }
+                    } else if t != Duration::ZERO {
+                        return Err(err("the first step must start at 0".into()));
+                    }
+                    steps.push((t, r));
+                }
+                if steps.is_empty() {
+                    return Err(err("no steps".into()));
+                }
+                Ok(LinkSpec::Steps(steps))
+            }
+            other => Err(err(format!(
+                "unknown link kind `{other}` (known: trace, trace-ns, const, steps)"
+            ))),
+        }
+    }
+}
+
+impl LinkSpec {
+    /// Reads any file the spec names.
+    pub fn load(&self) -> Result<LinkModel, TraceError> {
+        Ok(match self {
+            LinkSpec::Trace { path, unit } => LinkModel::Trace(Trace::load(path, *unit)?),
+            LinkSpec::Const(r) => LinkModel::Rate(Arc::new(vec![(Instant::ZERO, *r)])),
+            LinkSpec::Steps(s) => LinkModel::Rate(Arc::new(
+                s.iter().map(|&(t, r)| (Instant::ZERO + t, r)).collect(),
+            )),
+        })
+    }
+}
+
+/// A loaded link model.
+#[derive(Clone, Debug, PartialEq)]
+pub enum LinkModel {
+    /// Trace replay.
+    Trace(Arc<Trace>),
+    /// Piecewise-constant rate: `(start, rate)`, the first at 0.
+    Rate(Arc<Vec<(Instant, Bitrate)>>),
+    /// No bottleneck: packets pass at once (a reverse path that is only a delay).
+    Unlimited,
+}
+
+/// Bytes a trace line credits (Mahimahi semantics).
+pub const BYTES_PER_LINE: u64 = 1500;
+
+impl LinkModel {
+    /// A short name for reports: the trace's file name, or the spec.
+    pub fn name(&self) -> String {
+        match self {
+            LinkModel::Trace(t) => t.name().to_string(),
+            LinkModel::Rate(steps) if steps.len() == 1 => format!("const:{}", steps[0].1),
+            LinkModel::Rate(steps) => {
+                let s: Vec<String> = steps
+                    .iter()
+                    .map(|(t, r)| format!("{r}@{}s", t.as_secs_f64()))
+                    .collect();
+                format!("steps:{}", s.join(","))
+            }
+            LinkModel::Unlimited => "unlimited".into(),
+        }
+    }
+
+    /// The natural length of a run: one period of a trace; for rate links, the last step's start
+    /// plus the length of the step before it (or 60 s for a constant link).
+    pub fn default_duration(&self) -> Duration {
+        match self {
+            LinkModel::Trace(t) => t.period(),
+            LinkModel::Rate(steps) if steps.len() >= 2 => {
+                let n = steps.len();
+                let last = steps[n - 1].0 - Instant::ZERO;
+                last + (steps[n - 1].0 - steps[n - 2].0)
+            }
+            _ => Duration::from_secs(60),
+        }
+    }
+
+    /// A fresh server at time zero.
+    pub fn server(&self) -> Server {
+        match self {
+            LinkModel::Trace(t) => Server::Trace {
+                cursor: t.cursor_at(Instant::ZERO),
+                credit_time: Instant::ZERO,
+                credit_left: 0,
+            },
+            LinkModel::Rate(steps) => Server::Rate {
+                steps: Arc::clone(steps),
+            },
+            LinkModel::Unlimited => Server::Unlimited,
+        }
+    }
+
+    /// Bytes the link offers in `[from, to)`, in bins of `bin` from `from` (the last bin may be
+    /// partial). For a trace: opportunities × 1500 B; for a rate link: the integral of the rate.
+    pub fn capacity_bins(&self, from: Instant, to: Instant, bin: Duration) -> Vec<f64> {
+        let nbins = ((to - from).as_nanos().div_ceil(bin.as_nanos().max(1))) as usize;
+        let mut out = vec![0.0; nbins];
+        match self {
+            LinkModel::Trace(t) => {
+                let mut c = t.cursor_at(from);
+                loop {
+                    let (at, n) = c.peek();
+                    if at >= to {
+                        break;
+                    }
+                    let b = ((at - from).as_nanos() / bin.as_nanos()) as usize;
+                    out[b] += (u64::from(n) * BYTES_PER_LINE) as f64;
+                    c.advance();
+                }
+            }
+            LinkModel::Rate(steps) => {
+                for (b, slot) in out.iter_mut().enumerate() {
+                    let lo = from + bin * b as u64;
+                    let hi = (lo + bin).min(to);
+                    *slot = rate_integral_bits(steps, lo, hi) / 8.0;
+                }
+            }
+            LinkModel::Unlimited => {}
+        }
+        out
+    }
+
+    /// The ideal sender's packets over this link with one-way delay `delay` in front of it:
+    /// `(delivery, send, bytes)` for `mtu`-size packets that each reach the queue exactly when
+    /// the link can start on them. Infinite for trace and rate links.
+    pub fn ideal_deliveries(&self, delay: Duration, mtu: DataSize) -> IdealDeliveries {
+        let mut server = self.server();
+        let next_arrival = server.next_start(Instant::ZERO + delay);
+        IdealDeliveries {
+            server,
+            next_arrival,
+            delay,
+            mtu,
+        }
+    }
+}
+
+/// See [`LinkModel::ideal_deliveries`].
+#[derive(Debug, Clone)]
+pub struct IdealDeliveries {
+    server: Server,
+    next_arrival: Option<Instant>,
+    delay: Duration,
+    mtu: DataSize,
+}
+
+/// One packet of the ideal sender.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct IdealPacket {
+    pub delivered: Instant,
+    pub sent: Instant,
+    pub size: DataSize,
+}
+
+impl Iterator for IdealDeliveries {
+    type Item = IdealPacket;
+    fn next(&mut self) -> Option<IdealPacket> {
+        let arrival = self.next_arrival?;
+        let delivered = self.server.serve(arrival, self.mtu.bytes());
+        self.next_arrival = self.server.next_start(delivered);
+        Some(IdealPacket {
+            delivered,
+            sent: arrival - self.delay,
+            size: self.mtu,
+        })
+    }
+}
+
+/// ∫ rate dt over [lo, hi) in bits.
+fn rate_integral_bits(steps: &[(Instant, Bitrate)], lo: Instant, hi: Instant) -> f64 {
+    let mut bits = 0.0;
+    for (i, &(start, rate)) in steps.iter().enumerate() {
+        let end = steps.get(i + 1).map_or(Instant::MAX, |s| s.0);
+        let a = start.max(lo);
+        let b = end.min(hi);
+        if b > a {
+            bits += rate.bps() as f64 * (b - a).as_secs_f64();
+        }
+    }
+    bits
+}
+
+/// The bottleneck's service process.
+#[derive(Debug, Clone)]
+pub enum Server {
+    /// Trace replay; `credit_left` bytes remain at `credit_time` (the current opportunity).
+    Trace {
+        cursor: TraceCursor,
+        credit_time: Instant,
+        credit_left: u64,
+    },
+    Rate {
+        steps: Arc<Vec<(Instant, Bitrate)>>,
+    },
+    Unlimited,
+}
+
+impl Server {
+    /// The earliest instant at or after `t` at which a packet can start service; `None` if the
+    /// link never serves again. Opportunities before `t` are wasted.
+    pub fn next_start(&mut self, t: Instant) -> Option<Instant> {
+        match self {
+            Server::Trace {
+                cursor,
+                credit_time,
+                credit_left,
+            } => {
+                if *credit_left > 0 && *credit_time == t {
+                    return Some(t);
+                }
+                cursor.seek(t);
+                let (at, n) = cursor.peek();
+                cursor.advance();
+                *credit_time = at;
+                *credit_left = u64::from(n) * BYTES_PER_LINE;
+                Some(at)
+            }
+            Server::Rate { steps } => {
+                let i = steps.partition_point(|s| s.0 <= t).saturating_sub(1);
+                if steps[i].1 > Bitrate::ZERO && steps[i].0 <= t {
+                    return Some(t);
+                }
+                steps[i..]
+                    .iter()
+                    .find(|s| s.0 > t && s.1 > Bitrate::ZERO)
+                    .map(|s| s.0)
+            }
+            Server::Unlimited => Some(t),
+        }
+    }
+
+    /// Serves a packet of `size` bytes starting at `t`, which [`Server::next_start`] returned;
+    /// returns the instant its last byte is delivered (`Instant::MAX` if never).
+    pub fn serve(&mut self, t: Instant, size: u64) -> Instant {
+        match self {
+            Server::Trace {
+                cursor,
+                credit_time,
+                credit_left,
+            } => {
+                debug_assert_eq!(*credit_time, t);
+                let mut remaining = size;
+                loop {
+                    let take = remaining.min(*credit_left);
+                    remaining -= take;
+                    *credit_left -= take;
+                    if remaining == 0 {
+                        return *credit_time;
+                    }
+                    let (at, n) = cursor.peek();
+                    cursor.advance();
+                    *credit_time = at;
+                    *credit_left = u64::from(n) * BYTES_PER_LINE;
+                }
+            }
+            Server::Rate { steps } => {
+                let mut bits = size as u128 * 8;
+                let mut now = t;
+                let mut i = steps.partition_point(|s| s.0 <= now).saturating_sub(1);
+                loop {
+                    let rate = steps[i].1.bps() as u128;
+                    let end = steps.get(i + 1).map_or(Instant::MAX, |s| s.0);
+                    if rate > 0 {
+                        let need_ns = (bits * 1_000_000_000).div_ceil(rate);
+                        let avail_ns = (end - now).as_nanos() as u128;
+                        if need_ns <= avail_ns {
+                            return now + Duration::from_nanos(need_ns as u64);
+                        }
+                        bits -= avail_ns * rate / 1_000_000_000;
+                    }
+                    if end == Instant::MAX {
+                        return Instant::MAX;
+                    }
+                    now = end;
+                    i += 1;
+                }
+            }
+            Server::Unlimited => t,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use wisp_core::time::ms;
+
+    fn trace(s: &str) -> LinkModel {
+        LinkModel::Trace(Arc::new(Trace::parse(s, "t", TraceUnit::Millis).unwrap()))
+    }
+
+    #[test]
+    fn specs() {
+        assert_eq!(
+            "const:12mbps".parse::<LinkSpec>().unwrap(),
+            LinkSpec::Const(Bitrate::from_mbps(12))
+        );
+        assert_eq!(
+            "steps:1mbps@0,2.5mbps@25s".parse::<LinkSpec>().unwrap(),
+            LinkSpec::Steps(vec![
+                (Duration::ZERO, Bitrate::from_mbps(1)),
+                (Duration::from_secs(25), Bitrate::from_kbps(2500))
+            ])
+        );
+        assert!(matches!(
+            "trace:a.rx".parse::<LinkSpec>().unwrap(),
+            LinkSpec::Trace {
+                unit: TraceUnit::Nanos,
+                ..
+            }
+        ));
+        assert!(matches!(
+            "trace-ns:a.txt".parse::<LinkSpec>().unwrap(),
+            LinkSpec::Trace {
+                unit: TraceUnit::Nanos,
+                ..
+            }
+        ));
+        assert!(matches!(
+            "trace:a.down".parse::<LinkSpec>().unwrap(),
+            LinkSpec::Trace {
+                unit: TraceUnit::Millis,
+                ..
+            }
+        ));
+        for bad in [
+            "const:0",
+            "const:fast",
+            "steps:1mbps@5s",
+            "steps:1mbps@0,2mbps@0",
+            "wifi",
+            "x:1",
+            "steps:",
+        ] {
+            assert!(bad.parse::<LinkSpec>().is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn trace_server_byte_accounting() {
+        let link = trace("1\n2\n2\n4\n");
+        let mut s = link.server();
+        // A packet arriving at 0 starts at the opportunity at 1 ms.
+        assert_eq!(s.next_start(Instant::ZERO), Some(Instant::from_millis(1)));
+        // 2000 bytes need the opportunity at 1 ms and part of the two at 2 ms.
+        assert_eq!(
+            s.serve(Instant::from_millis(1), 2000),
+            Instant::from_millis(2)
+        );
+        // 2500 bytes are left at 2 ms; two 1000-byte packets share them.
+        assert_eq!(
+            s.next_start(Instant::from_millis(2)),
+            Some(Instant::from_millis(2))
+        );
+        assert_eq!(
+            s.serve(Instant::from_millis(2), 1000),
+            Instant::from_millis(2)
+        );
+        assert_eq!(
+            s.serve(Instant::from_millis(2), 1000),
+            Instant::from_millis(2)
+        );
+        // The 500 bytes left at 2 ms are wasted if the next packet comes at 3 ms.
+        assert_eq!(
+            s.next_start(Instant::from_millis(3)),
+            Some(Instant::from_millis(4))
+        );
+        assert_eq!(
+            s.serve(Instant::from_millis(4), 1500),
+            Instant::from_millis(4)
+        );
+        // Looping: period 4 ms, so the next opportunities are at 5, 6, 6, 8.
+        assert_eq!(
+            s.next_start(Instant::from_millis(4)),
+            Some(Instant::from_millis(5))
+        );
+    }
+
+    #[test]
+    fn rate_server_integrates_across_steps() {
+        let link = "steps:12mbps@0,0mbps@10ms,6mbps@20ms"
+            .parse::<LinkSpec>()
+            .unwrap()
+            .load()
+            .unwrap();
+        let mut s = link.server();
+        assert_eq!(s.next_start(Instant::ZERO), Some(Instant::ZERO));
+        assert_eq!(s.serve(Instant::ZERO, 1500), Instant::from_millis(1));
+        // 1500 B started at 9.5 ms: 750 B before the outage, the rest at 6 Mbit/s from 20 ms.
+        assert_eq!(
+            s.serve(Instant::from_micros(9500), 1500),
+            Instant::from_millis(21)
+        );
+        assert_eq!(
+            s.next_start(Instant::from_millis(12)),
+            Some(Instant::from_millis(20))
+        );
+        let c = link.capacity_bins(Instant::ZERO, Instant::from_millis(30), ms(10));
+        assert_eq!(c, vec![15000.0, 0.0, 7500.0]);
+    }
+
+    #[test]
+    fn ideal_uses_every_opportunity() {
+        let link = trace("0\n3\n3\n10\n");
+        let ideal: Vec<_> = link
+            .ideal_deliveries(ms(2), DataSize::from_bytes(1500))
+            .take(5)
+            .collect();
+        let d: Vec<_> = ideal
+            .iter()
+            .map(|p| (p.delivered.as_millis(), p.sent.as_millis()))
+            .collect();
+        // The opportunity at 0 is unreachable with 2 ms of delay.
+        assert_eq!(d, [(3, 1), (3, 1), (10, 8), (10, 8), (13, 11)]);
+        let c = link.capacity_bins(Instant::ZERO, Instant::from_millis(20), ms(10));
+        assert_eq!(c, vec![4500.0, 6000.0]);
+    }
+}

@@ -1,0 +1,107 @@
+//! The per-packet event log of a run: every data packet's send, enqueue, drop and delivery.
+//!
+//! Metrics and plots are computed from this log and nothing else, so what a run reports is
+//! exactly what happened to its packets.
+
+use std::io::{self, Write};
+use wisp_core::Instant;
+use wisp_core::packet::DataHeader;
+
+/// Why a packet was dropped.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum DropReason {
+    #[default]
+    None,
+    /// Random loss at the link entrance (`--loss`).
+    Loss,
+    /// Rejected or pushed out at enqueue (drop-tail, drop-head, PIE's early drop, limits).
+    Queue,
+    /// Dropped by the AQM at dequeue (CoDel).
+    Aqm,
+}
+
+impl DropReason {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DropReason::None => "",
+            DropReason::Loss => "loss",
+            DropReason::Queue => "queue",
+            DropReason::Aqm => "aqm",
+        }
+    }
+}
+
+/// What happened to one data packet. The send time is `header.send_time`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PacketRecord {
+    pub flow: u16,
+    pub header: DataHeader,
+    /// When it reached the bottleneck queue (after the propagation delay).
+    pub enqueued: Option<Instant>,
+    /// When the receiver got it.
+    pub delivered: Option<Instant>,
+    pub dropped: Option<Instant>,
+    pub reason: DropReason,
+}
+
+impl PacketRecord {
+    pub fn new(flow: u16, header: DataHeader) -> Self {
+        PacketRecord {
+            flow,
+            header,
+            enqueued: None,
+            delivered: None,
+            dropped: None,
+            reason: DropReason::None,
+        }
+    }
+    pub(crate) fn drop(&mut self, at: Instant, reason: DropReason) {
+        self.dropped = Some(at);
+        self.reason = reason;
+    }
+    pub fn sent(&self) -> Instant {
+        self.header.send_time
+    }
+}
+
+/// The log of a run.
+#[derive(Clone, Debug, Default)]
+pub struct RunLog {
+    /// Every data packet, in send order.
+    pub packets: Vec<PacketRecord>,
+    pub feedback_packets: u64,
+    pub feedback_bytes: u64,
+    pub feedback_dropped: u64,
+    /// Events the engine processed.
+    pub events: u64,
+}
+
+impl RunLog {
+    /// Writes the log as CSV: `flow,seq,size,sent_ms,enqueued_ms,delivered_ms,dropped_ms,drop_reason`
+    /// (empty fields for what did not happen).
+    pub fn write_csv(&self, mut w: impl Write) -> io::Result<()> {
+        writeln!(
+            w,
+            "flow,seq,size,sent_ms,enqueued_ms,delivered_ms,dropped_ms,drop_reason"
+        )?;
+        let ms = |t: Option<Instant>| {
+            t.map(|t| format!("{:.6}", t.as_millis_f64()))
+                .unwrap_or_default()
+        };
+        for p in &self.packets {
+            writeln!(
+                w,
+                "{},{},{},{:.6},{},{},{},{}",
+                p.flow,
+                p.header.seq,
+                p.header.size.bytes(),
+                p.sent().as_millis_f64(),
+                ms(p.enqueued),
+                ms(p.delivered),
+                ms(p.dropped),
+                p.reason.as_str()
+            )?;
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,88 @@
+//! A run from scenario to report: simulate, then compute every flow's metrics and the series.
+
+use crate::log::RunLog;
+use crate::metrics::{FlowMetrics, MetricsContext, TimeSeries, flow_metrics, time_series};
+use crate::sim::{Progress, Scenario, SimError, simulate};
+use serde::Serialize;
+use wisp_core::Instant;
+
+/// The summary of a run (what `wisp run --json` prints).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct RunReport {
+    /// The scheme spec (flows joined by `+` when they differ).
+    pub scheme: String,
+    /// The forward link's name (the trace's file name, or the link spec).
+    pub trace: String,
+    pub seed: u64,
+    /// The reverse path: the reverse trace's name, or `delay-only`.
+    pub reverse: String,
+    pub delay_ms: f64,
+    pub queue: String,
+    pub loss: String,
+    pub duration_s: f64,
+    pub warmup_s: f64,
+    pub flows: Vec<FlowMetrics>,
+}
+
+/// Everything a run produced.
+#[derive(Clone, Debug)]
+pub struct RunResult {
+    pub report: RunReport,
+    pub series: TimeSeries,
+    pub log: RunLog,
+}
+
+/// Simulates `scenario` and measures it.
+pub fn run(scenario: &Scenario, progress: Option<Progress<'_>>) -> Result<RunResult, SimError> {
+    let log = simulate(scenario, progress)?;
+    let ctx = MetricsContext {
+        link: &scenario.forward,
+        delay: scenario.delay,
+        mtu: scenario.mtu,
+        end: scenario.end(),
+        warmup: scenario.warmup,
+    };
+    let flows = scenario
+        .flows
+        .iter()
+        .enumerate()
+        .map(|(i, f)| {
+            let start = Instant::ZERO + f.start;
+            let stop = f.stop.map_or(Instant::MAX, |d| Instant::ZERO + d);
+            flow_metrics(&log, &ctx, i, f.scheme.to_string(), start, stop)
+        })
+        .collect();
+    let series = time_series(
+        &log,
+        &scenario.forward,
+        scenario.flows.len(),
+        scenario.end(),
+        scenario.bin,
+    );
+    let mut names: Vec<String> = scenario
+        .flows
+        .iter()
+        .map(|f| f.scheme.to_string())
+        .collect();
+    names.dedup();
+    let report = RunReport {
+        scheme: names.join("+"),
+        trace: scenario.forward.name(),
+        seed: scenario.seed,
+        reverse: scenario
+            .reverse
+            .as_ref()
+            .map_or_else(|| "delay-only".to_string(), |r| r.name()),
+        delay_ms: scenario.delay.as_millis_f64(),
+        queue: scenario.queue.to_string(),
+        loss: scenario.loss.to_string(),
+        duration_s: scenario.duration.as_secs_f64(),
+        warmup_s: scenario.warmup.as_secs_f64(),
+        flows,
+    };
+    Ok(RunResult {
+        report,
+        series,
+        log,
+    })
+}

@@ -1,0 +1,403 @@
+//! Link traces: delivery-opportunity timestamps, Mahimahi's format and the nanosecond variant.
+//!
+//! A Mahimahi trace has one integer per line, a millisecond timestamp from the start of the trace;
+//! each line is one opportunity to deliver one MTU (1500 bytes); repeated timestamps are several
+//! opportunities in the same millisecond. The trace repeats with period = its last timestamp,
+//! exactly as `mm-link` replays it (the last line of one pass and the first line of the next may
+//! fall on the same instant). The nanosecond format (libwebrtc's `.rx` files) is the same with
+//! nanosecond timestamps.
+//!
+//! Parsing rejects, with the file and line: a line that is not a non-negative integer, a
+//! timestamp smaller than the one before, an empty trace, and a trace whose last timestamp is 0
+//! (it would have no period). Blank lines are ignored.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use wisp_core::{Duration, Instant};
+
+/// The unit of a trace's timestamps.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TraceUnit {
+    /// Mahimahi: milliseconds.
+    Millis,
+    /// libwebrtc `.rx`: nanoseconds.
+    Nanos,
+}
+
+impl TraceUnit {
+    /// The unit a file's name implies: `.rx` is nanoseconds, anything else milliseconds.
+    pub fn for_path(path: &Path) -> TraceUnit {
+        if path
+            .extension()
+            .is_some_and(|e| e.eq_ignore_ascii_case("rx"))
+        {
+            TraceUnit::Nanos
+        } else {
+            TraceUnit::Millis
+        }
+    }
+    fn nanos(self) -> u64 {
+        match self {
+            TraceUnit::Millis => 1_000_000,
+            TraceUnit::Nanos => 1,
+        }
+    }
+}
+
+/// Why a trace could not be loaded. Displays as `FILE:LINE: message`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{file}{}: {message}", line.map(|l| format!(":{l}")).unwrap_or_default())]
+pub struct TraceError {
+    pub file: String,
+    pub line: Option<usize>,
+    pub message: String,
+}
+
+/// A loaded trace: opportunity instants grouped by time, and the period.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Trace {
+    name: String,
+    path: Option<PathBuf>,
+    unit: TraceUnit,
+    /// `(time in ns from the start of one pass, opportunities at that time)`, strictly increasing.
+    slots: Vec<(u64, u32)>,
+    lines: usize,
+    period_ns: u64,
+}
+
+impl Trace {
+    /// Loads a trace file.
+    pub fn load(path: &Path, unit: TraceUnit) -> Result<Arc<Trace>, TraceError> {
+        let file = path.display().to_string();
+        let text = std::fs::read_to_string(path).map_err(|e| TraceError {
+            file: file.clone(),
+            line: None,
+            message: format!("cannot read trace: {e}"),
+        })?;
+        let mut t = Trace::parse(&text, &file, unit)?;
+        t.path = Some(path.to_path_buf());
+        t.name = path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or(file);
+        Ok(Arc::new(t))
+    }
+
+    /// Parses trace text; `file` names it in errors.
+    pub fn parse(text: &str, file: &str, unit: TraceUnit) -> Result<Trace, TraceError> {
+        let err = |line: usize, message: String| TraceError {
+            file: file.to_string(),
+            line: Some(line),
+            message,
+        };
+        let scale = unit.nanos();
+        let mut slots: Vec<(u64, u32)> = Vec::with_capacity(text.len() / 6);
+        let mut lines = 0usize;
+        let mut last_raw: Option<u64> = None;
+        for (i, raw) in text.lines().enumerate() {
+            let s = raw.trim();
+            if s.is_empty() {
+                continue;
+            }
+            let v: u64 = s.parse().map_err(|_| {
+                err(
+                    i + 1,
+                    format!(
+                        "expected a non-negative integer timestamp, found `{}`",
+                        truncate(s, 40)
+                    ),
+                )
+            })?;
+            if let Some(prev) = last_raw {
+                if v < prev {
+                    return Err(err(
+                        i + 1,
+                        format!("timestamp {v} is smaller than the previous one ({prev})"),
+                    ));
+                }
+            }
+            last_raw = Some(v);
+            let ns = v
+                .checked_mul(scale)
+                .ok_or_else(|| err(i + 1, format!("timestamp {v} is too large")))?;
+            match slots.last_mut() {
+                Some((t, n)) if *t == ns => *n += 1,
+                _ => slots.push((ns, 1)),
+            }
+            lines += 1;
+        }
+        let Some(&(last, _)) = slots.last() else {
+            return Err(TraceError {
+                file: file.to_string(),
+                line: None,
+                message: "trace has no timestamps".into(),
+            });
+        };
+        if last == 0 {
+            return Err(TraceError {
+                file: file.to_string(),
+                line: None,
+                message:
+                    "the last timestamp is 0, so the trace has no period (it must end after time 0)"
+                        .into(),
+            });
+        }
+        Ok(Trace {
+            name: file.to_string(),
+            path: None,
+            unit,
+            slots,
+            lines,
+            period_ns: last,
+        })
+    }
+
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+    pub fn path(&self) -> Option<&Path> {
+        self.path.as_deref()
+    }
+    pub fn unit(&self) -> TraceUnit {
+        self.unit
+    }
+    /// Number of opportunities (lines) in one pass.
+    pub fn lines(&self) -> usize {
+        self.lines
+    }
+    /// The period: the last timestamp.
+    pub fn period(&self) -> Duration {
+        Duration::from_nanos(self.period_ns)
+    }
+    /// Opportunities in one pass grouped by time: `(offset from the pass start, count)`.
+    pub fn slots(&self) -> &[(u64, u32)] {
+        &self.slots
+    }
+
+    /// A cursor at the first opportunity at or after `t`.
+    pub fn cursor_at(self: &Arc<Self>, t: Instant) -> TraceCursor {
+        let mut c = TraceCursor {
+            trace: Arc::clone(self),
+            idx: 0,
+            pass: 0,
+        };
+        c.seek(t);
+        c
+    }
+
+    /// Statistics of one pass, crediting `bytes_per_line` to each opportunity.
+    pub fn stats(&self, bytes_per_line: u64) -> TraceStats {
+        let secs = self.period_ns as f64 / 1e9;
+        let bins = (self.period_ns.div_ceil(1_000_000_000)).max(1) as usize;
+        let mut per_sec = vec![0u64; bins];
+        let mut max_gap = 0u64;
+        let mut gaps_100ms = 0usize;
+        let mut prev: Option<u64> = None;
+        for &(t, n) in &self.slots {
+            let b = ((t / 1_000_000_000) as usize).min(bins - 1);
+            per_sec[b] += u64::from(n);
+            if let Some(p) = prev {
+                let g = t - p;
+                max_gap = max_gap.max(g);
+                if g >= 100_000_000 {
+                    gaps_100ms += 1;
+                }
+            }
+            prev = Some(t);
+        }
+        let mut mbps: Vec<f64> = per_sec
+            .iter()
+            .map(|&n| (n * bytes_per_line * 8) as f64 / 1e6)
+            .collect();
+        let zero_seconds = per_sec.iter().filter(|&&n| n == 0).count();
+        let q = wisp_core::stats::quantiles(&mut mbps, &[0.05, 0.5, 0.95, 1.0]);
+        TraceStats {
+            name: self.name.clone(),
+            unit: self.unit,
+            lines: self.lines,
+            duration_s: secs,
+            mean_mbps: (self.lines as u64 * bytes_per_line * 8) as f64 / secs / 1e6,
+            opportunities_per_s: self.lines as f64 / secs,
+            p5_1s_mbps: q[0].unwrap_or(0.0),
+            median_1s_mbps: q[1].unwrap_or(0.0),
+            p95_1s_mbps: q[2].unwrap_or(0.0),
+            max_1s_mbps: q[3].unwrap_or(0.0),
+            zero_capacity_seconds: zero_seconds,
+            max_gap_ms: max_gap as f64 / 1e6,
+            gaps_over_100ms: gaps_100ms,
+            bytes_per_line,
+        }
+    }
+}
+
+fn truncate(s: &str, n: usize) -> String {
+    if s.chars().count() <= n {
+        s.to_string()
+    } else {
+        format!("{}…", s.chars().take(n).collect::<String>())
+    }
+}
+
+/// Statistics of one pass of a trace (`wisp trace stats`).
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct TraceStats {
+    pub name: String,
+    pub unit: TraceUnit,
+    pub lines: usize,
+    /// The period (last timestamp), seconds.
+    pub duration_s: f64,
+    /// lines × bytes_per_line × 8 / duration.
+    pub mean_mbps: f64,
+    pub opportunities_per_s: f64,
+    /// Percentiles of the rate over 1-second bins from 0 to the last timestamp.
+    pub p5_1s_mbps: f64,
+    pub median_1s_mbps: f64,
+    pub p95_1s_mbps: f64,
+    pub max_1s_mbps: f64,
+    /// 1-second bins with no opportunity.
+    pub zero_capacity_seconds: usize,
+    /// The longest time between consecutive opportunities.
+    pub max_gap_ms: f64,
+    /// Gaps of at least 100 ms between consecutive opportunities (outages).
+    pub gaps_over_100ms: usize,
+    pub bytes_per_line: u64,
+}
+
+/// Walks a trace's opportunities forever, pass after pass.
+#[derive(Debug, Clone)]
+pub struct TraceCursor {
+    trace: Arc<Trace>,
+    idx: usize,
+    pass: u64,
+}
+
+impl TraceCursor {
+    /// The current opportunity group: its instant and count.
+    pub fn peek(&self) -> (Instant, u32) {
+        let (t, n) = self.trace.slots[self.idx];
+        (Instant::from_nanos(self.pass * self.trace.period_ns + t), n)
+    }
+
+    /// Moves to the next opportunity group.
+    pub fn advance(&mut self) {
+        self.idx += 1;
+        if self.idx == self.trace.slots.len() {
+            self.idx = 0;
+            self.pass += 1;
+        }
+    }
+
+    /// Moves forward to the first group at or after `t` (never backwards).
+    pub fn seek(&mut self, t: Instant) {
+        if self.peek().0 >= t {
+            return;
+        }
+        let p = self.trace.period_ns;
+        let t = t.as_nanos();
+        // Jump whole passes, then binary-search within the pass.
+        let mut pass = t / p;
+        let off = t - pass * p;
+        let mut idx = self.trace.slots.partition_point(|&(s, _)| s < off);
+        if idx == self.trace.slots.len() {
+            idx = 0;
+            pass += 1;
+        }
+        // At a pass boundary the previous pass's last group (at offset = period) comes first.
+        if idx == 0 && pass > 0 && pass * p == t {
+            pass -= 1;
+            idx = self.trace.slots.len() - 1;
+        }
+        if (pass, idx) > (self.pass, self.idx) {
+            self.pass = pass;
+            self.idx = idx;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(s: &str) -> Result<Trace, TraceError> {
+        Trace::parse(s, "t.trace", TraceUnit::Millis)
+    }
+
+    #[test]
+    fn groups_and_period() {
+        let t = parse("0\n5\n5\n10\n").unwrap();
+        assert_eq!(t.lines(), 4);
+        assert_eq!(t.period(), Duration::from_millis(10));
+        assert_eq!(t.slots(), &[(0, 1), (5_000_000, 2), (10_000_000, 1)]);
+    }
+
+    #[test]
+    fn cursor_loops_like_mahimahi() {
+        let t = Arc::new(parse("0\n5\n5\n10\n").unwrap());
+        let mut c = t.cursor_at(Instant::ZERO);
+        let mut seen = vec![];
+        for _ in 0..6 {
+            seen.push((c.peek().0.as_millis(), c.peek().1));
+            c.advance();
+        }
+        assert_eq!(seen, [(0, 1), (5, 2), (10, 1), (10, 1), (15, 2), (20, 1)]);
+        let c = t.cursor_at(Instant::from_millis(16));
+        assert_eq!(c.peek(), (Instant::from_millis(20), 1));
+        let c = t.cursor_at(Instant::from_millis(20));
+        assert_eq!(c.peek(), (Instant::from_millis(20), 1));
+        let mut c = t.cursor_at(Instant::from_millis(20));
+        c.advance();
+        assert_eq!(c.peek(), (Instant::from_millis(20), 1));
+        let c = t.cursor_at(Instant::from_micros(20_001));
+        assert_eq!(c.peek(), (Instant::from_millis(25), 2));
+    }
+
+    #[test]
+    fn errors_name_file_and_line() {
+        assert_eq!(
+            parse("1\n2\nx3\n").unwrap_err().to_string(),
+            "t.trace:3: expected a non-negative integer timestamp, found `x3`"
+        );
+        assert_eq!(
+            parse("1\n5\n4\n").unwrap_err().to_string(),
+            "t.trace:3: timestamp 4 is smaller than the previous one (5)"
+        );
+        assert_eq!(
+            parse("\n\n").unwrap_err().to_string(),
+            "t.trace: trace has no timestamps"
+        );
+        assert!(
+            parse("0\n0\n")
+                .unwrap_err()
+                .to_string()
+                .contains("no period")
+        );
+        assert!(
+            parse("-1\n")
+                .unwrap_err()
+                .to_string()
+                .starts_with("t.trace:1:")
+        );
+        assert!(parse("1.5\n").is_err());
+        let e = Trace::load(Path::new("/nonexistent/x.trace"), TraceUnit::Millis).unwrap_err();
+        assert!(
+            e.to_string()
+                .starts_with("/nonexistent/x.trace: cannot read trace"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn nanosecond_traces() {
+        let t = Trace::parse("0\n1000000\n2000000\n", "w.rx", TraceUnit::Nanos).unwrap();
+        assert_eq!(t.period(), Duration::from_millis(2));
+        assert_eq!(
+            TraceUnit::for_path(Path::new("a/google-wifi-3mbps.rx")),
+            TraceUnit::Nanos
+        );
+        assert_eq!(
+            TraceUnit::for_path(Path::new("a/x.down")),
+            TraceUnit::Millis
+        );
+    }
+}
