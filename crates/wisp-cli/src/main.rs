@@ -1,1 +1,108 @@
-fn main() {}
+//! `wisp`: the command-line front end. It parses, dispatches and prints; the algorithms live
+//! in `wisp-core`, the simulator and metrics in `wisp-sim`, the plots in `wisp-report`.
+
+mod args;
+mod bench;
+mod error;
+mod output;
+mod run;
+mod trace;
+
+use clap::{Parser, Subcommand};
+use error::CliError;
+use std::process::ExitCode;
+
+const ABOUT: &str = "Bandwidth estimation and rate control for real-time media over wireless links";
+
+const LONG_ABOUT: &str = "\
+wisp runs rate-control schemes for real-time media (Sprout, GCC, Kwikr, …) over Wi-Fi and \
+cellular link models in a deterministic simulator, and measures them the way their papers did: \
+throughput, utilisation, one-way delay, Sprout's 95% end-to-end and self-inflicted delay, loss.
+
+Examples:
+  wisp run --scheme cbr --rate-kbps 2000 --trace traces/cellular/TMobile-UMTS-driving.down
+  wisp run --scheme ideal --link trace:traces/cellular/Verizon-LTE-short.down --json
+  wisp bench --schemes ideal,cbr --traces traces/cellular --out results
+  wisp trace stats traces/cellular/*.down
+  wisp schemes
+
+Exit codes: 0 success, 1 an I/O failure, 2 bad input (a message names the option, or the file \
+and line). Every run logs its seed on stderr; WISP_SEED=N replays it.";
+
+#[derive(Parser, Debug)]
+#[command(name = "wisp", version, about = ABOUT, long_about = LONG_ABOUT, max_term_width = 100)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Simulate a scheme over a link and print its metrics.
+    Run(run::RunArgs),
+    /// Run every scheme over every trace in parallel; write results.json, results.csv and
+    /// report.html.
+    Bench(bench::BenchArgs),
+    /// List the schemes with their parameters.
+    Schemes {
+        /// Print one JSON object instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Inspect link traces.
+    Trace {
+        #[command(subcommand)]
+        command: trace::TraceCommand,
+    },
+}
+
+fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) if !e.use_stderr() => {
+            // --help, --version.
+            let _ = e.print();
+            return ExitCode::SUCCESS;
+        }
+        Err(e) => {
+            // One line: clap's message without its usage and hints.
+            let text = e.render().to_string();
+            let line = text.lines().next().unwrap_or("invalid arguments");
+            eprintln!("wisp: {line}");
+            return ExitCode::from(2);
+        }
+    };
+    let result = match cli.command {
+        Command::Run(a) => run::run(a),
+        Command::Bench(a) => bench::bench(a),
+        Command::Schemes { json } => schemes(json),
+        Command::Trace { command } => trace::trace(command),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("wisp: error: {e}");
+            ExitCode::from(e.exit_code())
+        }
+    }
+}
+
+fn schemes(json: bool) -> Result<(), CliError> {
+    use wisp_core::scheme::SCHEMES;
+    if json {
+        let list: Vec<_> = SCHEMES
+            .iter()
+            .map(|s| serde_json::json!({"name": s.name, "summary": s.summary, "params": s.params}))
+            .collect();
+        output::print_json(&serde_json::json!({ "schemes": list }))
+    } else {
+        let w = SCHEMES.iter().map(|s| s.name.len()).max().unwrap_or(0);
+        for s in SCHEMES {
+            println!("{:w$}  {}", s.name, s.summary);
+            if !s.params.is_empty() {
+                println!("{:w$}  params: {}", "", s.params);
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,1 +1,511 @@
-//! wisp-report
+//! # wisp-report
+//!
+//! Plots (SVG, drawn with `plotters`) and self-contained HTML reports of wisp runs:
+//!
+//! * [`scatter_svg`]: throughput against self-inflicted delay, one point per scheme, with the
+//!   delay axis logarithmic and reversed so that "better" is up and to the right, as in the
+//!   Sprout paper's figures;
+//! * [`timeseries_svg`]: a run's throughput against the link's capacity, and its queueing delay;
+//! * [`bench_html`] and [`run_html`]: pages that inline those SVGs (no external files, no
+//!   scripts).
+
+use plotters::coord::ranged1d::{KeyPointHint, NoDefaultFormatting, Ranged, ValueFormatter};
+use plotters::prelude::*;
+use std::fmt::Write as _;
+use std::ops::Range;
+use wisp_sim::metrics::TimeSeries;
+use wisp_sim::run::{RunReport, RunResult};
+
+/// Tableau-10 colours: scheme *i* of a report is always colour *i*.
+const PALETTE: [RGBColor; 10] = [
+    RGBColor(31, 119, 180),
+    RGBColor(255, 127, 14),
+    RGBColor(44, 160, 44),
+    RGBColor(214, 39, 40),
+    RGBColor(148, 103, 189),
+    RGBColor(140, 86, 75),
+    RGBColor(227, 119, 194),
+    RGBColor(127, 127, 127),
+    RGBColor(188, 189, 34),
+    RGBColor(23, 190, 207),
+];
+
+/// The colour of the `i`-th scheme.
+pub fn color(i: usize) -> RGBColor {
+    PALETTE[i % PALETTE.len()]
+}
+
+fn hex(c: RGBColor) -> String {
+    format!("#{:02x}{:02x}{:02x}", c.0, c.1, c.2)
+}
+
+/// A logarithmic axis drawn high-to-low (left-to-right), for delays where less is better.
+#[derive(Clone, Debug)]
+struct ReversedLog {
+    lo: f64,
+    hi: f64,
+}
+
+impl Ranged for ReversedLog {
+    type FormatOption = NoDefaultFormatting;
+    type ValueType = f64;
+
+    fn map(&self, v: &f64, limit: (i32, i32)) -> i32 {
+        let v = v.clamp(self.lo, self.hi);
+        let frac = (self.hi.ln() - v.ln()) / (self.hi.ln() - self.lo.ln());
+        limit.0 + (frac * f64::from(limit.1 - limit.0)).round() as i32
+    }
+
+    fn key_points<H: KeyPointHint>(&self, hint: H) -> Vec<f64> {
+        let max = hint.max_num_points().max(2);
+        for mults in [&[1.0, 2.0, 5.0][..], &[1.0, 3.0][..], &[1.0][..]] {
+            let mut pts = vec![];
+            let mut decade = 10f64.powf(self.lo.log10().floor());
+            while decade <= self.hi {
+                for m in mults {
+                    let v = decade * m;
+                    if v >= self.lo * 0.999 && v <= self.hi * 1.001 {
+                        pts.push(v);
+                    }
+                }
+                decade *= 10.0;
+            }
+            if pts.len() <= max {
+                return pts;
+            }
+        }
+        vec![self.lo, self.hi]
+    }
+
+    fn range(&self) -> Range<f64> {
+        self.lo..self.hi
+    }
+}
+
+impl ValueFormatter<f64> for ReversedLog {
+    fn format(v: &f64) -> String {
+        if *v >= 1000.0 {
+            format!("{}s", trim(*v / 1000.0))
+        } else {
+            format!("{}ms", trim(*v))
+        }
+    }
+}
+
+fn trim(v: f64) -> String {
+    let s = format!("{v:.2}");
+    s.trim_end_matches('0').trim_end_matches('.').to_string()
+}
+
+/// One point of a throughput/delay scatter.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ScatterPoint {
+    pub label: String,
+    pub throughput_kbps: f64,
+    /// Self-inflicted delay; values below 1 ms are drawn at 1 ms.
+    pub delay_ms: f64,
+    /// Palette index.
+    pub color: usize,
+}
+
+/// Delays below this are drawn at this value on the logarithmic axis.
+pub const DELAY_FLOOR_MS: f64 = 1.0;
+
+/// Throughput (up) against self-inflicted delay (logarithmic, reversed: right is lower), one
+/// labelled point per scheme. `capacity_kbps`, if given, is drawn as a dashed line.
+pub fn scatter_svg(title: &str, points: &[ScatterPoint], capacity_kbps: Option<f64>) -> String {
+    let mut out = String::new();
+    {
+        let root = SVGBackend::with_string(&mut out, (640, 440)).into_drawing_area();
+        let _ = draw_scatter(&root, title, points, capacity_kbps);
+        let _ = root.present();
+    }
+    out
+}
+
+fn draw_scatter(
+    root: &DrawingArea<SVGBackend<'_>, plotters::coord::Shift>,
+    title: &str,
+    points: &[ScatterPoint],
+    capacity_kbps: Option<f64>,
+) -> Result<(), Box<dyn std::error::Error>> {
+    root.fill(&WHITE)?;
+    let delays: Vec<f64> = points
+        .iter()
+        .map(|p| p.delay_ms.max(DELAY_FLOOR_MS))
+        .collect();
+    let dmin = delays.iter().copied().fold(f64::INFINITY, f64::min);
+    let dmax = delays.iter().copied().fold(0.0, f64::max);
+    let lo = if dmin.is_finite() {
+        10f64.powf((dmin / 1.5).log10().floor())
+    } else {
+        1.0
+    };
+    let hi = 10f64.powf((dmax.max(lo * 10.0) * 1.5).log10().ceil());
+    let tmax = points
+        .iter()
+        .map(|p| p.throughput_kbps)
+        .chain(capacity_kbps)
+        .fold(0.0, f64::max);
+    let ymax = if tmax > 0.0 { tmax * 1.15 } else { 1.0 };
+    let mut chart = ChartBuilder::on(root)
+        .caption(title, ("sans-serif", 18))
+        .margin(12)
+        .x_label_area_size(40)
+        .y_label_area_size(60)
+        .build_cartesian_2d(ReversedLog { lo, hi }, 0f64..ymax)?;
+    chart
+        .configure_mesh()
+        .x_desc("self-inflicted delay (95% end-to-end, log scale; lower is right)")
+        .y_desc("throughput (kbit/s)")
+        .y_label_formatter(&|v| format!("{v:.0}"))
+        .light_line_style(RGBColor(245, 245, 245))
+        .draw()?;
+    if let Some(c) = capacity_kbps {
+        chart.draw_series(DashedLineSeries::new(
+            vec![(hi, c), (lo, c)],
+            6,
+            4,
+            RGBColor(120, 120, 120).stroke_width(1),
+        ))?;
+        chart.draw_series(std::iter::once(Text::new(
+            format!("capacity {c:.0} kbit/s"),
+            (hi, c),
+            ("sans-serif", 12).into_font().color(&RGBColor(90, 90, 90)),
+        )))?;
+    }
+    for (p, &d) in points.iter().zip(&delays) {
+        let c = color(p.color);
+        chart.draw_series(std::iter::once(Circle::new(
+            (d, p.throughput_kbps),
+            6,
+            c.filled(),
+        )))?;
+        let label = if p.delay_ms < DELAY_FLOOR_MS {
+            format!("{} (≤1 ms)", p.label)
+        } else {
+            p.label.clone()
+        };
+        chart.draw_series(std::iter::once(Text::new(
+            label,
+            (d, p.throughput_kbps),
+            ("sans-serif", 13)
+                .into_font()
+                .color(&c)
+                .pos(plotters::style::text_anchor::Pos::new(
+                    plotters::style::text_anchor::HPos::Left,
+                    plotters::style::text_anchor::VPos::Bottom,
+                )),
+        )))?;
+    }
+    root.draw(&Text::new(
+        "better ↗",
+        (560, 34),
+        ("sans-serif", 13).into_font().color(&RGBColor(90, 90, 90)),
+    ))?;
+    Ok(())
+}
+
+/// Averages consecutive bins so that at most `max_points` remain: `(t, values)`.
+fn downsample(t: &[f64], v: &[Option<f64>], max_points: usize) -> Vec<(f64, f64)> {
+    let k = t.len().div_ceil(max_points.max(1)).max(1);
+    t.chunks(k)
+        .zip(v.chunks(k))
+        .filter_map(|(tc, vc)| {
+            let vals: Vec<f64> = vc.iter().flatten().copied().collect();
+            (!vals.is_empty()).then(|| (tc[0], vals.iter().sum::<f64>() / vals.len() as f64))
+        })
+        .collect()
+}
+
+/// A run's time series: throughput of each flow against the link's capacity (top), and each
+/// flow's mean queueing delay (bottom). Long runs are averaged to at most `max_points` points.
+pub fn timeseries_svg(
+    title: &str,
+    series: &TimeSeries,
+    labels: &[String],
+    max_points: usize,
+) -> String {
+    let mut out = String::new();
+    {
+        let root = SVGBackend::with_string(&mut out, (900, 460)).into_drawing_area();
+        let _ = draw_timeseries(&root, title, series, labels, max_points);
+        let _ = root.present();
+    }
+    out
+}
+
+fn draw_timeseries(
+    root: &DrawingArea<SVGBackend<'_>, plotters::coord::Shift>,
+    title: &str,
+    s: &TimeSeries,
+    labels: &[String],
+    max_points: usize,
+) -> Result<(), Box<dyn std::error::Error>> {
+    root.fill(&WHITE)?;
+    let root = root.titled(title, ("sans-serif", 16))?;
+    let (top, bottom) = root.split_vertically(250);
+    let tmax = s.t_s.last().copied().unwrap_or(0.0) + s.bin_s;
+    let cap: Vec<Option<f64>> = s.capacity_kbps.iter().map(|&c| Some(c)).collect();
+    let cap = downsample(&s.t_s, &cap, max_points);
+    let thr: Vec<Vec<(f64, f64)>> = s
+        .flows
+        .iter()
+        .map(|f| {
+            let v: Vec<Option<f64>> = f.throughput_kbps.iter().map(|&x| Some(x)).collect();
+            downsample(&s.t_s, &v, max_points)
+        })
+        .collect();
+    let ymax = cap
+        .iter()
+        .chain(thr.iter().flatten())
+        .map(|p| p.1)
+        .fold(1.0, f64::max)
+        * 1.05;
+    let mut chart = ChartBuilder::on(&top)
+        .margin(8)
+        .x_label_area_size(24)
+        .y_label_area_size(64)
+        .build_cartesian_2d(0f64..tmax, 0f64..ymax)?;
+    chart
+        .configure_mesh()
+        .y_desc("kbit/s")
+        .x_label_formatter(&|v| format!("{v:.0}"))
+        .y_label_formatter(&|v| format!("{v:.0}"))
+        .light_line_style(RGBColor(245, 245, 245))
+        .draw()?;
+    chart
+        .draw_series(AreaSeries::new(
+            cap.iter().copied(),
+            0.0,
+            RGBColor(200, 200, 200).mix(0.6),
+        ))?
+        .label("link capacity")
+        .legend(|(x, y)| {
+            Rectangle::new(
+                [(x, y - 5), (x + 16, y + 5)],
+                RGBColor(200, 200, 200).filled(),
+            )
+        });
+    for (i, pts) in thr.iter().enumerate() {
+        let c = color(i);
+        chart
+            .draw_series(LineSeries::new(pts.iter().copied(), c.stroke_width(1)))?
+            .label(format!(
+                "throughput {}",
+                labels.get(i).map_or("", String::as_str)
+            ))
+            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 16, y)], c.stroke_width(2)));
+    }
+    chart
+        .configure_series_labels()
+        .position(SeriesLabelPosition::UpperLeft)
+        .background_style(WHITE.mix(0.8))
+        .border_style(RGBColor(180, 180, 180))
+        .draw()?;
+
+    let delays: Vec<Vec<(f64, f64)>> = s
+        .flows
+        .iter()
+        .map(|f| downsample(&s.t_s, &f.queue_delay_ms, max_points))
+        .collect();
+    let dmax = delays.iter().flatten().map(|p| p.1).fold(1.0, f64::max) * 1.05;
+    let mut chart = ChartBuilder::on(&bottom)
+        .margin(8)
+        .x_label_area_size(34)
+        .y_label_area_size(64)
+        .build_cartesian_2d(0f64..tmax, 0f64..dmax)?;
+    chart
+        .configure_mesh()
+        .x_desc("time (s)")
+        .y_desc("queueing delay (ms)")
+        .x_label_formatter(&|v| format!("{v:.0}"))
+        .y_label_formatter(&|v| format!("{v:.0}"))
+        .light_line_style(RGBColor(245, 245, 245))
+        .draw()?;
+    for (i, pts) in delays.iter().enumerate() {
+        chart.draw_series(LineSeries::new(
+            pts.iter().copied(),
+            color(i).stroke_width(1),
+        ))?;
+    }
+    Ok(())
+}
+
+fn esc(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
+
+fn fmt_opt(v: Option<f64>, digits: usize) -> String {
+    v.map_or_else(|| "–".to_string(), |x| format!("{x:.digits$}"))
+}
+
+const STYLE: &str = "body{font-family:system-ui,sans-serif;margin:2em auto;max-width:1000px;color:#222}\
+table{border-collapse:collapse;margin:0.5em 0 1.5em}td,th{padding:3px 10px;border-bottom:1px solid #ddd;text-align:right}\
+th{background:#f4f4f4}td:first-child,th:first-child{text-align:left;white-space:nowrap}.sw{display:inline-block;width:10px;height:10px;margin-right:6px;border-radius:5px}\
+details{margin:0.3em 0}summary{cursor:pointer;color:#245}h2{border-bottom:2px solid #ccc;padding-bottom:4px;margin-top:2em}\
+.meta{color:#666;font-size:90%}svg{max-width:100%;height:auto}";
+
+fn metrics_table(out: &mut String, rows: &[(usize, &RunReport)]) {
+    out.push_str(
+        "<table><tr><th>scheme</th><th>throughput kbit/s</th><th>utilization</th><th>self-inflicted ms</th>\
+         <th>95% e2e ms</th><th>delay p50 ms</th><th>delay p95 ms</th><th>loss</th></tr>\n",
+    );
+    for &(ci, r) in rows {
+        for f in &r.flows {
+            let _ = writeln!(
+                out,
+                "<tr><td><span class=sw style=\"background:{}\"></span>{}</td><td>{:.0}</td><td>{:.3}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.4}</td></tr>",
+                hex(color(ci)),
+                esc(&f.scheme),
+                f.throughput_kbps,
+                f.utilization,
+                fmt_opt(f.self_inflicted_delay_ms, 0),
+                fmt_opt(f.e2e_delay_p95_ms, 0),
+                fmt_opt(f.delay_p50_ms, 0),
+                fmt_opt(f.delay_p95_ms, 0),
+                f.loss_rate
+            );
+        }
+    }
+    out.push_str("</table>\n");
+}
+
+/// The report of a benchmark matrix: per trace, a throughput/self-inflicted-delay scatter with
+/// one point per scheme and a table; per run, a time series (folded). `schemes` gives the
+/// colour order.
+pub fn bench_html(title: &str, subtitle: &str, runs: &[&RunResult], schemes: &[String]) -> String {
+    let mut traces: Vec<&str> = vec![];
+    for r in runs {
+        if !traces.contains(&r.report.trace.as_str()) {
+            traces.push(&r.report.trace);
+        }
+    }
+    let color_of = |scheme: &str| schemes.iter().position(|s| s == scheme).unwrap_or(0);
+    let mut out = String::new();
+    let _ = write!(
+        out,
+        "<!DOCTYPE html>\n<html lang=en><head><meta charset=utf-8><title>{t}</title><style>{STYLE}</style></head><body>\n<h1>{t}</h1><p class=meta>{s}</p>\n",
+        t = esc(title),
+        s = esc(subtitle)
+    );
+    for trace in &traces {
+        let here: Vec<&RunResult> = runs
+            .iter()
+            .copied()
+            .filter(|r| r.report.trace == *trace)
+            .collect();
+        let points: Vec<ScatterPoint> = here
+            .iter()
+            .filter_map(|r| {
+                let f = r.report.flows.first()?;
+                Some(ScatterPoint {
+                    label: r.report.scheme.clone(),
+                    throughput_kbps: f.throughput_kbps,
+                    delay_ms: f.self_inflicted_delay_ms?,
+                    color: color_of(&r.report.scheme),
+                })
+            })
+            .collect();
+        let capacity = here
+            .first()
+            .and_then(|r| r.report.flows.first())
+            .map(|f| f.capacity_kbps);
+        let _ = writeln!(out, "<h2 id=\"{0}\">{0}</h2>", esc(trace));
+        out.push_str("<figure class=scatter>");
+        out.push_str(&scatter_svg(trace, &points, capacity));
+        out.push_str("</figure>\n");
+        let rows: Vec<(usize, &RunReport)> = here
+            .iter()
+            .map(|r| (color_of(&r.report.scheme), &r.report))
+            .collect();
+        metrics_table(&mut out, &rows);
+        for r in &here {
+            let labels: Vec<String> = r.report.flows.iter().map(|f| f.scheme.clone()).collect();
+            let _ = writeln!(
+                out,
+                "<details><summary>{} on {}: time series</summary><figure class=timeseries>{}</figure></details>",
+                esc(&r.report.scheme),
+                esc(trace),
+                timeseries_svg(
+                    &format!("{} on {}", r.report.scheme, trace),
+                    &r.series,
+                    &labels,
+                    900
+                )
+            );
+        }
+    }
+    out.push_str("</body></html>\n");
+    out
+}
+
+/// The report of one run: its metrics and time series.
+pub fn run_html(result: &RunResult) -> String {
+    let r = &result.report;
+    let title = format!("{} on {}", r.scheme, r.trace);
+    let mut out = String::new();
+    let _ = write!(
+        out,
+        "<!DOCTYPE html>\n<html lang=en><head><meta charset=utf-8><title>{t}</title><style>{STYLE}</style></head><body>\n<h1>{t}</h1>\n<p class=meta>reverse path {rev}; {d} ms one-way delay; queue {q}; loss {l}; {dur} s (warm-up {w} s); seed {seed}</p>\n",
+        t = esc(&title),
+        rev = esc(&r.reverse),
+        d = r.delay_ms,
+        q = esc(&r.queue),
+        l = esc(&r.loss),
+        dur = r.duration_s,
+        w = r.warmup_s,
+        seed = r.seed
+    );
+    metrics_table(&mut out, &[(0, r)]);
+    let labels: Vec<String> = r.flows.iter().map(|f| f.scheme.clone()).collect();
+    out.push_str(&timeseries_svg(&title, &result.series, &labels, 1200));
+    out.push_str("\n</body></html>\n");
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reversed_log_axis_puts_low_delay_on_the_right() {
+        let a = ReversedLog {
+            lo: 1.0,
+            hi: 1000.0,
+        };
+        assert_eq!(a.map(&1000.0, (0, 300)), 0);
+        assert_eq!(a.map(&1.0, (0, 300)), 300);
+        assert_eq!(a.map(&10.0, (0, 300)), 200);
+        assert_eq!(ReversedLog::format(&20.0), "20ms");
+        assert_eq!(ReversedLog::format(&2500.0), "2.5s");
+    }
+
+    #[test]
+    fn scatter_labels_every_point() {
+        let pts = vec![
+            ScatterPoint {
+                label: "ideal".into(),
+                throughput_kbps: 5000.0,
+                delay_ms: 0.0,
+                color: 0,
+            },
+            ScatterPoint {
+                label: "cbr".into(),
+                throughput_kbps: 1000.0,
+                delay_ms: 150.0,
+                color: 1,
+            },
+        ];
+        let svg = scatter_svg("t", &pts, Some(5027.0));
+        assert!(svg.starts_with("<svg"));
+        assert!(
+            svg.contains("ideal (≤1 ms)") && svg.contains("\ncbr\n"),
+            "{svg}"
+        );
+        assert_eq!(svg.matches("<circle").count(), 2);
+    }
+}

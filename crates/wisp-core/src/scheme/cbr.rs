@@ -9,7 +9,7 @@
 use crate::controller::{Allowance, Receiver, SendContext, Sender, SenderStats};
 use crate::packet::DataHeader;
 use crate::time::Instant;
-use crate::units::Bitrate;
+use crate::units::{Bitrate, DataSize};
 use crate::wire::Feedback;
 
 use super::ParamError;
@@ -19,12 +19,15 @@ use super::ParamError;
 pub struct CbrConfig {
     /// Sending rate (default 1000 kbit/s).
     pub rate: Bitrate,
+    /// Packet size on the wire (default: the MTU).
+    pub packet_size: Option<DataSize>,
 }
 
 impl Default for CbrConfig {
     fn default() -> Self {
         CbrConfig {
             rate: Bitrate::from_kbps(1000),
+            packet_size: None,
         }
     }
 }
@@ -51,13 +54,27 @@ impl CbrConfig {
                     .parse()
                     .map_err(|_| ParamError::value(key, value, "a rate such as 2mbps"))?
             }
-            _ => return Err(ParamError::unknown(key, "rate-kbps, rate")),
+            "packet-bytes" | "packet_bytes" => {
+                let expected = "a packet size in bytes, 40 to 65535";
+                let b: u64 = value
+                    .parse()
+                    .map_err(|_| ParamError::value(key, value, expected))?;
+                if !(40..=65535).contains(&b) {
+                    return Err(ParamError::value(key, value, expected));
+                }
+                self.packet_size = Some(DataSize::from_bytes(b));
+            }
+            _ => return Err(ParamError::unknown(key, "rate-kbps, rate, packet-bytes")),
         }
         Ok(())
     }
 
     pub(super) fn params(&self) -> Vec<(&'static str, String)> {
-        vec![("rate-kbps", format!("{}", self.rate.kbps_f64()))]
+        let mut v = vec![("rate-kbps", format!("{}", self.rate.kbps_f64()))];
+        if let Some(s) = self.packet_size {
+            v.push(("packet-bytes", s.bytes().to_string()));
+        }
+        v
     }
 }
 

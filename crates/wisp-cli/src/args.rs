@@ -1,0 +1,112 @@
+//! Options shared by the commands that simulate, and their parsers.
+
+use clap::Args;
+use wisp_core::Duration;
+use wisp_sim::loss::LossSpec;
+use wisp_sim::queue::QueueSpec;
+
+/// Link, queue, loss and timing options of a simulation.
+#[derive(Args, Debug, Clone)]
+pub struct SimOptions {
+    /// One-way propagation delay in each direction, in ms, applied before the bottleneck queue
+    /// (Cellsim used 20).
+    #[arg(long, value_name = "MS", default_value = "20", value_parser = non_negative_ms, allow_hyphen_values = true)]
+    pub delay_ms: Duration,
+
+    /// Bottleneck queue: infinite, droptail:packets=N[,bytes=B], drophead:…,
+    /// codel[:target=5ms,interval=100ms], pie[:target=15ms,…].
+    #[arg(long, value_name = "SPEC", default_value = "infinite")]
+    pub queue: QueueSpec,
+
+    /// Random loss at the bottleneck's entrance: a probability in [0, 1), or
+    /// ge:p=P,r=R[,good=G,bad=B] for Gilbert-Elliott.
+    #[arg(
+        long,
+        value_name = "P",
+        default_value = "0",
+        allow_hyphen_values = true
+    )]
+    pub loss: LossSpec,
+
+    /// Simulated seconds (default: one period of the trace; 60 s for a constant link).
+    #[arg(long, value_name = "S", value_parser = positive_secs, allow_hyphen_values = true)]
+    pub duration_s: Option<Duration>,
+
+    /// Seconds at the start that metrics ignore.
+    #[arg(long, value_name = "S", default_value = "0", value_parser = non_negative_secs, allow_hyphen_values = true)]
+    pub warmup_s: Duration,
+
+    /// Master seed (default: $WISP_SEED, else 1). The seed is logged on stderr.
+    #[arg(long, value_name = "N")]
+    pub seed: Option<u64>,
+}
+
+fn number(s: &str) -> Result<f64, String> {
+    let v: f64 = s
+        .trim()
+        .parse()
+        .map_err(|_| format!("`{s}` is not a number"))?;
+    if !v.is_finite() {
+        return Err(format!("`{s}` is not a finite number"));
+    }
+    Ok(v)
+}
+
+pub fn positive_secs(s: &str) -> Result<Duration, String> {
+    let v = number(s)?;
+    if v <= 0.0 {
+        return Err("must be positive".into());
+    }
+    Ok(Duration::from_secs_f64(v))
+}
+
+pub fn non_negative_secs(s: &str) -> Result<Duration, String> {
+    let v = number(s)?;
+    if v < 0.0 {
+        return Err("must not be negative".into());
+    }
+    Ok(Duration::from_secs_f64(v))
+}
+
+pub fn non_negative_ms(s: &str) -> Result<Duration, String> {
+    let v = number(s)?;
+    if v < 0.0 {
+        return Err("must not be negative".into());
+    }
+    Ok(Duration::from_millis_f64(v))
+}
+
+impl SimOptions {
+    /// Checks the warm-up against the run's length on `link`, before anything runs.
+    pub fn check_window(
+        &self,
+        link: &wisp_sim::link::LinkModel,
+    ) -> Result<(), crate::error::CliError> {
+        let duration = self.duration_s.unwrap_or_else(|| link.default_duration());
+        if self.warmup_s >= duration {
+            return Err(crate::error::CliError::Input(format!(
+                "--warmup-s ({} s) must be shorter than the run on {} ({} s)",
+                self.warmup_s.as_secs_f64(),
+                link.name(),
+                duration.as_secs_f64()
+            )));
+        }
+        Ok(())
+    }
+}
+
+/// Resolves and logs the seed.
+pub fn seed(option: Option<u64>) -> Result<u64, crate::error::CliError> {
+    let (seed, source) =
+        wisp_sim::seed::resolve_seed(option).map_err(crate::error::CliError::input)?;
+    let from = match source {
+        wisp_sim::seed::SeedSource::Option => "--seed",
+        wisp_sim::seed::SeedSource::Env => wisp_sim::seed::SEED_ENV,
+        wisp_sim::seed::SeedSource::Default => "default",
+    };
+    eprintln!(
+        "wisp: seed {seed} (from {from}; replay with {}={seed})",
+        wisp_sim::seed::SEED_ENV
+    );
+    Ok(seed)
+}

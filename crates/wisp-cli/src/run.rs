@@ -1,0 +1,228 @@
+//! `wisp run`: one scenario, its metrics, and optionally its files.
+
+use crate::args::{self, SimOptions};
+use crate::error::CliError;
+use crate::output::{self, OutputDir};
+use clap::Args;
+use std::path::PathBuf;
+use wisp_core::scheme::{ParamError, SchemeConfig};
+use wisp_sim::link::{LinkModel, LinkSpec};
+use wisp_sim::run::{RunReport, RunResult};
+use wisp_sim::sim::{FlowSpec, Scenario};
+use wisp_sim::trace::TraceUnit;
+
+#[derive(Args, Debug)]
+#[command(group = clap::ArgGroup::new("link_choice").required(true).args(["trace", "link"]))]
+pub struct RunArgs {
+    /// The scheme: NAME[:KEY=VALUE,…] (see `wisp schemes`).
+    #[arg(long, value_name = "SCHEME")]
+    pub scheme: SchemeConfig,
+
+    /// The data direction's link trace (Mahimahi format; `.rx` files are nanoseconds). Same as
+    /// --link trace:FILE.
+    #[arg(long, value_name = "FILE")]
+    pub trace: Option<PathBuf>,
+
+    /// The data direction's link model: trace:FILE, trace-ns:FILE, const:RATE (e.g.
+    /// const:12mbps), steps:RATE@T,… (e.g. steps:1mbps@0,2.5mbps@25s).
+    #[arg(long, value_name = "SPEC")]
+    pub link: Option<LinkSpec>,
+
+    /// Trace of the feedback direction (e.g. the `.up` of a `.down` data trace). Without it the
+    /// reverse path is the propagation delay only.
+    #[arg(long, value_name = "FILE")]
+    pub reverse_trace: Option<PathBuf>,
+
+    /// Sending rate of `cbr`, kbit/s (same as --scheme cbr:rate-kbps=N).
+    #[arg(long, value_name = "KBPS")]
+    pub rate_kbps: Option<String>,
+
+    /// A scheme parameter, KEY=VALUE; repeatable.
+    #[arg(long = "param", value_name = "KEY=VALUE")]
+    pub params: Vec<String>,
+
+    /// Number of flows of the scheme sharing the bottleneck, all from time 0.
+    #[arg(long, value_name = "N", default_value = "1", value_parser = clap::value_parser!(u16).range(1..))]
+    pub flows: u16,
+
+    #[command(flatten)]
+    pub sim: SimOptions,
+
+    /// Print one JSON object on stdout instead of a table.
+    #[arg(long)]
+    pub json: bool,
+
+    /// Also write run.json, timeseries.csv, packets.csv and report.html into DIR.
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+}
+
+/// Applies `--rate-kbps` and `--param` to the scheme.
+pub fn apply_params(
+    scheme: &mut SchemeConfig,
+    rate_kbps: Option<&str>,
+    params: &[String],
+) -> Result<(), CliError> {
+    if let Some(r) = rate_kbps {
+        scheme.set_param("rate-kbps", r).map_err(|e| match e {
+            ParamError::UnknownParam { scheme, .. } => {
+                CliError::Input(format!("--rate-kbps does not apply to scheme `{scheme}`"))
+            }
+            e => CliError::Input(format!("--rate-kbps: {e}")),
+        })?;
+    }
+    for p in params {
+        let (k, v) = p
+            .split_once('=')
+            .ok_or_else(|| CliError::Input(format!("--param `{p}` is not KEY=VALUE")))?;
+        scheme
+            .set_param(k.trim(), v.trim())
+            .map_err(|e| CliError::Input(format!("--param: {e}")))?;
+    }
+    Ok(())
+}
+
+/// Builds a scenario from the shared options.
+pub fn scenario(
+    forward: LinkModel,
+    reverse: Option<LinkModel>,
+    flows: Vec<FlowSpec>,
+    sim: &SimOptions,
+    seed: u64,
+) -> Scenario {
+    let mut s = Scenario::new(forward, flows[0].scheme.clone());
+    s.flows = flows;
+    s.reverse = reverse;
+    s.delay = sim.delay_ms;
+    s.queue = sim.queue;
+    s.loss = sim.loss;
+    if let Some(d) = sim.duration_s {
+        s.duration = d;
+    }
+    s.warmup = sim.warmup_s;
+    s.seed = seed;
+    s
+}
+
+pub fn run(a: RunArgs) -> Result<(), CliError> {
+    let mut scheme = a.scheme.clone();
+    apply_params(&mut scheme, a.rate_kbps.as_deref(), &a.params)?;
+    let spec = match (&a.trace, &a.link) {
+        (Some(p), _) => LinkSpec::Trace {
+            path: p.clone(),
+            unit: TraceUnit::for_path(p),
+        },
+        (None, Some(l)) => l.clone(),
+        (None, None) => unreachable!("clap requires --trace or --link"),
+    };
+    let forward = spec.load()?;
+    let reverse = match &a.reverse_trace {
+        Some(p) => Some(
+            LinkSpec::Trace {
+                path: p.clone(),
+                unit: TraceUnit::for_path(p),
+            }
+            .load()?,
+        ),
+        None => None,
+    };
+    a.sim.check_window(&forward)?;
+    let seed = args::seed(a.sim.seed)?;
+    let flows = (0..a.flows)
+        .map(|_| FlowSpec::new(scheme.clone()))
+        .collect();
+    let scenario = scenario(forward, reverse, flows, &a.sim, seed);
+    let pb = output::progress_bar(1000, "simulating");
+    let mut progress = |f: f64| pb.set_position((f * 1000.0) as u64);
+    let result = wisp_sim::run::run(&scenario, Some(&mut progress))?;
+    pb.finish_and_clear();
+    if let Some(dir) = &a.out {
+        write_run_files(&result)?.commit(dir)?;
+    }
+    if a.json {
+        output::print_json(&result.report)
+    } else {
+        print_table(&result.report)
+    }
+}
+
+fn write_run_files(r: &RunResult) -> Result<OutputDir, CliError> {
+    let mut out = OutputDir::default();
+    let json = serde_json::to_vec_pretty(&r.report).map_err(|e| CliError::Io(e.to_string()))?;
+    out.add("run.json", json);
+    out.add("timeseries.csv", timeseries_csv(r));
+    let mut packets = Vec::new();
+    r.log
+        .write_csv(&mut packets)
+        .map_err(|e| CliError::Io(e.to_string()))?;
+    out.add("packets.csv", packets);
+    out.add("report.html", wisp_report::run_html(r));
+    Ok(out)
+}
+
+fn timeseries_csv(r: &RunResult) -> String {
+    use std::fmt::Write;
+    let s = &r.series;
+    let mut out = String::from("t_s,capacity_kbps");
+    for i in 0..s.flows.len() {
+        let _ = write!(
+            out,
+            ",f{i}_send_kbps,f{i}_throughput_kbps,f{i}_delay_ms,f{i}_queue_delay_ms,f{i}_queue_delay_max_ms"
+        );
+    }
+    out.push('\n');
+    let opt = |v: Option<f64>| v.map(|x| format!("{x:.3}")).unwrap_or_default();
+    for (b, t) in s.t_s.iter().enumerate() {
+        let _ = write!(out, "{t:.3},{:.3}", s.capacity_kbps[b]);
+        for f in &s.flows {
+            let _ = write!(
+                out,
+                ",{:.3},{:.3},{},{},{}",
+                f.send_kbps[b],
+                f.throughput_kbps[b],
+                opt(f.delay_ms[b]),
+                opt(f.queue_delay_ms[b]),
+                opt(f.queue_delay_max_ms[b])
+            );
+        }
+        out.push('\n');
+    }
+    out
+}
+
+fn print_table(r: &RunReport) -> Result<(), CliError> {
+    println!(
+        "{} on {} (reverse: {}; {} ms each way; queue {}; loss {}; {:.1} s, warm-up {:.1} s; seed {})",
+        r.scheme, r.trace, r.reverse, r.delay_ms, r.queue, r.loss, r.duration_s, r.warmup_s, r.seed
+    );
+    let o = |v: Option<f64>| v.map_or_else(|| "-".to_string(), |x| format!("{x:.0}"));
+    println!(
+        "{:>4} {:>12} {:>12} {:>6} {:>9} {:>9} {:>9} {:>9} {:>9} {:>7}",
+        "flow",
+        "thr kbit/s",
+        "cap kbit/s",
+        "util",
+        "p50 ms",
+        "p95 ms",
+        "e2e95 ms",
+        "ideal ms",
+        "self ms",
+        "loss"
+    );
+    for f in &r.flows {
+        println!(
+            "{:>4} {:>12.1} {:>12.1} {:>6.3} {:>9} {:>9} {:>9} {:>9} {:>9} {:>7.4}",
+            f.flow,
+            f.throughput_kbps,
+            f.capacity_kbps,
+            f.utilization,
+            o(f.delay_p50_ms),
+            o(f.delay_p95_ms),
+            o(f.e2e_delay_p95_ms),
+            o(f.ideal_e2e_delay_p95_ms),
+            o(f.self_inflicted_delay_ms),
+            f.loss_rate
+        );
+    }
+    Ok(())
+}
