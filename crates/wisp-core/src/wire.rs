@@ -7,6 +7,10 @@
 //! Framing: `kind: u8`, `length: u16` (big-endian, bytes of payload), payload. All integers are
 //! big-endian. [`Feedback::parse`] never panics: truncated input, unknown kinds and trailing bytes
 //! are errors.
+//!
+//! Kind codes are allocated by family so schemes never collide: 1–9 generic (ACK, receiver
+//! report, REMB), 10–19 Sprout, 20–29 GCC, 30–39 TCP baselines, 40–49 utility-maximisation
+//! controllers, 50–59 Ping-Pair/Kwikr, 60–69 WBest and other probers.
 
 use crate::time::Instant;
 use crate::units::Bitrate;
