@@ -4,6 +4,7 @@
 mod args;
 mod bench;
 mod error;
+mod net;
 mod output;
 mod run;
 mod trace;
@@ -54,6 +55,10 @@ enum Command {
         #[command(subcommand)]
         command: trace::TraceCommand,
     },
+    /// Send one flow of a scheme to `wisp recv` over UDP (RTP with RTCP feedback).
+    Send(net::SendArgs),
+    /// Receive one flow from `wisp send`, run the scheme's receiver half, send its feedback.
+    Recv(net::RecvArgs),
 }
 
 fn main() -> ExitCode {
@@ -77,6 +82,8 @@ fn main() -> ExitCode {
         Command::Bench(a) => bench::bench(a),
         Command::Schemes { json } => schemes(json),
         Command::Trace { command } => trace::trace(command),
+        Command::Send(a) => net::send(a),
+        Command::Recv(a) => net::recv(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
