@@ -4,6 +4,7 @@
 mod args;
 mod bench;
 mod error;
+mod link;
 mod net;
 mod output;
 mod run;
@@ -59,6 +60,11 @@ enum Command {
     Send(net::SendArgs),
     /// Receive one flow from `wisp send`, run the scheme's receiver half, send its feedback.
     Recv(net::RecvArgs),
+    /// Run a command behind an emulated link (trace-driven queues in a network namespace,
+    /// like Mahimahi's mm-link); needs root.
+    Link(link::LinkArgs),
+    /// Compute throughput, capacity, delays and what the trace offered from `wisp link` logs.
+    Analyze(link::AnalyzeArgs),
 }
 
 fn main() -> ExitCode {
@@ -84,6 +90,12 @@ fn main() -> ExitCode {
         Command::Trace { command } => trace::trace(command),
         Command::Send(a) => net::send(a),
         Command::Recv(a) => net::recv(a),
+        Command::Link(a) => match link::link(a) {
+            // The command's own exit code.
+            Ok(code) => return ExitCode::from(code),
+            Err(e) => Err(e),
+        },
+        Command::Analyze(a) => link::analyze(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -14,6 +14,8 @@
 //!   namespace and the host, built on the simulator's own link, queue and loss code, with
 //!   Mahimahi-format logs ([`mmlog`]) that `wisp analyze` reads back.
 
+pub mod emulator;
+pub mod mmlog;
 pub mod report;
 pub mod rtcp;
 pub mod rtp;
