@@ -143,6 +143,10 @@ pub fn send(a: SendArgs) -> Result<(), CliError> {
     o.rtcp_interval = a.rtcp_interval_ms;
     o.spin = Duration::from_micros(u64::from(a.spin_us));
     o.dscp = a.dscp;
+    // Refuse a scheme that cannot run here before saying anything else.
+    o.scheme
+        .build(wisp_core::scheme::SchemeContext::new())
+        .map_err(CliError::input)?;
     let stop = stop_flag()?;
     eprintln!(
         "wisp send: {} to {} for {} s",

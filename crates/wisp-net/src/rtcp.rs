@@ -219,11 +219,15 @@ pub fn encode_receiver_report(
 }
 
 /// BYE appended to `out`.
+///
+/// The reason is three bytes so that the packet needs no padding: `rtc-rtcp` 0.21 aligns a BYE
+/// with the RTCP padding bit instead of padding the reason with zeros, which RFC 3550 §6.6 (and
+/// Wireshark) reject inside a compound packet.
 pub fn encode_bye(ssrc: u32, out: &mut Vec<u8>) -> Result<(), RtcpError> {
     marshal(
         &Goodbye {
             sources: vec![ssrc],
-            reason: Bytes::new(),
+            reason: Bytes::from_static(b"end"),
         },
         out,
     )
@@ -561,7 +565,13 @@ mod tests {
             delay_since_last_sr: to_q16(Duration::from_millis(5)),
         };
         encode_receiver_report(8, Some(block), "2@boot", &mut out).unwrap();
+        let bye_at = out.len();
         encode_bye(9, &mut out).unwrap();
+        // V=2, no padding, SC=1, PT=203, length 2; SSRC; reason "end" (3 bytes, no padding).
+        assert_eq!(
+            out[bye_at..],
+            [0x81, 203, 0, 2, 0, 0, 0, 9, 3, b'e', b'n', b'd']
+        );
         encode_scheme(9, "cbr:rate-kbps=1000", &mut out).unwrap();
         let items = decode(&out).unwrap();
         assert_eq!(

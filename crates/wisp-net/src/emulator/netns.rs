@@ -185,35 +185,42 @@ pub fn spawn_in(
     })
 }
 
-/// Kills (SIGKILL) every process still in the namespace `ns`; returns how many.
+/// Processes (other than this one) in the namespace with inode `ino`. Zombies have left their
+/// namespaces and are not listed.
+fn processes_in(ino: u64) -> Vec<i32> {
+    let me = std::process::id();
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return vec![];
+    };
+    dir.flatten()
+        .filter_map(|e| e.file_name().to_str().and_then(|s| s.parse::<i32>().ok()))
+        .filter(|&pid| pid as u32 != me)
+        .filter(|pid| {
+            std::fs::metadata(format!("/proc/{pid}/ns/net")).is_ok_and(|m| m.ino() == ino)
+        })
+        .collect()
+}
+
+/// Kills (SIGKILL) every process still in the namespace `ns` and waits (up to two seconds)
+/// until they have left it; returns how many there were.
 pub fn kill_all_in(ns: &File) -> usize {
+    use nix::sys::signal::{Signal, kill};
     let Ok(ino) = ns.metadata().map(|m| m.ino()) else {
         return 0;
     };
-    let me = std::process::id();
-    let mut n = 0;
-    let Ok(dir) = std::fs::read_dir("/proc") else {
-        return 0;
-    };
-    for e in dir.flatten() {
-        let Some(pid) = e.file_name().to_str().and_then(|s| s.parse::<i32>().ok()) else {
-            continue;
-        };
-        if pid as u32 == me {
-            continue;
+    let mut seen = std::collections::HashSet::new();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(2);
+    loop {
+        let left = processes_in(ino);
+        if left.is_empty() || std::time::Instant::now() > deadline {
+            return seen.len();
         }
-        let same = std::fs::metadata(format!("/proc/{pid}/ns/net")).is_ok_and(|m| m.ino() == ino);
-        if same
-            && nix::sys::signal::kill(
-                nix::unistd::Pid::from_raw(pid),
-                nix::sys::signal::Signal::SIGKILL,
-            )
-            .is_ok()
-        {
-            n += 1;
+        for pid in left {
+            seen.insert(pid);
+            let _ = kill(nix::unistd::Pid::from_raw(pid), Signal::SIGKILL);
         }
+        std::thread::sleep(std::time::Duration::from_millis(5));
     }
-    n
 }
 
 /// The inode of a namespace file (`net:[INODE]` in `/proc/PID/ns/net`).
