@@ -164,7 +164,7 @@ pub fn link(a: LinkArgs) -> Result<u8, CliError> {
     })?;
     let _: &AtomicBool = &stop;
     eprintln!(
-        "wisp link: command exited with {}; uplink {} packets ({} dropped), downlink {} packets ({} dropped); writes late p50 {} p99 {}",
+        "wisp link: command exited with {}; uplink {} packets ({} dropped), downlink {} packets ({} dropped); writes late p50 {} p99 {}; cpu {:.2} s ({} per packet)",
         summary.exit_code,
         summary.uplink.departed,
         summary.uplink.dropped_loss
@@ -178,6 +178,10 @@ pub fn link(a: LinkArgs) -> Result<u8, CliError> {
             + summary.downlink.dropped_memory,
         wisp_net::report::fmt_opt(summary.write_late_p50_us, "us"),
         wisp_net::report::fmt_opt(summary.write_late_p99_us, "us"),
+        summary.engine_cpu_s,
+        summary
+            .engine_cpu_per_packet_us
+            .map_or_else(|| "-".to_string(), |v| format!("{v:.2} us")),
     );
     if summary.filtered_packets > 0 {
         eprintln!(

@@ -1,113 +1,85 @@
 //! Waiting for "this socket is readable or it is time T", with sub-millisecond accuracy.
 //!
-//! `epoll` alone has millisecond timeouts (the granularity that makes Mahimahi's `mm-link` add
-//! about 1 ms per direction). [`Waiter`] arms a `timerfd` on `CLOCK_MONOTONIC` at the absolute
-//! deadline (nanosecond resolution, no drift from relative timeouts) and waits on it together
-//! with the sockets or TUN devices in one `epoll` set. The thread's timer slack is set to 1 ns
-//! (`PR_SET_TIMERSLACK`; the default 50 µs would delay every wake-up by up to that much). An
-//! optional spin margin wakes that much early and polls until the deadline, trading CPU for the
-//! kernel's wake-up latency. The benchmark `timer` measures the lateness.
+//! `epoll_wait` has millisecond timeouts (the granularity that makes Mahimahi's `mm-link` add
+//! about a millisecond per direction). [`Waiter`] uses `epoll_pwait2` (Linux ≥ 5.11), whose
+//! timeout is a `timespec`: one system call waits for the sockets or TUN devices and for the
+//! deadline, to the nanosecond. The thread's timer slack is set to 1 ns (`PR_SET_TIMERSLACK`;
+//! the default 50 µs would delay every wake-up by up to that much). An optional spin margin
+//! wakes that much early and polls until the deadline, trading CPU for the kernel's wake-up
+//! latency. `examples/timer_lateness.rs` measures the lateness.
 
 use crate::Clock;
-use nix::sys::epoll::{Epoll, EpollCreateFlags, EpollEvent, EpollFlags, EpollTimeout};
-use nix::sys::time::TimeSpec;
-use nix::sys::timerfd::{ClockId, Expiration, TimerFd, TimerFlags, TimerSetTimeFlags};
+use rustix::event::epoll;
+use rustix::time::Timespec;
 use std::io;
-use std::os::fd::AsFd;
+use std::os::fd::{AsFd, OwnedFd};
 use wisp_core::{Duration, Instant};
 
-const TIMER_TOKEN: u64 = u64::MAX;
-
-/// An epoll set plus a deadline timer.
-#[derive(Debug)]
+/// An epoll set with deadlines.
 pub struct Waiter {
-    epoll: Epoll,
-    timer: TimerFd,
+    epoll: OwnedFd,
     spin: Duration,
     clock: Clock,
-    events: Vec<EpollEvent>,
+    events: Vec<epoll::Event>,
 }
 
-fn io_err(e: nix::Error) -> io::Error {
-    io::Error::from_raw_os_error(e as i32)
+impl std::fmt::Debug for Waiter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Waiter")
+            .field("epoll", &self.epoll)
+            .field("spin", &self.spin)
+            .finish()
+    }
 }
 
 impl Waiter {
     /// A waiter for the calling thread (it sets the thread's timer slack). `spin` is the margin
-    /// spent polling before a deadline (zero: sleep until the timer fires).
+    /// spent polling before a deadline (zero: sleep until it).
     pub fn new(spin: Duration) -> io::Result<Self> {
         // Best effort: without it wake-ups are up to 50 µs late, which is still usable.
         let _ = nix::sys::prctl::set_timerslack(1);
-        let epoll = Epoll::new(EpollCreateFlags::EPOLL_CLOEXEC).map_err(io_err)?;
-        let timer = TimerFd::new(
-            ClockId::CLOCK_MONOTONIC,
-            TimerFlags::TFD_NONBLOCK | TimerFlags::TFD_CLOEXEC,
-        )
-        .map_err(io_err)?;
-        epoll
-            .add(&timer, EpollEvent::new(EpollFlags::EPOLLIN, TIMER_TOKEN))
-            .map_err(io_err)?;
+        let epoll = epoll::create(epoll::CreateFlags::CLOEXEC)?;
         Ok(Waiter {
             epoll,
-            timer,
             spin,
             clock: Clock::new(),
-            events: vec![EpollEvent::empty(); 16],
+            events: Vec::with_capacity(16),
         })
     }
 
     /// Watches `fd` for readability; `token` identifies it in [`Waiter::wait`]'s answer.
     pub fn add(&self, fd: impl AsFd, token: u64) -> io::Result<()> {
-        assert_ne!(token, TIMER_TOKEN, "token reserved for the timer");
-        self.epoll
-            .add(fd, EpollEvent::new(EpollFlags::EPOLLIN, token))
-            .map_err(io_err)
+        Ok(epoll::add(
+            &self.epoll,
+            fd,
+            epoll::EventData::new_u64(token),
+            epoll::EventFlags::IN,
+        )?)
     }
 
     /// Waits until a watched fd is readable or `deadline` (on [`Clock`]) has come; `None` waits
-    /// for an fd only. The tokens of the readable fds are put in `ready` (empty: the deadline).
+    /// for an fd only. The tokens of the readable fds are put in `ready`; an empty `ready` means
+    /// the deadline came or a signal interrupted the wait (callers check the time again).
     pub fn wait(&mut self, deadline: Option<Instant>, ready: &mut Vec<u64>) -> io::Result<()> {
         ready.clear();
         let now = self.clock.now();
         match deadline {
-            Some(d) if d <= now => return self.poll(EpollTimeout::ZERO, ready),
-            Some(d) if d - now <= self.spin => return self.spin_until(d, ready),
+            None => self.poll(None, ready),
+            Some(d) if d <= now => self.poll(Some(Duration::ZERO), ready),
+            Some(d) if d - now <= self.spin => self.spin_until(d, ready),
             Some(d) => {
-                let wake = d.saturating_sub(self.spin);
-                let ts = TimeSpec::new(
-                    (wake.as_nanos() / 1_000_000_000) as i64,
-                    (wake.as_nanos() % 1_000_000_000) as i64,
-                );
-                self.timer
-                    .set(
-                        Expiration::OneShot(ts),
-                        TimerSetTimeFlags::TFD_TIMER_ABSTIME,
-                    )
-                    .map_err(io_err)?;
-            }
-            None => self.timer.unset().map_err(io_err)?,
-        }
-        loop {
-            self.poll(EpollTimeout::NONE, ready)?;
-            if !ready.is_empty() {
-                return Ok(());
-            }
-            match deadline {
-                Some(d) if self.clock.now() < d => {
-                    if self.spin.is_zero() {
-                        // A spurious timer event (an old expiration): wait again.
-                        continue;
-                    }
-                    return self.spin_until(d, ready);
+                self.poll(Some(d - now - self.spin), ready)?;
+                if ready.is_empty() && !self.spin.is_zero() {
+                    self.spin_until(d, ready)?;
                 }
-                _ => return Ok(()),
+                Ok(())
             }
         }
     }
 
     fn spin_until(&mut self, d: Instant, ready: &mut Vec<u64>) -> io::Result<()> {
         loop {
-            self.poll(EpollTimeout::ZERO, ready)?;
+            self.poll(Some(Duration::ZERO), ready)?;
             if !ready.is_empty() || self.clock.now() >= d {
                 return Ok(());
             }
@@ -115,28 +87,23 @@ impl Waiter {
         }
     }
 
-    /// One `epoll_wait`; timer events are consumed and not reported.
-    fn poll(&mut self, timeout: EpollTimeout, ready: &mut Vec<u64>) -> io::Result<()> {
-        let n = loop {
-            match self.epoll.wait(&mut self.events, timeout) {
-                Ok(n) => break n,
-                Err(nix::Error::EINTR) => {
-                    if timeout == EpollTimeout::ZERO {
-                        break 0;
-                    }
-                }
-                Err(e) => return Err(io_err(e)),
-            }
-        };
-        for e in &self.events[..n] {
-            if e.data() == TIMER_TOKEN {
-                // Drain the expiration count (non-blocking; EAGAIN if already drained).
-                let mut b = [0u8; 8];
-                let _ = nix::unistd::read(&self.timer, &mut b);
-            } else {
-                ready.push(e.data());
-            }
+    /// One `epoll_pwait2`; an interrupted wait returns nothing.
+    fn poll(&mut self, timeout: Option<Duration>, ready: &mut Vec<u64>) -> io::Result<()> {
+        let ts = timeout.map(|t| Timespec {
+            tv_sec: (t.as_nanos() / 1_000_000_000) as i64,
+            tv_nsec: (t.as_nanos() % 1_000_000_000) as i64,
+        });
+        self.events.clear();
+        match epoll::wait(
+            &self.epoll,
+            rustix::buffer::spare_capacity(&mut self.events),
+            ts.as_ref(),
+        ) {
+            Ok(_) => {}
+            Err(rustix::io::Errno::INTR) => return Ok(()),
+            Err(e) => return Err(e.into()),
         }
+        ready.extend(self.events.iter().map(|e| e.data.u64()));
         Ok(())
     }
 }

@@ -76,6 +76,10 @@ pub struct LinkSummary {
     pub write_late_max_us: Option<f64>,
     /// Processes the command left in the namespace, killed at the end.
     pub leftover_processes_killed: usize,
+    /// CPU time (user + system) of the thread that moves the packets, and per packet it
+    /// forwarded (both directions).
+    pub engine_cpu_s: f64,
+    pub engine_cpu_per_packet_us: Option<f64>,
 }
 
 #[derive(Clone, Copy, Debug, Serialize)]
@@ -170,6 +174,7 @@ struct EngineResult {
     late: Lateness,
     end: Instant,
     log_error: Option<io::Error>,
+    cpu_s: f64,
 }
 
 const HOST: u64 = 1;
@@ -180,6 +185,7 @@ const BATCH: usize = 64;
 
 impl Engine {
     fn run(mut self) -> io::Result<EngineResult> {
+        let cpu0 = thread_cpu_s();
         let clock = Clock::new();
         let mut waiter = Waiter::new(self.spin)?;
         waiter.add(&*self.host, HOST)?;
@@ -191,14 +197,58 @@ impl Engine {
         let mut ready = Vec::new();
         let epoch = self.epoch;
         let link_now = |c: &Clock| Instant::ZERO + (c.now() - epoch);
+        // Devices to read: those epoll reported, and those a batch did not drain.
+        let mut readable = [false; 2];
         loop {
             if self.stop.load(Ordering::Relaxed) {
                 break;
             }
-            for _ in 0..2 {
+            let now = link_now(&clock);
+            let (host, ns) = (&self.host, &self.ns);
+            // Lateness is measured as the packet is handed to the kernel.
+            self.up.advance(now, &mut |p, at| {
+                late.add(link_now(&clock) - at);
+                let _ = host.send(p);
+            });
+            self.down.advance(now, &mut |p, at| {
+                late.add(link_now(&clock) - at);
+                let _ = ns.send(p);
+            });
+            // Arrivals: namespace → host is the uplink.
+            let mut any = false;
+            for (i, (dev, dir, src, dst)) in [
+                (&self.ns, &mut self.up, self.addrs.ns, self.addrs.host),
+                (&self.host, &mut self.down, self.addrs.host, self.addrs.ns),
+            ]
+            .into_iter()
+            .enumerate()
+            {
+                if !readable[i] {
+                    continue;
+                }
+                readable[i] = false;
+                for k in 0..BATCH {
+                    match dev.recv(&mut buf) {
+                        Ok(n) => {
+                            let p = &buf[..n];
+                            if between(p, src, dst) {
+                                dir.on_arrival(link_now(&clock), p);
+                                any = true;
+                            } else {
+                                filtered += 1;
+                            }
+                            // A full batch: come back to this device before sleeping.
+                            readable[i] = k + 1 == BATCH;
+                        }
+                        Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+                        Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                        Err(e) => return Err(e),
+                    }
+                }
+            }
+            if any {
+                // Zero delay and an idle link: a packet may leave at once.
                 let now = link_now(&clock);
-                let (host, ns) = (&self.host, &self.ns);
-                // Lateness is measured as the packet is handed to the kernel.
                 self.up.advance(now, &mut |p, at| {
                     late.add(link_now(&clock) - at);
                     let _ = host.send(p);
@@ -207,41 +257,25 @@ impl Engine {
                     late.add(link_now(&clock) - at);
                     let _ = ns.send(p);
                 });
-                // Arrivals: namespace → host is the uplink.
-                let mut any = false;
-                for (dev, dir, src, dst) in [
-                    (&self.ns, &mut self.up, self.addrs.ns, self.addrs.host),
-                    (&self.host, &mut self.down, self.addrs.host, self.addrs.ns),
-                ] {
-                    for _ in 0..BATCH {
-                        match dev.recv(&mut buf) {
-                            Ok(n) => {
-                                let p = &buf[..n];
-                                if between(p, src, dst) {
-                                    dir.on_arrival(link_now(&clock), p);
-                                    any = true;
-                                } else {
-                                    filtered += 1;
-                                }
-                            }
-                            Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
-                            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                            Err(e) => return Err(e),
-                        }
+            }
+            let next = if readable.iter().any(|&r| r) {
+                Some(epoch)
+            } else {
+                [self.up.next_event(), self.down.next_event()]
+                    .into_iter()
+                    .flatten()
+                    .min()
+                    .map(|t| epoch + (t - Instant::ZERO))
+            };
+            waiter.wait(next, &mut ready)?;
+            for &r in &ready {
+                match r {
+                    NS => readable[0] = true,
+                    HOST => readable[1] = true,
+                    _ => {
+                        let _ = self.wake.read();
                     }
                 }
-                if !any {
-                    break;
-                }
-            }
-            let next = [self.up.next_event(), self.down.next_event()]
-                .into_iter()
-                .flatten()
-                .min()
-                .map(|t| epoch + (t - Instant::ZERO));
-            waiter.wait(next, &mut ready)?;
-            if ready.contains(&WAKE) {
-                let _ = self.wake.read();
             }
         }
         let end = link_now(&clock);
@@ -259,8 +293,18 @@ impl Engine {
             late,
             end,
             log_error,
+            cpu_s: thread_cpu_s() - cpu0,
         })
     }
+}
+
+/// CPU time (user + system) of the calling thread, in seconds.
+fn thread_cpu_s() -> f64 {
+    use nix::sys::resource::{UsageWho, getrusage};
+    getrusage(UsageWho::RUSAGE_THREAD).map_or(0.0, |u| {
+        let t = |tv: nix::sys::time::TimeVal| tv.tv_sec() as f64 + tv.tv_usec() as f64 / 1e6;
+        t(u.user_time()) + t(u.system_time())
+    })
 }
 
 fn report(s: DirectionStats, held: usize) -> DirectionReport {
@@ -432,6 +476,11 @@ pub fn run(
         write_late_p99_us: result.late.quantile(0.99),
         write_late_max_us: (result.late.n > 0).then_some(result.late.max as f64),
         leftover_processes_killed: killed,
+        engine_cpu_s: result.cpu_s,
+        engine_cpu_per_packet_us: {
+            let n = result.up.departed + result.down.departed;
+            (n > 0).then(|| result.cpu_s * 1e6 / n as f64)
+        },
     })
 }
 
