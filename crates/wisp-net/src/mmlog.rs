@@ -259,7 +259,8 @@ pub fn analyze(reader: impl BufRead, file: &str) -> Result<LogAnalysis, LogError
     let (mut arrived, mut departed, mut dropped) = (0u64, 0u64, 0u64);
     let mut delays = Vec::new();
     let mut departures: Vec<(f64, f64)> = Vec::new();
-    // Queue occupancy (packets) from the event stream.
+    // Queue occupancy (packets) from the event stream. Sums saturate: a hostile log cannot
+    // overflow them.
     let mut queued: i64 = 0;
     let mut backlog_since: Option<f64> = None;
     let mut backlogged_ms = 0.0;
@@ -268,28 +269,28 @@ pub fn analyze(reader: impl BufRead, file: &str) -> Result<LogAnalysis, LogError
         match ev {
             Event::Arrival(b) => {
                 arrived += 1;
-                inb += b;
-                queued += 1;
+                inb = inb.saturating_add(b);
+                queued = queued.saturating_add(1);
             }
             Event::Opportunity(b) => {
-                cap += b;
+                cap = cap.saturating_add(b);
                 if queued > 0 {
-                    offered_bl += b;
+                    offered_bl = offered_bl.saturating_add(b);
                 }
             }
             Event::Departure(b, d) => {
                 departed += 1;
-                out += b;
+                out = out.saturating_add(b);
                 delays.push(d);
                 departures.push((t, d));
                 if queued > 0 {
-                    delivered_bl += b;
+                    delivered_bl = delivered_bl.saturating_add(b);
                 }
-                queued -= 1;
+                queued = queued.saturating_sub(1);
             }
             Event::Drop(n, _) => {
-                dropped += n;
-                queued -= n as i64;
+                dropped = dropped.saturating_add(n);
+                queued = queued.saturating_sub(i64::try_from(n).unwrap_or(i64::MAX));
             }
         }
         match (queued > 0, backlog_since) {
@@ -343,6 +344,11 @@ pub fn analyze(reader: impl BufRead, file: &str) -> Result<LogAnalysis, LogError
 /// `mm-delay-graph`'s signal delay: for every millisecond `ts` from the first to the last send
 /// time, the least delay of a packet that entered the queue at `ts`, or (if none did) the next
 /// millisecond's value plus one; the element at index ⌊0.95·M⌋ of the sorted values.
+///
+/// The values of a gap of `k` milliseconds before a send time with value `v` are `v + 1, …,
+/// v + k`, so the M values are kept as points and runs (memory proportional to the packets, not
+/// to the log's span) and the order statistic is found by bisection on the count of values at or
+/// below a bound.
 fn signal_delay_p95(departures: &[(f64, f64)]) -> Option<f64> {
     let mut by_send: std::collections::BTreeMap<i64, f64> = std::collections::BTreeMap::new();
     for &(t, d) in departures {
@@ -352,24 +358,68 @@ fn signal_delay_p95(departures: &[(f64, f64)]) -> Option<f64> {
             *e = d;
         }
     }
-    let (&lo, _) = by_send.first_key_value()?;
-    let (&hi, &last) = by_send.last_key_value()?;
-    if hi - lo > 1_000_000_000 {
+    // Points (the send times' own values) and runs (v, k): the k values v + 1, …, v + k of the
+    // milliseconds before a send time, back to the previous one.
+    let mut points = Vec::with_capacity(by_send.len());
+    let mut runs: Vec<(f64, u64)> = Vec::new();
+    let mut prev: Option<i64> = None;
+    for (&ts, &v) in &by_send {
+        points.push(v);
+        if let Some(p) = prev {
+            let k = u64::try_from(ts.saturating_sub(p).saturating_sub(1)).unwrap_or(0);
+            if k > 0 {
+                runs.push((v, k));
+            }
+        }
+        prev = Some(ts);
+    }
+    let m = points.len() as u64 + runs.iter().map(|r| r.1).fold(0u64, u64::saturating_add);
+    let target = ((0.95 * m as f64) as u64).min(m.saturating_sub(1)) + 1;
+    let count = |y: f64| -> u64 {
+        let p = points.iter().filter(|&&v| v <= y).count() as u64;
+        let r = runs
+            .iter()
+            .map(|&(v, k)| {
+                let j = (y - v).floor();
+                if j < 1.0 { 0 } else { (j as u64).min(k) }
+            })
+            .fold(0u64, u64::saturating_add);
+        p.saturating_add(r)
+    };
+    let lo0 = points.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi0 = points
+        .iter()
+        .copied()
+        .chain(runs.iter().map(|&(v, k)| v + k as f64))
+        .fold(f64::NEG_INFINITY, f64::max);
+    if !(lo0.is_finite() && hi0.is_finite()) {
         return None;
     }
-    let mut values = Vec::with_capacity((hi - lo + 1) as usize);
-    let mut next = last;
-    for ts in (lo..=hi).rev() {
-        let v = match by_send.get(&ts) {
-            Some(&d) => d,
-            None => next + 1.0,
-        };
-        values.push(v);
-        next = v;
+    let (mut lo, mut hi) = (lo0, hi0);
+    for _ in 0..200 {
+        let mid = lo + (hi - lo) / 2.0;
+        if mid <= lo || mid >= hi {
+            break;
+        }
+        if count(mid) >= target {
+            hi = mid;
+        } else {
+            lo = mid;
+        }
     }
-    values.sort_by(f64::total_cmp);
-    let i = ((0.95 * values.len() as f64) as usize).min(values.len() - 1);
-    Some(values[i])
+    if count(lo) >= target {
+        hi = lo;
+    }
+    // The answer is the smallest value at or above the bound found.
+    let eps = 1e-9 * hi.abs().max(1.0);
+    let from_points = points.iter().copied().filter(|&v| v >= hi - eps);
+    let from_runs = runs.iter().filter_map(|&(v, k)| {
+        let j = (hi - eps - v).ceil().max(1.0);
+        (j <= k as f64).then_some(v + j)
+    });
+    from_points
+        .chain(from_runs)
+        .fold(None, |a: Option<f64>, v| Some(a.map_or(v, |a| a.min(v))))
 }
 
 #[cfg(test)]
@@ -415,6 +465,65 @@ mod tests {
         // Signal delay: send times 100→1, 100→2 (min 1), 110→2; 101..109 take 110's value + k.
         // Values: ts 100: 1; 101..=109: 11, 10, …, 3; 110: 2. Sorted, index ⌊0.95·11⌋ = 10 → 11.
         assert_eq!(a.signal_delay_p95_ms, Some(11.0));
+    }
+
+    #[test]
+    fn huge_numbers_do_not_overflow() {
+        // Found by the fuzz target `mmlog_analyze`.
+        let log =
+            "6 # 55555555555555555555555\n3 # 55555555555555555555\n4 d 99999999999999999999 1\n";
+        let a = analyze(log.as_bytes(), "x").unwrap();
+        assert!(a.capacity_kbps.is_finite());
+        let log = "1e300 - 10 0\n0 - 10 1e300\n";
+        let _ = analyze(log.as_bytes(), "x").unwrap();
+        // A span of 10^12 ms costs nothing.
+        let log = "0 - 10 0\n1000000000000 - 10 0\n";
+        let a = analyze(log.as_bytes(), "x").unwrap();
+        assert!(a.signal_delay_p95_ms.unwrap() > 1e9);
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn analyze_never_panics(text in "([0-9]{1,25}(\\.[0-9]{1,3})? [-+#d] [0-9]{1,22}( [0-9.e]{1,8})?\n){0,30}") {
+            let _ = analyze(text.as_bytes(), "p");
+        }
+
+        #[test]
+        fn analyze_never_panics_on_bytes(bytes in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..400)) {
+            let _ = analyze(&bytes[..], "p");
+        }
+    }
+
+    #[test]
+    fn signal_delay_matches_the_expanded_definition() {
+        // Expand every millisecond explicitly and compare, on irregular departures.
+        let deps: Vec<(f64, f64)> = (0..200u32)
+            .map(|i| {
+                let t = f64::from(i * 7 + (i % 5) * 13);
+                (
+                    t + 20.0 + f64::from(i % 9),
+                    20.0 + f64::from(i % 9) + 0.25 * f64::from(i % 4),
+                )
+            })
+            .collect();
+        let mut by: std::collections::BTreeMap<i64, f64> = Default::default();
+        for &(t, d) in &deps {
+            let ts = (t - d).floor() as i64;
+            let e = by.entry(ts).or_insert(d);
+            *e = e.min(d);
+        }
+        let (&lo, _) = by.first_key_value().unwrap();
+        let (&hi, &last) = by.last_key_value().unwrap();
+        let mut vals = vec![];
+        let mut next = last;
+        for ts in (lo..=hi).rev() {
+            let v = by.get(&ts).copied().unwrap_or(next + 1.0);
+            vals.push(v);
+            next = v;
+        }
+        vals.sort_by(f64::total_cmp);
+        let want = vals[(0.95 * vals.len() as f64) as usize];
+        assert_eq!(signal_delay_p95(&deps), Some(want));
     }
 
     #[test]

@@ -862,6 +862,50 @@ mod tests {
     }
 
     #[test]
+    fn feedback_and_reports_reach_the_sender() {
+        use wisp_core::wire::{Ack, Feedback};
+        let (mut flow, _) = "cbr"
+            .parse::<SchemeConfig>()
+            .unwrap()
+            .build(SchemeContext::new())
+            .unwrap();
+        let mut s = SenderState::default();
+        let mut buf = vec![];
+        let fb = Feedback::Ack(Ack {
+            seq: 3,
+            cumulative: 3,
+            send_time: Instant::from_millis(1),
+            recv_time: Instant::from_millis(21),
+            size: 1500,
+        });
+        rtcp::encode_feedback(&fb, 5, 9, &mut buf).unwrap();
+        s.on_datagram(&buf, Instant::from_millis(50), 9, &mut flow);
+        assert_eq!(s.feedback, 1);
+        // A receiver report about our SSRC 9: LSR = the SR sent at 1 s, held 5 ms, now 1.045 s.
+        buf.clear();
+        let sr_at = Instant::from_secs(1);
+        let block = ReportBlock {
+            ssrc: 9,
+            fraction_lost: 0,
+            total_lost: 2,
+            highest_seq: 99,
+            jitter: 0,
+            last_sr: rtcp::ntp_middle(sr_at),
+            delay_since_last_sr: rtcp::to_q16(Duration::from_millis(5)),
+        };
+        rtcp::encode_receiver_report(5, Some(block), "x@y", &mut buf).unwrap();
+        s.on_datagram(&buf, sr_at + Duration::from_millis(45), 9, &mut flow);
+        assert_eq!(s.rtt_ms.len(), 1);
+        assert!((s.rtt_ms[0] - 40.0).abs() < 0.05, "{:?}", s.rtt_ms);
+        assert_eq!(s.loss, Some(0.02));
+        // Reports about another SSRC are not ours.
+        s.on_datagram(&buf, sr_at + Duration::from_millis(45), 10, &mut flow);
+        assert_eq!(s.rtt_ms.len(), 1);
+        s.on_datagram(&[0x80, 201, 0, 9], Instant::ZERO, 9, &mut flow);
+        assert_eq!(s.malformed, 1);
+    }
+
+    #[test]
     fn hostile_datagrams_are_counted_and_dropped() {
         let mut r = Receiving {
             receiver: None,
