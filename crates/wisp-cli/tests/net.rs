@@ -429,6 +429,7 @@ fn ping_through_the_link_takes_the_modelled_time() {
     let mut rtt = ping_rtts(&String::from_utf8_lossy(&o.stdout));
     assert_eq!(rtt.len(), 30);
     let m = median(&mut rtt);
+    eprintln!("ping on const:12mbps, 20 ms each way: median RTT {m:.3} ms");
     assert!((m - 40.0).abs() <= 1.0, "median RTT {m} ms on const:12mbps");
     // The 12 Mbit/s trace: 20 ms each way plus the wait for the next opportunity (the log's
     // per-packet delays). The emulator adds nothing to what the model says.
@@ -459,6 +460,9 @@ fn ping_through_the_link_takes_the_modelled_time() {
     let (mut up, mut down) = (model("uplink.log"), model("downlink.log"));
     assert_eq!((up.len(), down.len()), (30, 30));
     let predicted = 40.0 + median(&mut up) + median(&mut down);
+    eprintln!(
+        "ping on a 12 Mbit/s trace, 20 ms each way: median RTT {m:.3} ms, model {predicted:.3} ms"
+    );
     assert!(
         (m - predicted).abs() <= 0.5,
         "median RTT {m} ms, model {predicted} ms"
@@ -532,6 +536,11 @@ fn iperf3_gets_what_the_trace_offered_while_backlogged() {
         .as_f64()
         .unwrap();
     let err = (ip_kbps - offered).abs() / offered;
+    eprintln!(
+        "iperf3 received {:.1} kbit/s of payload = {ip_kbps:.1} kbit/s of IP; the trace offered {offered:.1} kbit/s while backlogged ({:.2}% apart)",
+        recv_bps / 1e3,
+        err * 100.0
+    );
     assert!(
         err < 0.05,
         "iperf3 received {ip_kbps:.1} kbit/s (IP), the trace offered {offered:.1} while backlogged"

@@ -13,6 +13,16 @@
 //! * [`emulator`]: `wisp link` — a user-space, trace-driven link emulator between a network
 //!   namespace and the host, built on the simulator's own link, queue and loss code, with
 //!   Mahimahi-format logs ([`mmlog`]) that `wisp analyze` reads back.
+//!
+//! The packet formats come from webrtc-rs's sans-IO crates `rtc-rtp` and `rtc-rtcp` (0.21):
+//! between them they implement every format wisp needs except APP — RFC 8285 one- and two-byte
+//! header extensions with abs-send-time and transport-wide sequence number elements, SR/RR/SDES/
+//! BYE, REMB, transport-cc and RFC 8888 feedback — and they are the maintained generation of
+//! webrtc-rs. GStreamer's `rtp-types`/`rtcp-types` are zero-copy and have APP, but no RFC 8285
+//! element parsing, REMB or RFC 8888, which wisp would have had to write by hand. APP packets
+//! are built from `rtc-rtcp`'s header plus the 8 bytes RFC 3550 §6.7 defines.
+//!
+//! Linux only (network namespaces, TUN, `epoll_pwait2`: kernel 5.11 or later).
 
 pub mod emulator;
 pub mod mmlog;
