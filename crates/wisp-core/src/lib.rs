@@ -9,10 +9,12 @@
 //! * [`packet`], [`wire`]: the data header and the feedback messages with their byte encoding.
 //! * [`controller`]: the [`Sender`]/[`Receiver`] contract every scheme implements.
 //! * [`flow`], [`source`], [`pacer`]: turning a sender's allowance into packets.
+//! * [`math`], [`stats`]: special functions, distributions, quantiles, EWMA.
 //! * [`scheme`]: the registry (`"cbr"` → [`scheme::SchemeConfig`] → halves) and the schemes.
 
 pub mod controller;
 pub mod flow;
+pub mod math;
 pub mod pacer;
 pub mod packet;
 pub mod scheme;

@@ -12,6 +12,7 @@
 
 pub mod cbr;
 pub mod ideal;
+pub mod sprout;
 
 use crate::controller::{Allowance, ExtraPacket, Receiver, SendContext, Sender, SenderStats};
 use crate::flow::FlowSender;
@@ -26,6 +27,7 @@ use core::str::FromStr;
 
 pub use cbr::{CbrConfig, CbrSender, SilentReceiver};
 pub use ideal::{IdealConfig, IdealSchedule, IdealSender};
+pub use sprout::{SproutConfig, SproutReceiver, SproutSender};
 
 /// One line of `wisp schemes`.
 #[derive(Clone, Copy, Debug)]
@@ -47,6 +49,21 @@ pub const SCHEMES: &[SchemeInfo] = &[
         name: "cbr",
         summary: "constant bit rate, no feedback",
         params: "rate-kbps=1000",
+    },
+    SchemeInfo {
+        name: "sprout",
+        summary: "Sprout (NSDI'13): Bayesian forecast of a cellular link's delivery rate, window = 5th-percentile deliveries in 100 ms minus the queue",
+        params: sprout::PARAMS,
+    },
+    SchemeInfo {
+        name: "sprout-ewma",
+        summary: "Sprout-EWMA (NSDI'13 §6.4): Sprout's protocol with an EWMA of the per-tick count instead of the cautious forecast",
+        params: sprout::PARAMS,
+    },
+    SchemeInfo {
+        name: "sprout-adaptive",
+        summary: "Sprout with σ inferred online: a mixture of Sprout filters over a σ grid, weighted by their predictive likelihood",
+        params: sprout::PARAMS,
     },
 ];
 
@@ -152,6 +169,9 @@ impl SchemeContext {
 pub enum SchemeConfig {
     Ideal(IdealConfig),
     Cbr(CbrConfig),
+    /// `sprout`, `sprout-ewma` and `sprout-adaptive` (by [`SproutConfig::variant`]); boxed to
+    /// keep the enum small.
+    Sprout(Box<SproutConfig>),
 }
 
 impl SchemeConfig {
@@ -160,6 +180,7 @@ impl SchemeConfig {
         match self {
             SchemeConfig::Ideal(_) => "ideal",
             SchemeConfig::Cbr(_) => "cbr",
+            SchemeConfig::Sprout(c) => c.name(),
         }
     }
 
@@ -168,6 +189,13 @@ impl SchemeConfig {
         Ok(match name {
             "ideal" => SchemeConfig::Ideal(IdealConfig),
             "cbr" => SchemeConfig::Cbr(CbrConfig::default()),
+            "sprout" => SchemeConfig::Sprout(Box::new(SproutConfig::new(sprout::Variant::Sprout))),
+            "sprout-ewma" => {
+                SchemeConfig::Sprout(Box::new(SproutConfig::new(sprout::Variant::Ewma)))
+            }
+            "sprout-adaptive" => {
+                SchemeConfig::Sprout(Box::new(SproutConfig::new(sprout::Variant::Adaptive)))
+            }
             _ => {
                 return Err(ParamError::UnknownScheme {
                     name: name.to_string(),
@@ -187,6 +215,7 @@ impl SchemeConfig {
         let r = match self {
             SchemeConfig::Ideal(_) => Err(ParamError::unknown(key, "(none)")),
             SchemeConfig::Cbr(c) => c.set(key, value),
+            SchemeConfig::Sprout(c) => c.set(key, value),
         };
         r.map_err(|e| e.in_scheme(name))
     }
@@ -196,6 +225,7 @@ impl SchemeConfig {
         match self {
             SchemeConfig::Ideal(_) => vec![],
             SchemeConfig::Cbr(c) => c.params(),
+            SchemeConfig::Sprout(c) => c.params(),
         }
     }
 
@@ -227,6 +257,15 @@ impl SchemeConfig {
                     mtu,
                 ),
                 AnyReceiver::Silent(SilentReceiver),
+            ),
+            SchemeConfig::Sprout(c) => (
+                FlowSender::new(
+                    AnySender::Sprout(SproutSender::new(c, mtu)),
+                    Source::bulk(mtu),
+                    Pacer::default(),
+                    mtu,
+                ),
+                AnyReceiver::Sprout(Box::new(SproutReceiver::new(c, mtu))),
             ),
         })
     }
@@ -322,10 +361,12 @@ macro_rules! any_receiver {
 any_sender! {
     Ideal(IdealSender),
     Cbr(CbrSender),
+    Sprout(SproutSender),
 }
 
 any_receiver! {
     Silent(SilentReceiver),
+    Sprout(Box<SproutReceiver>),
 }
 
 #[cfg(test)]
