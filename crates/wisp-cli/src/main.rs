@@ -4,6 +4,7 @@
 mod args;
 mod bench;
 mod error;
+mod forecast;
 mod output;
 mod run;
 mod trace;
@@ -24,6 +25,7 @@ Examples:
   wisp run --scheme ideal --link trace:traces/cellular/Verizon-LTE-short.down --json
   wisp bench --schemes ideal,cbr --traces traces/cellular --out results
   wisp trace stats traces/cellular/*.down
+  wisp forecast --trace traces/cellular/Verizon-LTE-short.down --duration-s 10
   wisp schemes
 
 Exit codes: 0 success, 1 an I/O failure, 2 bad input (a message names the option, or the file \
@@ -54,6 +56,9 @@ enum Command {
         #[command(subcommand)]
         command: trace::TraceCommand,
     },
+    /// Feed a trace to a Sprout receiver as a saturated link and print its forecast every
+    /// tick (CSV).
+    Forecast(forecast::ForecastArgs),
 }
 
 fn main() -> ExitCode {
@@ -77,6 +82,7 @@ fn main() -> ExitCode {
         Command::Bench(a) => bench::bench(a),
         Command::Schemes { json } => schemes(json),
         Command::Trace { command } => trace::trace(command),
+        Command::Forecast(a) => forecast::forecast(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
