@@ -32,6 +32,9 @@ pub const MAX_TICKS: usize = 16;
 /// denormals and lets the filter skip the states that cannot matter.
 const FLUSH: f64 = 1e-30;
 
+/// Exact counts up to this use the precomputed likelihood table.
+const LIK_TABLE_COUNTS: usize = 64;
+
 /// The Gaussian step is cut at this many standard deviations.
 const BAND_SIGMAS: f64 = 6.0;
 
@@ -179,6 +182,11 @@ pub struct SproutModel {
     mean: Vec<f64>,
     /// ln(mean) (−∞ in the outage).
     ln_mean: Vec<f64>,
+    /// Exact-count likelihoods for counts up to `LIK_TABLE_COUNTS`: lik[k·states + s] =
+    /// exp(k·ln x_s − x_s − lik_scale[k]), where lik_scale[k] is the largest exponent over the
+    /// states (so every row peaks at 1).
+    lik: Vec<f64>,
+    lik_scale: Vec<f64>,
     /// Half-width of the transition band, in states.
     half: usize,
     /// The transition in gather form: new[d] = Σ_w old[d − half + w] · band[d·width + w].
@@ -209,7 +217,17 @@ impl SproutModel {
                 }
             })
             .collect();
-        let ln_mean = mean.iter().map(|m| m.ln()).collect();
+        let ln_mean: Vec<f64> = mean.iter().map(|m| m.ln()).collect();
+        let mut lik = vec![0.0; (LIK_TABLE_COUNTS + 1) * n];
+        let mut lik_scale = vec![0.0; LIK_TABLE_COUNTS + 1];
+        for k in 0..=LIK_TABLE_COUNTS {
+            let ll = |s: usize| exact_ln_lik(&mean, &ln_mean, s, k as f64);
+            let top = (0..n).map(ll).fold(f64::NEG_INFINITY, f64::max);
+            lik_scale[k] = top;
+            for s in 0..n {
+                lik[k * n + s] = (ll(s) - top).exp();
+            }
+        }
         let step = params.sigma * dt.sqrt();
         let half = (((BAND_SIGMAS * step) / delta).ceil() as usize + 1).min(n - 1);
         let trans = transition(&params, n, delta, step, half);
@@ -232,6 +250,8 @@ impl SproutModel {
             params,
             mean,
             ln_mean,
+            lik,
+            lik_scale,
             half,
             band,
             cdf,
@@ -315,17 +335,34 @@ impl SproutModel {
     /// Returns ln P(observation | belief before it), up to a constant that is the same for
     /// every model with these bins (the adaptive filter compares models by it).
     pub fn observe(&self, b: &mut Belief, obs: Observation) -> f64 {
-        let lik: &dyn Fn(usize) -> f64 = match obs {
-            Observation::Exact(k) => {
-                // ln(x^k e^(−x)); −ln k! is the same for every state and dropped.
-                let k = f64::from(k);
-                &move |s| {
-                    if s == 0 {
-                        if k == 0.0 { 0.0 } else { f64::NEG_INFINITY }
-                    } else {
-                        k * self.ln_mean[s] - self.mean[s]
+        let n = self.states();
+        if let Observation::Exact(k) = obs {
+            let k = k as usize;
+            if k <= LIK_TABLE_COUNTS {
+                // The common case, from the table (no exp per state).
+                let row = &self.lik[k * n + b.lo..k * n + b.hi];
+                let p = &mut b.p[b.lo..b.hi];
+                let mut sum = 0.0;
+                for (v, l) in p.iter_mut().zip(row) {
+                    *v *= l;
+                    sum += *v;
+                }
+                if sum > 1e-250 {
+                    b.normalise(sum);
+                    return self.lik_scale[k] + sum.ln();
+                }
+                // Underflow: undo and take the scaled path below.
+                for (v, &l) in p.iter_mut().zip(row) {
+                    if l > 0.0 {
+                        *v /= l;
                     }
                 }
+            }
+        }
+        let lik: &dyn Fn(usize) -> f64 = match obs {
+            Observation::Exact(k) => {
+                let k = f64::from(k);
+                &move |s| exact_ln_lik(&self.mean, &self.ln_mean, s, k)
             }
             Observation::AtLeast(k) => &move |s| poisson_ln_sf(u64::from(k), self.mean[s]),
         };
@@ -386,23 +423,66 @@ pub(crate) fn mixture_forecast(parts: &[(f64, &SproutModel, &Belief)]) -> Foreca
         && m.params.ticks == ticks
         && m.states() == first.states()));
     let mut out = [0.0; MAX_TICKS];
-    let mut lo = 0;
-    for (t, slot) in out[..ticks].iter_mut().enumerate() {
-        // The smallest c with P(C ≤ c) ≥ q, by bisection; C_{t+1} ≥ C_t, so the search starts
-        // from the previous horizon's answer.
-        let mut hi = max_count;
-        while lo < hi {
-            let mid = (lo + hi) / 2;
-            let p: f64 = parts.iter().map(|&(w, m, b)| w * m.cdf_at(b, t, mid)).sum();
-            if p >= q {
-                hi = mid;
-            } else {
-                lo = mid + 1;
-            }
-        }
-        *slot = lo as f64;
+    let mut found = [0usize; MAX_TICKS];
+    for t in 0..ticks {
+        // The smallest c with P(C_t ≤ c) ≥ q. C_{t+1} ≥ C_t, so it is at least the previous
+        // horizon's answer, and the answers grow about linearly with the horizon: search
+        // outward from the extrapolation.
+        let at_least = if t == 0 { 0 } else { found[t - 1] };
+        let guess = match t {
+            0 => max_count / (2 * ticks),
+            1 => 2 * found[0],
+            _ => 2 * found[t - 1] - found[t - 2],
+        };
+        let reaches = |c: usize| -> bool {
+            let p: f64 = parts.iter().map(|&(w, m, b)| w * m.cdf_at(b, t, c)).sum();
+            p >= q
+        };
+        found[t] = first_true(at_least, max_count, guess, reaches);
+        out[t] = found[t] as f64;
     }
     Forecast::from_cumulative(&out[..ticks])
+}
+
+/// The smallest c in [lo, hi] with `f(c)` (hi if none), for `f` false then true: a galloping
+/// search outward from `guess`, then bisection. Two evaluations when the guess is right.
+fn first_true(mut lo: usize, mut hi: usize, guess: usize, f: impl Fn(usize) -> bool) -> usize {
+    let top = hi;
+    let g = guess.clamp(lo, hi);
+    let mut step = 1;
+    if f(g) {
+        hi = g;
+        while hi > lo {
+            let c = hi.saturating_sub(step).max(lo);
+            if f(c) {
+                hi = c;
+                step *= 2;
+            } else {
+                lo = c + 1;
+                break;
+            }
+        }
+    } else {
+        lo = g + 1;
+        while lo < hi {
+            let c = (lo + step - 1).min(hi);
+            if f(c) {
+                hi = c;
+                break;
+            }
+            lo = c + 1;
+            step *= 2;
+        }
+    }
+    while lo < hi {
+        let mid = (lo + hi) / 2;
+        if f(mid) {
+            hi = mid;
+        } else {
+            lo = mid + 1;
+        }
+    }
+    lo.min(top)
 }
 
 /// A probability vector over a model's states, with the range of states that may be nonzero.
@@ -458,6 +538,15 @@ fn dot(a: &[f64], b: &[f64]) -> f64 {
         s += x * y;
     }
     s
+}
+
+/// ln(x^k e^(−x)) in state s (−ln k!, the same for every state, is left out).
+fn exact_ln_lik(mean: &[f64], ln_mean: &[f64], s: usize, k: f64) -> f64 {
+    if s == 0 {
+        if k == 0.0 { 0.0 } else { f64::NEG_INFINITY }
+    } else {
+        k * ln_mean[s] - mean[s]
+    }
 }
 
 /// The dense transition T[s·n + d] = P(state d next tick | state s now), cut to the band.
@@ -729,6 +818,67 @@ mod tests {
             .map(|c| 1.0 - m.forecast_cdf(8, c, s))
             .sum();
         assert!((mean8 - 8.0 * m.mean[s]).abs() < 0.05, "{mean8}");
+    }
+
+    #[test]
+    fn observation_is_bayes_rule_with_the_poisson_likelihood() {
+        let m = model();
+        let n = m.states();
+        // Counts inside the likelihood table and beyond it take different paths.
+        for k in [0u32, 1, 10, 64, 65, 90] {
+            let mut b = m.prior();
+            m.evolve(&mut b);
+            let prior = b.p.clone();
+            let ev = m.observe(&mut b, Observation::Exact(k));
+            let joint: Vec<f64> = (0..n)
+                .map(|s| prior[s] * crate::math::poisson_pmf(u64::from(k), m.mean[s]))
+                .collect();
+            let z: f64 = joint.iter().sum();
+            for (s, j) in joint.iter().enumerate() {
+                let want = if j / z < FLUSH { 0.0 } else { j / z };
+                assert!(
+                    (b.p[s] - want).abs() <= 1e-12 * want.max(1e-300),
+                    "k {k} s {s}"
+                );
+            }
+            // The evidence is ln P(k) + ln k! (the constant left out).
+            let want = z.ln() + crate::math::ln_factorial(u64::from(k));
+            assert!((ev - want).abs() < 1e-9, "k {k}: {ev} vs {want}");
+        }
+        // A lower bound: P(N ≥ k | x) = 1 − P(N < k | x).
+        let mut b = m.prior();
+        let prior = b.p.clone();
+        m.observe(&mut b, Observation::AtLeast(3));
+        let joint: Vec<f64> = (0..n)
+            .map(|s| {
+                let below: f64 = (0..3).map(|j| crate::math::poisson_pmf(j, m.mean[s])).sum();
+                prior[s] * (1.0 - below)
+            })
+            .collect();
+        let z: f64 = joint.iter().sum();
+        for (s, j) in joint.iter().enumerate().skip(1) {
+            assert!((b.p[s] - j / z).abs() < 1e-12, "s {s}");
+        }
+        assert_eq!(b.p[0], 0.0);
+    }
+
+    #[test]
+    fn galloping_search_finds_the_first_true() {
+        for n in [0usize, 1, 2, 7, 40] {
+            for answer in 0..=n + 1 {
+                for guess in 0..=n + 3 {
+                    let calls = std::cell::Cell::new(0);
+                    let got = first_true(0, n, guess, |c| {
+                        calls.set(calls.get() + 1);
+                        c >= answer
+                    });
+                    assert_eq!(got, answer.min(n), "n {n} answer {answer} guess {guess}");
+                    if guess == answer && answer > 0 && answer <= n {
+                        assert_eq!(calls.get(), 2);
+                    }
+                }
+            }
+        }
     }
 
     #[test]
