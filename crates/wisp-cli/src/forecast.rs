@@ -32,8 +32,7 @@ pub struct ForecastArgs {
     #[arg(long, value_name = "S", value_parser = crate::args::positive_secs, allow_hyphen_values = true)]
     pub duration_s: Option<Duration>,
 
-    /// The receiver: sprout, sprout-ewma or sprout-adaptive, with parameters
-    /// (e.g. sprout:sigma=100).
+    /// The receiver: sprout or sprout-ewma, with parameters (e.g. sprout:sigma=100).
     #[arg(long, value_name = "SCHEME", default_value = "sprout")]
     pub scheme: SchemeConfig,
 }
@@ -41,7 +40,7 @@ pub struct ForecastArgs {
 pub fn forecast(a: ForecastArgs) -> Result<(), CliError> {
     let SchemeConfig::Sprout(config) = &a.scheme else {
         return Err(CliError::Input(format!(
-            "--scheme: `{}` is not a Sprout variant (sprout, sprout-ewma, sprout-adaptive)",
+            "--scheme: `{}` is not a Sprout variant (sprout, sprout-ewma)",
             a.scheme
         )));
     };

@@ -64,13 +64,20 @@ fn tick(c: &mut Criterion) {
             criterion::BatchSize::SmallInput,
         )
     });
-    for variant in [Variant::Ewma, Variant::Adaptive] {
-        let mut e = SproutConfig::new(variant).estimator();
+    let adaptive = SproutConfig {
+        sigmas: vec![50.0, 100.0, 200.0, 400.0, 800.0],
+        ..SproutConfig::default()
+    };
+    for (name, config) in [
+        ("sprout-ewma", SproutConfig::new(Variant::Ewma)),
+        ("sprout-sigmas-5", adaptive),
+    ] {
+        let mut e = config.estimator();
         for &k in COUNTS.iter().cycle().take(500) {
             e.on_tick(Some(Observation::Exact(k)));
         }
         let mut i = 0;
-        g.bench_function(variant.name(), |b| {
+        g.bench_function(name, |b| {
             b.iter(|| {
                 e.on_tick(Some(Observation::Exact(COUNTS[i % COUNTS.len()])));
                 i += 1;

@@ -113,7 +113,7 @@ fn reverse_loss_drops_feedback_only() {
 
 #[test]
 fn sprout_runs_are_deterministic() {
-    for scheme in ["sprout", "sprout-ewma", "sprout-adaptive"] {
+    for scheme in ["sprout", "sprout-ewma", "sprout:sigmas=50/100/200/400/800"] {
         let mut s = scenario(scheme, "TMobile-UMTS-driving", "down");
         s.duration = wisp_core::Duration::from_secs(20);
         s.loss = LossSpec::Bernoulli(0.05);

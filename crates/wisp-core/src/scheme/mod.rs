@@ -58,12 +58,7 @@ pub const SCHEMES: &[SchemeInfo] = &[
     SchemeInfo {
         name: "sprout-ewma",
         summary: "Sprout-EWMA (NSDI'13 §6.4): Sprout's protocol with an EWMA of the per-tick count instead of the cautious forecast",
-        params: sprout::PARAMS,
-    },
-    SchemeInfo {
-        name: "sprout-adaptive",
-        summary: "Sprout with σ inferred online: a mixture of Sprout filters over a σ grid, weighted by their predictive likelihood",
-        params: sprout::PARAMS,
+        params: sprout::EWMA_PARAMS,
     },
 ];
 
@@ -169,8 +164,7 @@ impl SchemeContext {
 pub enum SchemeConfig {
     Ideal(IdealConfig),
     Cbr(CbrConfig),
-    /// `sprout`, `sprout-ewma` and `sprout-adaptive` (by [`SproutConfig::variant`]); boxed to
-    /// keep the enum small.
+    /// `sprout` and `sprout-ewma` (by [`SproutConfig::variant`]); boxed to keep the enum small.
     Sprout(Box<SproutConfig>),
 }
 
@@ -192,9 +186,6 @@ impl SchemeConfig {
             "sprout" => SchemeConfig::Sprout(Box::new(SproutConfig::new(sprout::Variant::Sprout))),
             "sprout-ewma" => {
                 SchemeConfig::Sprout(Box::new(SproutConfig::new(sprout::Variant::Ewma)))
-            }
-            "sprout-adaptive" => {
-                SchemeConfig::Sprout(Box::new(SproutConfig::new(sprout::Variant::Adaptive)))
             }
             _ => {
                 return Err(ParamError::UnknownScheme {

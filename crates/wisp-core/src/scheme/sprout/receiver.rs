@@ -26,7 +26,7 @@ pub struct TickRecord {
     pub forecast: Forecast,
 }
 
-/// The receiving half of Sprout, Sprout-EWMA and Sprout-adaptive.
+/// The receiving half of Sprout and Sprout-EWMA.
 #[derive(Clone, Debug)]
 pub struct SproutReceiver {
     estimator: Estimator,

@@ -21,7 +21,7 @@ struct Held {
     received_or_lost: u64,
 }
 
-/// The sending half of Sprout (and of Sprout-EWMA and Sprout-adaptive, which differ only at the
+/// The sending half of Sprout (and of Sprout-EWMA and the σ mixture, which differ only at the
 /// receiver).
 #[derive(Clone, Debug)]
 pub struct SproutSender {
