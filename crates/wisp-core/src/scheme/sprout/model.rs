@@ -11,15 +11,22 @@
 //!   to a rate drawn from the same Brownian step started at 0 (a half-normal); otherwise it stays.
 //!   Every row of the transition sums to one (no mass leaks). The Gaussian is cut at ±6σ√τ, so
 //!   the matrix is a band and one step costs `states × (2·half + 1)` multiply-adds.
-//! * **Observe** (eq. 2): P(λ = x) ← P(λ = x) · x^k e^(−x) / k!, x the expected packets per tick.
+//! * **Observe** (eq. 2): P(λ = x) ← P(λ = x) · x^k e^(−x) / k!, x the expected packets per tick
+//!   ([`Observation::Exact`]); or, for a tick in which the sender's queue ran dry, the censored
+//!   likelihood P(N ≥ k | x) ([`Observation::AtLeast`]). Then normalise.
 //! * **Forecast** (eq. 3): for a belief *b*, P(C_n ≤ c) = Σ_s b(s)·F_n(c | s), where C_n is the
 //!   packets delivered in the next *n* ticks and F_n(· | s) is their CDF when the link is
-//!   certainly in state *s* now. F_n is computed once by a backward recursion over the ticks
-//!   (the exact law of the doubly stochastic process, not a per-tick approximation):
-//!   P_0(c | s) = [c = 0], P_n(c | s) = Σ_s' T(s→s') Σ_a Pois(a; x_s') · P_{n−1}(c − a | s').
-//!   The forecast for horizon *n* is the smallest *c* with P(C_n ≤ c) ≥ `quantile`, found by
-//!   binary search, so a tick's forecast costs about `ticks × log₂(max count) × states`
-//!   multiply-adds.
+//!   certainly in state *s* now. The F_n are computed once ([`ForecastMethod`]):
+//!   - `Paper` (default; §3.3 "evolving the probability distribution forward … to each of the
+//!     eight ticks", as the original code does it): d_0 = δ_s, d_t = d_{t−1}·T; tick *t*'s count
+//!     has law Σ_s' d_t(s')·Pois(x_s'); C_n is the convolution of ticks 1..n.
+//!   - `Joint`: the exact law of the doubly stochastic process, by a backward recursion:
+//!     P_0(c | s) = [c = 0], P_n(c | s) = Σ_s' T(s→s') Σ_a Pois(a; x_s')·P_{n−1}(c − a | s').
+//!     The ticks share the rate's path, so their counts are correlated and C_n spreads wider.
+//!
+//!   The forecast for horizon *n* is the smallest *c* with P(C_n ≤ c) ≥ `quantile`, found by a
+//!   search that starts from the extrapolated previous horizon, so a tick's forecast costs a
+//!   few weighted sums over the states per horizon.
 
 use crate::math::{normal_interval, poisson_ln_sf, poisson_pmf};
 use crate::time::Duration;
