@@ -59,6 +59,25 @@ fn sprout_on_verizon_lte_downlink_uses_the_link_without_a_standing_queue() {
     assert_eq!(f.loss_rate, 0.0);
 }
 
+/// A jitter-free link is the hardest case for telling an idle sender from a slow link: every
+/// heartbeat lands at the same phase of the receiver's tick. Both variants must still ramp up.
+#[test]
+fn sprout_fills_a_constant_link() {
+    for scheme in ["sprout", "sprout-ewma"] {
+        let link = "const:5mbps".parse::<LinkSpec>().unwrap().load().unwrap();
+        let mut s = Scenario::new(link, scheme.parse().unwrap());
+        s.duration = wisp_core::Duration::from_secs(30);
+        let f = flow(&s);
+        assert!(
+            f.utilization >= 0.9,
+            "{scheme}: utilization {}",
+            f.utilization
+        );
+        let d = f.self_inflicted_delay_ms.unwrap();
+        assert!(d < 100.0, "{scheme}: self-inflicted delay {d} ms");
+    }
+}
+
 /// §6.4: Sprout-EWMA trades delay for throughput.
 #[test]
 fn sprout_ewma_sends_more_and_queues_more_than_sprout() {

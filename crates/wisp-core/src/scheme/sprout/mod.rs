@@ -66,8 +66,8 @@
 //! 7. **Time-to-next and underfull ticks.** The receiver follows the paper's rule, the *most
 //!    recent* packet's promise (the original keeps the latest-expiring one). A silent tick is
 //!    evidence (k = 0) only if it began after the promise expired, as in the original. A tick
-//!    with arrivals that ends while the promise runs shows only that the link delivered *at
-//!    least* k packets — the sender's queue ran dry — and is observed as the censored
+//!    with arrivals whose promise runs to its end (or beyond) shows only that the link delivered
+//!    *at least* k packets — the sender's queue ran dry — and is observed as the censored
 //!    likelihood P(N ≥ k | λ); any other tick is an exact count. (The paper skips observation
 //!    while the promise runs; the original observes every nonzero count as exact. Both stall:
 //!    read as exact, a heartbeat or a small flight pins the belief at the sender's own rate and

@@ -100,11 +100,11 @@ impl SproutReceiver {
         };
         // §3.2: while the latest packet's time-to-next promise runs, the sender's queue may be
         // empty. A silent tick says nothing then (an idle sender is not an outage); a tick with
-        // arrivals whose end falls inside the promise shows the link delivered at least that
-        // many (the queue ran dry, so it might have delivered more).
+        // arrivals whose promise runs to its end shows the link delivered at least that many
+        // (the queue ran dry, so it might have delivered more).
         let observation = if count == 0 {
             (start >= self.promise_expires).then_some(Observation::Exact(0))
-        } else if self.promise_expires > end {
+        } else if self.promise_expires >= end {
             Some(Observation::AtLeast(count))
         } else {
             Some(Observation::Exact(count))
@@ -251,6 +251,11 @@ mod tests {
         r.on_packet_received(at(41), &packet(3000, 1500, 5, 0));
         r.on_timeout(at(60));
         assert_eq!(obs(&r), Some(Observation::Exact(1)));
+        // One that expires exactly at the tick's end: the link idled to the end, a lower bound
+        // (a heartbeat every tick on a jitter-free link lands like this).
+        r.on_packet_received(at(60), &packet(4500, 64, 20, 0));
+        r.on_timeout(at(80));
+        assert_eq!(obs(&r), Some(Observation::AtLeast(1)));
     }
 
     #[test]
