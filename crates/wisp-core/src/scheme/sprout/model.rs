@@ -189,11 +189,11 @@ pub struct SproutModel {
     mean: Vec<f64>,
     /// ln(mean) (−∞ in the outage).
     ln_mean: Vec<f64>,
-    /// Exact-count likelihoods for counts up to `LIK_TABLE_COUNTS`: lik[k·states + s] =
-    /// exp(k·ln x_s − x_s − lik_scale[k]), where lik_scale[k] is the largest exponent over the
-    /// states (so every row peaks at 1).
-    lik: Vec<f64>,
-    lik_scale: Vec<f64>,
+    /// Likelihoods of counts up to `LIK_TABLE_COUNTS`, exact ([0]) and lower bounds ([1]):
+    /// lik[i][k·states + s] = exp(ln L_i(k | x_s) − lik_scale[i][k]), where lik_scale[i][k] is
+    /// the largest log-likelihood over the states (so every row peaks at 1).
+    lik: [Vec<f64>; 2],
+    lik_scale: [Vec<f64>; 2],
     /// Half-width of the transition band, in states.
     half: usize,
     /// The transition in gather form: new[d] = Σ_w old[d − half + w] · band[d·width + w].
@@ -225,14 +225,28 @@ impl SproutModel {
             })
             .collect();
         let ln_mean: Vec<f64> = mean.iter().map(|m| m.ln()).collect();
-        let mut lik = vec![0.0; (LIK_TABLE_COUNTS + 1) * n];
-        let mut lik_scale = vec![0.0; LIK_TABLE_COUNTS + 1];
-        for k in 0..=LIK_TABLE_COUNTS {
-            let ll = |s: usize| exact_ln_lik(&mean, &ln_mean, s, k as f64);
-            let top = (0..n).map(ll).fold(f64::NEG_INFINITY, f64::max);
-            lik_scale[k] = top;
-            for s in 0..n {
-                lik[k * n + s] = (ll(s) - top).exp();
+        let mut lik = [
+            vec![0.0; (LIK_TABLE_COUNTS + 1) * n],
+            vec![0.0; (LIK_TABLE_COUNTS + 1) * n],
+        ];
+        let mut lik_scale = [
+            vec![0.0; LIK_TABLE_COUNTS + 1],
+            vec![0.0; LIK_TABLE_COUNTS + 1],
+        ];
+        for (i, (table, scale)) in lik.iter_mut().zip(&mut lik_scale).enumerate() {
+            for k in 0..=LIK_TABLE_COUNTS {
+                let ll = |s: usize| {
+                    if i == 0 {
+                        exact_ln_lik(&mean, &ln_mean, s, k as f64)
+                    } else {
+                        poisson_ln_sf(k as u64, mean[s])
+                    }
+                };
+                let top = (0..n).map(ll).fold(f64::NEG_INFINITY, f64::max);
+                scale[k] = top;
+                for s in 0..n {
+                    table[k * n + s] = (ll(s) - top).exp();
+                }
             }
         }
         let step = params.sigma * dt.sqrt();
@@ -343,42 +357,47 @@ impl SproutModel {
     /// every model with these bins (the adaptive filter compares models by it).
     pub fn observe(&self, b: &mut Belief, obs: Observation) -> f64 {
         let n = self.states();
-        if let Observation::Exact(k) = obs {
-            let k = k as usize;
-            if k <= LIK_TABLE_COUNTS {
-                // The common case, from the table (no exp per state).
-                let row = &self.lik[k * n + b.lo..k * n + b.hi];
-                let p = &mut b.p[b.lo..b.hi];
-                let mut sum = 0.0;
-                for (v, l) in p.iter_mut().zip(row) {
-                    *v *= l;
-                    sum += *v;
-                }
-                if sum > 1e-250 {
-                    b.normalise(sum);
-                    return self.lik_scale[k] + sum.ln();
-                }
-                // Underflow: undo and take the scaled path below.
-                for (v, &l) in p.iter_mut().zip(row) {
-                    if l > 0.0 {
-                        *v /= l;
-                    }
+        let (kind, k) = match obs {
+            Observation::Exact(k) => (0, k),
+            Observation::AtLeast(k) => (1, k),
+        };
+        let k = k as usize;
+        if k <= LIK_TABLE_COUNTS {
+            // The common case, from the table (no exp per state).
+            let row = &self.lik[kind][k * n + b.lo..k * n + b.hi];
+            let p = &mut b.p[b.lo..b.hi];
+            let mut sum = 0.0;
+            for (v, l) in p.iter_mut().zip(row) {
+                *v *= l;
+                sum += *v;
+            }
+            if sum > 1e-250 {
+                b.normalise(sum);
+                return self.lik_scale[kind][k] + sum.ln();
+            }
+            // Underflow: undo and take the scaled path below.
+            for (v, &l) in p.iter_mut().zip(row) {
+                if l > 0.0 {
+                    *v /= l;
                 }
             }
         }
-        let lik: &dyn Fn(usize) -> f64 = match obs {
-            Observation::Exact(k) => {
-                let k = f64::from(k);
-                &move |s| exact_ln_lik(&self.mean, &self.ln_mean, s, k)
-            }
-            Observation::AtLeast(k) => &move |s| poisson_ln_sf(u64::from(k), self.mean[s]),
-        };
-        // Scale by the largest log-likelihood over the states the belief allows.
+        // Log-likelihoods of the states the belief allows, scaled by the largest.
+        let (lo, hi) = (b.lo, b.hi);
+        let ll = &mut b.scratch[lo..hi];
         let mut top = f64::NEG_INFINITY;
-        for s in b.lo..b.hi {
-            if b.p[s] > 0.0 {
-                top = top.max(lik(s));
-            }
+        for ((s, l), &p) in (lo..hi).zip(ll.iter_mut()).zip(&b.p[lo..hi]) {
+            *l = if p > 0.0 {
+                match obs {
+                    Observation::Exact(k) => {
+                        exact_ln_lik(&self.mean, &self.ln_mean, s, f64::from(k))
+                    }
+                    Observation::AtLeast(k) => poisson_ln_sf(u64::from(k), self.mean[s]),
+                }
+            } else {
+                f64::NEG_INFINITY
+            };
+            top = top.max(*l);
         }
         if top == f64::NEG_INFINITY {
             // Nothing the belief allows could have produced this count: start over.
@@ -386,11 +405,9 @@ impl SproutModel {
             return self.observe(b, obs);
         }
         let mut sum = 0.0;
-        for s in b.lo..b.hi {
-            if b.p[s] > 0.0 {
-                b.p[s] *= (lik(s) - top).exp();
-                sum += b.p[s];
-            }
+        for (p, l) in b.p[lo..hi].iter_mut().zip(&b.scratch[lo..hi]) {
+            *p *= (l - top).exp();
+            sum += *p;
         }
         b.normalise(sum);
         top + sum.ln()
@@ -852,21 +869,30 @@ mod tests {
             let want = z.ln() + crate::math::ln_factorial(u64::from(k));
             assert!((ev - want).abs() < 1e-9, "k {k}: {ev} vs {want}");
         }
-        // A lower bound: P(N ≥ k | x) = 1 − P(N < k | x).
-        let mut b = m.prior();
-        let prior = b.p.clone();
-        m.observe(&mut b, Observation::AtLeast(3));
-        let joint: Vec<f64> = (0..n)
-            .map(|s| {
-                let below: f64 = (0..3).map(|j| crate::math::poisson_pmf(j, m.mean[s])).sum();
-                prior[s] * (1.0 - below)
-            })
-            .collect();
-        let z: f64 = joint.iter().sum();
-        for (s, j) in joint.iter().enumerate().skip(1) {
-            assert!((b.p[s] - j / z).abs() < 1e-12, "s {s}");
+        // A lower bound: P(N ≥ k | x) = 1 − P(N < k | x), from the table and beyond it.
+        for k in [1u32, 3, 20, 64, 70] {
+            let mut b = m.prior();
+            let prior = b.p.clone();
+            m.observe(&mut b, Observation::AtLeast(k));
+            let joint: Vec<f64> = (0..n)
+                .map(|s| {
+                    let at: f64 = (u64::from(k)..400)
+                        .map(|j| crate::math::poisson_pmf(j, m.mean[s]))
+                        .sum();
+                    prior[s] * at
+                })
+                .collect();
+            let z: f64 = joint.iter().sum();
+            for (s, j) in joint.iter().enumerate() {
+                let want = if j / z < FLUSH { 0.0 } else { j / z };
+                assert!(
+                    (b.p[s] - want).abs() <= 1e-9 * want.max(1e-300),
+                    "k {k} s {s}: {} vs {want}",
+                    b.p[s]
+                );
+            }
+            assert_eq!(b.p[0], 0.0);
         }
-        assert_eq!(b.p[0], 0.0);
     }
 
     #[test]
