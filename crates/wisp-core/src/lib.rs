@@ -12,6 +12,7 @@
 //! * [`scheme`]: the registry (`"cbr"` → [`scheme::SchemeConfig`] → halves) and the schemes.
 
 pub mod controller;
+pub mod estimate;
 pub mod flow;
 pub mod pacer;
 pub mod packet;
