@@ -11,13 +11,14 @@
 //! [`AnyReceiver`]; an entry in [`SCHEMES`].
 
 pub mod cbr;
+pub mod gcc;
 pub mod ideal;
 
 use crate::controller::{Allowance, ExtraPacket, Receiver, SendContext, Sender, SenderStats};
 use crate::flow::FlowSender;
 use crate::pacer::Pacer;
 use crate::packet::{DEFAULT_MTU, DataHeader};
-use crate::source::Source;
+use crate::source::{Source, SourceRng};
 use crate::time::{Duration, Instant};
 use crate::units::DataSize;
 use crate::wire::Feedback;
@@ -25,6 +26,7 @@ use core::fmt;
 use core::str::FromStr;
 
 pub use cbr::{CbrConfig, CbrSender, SilentReceiver};
+pub use gcc::{GccConfig, GccReceiver, GccSender};
 pub use ideal::{IdealConfig, IdealSchedule, IdealSender};
 
 /// One line of `wisp schemes`.
@@ -47,6 +49,21 @@ pub const SCHEMES: &[SchemeInfo] = &[
         name: "cbr",
         summary: "constant bit rate, no feedback",
         params: "rate-kbps=1000",
+    },
+    SchemeInfo {
+        name: "gcc",
+        summary: "Google Congestion Control (ANRW'16 §3): Kalman delay-based receiver + loss-based sender, video call",
+        params: "prefilter=off,filter=kalman,threshold=libwebrtc,interval-ms=5,rate-window-ms=500,start-kbps=300,min-kbps=50,max-kbps=2500,pace-factor=2.5,audio-kbps=32",
+    },
+    SchemeInfo {
+        name: "gcc-grouping",
+        summary: "GCC with the packet-grouping pre-filter for Wi-Fi bursts (ANRW'16 Algorithm 1; prefilter=libwebrtc for libwebrtc's form)",
+        params: "prefilter=paper, otherwise as gcc",
+    },
+    SchemeInfo {
+        name: "gcc-trendline",
+        summary: "GCC with libwebrtc's trendline estimator instead of the Kalman filter",
+        params: "filter=trendline, otherwise as gcc",
     },
 ];
 
@@ -127,6 +144,10 @@ pub struct SchemeContext {
     pub mtu: DataSize,
     /// The link's delivery schedule as the ideal sender needs it (simulation only).
     pub ideal_schedule: Option<IdealSchedule>,
+    /// A random stream for the flow's traffic model (the simulator derives it from the run's
+    /// master seed, label `flow/N/media`). Without it, models that would draw from it are
+    /// deterministic.
+    pub rng: Option<SourceRng>,
 }
 
 impl fmt::Debug for SchemeContext {
@@ -134,6 +155,7 @@ impl fmt::Debug for SchemeContext {
         f.debug_struct("SchemeContext")
             .field("mtu", &self.mtu)
             .field("ideal_schedule", &self.ideal_schedule.is_some())
+            .field("rng", &self.rng.is_some())
             .finish()
     }
 }
@@ -143,6 +165,7 @@ impl SchemeContext {
         SchemeContext {
             mtu: DEFAULT_MTU,
             ideal_schedule: None,
+            rng: None,
         }
     }
 }
@@ -152,6 +175,8 @@ impl SchemeContext {
 pub enum SchemeConfig {
     Ideal(IdealConfig),
     Cbr(CbrConfig),
+    /// `gcc`, `gcc-grouping`, `gcc-trendline`.
+    Gcc(Box<GccConfig>),
 }
 
 impl SchemeConfig {
@@ -160,6 +185,7 @@ impl SchemeConfig {
         match self {
             SchemeConfig::Ideal(_) => "ideal",
             SchemeConfig::Cbr(_) => "cbr",
+            SchemeConfig::Gcc(c) => c.name(),
         }
     }
 
@@ -168,6 +194,9 @@ impl SchemeConfig {
         Ok(match name {
             "ideal" => SchemeConfig::Ideal(IdealConfig),
             "cbr" => SchemeConfig::Cbr(CbrConfig::default()),
+            _ if gcc::config_for(name).is_some() => {
+                SchemeConfig::Gcc(Box::new(gcc::config_for(name).expect("checked")))
+            }
             _ => {
                 return Err(ParamError::UnknownScheme {
                     name: name.to_string(),
@@ -187,6 +216,7 @@ impl SchemeConfig {
         let r = match self {
             SchemeConfig::Ideal(_) => Err(ParamError::unknown(key, "(none)")),
             SchemeConfig::Cbr(c) => c.set(key, value),
+            SchemeConfig::Gcc(c) => c.set(key, value),
         };
         r.map_err(|e| e.in_scheme(name))
     }
@@ -196,6 +226,7 @@ impl SchemeConfig {
         match self {
             SchemeConfig::Ideal(_) => vec![],
             SchemeConfig::Cbr(c) => c.params(),
+            SchemeConfig::Gcc(c) => c.params(),
         }
     }
 
@@ -227,6 +258,15 @@ impl SchemeConfig {
                     mtu,
                 ),
                 AnyReceiver::Silent(SilentReceiver),
+            ),
+            SchemeConfig::Gcc(c) => (
+                FlowSender::new(
+                    AnySender::Gcc(GccSender::new(c)),
+                    Source::media(c.media.clone(), ctx.rng, mtu),
+                    Pacer::periodic(c.interval),
+                    mtu,
+                ),
+                AnyReceiver::Gcc(Box::new(GccReceiver::new(c))),
             ),
         })
     }
@@ -322,10 +362,12 @@ macro_rules! any_receiver {
 any_sender! {
     Ideal(IdealSender),
     Cbr(CbrSender),
+    Gcc(GccSender),
 }
 
 any_receiver! {
     Silent(SilentReceiver),
+    Gcc(Box<GccReceiver>),
 }
 
 #[cfg(test)]
