@@ -75,11 +75,15 @@ pub const DELTA_COUNTER_MAX: u32 = 1000;
 const MIN_FRAME_PERIOD_HISTORY: usize = 60;
 
 /// The smallest of the last 60 inter-departure times (libwebrtc `UpdateMinFramePeriod`).
+///
+/// A ring of the last 60 values with the minimum kept up to date: a rescan only when the value
+/// leaving the window was the minimum.
 #[derive(Clone, Debug, PartialEq)]
 struct MinPeriod {
     hist: [f64; MIN_FRAME_PERIOD_HISTORY],
     len: usize,
     next: usize,
+    min: f64,
 }
 
 impl MinPeriod {
@@ -88,24 +92,28 @@ impl MinPeriod {
             hist: [0.0; MIN_FRAME_PERIOD_HISTORY],
             len: 0,
             next: 0,
+            min: f64::INFINITY,
         }
     }
 
     /// Records `send_delta` and returns the minimum over it and the 59 before it.
     fn update(&mut self, send_delta: f64) -> f64 {
-        // The oldest entry drops out first, so the window is the last 60 including this one.
         if self.len == MIN_FRAME_PERIOD_HISTORY {
-            self.len -= 1;
+            // `next` holds the oldest value, which leaves the window now.
+            let evicted = self.hist[self.next];
+            self.hist[self.next] = send_delta;
+            if evicted <= self.min {
+                self.min = self.hist.iter().copied().fold(f64::INFINITY, f64::min);
+            } else {
+                self.min = self.min.min(send_delta);
+            }
+        } else {
+            self.hist[self.next] = send_delta;
+            self.len += 1;
+            self.min = self.min.min(send_delta);
         }
-        let mut min = send_delta;
-        let start = (self.next + MIN_FRAME_PERIOD_HISTORY - self.len) % MIN_FRAME_PERIOD_HISTORY;
-        for k in 0..self.len {
-            min = min.min(self.hist[(start + k) % MIN_FRAME_PERIOD_HISTORY]);
-        }
-        self.hist[self.next] = send_delta;
         self.next = (self.next + 1) % MIN_FRAME_PERIOD_HISTORY;
-        self.len += 1;
-        min
+        self.min
     }
 }
 
@@ -114,12 +122,34 @@ impl MinPeriod {
 struct NoiseEstimate {
     avg: f64,
     var: f64,
+    /// The last (α, T_min) and the β they gave (T_min rarely changes; `powf` is costly).
+    beta_cache: Option<(f64, f64, f64)>,
 }
 
 impl NoiseEstimate {
+    fn new(var: f64) -> Self {
+        NoiseEstimate {
+            avg: 0.0,
+            var,
+            beta_cache: None,
+        }
+    }
+
+    /// (1 − α)^(30·T_min/1000).
+    fn beta(&mut self, alpha: f64, min_period_ms: f64) -> f64 {
+        match self.beta_cache {
+            Some((a, t, b)) if a == alpha && t == min_period_ms => b,
+            _ => {
+                let b = (1.0 - alpha).powf(min_period_ms * 30.0 / 1000.0);
+                self.beta_cache = Some((alpha, min_period_ms, b));
+                b
+            }
+        }
+    }
+
     /// One EWMA step with weight α scaled to the group rate: β = (1 − α)^(30·T_min/1000).
     fn update(&mut self, residual: f64, min_period_ms: f64, alpha: f64) {
-        let beta = (1.0 - alpha).powf(min_period_ms * 30.0 / 1000.0);
+        let beta = self.beta(alpha, min_period_ms);
         self.avg = beta * self.avg + (1.0 - beta) * residual;
         self.var = beta * self.var + (1.0 - beta) * (self.avg - residual) * (self.avg - residual);
         if self.var < 1.0 {
@@ -182,10 +212,7 @@ impl KalmanEstimator {
             config,
             kalman: Kalman::new(config.initial_state, config.initial_covariance),
             prev_offset: config.initial_state[1],
-            noise: NoiseEstimate {
-                avg: 0.0,
-                var: config.initial_noise_var,
-            },
+            noise: NoiseEstimate::new(config.initial_noise_var),
             num_deltas: 0,
             min_period: MinPeriod::new(),
         }
@@ -278,10 +305,7 @@ impl ScalarKalmanEstimator {
         ScalarKalmanEstimator {
             config,
             kalman: Kalman::new([0.0], [[config.initial_error]]),
-            noise: NoiseEstimate {
-                avg: 0.0,
-                var: config.initial_noise_var,
-            },
+            noise: NoiseEstimate::new(config.initial_noise_var),
             num_deltas: 0,
             min_period: MinPeriod::new(),
         }
@@ -302,7 +326,7 @@ impl ScalarKalmanEstimator {
         let z = self.kalman.residual(&[1.0], d.delay_variation_ms());
         // The draft's var_v tracks z² (a zero-mean residual), not the residual's variance.
         let clipped = self.noise.clip(z);
-        let alpha = (1.0 - self.config.chi).powf(min_period * 30.0 / 1000.0);
+        let alpha = self.noise.beta(self.config.chi, min_period);
         self.noise.var = (alpha * self.noise.var + (1.0 - alpha) * clipped * clipped).max(1.0);
         self.kalman.correct(&[1.0], z, self.noise.var);
         self.offset()

@@ -65,18 +65,25 @@ impl RateCounter {
         self.total_bytes += size.bytes();
     }
 
-    /// The rate over the window ending at `now`, if known.
-    pub fn rate(&mut self, now: Instant) -> Option<Bitrate> {
+    /// Whether [`RateCounter::rate`] would return a rate at `now` (without computing it).
+    pub fn has_rate(&mut self, now: Instant) -> bool {
+        self.active_ms(now).is_some()
+    }
+
+    /// The active window length at `now`, if the rate is known.
+    fn active_ms(&mut self, now: Instant) -> Option<u64> {
         self.origin_ms?;
         let now_ms = now.as_millis();
         let origin = self.erase_old(now_ms);
         let active = (now_ms + 1).saturating_sub(origin);
-        if self.total_packets > 0 && active > 1 {
-            let bps = (8000.0 * self.total_bytes as f64 / active as f64).round_ties_even();
-            Some(Bitrate::from_bps(bps as u64))
-        } else {
-            None
-        }
+        (self.total_packets > 0 && active > 1).then_some(active)
+    }
+
+    /// The rate over the window ending at `now`, if known.
+    pub fn rate(&mut self, now: Instant) -> Option<Bitrate> {
+        let active = self.active_ms(now)?;
+        let bps = (8000.0 * self.total_bytes as f64 / active as f64).round_ties_even();
+        Some(Bitrate::from_bps(bps as u64))
     }
 
     /// Drops buckets older than `now_ms − W + 1`; returns the new origin.

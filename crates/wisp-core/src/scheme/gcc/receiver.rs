@@ -61,7 +61,7 @@ impl RemoteEstimator {
     /// was updated and produced a rate.
     pub fn on_packet(&mut self, now: Instant, send: Instant, size: DataSize) -> Option<Bitrate> {
         // The rate counter restarts after a silence longer than its window.
-        if self.incoming.rate(now).is_some() {
+        if self.incoming.has_rate(now) {
             self.incoming_known = true;
         } else if self.incoming_known {
             self.incoming.reset();
