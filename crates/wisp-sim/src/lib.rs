@@ -21,6 +21,7 @@ pub mod log;
 pub mod loss;
 pub mod metrics;
 pub mod queue;
+pub mod reproduce;
 pub mod run;
 pub mod seed;
 pub mod sim;
