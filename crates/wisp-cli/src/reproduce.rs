@@ -66,19 +66,29 @@ fn default_trace() -> PathBuf {
 }
 
 pub fn reproduce(a: ReproduceArgs) -> Result<(), CliError> {
-    let seed = crate::args::seed(a.seed)?;
-    let jobs = a.jobs.map_or_else(
-        || std::thread::available_parallelism().map_or(1, |n| n.get()),
-        usize::from,
-    );
     let out = a
         .out
         .clone()
         .unwrap_or_else(|| Path::new("reproduce").join(a.paper.name()));
+    let jobs = a.jobs.map_or_else(
+        || std::thread::available_parallelism().map_or(1, |n| n.get()),
+        usize::from,
+    );
     match a.paper {
         Paper::GccWifi => {
+            let path = a.trace.clone().unwrap_or_else(default_trace);
+            let trace = gcc_wifi::load_trace(&path).map_err(|e| {
+                if e.line.is_none() && a.trace.is_none() {
+                    CliError::Input(format!(
+                        "{e} (run from the wisp repository or pass --trace FILE)"
+                    ))
+                } else {
+                    CliError::Input(e.to_string())
+                }
+            })?;
+            let seed = crate::args::seed(a.seed)?;
             let options = gcc_wifi::Options {
-                trace: a.trace.clone().unwrap_or_else(default_trace),
+                trace,
                 quick: a.quick,
                 seed,
                 jobs,
@@ -87,12 +97,6 @@ pub fn reproduce(a: ReproduceArgs) -> Result<(), CliError> {
             let result = gcc_wifi::run(&options, &|done, total| {
                 pb.set_length(total as u64);
                 pb.set_position(done as u64);
-            })
-            .map_err(|e| match e {
-                gcc_wifi::Error::Trace(t) => CliError::Input(format!(
-                    "{t} (run from the wisp repository or pass --trace FILE)"
-                )),
-                e => CliError::Input(e.to_string()),
             })?;
             pb.finish_and_clear();
             let mut files = OutputDir::default();

@@ -57,32 +57,37 @@ pub fn dm_pdf_svg(case: &Case) -> String {
         .fold(0.0, f64::max)
         .max(1e-3)
         * 1.1;
-    svg((1200, 380), |root| {
-        let panels = root.split_evenly((1, runs.len().max(1)));
-        for (i, ((run, dens), area)) in runs.iter().zip(&densities).zip(&panels).enumerate() {
+    // The bottom row repeats the densities on a logarithmic axis, where the small side modes
+    // (the +100-ms outage mode holds a few per cent of the groups) are visible.
+    const FLOOR: f64 = 1e-5;
+    svg((1200, 640), |root| {
+        let panels = root.split_evenly((2, runs.len().max(1)));
+        let n = runs.len().max(1);
+        for (i, (run, dens)) in runs.iter().zip(&densities).enumerate() {
             let fig = match i {
                 0 => "Fig. 6",
                 1 => "Fig. 8",
                 _ => "cf. Fig. 8",
             };
             let m = run.summary.dm_modes;
-            let mut chart = ChartBuilder::on(area)
+            let c = color(i);
+            let top = &panels[i];
+            let bottom = &panels[n + i];
+            let mut chart = ChartBuilder::on(top)
                 .caption(
                     format!("{fig}: d_m {}", label(&run.summary.scheme)),
                     ("sans-serif", 14),
                 )
                 .margin(10)
-                .x_label_area_size(36)
+                .x_label_area_size(30)
                 .y_label_area_size(56)
                 .build_cartesian_2d(DM_MIN_MS..DM_MAX_MS, 0f64..ymax)?;
             chart
                 .configure_mesh()
-                .x_desc("one-way delay variation d_m (ms)")
                 .y_desc("density (1/ms)")
                 .y_label_formatter(&|v| format!("{v:.3}"))
                 .light_line_style(RGBColor(245, 245, 245))
                 .draw()?;
-            let c = color(i);
             chart.draw_series(AreaSeries::new(dens.iter().copied(), 0.0, c.mix(0.25)))?;
             chart.draw_series(LineSeries::new(dens.iter().copied(), c.stroke_width(1)))?;
             chart.draw_series(std::iter::once(Text::new(
@@ -96,6 +101,22 @@ pub fn dm_pdf_svg(case: &Case) -> String {
                 (DM_MIN_MS + 3.0, ymax * 0.95),
                 ("sans-serif", 11).into_font().color(&RGBColor(70, 70, 70)),
             )))?;
+            let mut chart = ChartBuilder::on(bottom)
+                .margin(10)
+                .x_label_area_size(36)
+                .y_label_area_size(56)
+                .build_cartesian_2d(DM_MIN_MS..DM_MAX_MS, (FLOOR..ymax).log_scale())?;
+            chart
+                .configure_mesh()
+                .x_desc("one-way delay variation d_m (ms)")
+                .y_desc("density (log)")
+                .y_label_formatter(&|v| format!("{v:.0e}"))
+                .light_line_style(RGBColor(245, 245, 245))
+                .draw()?;
+            chart.draw_series(LineSeries::new(
+                dens.iter().map(|&(x, p)| (x, p.max(FLOOR))),
+                c.stroke_width(1),
+            ))?;
         }
         Ok(())
     })

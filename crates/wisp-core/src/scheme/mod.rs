@@ -57,7 +57,7 @@ pub const SCHEMES: &[SchemeInfo] = &[
     },
     SchemeInfo {
         name: "gcc-grouping",
-        summary: "GCC with the packet-grouping pre-filter for Wi-Fi bursts (ANRW'16 Algorithm 1; prefilter=libwebrtc for libwebrtc's form)",
+        summary: "GCC with the packet-grouping pre-filter for Wi-Fi bursts (ANRW'16 Algorithm 1 exactly, which never closes a group on a saturated link; prefilter=libwebrtc caps bursts at 100 ms)",
         params: "prefilter=paper, otherwise as gcc",
     },
     SchemeInfo {

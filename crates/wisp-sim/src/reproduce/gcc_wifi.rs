@@ -37,9 +37,10 @@ use crate::link::{LinkModel, LinkSpec};
 use crate::log::RunLog;
 use crate::run::RunResult;
 use crate::sim::{Scenario, SimError};
-use crate::trace::TraceError;
+use crate::trace::{Trace, TraceError, TraceUnit};
 use serde::Serialize;
-use std::path::{Path, PathBuf};
+use std::path::Path;
+use std::sync::Arc;
 use wisp_core::estimate::arrival::GroupDelta;
 use wisp_core::scheme::SchemeConfig;
 use wisp_core::scheme::gcc::{Grouper, Prefilter};
@@ -48,8 +49,8 @@ use wisp_core::{Duration, Instant};
 /// What to run.
 #[derive(Clone, Debug)]
 pub struct Options {
-    /// The Wi-Fi trace (`traces/wifi/google-wifi-3mbps.rx`).
-    pub trace: PathBuf,
+    /// The Wi-Fi trace (`traces/wifi/google-wifi-3mbps.rx`, see [`load_trace`]).
+    pub trace: Arc<Trace>,
     /// A 60-s call and the main cases only.
     pub quick: bool,
     pub seed: u64,
@@ -57,13 +58,9 @@ pub struct Options {
     pub jobs: usize,
 }
 
-/// Why the reproduction could not run.
-#[derive(Debug, thiserror::Error)]
-pub enum Error {
-    #[error(transparent)]
-    Trace(#[from] TraceError),
-    #[error("{0}")]
-    Sim(#[from] SimError),
+/// Loads the Wi-Fi trace (nanosecond timestamps for `.rx` files, else milliseconds).
+pub fn load_trace(path: &Path) -> Result<Arc<Trace>, TraceError> {
+    Trace::load(path, TraceUnit::for_path(path))
 }
 
 /// The schemes compared.
@@ -507,20 +504,19 @@ fn summarize(result: &RunResult, scheme: &SchemeConfig, duration: Duration) -> R
 }
 
 /// The link of case `id`.
-fn link(id: &str, trace: &Path) -> Result<LinkModel, TraceError> {
-    let unit = crate::trace::TraceUnit::for_path(trace);
-    let path = trace.to_path_buf();
+fn link(id: &str, trace: &Arc<Trace>) -> LinkModel {
     let spec = match id {
-        "trace" => LinkSpec::PacketTrace { path, unit },
-        "trace-mahimahi" => LinkSpec::Trace { path, unit },
-        "outage-3mbps" => "wifi-outage".parse().expect("a valid spec"),
-        "no-outage-3mbps" => "wifi-outage:length=0".parse().expect("a valid spec"),
-        "outage-2mbps" => "wifi-outage:rate=2mbps".parse().expect("a valid spec"),
-        _ => "wifi-outage:rate=2mbps,length=0"
-            .parse()
-            .expect("a valid spec"),
+        "trace" => return LinkModel::PacketTrace(Arc::clone(trace)),
+        "trace-mahimahi" => return LinkModel::Trace(Arc::clone(trace)),
+        "outage-3mbps" => "wifi-outage",
+        "no-outage-3mbps" => "wifi-outage:length=0",
+        "outage-2mbps" => "wifi-outage:rate=2mbps",
+        _ => "wifi-outage:rate=2mbps,length=0",
     };
-    spec.load()
+    spec.parse::<LinkSpec>()
+        .expect("a valid spec")
+        .load()
+        .expect("a synthetic link reads no file")
 }
 
 /// The length of a call: 300 s (60 s with `--quick`), and no longer than one pass of a trace
@@ -534,12 +530,15 @@ fn call_length(model: &LinkModel, quick: bool) -> Duration {
 }
 
 /// Runs every case. `on_done(done, total)` reports progress.
-pub fn run(options: &Options, on_done: &(dyn Fn(usize, usize) + Sync)) -> Result<GccWifi, Error> {
+pub fn run(
+    options: &Options,
+    on_done: &(dyn Fn(usize, usize) + Sync),
+) -> Result<GccWifi, SimError> {
     let delay = Duration::from_millis(20);
     let mut plan: Vec<(usize, SchemeConfig, Scenario)> = vec![];
     let mut cases: Vec<Case> = vec![];
     for spec in CASES.iter().filter(|c| c.quick || !options.quick) {
-        let model = link(spec.id, &options.trace)?;
+        let model = link(spec.id, &options.trace);
         for s in [WITHOUT, WITH, WITH_LIBWEBRTC] {
             let scheme: SchemeConfig = s.parse().expect("a registered scheme");
             let mut sc = Scenario::new(model.clone(), scheme.clone());

@@ -25,6 +25,14 @@
 //! **Pre-filter** ([`grouping::Prefilter`]): Algorithm 1 of §5.1 (`gcc-grouping`), or libwebrtc's
 //! production form (`prefilter=libwebrtc`: 5 ms burst threshold, 100 ms maximum burst).
 //!
+//! *Caution.* Algorithm 1 as written bounds neither the length nor the duration of a merged
+//! group. On a saturated link the packets of a standing queue arrive less than ΔT apart and
+//! faster than they were sent, so each is merged into the current group, which then never
+//! closes: the arrival-time filter receives no sample, over-use is never detected and the queue
+//! grows without bound (wisp-sim's test `algorithm_1_goes_blind_on_a_saturated_link`: on a
+//! constant 2 Mbit/s link the median one-way delay exceeds seconds). libwebrtc's 100-ms cap on a
+//! merged burst removes the hazard; use `prefilter=libwebrtc` outside reproductions.
+//!
 //! Schemes and parameters (`NAME[:KEY=VALUE,…]`):
 //!
 //! | name | default |
