@@ -444,6 +444,22 @@ pub fn html(r: &GccWifi) -> String {
         out.push_str(&boxplot_svg(case));
         out.push_str("<figcaption>Fig. 10: average sending rate with its standard deviation over 1-s bins; one-way delay percentiles (whiskers 5th/95th, box 25th/75th, red: median).</figcaption></figure>\n");
     }
+    out.push_str(NOTES);
     out.push_str("</body></html>\n");
     out
 }
+
+const NOTES: &str = "<h2>Notes</h2><ul>\
+<li>The trace lists when a loaded 802.11n network forwarded the packets of a 3 Mbit/s stream of \
+1200-byte packets. It is replayed one packet per line whatever the packet's size, as the WebRTC \
+simulation framework the paper used does (<code>trace-packets:</code>); the Mahimahi case credits \
+1500 bytes per line instead, 25 % more capacity than the trace offered.</li>\
+<li>The one-way delay is per packet and includes the 20-ms propagation delay (the paper does not \
+state its own); relative delay growth depends on that choice.</li>\
+<li>At 3 Mbit/s without outages neither variant regulates (the encoder's 2.5 Mbit/s ceiling is \
+below the link), so equal rates there say little; the 2 Mbit/s control is the informative one.</li>\
+<li>Algorithm 1 as written bounds no merged group: on a saturated link the packets of a standing \
+queue arrive less than ΔT apart and faster than they were sent, so one group absorbs every packet \
+and never closes; the delay-based controller receives no sample and the queue grows without bound \
+(the 2 Mbit/s cases). libwebrtc's form caps a merged burst at 100 ms.</li>\
+</ul>\n";

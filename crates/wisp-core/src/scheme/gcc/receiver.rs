@@ -225,6 +225,86 @@ impl Receiver for GccReceiver {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::packet::Content;
+
+    /// A 1 Mbit/s stream (one 1250-byte packet every 10 ms) over an uncongested path.
+    fn packet(seq: u64) -> (Instant, DataHeader) {
+        let send = Instant::from_millis(10 * seq);
+        (
+            send + Duration::from_millis(30),
+            DataHeader {
+                seq,
+                byte_seq: 1250 * seq,
+                send_time: send,
+                size: DataSize::from_bytes(1250),
+                content: Content::Bulk,
+                time_to_next: None,
+                throwaway: None,
+            },
+        )
+    }
+
+    #[test]
+    fn reports_every_second_and_a_remb_compound_once_the_rate_is_known() {
+        let mut r = GccReceiver::new(&GccConfig::default());
+        let mut out: Vec<(Instant, Feedback)> = vec![];
+        for seq in 0..1000 {
+            let (at, h) = packet(seq);
+            if seq % 7 == 3 {
+                continue; // lost
+            }
+            if let Some(t) = r.poll_timeout().filter(|&t| t <= at) {
+                r.on_timeout(t);
+                while let Some(f) = r.poll_feedback(t) {
+                    out.push((t, f));
+                }
+            }
+            r.on_packet_received(at, &h);
+            while let Some(f) = r.poll_feedback(at) {
+                out.push((at, f));
+            }
+        }
+        // Every message survives its wire encoding.
+        for (_, f) in &out {
+            assert_eq!(Feedback::parse(&f.to_bytes()).as_ref(), Ok(f));
+        }
+        // The first REMB comes once R has been measured for more than 3 s, right after a report,
+        // and carries about R (1 Mbit/s on the wire less the lost seventh).
+        let (i, (t, remb)) = out
+            .iter()
+            .enumerate()
+            .find(|(_, (_, f))| matches!(f, Feedback::Remb(_)))
+            .unwrap();
+        assert!(*t > Instant::from_millis(3030), "{t:?}");
+        assert!(matches!(out[i - 1].1, Feedback::ReceiverReport(_)));
+        let Feedback::Remb(Remb { bitrate }) = remb else {
+            unreachable!()
+        };
+        assert!((bitrate.kbps_f64() - 857.0).abs() < 30.0, "{bitrate:?}");
+        // Reports at least every second; over the longer intervals, fraction lost ≈ 1/7.
+        let reports: Vec<(Instant, &ReceiverReport)> = out
+            .iter()
+            .filter_map(|(t, f)| match f {
+                Feedback::ReceiverReport(rr) => Some((*t, rr)),
+                _ => None,
+            })
+            .collect();
+        assert!(
+            reports
+                .windows(2)
+                .all(|w| w[1].0 - w[0].0 <= Duration::from_secs(1))
+        );
+        assert!(
+            reports
+                .windows(2)
+                .filter(|w| w[1].0 - w[0].0 >= Duration::from_millis(500))
+                .all(|w| (i32::from(w[1].1.fraction_lost) - 256 / 7).abs() <= 6),
+            "{reports:?}"
+        );
+        let last = reports.last().unwrap().1;
+        let lost = (0..=last.highest_seq).filter(|s| s % 7 == 3).count() as u64;
+        assert_eq!(last.cumulative_lost, lost);
+    }
 
     #[test]
     fn fraction_lost_per_rfc_3550() {
