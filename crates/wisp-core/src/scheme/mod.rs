@@ -58,27 +58,27 @@ pub const SCHEMES: &[SchemeInfo] = &[
     SchemeInfo {
         name: "cubic",
         summary: "TCP CUBIC bulk transfer (RFC 9438), ACK-clocked; `--queue codel` for CUBIC over CoDel",
-        params: "c=0.4,beta=0.7,fast-convergence=true,iw=10,rto-min-ms=1000",
+        params: "c=0.4,beta=0.7,fast-convergence=true,hystart=true,iw=10,rto-min-ms=1000,rwnd-kb=none",
     },
     SchemeInfo {
         name: "newreno",
         summary: "TCP NewReno bulk transfer (RFC 5681 + RFC 6582 recovery)",
-        params: "iw=10,rto-min-ms=1000",
+        params: "iw=10,rto-min-ms=1000,rwnd-kb=none",
     },
     SchemeInfo {
         name: "vegas",
         summary: "TCP Vegas bulk transfer (Brakmo & Peterson 1995): keeps alpha..beta segments queued",
-        params: "alpha=2,beta=4,gamma=1,iw=10,rto-min-ms=1000",
+        params: "alpha=2,beta=4,gamma=1,iw=10,rto-min-ms=1000,rwnd-kb=none",
     },
     SchemeInfo {
         name: "compound",
         summary: "Compound TCP bulk transfer (Tan et al. 2006): Reno window + delay window",
-        params: "alpha=0.125,beta=0.5,k=0.75,gamma=30,zeta=1,iw=10,rto-min-ms=1000",
+        params: "alpha=0.125,beta=0.5,k=0.75,gamma=30,zeta=1,iw=10,rto-min-ms=1000,rwnd-kb=none",
     },
     SchemeInfo {
         name: "ledbat",
         summary: "LEDBAT bulk transfer (RFC 6817): targets 100 ms of one-way queueing delay",
-        params: "target-ms=100,gain=1,base-history=10,current-filter=4,min-cwnd=2,allowed-increase=1,iw=2,rto-min-ms=1000",
+        params: "target-ms=100,gain=1,base-history=10,current-filter=4,min-cwnd=2,allowed-increase=1,iw=2,rto-min-ms=1000,rwnd-kb=none",
     },
 ];
 
@@ -430,6 +430,48 @@ mod tests {
             let c: SchemeConfig = info.name.parse().unwrap();
             assert_eq!(c.name(), info.name);
             assert_eq!(c.to_string().parse::<SchemeConfig>().unwrap(), c);
+        }
+    }
+
+    #[test]
+    fn listed_parameters_are_the_defaults() {
+        for info in SCHEMES {
+            let listed: SchemeConfig = format!("{}:{}", info.name, info.params).parse().unwrap();
+            assert_eq!(
+                listed,
+                SchemeConfig::from_name(info.name).unwrap(),
+                "{}",
+                info.name
+            );
+        }
+    }
+
+    #[test]
+    fn tcp_schemes_build_ack_clocked_flows() {
+        for name in ["cubic", "newreno", "vegas", "compound", "ledbat"] {
+            let c: SchemeConfig = name.parse().unwrap();
+            let (mut flow, mut rx) = c.build(SchemeContext::new()).unwrap();
+            let now = Instant::ZERO;
+            let mut sent = vec![];
+            while let Some(h) = flow.poll_transmit(now) {
+                sent.push(h);
+            }
+            // The initial window (LEDBAT's INIT_CWND is 2), full-size packets, no pacing.
+            let iw = if name == "ledbat" { 2 } else { 10 };
+            assert_eq!(sent.len(), iw, "{name}");
+            assert!(sent.iter().all(|h| h.size == DEFAULT_MTU));
+            assert!(
+                flow.poll_timeout().is_some(),
+                "{name}: the retransmission timer"
+            );
+            // One ACK per packet opens the window further.
+            let later = Instant::from_millis(40);
+            rx.on_packet_received(later, &sent[0]);
+            let fb = rx.poll_feedback(later).unwrap();
+            assert!(matches!(fb, Feedback::TcpAck(_)));
+            assert!(rx.poll_feedback(later).is_none());
+            flow.on_feedback(later, &fb);
+            assert!(flow.poll_transmit(later).is_some(), "{name}");
         }
     }
 

@@ -59,7 +59,7 @@ impl Default for CompoundConfig {
 }
 
 impl CompoundConfig {
-    const KEYS: &'static str = "alpha, beta, k, gamma, zeta, iw, rto-min-ms";
+    const KEYS: &'static str = "alpha, beta, k, gamma, zeta, iw, rto-min-ms, rwnd-kb";
 
     pub(crate) fn set(&mut self, key: &str, value: &str) -> Result<(), ParamError> {
         match key {

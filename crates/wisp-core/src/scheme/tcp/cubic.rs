@@ -17,20 +17,25 @@
 //! ```
 //!
 //! `t` runs from the start of the current congestion-avoidance stage (the first ACK after slow
-//! start or recovery); `cwnd_epoch` and `W_est` are set to the window then. Slow start is RFC 5681's
-//! (§4.10 allows it). A timeout found spurious is undone by restoring the whole state (§4.9).
+//! start or recovery); `cwnd_epoch` and `W_est` are set to the window then. A timeout found
+//! spurious is undone by restoring the whole state (§4.9).
+//!
+//! Slow start (§4.10): the initial one uses HyStart++ (RFC 9406, [`super::hystart`]), which
+//! leaves it when the RTT rises, without a loss; then "CUBIC sets cwnd_prior = cwnd" and the
+//! first stage has K = 0 and W_max = cwnd. Linux's CUBIC, the paper's, left slow start on delay
+//! too (HyStart, on by default since 2.6.29). Later slow starts (after a timeout) are RFC 5681's.
+//! `hystart=false` gives RFC 5681 slow start throughout.
 //!
 //! Deviations:
-//! * No HyStart/HyStart++ (§4.10 makes it optional; Linux of 2012 used HyStart): standard slow
-//!   start, which overshoots more on deep buffers.
 //! * The increments of §4.3–4.5 are applied per acknowledged segment (an ACK of k segments counts
 //!   k times), so a lost ACK does not slow the growth.
 
+use super::hystart::HyStartPlusPlus;
 use super::{AckSample, TcpParams, Window, WindowAdjustment, fmt_f64, parse_bool, parse_f64};
 use crate::scheme::ParamError;
 use crate::time::Instant;
 
-/// Configuration of [`Cubic`] (`cubic:c=0.4,beta=0.7,fast-convergence=true`).
+/// Configuration of [`Cubic`] (`cubic:c=0.4,beta=0.7,fast-convergence=true,hystart=true`).
 #[derive(Clone, Debug, PartialEq)]
 pub struct CubicConfig {
     /// C, in segments/s³ (§5: 0.4).
@@ -39,6 +44,8 @@ pub struct CubicConfig {
     pub beta: f64,
     /// Fast convergence (§4.7: SHOULD).
     pub fast_convergence: bool,
+    /// HyStart++ in the initial slow start (§4.10, RFC 9406).
+    pub hystart: bool,
     pub tcp: TcpParams,
 }
 
@@ -48,13 +55,14 @@ impl Default for CubicConfig {
             c: 0.4,
             beta: 0.7,
             fast_convergence: true,
+            hystart: true,
             tcp: TcpParams::default(),
         }
     }
 }
 
 impl CubicConfig {
-    const KEYS: &'static str = "c, beta, fast-convergence, iw, rto-min-ms";
+    const KEYS: &'static str = "c, beta, fast-convergence, hystart, iw, rto-min-ms, rwnd-kb";
 
     pub(crate) fn set(&mut self, key: &str, value: &str) -> Result<(), ParamError> {
         match key {
@@ -69,6 +77,7 @@ impl CubicConfig {
             "fast-convergence" | "fast_convergence" => {
                 self.fast_convergence = parse_bool(key, value)?
             }
+            "hystart" => self.hystart = parse_bool(key, value)?,
             _ => {
                 if !self.tcp.set(key, value)? {
                     return Err(ParamError::unknown(key, Self::KEYS));
@@ -89,6 +98,9 @@ impl CubicConfig {
         }
         if self.fast_convergence != d.fast_convergence {
             v.push(("fast-convergence", self.fast_convergence.to_string()));
+        }
+        if self.hystart != d.hystart {
+            v.push(("hystart", self.hystart.to_string()));
         }
         v.extend(self.tcp.params(&d.tcp));
         v
@@ -120,6 +132,8 @@ pub struct Cubic {
     epoch: Option<Epoch>,
     /// The next congestion-avoidance stage is the first after a timeout (§4.8).
     after_timeout: bool,
+    /// HyStart++ for the initial slow start.
+    hystart: Option<HyStartPlusPlus>,
 }
 
 impl Cubic {
@@ -132,7 +146,13 @@ impl Cubic {
             cwnd_prior: 0.0,
             epoch: None,
             after_timeout: false,
+            hystart: config.hystart.then(HyStartPlusPlus::new),
         }
+    }
+
+    /// HyStart++'s state, if it governs the initial slow start.
+    pub fn hystart(&self) -> Option<&HyStartPlusPlus> {
+        self.hystart.as_ref()
     }
 
     /// Figure 1: the window `t` seconds into a stage with `k` and `w_max`.
@@ -167,7 +187,11 @@ impl Cubic {
 
     fn start_epoch(&mut self, now: Instant, cwnd: f64) -> Epoch {
         let (k, w_max) = if self.after_timeout || self.w_max <= 0.0 {
-            // §4.8 (and no congestion event yet): K = 0, W_max = cwnd at the stage's start.
+            // §4.8, and §4.10 when slow start ended without a loss: K = 0, W_max = cwnd at the
+            // stage's start.
+            if self.w_max <= 0.0 {
+                self.cwnd_prior = cwnd;
+            }
             self.w_max = cwnd;
             (0.0, cwnd)
         } else {
@@ -190,7 +214,13 @@ impl WindowAdjustment for Cubic {
         }
         let mut acked = ack.acked;
         if w.in_slow_start() {
-            acked = w.slow_start(acked);
+            match self.hystart.as_mut().filter(|h| h.is_active()) {
+                Some(h) => {
+                    h.on_ack(w, ack);
+                    return;
+                }
+                None => acked = w.slow_start(acked),
+            }
             if acked == 0 {
                 return;
             }
@@ -238,6 +268,9 @@ impl WindowAdjustment for Cubic {
         w.set_cwnd(ssthresh as u64);
         self.epoch = None;
         self.after_timeout = false;
+        if let Some(h) = self.hystart.as_mut() {
+            h.stop();
+        }
     }
 
     fn on_rto(&mut self, _now: Instant, w: &mut Window, flight_size: u64, first: bool) {
@@ -251,6 +284,9 @@ impl WindowAdjustment for Cubic {
         w.set_cwnd(w.mss());
         self.epoch = None;
         self.after_timeout = true;
+        if let Some(h) = self.hystart.as_mut() {
+            h.stop();
+        }
     }
 }
 
@@ -434,17 +470,52 @@ mod tests {
     }
 
     #[test]
+    fn hystart_ends_the_initial_slow_start_without_a_loss() {
+        let mut h = Harness::new(Cubic::new(&CubicConfig::default()));
+        // Flat 40 ms RTTs: ordinary slow start.
+        for _ in 0..2 {
+            let sent = h.send_all();
+            h.advance(ms(40));
+            h.ack_all(&sent);
+        }
+        assert_eq!(h.window().cwnd(), 40 * MSS);
+        // A queue builds: the next round's RTTs are 10 ms longer (RttThresh = 5 ms).
+        let sent = h.send_all();
+        h.advance(ms(50));
+        h.ack_all(&sent);
+        assert!(h.law().hystart().unwrap().in_css());
+        assert!(h.window().in_slow_start());
+        // Five more rounds of CSS, then congestion avoidance at cwnd, with no loss.
+        for _ in 0..5 {
+            let sent = h.send_all();
+            h.advance(ms(50));
+            h.ack_all(&sent);
+        }
+        assert!(!h.law().hystart().unwrap().is_active());
+        assert!(!h.window().in_slow_start());
+        assert_eq!(h.sender.counters().packets_lost, 0);
+        // §4.10: the first stage starts with K = 0 and W_max = cwnd.
+        let sent = h.send_all();
+        h.advance(ms(50));
+        h.ack(sent[0]);
+        assert_eq!(h.law().current_k(), Some(0.0));
+        assert!(h.law().w_max() > 40.0);
+    }
+
+    #[test]
     fn config() {
         let mut c = CubicConfig::default();
         assert!(c.params().is_empty());
         c.set("beta", "0.5").unwrap();
         c.set("fast-convergence", "off").unwrap();
+        c.set("hystart", "false").unwrap();
         c.set("iw", "4").unwrap();
         assert_eq!(
             c.params(),
             vec![
                 ("beta", "0.5".to_string()),
                 ("fast-convergence", "false".to_string()),
+                ("hystart", "false".to_string()),
                 ("iw", "4".to_string())
             ]
         );

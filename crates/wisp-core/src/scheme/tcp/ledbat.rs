@@ -75,7 +75,7 @@ impl Default for LedbatConfig {
 
 impl LedbatConfig {
     const KEYS: &'static str = "target-ms, gain, base-history, current-filter, min-cwnd, \
-                                allowed-increase, iw, rto-min-ms";
+                                allowed-increase, iw, rto-min-ms, rwnd-kb";
 
     pub(crate) fn set(&mut self, key: &str, value: &str) -> Result<(), ParamError> {
         match key {

@@ -45,7 +45,9 @@
 //! * **Slow start** (RFC 5681 §3.1 eq. 2): `cwnd += min(N, SMSS)` per ACK of N new bytes while
 //!   `cwnd < ssthresh`; initial window 10 segments (RFC 6928, Linux since 2.6.39), `ssthresh`
 //!   initially unlimited.
-//! * **Sending**: `Allowance::Window { bytes: window − pipe, pacing: None }`. No pacing: the
+//! * **Sending**: `Allowance::Window { bytes: min(window, rwnd) − pipe, pacing: None }`, where
+//!   `rwnd` is the receiver's advertised window (RFC 9293 §3.8.6), unlimited unless `rwnd-kb` is
+//!   given. No pacing: the
 //!   Linux kernels of the paper's era (2012) sent ACK-clocked bursts (the `fq` pacer arrived in
 //!   3.12, 2013); a bulk source sends only full-size packets.
 //!
@@ -57,9 +59,11 @@
 //!   once in TCP's goodput; here spurious losses are rare and counted in [`TcpCounters`]).
 //! * No tail loss probe (RFC 8985 §7), no F-RTO (RFC 5682; Eifel detection is used instead), no
 //!   DSACK-based undo of spurious fast retransmits, no Proportional Rate Reduction (RFC 6937;
-//!   RFC 6675's pipe rule instead), no limited transmit (RFC 3042), no delayed ACKs (the brief
-//!   and Cellsim-era comparisons use per-packet ACKs), no receive-window limit (the receiver
-//!   is infinitely fast).
+//!   RFC 6675's pipe rule instead), no limited transmit (RFC 3042), no delayed ACKs (per-packet
+//!   ACKs, as the issue asks).
+//! * No receive-window limit by default: the receiver is infinitely fast and its buffer
+//!   unbounded, so over an infinite queue a loss-based sender's window grows for the whole run.
+//!   Real stacks cap it (Linux 3.2's autotuning at about 4.5 MB); `rwnd-kb=N` models that.
 //! * RACK's reordering window is always `min_rtt/4` (RFC 8985 §6.2 lowers it to 0 in some
 //!   recovery states and adapts it to DSACKs).
 //! * The recovery point is a packet number, so a loss of a packet sent after recovery began is a
@@ -69,6 +73,7 @@ mod sender;
 
 pub mod compound;
 pub mod cubic;
+pub mod hystart;
 pub mod ledbat;
 pub mod newreno;
 pub mod receiver;
@@ -256,7 +261,7 @@ pub trait WindowAdjustment: Clone + fmt::Debug {
     }
 }
 
-/// Parameters every TCP scheme shares (`iw=10,rto-min-ms=1000`).
+/// Parameters every TCP scheme shares (`iw=10,rto-min-ms=1000,rwnd-kb=N`).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TcpParams {
     /// Initial window in segments (RFC 6928: 10).
@@ -265,6 +270,8 @@ pub struct TcpParams {
     pub rto_min: Duration,
     /// Upper bound of the retransmission timeout (RFC 6298 §2.5: at least 60 s).
     pub rto_max: Duration,
+    /// The receiver's advertised window in bytes; `None`: unlimited.
+    pub rwnd: Option<u64>,
 }
 
 impl Default for TcpParams {
@@ -273,13 +280,14 @@ impl Default for TcpParams {
             initial_window: 10,
             rto_min: Duration::from_secs(1),
             rto_max: Duration::from_secs(60),
+            rwnd: None,
         }
     }
 }
 
 impl TcpParams {
     /// The keys every TCP scheme accepts besides its own.
-    pub const KEYS: &'static str = "iw, rto-min-ms";
+    pub const KEYS: &'static str = "iw, rto-min-ms, rwnd-kb";
 
     /// Sets a shared parameter; `Ok(false)` if `key` is not one.
     pub(super) fn set(&mut self, key: &str, value: &str) -> Result<bool, ParamError> {
@@ -291,6 +299,15 @@ impl TcpParams {
             "rto-min-ms" | "rto_min_ms" => {
                 let v = parse_f64(key, value, 1.0, 60_000.0, "milliseconds, 1 to 60000")?;
                 self.rto_min = Duration::from_millis_f64(v);
+            }
+            "rwnd-kb" | "rwnd_kb" => {
+                self.rwnd = if value.trim().eq_ignore_ascii_case("none") {
+                    None
+                } else {
+                    let expected = "kilobytes (1000 B), at least 1.5, or none";
+                    let kb = parse_f64(key, value, 1.5, 1e9, expected)?;
+                    Some((kb * 1000.0).round() as u64)
+                };
             }
             _ => return Ok(false),
         }
@@ -305,6 +322,9 @@ impl TcpParams {
         }
         if self.rto_min != d.rto_min {
             v.push(("rto-min-ms", fmt_f64(self.rto_min.as_millis_f64())));
+        }
+        if let Some(b) = self.rwnd.filter(|_| self.rwnd != d.rwnd) {
+            v.push(("rwnd-kb", fmt_f64(b as f64 / 1000.0)));
         }
         v
     }
@@ -404,13 +424,20 @@ mod tests {
         assert!(p.params(&TcpParams::default()).is_empty());
         assert_eq!(p.set("iw", "4"), Ok(true));
         assert_eq!(p.set("rto-min-ms", "200"), Ok(true));
+        assert_eq!(p.set("rwnd-kb", "4500"), Ok(true));
+        assert_eq!(p.rwnd, Some(4_500_000));
+        assert!(p.set("rwnd-kb", "1").is_err());
         assert_eq!(p.set("beta", "0.5"), Ok(false));
         assert!(p.set("iw", "0").is_err());
         assert!(p.set("iw", "2.5").is_err());
         assert!(p.set("rto-min-ms", "x").is_err());
         assert_eq!(
             p.params(&TcpParams::default()),
-            vec![("iw", "4".to_string()), ("rto-min-ms", "200".to_string())]
+            vec![
+                ("iw", "4".to_string()),
+                ("rto-min-ms", "200".to_string()),
+                ("rwnd-kb", "4500".to_string())
+            ]
         );
     }
 }

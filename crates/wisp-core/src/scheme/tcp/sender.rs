@@ -128,6 +128,8 @@ pub struct TcpCounters {
 #[derive(Clone, Debug)]
 pub struct TcpSender<W> {
     adjustment: W,
+    /// The receiver's advertised window, bytes.
+    rwnd: Option<u64>,
     window: Window,
     rtt: RttEstimator,
     /// Packets from `first_seq` to `next_seq − 1`; acknowledged and lost ones leave from the front.
@@ -155,6 +157,7 @@ impl<W: WindowAdjustment> TcpSender<W> {
         adjustment.on_init(&mut window);
         TcpSender {
             adjustment,
+            rwnd: params.rwnd,
             window,
             rtt: RttEstimator::new(params.rto_min, params.rto_max),
             sent: VecDeque::new(),
@@ -189,9 +192,11 @@ impl<W: WindowAdjustment> TcpSender<W> {
         self.in_flight
     }
 
-    /// The window the sender fills (the law's [`WindowAdjustment::send_window`]).
+    /// The window the sender fills: the law's [`WindowAdjustment::send_window`], at most the
+    /// receiver's window.
     pub fn send_window(&self) -> u64 {
-        self.adjustment.send_window(&self.window)
+        let w = self.adjustment.send_window(&self.window);
+        self.rwnd.map_or(w, |r| w.min(r))
     }
 
     /// In fast recovery (not after a timeout).
@@ -515,6 +520,7 @@ impl<W: WindowAdjustment> Sender for TcpSender<W> {
 
 #[cfg(test)]
 mod tests {
+    use super::super::TcpParams;
     use super::super::harness::{Harness, Law};
     use super::*;
     use crate::time::ms;
@@ -698,6 +704,21 @@ mod tests {
             (1, 1),
             "only the acknowledged one"
         );
+    }
+
+    #[test]
+    fn the_receive_window_caps_what_is_in_flight() {
+        let params = TcpParams {
+            rwnd: Some(15 * MSS + 700),
+            ..TcpParams::default()
+        };
+        let mut h = Harness::with_params(&params, Law::default());
+        let sent = h.send_all();
+        h.advance(ms(40));
+        h.ack_all(&sent);
+        assert_eq!(h.sender.window().cwnd(), 20 * MSS);
+        assert_eq!(h.send_all().len(), 15);
+        assert_eq!(h.sender.send_window(), 15 * MSS + 700);
     }
 
     #[test]

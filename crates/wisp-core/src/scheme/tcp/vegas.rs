@@ -57,7 +57,7 @@ impl Default for VegasConfig {
 }
 
 impl VegasConfig {
-    const KEYS: &'static str = "alpha, beta, gamma, iw, rto-min-ms";
+    const KEYS: &'static str = "alpha, beta, gamma, iw, rto-min-ms, rwnd-kb";
 
     pub(crate) fn set(&mut self, key: &str, value: &str) -> Result<(), ParamError> {
         let expected = "a number of segments, 0 to 1000";
