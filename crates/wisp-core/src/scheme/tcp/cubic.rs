@@ -38,7 +38,7 @@ use crate::time::Instant;
 /// Configuration of [`Cubic`] (`cubic:c=0.4,beta=0.7,fast-convergence=true,hystart=true`).
 #[derive(Clone, Debug, PartialEq)]
 pub struct CubicConfig {
-    /// C, in segments/s³ (§5: 0.4).
+    /// C, in segments/s³ (0.4).
     pub c: f64,
     /// β_cubic (§4.6: 0.7).
     pub beta: f64,

@@ -19,8 +19,8 @@
 //! ```
 //!
 //! Rounds are the sender's (a round ends when the first packet sent after the previous round's
-//! end is acknowledged, §4.2's `windowEnd`). As §4.3 recommends, only the initial slow start uses
-//! it: a congestion event or a timeout turns it off ([`HyStartPlusPlus::stop`]).
+//! end is acknowledged, §4.2's `windowEnd`). As the RFC recommends, only the initial slow start
+//! uses it: a congestion event or a timeout turns it off ([`HyStartPlusPlus::stop`]).
 //!
 //! Deviations: none within the algorithm. (Linux's CUBIC of 2012 used the earlier HyStart of Ha &
 //! Rhee, which also watched ACK trains; HyStart++ is its standardised successor.)

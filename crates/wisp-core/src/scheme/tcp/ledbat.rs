@@ -15,8 +15,9 @@
 //! `base_delays` holds the minimum delay of each of the last BASE_HISTORY minutes: when a sample
 //! falls in a new minute (`round_to_minute(now) ≠ round_to_minute(last_rollover)`), the oldest
 //! minute is dropped and a new one opened; otherwise the current minute's minimum is updated.
-//! `current_delays` holds the last CURRENT_FILTER samples and FILTER is their minimum (§3.4.2
-//! discusses filters and suggests a minimum over a few samples). The one-way delay is the ACK's
+//! `current_delays` holds the last CURRENT_FILTER samples and FILTER is their minimum (the RFC
+//! leaves FILTER to the implementation and discusses a minimum over a few samples). The one-way
+//! delay is the ACK's
 //! receive time minus the echoed send time: it includes the offset between the two clocks, which
 //! cancels in `queuing_delay`.
 //!
@@ -40,9 +41,9 @@ use std::collections::VecDeque;
 /// Configuration of [`Ledbat`] (`ledbat:target-ms=100,gain=1`).
 #[derive(Clone, Debug, PartialEq)]
 pub struct LedbatConfig {
-    /// TARGET (§2.5.1: 100 ms or less).
+    /// TARGET (§2.5: 100 ms or less).
     pub target: Duration,
-    /// GAIN (§2.5.2: 1 or less).
+    /// GAIN (§2.5: 1 or less).
     pub gain: f64,
     /// BASE_HISTORY, minutes (§2.5: 10).
     pub base_history: u32,

@@ -38,16 +38,16 @@
 //!   every outstanding packet is lost, the window law reacts ([`WindowAdjustment::on_rto`], by
 //!   default RFC 5681 §3.1: `ssthresh = max(FlightSize/2, 2·SMSS)` on the first expiry, `cwnd = 1
 //!   SMSS`), and the timeout doubles.
-//! * **Spurious timeouts** (Eifel detection, RFC 3522; response as Linux's undo, RFC 4015 §1):
-//!   if the first ACK after a timeout acknowledges a packet sent before it, the timeout was
-//!   spurious (a delay spike or an outage of the link, not a loss): the window law's state before
-//!   the timeout is restored and the packets it declared lost are in flight again.
+//! * **Spurious timeouts** (Eifel detection, RFC 3522): if the first ACK after a timeout
+//!   acknowledges a packet sent before it, the timeout was spurious (a delay spike or an outage of
+//!   the link, not a loss): the window law's state before the timeout is restored and the packets
+//!   it declared lost are in flight again (Linux's undo; RFC 4015's response is more cautious).
 //! * **Slow start** (RFC 5681 §3.1 eq. 2): `cwnd += min(N, SMSS)` per ACK of N new bytes while
 //!   `cwnd < ssthresh`; initial window 10 segments (RFC 6928, Linux since 2.6.39), `ssthresh`
 //!   initially unlimited.
 //! * **Sending**: `Allowance::Window { bytes: min(window, rwnd) − pipe, pacing: None }`, where
-//!   `rwnd` is the receiver's advertised window (RFC 9293 §3.8.6), unlimited unless `rwnd-kb` is
-//!   given. No pacing: the
+//!   `rwnd` is the receiver's advertised window (RFC 9293's flow control), unlimited unless
+//!   `rwnd-kb` is given. No pacing: the
 //!   Linux kernels of the paper's era (2012) sent ACK-clocked bursts (the `fq` pacer arrived in
 //!   3.12, 2013); a bulk source sends only full-size packets.
 //!
@@ -63,7 +63,8 @@
 //!   ACKs, as the issue asks).
 //! * No receive-window limit by default: the receiver is infinitely fast and its buffer
 //!   unbounded, so over an infinite queue a loss-based sender's window grows for the whole run.
-//!   Real stacks cap it (Linux 3.2's autotuning at about 4.5 MB); `rwnd-kb=N` models that.
+//!   Real stacks cap it (Linux's receive-buffer autotuning at a few megabytes); `rwnd-kb=N`
+//!   models that.
 //! * RACK's reordering window is always `min_rtt/4` (RFC 8985 §6.2 lowers it to 0 in some
 //!   recovery states and adapts it to DSACKs).
 //! * The recovery point is a packet number, so a loss of a packet sent after recovery began is a

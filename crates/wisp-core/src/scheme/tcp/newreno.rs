@@ -6,7 +6,7 @@
 //! loss (entering recovery):         ssthresh = max(FlightSize / 2, 2·SMSS)           (5681 eq. 4)
 //!                                   cwnd = ssthresh                                  (6675 §5 step 4.2)
 //! partial ACK (in recovery):        no window change; the next hole is retransmitted
-//! full ACK (leaving recovery):      cwnd = min(ssthresh, max(FlightSize, SMSS) + SMSS)  (6582 §3.2 step 3, option 1)
+//! full ACK (leaving recovery):      cwnd = min(ssthresh, max(FlightSize, SMSS) + SMSS)  (6582 §3.2, option 1)
 //! timeout:                          ssthresh as eq. 4 (first expiry), cwnd = LW = 1·SMSS
 //! ```
 //!
@@ -15,11 +15,11 @@
 //! it.
 //!
 //! Deviations:
-//! * With SACK-like ACKs, RFC 6582's window inflation (+SMSS per duplicate ACK, step 2 and 4) and
-//!   deflation on partial ACKs (step 5) are replaced by RFC 6675's pipe, which they approximate:
-//!   the sender may send `cwnd − pipe` where pipe excludes packets acknowledged or lost.
-//! * Step 5's "retransmit the first unacknowledged segment" on a partial ACK needs no rule of its
-//!   own: the ranges reveal every hole the partial ACK would, and DupThresh/RACK declare it lost.
+//! * With SACK-like ACKs, RFC 6582's window inflation (+SMSS per duplicate ACK) and deflation on
+//!   partial ACKs are replaced by RFC 6675's pipe, which they approximate: the sender may send
+//!   `cwnd − pipe` where pipe excludes packets acknowledged or lost.
+//! * The partial-ACK rule "retransmit the first unacknowledged segment" needs no code of its own:
+//!   the ranges reveal every hole a partial ACK would, and DupThresh/RACK declare it lost.
 
 use super::{AckSample, TcpParams, Window, WindowAdjustment, reno_ssthresh};
 use crate::scheme::ParamError;

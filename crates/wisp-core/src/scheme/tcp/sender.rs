@@ -323,7 +323,7 @@ impl<W: WindowAdjustment> TcpSender<W> {
     }
 
     /// Packets up to `lost` were declared lost: a new congestion event unless they belong to the
-    /// current one (RFC 6582 §3.2 step 1, RFC 6675 §5).
+    /// current one (RFC 6582 §3.2's `recover`, RFC 6675 §5).
     fn on_loss(&mut self, now: Instant, lost: u64, flight_size: u64) {
         if self.recovery.is_some_and(|r| lost <= r.point) {
             return;

@@ -15,13 +15,15 @@
 //! slow start (§3.3):     the window doubles only every other RTT (held in between so Expected
 //!                        and Actual can be compared); Diff > γ → cwnd −= cwnd/8 and congestion
 //!                        avoidance begins                                           (γ = 1)
-//! loss (§3.1):           cwnd = 3/4 · cwnd (at least 2 segments), once per window of data
+//! loss:                  cwnd = 3/4 · cwnd (at least 2 segments), once per window of data
 //! timeout:               ssthresh = max(FlightSize/2, 2·SMSS), cwnd = 2 segments
 //! ```
 //!
-//! α and β are the JSAC paper's second setting ("Vegas-2,4", also Linux's defaults); γ = 1 as in
-//! the x-kernel/NetBSD Vegas (via ns-2's port) and Linux. The window after a loss and after a
-//! timeout (3/4, 2 segments) follow the x-kernel implementation the paper describes.
+//! α = 2 and β = 4 segments are the issue's choice and Linux's defaults (the papers also evaluate
+//! 1 and 3); γ = 1 as Linux's. The details the papers leave to the implementation — give back an
+//! eighth when leaving slow start, 3/4 of the window after a loss (2 segments for a window of 3 or
+//! less), 2 segments after a timeout — follow the Arizona x-kernel code through its NetBSD and ns-2
+//! ports.
 //!
 //! Deviations:
 //! * Vegas's fine-grained retransmission check on duplicate ACKs (§3.1) is replaced by the shared
