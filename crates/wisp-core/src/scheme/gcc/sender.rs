@@ -102,7 +102,8 @@ impl Sender for GccSender {
                 self.a_r = Some(remb.bitrate.bps() as f64);
                 self.cap();
             }
-            Feedback::Ack(_) => {}
+            // Other schemes' messages carry nothing for GCC.
+            _ => {}
         }
     }
 
