@@ -7,7 +7,10 @@
 //!   Sprout paper's figures;
 //! * [`timeseries_svg`]: a run's throughput against the link's capacity, and its queueing delay;
 //! * [`bench_html`] and [`run_html`]: pages that inline those SVGs (no external files, no
-//!   scripts).
+//!   scripts);
+//! * [`gcc_wifi`]: the figures and page of `wisp reproduce gcc-wifi`.
+
+pub mod gcc_wifi;
 
 use plotters::coord::ranged1d::{KeyPointHint, NoDefaultFormatting, Ranged, ValueFormatter};
 use plotters::prelude::*;
@@ -35,7 +38,7 @@ pub fn color(i: usize) -> RGBColor {
     PALETTE[i % PALETTE.len()]
 }
 
-fn hex(c: RGBColor) -> String {
+pub(crate) fn hex(c: RGBColor) -> String {
     format!("#{:02x}{:02x}{:02x}", c.0, c.1, c.2)
 }
 
@@ -332,7 +335,7 @@ fn draw_timeseries(
     Ok(())
 }
 
-fn esc(s: &str) -> String {
+pub(crate) fn esc(s: &str) -> String {
     s.replace('&', "&amp;")
         .replace('<', "&lt;")
         .replace('>', "&gt;")
@@ -343,7 +346,7 @@ fn fmt_opt(v: Option<f64>, digits: usize) -> String {
     v.map_or_else(|| "–".to_string(), |x| format!("{x:.digits$}"))
 }
 
-const STYLE: &str = "body{font-family:system-ui,sans-serif;margin:2em auto;max-width:1000px;color:#222}\
+pub(crate) const STYLE: &str = "body{font-family:system-ui,sans-serif;margin:2em auto;max-width:1000px;color:#222}\
 table{border-collapse:collapse;margin:0.5em 0 1.5em}td,th{padding:3px 10px;border-bottom:1px solid #ddd;text-align:right}\
 th{background:#f4f4f4}td:first-child,th:first-child{text-align:left;white-space:nowrap}.sw{display:inline-block;width:10px;height:10px;margin-right:6px;border-radius:5px}\
 details{margin:0.3em 0}summary{cursor:pointer;color:#245}h2{border-bottom:2px solid #ccc;padding-bottom:4px;margin-top:2em}\

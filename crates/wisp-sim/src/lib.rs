@@ -2,8 +2,8 @@
 //!
 //! A deterministic discrete-event simulator for wisp's schemes: trace-driven and rate links
 //! ([`link`]), queues ([`queue`]), random loss ([`loss`]), a `(time, seq)` event engine
-//! ([`sim`]), the per-packet log ([`log`]), the metrics ([`metrics`]) and the matrix runner
-//! ([`bench`](mod@bench)). One master seed ([`seed`]) drives a run: the same scenario and seed give the
+//! ([`sim`]), the per-packet log ([`log`]), the metrics ([`metrics`]), the matrix runner
+//! ([`bench`](mod@bench)) and the papers' reproductions ([`reproduce`]). One master seed ([`seed`]) drives a run: the same scenario and seed give the
 //! same bytes of output.
 //!
 //! ```no_run
@@ -21,6 +21,7 @@ pub mod log;
 pub mod loss;
 pub mod metrics;
 pub mod queue;
+pub mod reproduce;
 pub mod run;
 pub mod seed;
 pub mod sim;

@@ -11,6 +11,7 @@
 //! [`AnyReceiver`]; an entry in [`SCHEMES`].
 
 pub mod cbr;
+pub mod gcc;
 pub mod ideal;
 pub mod tcp;
 
@@ -18,7 +19,7 @@ use crate::controller::{Allowance, ExtraPacket, Receiver, SendContext, Sender, S
 use crate::flow::FlowSender;
 use crate::pacer::Pacer;
 use crate::packet::{DEFAULT_MTU, DataHeader};
-use crate::source::Source;
+use crate::source::{Source, SourceRng};
 use crate::time::{Duration, Instant};
 use crate::units::DataSize;
 use crate::wire::Feedback;
@@ -26,6 +27,7 @@ use core::fmt;
 use core::str::FromStr;
 
 pub use cbr::{CbrConfig, CbrSender, SilentReceiver};
+pub use gcc::{GccConfig, GccReceiver, GccSender};
 pub use ideal::{IdealConfig, IdealSchedule, IdealSender};
 pub use tcp::compound::{Compound, CompoundConfig};
 pub use tcp::cubic::{Cubic, CubicConfig};
@@ -54,6 +56,21 @@ pub const SCHEMES: &[SchemeInfo] = &[
         name: "cbr",
         summary: "constant bit rate, no feedback",
         params: "rate-kbps=1000",
+    },
+    SchemeInfo {
+        name: "gcc",
+        summary: "Google Congestion Control (ANRW'16 §3): Kalman delay-based receiver + loss-based sender, video call",
+        params: "prefilter=off,filter=kalman,threshold=libwebrtc,interval-ms=5,rate-window-ms=500,start-kbps=300,min-kbps=50,max-kbps=2500,pace-factor=2.5,audio-kbps=32",
+    },
+    SchemeInfo {
+        name: "gcc-grouping",
+        summary: "GCC with the packet-grouping pre-filter for Wi-Fi bursts (ANRW'16 Algorithm 1 exactly, which never closes a group on a saturated link; prefilter=libwebrtc caps bursts at 100 ms)",
+        params: "prefilter=paper,filter=kalman,threshold=libwebrtc,interval-ms=5,rate-window-ms=500,start-kbps=300,min-kbps=50,max-kbps=2500,pace-factor=2.5,audio-kbps=32",
+    },
+    SchemeInfo {
+        name: "gcc-trendline",
+        summary: "GCC with libwebrtc's trendline estimator instead of the Kalman filter",
+        params: "prefilter=off,filter=trendline,threshold=libwebrtc,interval-ms=5,rate-window-ms=500,start-kbps=300,min-kbps=50,max-kbps=2500,pace-factor=2.5,audio-kbps=32",
     },
     SchemeInfo {
         name: "cubic",
@@ -159,6 +176,10 @@ pub struct SchemeContext {
     pub mtu: DataSize,
     /// The link's delivery schedule as the ideal sender needs it (simulation only).
     pub ideal_schedule: Option<IdealSchedule>,
+    /// A random stream for the flow's traffic model (the simulator derives it from the run's
+    /// master seed, label `flow/N/media`). Without it, models that would draw from it are
+    /// deterministic.
+    pub rng: Option<SourceRng>,
 }
 
 impl fmt::Debug for SchemeContext {
@@ -166,6 +187,7 @@ impl fmt::Debug for SchemeContext {
         f.debug_struct("SchemeContext")
             .field("mtu", &self.mtu)
             .field("ideal_schedule", &self.ideal_schedule.is_some())
+            .field("rng", &self.rng.is_some())
             .finish()
     }
 }
@@ -175,6 +197,7 @@ impl SchemeContext {
         SchemeContext {
             mtu: DEFAULT_MTU,
             ideal_schedule: None,
+            rng: None,
         }
     }
 }
@@ -184,6 +207,8 @@ impl SchemeContext {
 pub enum SchemeConfig {
     Ideal(IdealConfig),
     Cbr(CbrConfig),
+    /// `gcc`, `gcc-grouping`, `gcc-trendline`.
+    Gcc(Box<GccConfig>),
     Cubic(CubicConfig),
     NewReno(NewRenoConfig),
     Vegas(VegasConfig),
@@ -197,6 +222,7 @@ impl SchemeConfig {
         match self {
             SchemeConfig::Ideal(_) => "ideal",
             SchemeConfig::Cbr(_) => "cbr",
+            SchemeConfig::Gcc(c) => c.name(),
             SchemeConfig::Cubic(_) => "cubic",
             SchemeConfig::NewReno(_) => "newreno",
             SchemeConfig::Vegas(_) => "vegas",
@@ -210,6 +236,9 @@ impl SchemeConfig {
         Ok(match name {
             "ideal" => SchemeConfig::Ideal(IdealConfig),
             "cbr" => SchemeConfig::Cbr(CbrConfig::default()),
+            _ if gcc::config_for(name).is_some() => {
+                SchemeConfig::Gcc(Box::new(gcc::config_for(name).expect("checked")))
+            }
             "cubic" => SchemeConfig::Cubic(CubicConfig::default()),
             "newreno" => SchemeConfig::NewReno(NewRenoConfig::default()),
             "vegas" => SchemeConfig::Vegas(VegasConfig::default()),
@@ -234,6 +263,7 @@ impl SchemeConfig {
         let r = match self {
             SchemeConfig::Ideal(_) => Err(ParamError::unknown(key, "(none)")),
             SchemeConfig::Cbr(c) => c.set(key, value),
+            SchemeConfig::Gcc(c) => c.set(key, value),
             SchemeConfig::Cubic(c) => c.set(key, value),
             SchemeConfig::NewReno(c) => c.set(key, value),
             SchemeConfig::Vegas(c) => c.set(key, value),
@@ -248,6 +278,7 @@ impl SchemeConfig {
         match self {
             SchemeConfig::Ideal(_) => vec![],
             SchemeConfig::Cbr(c) => c.params(),
+            SchemeConfig::Gcc(c) => c.params(),
             SchemeConfig::Cubic(c) => c.params(),
             SchemeConfig::NewReno(c) => c.params(),
             SchemeConfig::Vegas(c) => c.params(),
@@ -284,6 +315,15 @@ impl SchemeConfig {
                     mtu,
                 ),
                 AnyReceiver::Silent(SilentReceiver),
+            ),
+            SchemeConfig::Gcc(c) => (
+                FlowSender::new(
+                    AnySender::Gcc(GccSender::new(c)),
+                    Source::media(c.media.clone(), ctx.rng, mtu),
+                    Pacer::periodic(c.interval),
+                    mtu,
+                ),
+                AnyReceiver::Gcc(Box::new(GccReceiver::new(c))),
             ),
             SchemeConfig::Cubic(c) => tcp_flow(
                 AnySender::Cubic(TcpSender::new(&c.tcp, mtu, Cubic::new(c))),
@@ -408,6 +448,7 @@ macro_rules! any_receiver {
 any_sender! {
     Ideal(IdealSender),
     Cbr(CbrSender),
+    Gcc(GccSender),
     Cubic(TcpSender<Cubic>),
     NewReno(TcpSender<NewReno>),
     Vegas(TcpSender<Vegas>),
@@ -417,6 +458,7 @@ any_sender! {
 
 any_receiver! {
     Silent(SilentReceiver),
+    Gcc(Box<GccReceiver>),
     Tcp(TcpReceiver),
 }
 
