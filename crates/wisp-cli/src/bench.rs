@@ -36,7 +36,7 @@ pub struct BenchArgs {
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
     pub jobs: Option<u16>,
 
-    /// Output folder for results.json, results.csv and report.html.
+    /// Output folder for results.json, results.csv, report.html and plots/TRACE.svg.
     #[arg(long, value_name = "DIR", default_value = "results")]
     pub out: PathBuf,
 
@@ -219,9 +219,13 @@ pub fn bench(a: BenchArgs) -> Result<(), CliError> {
         "report.html",
         wisp_report::bench_html("wisp bench", &subtitle, &refs, &scheme_names),
     );
+    for trace in wisp_report::traces_of(reports.iter().copied()) {
+        let svg = wisp_report::trace_scatter_svg(&trace, &reports, &scheme_names);
+        out.add(format!("plots/{trace}.svg"), svg);
+    }
     out.commit(&a.out)?;
     eprintln!(
-        "wisp: wrote {}/results.json, results.csv, report.html",
+        "wisp: wrote {}/results.json, results.csv, report.html, plots/*.svg",
         a.out.display()
     );
 

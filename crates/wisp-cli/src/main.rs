@@ -6,6 +6,7 @@ mod bench;
 mod error;
 mod forecast;
 mod output;
+mod reproduce;
 mod run;
 mod trace;
 
@@ -25,6 +26,7 @@ Examples:
   wisp run --scheme ideal --link trace:traces/cellular/Verizon-LTE-short.down --json
   wisp bench --schemes ideal,cbr --traces traces/cellular --out results
   wisp trace stats traces/cellular/*.down
+  wisp reproduce gcc-wifi --quick --out /tmp/gcc-wifi
   wisp forecast --trace traces/cellular/Verizon-LTE-short.down --duration-s 10
   wisp schemes
 
@@ -45,6 +47,9 @@ enum Command {
     /// Run every scheme over every trace in parallel; write results.json, results.csv and
     /// report.html.
     Bench(bench::BenchArgs),
+    /// Re-run a paper's experiments; write its figures (SVG in an HTML page) and data (CSV,
+    /// JSON), and print its claims as measured.
+    Reproduce(reproduce::ReproduceArgs),
     /// List the schemes with their parameters.
     Schemes {
         /// Print one JSON object instead of a table.
@@ -80,6 +85,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Run(a) => run::run(a),
         Command::Bench(a) => bench::bench(a),
+        Command::Reproduce(a) => reproduce::reproduce(a),
         Command::Schemes { json } => schemes(json),
         Command::Trace { command } => trace::trace(command),
         Command::Forecast(a) => forecast::forecast(a),

@@ -23,8 +23,11 @@ pub struct RunArgs {
     #[arg(long, value_name = "FILE")]
     pub trace: Option<PathBuf>,
 
-    /// The data direction's link model: trace:FILE, trace-ns:FILE, const:RATE (e.g.
-    /// const:12mbps), steps:RATE@T,… (e.g. steps:1mbps@0,2.5mbps@25s).
+    /// The data direction's link model: trace:FILE (Mahimahi: 1500 bytes per line),
+    /// trace-ns:FILE, trace-packets:FILE (libwebrtc: one packet per line, whatever its size),
+    /// const:RATE (e.g. const:12mbps), steps:RATE@T,… (e.g. steps:1mbps@0,2.5mbps@25s),
+    /// wifi-outage[:rate=3mbps,every=1s,length=100ms,burst=12mbps,seed=1] (a constant rate with
+    /// outages whose held packets leave as a burst; length=0 for none).
     #[arg(long, value_name = "SPEC")]
     pub link: Option<LinkSpec>,
 

@@ -7,7 +7,10 @@
 //!   Sprout paper's figures;
 //! * [`timeseries_svg`]: a run's throughput against the link's capacity, and its queueing delay;
 //! * [`bench_html`] and [`run_html`]: pages that inline those SVGs (no external files, no
-//!   scripts).
+//!   scripts);
+//! * [`gcc_wifi`]: the figures and page of `wisp reproduce gcc-wifi`.
+
+pub mod gcc_wifi;
 
 use plotters::coord::ranged1d::{KeyPointHint, NoDefaultFormatting, Ranged, ValueFormatter};
 use plotters::prelude::*;
@@ -35,7 +38,7 @@ pub fn color(i: usize) -> RGBColor {
     PALETTE[i % PALETTE.len()]
 }
 
-fn hex(c: RGBColor) -> String {
+pub(crate) fn hex(c: RGBColor) -> String {
     format!("#{:02x}{:02x}{:02x}", c.0, c.1, c.2)
 }
 
@@ -332,7 +335,7 @@ fn draw_timeseries(
     Ok(())
 }
 
-fn esc(s: &str) -> String {
+pub(crate) fn esc(s: &str) -> String {
     s.replace('&', "&amp;")
         .replace('<', "&lt;")
         .replace('>', "&gt;")
@@ -343,7 +346,7 @@ fn fmt_opt(v: Option<f64>, digits: usize) -> String {
     v.map_or_else(|| "–".to_string(), |x| format!("{x:.digits$}"))
 }
 
-const STYLE: &str = "body{font-family:system-ui,sans-serif;margin:2em auto;max-width:1000px;color:#222}\
+pub(crate) const STYLE: &str = "body{font-family:system-ui,sans-serif;margin:2em auto;max-width:1000px;color:#222}\
 table{border-collapse:collapse;margin:0.5em 0 1.5em}td,th{padding:3px 10px;border-bottom:1px solid #ddd;text-align:right}\
 th{background:#f4f4f4}td:first-child,th:first-child{text-align:left;white-space:nowrap}.sw{display:inline-block;width:10px;height:10px;margin-right:6px;border-radius:5px}\
 details{margin:0.3em 0}summary{cursor:pointer;color:#245}h2{border-bottom:2px solid #ccc;padding-bottom:4px;margin-top:2em}\
@@ -374,16 +377,46 @@ fn metrics_table(out: &mut String, rows: &[(usize, &RunReport)]) {
     out.push_str("</table>\n");
 }
 
+/// The traces of `reports`, in first-seen order.
+pub fn traces_of<'a>(reports: impl IntoIterator<Item = &'a RunReport>) -> Vec<String> {
+    let mut traces: Vec<String> = vec![];
+    for r in reports {
+        if !traces.contains(&r.trace) {
+            traces.push(r.trace.clone());
+        }
+    }
+    traces
+}
+
+/// The throughput/self-inflicted-delay scatter of the runs on `trace`: one point per run (its
+/// first flow), coloured by the scheme's position in `schemes`, with the link's capacity.
+pub fn trace_scatter_svg(trace: &str, reports: &[&RunReport], schemes: &[String]) -> String {
+    let color_of = |scheme: &str| schemes.iter().position(|s| s == scheme).unwrap_or(0);
+    let here: Vec<&&RunReport> = reports.iter().filter(|r| r.trace == trace).collect();
+    let points: Vec<ScatterPoint> = here
+        .iter()
+        .filter_map(|r| {
+            let f = r.flows.first()?;
+            Some(ScatterPoint {
+                label: r.scheme.clone(),
+                throughput_kbps: f.throughput_kbps,
+                delay_ms: f.self_inflicted_delay_ms?,
+                color: color_of(&r.scheme),
+            })
+        })
+        .collect();
+    let capacity = here
+        .first()
+        .and_then(|r| r.flows.first())
+        .map(|f| f.capacity_kbps);
+    scatter_svg(trace, &points, capacity)
+}
+
 /// The report of a benchmark matrix: per trace, a throughput/self-inflicted-delay scatter with
 /// one point per scheme and a table; per run, a time series (folded). `schemes` gives the
 /// colour order.
 pub fn bench_html(title: &str, subtitle: &str, runs: &[&RunResult], schemes: &[String]) -> String {
-    let mut traces: Vec<&str> = vec![];
-    for r in runs {
-        if !traces.contains(&r.report.trace.as_str()) {
-            traces.push(&r.report.trace);
-        }
-    }
+    let reports: Vec<&RunReport> = runs.iter().map(|r| &r.report).collect();
     let color_of = |scheme: &str| schemes.iter().position(|s| s == scheme).unwrap_or(0);
     let mut out = String::new();
     let _ = write!(
@@ -392,31 +425,15 @@ pub fn bench_html(title: &str, subtitle: &str, runs: &[&RunResult], schemes: &[S
         t = esc(title),
         s = esc(subtitle)
     );
-    for trace in &traces {
+    for trace in &traces_of(reports.iter().copied()) {
         let here: Vec<&RunResult> = runs
             .iter()
             .copied()
-            .filter(|r| r.report.trace == *trace)
+            .filter(|r| &r.report.trace == trace)
             .collect();
-        let points: Vec<ScatterPoint> = here
-            .iter()
-            .filter_map(|r| {
-                let f = r.report.flows.first()?;
-                Some(ScatterPoint {
-                    label: r.report.scheme.clone(),
-                    throughput_kbps: f.throughput_kbps,
-                    delay_ms: f.self_inflicted_delay_ms?,
-                    color: color_of(&r.report.scheme),
-                })
-            })
-            .collect();
-        let capacity = here
-            .first()
-            .and_then(|r| r.report.flows.first())
-            .map(|f| f.capacity_kbps);
         let _ = writeln!(out, "<h2 id=\"{0}\">{0}</h2>", esc(trace));
         out.push_str("<figure class=scatter>");
-        out.push_str(&scatter_svg(trace, &points, capacity));
+        out.push_str(&trace_scatter_svg(trace, &reports, schemes));
         out.push_str("</figure>\n");
         let rows: Vec<(usize, &RunReport)> = here
             .iter()

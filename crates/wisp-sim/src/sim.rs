@@ -246,6 +246,7 @@ impl Simulation {
             let ctx = SchemeContext {
                 mtu: scenario.mtu,
                 ideal_schedule: Some(Box::new(ideal)),
+                rng: Some(seed::stream(scenario.seed, &format!("flow/{i}/media"))),
             };
             let (sender, receiver) = spec.scheme.build(ctx).map_err(|e| SimError::Build(i, e))?;
             flows.push(Flow {

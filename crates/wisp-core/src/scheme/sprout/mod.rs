@@ -171,13 +171,15 @@ impl Default for SproutConfig {
     }
 }
 
-/// The parameters `sprout` accepts, with their defaults.
-pub const PARAMS: &str = "sigma=200, outage-escape=1, bins=256, max-rate=1000, tick-ms=20, ticks=8, \
-quantile=0.05, forecast=paper, lookahead=5, reorder-ms=10, heartbeat-ms=20, heartbeat-bytes=64, \
-sigmas=none (experimental σ inference, e.g. 50/100/200/400/800), share=0.002";
+/// The parameters `sprout` accepts, with their defaults (`sigmas=50/100/200/400/800` turns on
+/// the experimental σ inference).
+pub const PARAMS: &str = "sigma=200,outage-escape=1,bins=256,max-rate=1000,tick-ms=20,ticks=8,\
+quantile=0.05,forecast=paper,lookahead=5,reorder-ms=10,heartbeat-ms=20,heartbeat-bytes=64,\
+sigmas=none,share=0.002";
 
 /// The parameters `sprout-ewma` accepts, with their defaults.
-pub const EWMA_PARAMS: &str = "alpha=0.125, tick-ms=20, ticks=8, lookahead=5, reorder-ms=10, heartbeat-ms=20, heartbeat-bytes=64";
+pub const EWMA_PARAMS: &str =
+    "alpha=0.125,tick-ms=20,ticks=8,lookahead=5,reorder-ms=10,heartbeat-ms=20,heartbeat-bytes=64";
 
 /// Parameters of the protocol, shared by both variants.
 const PROTOCOL_KEYS: &[&str] = &[

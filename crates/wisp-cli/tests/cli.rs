@@ -1,0 +1,410 @@
+//! The `wisp` command end to end: bad input, JSON output, determinism, shipped traces, bench.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn wisp(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_wisp"))
+        .args(args)
+        .current_dir(root())
+        .output()
+        .expect("run wisp")
+}
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .canonicalize()
+        .unwrap()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// Asserts exit code 2, exactly one line on stderr containing `needle`, nothing on stdout and
+/// no output folder.
+fn assert_bad_input(args: &[&str], needle: &str) {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let mut full: Vec<&str> = args.to_vec();
+    let out_s = out.to_str().unwrap().to_string();
+    full.extend(["--out", &out_s]);
+    let o = wisp(&full);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+    assert_eq!(
+        err.lines().count(),
+        1,
+        "{args:?}: expected one line, got:\n{err}"
+    );
+    assert!(
+        err.contains(needle),
+        "{args:?}: `{err}` does not mention `{needle}`"
+    );
+    assert!(!err.contains("panicked"), "{err}");
+    assert!(o.stdout.is_empty(), "{args:?}: stdout not empty");
+    assert!(!out.exists(), "{args:?}: created {out:?}");
+}
+
+#[test]
+fn bad_input_is_one_line_and_exit_code_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let write = |name: &str, text: &str| {
+        let p = dir.path().join(name);
+        std::fs::write(&p, text).unwrap();
+        p.to_str().unwrap().to_string()
+    };
+    let non_int = write("nonint.trace", "0\n5\n12a\n20\n");
+    let decreasing = write("decr.trace", "0\n5\n20\n12\n");
+    let empty = write("empty.trace", "");
+    let missing = dir
+        .path()
+        .join("missing.trace")
+        .to_str()
+        .unwrap()
+        .to_string();
+    assert_bad_input(
+        &["run", "--scheme", "cbr", "--trace", &non_int],
+        &format!("{non_int}:3:"),
+    );
+    assert_bad_input(
+        &["run", "--scheme", "cbr", "--trace", &decreasing],
+        &format!("{decreasing}:4:"),
+    );
+    assert_bad_input(
+        &["run", "--scheme", "cbr", "--trace", &empty],
+        &format!("{empty}: trace has no timestamps"),
+    );
+    assert_bad_input(
+        &["run", "--scheme", "cbr", "--trace", &missing],
+        &format!("{missing}: cannot read"),
+    );
+    assert_bad_input(
+        &[
+            "run",
+            "--scheme",
+            "cbr",
+            "--link",
+            &format!("trace:{decreasing}"),
+        ],
+        &format!("{decreasing}:4:"),
+    );
+    assert_bad_input(
+        &["run", "--scheme", "warp", "--link", "const:1mbps"],
+        "--scheme",
+    );
+    assert_bad_input(
+        &["run", "--scheme", "cbr:speed=2", "--link", "const:1mbps"],
+        "speed",
+    );
+    assert_bad_input(
+        &[
+            "run",
+            "--scheme",
+            "cbr",
+            "--link",
+            "const:1mbps",
+            "--queue",
+            "fifo",
+        ],
+        "--queue",
+    );
+    assert_bad_input(
+        &[
+            "run",
+            "--scheme",
+            "cbr",
+            "--link",
+            "const:1mbps",
+            "--queue",
+            "droptail:packets=0",
+        ],
+        "--queue",
+    );
+    assert_bad_input(
+        &[
+            "run",
+            "--scheme",
+            "cbr",
+            "--link",
+            "const:1mbps",
+            "--duration-s",
+            "0",
+        ],
+        "--duration-s",
+    );
+    assert_bad_input(
+        &[
+            "run",
+            "--scheme",
+            "cbr",
+            "--link",
+            "const:1mbps",
+            "--duration-s",
+            "-5",
+        ],
+        "--duration-s",
+    );
+    assert_bad_input(
+        &[
+            "run",
+            "--scheme",
+            "cbr",
+            "--link",
+            "const:1mbps",
+            "--warmup-s",
+            "-1",
+        ],
+        "--warmup-s",
+    );
+    assert_bad_input(
+        &[
+            "run",
+            "--scheme",
+            "cbr",
+            "--link",
+            "const:1mbps",
+            "--warmup-s",
+            "60",
+        ],
+        "--warmup-s",
+    );
+    for loss in ["1", "1.5", "-0.1", "lots"] {
+        assert_bad_input(
+            &[
+                "run",
+                "--scheme",
+                "cbr",
+                "--link",
+                "const:1mbps",
+                "--loss",
+                loss,
+            ],
+            "--loss",
+        );
+    }
+    assert_bad_input(&["run", "--scheme", "cbr", "--link", "warp:9"], "--link");
+    assert_bad_input(
+        &[
+            "run",
+            "--scheme",
+            "ideal",
+            "--link",
+            "const:1mbps",
+            "--rate-kbps",
+            "5",
+        ],
+        "--rate-kbps",
+    );
+    assert_bad_input(
+        &[
+            "bench",
+            "--schemes",
+            "cbr,warp",
+            "--traces",
+            "traces/cellular",
+        ],
+        "--schemes",
+    );
+    assert_bad_input(
+        &["bench", "--schemes", "cbr", "--traces", &missing],
+        &missing,
+    );
+    assert_bad_input(
+        &["bench", "--schemes", "cbr", "--traces", &non_int],
+        &format!("{non_int}:3:"),
+    );
+    let o = wisp(&["trace", "stats", &decreasing]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains(&format!("{decreasing}:4:")));
+}
+
+#[test]
+fn run_json_is_one_object_and_the_seed_replays() {
+    let args = [
+        "run",
+        "--scheme",
+        "cbr:rate-kbps=3000",
+        "--trace",
+        "traces/cellular/Verizon-LTE-short.down",
+        "--loss",
+        "0.05",
+        "--seed",
+        "7",
+        "--json",
+    ];
+    let a = wisp(&args);
+    let b = wisp(&args);
+    assert!(a.status.success(), "{}", stderr(&a));
+    assert_eq!(a.stdout, b.stdout, "same seed, different output");
+    let text = String::from_utf8(a.stdout).unwrap();
+    assert_eq!(text.lines().count(), 1);
+    let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(v["scheme"], "cbr:rate-kbps=3000");
+    assert_eq!(v["trace"], "Verizon-LTE-short.down");
+    assert_eq!(v["seed"], 7);
+    let f = &v["flows"][0];
+    for key in [
+        "throughput_kbps",
+        "capacity_kbps",
+        "utilization",
+        "delay_p50_ms",
+        "delay_p95_ms",
+        "e2e_delay_p95_ms",
+        "ideal_e2e_delay_p95_ms",
+        "self_inflicted_delay_ms",
+        "loss_rate",
+    ] {
+        assert!(f[key].is_number(), "{key} missing in {f}");
+    }
+    assert!((f["loss_rate"].as_f64().unwrap() - 0.05).abs() < 0.01);
+    assert!(stderr(&b).contains("seed 7"));
+    // A different seed loses different packets.
+    let c = wisp(&[
+        "run",
+        "--scheme",
+        "cbr:rate-kbps=3000",
+        "--trace",
+        "traces/cellular/Verizon-LTE-short.down",
+        "--loss",
+        "0.05",
+        "--seed",
+        "8",
+        "--json",
+    ]);
+    assert_ne!(c.stdout, b.stdout);
+    // WISP_SEED replays when --seed is absent.
+    let o = Command::new(env!("CARGO_BIN_EXE_wisp"))
+        .args([
+            "run",
+            "--scheme",
+            "cbr",
+            "--link",
+            "const:2mbps",
+            "--duration-s",
+            "2",
+            "--json",
+        ])
+        .env("WISP_SEED", "42")
+        .output()
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["seed"], 42);
+}
+
+#[test]
+fn ideal_uses_the_link_and_cbr_queues_without_aqm() {
+    let o = wisp(&[
+        "run",
+        "--scheme",
+        "ideal",
+        "--trace",
+        "traces/cellular/Verizon-LTE-short.down",
+        "--json",
+    ]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let f = &v["flows"][0];
+    assert!(f["utilization"].as_f64().unwrap() >= 0.99, "{f}");
+    assert!(f["self_inflicted_delay_ms"].as_f64().unwrap() <= 1.0, "{f}");
+    let e2e = |queue: &str| {
+        let o = wisp(&[
+            "run",
+            "--scheme",
+            "cbr",
+            "--rate-kbps",
+            "2000",
+            "--trace",
+            "traces/cellular/TMobile-UMTS-driving.down",
+            "--queue",
+            queue,
+            "--json",
+        ]);
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        v["flows"][0]["e2e_delay_p95_ms"].as_f64().unwrap()
+    };
+    let (inf, codel) = (e2e("infinite"), e2e("codel"));
+    assert!(inf > 2000.0, "infinite queue e2e p95 {inf} ms");
+    assert!(codel < inf / 4.0, "codel {codel} ms vs infinite {inf} ms");
+}
+
+#[test]
+fn shipped_trace_stats() {
+    // Durations and mean rates of traces/README.md (1500 B per line).
+    let expected = [
+        ("cellular/Verizon-LTE-short.up", 140.0, 5.946),
+        ("cellular/Verizon-LTE-short.down", 140.0, 5.028),
+        ("cellular/TMobile-LTE-short.up", 140.0, 13.318),
+        ("cellular/TMobile-LTE-short.down", 139.986, 16.703),
+        ("cellular/ATT-LTE-driving.up", 1012.472, 0.834),
+        ("cellular/ATT-LTE-driving.down", 786.112, 5.173),
+        ("cellular/TMobile-UMTS-driving.up", 931.233, 0.943),
+        ("cellular/TMobile-UMTS-driving.down", 928.424, 2.020),
+        ("cellular/Verizon-EVDO-driving.up", 1064.718, 0.843),
+        ("cellular/Verizon-EVDO-driving.down", 1062.016, 0.521),
+        ("wifi/google-wifi-3mbps.rx", 299.0, 3.78),
+    ];
+    let paths: Vec<String> = expected
+        .iter()
+        .map(|(p, _, _)| format!("traces/{p}"))
+        .collect();
+    let mut args = vec!["trace", "stats", "--json"];
+    args.extend(paths.iter().map(String::as_str));
+    let o = wisp(&args);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let traces = v["traces"].as_array().unwrap();
+    assert_eq!(traces.len(), expected.len());
+    for (t, (name, dur, mean)) in traces.iter().zip(expected) {
+        let d = t["duration_s"].as_f64().unwrap();
+        let m = t["mean_mbps"].as_f64().unwrap();
+        assert!(
+            (d - dur).abs() / dur <= 0.005,
+            "{name}: duration {d} vs {dur}"
+        );
+        assert!(
+            (m - mean).abs() / mean <= 0.005,
+            "{name}: mean {m} vs {mean}"
+        );
+    }
+}
+
+#[test]
+fn bench_writes_results_and_a_scatter_per_trace() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("bench");
+    let o = wisp(&[
+        "bench",
+        "--schemes",
+        "ideal,cbr:rate-kbps=1500",
+        "--traces",
+        "traces/cellular/Verizon-LTE-short.down,traces/cellular/Verizon-LTE-short.up",
+        "--out",
+        out.to_str().unwrap(),
+        "--json",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let list: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(list.as_array().unwrap().len(), 4);
+    let on_disk: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("results.json")).unwrap()).unwrap();
+    assert_eq!(on_disk, list);
+    let csv = std::fs::read_to_string(out.join("results.csv")).unwrap();
+    assert_eq!(csv.lines().count(), 5);
+    let html = std::fs::read_to_string(out.join("report.html")).unwrap();
+    assert_eq!(html.matches("<figure class=scatter>").count(), 2);
+    assert_eq!(html.matches("<figure class=timeseries>").count(), 4);
+    assert!(
+        !html.contains("<script") && !html.contains("src=\"http"),
+        "the report must be self-contained"
+    );
+    for t in ["Verizon-LTE-short.down", "Verizon-LTE-short.up"] {
+        let svg = std::fs::read_to_string(out.join("plots").join(format!("{t}.svg"))).unwrap();
+        assert!(
+            svg.starts_with("<svg") && svg.matches("<circle").count() == 2,
+            "{t}"
+        );
+    }
+    // The paired trace carries the feedback.
+    assert_eq!(list[0]["reverse"], "Verizon-LTE-short.up");
+}
