@@ -4,6 +4,7 @@
 mod args;
 mod bench;
 mod error;
+mod forecast;
 mod output;
 mod reproduce;
 mod run;
@@ -26,6 +27,7 @@ Examples:
   wisp bench --schemes ideal,cbr --traces traces/cellular --out results
   wisp trace stats traces/cellular/*.down
   wisp reproduce gcc-wifi --quick --out /tmp/gcc-wifi
+  wisp forecast --trace traces/cellular/Verizon-LTE-short.down --duration-s 10
   wisp schemes
 
 Exit codes: 0 success, 1 an I/O failure, 2 bad input (a message names the option, or the file \
@@ -59,6 +61,9 @@ enum Command {
         #[command(subcommand)]
         command: trace::TraceCommand,
     },
+    /// Feed a trace to a Sprout receiver as a saturated link and print its forecast every
+    /// tick (CSV).
+    Forecast(forecast::ForecastArgs),
 }
 
 fn main() -> ExitCode {
@@ -83,6 +88,7 @@ fn main() -> ExitCode {
         Command::Reproduce(a) => reproduce::reproduce(a),
         Command::Schemes { json } => schemes(json),
         Command::Trace { command } => trace::trace(command),
+        Command::Forecast(a) => forecast::forecast(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

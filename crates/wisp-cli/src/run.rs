@@ -99,6 +99,7 @@ pub fn scenario(
     s.delay = sim.delay_ms;
     s.queue = sim.queue;
     s.loss = sim.loss;
+    s.reverse_loss = sim.reverse_loss;
     if let Some(d) = sim.duration_s {
         s.duration = d;
     }
@@ -195,8 +196,17 @@ fn timeseries_csv(r: &RunResult) -> String {
 
 fn print_table(r: &RunReport) -> Result<(), CliError> {
     println!(
-        "{} on {} (reverse: {}; {} ms each way; queue {}; loss {}; {:.1} s, warm-up {:.1} s; seed {})",
-        r.scheme, r.trace, r.reverse, r.delay_ms, r.queue, r.loss, r.duration_s, r.warmup_s, r.seed
+        "{} on {} (reverse: {}; {} ms each way; queue {}; loss {}, reverse {}; {:.1} s, warm-up {:.1} s; seed {})",
+        r.scheme,
+        r.trace,
+        r.reverse,
+        r.delay_ms,
+        r.queue,
+        r.loss,
+        r.reverse_loss,
+        r.duration_s,
+        r.warmup_s,
+        r.seed
     );
     let o = |v: Option<f64>| v.map_or_else(|| "-".to_string(), |x| format!("{x:.0}"));
     println!(

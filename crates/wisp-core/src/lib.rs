@@ -12,11 +12,13 @@
 //!   call).
 //! * [`estimate`]: estimators shared by schemes (Kalman filter, GCC's arrival-time filters,
 //!   trendline, adaptive-threshold over-use detector, windowed rate counter).
+//! * [`math`], [`stats`]: special functions, distributions, quantiles, EWMA.
 //! * [`scheme`]: the registry (`"cbr"` → [`scheme::SchemeConfig`] → halves) and the schemes.
 
 pub mod controller;
 pub mod estimate;
 pub mod flow;
+pub mod math;
 pub mod pacer;
 pub mod packet;
 pub mod scheme;

@@ -199,6 +199,20 @@ impl TcpAck {
     }
 }
 
+/// Sprout's delivery forecast (Winstein et al., NSDI 2013, §3.4), sent by the receiver once
+/// per tick.
+///
+/// Encoding: `received_or_lost: u64`, `n: u8`, then `n` × `u32` cumulative byte counts.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SproutForecast {
+    /// Bytes of the flow the receiver has received or written off as lost (the throwaway
+    /// rule), from the start of the flow.
+    pub received_or_lost: u64,
+    /// Bytes expected (at the forecast's cautious quantile) to be delivered through the end of
+    /// each of the next ticks, cumulative; at most 255 ticks.
+    pub cumulative_bytes: Vec<u32>,
+}
+
 /// Every feedback message a scheme can send from receiver to sender.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Feedback {
@@ -206,6 +220,7 @@ pub enum Feedback {
     ReceiverReport(ReceiverReport),
     Remb(Remb),
     TcpAck(TcpAck),
+    SproutForecast(SproutForecast),
 }
 
 mod kind {
@@ -213,6 +228,7 @@ mod kind {
     pub const RECEIVER_REPORT: u8 = 2;
     pub const REMB: u8 = 3;
     pub const TCP_ACK: u8 = 30;
+    pub const SPROUT_FORECAST: u8 = 10;
 }
 
 impl Feedback {
@@ -252,6 +268,16 @@ impl Feedback {
                 }
                 kind::TCP_ACK
             }
+            Feedback::SproutForecast(f) => {
+                debug_assert!(f.cumulative_bytes.len() <= u8::MAX as usize);
+                let n = f.cumulative_bytes.len().min(u8::MAX as usize);
+                out.put_u64(f.received_or_lost);
+                out.put_u8(n as u8);
+                for &c in &f.cumulative_bytes[..n] {
+                    out.put_u32(c);
+                }
+                kind::SPROUT_FORECAST
+            }
         };
         let len = out.len() - start - 3;
         debug_assert!(len <= u16::MAX as usize);
@@ -273,6 +299,7 @@ impl Feedback {
             Feedback::ReceiverReport(_) => 25,
             Feedback::Remb(_) => 8,
             Feedback::TcpAck(a) => 25 + 16 * a.ranges().len(),
+            Feedback::SproutForecast(f) => 9 + 4 * f.cumulative_bytes.len().min(u8::MAX as usize),
         }
     }
 
@@ -320,6 +347,20 @@ impl Feedback {
                 }
                 Feedback::TcpAck(TcpAck::new(seq, send_time, recv_time, &ranges[..n]))
             }
+            kind::SPROUT_FORECAST => {
+                let received_or_lost = p.u64()?;
+                let n = p.u8()? as usize;
+                if p.remaining() < 4 * n {
+                    return Err(WireError::Truncated {
+                        needed: 4 * n - p.remaining(),
+                    });
+                }
+                let cumulative_bytes = (0..n).map(|_| p.u32()).collect::<Result<_, _>>()?;
+                Feedback::SproutForecast(SproutForecast {
+                    received_or_lost,
+                    cumulative_bytes,
+                })
+            }
             k => return Err(WireError::UnknownKind(k)),
         };
         p.finish()?;
@@ -366,6 +407,14 @@ mod tests {
                 Instant::ZERO,
                 &[SeqRange { start: 0, end: 1 }],
             )),
+            Feedback::SproutForecast(SproutForecast {
+                received_or_lost: 123_456,
+                cumulative_bytes: vec![1500, 4500, 9000, 12000, 15000, 19500, 22500, 27000],
+            }),
+            Feedback::SproutForecast(SproutForecast {
+                received_or_lost: 0,
+                cumulative_bytes: vec![],
+            }),
         ]
     }
 
@@ -446,6 +495,34 @@ mod tests {
     }
 
     #[test]
+    fn sprout_forecast_fixed_bytes() {
+        let b = Feedback::SproutForecast(SproutForecast {
+            received_or_lost: 0x0102,
+            cumulative_bytes: vec![0x0304, 0x05060708],
+        })
+        .to_bytes();
+        assert_eq!(
+            b,
+            [
+                10, 0, 17, // kind, length
+                0, 0, 0, 0, 0, 0, 1, 2, // received_or_lost
+                2, // ticks
+                0, 0, 3, 4, 5, 6, 7, 8, // cumulative bytes
+            ]
+        );
+        // A tick count that promises more than the payload holds.
+        let mut bad = b.clone();
+        bad[11] = 3;
+        assert_eq!(
+            Feedback::parse(&bad),
+            Err(WireError::Truncated { needed: 4 })
+        );
+        // Fewer ticks than the payload holds.
+        bad[11] = 1;
+        assert_eq!(Feedback::parse(&bad), Err(WireError::Trailing(4)));
+    }
+
+    #[test]
     fn rejects_bad_input() {
         assert_eq!(
             Feedback::parse(&[]),
@@ -472,8 +549,8 @@ mod tests {
         }
 
         #[test]
-        fn truncation_is_an_error(cut in 0usize..39) {
-            let b = samples()[0].to_bytes();
+        fn truncation_is_an_error(which in 0usize..7, cut in 0usize..80) {
+            let b = samples()[which].to_bytes();
             prop_assert!(Feedback::parse(&b[..cut.min(b.len() - 1)]).is_err());
         }
 
@@ -498,6 +575,17 @@ mod tests {
                 Instant::from_nanos(u),
                 &ranges,
             ));
+            let b = m.to_bytes();
+            prop_assert_eq!(b.len(), m.encoded_len());
+            prop_assert_eq!(Feedback::parse(&b).unwrap(), m);
+        }
+
+        #[test]
+        fn sprout_forecast_round_trips(
+            received_or_lost in any::<u64>(),
+            cumulative_bytes in proptest::collection::vec(any::<u32>(), 0..20),
+        ) {
+            let m = Feedback::SproutForecast(SproutForecast { received_or_lost, cumulative_bytes });
             let b = m.to_bytes();
             prop_assert_eq!(b.len(), m.encoded_len());
             prop_assert_eq!(Feedback::parse(&b).unwrap(), m);

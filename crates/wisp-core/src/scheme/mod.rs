@@ -13,6 +13,7 @@
 pub mod cbr;
 pub mod gcc;
 pub mod ideal;
+pub mod sprout;
 pub mod tcp;
 
 use crate::controller::{Allowance, ExtraPacket, Receiver, SendContext, Sender, SenderStats};
@@ -29,6 +30,7 @@ use core::str::FromStr;
 pub use cbr::{CbrConfig, CbrSender, SilentReceiver};
 pub use gcc::{GccConfig, GccReceiver, GccSender};
 pub use ideal::{IdealConfig, IdealSchedule, IdealSender};
+pub use sprout::{SproutConfig, SproutReceiver, SproutSender};
 pub use tcp::compound::{Compound, CompoundConfig};
 pub use tcp::cubic::{Cubic, CubicConfig};
 pub use tcp::ledbat::{Ledbat, LedbatConfig};
@@ -56,6 +58,16 @@ pub const SCHEMES: &[SchemeInfo] = &[
         name: "cbr",
         summary: "constant bit rate, no feedback",
         params: "rate-kbps=1000",
+    },
+    SchemeInfo {
+        name: "sprout",
+        summary: "Sprout (NSDI'13): Bayesian forecast of a cellular link's delivery rate, window = 5th-percentile deliveries in 100 ms minus the queue",
+        params: sprout::PARAMS,
+    },
+    SchemeInfo {
+        name: "sprout-ewma",
+        summary: "Sprout-EWMA (NSDI'13 §6.4): Sprout's protocol with an EWMA of the per-tick count instead of the cautious forecast",
+        params: sprout::EWMA_PARAMS,
     },
     SchemeInfo {
         name: "gcc",
@@ -207,6 +219,8 @@ impl SchemeContext {
 pub enum SchemeConfig {
     Ideal(IdealConfig),
     Cbr(CbrConfig),
+    /// `sprout` and `sprout-ewma` (by [`SproutConfig::variant`]); boxed to keep the enum small.
+    Sprout(Box<SproutConfig>),
     /// `gcc`, `gcc-grouping`, `gcc-trendline`.
     Gcc(Box<GccConfig>),
     Cubic(CubicConfig),
@@ -222,6 +236,7 @@ impl SchemeConfig {
         match self {
             SchemeConfig::Ideal(_) => "ideal",
             SchemeConfig::Cbr(_) => "cbr",
+            SchemeConfig::Sprout(c) => c.name(),
             SchemeConfig::Gcc(c) => c.name(),
             SchemeConfig::Cubic(_) => "cubic",
             SchemeConfig::NewReno(_) => "newreno",
@@ -236,6 +251,10 @@ impl SchemeConfig {
         Ok(match name {
             "ideal" => SchemeConfig::Ideal(IdealConfig),
             "cbr" => SchemeConfig::Cbr(CbrConfig::default()),
+            "sprout" => SchemeConfig::Sprout(Box::new(SproutConfig::new(sprout::Variant::Sprout))),
+            "sprout-ewma" => {
+                SchemeConfig::Sprout(Box::new(SproutConfig::new(sprout::Variant::Ewma)))
+            }
             _ if gcc::config_for(name).is_some() => {
                 SchemeConfig::Gcc(Box::new(gcc::config_for(name).expect("checked")))
             }
@@ -263,6 +282,7 @@ impl SchemeConfig {
         let r = match self {
             SchemeConfig::Ideal(_) => Err(ParamError::unknown(key, "(none)")),
             SchemeConfig::Cbr(c) => c.set(key, value),
+            SchemeConfig::Sprout(c) => c.set(key, value),
             SchemeConfig::Gcc(c) => c.set(key, value),
             SchemeConfig::Cubic(c) => c.set(key, value),
             SchemeConfig::NewReno(c) => c.set(key, value),
@@ -278,6 +298,7 @@ impl SchemeConfig {
         match self {
             SchemeConfig::Ideal(_) => vec![],
             SchemeConfig::Cbr(c) => c.params(),
+            SchemeConfig::Sprout(c) => c.params(),
             SchemeConfig::Gcc(c) => c.params(),
             SchemeConfig::Cubic(c) => c.params(),
             SchemeConfig::NewReno(c) => c.params(),
@@ -315,6 +336,15 @@ impl SchemeConfig {
                     mtu,
                 ),
                 AnyReceiver::Silent(SilentReceiver),
+            ),
+            SchemeConfig::Sprout(c) => (
+                FlowSender::new(
+                    AnySender::Sprout(SproutSender::new(c, mtu)),
+                    Source::bulk(mtu),
+                    Pacer::default(),
+                    mtu,
+                ),
+                AnyReceiver::Sprout(Box::new(SproutReceiver::new(c, mtu))),
             ),
             SchemeConfig::Gcc(c) => (
                 FlowSender::new(
@@ -448,6 +478,7 @@ macro_rules! any_receiver {
 any_sender! {
     Ideal(IdealSender),
     Cbr(CbrSender),
+    Sprout(SproutSender),
     Gcc(GccSender),
     Cubic(TcpSender<Cubic>),
     NewReno(TcpSender<NewReno>),
@@ -458,6 +489,7 @@ any_sender! {
 
 any_receiver! {
     Silent(SilentReceiver),
+    Sprout(Box<SproutReceiver>),
     Gcc(Box<GccReceiver>),
     Tcp(TcpReceiver),
 }
