@@ -19,8 +19,8 @@ use std::ops::Range;
 use wisp_sim::metrics::TimeSeries;
 use wisp_sim::run::{RunReport, RunResult};
 
-/// Tableau-10 colours: scheme *i* of a report is always colour *i*.
-const PALETTE: [RGBColor; 10] = [
+/// Tableau-10 colours, then ten darker/lighter ones: scheme *i* of a report is always colour *i*.
+const PALETTE: [RGBColor; 20] = [
     RGBColor(31, 119, 180),
     RGBColor(255, 127, 14),
     RGBColor(44, 160, 44),
@@ -31,6 +31,16 @@ const PALETTE: [RGBColor; 10] = [
     RGBColor(127, 127, 127),
     RGBColor(188, 189, 34),
     RGBColor(23, 190, 207),
+    RGBColor(57, 59, 121),
+    RGBColor(173, 73, 74),
+    RGBColor(99, 121, 57),
+    RGBColor(140, 109, 49),
+    RGBColor(123, 65, 115),
+    RGBColor(82, 84, 163),
+    RGBColor(181, 207, 107),
+    RGBColor(231, 150, 156),
+    RGBColor(107, 110, 207),
+    RGBColor(222, 158, 214),
 ];
 
 /// The colour of the `i`-th scheme.
@@ -119,7 +129,7 @@ pub const DELAY_FLOOR_MS: f64 = 1.0;
 pub fn scatter_svg(title: &str, points: &[ScatterPoint], capacity_kbps: Option<f64>) -> String {
     let mut out = String::new();
     {
-        let root = SVGBackend::with_string(&mut out, (640, 440)).into_drawing_area();
+        let root = SVGBackend::with_string(&mut out, (760, 480)).into_drawing_area();
         let _ = draw_scatter(&root, title, points, capacity_kbps);
         let _ = root.present();
     }
@@ -140,11 +150,11 @@ fn draw_scatter(
     let dmin = delays.iter().copied().fold(f64::INFINITY, f64::min);
     let dmax = delays.iter().copied().fold(0.0, f64::max);
     let lo = if dmin.is_finite() {
-        10f64.powf((dmin / 1.5).log10().floor())
+        dmin / 1.6
     } else {
-        1.0
+        DELAY_FLOOR_MS / 1.6
     };
-    let hi = 10f64.powf((dmax.max(lo * 10.0) * 1.5).log10().ceil());
+    let hi = (dmax * 1.6).max(lo * 100.0);
     let tmax = points
         .iter()
         .map(|p| p.throughput_kbps)
@@ -177,36 +187,106 @@ fn draw_scatter(
             ("sans-serif", 12).into_font().color(&RGBColor(90, 90, 90)),
         )))?;
     }
+    let pixels: Vec<(i32, i32)> = points
+        .iter()
+        .zip(&delays)
+        .map(|(p, &d)| chart.backend_coord(&(d, p.throughput_kbps)))
+        .collect();
     for (p, &d) in points.iter().zip(&delays) {
-        let c = color(p.color);
         chart.draw_series(std::iter::once(Circle::new(
             (d, p.throughput_kbps),
             6,
-            c.filled(),
-        )))?;
-        let label = if p.delay_ms < DELAY_FLOOR_MS {
-            format!("{} (≤1 ms)", p.label)
-        } else {
-            p.label.clone()
-        };
-        chart.draw_series(std::iter::once(Text::new(
-            label,
-            (d, p.throughput_kbps),
-            ("sans-serif", 13)
-                .into_font()
-                .color(&c)
-                .pos(plotters::style::text_anchor::Pos::new(
-                    plotters::style::text_anchor::HPos::Left,
-                    plotters::style::text_anchor::VPos::Bottom,
-                )),
+            color(p.color).filled(),
         )))?;
     }
+    let labels: Vec<String> = points
+        .iter()
+        .map(|p| {
+            if p.delay_ms < DELAY_FLOOR_MS {
+                format!("{} (≤1 ms)", p.label)
+            } else {
+                p.label.clone()
+            }
+        })
+        .collect();
+    let offsets = place_labels(&pixels, &labels, root.dim_in_pixel());
+    for (i, p) in points.iter().enumerate() {
+        let c = color(p.color);
+        let (dx, dy) = offsets[i];
+        let anchor = EmptyElement::at((delays[i], p.throughput_kbps));
+        let text = Text::new(
+            labels[i].clone(),
+            (dx, dy),
+            ("sans-serif", 13).into_font().color(&c),
+        );
+        chart.plotting_area().draw(&(anchor + text))?;
+        if dy.abs() > LABEL_H {
+            // A leader line from a displaced label back to its point.
+            let line = PathElement::new(
+                vec![(0, 0), (dx, dy + LABEL_H / 2)],
+                c.mix(0.5).stroke_width(1),
+            );
+            chart
+                .plotting_area()
+                .draw(&(EmptyElement::at((delays[i], p.throughput_kbps)) + line))?;
+        }
+    }
+    let (w, _) = root.dim_in_pixel();
     root.draw(&Text::new(
         "better ↗",
-        (560, 34),
+        (w as i32 - 80, 34),
         ("sans-serif", 13).into_font().color(&RGBColor(90, 90, 90)),
     ))?;
     Ok(())
+}
+
+const LABEL_H: i32 = 15;
+
+/// Greedy label placement: each label starts just above and right of its point and moves
+/// down or up in steps of one line until it overlaps no label placed before it (points are
+/// taken top to bottom). Labels that would leave the canvas on the right go on the left.
+/// Returns each label's offset (top-left corner) from its point in pixels.
+fn place_labels(points: &[(i32, i32)], labels: &[String], canvas: (u32, u32)) -> Vec<(i32, i32)> {
+    let width = |s: &str| (s.chars().count() as i32) * 7 + 2;
+    let mut order: Vec<usize> = (0..points.len()).collect();
+    order.sort_by_key(|&i| (points[i].1, points[i].0));
+    let mut placed: Vec<(i32, i32, i32, i32)> = vec![];
+    let mut out = vec![(8, -LABEL_H); points.len()];
+    for i in order {
+        let (x, y) = points[i];
+        let w = width(&labels[i]);
+        let dx = if x + 8 + w > canvas.0 as i32 {
+            -8 - w
+        } else {
+            8
+        };
+        let mut chosen = (dx, -LABEL_H);
+        for step in 0..24 {
+            let k = (step + 1) / 2;
+            let dy = -LABEL_H
+                + if step % 2 == 1 {
+                    k * LABEL_H
+                } else {
+                    -k * LABEL_H
+                };
+            let r = (x + dx, y + dy, x + dx + w, y + dy + LABEL_H);
+            let free = placed
+                .iter()
+                .all(|q| r.2 <= q.0 || r.0 >= q.2 || r.3 <= q.1 || r.1 >= q.3);
+            if free && r.1 >= 0 {
+                chosen = (dx, dy);
+                break;
+            }
+        }
+        placed.push((
+            x + chosen.0,
+            y + chosen.1,
+            x + chosen.0 + w,
+            y + chosen.1 + LABEL_H,
+        ));
+        out[i] = chosen;
+    }
+    out
 }
 
 /// Averages consecutive bins so that at most `max_points` remain: `(t, values)`.
@@ -499,6 +579,38 @@ mod tests {
         assert_eq!(a.map(&10.0, (0, 300)), 200);
         assert_eq!(ReversedLog::format(&20.0), "20ms");
         assert_eq!(ReversedLog::format(&2500.0), "2.5s");
+    }
+
+    #[test]
+    fn coincident_points_get_labels_that_do_not_overlap() {
+        let pts = vec![(100, 100); 5];
+        let labels: Vec<String> = ["cubic", "newreno", "compound", "x", "vegas"]
+            .map(String::from)
+            .to_vec();
+        let off = place_labels(&pts, &labels, (760, 480));
+        let boxes: Vec<_> = off
+            .iter()
+            .zip(&labels)
+            .map(|(&(dx, dy), l)| {
+                (
+                    100 + dx,
+                    100 + dy,
+                    100 + dx + l.len() as i32 * 7 + 2,
+                    100 + dy + LABEL_H,
+                )
+            })
+            .collect();
+        for (i, a) in boxes.iter().enumerate() {
+            for b in &boxes[i + 1..] {
+                assert!(
+                    a.2 <= b.0 || a.0 >= b.2 || a.3 <= b.1 || a.1 >= b.3,
+                    "{a:?} overlaps {b:?}"
+                );
+            }
+        }
+        // Near the right edge, labels go on the left.
+        let off = place_labels(&[(750, 100)], &["long label".into()], (760, 480));
+        assert!(off[0].0 < 0);
     }
 
     #[test]
