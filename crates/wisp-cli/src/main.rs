@@ -27,6 +27,7 @@ Examples:
   wisp bench --schemes ideal,cbr --traces traces/cellular --out results
   wisp trace stats traces/cellular/*.down
   wisp reproduce gcc-wifi --quick --out /tmp/gcc-wifi
+  wisp reproduce sprout --out /tmp/sprout
   wisp forecast --trace traces/cellular/Verizon-LTE-short.down --duration-s 10
   wisp schemes
 

@@ -8,9 +8,11 @@
 //! * [`timeseries_svg`]: a run's throughput against the link's capacity, and its queueing delay;
 //! * [`bench_html`] and [`run_html`]: pages that inline those SVGs (no external files, no
 //!   scripts);
-//! * [`gcc_wifi`]: the figures and page of `wisp reproduce gcc-wifi`.
+//! * [`gcc_wifi`]: the figures and page of `wisp reproduce gcc-wifi`;
+//! * [`sprout`]: the charts, tables and page of `wisp reproduce sprout`.
 
 pub mod gcc_wifi;
+pub mod sprout;
 
 use plotters::coord::ranged1d::{KeyPointHint, NoDefaultFormatting, Ranged, ValueFormatter};
 use plotters::prelude::*;
@@ -19,7 +21,7 @@ use std::ops::Range;
 use wisp_sim::metrics::TimeSeries;
 use wisp_sim::run::{RunReport, RunResult};
 
-/// Tableau-10 colours, then ten darker/lighter ones: scheme *i* of a report is always colour *i*.
+/// Tableau-10 colours, then ten more: scheme *i* of a report is always colour *i*.
 const PALETTE: [RGBColor; 20] = [
     RGBColor(31, 119, 180),
     RGBColor(255, 127, 14),
@@ -150,11 +152,11 @@ fn draw_scatter(
     let dmin = delays.iter().copied().fold(f64::INFINITY, f64::min);
     let dmax = delays.iter().copied().fold(0.0, f64::max);
     let lo = if dmin.is_finite() {
-        dmin / 1.6
+        10f64.powf((dmin / 1.5).log10().floor())
     } else {
-        DELAY_FLOOR_MS / 1.6
+        1.0
     };
-    let hi = (dmax * 1.6).max(lo * 100.0);
+    let hi = 10f64.powf((dmax.max(lo * 10.0) * 1.5).log10().ceil());
     let tmax = points
         .iter()
         .map(|p| p.throughput_kbps)
@@ -174,6 +176,11 @@ fn draw_scatter(
         .y_label_formatter(&|v| format!("{v:.0}"))
         .light_line_style(RGBColor(245, 245, 245))
         .draw()?;
+    // Labels are placed in pixels, each at the first place around its point (right, then left;
+    // nearest lines first) where it stays on the canvas and overlaps no point, no label placed before
+    // it and not the capacity caption.
+    let mut placed: Vec<Rect> = vec![];
+    let grey = RGBColor(90, 90, 90);
     if let Some(c) = capacity_kbps {
         chart.draw_series(DashedLineSeries::new(
             vec![(hi, c), (lo, c)],
@@ -181,112 +188,97 @@ fn draw_scatter(
             4,
             RGBColor(120, 120, 120).stroke_width(1),
         ))?;
-        chart.draw_series(std::iter::once(Text::new(
-            format!("capacity {c:.0} kbit/s"),
-            (hi, c),
-            ("sans-serif", 12).into_font().color(&RGBColor(90, 90, 90)),
-        )))?;
+        let text = format!("capacity {c:.0} kbit/s");
+        let (x, y) = chart.backend_coord(&(hi, c));
+        let r = Rect::label(x + 4, y + 2, &text, 12);
+        root.draw(&Text::new(
+            text,
+            (r.x0, r.y0),
+            ("sans-serif", 12).into_font().color(&grey),
+        ))?;
+        placed.push(r);
     }
-    let pixels: Vec<(i32, i32)> = points
-        .iter()
-        .zip(&delays)
-        .map(|(p, &d)| chart.backend_coord(&(d, p.throughput_kbps)))
-        .collect();
+    let mut dots = vec![];
     for (p, &d) in points.iter().zip(&delays) {
+        let c = color(p.color);
         chart.draw_series(std::iter::once(Circle::new(
             (d, p.throughput_kbps),
             6,
-            color(p.color).filled(),
+            c.filled(),
         )))?;
+        dots.push(chart.backend_coord(&(d, p.throughput_kbps)));
     }
-    let labels: Vec<String> = points
-        .iter()
-        .map(|p| {
-            if p.delay_ms < DELAY_FLOOR_MS {
-                format!("{} (≤1 ms)", p.label)
-            } else {
-                p.label.clone()
-            }
-        })
-        .collect();
-    let offsets = place_labels(&pixels, &labels, root.dim_in_pixel());
-    for (i, p) in points.iter().enumerate() {
-        let c = color(p.color);
-        let (dx, dy) = offsets[i];
-        let anchor = EmptyElement::at((delays[i], p.throughput_kbps));
-        let text = Text::new(
-            labels[i].clone(),
-            (dx, dy),
-            ("sans-serif", 13).into_font().color(&c),
-        );
-        chart.plotting_area().draw(&(anchor + text))?;
-        if dy.abs() > LABEL_H {
-            // A leader line from a displaced label back to its point.
-            let line = PathElement::new(
-                vec![(0, 0), (dx, dy + LABEL_H / 2)],
-                c.mix(0.5).stroke_width(1),
-            );
-            chart
-                .plotting_area()
-                .draw(&(EmptyElement::at((delays[i], p.throughput_kbps)) + line))?;
-        }
+    placed.extend(dots.iter().map(|&(x, y)| Rect {
+        x0: x - 6,
+        y0: y - 6,
+        x1: x + 6,
+        y1: y + 6,
+    }));
+    for (p, &(x, y)) in points.iter().zip(&dots) {
+        let label = if p.delay_ms < DELAY_FLOOR_MS {
+            format!("{} (≤1 ms)", p.label)
+        } else {
+            p.label.clone()
+        };
+        let w = Rect::label(0, 0, &label, 13).x1;
+        let candidates: Vec<Rect> = [(-21, 7), (-35, 21), (-49, 35)]
+            .iter()
+            .flat_map(|&(up, down)| {
+                [
+                    (x + 4, up),
+                    (x + 4, down),
+                    (x - 4 - w, up),
+                    (x - 4 - w, down),
+                ]
+            })
+            .map(|(x0, dy)| Rect::label(x0, y + dy, &label, 13))
+            .collect();
+        let (width, height) = root.dim_in_pixel();
+        let inside =
+            |r: &Rect| r.x0 >= 0 && r.y0 >= 0 && r.x1 <= width as i32 && r.y1 <= height as i32;
+        let r = candidates
+            .iter()
+            .find(|r| inside(r) && !placed.iter().any(|q| q.overlaps(r)))
+            .or_else(|| candidates.iter().find(|r| inside(r)))
+            .unwrap_or(&candidates[0]);
+        root.draw(&Text::new(
+            label,
+            (r.x0, r.y0),
+            ("sans-serif", 13).into_font().color(&color(p.color)),
+        ))?;
+        placed.push(*r);
     }
-    let (w, _) = root.dim_in_pixel();
     root.draw(&Text::new(
         "better ↗",
-        (w as i32 - 80, 34),
+        (560, 34),
         ("sans-serif", 13).into_font().color(&RGBColor(90, 90, 90)),
     ))?;
     Ok(())
 }
 
-const LABEL_H: i32 = 15;
+/// A label's box in pixels. plotters draws a `size`-point font about 0.8 × `size` pixels high;
+/// the width is estimated at 0.5 × `size` pixels per character, the height at `size` + 2.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Rect {
+    x0: i32,
+    y0: i32,
+    x1: i32,
+    y1: i32,
+}
 
-/// Greedy label placement: each label starts just above and right of its point and moves
-/// down or up in steps of one line until it overlaps no label placed before it (points are
-/// taken top to bottom). Labels that would leave the canvas on the right go on the left.
-/// Returns each label's offset (top-left corner) from its point in pixels.
-fn place_labels(points: &[(i32, i32)], labels: &[String], canvas: (u32, u32)) -> Vec<(i32, i32)> {
-    let width = |s: &str| (s.chars().count() as i32) * 7 + 2;
-    let mut order: Vec<usize> = (0..points.len()).collect();
-    order.sort_by_key(|&i| (points[i].1, points[i].0));
-    let mut placed: Vec<(i32, i32, i32, i32)> = vec![];
-    let mut out = vec![(8, -LABEL_H); points.len()];
-    for i in order {
-        let (x, y) = points[i];
-        let w = width(&labels[i]);
-        let dx = if x + 8 + w > canvas.0 as i32 {
-            -8 - w
-        } else {
-            8
-        };
-        let mut chosen = (dx, -LABEL_H);
-        for step in 0..24 {
-            let k = (step + 1) / 2;
-            let dy = -LABEL_H
-                + if step % 2 == 1 {
-                    k * LABEL_H
-                } else {
-                    -k * LABEL_H
-                };
-            let r = (x + dx, y + dy, x + dx + w, y + dy + LABEL_H);
-            let free = placed
-                .iter()
-                .all(|q| r.2 <= q.0 || r.0 >= q.2 || r.3 <= q.1 || r.1 >= q.3);
-            if free && r.1 >= 0 {
-                chosen = (dx, dy);
-                break;
-            }
+impl Rect {
+    fn label(x: i32, y: i32, text: &str, size: i32) -> Rect {
+        let w = (text.chars().count() as f64 * 0.5 * f64::from(size)).ceil() as i32;
+        Rect {
+            x0: x,
+            y0: y,
+            x1: x + w,
+            y1: y + size + 2,
         }
-        placed.push((
-            x + chosen.0,
-            y + chosen.1,
-            x + chosen.0 + w,
-            y + chosen.1 + LABEL_H,
-        ));
-        out[i] = chosen;
     }
-    out
+    fn overlaps(&self, o: &Rect) -> bool {
+        self.x0 < o.x1 && o.x0 < self.x1 && self.y0 < o.y1 && o.y0 < self.y1
+    }
 }
 
 /// Averages consecutive bins so that at most `max_points` remain: `(t, values)`.
@@ -582,35 +574,29 @@ mod tests {
     }
 
     #[test]
-    fn coincident_points_get_labels_that_do_not_overlap() {
-        let pts = vec![(100, 100); 5];
-        let labels: Vec<String> = ["cubic", "newreno", "compound", "x", "vegas"]
-            .map(String::from)
-            .to_vec();
-        let off = place_labels(&pts, &labels, (760, 480));
-        let boxes: Vec<_> = off
-            .iter()
-            .zip(&labels)
-            .map(|(&(dx, dy), l)| {
-                (
-                    100 + dx,
-                    100 + dy,
-                    100 + dx + l.len() as i32 * 7 + 2,
-                    100 + dy + LABEL_H,
-                )
-            })
-            .collect();
-        for (i, a) in boxes.iter().enumerate() {
-            for b in &boxes[i + 1..] {
-                assert!(
-                    a.2 <= b.0 || a.0 >= b.2 || a.3 <= b.1 || a.1 >= b.3,
-                    "{a:?} overlaps {b:?}"
-                );
-            }
-        }
-        // Near the right edge, labels go on the left.
-        let off = place_labels(&[(750, 100)], &["long label".into()], (760, 480));
-        assert!(off[0].0 < 0);
+    fn coincident_points_get_separate_labels() {
+        let at = |label: &str| ScatterPoint {
+            label: label.into(),
+            throughput_kbps: 1000.0,
+            delay_ms: 100.0,
+            color: 0,
+        };
+        let svg = scatter_svg("t", &[at("first"), at("second"), at("third")], None);
+        // Each label's (x, y), read back from the SVG.
+        let pos = |label: &str| {
+            let i = svg.find(&format!(">\n{label}\n")).unwrap();
+            let tag = &svg[svg[..i].rfind("<text").unwrap()..i];
+            let attr = |a: &str| {
+                let s = &tag[tag.find(&format!(" {a}=\"")).unwrap() + a.len() + 3..];
+                s[..s.find('"').unwrap()].parse::<i32>().unwrap()
+            };
+            (attr("x"), attr("y"))
+        };
+        let (a, b, c) = (pos("first"), pos("second"), pos("third"));
+        assert!(a != b && b != c && a != c, "{a:?} {b:?} {c:?}");
+        let r = |p: (i32, i32), t: &str| Rect::label(p.0, p.1, t, 13);
+        assert!(!r(a, "first").overlaps(&r(b, "second")));
+        assert!(!r(b, "second").overlaps(&r(c, "third")));
     }
 
     #[test]

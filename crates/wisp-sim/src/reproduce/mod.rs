@@ -3,8 +3,11 @@
 //!
 //! * [`gcc_wifi`]: Carlucci et al., ANRW 2016 — GCC over a loaded Wi-Fi link with and without
 //!   the packet-grouping pre-filter (Figs. 6, 8, 9, 10).
+//! * [`sprout`]: Winstein et al., NSDI 2013 — Sprout, Sprout-EWMA and the TCP baselines over the
+//!   cellular traces (the §1 summary table, the §6.3–6.4 charts, the §6.5 loss table).
 
 pub mod gcc_wifi;
+pub mod sprout;
 
 use wisp_core::stats::quantile_sorted;
 
