@@ -28,6 +28,16 @@ pub struct SimOptions {
     )]
     pub loss: LossSpec,
 
+    /// Random loss of feedback messages on the reverse path (same forms as --loss). The Sprout
+    /// paper's loss runs (§6.5) drop in both directions: --loss P --reverse-loss P.
+    #[arg(
+        long,
+        value_name = "P",
+        default_value = "0",
+        allow_hyphen_values = true
+    )]
+    pub reverse_loss: LossSpec,
+
     /// Simulated seconds (default: one period of the trace; 60 s for a constant link).
     #[arg(long, value_name = "S", value_parser = positive_secs, allow_hyphen_values = true)]
     pub duration_s: Option<Duration>,

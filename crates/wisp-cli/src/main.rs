@@ -4,9 +4,11 @@
 mod args;
 mod bench;
 mod error;
+mod forecast;
 mod link;
 mod net;
 mod output;
+mod reproduce;
 mod run;
 mod trace;
 
@@ -26,6 +28,9 @@ Examples:
   wisp run --scheme ideal --link trace:traces/cellular/Verizon-LTE-short.down --json
   wisp bench --schemes ideal,cbr --traces traces/cellular --out results
   wisp trace stats traces/cellular/*.down
+  wisp reproduce gcc-wifi --quick --out /tmp/gcc-wifi
+  wisp reproduce sprout --out /tmp/sprout
+  wisp forecast --trace traces/cellular/Verizon-LTE-short.down --duration-s 10
   wisp schemes
   wisp recv --listen 0.0.0.0:9000 --json            # then, elsewhere:
   wisp send --scheme cbr --rate-kbps 2000 --to HOST:9000 --duration-s 30
@@ -71,6 +76,9 @@ enum Command {
     /// Run every scheme over every trace in parallel; write results.json, results.csv and
     /// report.html.
     Bench(bench::BenchArgs),
+    /// Re-run a paper's experiments; write its figures (SVG in an HTML page) and data (CSV,
+    /// JSON), and print its claims as measured.
+    Reproduce(reproduce::ReproduceArgs),
     /// List the schemes with their parameters.
     Schemes {
         /// Print one JSON object instead of a table.
@@ -92,6 +100,9 @@ enum Command {
     Link(link::LinkArgs),
     /// Compute throughput, capacity, delays and what the trace offered from `wisp link` logs.
     Analyze(link::AnalyzeArgs),
+    /// Feed a trace to a Sprout receiver as a saturated link and print its forecast every
+    /// tick (CSV).
+    Forecast(forecast::ForecastArgs),
 }
 
 fn main() -> ExitCode {
@@ -113,6 +124,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Run(a) => run::run(a),
         Command::Bench(a) => bench::bench(a),
+        Command::Reproduce(a) => reproduce::reproduce(a),
         Command::Schemes { json } => schemes(json),
         Command::Trace { command } => trace::trace(command),
         Command::Send(a) => net::send(a),
@@ -123,6 +135,7 @@ fn main() -> ExitCode {
             Err(e) => Err(e),
         },
         Command::Analyze(a) => link::analyze(a),
+        Command::Forecast(a) => forecast::forecast(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -52,6 +52,11 @@ pub struct SendArgs {
     #[arg(long, value_name = "DSCP", value_parser = clap::value_parser!(u8).range(0..=63))]
     pub dscp: Option<u8>,
 
+    /// Seed of the flow's random streams, e.g. a media source's frame sizes (default:
+    /// $WISP_SEED, else 1): the same seed as `wisp run` gives the same traffic.
+    #[arg(long, value_name = "N")]
+    pub seed: Option<u64>,
+
     /// Print one JSON summary on stdout at the end.
     #[arg(long)]
     pub json: bool,
@@ -147,6 +152,7 @@ pub fn send(a: SendArgs) -> Result<(), CliError> {
     o.scheme
         .build(wisp_core::scheme::SchemeContext::new())
         .map_err(CliError::input)?;
+    o.seed = crate::args::seed(a.seed)?;
     let stop = stop_flag()?;
     eprintln!(
         "wisp send: {} to {} for {} s",

@@ -23,8 +23,11 @@ pub struct RunArgs {
     #[arg(long, value_name = "FILE")]
     pub trace: Option<PathBuf>,
 
-    /// The data direction's link model: trace:FILE, trace-ns:FILE, const:RATE (e.g.
-    /// const:12mbps), steps:RATE@T,… (e.g. steps:1mbps@0,2.5mbps@25s).
+    /// The data direction's link model: trace:FILE (Mahimahi: 1500 bytes per line),
+    /// trace-ns:FILE, trace-packets:FILE (libwebrtc: one packet per line, whatever its size),
+    /// const:RATE (e.g. const:12mbps), steps:RATE@T,… (e.g. steps:1mbps@0,2.5mbps@25s),
+    /// wifi-outage[:rate=3mbps,every=1s,length=100ms,burst=12mbps,seed=1] (a constant rate with
+    /// outages whose held packets leave as a burst; length=0 for none).
     #[arg(long, value_name = "SPEC")]
     pub link: Option<LinkSpec>,
 
@@ -96,6 +99,7 @@ pub fn scenario(
     s.delay = sim.delay_ms;
     s.queue = sim.queue;
     s.loss = sim.loss;
+    s.reverse_loss = sim.reverse_loss;
     if let Some(d) = sim.duration_s {
         s.duration = d;
     }
@@ -192,8 +196,17 @@ fn timeseries_csv(r: &RunResult) -> String {
 
 fn print_table(r: &RunReport) -> Result<(), CliError> {
     println!(
-        "{} on {} (reverse: {}; {} ms each way; queue {}; loss {}; {:.1} s, warm-up {:.1} s; seed {})",
-        r.scheme, r.trace, r.reverse, r.delay_ms, r.queue, r.loss, r.duration_s, r.warmup_s, r.seed
+        "{} on {} (reverse: {}; {} ms each way; queue {}; loss {}, reverse {}; {:.1} s, warm-up {:.1} s; seed {})",
+        r.scheme,
+        r.trace,
+        r.reverse,
+        r.delay_ms,
+        r.queue,
+        r.loss,
+        r.reverse_loss,
+        r.duration_s,
+        r.warmup_s,
+        r.seed
     );
     let o = |v: Option<f64>| v.map_or_else(|| "-".to_string(), |x| format!("{x:.0}"));
     println!(

@@ -55,6 +55,11 @@ impl FlowSender {
         &self.sender
     }
 
+    /// The traffic source (e.g. to request a key frame from a media source).
+    pub fn source_mut(&mut self) -> &mut Source {
+        &mut self.source
+    }
+
     pub fn counters(&self) -> FlowCounters {
         FlowCounters {
             packets: self.next_seq,
@@ -78,7 +83,7 @@ impl FlowSender {
         let (size, content) = self.source.peek(self.mtu, limit)?;
         if let Some(rate) = pacing {
             if !self.pacer.can_send(now) {
-                self.pacer_wake = Some(self.pacer.next_send_time());
+                self.pacer_wake = Some(self.pacer.next_send_time_after(now));
                 return None;
             }
             self.pacer.on_sent(now, size, rate);

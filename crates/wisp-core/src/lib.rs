@@ -8,11 +8,17 @@
 //! * [`time`], [`units`]: [`Instant`]/[`Duration`] in nanoseconds, [`Bitrate`], [`DataSize`].
 //! * [`packet`], [`wire`]: the data header and the feedback messages with their byte encoding.
 //! * [`controller`]: the [`Sender`]/[`Receiver`] contract every scheme implements.
-//! * [`flow`], [`source`], [`pacer`]: turning a sender's allowance into packets.
+//! * [`flow`], [`source`], [`pacer`]: turning a sender's allowance into packets (bulk or a media
+//!   call).
+//! * [`estimate`]: estimators shared by schemes (Kalman filter, GCC's arrival-time filters,
+//!   trendline, adaptive-threshold over-use detector, windowed rate counter).
+//! * [`math`], [`stats`]: special functions, distributions, quantiles, EWMA.
 //! * [`scheme`]: the registry (`"cbr"` → [`scheme::SchemeConfig`] → halves) and the schemes.
 
 pub mod controller;
+pub mod estimate;
 pub mod flow;
+pub mod math;
 pub mod pacer;
 pub mod packet;
 pub mod scheme;

@@ -32,6 +32,13 @@ impl Ewma {
     pub fn new(alpha: f64) -> Self {
         Ewma { alpha, value: None }
     }
+    /// An average that starts at `value` (the first sample is then averaged in, not copied).
+    pub fn starting_at(alpha: f64, value: f64) -> Self {
+        Ewma {
+            alpha,
+            value: Some(value),
+        }
+    }
     /// Adds a sample; the first sample initialises the average.
     pub fn update(&mut self, x: f64) -> f64 {
         let v = match self.value {
@@ -66,5 +73,7 @@ mod tests {
         let mut e = Ewma::new(0.5);
         assert_eq!(e.update(4.0), 4.0);
         assert_eq!(e.update(0.0), 2.0);
+        let mut z = Ewma::starting_at(0.25, 0.0);
+        assert_eq!(z.update(4.0), 1.0);
     }
 }

@@ -20,8 +20,10 @@
 //! sizes are IP bytes and an opportunity is 1500 bytes (Mahimahi counts the 4-byte TUN header,
 //! 1504); the delay field has microsecond precision (departures happen at exact instants, not
 //! on a 1-ms timer); CoDel's dequeue drops and `--loss` drops are logged (`mm-link` logs
-//! neither); on a rate link (`const:`, `steps:`) one `#` line per millisecond carries the bytes
-//! the rate offers in it. Mahimahi's own logs parse too (their base timestamp is subtracted).
+//! neither); on a rate link (`const:`, `steps:`, `wifi-outage`) one `#` line per millisecond
+//! carries the bytes the rate offers in it; a per-packet trace (`trace-packets:`) writes each
+//! line with the bytes it credits. Mahimahi's own logs parse too (their base timestamp is
+//! subtracted).
 //!
 //! [`analyze`] computes, from one log: throughput, capacity and utilisation as
 //! `mm-throughput-graph` does (over the span of all events), per-packet queueing-delay
@@ -33,13 +35,14 @@ use serde::Serialize;
 use std::io::{self, BufRead, Write};
 use wisp_core::stats::quantiles;
 use wisp_core::{Duration, Instant};
-use wisp_sim::link::{BYTES_PER_LINE, LinkModel};
+use wisp_sim::link::{BYTES_PER_LINE, LinkModel, PACKET_TRACE_BYTES_PER_LINE};
 use wisp_sim::trace::TraceCursor;
 
 /// The opportunities of a link, in order (for `#` lines).
 #[derive(Debug)]
 enum Opportunities {
-    Trace(TraceCursor),
+    /// A trace: its cursor and the bytes of one line.
+    Trace(TraceCursor, u64),
     /// A rate link: one line per millisecond; `next` is the next millisecond to write.
     Rate {
         link: LinkModel,
@@ -68,8 +71,11 @@ impl<W: Write> LogWriter<W> {
             writeln!(out, "# {h}")?;
         }
         let opportunities = match link {
-            LinkModel::Trace(t) => Opportunities::Trace(t.cursor_at(Instant::ZERO)),
-            LinkModel::Rate(_) => Opportunities::Rate {
+            LinkModel::Trace(t) => Opportunities::Trace(t.cursor_at(Instant::ZERO), BYTES_PER_LINE),
+            LinkModel::PacketTrace(t) => {
+                Opportunities::Trace(t.cursor_at(Instant::ZERO), PACKET_TRACE_BYTES_PER_LINE)
+            }
+            LinkModel::Rate(_) | LinkModel::Outage(_) => Opportunities::Rate {
                 link: link.clone(),
                 next: Instant::ZERO,
             },
@@ -88,13 +94,13 @@ impl<W: Write> LogWriter<W> {
             return Ok(());
         }
         match &mut self.opportunities {
-            Opportunities::Trace(c) => loop {
+            Opportunities::Trace(c, per_line) => loop {
                 let (at, n) = c.peek();
                 if at >= t {
                     break;
                 }
                 for _ in 0..n {
-                    writeln!(self.out, "{} # {}", ms(at), BYTES_PER_LINE)?;
+                    writeln!(self.out, "{} # {}", ms(at), per_line)?;
                 }
                 c.advance();
             },

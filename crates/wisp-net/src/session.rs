@@ -60,6 +60,8 @@ pub struct SendOptions {
     /// DSCP to mark data packets with (IPv4 TOS = DSCP << 2).
     pub dscp: Option<u8>,
     pub mtu: DataSize,
+    /// Master seed of the flow's random streams (the media source's), as in the simulator.
+    pub seed: u64,
 }
 
 impl SendOptions {
@@ -72,6 +74,7 @@ impl SendOptions {
             spin: Duration::ZERO,
             dscp: None,
             mtu: DEFAULT_MTU,
+            seed: wisp_sim::seed::DEFAULT_SEED,
         }
     }
 }
@@ -149,6 +152,8 @@ pub fn send(
     let ctx = SchemeContext {
         mtu: opts.mtu,
         ideal_schedule: None,
+        // The simulator's stream for flow 0: the same seed gives the same media source.
+        rng: Some(wisp_sim::seed::stream(opts.seed, "flow/0/media")),
     };
     let (mut flow, _) = opts.scheme.build(ctx)?;
     let spec = opts.scheme.to_string();
@@ -485,6 +490,7 @@ impl Receiving {
         let (_, r) = spec.build(SchemeContext {
             mtu,
             ideal_schedule: None,
+            rng: None,
         })?;
         self.receiver = Some(r);
         self.scheme = Some(spec.to_string());

@@ -7,7 +7,12 @@
 //!   Sprout paper's figures;
 //! * [`timeseries_svg`]: a run's throughput against the link's capacity, and its queueing delay;
 //! * [`bench_html`] and [`run_html`]: pages that inline those SVGs (no external files, no
-//!   scripts).
+//!   scripts);
+//! * [`gcc_wifi`]: the figures and page of `wisp reproduce gcc-wifi`;
+//! * [`sprout`]: the charts, tables and page of `wisp reproduce sprout`.
+
+pub mod gcc_wifi;
+pub mod sprout;
 
 use plotters::coord::ranged1d::{KeyPointHint, NoDefaultFormatting, Ranged, ValueFormatter};
 use plotters::prelude::*;
@@ -16,8 +21,8 @@ use std::ops::Range;
 use wisp_sim::metrics::TimeSeries;
 use wisp_sim::run::{RunReport, RunResult};
 
-/// Tableau-10 colours: scheme *i* of a report is always colour *i*.
-const PALETTE: [RGBColor; 10] = [
+/// Tableau-10 colours, then ten more: scheme *i* of a report is always colour *i*.
+const PALETTE: [RGBColor; 20] = [
     RGBColor(31, 119, 180),
     RGBColor(255, 127, 14),
     RGBColor(44, 160, 44),
@@ -28,6 +33,16 @@ const PALETTE: [RGBColor; 10] = [
     RGBColor(127, 127, 127),
     RGBColor(188, 189, 34),
     RGBColor(23, 190, 207),
+    RGBColor(57, 59, 121),
+    RGBColor(173, 73, 74),
+    RGBColor(99, 121, 57),
+    RGBColor(140, 109, 49),
+    RGBColor(123, 65, 115),
+    RGBColor(82, 84, 163),
+    RGBColor(181, 207, 107),
+    RGBColor(231, 150, 156),
+    RGBColor(107, 110, 207),
+    RGBColor(222, 158, 214),
 ];
 
 /// The colour of the `i`-th scheme.
@@ -35,7 +50,7 @@ pub fn color(i: usize) -> RGBColor {
     PALETTE[i % PALETTE.len()]
 }
 
-fn hex(c: RGBColor) -> String {
+pub(crate) fn hex(c: RGBColor) -> String {
     format!("#{:02x}{:02x}{:02x}", c.0, c.1, c.2)
 }
 
@@ -116,7 +131,7 @@ pub const DELAY_FLOOR_MS: f64 = 1.0;
 pub fn scatter_svg(title: &str, points: &[ScatterPoint], capacity_kbps: Option<f64>) -> String {
     let mut out = String::new();
     {
-        let root = SVGBackend::with_string(&mut out, (640, 440)).into_drawing_area();
+        let root = SVGBackend::with_string(&mut out, (760, 480)).into_drawing_area();
         let _ = draw_scatter(&root, title, points, capacity_kbps);
         let _ = root.present();
     }
@@ -161,6 +176,11 @@ fn draw_scatter(
         .y_label_formatter(&|v| format!("{v:.0}"))
         .light_line_style(RGBColor(245, 245, 245))
         .draw()?;
+    // Labels are placed in pixels, each at the first place around its point (right, then left;
+    // nearest lines first) where it stays on the canvas and overlaps no point, no label placed before
+    // it and not the capacity caption.
+    let mut placed: Vec<Rect> = vec![];
+    let grey = RGBColor(90, 90, 90);
     if let Some(c) = capacity_kbps {
         chart.draw_series(DashedLineSeries::new(
             vec![(hi, c), (lo, c)],
@@ -168,12 +188,17 @@ fn draw_scatter(
             4,
             RGBColor(120, 120, 120).stroke_width(1),
         ))?;
-        chart.draw_series(std::iter::once(Text::new(
-            format!("capacity {c:.0} kbit/s"),
-            (hi, c),
-            ("sans-serif", 12).into_font().color(&RGBColor(90, 90, 90)),
-        )))?;
+        let text = format!("capacity {c:.0} kbit/s");
+        let (x, y) = chart.backend_coord(&(hi, c));
+        let r = Rect::label(x + 4, y + 2, &text, 12);
+        root.draw(&Text::new(
+            text,
+            (r.x0, r.y0),
+            ("sans-serif", 12).into_font().color(&grey),
+        ))?;
+        placed.push(r);
     }
+    let mut dots = vec![];
     for (p, &d) in points.iter().zip(&delays) {
         let c = color(p.color);
         chart.draw_series(std::iter::once(Circle::new(
@@ -181,22 +206,47 @@ fn draw_scatter(
             6,
             c.filled(),
         )))?;
+        dots.push(chart.backend_coord(&(d, p.throughput_kbps)));
+    }
+    placed.extend(dots.iter().map(|&(x, y)| Rect {
+        x0: x - 6,
+        y0: y - 6,
+        x1: x + 6,
+        y1: y + 6,
+    }));
+    for (p, &(x, y)) in points.iter().zip(&dots) {
         let label = if p.delay_ms < DELAY_FLOOR_MS {
             format!("{} (≤1 ms)", p.label)
         } else {
             p.label.clone()
         };
-        chart.draw_series(std::iter::once(Text::new(
+        let w = Rect::label(0, 0, &label, 13).x1;
+        let candidates: Vec<Rect> = [(-21, 7), (-35, 21), (-49, 35)]
+            .iter()
+            .flat_map(|&(up, down)| {
+                [
+                    (x + 4, up),
+                    (x + 4, down),
+                    (x - 4 - w, up),
+                    (x - 4 - w, down),
+                ]
+            })
+            .map(|(x0, dy)| Rect::label(x0, y + dy, &label, 13))
+            .collect();
+        let (width, height) = root.dim_in_pixel();
+        let inside =
+            |r: &Rect| r.x0 >= 0 && r.y0 >= 0 && r.x1 <= width as i32 && r.y1 <= height as i32;
+        let r = candidates
+            .iter()
+            .find(|r| inside(r) && !placed.iter().any(|q| q.overlaps(r)))
+            .or_else(|| candidates.iter().find(|r| inside(r)))
+            .unwrap_or(&candidates[0]);
+        root.draw(&Text::new(
             label,
-            (d, p.throughput_kbps),
-            ("sans-serif", 13)
-                .into_font()
-                .color(&c)
-                .pos(plotters::style::text_anchor::Pos::new(
-                    plotters::style::text_anchor::HPos::Left,
-                    plotters::style::text_anchor::VPos::Bottom,
-                )),
-        )))?;
+            (r.x0, r.y0),
+            ("sans-serif", 13).into_font().color(&color(p.color)),
+        ))?;
+        placed.push(*r);
     }
     root.draw(&Text::new(
         "better ↗",
@@ -204,6 +254,31 @@ fn draw_scatter(
         ("sans-serif", 13).into_font().color(&RGBColor(90, 90, 90)),
     ))?;
     Ok(())
+}
+
+/// A label's box in pixels. plotters draws a `size`-point font about 0.8 × `size` pixels high;
+/// the width is estimated at 0.5 × `size` pixels per character, the height at `size` + 2.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Rect {
+    x0: i32,
+    y0: i32,
+    x1: i32,
+    y1: i32,
+}
+
+impl Rect {
+    fn label(x: i32, y: i32, text: &str, size: i32) -> Rect {
+        let w = (text.chars().count() as f64 * 0.5 * f64::from(size)).ceil() as i32;
+        Rect {
+            x0: x,
+            y0: y,
+            x1: x + w,
+            y1: y + size + 2,
+        }
+    }
+    fn overlaps(&self, o: &Rect) -> bool {
+        self.x0 < o.x1 && o.x0 < self.x1 && self.y0 < o.y1 && o.y0 < self.y1
+    }
 }
 
 /// Averages consecutive bins so that at most `max_points` remain: `(t, values)`.
@@ -332,7 +407,7 @@ fn draw_timeseries(
     Ok(())
 }
 
-fn esc(s: &str) -> String {
+pub(crate) fn esc(s: &str) -> String {
     s.replace('&', "&amp;")
         .replace('<', "&lt;")
         .replace('>', "&gt;")
@@ -343,7 +418,7 @@ fn fmt_opt(v: Option<f64>, digits: usize) -> String {
     v.map_or_else(|| "–".to_string(), |x| format!("{x:.digits$}"))
 }
 
-const STYLE: &str = "body{font-family:system-ui,sans-serif;margin:2em auto;max-width:1000px;color:#222}\
+pub(crate) const STYLE: &str = "body{font-family:system-ui,sans-serif;margin:2em auto;max-width:1000px;color:#222}\
 table{border-collapse:collapse;margin:0.5em 0 1.5em}td,th{padding:3px 10px;border-bottom:1px solid #ddd;text-align:right}\
 th{background:#f4f4f4}td:first-child,th:first-child{text-align:left;white-space:nowrap}.sw{display:inline-block;width:10px;height:10px;margin-right:6px;border-radius:5px}\
 details{margin:0.3em 0}summary{cursor:pointer;color:#245}h2{border-bottom:2px solid #ccc;padding-bottom:4px;margin-top:2em}\
@@ -496,6 +571,32 @@ mod tests {
         assert_eq!(a.map(&10.0, (0, 300)), 200);
         assert_eq!(ReversedLog::format(&20.0), "20ms");
         assert_eq!(ReversedLog::format(&2500.0), "2.5s");
+    }
+
+    #[test]
+    fn coincident_points_get_separate_labels() {
+        let at = |label: &str| ScatterPoint {
+            label: label.into(),
+            throughput_kbps: 1000.0,
+            delay_ms: 100.0,
+            color: 0,
+        };
+        let svg = scatter_svg("t", &[at("first"), at("second"), at("third")], None);
+        // Each label's (x, y), read back from the SVG.
+        let pos = |label: &str| {
+            let i = svg.find(&format!(">\n{label}\n")).unwrap();
+            let tag = &svg[svg[..i].rfind("<text").unwrap()..i];
+            let attr = |a: &str| {
+                let s = &tag[tag.find(&format!(" {a}=\"")).unwrap() + a.len() + 3..];
+                s[..s.find('"').unwrap()].parse::<i32>().unwrap()
+            };
+            (attr("x"), attr("y"))
+        };
+        let (a, b, c) = (pos("first"), pos("second"), pos("third"));
+        assert!(a != b && b != c && a != c, "{a:?} {b:?} {c:?}");
+        let r = |p: (i32, i32), t: &str| Rect::label(p.0, p.1, t, 13);
+        assert!(!r(a, "first").overlaps(&r(b, "second")));
+        assert!(!r(b, "second").overlaps(&r(c, "third")));
     }
 
     #[test]

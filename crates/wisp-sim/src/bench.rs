@@ -12,9 +12,21 @@ pub fn run_all(
     jobs: usize,
     on_done: &(dyn Fn(usize, usize, &Scenario) + Sync),
 ) -> Vec<Result<RunResult, SimError>> {
+    run_all_map(scenarios, jobs, on_done, &|_, r| r)
+}
+
+/// [`run_all`], keeping of each run only what `keep(index, result)` returns. `keep` runs on the
+/// worker thread as soon as the run ends, so a large matrix need not hold every run's
+/// per-packet log at once.
+pub fn run_all_map<T: Send>(
+    scenarios: &[Scenario],
+    jobs: usize,
+    on_done: &(dyn Fn(usize, usize, &Scenario) + Sync),
+    keep: &(dyn Fn(usize, RunResult) -> T + Sync),
+) -> Vec<Result<T, SimError>> {
     let next = AtomicUsize::new(0);
     let done = AtomicUsize::new(0);
-    let results: Mutex<Vec<Option<Result<RunResult, SimError>>>> =
+    let results: Mutex<Vec<Option<Result<T, SimError>>>> =
         Mutex::new((0..scenarios.len()).map(|_| None).collect());
     std::thread::scope(|s| {
         for _ in 0..jobs.max(1).min(scenarios.len().max(1)) {
@@ -22,7 +34,7 @@ pub fn run_all(
                 loop {
                     let i = next.fetch_add(1, Ordering::Relaxed);
                     let Some(sc) = scenarios.get(i) else { break };
-                    let r = run(sc, None);
+                    let r = run(sc, None).map(|r| keep(i, r));
                     results.lock().expect("results lock")[i] = Some(r);
                     let d = done.fetch_add(1, Ordering::Relaxed) + 1;
                     on_done(d, scenarios.len(), sc);
@@ -36,4 +48,39 @@ pub fn run_all(
         .into_iter()
         .map(|r| r.expect("every run finished"))
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::link::LinkSpec;
+
+    #[test]
+    fn mapped_results_come_back_in_input_order() {
+        let scenarios: Vec<Scenario> = [500, 1000, 2000, 4000]
+            .iter()
+            .map(|kbps| {
+                let link = "const:10mbps".parse::<LinkSpec>().unwrap().load().unwrap();
+                let mut s = Scenario::new(link, format!("cbr:rate-kbps={kbps}").parse().unwrap());
+                s.duration = wisp_core::Duration::from_secs(2);
+                s
+            })
+            .collect();
+        let kept = run_all_map(&scenarios, 3, &|_, _, _| {}, &|i, r| {
+            (i, r.report.flows[0].throughput_kbps)
+        });
+        let kept: Vec<(usize, f64)> = kept.into_iter().map(Result::unwrap).collect();
+        assert_eq!(
+            kept.iter().map(|k| k.0).collect::<Vec<_>>(),
+            vec![0, 1, 2, 3]
+        );
+        for w in kept.windows(2) {
+            assert!(w[0].1 < w[1].1, "{kept:?}");
+        }
+        let full = run_all(&scenarios, 2, &|_, _, _| {});
+        assert_eq!(
+            full[3].as_ref().unwrap().report.flows[0].throughput_kbps,
+            kept[3].1
+        );
+    }
 }

@@ -2,9 +2,10 @@
 //!
 //! A deterministic discrete-event simulator for wisp's schemes: trace-driven and rate links
 //! ([`link`]), queues ([`queue`]), random loss ([`loss`]), a `(time, seq)` event engine
-//! ([`sim`]), the per-packet log ([`log`]), the metrics ([`metrics`]) and the matrix runner
-//! ([`bench`](mod@bench)). One master seed ([`seed`]) drives a run: the same scenario and seed give the
-//! same bytes of output.
+//! ([`sim`]), the per-packet log ([`log`]), the metrics ([`metrics`]), the matrix runner
+//! ([`bench`](mod@bench)), the papers' reproductions ([`reproduce`]) and Sprout's view of a
+//! saturated link ([`forecast`]). One master seed ([`seed`]) drives a run: the same scenario and
+//! seed give the same bytes of output.
 //!
 //! ```no_run
 //! use wisp_sim::{link::LinkSpec, sim::Scenario};
@@ -16,11 +17,13 @@
 //! ```
 
 pub mod bench;
+pub mod forecast;
 pub mod link;
 pub mod log;
 pub mod loss;
 pub mod metrics;
 pub mod queue;
+pub mod reproduce;
 pub mod run;
 pub mod seed;
 pub mod sim;

@@ -4,8 +4,10 @@
 //! |---|---|
 //! | `trace:FILE` | Mahimahi trace replay (milliseconds; `.rx` files are nanoseconds) |
 //! | `trace-ns:FILE` | a trace with nanosecond timestamps |
+//! | `trace-packets:FILE` | a trace replayed with libwebrtc's semantics: one packet per line, whatever its size |
 //! | `const:RATE` | a constant-rate serialiser, e.g. `const:12mbps` |
 //! | `steps:RATE@T,RATE@T,…` | a piecewise-constant rate, e.g. `steps:1mbps@0,2.5mbps@25s,0.6mbps@50s` |
+//! | `wifi-outage[:KEY=VALUE,…]` | a constant rate with Wi-Fi-like outages whose held packets leave as a burst ([`OutageSpec`]) |
 //!
 //! **Trace semantics** (Mahimahi `mm-link`, Cellsim): each opportunity credits `bytes_per_line`
 //! (1500) bytes at its instant. The head of the queue is dequeued when its first byte is credited;
@@ -15,8 +17,14 @@
 //! is the one difference from `mm-link`, whose 1-ms timer makes the minimum delay 1 ms). The
 //! departure is recorded at the instant of the opportunity that completes the packet.
 //!
-//! **Rate semantics** (`const`, `steps`): a serialiser at the current rate; a packet of *s* bytes
-//! takes *8s/rate*, integrated across rate changes; a rate of 0 holds the packet.
+//! **Per-packet trace semantics** (`trace-packets`; libwebrtc's `TraceBasedDeliveryFilter`, used
+//! by its `GoogleWifiTrace3Mbps` simulations): each line releases exactly one queued packet,
+//! whatever its size; an unused line is wasted. Capacity figures credit
+//! [`PACKET_TRACE_BYTES_PER_LINE`] per line (libwebrtc's rate counter credits 1240 bytes).
+//!
+//! **Rate semantics** (`const`, `steps`, `wifi-outage`): a serialiser at the current rate; a
+//! packet of *s* bytes takes *8s/rate*, integrated across rate changes; a rate of 0 holds the
+//! packet.
 
 use crate::trace::{Trace, TraceCursor, TraceError, TraceUnit};
 use std::path::PathBuf;
@@ -32,9 +40,149 @@ pub enum LinkSpec {
         path: PathBuf,
         unit: TraceUnit,
     },
+    /// A trace replayed one packet per line (libwebrtc's semantics).
+    PacketTrace {
+        path: PathBuf,
+        unit: TraceUnit,
+    },
     Const(Bitrate),
     /// `(start, rate)`, strictly increasing starts, the first at 0.
     Steps(Vec<(Duration, Bitrate)>),
+    WifiOutage(OutageSpec),
+}
+
+/// The synthetic Wi-Fi outage link (`wifi-outage[:KEY=VALUE,…]`): a constant `rate` interrupted
+/// by outages. Outages start as a Poisson process with mean interval `every` between starts;
+/// each lasts a length drawn uniformly from [0.5, 1.5]·`length`. During an outage the link
+/// serves nothing (a packet in service is held too); when it ends, the link serves at `burst`
+/// rate until it has made up the capacity the outage took (`rate` × its length, on top of the
+/// base rate), so what the queue held leaves as a burst — as a Wi-Fi access point delivers its
+/// backlog after a channel outage (ANRW'16 §4.1). The average capacity is `rate` whatever the
+/// outages. `length=0` gives the same link without
+/// outages (`const:RATE`). The outage times come from `seed` (not the run's seed), so two runs
+/// over the same spec see the same outages.
+///
+/// Defaults, set from the gaps of `traces/wifi/google-wifi-3mbps.rx` (about one gap of 80 ms or
+/// more per second, mean 109 ms): `rate=3mbps,every=1s,length=100ms,burst=12mbps,seed=1`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct OutageSpec {
+    pub rate: Bitrate,
+    pub every: Duration,
+    pub length: Duration,
+    pub burst: Bitrate,
+    pub seed: u64,
+}
+
+impl Default for OutageSpec {
+    fn default() -> Self {
+        OutageSpec {
+            rate: Bitrate::from_mbps(3),
+            every: Duration::from_secs(1),
+            length: Duration::from_millis(100),
+            burst: Bitrate::from_mbps(12),
+            seed: 1,
+        }
+    }
+}
+
+/// How far ahead the outage link's schedule is generated; after it the link is constant.
+pub const OUTAGE_HORIZON: Duration = Duration::from_secs(3600);
+
+impl OutageSpec {
+    fn parse(args: &str) -> Result<OutageSpec, String> {
+        let mut o = OutageSpec::default();
+        for item in args.split(',').map(str::trim).filter(|i| !i.is_empty()) {
+            let (k, v) = item
+                .split_once('=')
+                .ok_or_else(|| format!("`{item}` is not KEY=VALUE"))?;
+            let rate = |v: &str| -> Result<Bitrate, String> {
+                let r: Bitrate = v
+                    .parse()
+                    .map_err(|e: wisp_core::units::ParseUnitError| e.0)?;
+                if r == Bitrate::ZERO {
+                    return Err(format!("`{k}` must be a positive rate"));
+                }
+                Ok(r)
+            };
+            match k.trim() {
+                "rate" => o.rate = rate(v)?,
+                "burst" => o.burst = rate(v)?,
+                "every" => {
+                    o.every = parse_duration(v).map_err(|e| e.0)?;
+                    if o.every.is_zero() {
+                        return Err("`every` must be positive (use length=0 for no outages)".into());
+                    }
+                }
+                "length" => o.length = parse_duration(v).map_err(|e| e.0)?,
+                "seed" => {
+                    o.seed = v
+                        .trim()
+                        .parse()
+                        .map_err(|_| format!("`seed` must be a non-negative integer, not `{v}`"))?
+                }
+                other => {
+                    return Err(format!(
+                        "unknown parameter `{other}` (accepted: rate, every, length, burst, seed)"
+                    ));
+                }
+            }
+        }
+        if o.burst <= o.rate {
+            return Err("`burst` must be higher than `rate`".into());
+        }
+        Ok(o)
+    }
+
+    /// The canonical spec string.
+    pub fn name(&self) -> String {
+        format!(
+            "wifi-outage:rate={},every={}s,length={}ms,burst={},seed={}",
+            self.rate,
+            self.every.as_secs_f64(),
+            self.length.as_millis_f64(),
+            self.burst,
+            self.seed
+        )
+    }
+
+    /// The rate schedule up to [`OUTAGE_HORIZON`]: `(start, rate)`, the first at 0.
+    pub fn steps(&self) -> Vec<(Instant, Bitrate)> {
+        use rand::RngExt;
+        let mut steps = vec![(Instant::ZERO, self.rate)];
+        if self.length.is_zero() {
+            return steps;
+        }
+        let mut rng = crate::seed::stream(self.seed, "link/wifi-outage");
+        let end = Instant::ZERO + OUTAGE_HORIZON;
+        let mut t = Instant::ZERO;
+        loop {
+            // Exponential gap between outage starts; an outage never starts before the previous
+            // burst has ended.
+            let u: f64 = 1.0 - rng.random::<f64>();
+            let start = (t + self.every.mul_f64(-u.ln())).max(steps.last().map_or(t, |s| s.0));
+            let len = self.length.mul_f64(0.5 + rng.random::<f64>());
+            if start + len >= end || len.is_zero() {
+                break;
+            }
+            // The burst serves, on top of the base rate, what the outage withheld:
+            // (burst − rate)·b = rate·len.
+            let extra = (self.burst.bps() - self.rate.bps()) as f64;
+            let burst_len = len.mul_f64(self.rate.bps() as f64 / extra);
+            let stop = start + len;
+            let resume = stop + burst_len.max(Duration::from_nanos(1));
+            if let Some(last) = steps.last_mut() {
+                if last.0 == start {
+                    last.1 = Bitrate::ZERO;
+                } else {
+                    steps.push((start, Bitrate::ZERO));
+                }
+            }
+            steps.push((stop, self.burst));
+            steps.push((resume, self.rate));
+            t = start;
+        }
+        steps
+    }
 }
 
 /// A bad `--link` spec.
@@ -52,13 +200,24 @@ impl FromStr for LinkSpec {
             spec: s.to_string(),
             message: m,
         };
+        if s == "wifi-outage" {
+            return Ok(LinkSpec::WifiOutage(OutageSpec::default()));
+        }
         let (kind, arg) = s.split_once(':').ok_or_else(|| {
             err(
-                "expected KIND:ARGS, one of trace:FILE, trace-ns:FILE, const:RATE, steps:RATE@T,…"
+                "expected KIND:ARGS, one of trace:FILE, trace-ns:FILE, trace-packets:FILE, const:RATE, steps:RATE@T,…, wifi-outage[:…]"
                     .into(),
             )
         })?;
         match kind {
+            "trace-packets" => {
+                let path = PathBuf::from(arg);
+                let unit = TraceUnit::for_path(&path);
+                Ok(LinkSpec::PacketTrace { path, unit })
+            }
+            "wifi-outage" => OutageSpec::parse(arg)
+                .map(LinkSpec::WifiOutage)
+                .map_err(err),
             "trace" => {
                 let path = PathBuf::from(arg);
                 let unit = TraceUnit::for_path(&path);
@@ -102,7 +261,7 @@ impl FromStr for LinkSpec {
                 Ok(LinkSpec::Steps(steps))
             }
             other => Err(err(format!(
-                "unknown link kind `{other}` (known: trace, trace-ns, const, steps)"
+                "unknown link kind `{other}` (known: trace, trace-ns, trace-packets, const, steps, wifi-outage)"
             ))),
         }
     }
@@ -113,6 +272,13 @@ impl LinkSpec {
     pub fn load(&self) -> Result<LinkModel, TraceError> {
         Ok(match self {
             LinkSpec::Trace { path, unit } => LinkModel::Trace(Trace::load(path, *unit)?),
+            LinkSpec::PacketTrace { path, unit } => {
+                LinkModel::PacketTrace(Trace::load(path, *unit)?)
+            }
+            LinkSpec::WifiOutage(o) => LinkModel::Outage(Arc::new(OutageLink {
+                spec: o.clone(),
+                steps: Arc::new(o.steps()),
+            })),
             LinkSpec::Const(r) => LinkModel::Rate(Arc::new(vec![(Instant::ZERO, *r)])),
             LinkSpec::Steps(s) => LinkModel::Rate(Arc::new(
                 s.iter().map(|&(t, r)| (Instant::ZERO + t, r)).collect(),
@@ -126,6 +292,10 @@ impl LinkSpec {
 pub enum LinkModel {
     /// Trace replay.
     Trace(Arc<Trace>),
+    /// Trace replay, one packet per line.
+    PacketTrace(Arc<Trace>),
+    /// The synthetic Wi-Fi outage link.
+    Outage(Arc<OutageLink>),
     /// Piecewise-constant rate: `(start, rate)`, the first at 0.
     Rate(Arc<Vec<(Instant, Bitrate)>>),
     /// No bottleneck: packets pass at once (a reverse path that is only a delay).
@@ -135,11 +305,24 @@ pub enum LinkModel {
 /// Bytes a trace line credits (Mahimahi semantics).
 pub const BYTES_PER_LINE: u64 = 1500;
 
+/// Bytes a line counts for in capacity figures under per-packet semantics (libwebrtc's
+/// `TraceBasedDeliveryFilter` rate counter).
+pub const PACKET_TRACE_BYTES_PER_LINE: u64 = 1240;
+
+/// A loaded [`OutageSpec`]: its rate schedule.
+#[derive(Clone, Debug, PartialEq)]
+pub struct OutageLink {
+    pub spec: OutageSpec,
+    pub steps: Arc<Vec<(Instant, Bitrate)>>,
+}
+
 impl LinkModel {
     /// A short name for reports: the trace's file name, or the spec.
     pub fn name(&self) -> String {
         match self {
             LinkModel::Trace(t) => t.name().to_string(),
+            LinkModel::PacketTrace(t) => format!("{} (per packet)", t.name()),
+            LinkModel::Outage(o) => o.spec.name(),
             LinkModel::Rate(steps) if steps.len() == 1 => format!("const:{}", steps[0].1),
             LinkModel::Rate(steps) => {
                 let s: Vec<String> = steps
@@ -156,7 +339,7 @@ impl LinkModel {
     /// plus the length of the step before it (or 60 s for a constant link).
     pub fn default_duration(&self) -> Duration {
         match self {
-            LinkModel::Trace(t) => t.period(),
+            LinkModel::Trace(t) | LinkModel::PacketTrace(t) => t.period(),
             LinkModel::Rate(steps) if steps.len() >= 2 => {
                 let n = steps.len();
                 let last = steps[n - 1].0 - Instant::ZERO;
@@ -174,6 +357,14 @@ impl LinkModel {
                 credit_time: Instant::ZERO,
                 credit_left: 0,
             },
+            LinkModel::PacketTrace(t) => Server::PacketTrace {
+                cursor: t.cursor_at(Instant::ZERO),
+                credit_time: Instant::ZERO,
+                credit_left: 0,
+            },
+            LinkModel::Outage(o) => Server::Rate {
+                steps: Arc::clone(&o.steps),
+            },
             LinkModel::Rate(steps) => Server::Rate {
                 steps: Arc::clone(steps),
             },
@@ -187,7 +378,12 @@ impl LinkModel {
         let nbins = ((to - from).as_nanos().div_ceil(bin.as_nanos().max(1))) as usize;
         let mut out = vec![0.0; nbins];
         match self {
-            LinkModel::Trace(t) => {
+            LinkModel::Trace(t) | LinkModel::PacketTrace(t) => {
+                let per_line = if matches!(self, LinkModel::Trace(_)) {
+                    BYTES_PER_LINE
+                } else {
+                    PACKET_TRACE_BYTES_PER_LINE
+                };
                 let mut c = t.cursor_at(from);
                 loop {
                     let (at, n) = c.peek();
@@ -195,8 +391,15 @@ impl LinkModel {
                         break;
                     }
                     let b = ((at - from).as_nanos() / bin.as_nanos()) as usize;
-                    out[b] += (u64::from(n) * BYTES_PER_LINE) as f64;
+                    out[b] += (u64::from(n) * per_line) as f64;
                     c.advance();
+                }
+            }
+            LinkModel::Outage(o) => {
+                for (b, slot) in out.iter_mut().enumerate() {
+                    let lo = from + bin * b as u64;
+                    let hi = (lo + bin).min(to);
+                    *slot = rate_integral_bits(&o.steps, lo, hi) / 8.0;
                 }
             }
             LinkModel::Rate(steps) => {
@@ -280,6 +483,12 @@ pub enum Server {
         credit_time: Instant,
         credit_left: u64,
     },
+    /// Trace replay with per-packet semantics; `credit_left` packets remain at `credit_time`.
+    PacketTrace {
+        cursor: TraceCursor,
+        credit_time: Instant,
+        credit_left: u64,
+    },
     Rate {
         steps: Arc<Vec<(Instant, Bitrate)>>,
     },
@@ -290,8 +499,18 @@ impl Server {
     /// The earliest instant at or after `t` at which a packet can start service; `None` if the
     /// link never serves again. Opportunities before `t` are wasted.
     pub fn next_start(&mut self, t: Instant) -> Option<Instant> {
+        // What an opportunity credits: bytes (Mahimahi) or one packet.
+        let per_line = match self {
+            Server::PacketTrace { .. } => 1,
+            _ => BYTES_PER_LINE,
+        };
         match self {
             Server::Trace {
+                cursor,
+                credit_time,
+                credit_left,
+            }
+            | Server::PacketTrace {
                 cursor,
                 credit_time,
                 credit_left,
@@ -303,7 +522,7 @@ impl Server {
                 let (at, n) = cursor.peek();
                 cursor.advance();
                 *credit_time = at;
-                *credit_left = u64::from(n) * BYTES_PER_LINE;
+                *credit_left = u64::from(n) * per_line;
                 Some(at)
             }
             Server::Rate { steps } => {
@@ -343,6 +562,17 @@ impl Server {
                     *credit_time = at;
                     *credit_left = u64::from(n) * BYTES_PER_LINE;
                 }
+            }
+            Server::PacketTrace {
+                credit_time,
+                credit_left,
+                ..
+            } => {
+                // One packet per opportunity, whatever its size.
+                debug_assert_eq!(*credit_time, t);
+                debug_assert!(*credit_left > 0);
+                *credit_left -= 1;
+                *credit_time
             }
             Server::Rate { steps } => {
                 let mut bits = size as u128 * 8;
@@ -414,7 +644,35 @@ mod tests {
                 ..
             }
         ));
+        assert_eq!(
+            "wifi-outage".parse::<LinkSpec>().unwrap(),
+            LinkSpec::WifiOutage(OutageSpec::default())
+        );
+        assert_eq!(
+            "wifi-outage:rate=2mbps,every=500ms,length=50ms,burst=20mbps,seed=7"
+                .parse::<LinkSpec>()
+                .unwrap(),
+            LinkSpec::WifiOutage(OutageSpec {
+                rate: Bitrate::from_mbps(2),
+                every: ms(500),
+                length: ms(50),
+                burst: Bitrate::from_mbps(20),
+                seed: 7,
+            })
+        );
+        assert!(matches!(
+            "trace-packets:a.rx".parse::<LinkSpec>().unwrap(),
+            LinkSpec::PacketTrace {
+                unit: TraceUnit::Nanos,
+                ..
+            }
+        ));
         for bad in [
+            "wifi-outage:rate=0",
+            "wifi-outage:every=0",
+            "wifi-outage:burst=1mbps",
+            "wifi-outage:color=red",
+            "wifi-outage:length",
             "const:0",
             "const:fast",
             "steps:1mbps@5s",
@@ -488,6 +746,99 @@ mod tests {
         );
         let c = link.capacity_bins(Instant::ZERO, Instant::from_millis(30), ms(10));
         assert_eq!(c, vec![15000.0, 0.0, 7500.0]);
+    }
+
+    #[test]
+    fn packet_trace_releases_one_packet_per_line() {
+        let link = LinkModel::PacketTrace(Arc::new(
+            Trace::parse("1\n2\n2\n4\n", "t", TraceUnit::Millis).unwrap(),
+        ));
+        let mut s = link.server();
+        // A 100-byte and a 1500-byte packet each take a whole line.
+        assert_eq!(s.next_start(Instant::ZERO), Some(Instant::from_millis(1)));
+        assert_eq!(
+            s.serve(Instant::from_millis(1), 100),
+            Instant::from_millis(1)
+        );
+        assert_eq!(
+            s.next_start(Instant::from_millis(1)),
+            Some(Instant::from_millis(2))
+        );
+        assert_eq!(
+            s.serve(Instant::from_millis(2), 1500),
+            Instant::from_millis(2)
+        );
+        // The second line at 2 ms is still there for a packet arriving at 2 ms.
+        assert_eq!(
+            s.next_start(Instant::from_millis(2)),
+            Some(Instant::from_millis(2))
+        );
+        assert_eq!(
+            s.serve(Instant::from_millis(2), 40),
+            Instant::from_millis(2)
+        );
+        assert_eq!(
+            s.next_start(Instant::from_millis(2)),
+            Some(Instant::from_millis(4))
+        );
+        let c = link.capacity_bins(Instant::ZERO, Instant::from_millis(5), ms(5));
+        assert_eq!(c, vec![4.0 * PACKET_TRACE_BYTES_PER_LINE as f64]);
+    }
+
+    #[test]
+    fn outage_link_holds_then_bursts_and_keeps_its_mean_rate() {
+        let spec = OutageSpec::default();
+        let steps = spec.steps();
+        let outages: Vec<_> = steps
+            .windows(2)
+            .filter(|w| w[0].1 == Bitrate::ZERO)
+            .map(|w| w[1].0 - w[0].0)
+            .collect();
+        // About one outage per second over the hour, 50–150 ms long, mean near 100 ms.
+        let n = outages.len() as f64;
+        assert!((3000.0..4200.0).contains(&n), "{n}");
+        assert!(outages.iter().all(|&l| l >= ms(50) && l <= ms(150)));
+        let mean = outages.iter().map(|l| l.as_millis_f64()).sum::<f64>() / n;
+        assert!((mean - 100.0).abs() < 3.0, "{mean}");
+        // Every outage is followed by a burst at 12 Mbit/s, then the base rate (or at once the
+        // next outage).
+        for w in steps.windows(3).filter(|w| w[0].1 == Bitrate::ZERO) {
+            assert_eq!(w[1].1, spec.burst);
+            assert!(w[2].1 == spec.rate || w[2].1 == Bitrate::ZERO, "{w:?}");
+        }
+        // The burst gives back exactly what the outage took: the mean rate stays 3 Mbit/s.
+        let link = "wifi-outage".parse::<LinkSpec>().unwrap().load().unwrap();
+        let bytes: f64 = link
+            .capacity_bins(
+                Instant::ZERO,
+                Instant::from_secs(600),
+                Duration::from_secs(600),
+            )
+            .iter()
+            .sum();
+        assert!(
+            (bytes * 8.0 / 600.0 / 3e6 - 1.0).abs() < 0.001,
+            "{}",
+            bytes * 8.0 / 600.0
+        );
+        // A packet waiting at an outage's start leaves at its end, at the burst rate.
+        let (start, stop) = (steps[1].0, steps[2].0);
+        let mut s = link.server();
+        assert_eq!(s.next_start(start), Some(stop));
+        assert_eq!(
+            s.serve(stop, 1500),
+            stop + DataSize::from_bytes(1500).transmit_time(spec.burst)
+        );
+        // Without outages it is the constant link.
+        let calm = "wifi-outage:length=0"
+            .parse::<LinkSpec>()
+            .unwrap()
+            .load()
+            .unwrap();
+        let LinkModel::Outage(o) = calm else {
+            panic!("{calm:?}")
+        };
+        assert_eq!(*o.steps, vec![(Instant::ZERO, Bitrate::from_mbps(3))]);
     }
 
     #[test]

@@ -19,6 +19,8 @@ pub struct RunReport {
     pub delay_ms: f64,
     pub queue: String,
     pub loss: String,
+    /// Loss of feedback on the reverse path.
+    pub reverse_loss: String,
     pub duration_s: f64,
     pub warmup_s: f64,
     pub flows: Vec<FlowMetrics>,
@@ -76,6 +78,7 @@ pub fn run(scenario: &Scenario, progress: Option<Progress<'_>>) -> Result<RunRes
         delay_ms: scenario.delay.as_millis_f64(),
         queue: scenario.queue.to_string(),
         loss: scenario.loss.to_string(),
+        reverse_loss: scenario.reverse_loss.to_string(),
         duration_s: scenario.duration.as_secs_f64(),
         warmup_s: scenario.warmup.as_secs_f64(),
         flows,

@@ -57,6 +57,9 @@ pub struct Scenario {
     pub reverse_queue: QueueSpec,
     /// Random loss at the forward link's entrance.
     pub loss: LossSpec,
+    /// Random loss of feedback messages on the reverse path (Cellsim drops in both
+    /// directions; the Sprout paper's §6.5 loss runs use it).
+    pub reverse_loss: LossSpec,
     pub flows: Vec<FlowSpec>,
     /// The run ends here.
     pub duration: Duration,
@@ -80,6 +83,7 @@ impl Scenario {
             queue: QueueSpec::Infinite,
             reverse_queue: QueueSpec::Infinite,
             loss: LossSpec::None,
+            reverse_loss: LossSpec::None,
             flows: vec![FlowSpec::new(scheme)],
             duration,
             warmup: Duration::ZERO,
@@ -201,6 +205,8 @@ pub struct Simulation {
     rev: Option<Link>,
     loss: LossModel,
     loss_rng: ChaCha8Rng,
+    reverse_loss: LossModel,
+    reverse_loss_rng: ChaCha8Rng,
     aqm_rng: ChaCha8Rng,
     flows: Vec<Flow>,
     log: RunLog,
@@ -240,6 +246,7 @@ impl Simulation {
             let ctx = SchemeContext {
                 mtu: scenario.mtu,
                 ideal_schedule: Some(Box::new(ideal)),
+                rng: Some(seed::stream(scenario.seed, &format!("flow/{i}/media"))),
             };
             let (sender, receiver) = spec.scheme.build(ctx).map_err(|e| SimError::Build(i, e))?;
             flows.push(Flow {
@@ -264,6 +271,8 @@ impl Simulation {
                 .map(|m| Link::new(m, scenario.reverse_queue)),
             loss: LossModel::new(scenario.loss),
             loss_rng: seed::stream(scenario.seed, "loss/forward"),
+            reverse_loss: LossModel::new(scenario.reverse_loss),
+            reverse_loss_rng: seed::stream(scenario.seed, "loss/reverse"),
             aqm_rng: seed::stream(scenario.seed, "aqm"),
             flows,
             log: RunLog::default(),
@@ -376,6 +385,10 @@ impl Simulation {
             let size = (fb.encoded_len() as u32) + IP_UDP_OVERHEAD.bytes() as u32;
             self.log.feedback_packets += 1;
             self.log.feedback_bytes += u64::from(size);
+            if self.reverse_loss.lose(&mut self.reverse_loss_rng) {
+                self.log.feedback_dropped += 1;
+                continue;
+            }
             let id = match self.free_feedback.pop() {
                 Some(id) => {
                     self.feedback[id as usize] = Some((f, fb));

@@ -11,13 +11,16 @@
 //! [`AnyReceiver`]; an entry in [`SCHEMES`].
 
 pub mod cbr;
+pub mod gcc;
 pub mod ideal;
+pub mod sprout;
+pub mod tcp;
 
 use crate::controller::{Allowance, ExtraPacket, Receiver, SendContext, Sender, SenderStats};
 use crate::flow::FlowSender;
 use crate::pacer::Pacer;
 use crate::packet::{DEFAULT_MTU, DataHeader};
-use crate::source::Source;
+use crate::source::{Source, SourceRng};
 use crate::time::{Duration, Instant};
 use crate::units::DataSize;
 use crate::wire::Feedback;
@@ -25,7 +28,15 @@ use core::fmt;
 use core::str::FromStr;
 
 pub use cbr::{CbrConfig, CbrSender, SilentReceiver};
+pub use gcc::{GccConfig, GccReceiver, GccSender};
 pub use ideal::{IdealConfig, IdealSchedule, IdealSender};
+pub use sprout::{SproutConfig, SproutReceiver, SproutSender};
+pub use tcp::compound::{Compound, CompoundConfig};
+pub use tcp::cubic::{Cubic, CubicConfig};
+pub use tcp::ledbat::{Ledbat, LedbatConfig};
+pub use tcp::newreno::{NewReno, NewRenoConfig};
+pub use tcp::vegas::{Vegas, VegasConfig};
+pub use tcp::{TcpReceiver, TcpSender};
 
 /// One line of `wisp schemes`.
 #[derive(Clone, Copy, Debug)]
@@ -47,6 +58,56 @@ pub const SCHEMES: &[SchemeInfo] = &[
         name: "cbr",
         summary: "constant bit rate, no feedback",
         params: "rate-kbps=1000",
+    },
+    SchemeInfo {
+        name: "sprout",
+        summary: "Sprout (NSDI'13): Bayesian forecast of a cellular link's delivery rate, window = 5th-percentile deliveries in 100 ms minus the queue",
+        params: sprout::PARAMS,
+    },
+    SchemeInfo {
+        name: "sprout-ewma",
+        summary: "Sprout-EWMA (NSDI'13 §6.4): Sprout's protocol with an EWMA of the per-tick count instead of the cautious forecast",
+        params: sprout::EWMA_PARAMS,
+    },
+    SchemeInfo {
+        name: "gcc",
+        summary: "Google Congestion Control (ANRW'16 §3): Kalman delay-based receiver + loss-based sender, video call",
+        params: "prefilter=off,filter=kalman,threshold=libwebrtc,interval-ms=5,rate-window-ms=500,start-kbps=300,min-kbps=50,max-kbps=2500,pace-factor=2.5,audio-kbps=32",
+    },
+    SchemeInfo {
+        name: "gcc-grouping",
+        summary: "GCC with the packet-grouping pre-filter for Wi-Fi bursts (ANRW'16 Algorithm 1 exactly, which never closes a group on a saturated link; prefilter=libwebrtc caps bursts at 100 ms)",
+        params: "prefilter=paper,filter=kalman,threshold=libwebrtc,interval-ms=5,rate-window-ms=500,start-kbps=300,min-kbps=50,max-kbps=2500,pace-factor=2.5,audio-kbps=32",
+    },
+    SchemeInfo {
+        name: "gcc-trendline",
+        summary: "GCC with libwebrtc's trendline estimator instead of the Kalman filter",
+        params: "prefilter=off,filter=trendline,threshold=libwebrtc,interval-ms=5,rate-window-ms=500,start-kbps=300,min-kbps=50,max-kbps=2500,pace-factor=2.5,audio-kbps=32",
+    },
+    SchemeInfo {
+        name: "cubic",
+        summary: "TCP CUBIC bulk transfer (RFC 9438), ACK-clocked; `--queue codel` for CUBIC over CoDel",
+        params: "c=0.4,beta=0.7,fast-convergence=true,hystart=true,iw=10,rto-min-ms=1000,rwnd-kb=none",
+    },
+    SchemeInfo {
+        name: "newreno",
+        summary: "TCP NewReno bulk transfer (RFC 5681 + RFC 6582 recovery)",
+        params: "iw=10,rto-min-ms=1000,rwnd-kb=none",
+    },
+    SchemeInfo {
+        name: "vegas",
+        summary: "TCP Vegas bulk transfer (Brakmo & Peterson 1995): keeps alpha..beta segments queued",
+        params: "alpha=2,beta=4,gamma=1,iw=10,rto-min-ms=1000,rwnd-kb=none",
+    },
+    SchemeInfo {
+        name: "compound",
+        summary: "Compound TCP bulk transfer (Tan et al. 2006): Reno window + delay window",
+        params: "alpha=0.125,beta=0.5,k=0.75,gamma=30,zeta=1,iw=10,rto-min-ms=1000,rwnd-kb=none",
+    },
+    SchemeInfo {
+        name: "ledbat",
+        summary: "LEDBAT bulk transfer (RFC 6817): targets 100 ms of one-way queueing delay",
+        params: "target-ms=100,gain=1,base-history=10,current-filter=4,min-cwnd=2,allowed-increase=1,iw=2,rto-min-ms=1000,rwnd-kb=none",
     },
 ];
 
@@ -127,6 +188,10 @@ pub struct SchemeContext {
     pub mtu: DataSize,
     /// The link's delivery schedule as the ideal sender needs it (simulation only).
     pub ideal_schedule: Option<IdealSchedule>,
+    /// A random stream for the flow's traffic model (the simulator derives it from the run's
+    /// master seed, label `flow/N/media`). Without it, models that would draw from it are
+    /// deterministic.
+    pub rng: Option<SourceRng>,
 }
 
 impl fmt::Debug for SchemeContext {
@@ -134,6 +199,7 @@ impl fmt::Debug for SchemeContext {
         f.debug_struct("SchemeContext")
             .field("mtu", &self.mtu)
             .field("ideal_schedule", &self.ideal_schedule.is_some())
+            .field("rng", &self.rng.is_some())
             .finish()
     }
 }
@@ -143,6 +209,7 @@ impl SchemeContext {
         SchemeContext {
             mtu: DEFAULT_MTU,
             ideal_schedule: None,
+            rng: None,
         }
     }
 }
@@ -152,6 +219,15 @@ impl SchemeContext {
 pub enum SchemeConfig {
     Ideal(IdealConfig),
     Cbr(CbrConfig),
+    /// `sprout` and `sprout-ewma` (by [`SproutConfig::variant`]); boxed to keep the enum small.
+    Sprout(Box<SproutConfig>),
+    /// `gcc`, `gcc-grouping`, `gcc-trendline`.
+    Gcc(Box<GccConfig>),
+    Cubic(CubicConfig),
+    NewReno(NewRenoConfig),
+    Vegas(VegasConfig),
+    Compound(CompoundConfig),
+    Ledbat(LedbatConfig),
 }
 
 impl SchemeConfig {
@@ -160,6 +236,13 @@ impl SchemeConfig {
         match self {
             SchemeConfig::Ideal(_) => "ideal",
             SchemeConfig::Cbr(_) => "cbr",
+            SchemeConfig::Sprout(c) => c.name(),
+            SchemeConfig::Gcc(c) => c.name(),
+            SchemeConfig::Cubic(_) => "cubic",
+            SchemeConfig::NewReno(_) => "newreno",
+            SchemeConfig::Vegas(_) => "vegas",
+            SchemeConfig::Compound(_) => "compound",
+            SchemeConfig::Ledbat(_) => "ledbat",
         }
     }
 
@@ -168,6 +251,18 @@ impl SchemeConfig {
         Ok(match name {
             "ideal" => SchemeConfig::Ideal(IdealConfig),
             "cbr" => SchemeConfig::Cbr(CbrConfig::default()),
+            "sprout" => SchemeConfig::Sprout(Box::new(SproutConfig::new(sprout::Variant::Sprout))),
+            "sprout-ewma" => {
+                SchemeConfig::Sprout(Box::new(SproutConfig::new(sprout::Variant::Ewma)))
+            }
+            _ if gcc::config_for(name).is_some() => {
+                SchemeConfig::Gcc(Box::new(gcc::config_for(name).expect("checked")))
+            }
+            "cubic" => SchemeConfig::Cubic(CubicConfig::default()),
+            "newreno" => SchemeConfig::NewReno(NewRenoConfig::default()),
+            "vegas" => SchemeConfig::Vegas(VegasConfig::default()),
+            "compound" => SchemeConfig::Compound(CompoundConfig::default()),
+            "ledbat" => SchemeConfig::Ledbat(LedbatConfig::default()),
             _ => {
                 return Err(ParamError::UnknownScheme {
                     name: name.to_string(),
@@ -187,6 +282,13 @@ impl SchemeConfig {
         let r = match self {
             SchemeConfig::Ideal(_) => Err(ParamError::unknown(key, "(none)")),
             SchemeConfig::Cbr(c) => c.set(key, value),
+            SchemeConfig::Sprout(c) => c.set(key, value),
+            SchemeConfig::Gcc(c) => c.set(key, value),
+            SchemeConfig::Cubic(c) => c.set(key, value),
+            SchemeConfig::NewReno(c) => c.set(key, value),
+            SchemeConfig::Vegas(c) => c.set(key, value),
+            SchemeConfig::Compound(c) => c.set(key, value),
+            SchemeConfig::Ledbat(c) => c.set(key, value),
         };
         r.map_err(|e| e.in_scheme(name))
     }
@@ -196,6 +298,13 @@ impl SchemeConfig {
         match self {
             SchemeConfig::Ideal(_) => vec![],
             SchemeConfig::Cbr(c) => c.params(),
+            SchemeConfig::Sprout(c) => c.params(),
+            SchemeConfig::Gcc(c) => c.params(),
+            SchemeConfig::Cubic(c) => c.params(),
+            SchemeConfig::NewReno(c) => c.params(),
+            SchemeConfig::Vegas(c) => c.params(),
+            SchemeConfig::Compound(c) => c.params(),
+            SchemeConfig::Ledbat(c) => c.params(),
         }
     }
 
@@ -228,8 +337,55 @@ impl SchemeConfig {
                 ),
                 AnyReceiver::Silent(SilentReceiver),
             ),
+            SchemeConfig::Sprout(c) => (
+                FlowSender::new(
+                    AnySender::Sprout(SproutSender::new(c, mtu)),
+                    Source::bulk(mtu),
+                    Pacer::default(),
+                    mtu,
+                ),
+                AnyReceiver::Sprout(Box::new(SproutReceiver::new(c, mtu))),
+            ),
+            SchemeConfig::Gcc(c) => (
+                FlowSender::new(
+                    AnySender::Gcc(GccSender::new(c)),
+                    Source::media(c.media.clone(), ctx.rng, mtu),
+                    Pacer::periodic(c.interval),
+                    mtu,
+                ),
+                AnyReceiver::Gcc(Box::new(GccReceiver::new(c))),
+            ),
+            SchemeConfig::Cubic(c) => tcp_flow(
+                AnySender::Cubic(TcpSender::new(&c.tcp, mtu, Cubic::new(c))),
+                mtu,
+            ),
+            SchemeConfig::NewReno(c) => tcp_flow(
+                AnySender::NewReno(TcpSender::new(&c.tcp, mtu, NewReno::new(c))),
+                mtu,
+            ),
+            SchemeConfig::Vegas(c) => tcp_flow(
+                AnySender::Vegas(TcpSender::new(&c.tcp, mtu, Vegas::new(c))),
+                mtu,
+            ),
+            SchemeConfig::Compound(c) => tcp_flow(
+                AnySender::Compound(TcpSender::new(&c.tcp, mtu, Compound::new(c))),
+                mtu,
+            ),
+            SchemeConfig::Ledbat(c) => tcp_flow(
+                AnySender::Ledbat(TcpSender::new(&c.tcp, mtu, Ledbat::new(c))),
+                mtu,
+            ),
         })
     }
+}
+
+/// A TCP scheme's halves: an ACK-clocked bulk sender (full-size packets, no pacing) and the
+/// shared per-packet-ACK receiver.
+fn tcp_flow(sender: AnySender, mtu: DataSize) -> (FlowSender, AnyReceiver) {
+    (
+        FlowSender::new(sender, Source::bulk(mtu), Pacer::default(), mtu),
+        AnyReceiver::Tcp(TcpReceiver::new()),
+    )
 }
 
 /// `NAME[:KEY=VALUE,...]`.
@@ -322,10 +478,20 @@ macro_rules! any_receiver {
 any_sender! {
     Ideal(IdealSender),
     Cbr(CbrSender),
+    Sprout(SproutSender),
+    Gcc(GccSender),
+    Cubic(TcpSender<Cubic>),
+    NewReno(TcpSender<NewReno>),
+    Vegas(TcpSender<Vegas>),
+    Compound(TcpSender<Compound>),
+    Ledbat(TcpSender<Ledbat>),
 }
 
 any_receiver! {
     Silent(SilentReceiver),
+    Sprout(Box<SproutReceiver>),
+    Gcc(Box<GccReceiver>),
+    Tcp(TcpReceiver),
 }
 
 #[cfg(test)]
@@ -338,6 +504,48 @@ mod tests {
             let c: SchemeConfig = info.name.parse().unwrap();
             assert_eq!(c.name(), info.name);
             assert_eq!(c.to_string().parse::<SchemeConfig>().unwrap(), c);
+        }
+    }
+
+    #[test]
+    fn listed_parameters_are_the_defaults() {
+        for info in SCHEMES {
+            let listed: SchemeConfig = format!("{}:{}", info.name, info.params).parse().unwrap();
+            assert_eq!(
+                listed,
+                SchemeConfig::from_name(info.name).unwrap(),
+                "{}",
+                info.name
+            );
+        }
+    }
+
+    #[test]
+    fn tcp_schemes_build_ack_clocked_flows() {
+        for name in ["cubic", "newreno", "vegas", "compound", "ledbat"] {
+            let c: SchemeConfig = name.parse().unwrap();
+            let (mut flow, mut rx) = c.build(SchemeContext::new()).unwrap();
+            let now = Instant::ZERO;
+            let mut sent = vec![];
+            while let Some(h) = flow.poll_transmit(now) {
+                sent.push(h);
+            }
+            // The initial window (LEDBAT's INIT_CWND is 2), full-size packets, no pacing.
+            let iw = if name == "ledbat" { 2 } else { 10 };
+            assert_eq!(sent.len(), iw, "{name}");
+            assert!(sent.iter().all(|h| h.size == DEFAULT_MTU));
+            assert!(
+                flow.poll_timeout().is_some(),
+                "{name}: the retransmission timer"
+            );
+            // One ACK per packet opens the window further.
+            let later = Instant::from_millis(40);
+            rx.on_packet_received(later, &sent[0]);
+            let fb = rx.poll_feedback(later).unwrap();
+            assert!(matches!(fb, Feedback::TcpAck(_)));
+            assert!(rx.poll_feedback(later).is_none());
+            flow.on_feedback(later, &fb);
+            assert!(flow.poll_transmit(later).is_some(), "{name}");
         }
     }
 

@@ -1,0 +1,262 @@
+//! `wisp reproduce PAPER`: re-run a paper's experiments and write its figures.
+
+use crate::error::CliError;
+use crate::output::{self, OutputDir};
+use clap::{Args, ValueEnum};
+use std::path::{Path, PathBuf};
+use wisp_sim::reproduce::{gcc_wifi, sprout};
+
+/// The papers wisp reproduces.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Paper {
+    /// Carlucci et al., ANRW 2016: GCC over a loaded Wi-Fi link with and without the
+    /// packet-grouping pre-filter (Figs. 6, 8, 9, 10).
+    GccWifi,
+    /// Winstein et al., NSDI 2013: Sprout, Sprout-EWMA and the TCP baselines over the cellular
+    /// traces (the §1 summary table, the §6.3–6.4 throughput/delay charts, the §6.5 loss table).
+    Sprout,
+}
+
+impl Paper {
+    fn name(self) -> &'static str {
+        match self {
+            Paper::GccWifi => "gcc-wifi",
+            Paper::Sprout => "sprout",
+        }
+    }
+}
+
+#[derive(Args, Debug)]
+pub struct ReproduceArgs {
+    /// The paper.
+    #[arg(value_enum, value_name = "PAPER")]
+    pub paper: Paper,
+
+    /// Output folder (default: reproduce/PAPER).
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+
+    /// A shorter run that still checks every claim (under a minute): gcc-wifi, a 60-s call
+    /// over the main cases; sprout, the two 140-s LTE trace pairs only.
+    #[arg(long)]
+    pub quick: bool,
+
+    /// The Wi-Fi trace of gcc-wifi (default: traces/wifi/google-wifi-3mbps.rx of the wisp
+    /// repository).
+    #[arg(long, value_name = "FILE")]
+    pub trace: Option<PathBuf>,
+
+    /// The folder of sprout's cellular trace pairs, NAME.down and NAME.up for each of
+    /// Verizon-LTE-short, Verizon-EVDO-driving, ATT-LTE-driving, TMobile-UMTS-driving and
+    /// TMobile-LTE-short (default: traces/cellular of the wisp repository).
+    #[arg(long, value_name = "DIR")]
+    pub traces: Option<PathBuf>,
+
+    /// Master seed (default: $WISP_SEED, else 1).
+    #[arg(long, value_name = "N")]
+    pub seed: Option<u64>,
+
+    /// Runs in parallel (default: the number of cores).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
+    pub jobs: Option<u16>,
+}
+
+const WIFI_TRACE: &str = "traces/wifi/google-wifi-3mbps.rx";
+const CELLULAR_TRACES: &str = "traces/cellular";
+
+/// A shipped file or folder: relative to the current folder, else to the source tree the binary
+/// was built from.
+fn shipped(path: &str) -> PathBuf {
+    let here = PathBuf::from(path);
+    if here.exists() {
+        return here;
+    }
+    let built = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .join(path);
+    if built.exists() { built } else { here }
+}
+
+pub fn reproduce(a: ReproduceArgs) -> Result<(), CliError> {
+    let out = a
+        .out
+        .clone()
+        .unwrap_or_else(|| Path::new("reproduce").join(a.paper.name()));
+    let jobs = a.jobs.map_or_else(
+        || std::thread::available_parallelism().map_or(1, |n| n.get()),
+        usize::from,
+    );
+    let (own, other) = match a.paper {
+        Paper::GccWifi => ("--trace", a.traces.is_some().then_some("--traces")),
+        Paper::Sprout => ("--traces", a.trace.is_some().then_some("--trace")),
+    };
+    if let Some(opt) = other {
+        return Err(CliError::Input(format!(
+            "{opt} does not apply to {} (it takes {own})",
+            a.paper.name()
+        )));
+    }
+    match a.paper {
+        Paper::Sprout => sprout_paper(&a, &out, jobs)?,
+        Paper::GccWifi => {
+            let path = a.trace.clone().unwrap_or_else(|| shipped(WIFI_TRACE));
+            let trace = gcc_wifi::load_trace(&path).map_err(|e| {
+                if e.line.is_none() && a.trace.is_none() {
+                    CliError::Input(format!(
+                        "{e} (run from the wisp repository or pass --trace FILE)"
+                    ))
+                } else {
+                    CliError::Input(e.to_string())
+                }
+            })?;
+            let seed = crate::args::seed(a.seed)?;
+            let options = gcc_wifi::Options {
+                trace,
+                quick: a.quick,
+                seed,
+                jobs,
+            };
+            let pb = output::progress_bar(0, "simulating");
+            let result = gcc_wifi::run(&options, &|done, total| {
+                pb.set_length(total as u64);
+                pb.set_position(done as u64);
+            })?;
+            pb.finish_and_clear();
+            let mut files = OutputDir::default();
+            files.add("report.html", wisp_report::gcc_wifi::html(&result));
+            for (name, svg) in wisp_report::gcc_wifi::figures(&result) {
+                files.add(Path::new("figures").join(name), svg);
+            }
+            files.add("dm_pdf.csv", wisp_report::gcc_wifi::dm_pdf_csv(&result));
+            files.add(
+                "timeseries.csv",
+                wisp_report::gcc_wifi::timeseries_csv(&result),
+            );
+            files.add("summary.csv", wisp_report::gcc_wifi::summary_csv(&result));
+            let summary = result.summary(a.quick);
+            let json = serde_json::to_vec_pretty(&summary)
+                .map_err(|e| CliError::Io(format!("cannot serialise results: {e}")))?;
+            files.add("summary.json", json);
+            files.commit(&out)?;
+            for c in result.checks() {
+                println!(
+                    "{:3}  {}: {} (expected {})",
+                    if c.met { "ok" } else { "NO" },
+                    c.claim,
+                    c.measured,
+                    c.expected
+                );
+            }
+            eprintln!("wisp: wrote {}", out.join("report.html").display());
+        }
+    }
+    Ok(())
+}
+
+fn sprout_paper(a: &ReproduceArgs, out: &Path, jobs: usize) -> Result<(), CliError> {
+    let dir = a.traces.clone().unwrap_or_else(|| shipped(CELLULAR_TRACES));
+    let pairs = sprout::load_traces(&dir, a.quick).map_err(|e| {
+        if e.line.is_none() && a.traces.is_none() {
+            CliError::Input(format!(
+                "{e} (run from the wisp repository or pass --traces DIR)"
+            ))
+        } else {
+            CliError::Input(e.to_string())
+        }
+    })?;
+    let seed = crate::args::seed(a.seed)?;
+    let options = sprout::Options {
+        pairs,
+        quick: a.quick,
+        seed,
+        jobs,
+    };
+    let pb = output::progress_bar(0, "simulating");
+    let result = sprout::run(&options, &|done, total| {
+        pb.set_length(total as u64);
+        pb.set_position(done as u64);
+    })?;
+    pb.finish_and_clear();
+    let mut files = OutputDir::default();
+    files.add("report.html", wisp_report::sprout::html(&result));
+    for (name, svg) in wisp_report::sprout::figures(&result) {
+        files.add(Path::new("figures").join(name), svg);
+    }
+    files.add("results.csv", wisp_report::sprout::results_csv(&result));
+    files.add("summary.csv", wisp_report::sprout::summary_csv(&result));
+    files.add("loss.csv", wisp_report::sprout::loss_csv(&result));
+    let results = result.results();
+    let json = serde_json::to_vec_pretty(&results)
+        .map_err(|e| CliError::Io(format!("cannot serialise results: {e}")))?;
+    files.add("results.json", json);
+    files.commit(out)?;
+    print_sprout(&result, &results);
+    eprintln!("wisp: wrote {}", out.join("report.html").display());
+    Ok(())
+}
+
+/// The per-trace tables, the summary, the loss table and the claims, on stdout.
+fn print_sprout(r: &sprout::Reproduction, results: &sprout::Results<'_>) {
+    let delay = |v: Option<f64>| v.map_or_else(|| "–".to_string(), |d| format!("{d:.0}"));
+    println!(
+        "{:27} {:12} {:>10} {:>6} {:>9}",
+        "trace", "scheme", "kbit/s", "util", "self ms"
+    );
+    for t in &r.traces {
+        for run in &t.runs {
+            let f = run.metrics();
+            println!(
+                "{:27} {:12} {:>10.0} {:>6.3} {:>9}",
+                t.trace,
+                run.entry,
+                f.throughput_kbps,
+                f.utilization,
+                delay(f.self_inflicted_delay_ms)
+            );
+        }
+    }
+    let n = results.summary.first().map_or(0, |s| s.traces);
+    println!("\nSprout against each scheme over the {n} traces of the paper's networks (§1):");
+    println!(
+        "{:12} {:>13} {:>16} {:>14}",
+        "scheme", "avg. speedup", "delay reduction", "its avg. delay"
+    );
+    for s in &results.summary {
+        println!(
+            "{:12} {:>12.2}× {:>15.2}× {:>14}",
+            s.entry,
+            s.speedup,
+            s.delay_reduction,
+            sprout::fmt_delay(s.mean_delay_ms)
+        );
+    }
+    println!(
+        "\nSprout on {} with loss in both directions (§6.5):",
+        sprout::LOSS_NETWORK
+    );
+    for dir in sprout::Direction::BOTH {
+        for p in sprout::LOSS_RATES {
+            if let Some(f) = r.loss_metrics(dir, p) {
+                println!(
+                    "{:8} {:>3.0} %  {:>6.0} kbit/s  {:>5} ms",
+                    dir.word(),
+                    100.0 * p,
+                    f.throughput_kbps,
+                    delay(f.self_inflicted_delay_ms)
+                );
+            }
+        }
+    }
+    println!();
+    for c in &results.checks {
+        println!(
+            "{:3}  {}: {} (expected {})",
+            if c.met { "ok" } else { "NO" },
+            c.claim,
+            c.measured,
+            c.expected
+        );
+    }
+    let met = results.checks.iter().filter(|c| c.met).count();
+    println!("{met} of {} checks met", results.checks.len());
+}

@@ -1,0 +1,335 @@
+//! The receiver half of GCC: the delay-based controller (ANRW'16 §3, "The receiver-side
+//! controller") and the RTCP-like feedback.
+//!
+//! Per arriving packet: the receiving rate R is measured over the last 500 ms; the grouping
+//! ([`super::grouping`], with or without the pre-filter) emits a delta when a group completes;
+//! the arrival-time filter turns it into m; the over-use detector compares m with γ; and the
+//! remote rate controller ([`super::rate_control`]) updates A_r — as libwebrtc's
+//! `RemoteBitrateEstimatorAbsSendTime` of the Kalman era does, at most every 500 ms, and at
+//! every packet while the detector signals over-use.
+//!
+//! Feedback: A_r goes back as a REMB message (`wire::Remb`) in an RTCP compound with a receiver
+//! report (`wire::ReceiverReport`: highest sequence, received, cumulative lost, fraction lost
+//! since the previous report per RFC 3550 §6.4.1/A.3), since RFC 3550 §6.1 starts every compound
+//! packet with a report. A REMB is sent when A_r is updated and either 500 ms have passed since
+//! the last one or A_r fell below 97 % of it (libwebrtc `vie_remb.cc`); a report alone goes out
+//! every second otherwise (libwebrtc's video RTCP interval).
+
+use super::GccConfig;
+use super::grouping::Grouper;
+use super::rate_control::AimdRateControl;
+use crate::controller::Receiver;
+use crate::estimate::arrival::{ArrivalFilter, GroupDelta};
+use crate::estimate::overuse::{BandwidthUsage, OveruseDetector};
+use crate::estimate::rate::RateCounter;
+use crate::packet::DataHeader;
+use crate::time::{Duration, Instant};
+use crate::units::{Bitrate, DataSize};
+use crate::wire::{Feedback, ReceiverReport, Remb};
+
+/// The delay-based estimator: grouping → arrival-time filter → over-use detector → remote rate
+/// controller, with the receiving-rate counter.
+#[derive(Clone, Debug)]
+pub struct RemoteEstimator {
+    grouper: Grouper,
+    filter: ArrivalFilter,
+    detector: OveruseDetector,
+    rate_control: AimdRateControl,
+    incoming: RateCounter,
+    incoming_known: bool,
+    update_interval: Duration,
+    last_update: Option<Instant>,
+    last_delta: Option<GroupDelta>,
+}
+
+impl RemoteEstimator {
+    pub fn new(config: &GccConfig) -> Self {
+        RemoteEstimator {
+            grouper: Grouper::new(config.prefilter, config.interval),
+            filter: ArrivalFilter::new(config.filter),
+            detector: OveruseDetector::new(config.threshold),
+            rate_control: AimdRateControl::new(config.aimd),
+            incoming: RateCounter::new(config.rate_window.as_millis().max(1)),
+            incoming_known: true,
+            update_interval: config.update_interval,
+            last_update: None,
+            last_delta: None,
+        }
+    }
+
+    /// A packet sent at `send` of `size` arrived at `now`. Returns A_r when the rate controller
+    /// was updated and produced a rate.
+    pub fn on_packet(&mut self, now: Instant, send: Instant, size: DataSize) -> Option<Bitrate> {
+        // The rate counter restarts after a silence longer than its window.
+        if self.incoming.has_rate(now) {
+            self.incoming_known = true;
+        } else if self.incoming_known {
+            self.incoming.reset();
+            self.incoming_known = false;
+        }
+        self.incoming.add(size, now);
+
+        if let Some(delta) = self.grouper.on_packet(send, now, size) {
+            let m = self.filter.update(&delta, self.detector.state());
+            self.detector
+                .detect(m, delta.send_delta_ms, self.filter.num_deltas(), now);
+            self.last_delta = Some(delta);
+        }
+
+        let due = self
+            .last_update
+            .is_none_or(|last| now - last > self.update_interval);
+        if !due && self.detector.state() != BandwidthUsage::Overusing {
+            return None;
+        }
+        let r = self.incoming.rate(now);
+        let a_r = self.rate_control.update(self.detector.state(), r, now)?;
+        self.last_update = Some(now);
+        Some(a_r)
+    }
+
+    pub fn grouper(&self) -> &Grouper {
+        &self.grouper
+    }
+    pub fn filter(&self) -> &ArrivalFilter {
+        &self.filter
+    }
+    pub fn detector(&self) -> &OveruseDetector {
+        &self.detector
+    }
+    pub fn rate_control(&self) -> &AimdRateControl {
+        &self.rate_control
+    }
+    /// The delta of the last completed group.
+    pub fn last_delta(&self) -> Option<GroupDelta> {
+        self.last_delta
+    }
+}
+
+/// RFC 3550 §6.4.1 / A.3 loss accounting.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+struct LossStats {
+    highest: Option<u64>,
+    received: u64,
+    expected_prior: u64,
+    received_prior: u64,
+}
+
+impl LossStats {
+    fn on_packet(&mut self, seq: u64) {
+        self.received += 1;
+        self.highest = Some(self.highest.map_or(seq, |h| h.max(seq)));
+    }
+
+    /// A report, and the interval counters reset.
+    fn report(&mut self) -> ReceiverReport {
+        // The flow numbers its packets from 0.
+        let expected = self.highest.map_or(0, |h| h + 1);
+        let expected_interval = expected - self.expected_prior;
+        let received_interval = self.received - self.received_prior;
+        self.expected_prior = expected;
+        self.received_prior = self.received;
+        let lost_interval = expected_interval.saturating_sub(received_interval);
+        let fraction_lost = if expected_interval == 0 || lost_interval == 0 {
+            0
+        } else {
+            ((lost_interval << 8) / expected_interval).min(255) as u8
+        };
+        ReceiverReport {
+            highest_seq: self.highest.unwrap_or(0),
+            received: self.received,
+            cumulative_lost: expected.saturating_sub(self.received),
+            fraction_lost,
+        }
+    }
+}
+
+/// GCC's receiver half.
+#[derive(Clone, Debug)]
+pub struct GccReceiver {
+    estimator: RemoteEstimator,
+    loss: LossStats,
+    report_interval: Duration,
+    next_report: Option<Instant>,
+    remb_interval: Duration,
+    last_remb: Option<(Instant, Bitrate)>,
+    /// At most a compound of two messages is pending.
+    pending: [Option<Feedback>; 2],
+}
+
+/// A REMB is sent at once when A_r falls below this fraction of the last one sent.
+const REMB_DECREASE_FRACTION: f64 = 0.97;
+
+impl GccReceiver {
+    pub fn new(config: &GccConfig) -> Self {
+        GccReceiver {
+            estimator: RemoteEstimator::new(config),
+            loss: LossStats::default(),
+            report_interval: config.report_interval,
+            next_report: None,
+            remb_interval: config.update_interval,
+            last_remb: None,
+            pending: [None, None],
+        }
+    }
+
+    pub fn estimator(&self) -> &RemoteEstimator {
+        &self.estimator
+    }
+
+    fn queue_report(&mut self, now: Instant) {
+        let rr = self.loss.report();
+        self.pending[0] = Some(Feedback::ReceiverReport(rr));
+        self.next_report = Some(now + self.report_interval);
+    }
+}
+
+impl Receiver for GccReceiver {
+    fn on_packet_received(&mut self, now: Instant, packet: &DataHeader) {
+        self.loss.on_packet(packet.seq);
+        if self.next_report.is_none() {
+            self.next_report = Some(now + self.report_interval);
+        }
+        let Some(a_r) = self.estimator.on_packet(now, packet.send_time, packet.size) else {
+            return;
+        };
+        let send = match self.last_remb {
+            None => true,
+            Some((t, last)) => {
+                now - t >= self.remb_interval
+                    || (a_r.bps() as f64) < REMB_DECREASE_FRACTION * last.bps() as f64
+            }
+        };
+        if send {
+            self.last_remb = Some((now, a_r));
+            self.queue_report(now);
+            self.pending[1] = Some(Feedback::Remb(Remb { bitrate: a_r }));
+        }
+    }
+
+    fn poll_feedback(&mut self, _now: Instant) -> Option<Feedback> {
+        self.pending[0].take().or_else(|| self.pending[1].take())
+    }
+
+    fn poll_timeout(&self) -> Option<Instant> {
+        self.next_report
+    }
+
+    fn on_timeout(&mut self, now: Instant) {
+        if self.next_report.is_some_and(|t| t <= now) {
+            self.queue_report(now);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::packet::Content;
+
+    /// A 1 Mbit/s stream (one 1250-byte packet every 10 ms) over an uncongested path.
+    fn packet(seq: u64) -> (Instant, DataHeader) {
+        let send = Instant::from_millis(10 * seq);
+        (
+            send + Duration::from_millis(30),
+            DataHeader {
+                seq,
+                byte_seq: 1250 * seq,
+                send_time: send,
+                size: DataSize::from_bytes(1250),
+                content: Content::Bulk,
+                time_to_next: None,
+                throwaway: None,
+            },
+        )
+    }
+
+    #[test]
+    fn reports_every_second_and_a_remb_compound_once_the_rate_is_known() {
+        let mut r = GccReceiver::new(&GccConfig::default());
+        let mut out: Vec<(Instant, Feedback)> = vec![];
+        for seq in 0..1000 {
+            let (at, h) = packet(seq);
+            if seq % 7 == 3 {
+                continue; // lost
+            }
+            if let Some(t) = r.poll_timeout().filter(|&t| t <= at) {
+                r.on_timeout(t);
+                while let Some(f) = r.poll_feedback(t) {
+                    out.push((t, f));
+                }
+            }
+            r.on_packet_received(at, &h);
+            while let Some(f) = r.poll_feedback(at) {
+                out.push((at, f));
+            }
+        }
+        // Every message survives its wire encoding.
+        for (_, f) in &out {
+            assert_eq!(Feedback::parse(&f.to_bytes()).as_ref(), Ok(f));
+        }
+        // The first REMB comes once R has been measured for more than 3 s, right after a report,
+        // and carries about R (1 Mbit/s on the wire less the lost seventh).
+        let (i, (t, remb)) = out
+            .iter()
+            .enumerate()
+            .find(|(_, (_, f))| matches!(f, Feedback::Remb(_)))
+            .unwrap();
+        assert!(*t > Instant::from_millis(3030), "{t:?}");
+        assert!(matches!(out[i - 1].1, Feedback::ReceiverReport(_)));
+        let Feedback::Remb(Remb { bitrate }) = remb else {
+            unreachable!()
+        };
+        assert!((bitrate.kbps_f64() - 857.0).abs() < 30.0, "{bitrate:?}");
+        // Reports at least every second; over the longer intervals, fraction lost ≈ 1/7.
+        let reports: Vec<(Instant, &ReceiverReport)> = out
+            .iter()
+            .filter_map(|(t, f)| match f {
+                Feedback::ReceiverReport(rr) => Some((*t, rr)),
+                _ => None,
+            })
+            .collect();
+        assert!(
+            reports
+                .windows(2)
+                .all(|w| w[1].0 - w[0].0 <= Duration::from_secs(1))
+        );
+        assert!(
+            reports
+                .windows(2)
+                .filter(|w| w[1].0 - w[0].0 >= Duration::from_millis(500))
+                .all(|w| (i32::from(w[1].1.fraction_lost) - 256 / 7).abs() <= 6),
+            "{reports:?}"
+        );
+        let last = reports.last().unwrap().1;
+        let lost = (0..=last.highest_seq).filter(|s| s % 7 == 3).count() as u64;
+        assert_eq!(last.cumulative_lost, lost);
+    }
+
+    #[test]
+    fn fraction_lost_per_rfc_3550() {
+        let mut l = LossStats::default();
+        for seq in [0, 1, 2, 4, 5, 7] {
+            l.on_packet(seq);
+        }
+        let r = l.report();
+        // Expected 8, received 6: 2/8 = 64/256.
+        assert_eq!(
+            r,
+            ReceiverReport {
+                highest_seq: 7,
+                received: 6,
+                cumulative_lost: 2,
+                fraction_lost: 64
+            }
+        );
+        for seq in 8..12 {
+            l.on_packet(seq);
+        }
+        assert_eq!(l.report().fraction_lost, 0);
+        // A late (reordered) packet does not make the fraction negative.
+        l.on_packet(3);
+        let r = l.report();
+        assert_eq!((r.fraction_lost, r.cumulative_lost), (0, 1));
+    }
+}

@@ -1,0 +1,461 @@
+//! `sprout` — Sprout, the rate control of Alfalfa (Winstein, Sivaraman, Balakrishnan,
+//! "Alfalfa: A Videoconferencing Protocol for Cellular Wireless Networks", NSDI 2013, §3 and
+//! §6.4), with Sprout-EWMA (`sprout-ewma`).
+//!
+//! The receiver models the bottleneck as a doubly stochastic process: packets are delivered by a
+//! Poisson process whose rate λ moves in Brownian motion, with a sticky outage state at λ = 0.
+//! It keeps a belief over λ, updates it every tick from the count of packets that arrived, and
+//! sends the sender a cautious forecast of how many bytes the link will deliver over the next
+//! ticks. The sender keeps at most as much in the network queue as the forecast expects to drain
+//! within 100 ms.
+//!
+//! The paper numbers no equations; the numbers below are ours, with the paper's section.
+//!
+//! * Eq. 1 (§3.1–3.2, evolve): λ(t + τ) ~ N(λ(t), σ²τ) for λ > 0; an outage lasts Exp(λz):
+//!   P(stay) = e^(−λz·τ). σ = 200 packets/s per √s, λz = 1/s, τ = 20 ms; λ ∈ {0} ∪ 256 bins on
+//!   [0, 1000] MTU-sized packets/s, uniform at start. (See [`model`] for the discretisation.)
+//! * Eq. 2 (§3.2, observe and normalise): P(λ = x) ← P(λ = x)·x^k e^(−x)/k! / Z, where k is the
+//!   tick's packet count and x = λτ. Skipped for a silent tick while the sender's latest
+//!   time-to-next promise has not expired (and a lower bound otherwise; deviation 7).
+//! * Eq. 3 (§3.3, forecast): the 5th percentile of the cumulative deliveries C_n over the next
+//!   n = 1..8 ticks. The law of C_n is linear in the belief, P(C_n ≤ c) = Σ_x P(λ = x)·F_n(c | x),
+//!   and the F_n are precomputed (in about 50 ms, not the original's 32 s), so the work per tick
+//!   is a weighted sum over the bins (footnote 6).
+//! * Eq. 4 (§3.4, received-or-lost): every packet carries its byte sequence number s and a
+//!   throwaway number w (the offset back to the oldest packet sent within the last 10 ms); the
+//!   receiver declares every byte before s − w received or lost, and reports
+//!   R = (s − w)_max + Σ bytes received at or after it.
+//! * Eq. 5 (§3.5, queue estimate): Q ← sent − R when a forecast arrives; Q ← Q + size for each
+//!   packet sent; Q ← max(0, Q − (C_k − C_{k−1})) as the forecast's tick k elapses.
+//! * Eq. 6 (§3.5, window): W = max(0, C_{k+5} − C_k − Q), k the forecast's elapsed ticks
+//!   (C beyond the horizon is C_8, so a forecast 8 ticks old allows nothing).
+//!
+//! `sprout-ewma` (§6.4; the original's `ewma-noforecast` branch) replaces eqs. 1–3 by
+//! r ← r + (k − r)/8 per observed tick (from r = 0) and C_n = n·r. The sender is the same.
+//!
+//! Beyond the paper (experimental, not a registered scheme): `sprout:sigmas=50/100/200/400/800`
+//! infers σ online, after §3.1's "a more sophisticated system would allow σ … to vary". It runs
+//! one Sprout filter per σ and forecasts from their mixture, each weighted by its posterior
+//! probability given the counts so far, with fixed-share switching (`share`, ε = 0.002 per tick);
+//! see [`filter::AdaptiveFilter`]. On the ten shipped cellular traces (each with its pair as the
+//! feedback path, 20 ms, infinite queue) it beat Sprout's throughput at equal or lower
+//! self-inflicted delay on three (the ATT LTE, T-Mobile UMTS and Verizon EVDO uplinks, where it
+//! settles on small σ) and otherwise moved along the throughput/delay trade-off, so it is not
+//! offered as a scheme of its own.
+//!
+//! Deviations (from the paper, and from the original code where it departs from the paper;
+//! facts about the code from `notes/sprout-cellsim-mahimahi.md` §3):
+//!
+//! 1. **Units.** One "MTU-sized packet" is the flow's MTU (1500 bytes) at both ends, and the
+//!    forecast travels in bytes. (The original counts 1400-byte packets at the receiver and turns
+//!    counts into 1440-byte packets at the sender, over-sending by 2.9%.)
+//! 2. **Queue estimate.** Each elapsed tick subtracts that tick's forecast deliveries
+//!    C_k − C_{k−1}, as §3.5 says. (The original subtracts the cumulative C_k, over-draining
+//!    from the second tick on, and adds 50 bytes per packet.)
+//! 3. **Outage state.** The transition conserves probability: rates that diffuse below 0 enter
+//!    the outage, which keeps its mass with probability e^(−λz·τ) and otherwise escapes to a
+//!    Brownian step from 0. (The original's bin 0 loses about 45% of its mass per tick before
+//!    renormalisation, so its outages are far less sticky than λz = 1/s.)
+//! 4. **Forecast timing.** The forecast's first tick is the *next* tick, so the belief is
+//!    evolved once before it (§3.3 "evolving … forward to each of the eight ticks"); the original
+//!    forecasts the first tick from the unevolved posterior.
+//! 5. **No count truncation.** Per-tick counts are not cut at 29 packets (the original drops the
+//!    ≥ 30 tail from its forecast tables); the tables go up to max-rate × horizon.
+//! 6. **Gaussian.** Bin-to-bin probabilities use an exact normal CDF (erfc), cut at ±6σ√τ and
+//!    renormalised, instead of a 32768-sample table cut at ±5σ√τ.
+//! 7. **Time-to-next and underfull ticks.** The receiver follows the paper's rule, the *most
+//!    recent* packet's promise (the original keeps the latest-expiring one). A silent tick is
+//!    evidence (k = 0) only if it began after the promise expired, as in the original. A tick
+//!    with arrivals whose promise runs to its end (or beyond) shows only that the link delivered
+//!    *at least* k packets — the sender's queue ran dry — and is observed as the censored
+//!    likelihood P(N ≥ k | λ); any other tick is an exact count. (The paper skips observation
+//!    while the promise runs; the original observes every nonzero count as exact. Both stall:
+//!    read as exact, a heartbeat or a small flight pins the belief at the sender's own rate and
+//!    the cautious forecast never allows more; skipped, the belief drifts into the sticky
+//!    outage. A lower bound keeps the information and neither bias.) The sender stamps 0
+//!    inside a flight, and at a flight's end the heartbeat interval — the time by which it will
+//!    certainly send again (the original uses a fixed 50 ms).
+//! 8. **Heartbeats.** A 64-byte heartbeat after 20 ms without sending (one tick; the paper gives
+//!    no value, the original's bulk sender uses 50 ms, its `sendonly` server 20 ms). A tick with
+//!    any arrival counts at least one packet (as the original), so a heartbeat rules out an
+//!    outage.
+//! 9. **Feedback.** One forecast message per tick on the reverse path (the original piggybacks
+//!    forecasts on data, at most once per flight and tick). Its age is measured from its arrival
+//!    at the sender, as in the original.
+//! 10. **States.** 256 rate bins plus a separate outage state (257 states, as the original; the
+//!     paper's "256 values from 0 to 1000" includes 0). Beliefs below 10⁻³⁰ are set to 0 (no
+//!     effect on any forecast; it keeps the per-tick work to the states that matter). If a
+//!     count has zero likelihood under the whole belief, the belief restarts from the prior.
+//! 11. **Sprout-EWMA counts** are the same rounded per-tick packet counts as Sprout's (the
+//!     original's EWMA branch averages fractional bytes/1400); a lower bound above the average
+//!     is averaged in, one below it is ignored.
+//! 12. **Sending.** The application is a bulk source: each time the window allows, the sender
+//!     sends it whole as back-to-back MTU packets (as the original's `sproutbt2`), with no
+//!     video codec behind it (§4 is out of scope here).
+//!
+//! Parameters (`sprout:KEY=VALUE,…`): `sigma`, `outage-escape`, `bins`, `max-rate` (packets/s),
+//! `tick-ms`, `ticks`, `quantile`, `forecast` (`paper` | `joint`: the exact law of eq. 3 with
+//! the ticks' counts correlated through the shared rate path), `lookahead` (ticks),
+//! `reorder-ms`, `heartbeat-ms`, `heartbeat-bytes`, `alpha` (Sprout-EWMA), `sigmas` (the
+//! experimental σ grid, `/`-separated, or `none`), `share` (its switching probability per tick).
+
+pub mod filter;
+pub mod model;
+pub mod receiver;
+pub mod sender;
+
+pub use filter::{AdaptiveFilter, BayesFilter, Estimator, EwmaForecaster};
+pub use model::{Forecast, ForecastMethod, ModelParams, Observation, SproutModel};
+pub use receiver::{SproutReceiver, TickRecord};
+pub use sender::SproutSender;
+
+use super::ParamError;
+use crate::time::Duration;
+use crate::units::DataSize;
+
+/// Which estimator the receiver runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Variant {
+    /// Sprout's Bayesian filter and cautious forecast (§3).
+    #[default]
+    Sprout,
+    /// Sprout-EWMA (§6.4).
+    Ewma,
+}
+
+impl Variant {
+    pub fn name(self) -> &'static str {
+        match self {
+            Variant::Sprout => "sprout",
+            Variant::Ewma => "sprout-ewma",
+        }
+    }
+}
+
+/// Configuration of Sprout and its variants. `Default` is the paper's Sprout.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SproutConfig {
+    pub variant: Variant,
+    /// The link model and forecast (§3.1, §3.3).
+    pub model: ModelParams,
+    /// Ticks of forecast the window looks ahead (5 = 100 ms, §3.5).
+    pub lookahead: usize,
+    /// Packets sent further apart than this are not reordered (10 ms, §3.4).
+    pub reorder_limit: Duration,
+    /// The sender sends a heartbeat after this long without sending (20 ms).
+    pub heartbeat_interval: Duration,
+    /// A heartbeat's size on the wire (64 bytes).
+    pub heartbeat_size: DataSize,
+    /// Sprout-EWMA's weight per tick (1/8).
+    pub ewma_alpha: f64,
+    /// Experimental: infer σ from this grid (two or more values) instead of using `model.sigma`.
+    /// Empty (the paper's fixed σ) by default.
+    pub sigmas: Vec<f64>,
+    /// The σ mixture's switching probability per tick (0.002).
+    pub share: f64,
+}
+
+impl Default for SproutConfig {
+    fn default() -> Self {
+        SproutConfig {
+            variant: Variant::Sprout,
+            model: ModelParams::default(),
+            lookahead: 5,
+            reorder_limit: Duration::from_millis(10),
+            heartbeat_interval: Duration::from_millis(20),
+            heartbeat_size: DataSize::from_bytes(64),
+            ewma_alpha: 1.0 / 8.0,
+            sigmas: vec![],
+            share: 0.002,
+        }
+    }
+}
+
+/// The parameters `sprout` accepts, with their defaults (`sigmas=50/100/200/400/800` turns on
+/// the experimental σ inference).
+pub const PARAMS: &str = "sigma=200,outage-escape=1,bins=256,max-rate=1000,tick-ms=20,ticks=8,\
+quantile=0.05,forecast=paper,lookahead=5,reorder-ms=10,heartbeat-ms=20,heartbeat-bytes=64,\
+sigmas=none,share=0.002";
+
+/// The parameters `sprout-ewma` accepts, with their defaults.
+pub const EWMA_PARAMS: &str =
+    "alpha=0.125,tick-ms=20,ticks=8,lookahead=5,reorder-ms=10,heartbeat-ms=20,heartbeat-bytes=64";
+
+/// Parameters of the protocol, shared by both variants.
+const PROTOCOL_KEYS: &[&str] = &[
+    "tick-ms",
+    "ticks",
+    "lookahead",
+    "reorder-ms",
+    "heartbeat-ms",
+    "heartbeat-bytes",
+];
+
+impl SproutConfig {
+    /// The default configuration of a variant.
+    pub fn new(variant: Variant) -> Self {
+        SproutConfig {
+            variant,
+            ..SproutConfig::default()
+        }
+    }
+
+    /// The registry name.
+    pub fn name(&self) -> &'static str {
+        self.variant.name()
+    }
+
+    /// The receiver's estimator (the model tables are built, or shared, here).
+    pub fn estimator(&self) -> Estimator {
+        match self.variant {
+            Variant::Sprout if !self.sigmas.is_empty() => {
+                Estimator::Adaptive(AdaptiveFilter::new(self.model, &self.sigmas, self.share))
+            }
+            Variant::Sprout => Estimator::Bayes(BayesFilter::new(SproutModel::shared(self.model))),
+            Variant::Ewma => {
+                Estimator::Ewma(EwmaForecaster::new(self.ewma_alpha, self.model.ticks))
+            }
+        }
+    }
+
+    pub(crate) fn set(&mut self, key: &str, value: &str) -> Result<(), ParamError> {
+        let num = |expected: &'static str| -> Result<f64, ParamError> {
+            value
+                .parse::<f64>()
+                .ok()
+                .filter(|v| v.is_finite())
+                .ok_or_else(|| ParamError::value(key, value, expected))
+        };
+        let int = |expected: &'static str| -> Result<usize, ParamError> {
+            value
+                .parse::<usize>()
+                .map_err(|_| ParamError::value(key, value, expected))
+        };
+        let applies = PROTOCOL_KEYS.contains(&key)
+            || match self.variant {
+                Variant::Sprout => key != "alpha",
+                Variant::Ewma => key == "alpha",
+            };
+        if !applies {
+            return Err(ParamError::unknown(key, self.accepted()));
+        }
+        let mut next = self.clone();
+        let m = &mut next.model;
+        match key {
+            "sigma" => m.sigma = num("a positive σ in packets/s per √s")?,
+            "outage-escape" => m.outage_escape = num("a non-negative rate per second")?,
+            "bins" => m.bins = int("a number of bins, 2 to 4096")?,
+            "max-rate" => m.max_rate = num("a positive rate in packets/s")?,
+            "tick-ms" => {
+                m.tick = Duration::from_millis_f64(num("a tick in ms, in (0, 1000]")?);
+            }
+            "ticks" => m.ticks = int("a horizon of 1 to 16 ticks")?,
+            "quantile" => m.quantile = num("a probability in (0, 1)")?,
+            "forecast" => {
+                m.method = match value {
+                    "paper" => ForecastMethod::Paper,
+                    "joint" => ForecastMethod::Joint,
+                    _ => return Err(ParamError::value(key, value, "paper or joint")),
+                }
+            }
+            "lookahead" => next.lookahead = int("a number of ticks, 1 or more")?,
+            "reorder-ms" => {
+                next.reorder_limit =
+                    Duration::from_millis_f64(num("a non-negative time in ms")?.max(0.0));
+            }
+            "heartbeat-ms" => {
+                next.heartbeat_interval = Duration::from_millis_f64(num("a time in ms")?);
+            }
+            "heartbeat-bytes" => {
+                next.heartbeat_size = DataSize::from_bytes(
+                    value
+                        .parse::<u64>()
+                        .ok()
+                        .filter(|b| (1..=1500).contains(b))
+                        .ok_or_else(|| ParamError::value(key, value, "1 to 1500 bytes"))?,
+                );
+            }
+            "alpha" => next.ewma_alpha = num("a weight in (0, 1]")?,
+            "sigmas" if value == "none" => next.sigmas.clear(),
+            "sigmas" => {
+                next.sigmas = value
+                    .split('/')
+                    .map(|s| s.trim().parse::<f64>())
+                    .collect::<Result<Vec<_>, _>>()
+                    .map_err(|_| ParamError::value(key, value, "σ values separated by `/`"))?;
+            }
+            "share" => next.share = num("a probability in [0, 1)")?,
+            _ => return Err(ParamError::unknown(key, self.accepted())),
+        }
+        next.validate()
+            .map_err(|expected| ParamError::value(key, value, expected))?;
+        *self = next;
+        Ok(())
+    }
+
+    fn accepted(&self) -> &'static str {
+        match self.variant {
+            Variant::Sprout => PARAMS,
+            Variant::Ewma => EWMA_PARAMS,
+        }
+    }
+
+    fn validate(&self) -> Result<(), &'static str> {
+        self.model.validate()?;
+        if self.lookahead == 0 {
+            return Err("a lookahead of 1 tick or more");
+        }
+        if self.heartbeat_interval.is_zero() {
+            return Err("a positive heartbeat interval");
+        }
+        if !(self.ewma_alpha > 0.0 && self.ewma_alpha <= 1.0) {
+            return Err("a weight in (0, 1]");
+        }
+        if !self.sigmas.is_empty()
+            && (self.sigmas.len() < 2
+                || self.sigmas.len() > 16
+                || self.sigmas.iter().any(|s| !(s.is_finite() && *s > 0.0)))
+        {
+            return Err("2 to 16 positive σ values separated by `/`");
+        }
+        if !(0.0..1.0).contains(&self.share) {
+            return Err("a probability in [0, 1)");
+        }
+        Ok(())
+    }
+
+    /// The parameters that differ from the variant's defaults, for the canonical spec string.
+    pub(crate) fn params(&self) -> Vec<(&'static str, String)> {
+        let d = SproutConfig::new(self.variant);
+        let ms = |t: Duration| format!("{}", t.as_millis_f64());
+        let mut v = vec![];
+        let (m, dm) = (&self.model, &d.model);
+        if m.sigma != dm.sigma {
+            v.push(("sigma", m.sigma.to_string()));
+        }
+        if m.outage_escape != dm.outage_escape {
+            v.push(("outage-escape", m.outage_escape.to_string()));
+        }
+        if m.bins != dm.bins {
+            v.push(("bins", m.bins.to_string()));
+        }
+        if m.max_rate != dm.max_rate {
+            v.push(("max-rate", m.max_rate.to_string()));
+        }
+        if m.tick != dm.tick {
+            v.push(("tick-ms", ms(m.tick)));
+        }
+        if m.ticks != dm.ticks {
+            v.push(("ticks", m.ticks.to_string()));
+        }
+        if m.quantile != dm.quantile {
+            v.push(("quantile", m.quantile.to_string()));
+        }
+        if m.method != dm.method {
+            v.push(("forecast", "joint".to_string()));
+        }
+        if self.lookahead != d.lookahead {
+            v.push(("lookahead", self.lookahead.to_string()));
+        }
+        if self.reorder_limit != d.reorder_limit {
+            v.push(("reorder-ms", ms(self.reorder_limit)));
+        }
+        if self.heartbeat_interval != d.heartbeat_interval {
+            v.push(("heartbeat-ms", ms(self.heartbeat_interval)));
+        }
+        if self.heartbeat_size != d.heartbeat_size {
+            v.push(("heartbeat-bytes", self.heartbeat_size.bytes().to_string()));
+        }
+        if self.ewma_alpha != d.ewma_alpha {
+            v.push(("alpha", self.ewma_alpha.to_string()));
+        }
+        if self.sigmas != d.sigmas {
+            let s: Vec<String> = self.sigmas.iter().map(f64::to_string).collect();
+            v.push(("sigmas", s.join("/")));
+        }
+        if self.share != d.share {
+            v.push(("share", self.share.to_string()));
+        }
+        v
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_are_the_papers() {
+        let c = SproutConfig::default();
+        assert_eq!(c.model.bins, 256);
+        assert_eq!(c.model.max_rate, 1000.0);
+        assert_eq!(c.model.sigma, 200.0);
+        assert_eq!(c.model.outage_escape, 1.0);
+        assert_eq!(c.model.tick, Duration::from_millis(20));
+        assert_eq!(c.model.ticks, 8);
+        assert_eq!(c.model.quantile, 0.05);
+        assert_eq!(c.lookahead, 5);
+        assert_eq!(c.reorder_limit, Duration::from_millis(10));
+        assert_eq!(c.ewma_alpha, 0.125);
+        assert!(c.params().is_empty());
+    }
+
+    #[test]
+    fn parameters_are_validated_and_round_trip() {
+        let mut c = SproutConfig::default();
+        c.set("sigma", "150").unwrap();
+        c.set("tick-ms", "10").unwrap();
+        c.set("forecast", "joint").unwrap();
+        c.set("sigmas", "100/300").unwrap();
+        assert_eq!(c.model.sigma, 150.0);
+        assert_eq!(c.model.tick, Duration::from_millis(10));
+        assert_eq!(c.sigmas, vec![100.0, 300.0]);
+        let mut back = SproutConfig::default();
+        for (k, v) in c.params() {
+            back.set(k, &v).unwrap();
+        }
+        assert_eq!(back, c);
+        for (k, v) in [
+            ("sigma", "0"),
+            ("sigma", "x"),
+            ("ticks", "17"),
+            ("quantile", "1"),
+            ("bins", "1"),
+            ("forecast", "magic"),
+            ("sigmas", "1/x"),
+            ("sigmas", "100"),
+            ("lookahead", "0"),
+            ("max-rate", "1e9"),
+        ] {
+            let before = c.clone();
+            assert!(
+                matches!(c.set(k, v), Err(ParamError::BadValue { .. })),
+                "{k}={v}"
+            );
+            assert_eq!(c, before, "a rejected value leaves the config unchanged");
+        }
+        assert!(matches!(
+            c.set("speed", "1"),
+            Err(ParamError::UnknownParam { .. })
+        ));
+        assert!(matches!(c.estimator(), Estimator::Adaptive(_)));
+        assert!(matches!(
+            SproutConfig::default().estimator(),
+            Estimator::Bayes(_)
+        ));
+        // Each variant takes only the parameters that apply to it.
+        let mut e = SproutConfig::new(Variant::Ewma);
+        e.set("alpha", "0.25").unwrap();
+        e.set("lookahead", "4").unwrap();
+        for k in ["sigma", "sigmas", "quantile", "forecast"] {
+            assert!(
+                matches!(e.set(k, "1"), Err(ParamError::UnknownParam { .. })),
+                "{k}"
+            );
+        }
+        assert!(matches!(
+            SproutConfig::default().set("alpha", "0.5"),
+            Err(ParamError::UnknownParam { .. })
+        ));
+    }
+}

@@ -1,0 +1,432 @@
+//! Sprout's sender (§3.4–3.5): the queue estimate, the window, time-to-next, the throwaway
+//! number and heartbeats.
+
+use super::SproutConfig;
+use crate::controller::{Allowance, ExtraPacket, SendContext, Sender, SenderStats};
+use crate::packet::{Content, DataHeader};
+use crate::time::{Duration, Instant};
+use crate::units::{Bitrate, DataSize};
+use crate::wire::{Feedback, SproutForecast};
+use std::collections::VecDeque;
+
+/// The latest forecast, as the sender holds it.
+#[derive(Clone, Debug)]
+struct Held {
+    /// When it arrived (§3.5: "upon receipt of the forecast, it timestamps it").
+    at: Instant,
+    /// `[0, C_1, …, C_n]` in bytes.
+    cumulative: Vec<u64>,
+    /// Ticks of the forecast already elapsed and taken off the queue estimate.
+    elapsed: usize,
+    received_or_lost: u64,
+}
+
+/// The sending half of Sprout (and of Sprout-EWMA and the σ mixture, which differ only at the
+/// receiver).
+#[derive(Clone, Debug)]
+pub struct SproutSender {
+    tick: Duration,
+    lookahead: usize,
+    reorder_limit: Duration,
+    heartbeat_interval: Duration,
+    heartbeat_size: DataSize,
+    mtu: DataSize,
+    /// The byte sequence number after the last packet sent (bytes sent so far).
+    sent: u64,
+    forecast: Option<Held>,
+    /// The estimate of bytes in the network queue (§3.5).
+    queue: u64,
+    last_send: Option<Instant>,
+    /// `(send time, byte sequence number)` of the packets sent within the reorder limit.
+    recent: VecDeque<(Instant, u64)>,
+    /// The window at the last query, for stats.
+    window: u64,
+}
+
+impl SproutSender {
+    pub fn new(config: &SproutConfig, mtu: DataSize) -> Self {
+        SproutSender {
+            tick: config.model.tick,
+            lookahead: config.lookahead,
+            reorder_limit: config.reorder_limit,
+            heartbeat_interval: config.heartbeat_interval,
+            heartbeat_size: config.heartbeat_size,
+            mtu,
+            sent: 0,
+            forecast: None,
+            queue: 0,
+            last_send: None,
+            recent: VecDeque::new(),
+            window: 0,
+        }
+    }
+
+    /// The sender's estimate of the bytes queued in the network.
+    pub fn queue_estimate(&self) -> u64 {
+        self.queue
+    }
+
+    /// §3.5: "every time it advances into a new tick of the 8-tick forecast, it decrements the
+    /// estimate by the amount of the forecast — unless this would cause an underflow".
+    fn advance(&mut self, now: Instant) {
+        let Some(f) = self.forecast.as_mut() else {
+            return;
+        };
+        let n = f.cumulative.len() - 1;
+        let ticks = ((now - f.at).as_nanos() / self.tick.as_nanos().max(1)) as usize;
+        let ticks = ticks.min(n);
+        while f.elapsed < ticks {
+            f.elapsed += 1;
+            let drained = f.cumulative[f.elapsed] - f.cumulative[f.elapsed - 1];
+            self.queue = self.queue.saturating_sub(drained);
+        }
+    }
+
+    /// §3.5: the bytes the forecast expects to drain in the next `lookahead` ticks, minus the
+    /// queue estimate.
+    pub fn window(&mut self, now: Instant) -> u64 {
+        self.advance(now);
+        self.window = match &self.forecast {
+            None => 0,
+            Some(f) => {
+                let n = f.cumulative.len() - 1;
+                let k = f.elapsed;
+                let ahead = f.cumulative[(k + self.lookahead).min(n)] - f.cumulative[k];
+                ahead.saturating_sub(self.queue)
+            }
+        };
+        self.window
+    }
+
+    fn heartbeat_due(&self) -> Instant {
+        self.last_send
+            .map_or(Instant::ZERO, |t| t.saturating_add(self.heartbeat_interval))
+    }
+}
+
+impl Sender for SproutSender {
+    fn on_packet_sent(&mut self, now: Instant, packet: &mut DataHeader, ctx: &SendContext) {
+        self.advance(now);
+        let size = packet.size.bytes();
+        self.sent = packet.byte_end();
+        self.queue += size;
+        self.last_send = Some(now);
+        // §3.4: the throwaway number is the offset back to the oldest packet sent within the
+        // reorder limit; every byte before it was sent more than 10 ms ago.
+        self.recent.push_back((now, packet.byte_seq));
+        while let Some(&(t, _)) = self.recent.front() {
+            if t.saturating_add(self.reorder_limit) < now {
+                self.recent.pop_front();
+            } else {
+                break;
+            }
+        }
+        let oldest = self.recent.front().map_or(packet.byte_seq, |&(_, s)| s);
+        packet.throwaway = Some(packet.byte_seq - oldest);
+        // §3.2: time-to-next is zero inside a flight. After the last packet of a flight the
+        // sender promises only what it can keep: it sends again (at least a heartbeat) within
+        // one heartbeat interval.
+        let next = ctx.backlog_after.map_or(self.mtu, |b| b.min(self.mtu));
+        let more = packet.content != Content::Heartbeat
+            && next > DataSize::ZERO
+            && self.window(now) >= next.bytes();
+        packet.time_to_next = Some(if more {
+            Duration::ZERO
+        } else {
+            self.heartbeat_interval
+        });
+    }
+
+    fn on_feedback(&mut self, now: Instant, feedback: &Feedback) {
+        let Feedback::SproutForecast(SproutForecast {
+            received_or_lost,
+            cumulative_bytes,
+        }) = feedback
+        else {
+            return;
+        };
+        // A forecast that knows of fewer bytes than the one held is older (reordered): ignore.
+        if self
+            .forecast
+            .as_ref()
+            .is_some_and(|f| *received_or_lost < f.received_or_lost)
+        {
+            return;
+        }
+        let mut cumulative = Vec::with_capacity(cumulative_bytes.len() + 1);
+        cumulative.push(0);
+        let mut prev = 0u64;
+        for &c in cumulative_bytes {
+            // Cumulative counts never decrease; clamp a malformed forecast.
+            prev = prev.max(u64::from(c));
+            cumulative.push(prev);
+        }
+        self.forecast = Some(Held {
+            at: now,
+            cumulative,
+            elapsed: 0,
+            received_or_lost: *received_or_lost,
+        });
+        // §3.5: "estimates the current queue occupancy, based on the difference between the
+        // number of bytes it has sent so far and the received-or-lost sequence number".
+        self.queue = self.sent.saturating_sub(*received_or_lost);
+    }
+
+    fn allowance(&mut self, now: Instant) -> Allowance {
+        Allowance::Window {
+            bytes: DataSize::from_bytes(self.window(now)),
+            pacing: None,
+        }
+    }
+
+    fn poll_extra(&mut self, now: Instant) -> Option<ExtraPacket> {
+        // §3.2: "the sender sends regular small packets … to help the receiver learn that it is
+        // not in an outage".
+        (now >= self.heartbeat_due()).then_some(ExtraPacket {
+            size: self.heartbeat_size,
+            content: Content::Heartbeat,
+        })
+    }
+
+    fn poll_timeout(&self) -> Option<Instant> {
+        let next_tick = self.forecast.as_ref().and_then(|f| {
+            (f.elapsed + 1 < f.cumulative.len())
+                .then(|| f.at.saturating_add(self.tick * (f.elapsed as u64 + 1)))
+        });
+        Some(next_tick.map_or(self.heartbeat_due(), |t| t.min(self.heartbeat_due())))
+    }
+
+    fn on_timeout(&mut self, now: Instant) {
+        self.advance(now);
+    }
+
+    fn stats(&self) -> SenderStats {
+        let target_rate = self.forecast.as_ref().map(|f| {
+            let n = f.cumulative.len() - 1;
+            let ticks = self.lookahead.min(n).max(1);
+            let bytes = f.cumulative[ticks];
+            Bitrate::from_size_and_duration(DataSize::from_bytes(bytes), self.tick * ticks as u64)
+        });
+        SenderStats {
+            target_rate,
+            window: Some(DataSize::from_bytes(self.window)),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::time::ms;
+
+    const MTU: u64 = 1500;
+
+    /// A harness in the style of quiche's `TestSender`: the flow driver's bookkeeping (byte
+    /// sequence numbers) around a [`SproutSender`].
+    struct Harness {
+        s: SproutSender,
+        now: Instant,
+        next_seq: u64,
+        byte_seq: u64,
+        sent: Vec<DataHeader>,
+    }
+
+    impl Harness {
+        fn new() -> Self {
+            Harness {
+                s: SproutSender::new(&SproutConfig::default(), DataSize::from_bytes(MTU)),
+                now: Instant::ZERO,
+                next_seq: 0,
+                byte_seq: 0,
+                sent: vec![],
+            }
+        }
+        fn advance(&mut self, d: Duration) {
+            self.now += d;
+            if self.s.poll_timeout().is_some_and(|t| t <= self.now) {
+                self.s.on_timeout(self.now);
+            }
+        }
+        fn emit(&mut self, size: u64, content: Content, backlog: Option<u64>) -> DataHeader {
+            let mut h = DataHeader {
+                seq: self.next_seq,
+                byte_seq: self.byte_seq,
+                send_time: self.now,
+                size: DataSize::from_bytes(size),
+                content,
+                ..Default::default()
+            };
+            self.next_seq += 1;
+            self.byte_seq += size;
+            let ctx = SendContext {
+                backlog_after: backlog.map(DataSize::from_bytes),
+            };
+            self.s.on_packet_sent(self.now, &mut h, &ctx);
+            self.sent.push(h);
+            h
+        }
+        /// Sends what the flow driver would send now from a bulk source: heartbeats first,
+        /// then full packets while the window allows.
+        fn send(&mut self) -> Vec<DataHeader> {
+            let mut out = vec![];
+            if let Some(x) = self.s.poll_extra(self.now) {
+                out.push(self.emit(x.size.bytes(), x.content, None));
+            }
+            while let Allowance::Window { bytes, .. } = self.s.allowance(self.now) {
+                if bytes.bytes() < MTU {
+                    break;
+                }
+                out.push(self.emit(MTU, Content::Bulk, None));
+            }
+            out
+        }
+        fn feedback(&mut self, received_or_lost: u64, packets: &[u32]) {
+            let cumulative_bytes = packets.iter().map(|p| p * MTU as u32).collect();
+            self.s.on_feedback(
+                self.now,
+                &Feedback::SproutForecast(SproutForecast {
+                    received_or_lost,
+                    cumulative_bytes,
+                }),
+            );
+        }
+    }
+
+    const FORECAST: [u32; 8] = [2, 4, 6, 8, 10, 12, 14, 16];
+
+    #[test]
+    fn window_is_five_ticks_of_forecast_minus_the_queue() {
+        let mut h = Harness::new();
+        // Before any forecast only a heartbeat goes out.
+        let first = h.send();
+        assert_eq!(first.len(), 1);
+        assert_eq!(first[0].content, Content::Heartbeat);
+        assert_eq!(h.s.window(h.now), 0);
+        // Nothing of the heartbeat has arrived yet: it is in the queue estimate.
+        h.advance(ms(10));
+        h.feedback(0, &FORECAST);
+        assert_eq!(h.s.queue_estimate(), 64);
+        assert_eq!(h.s.window(h.now), 10 * MTU - 64);
+        let flight = h.send();
+        // 9 full packets fit in 15000 − 64 bytes.
+        assert_eq!(flight.len(), 9);
+        assert_eq!(h.s.queue_estimate(), 64 + 9 * MTU);
+        assert_eq!(h.s.window(h.now), MTU - 64);
+    }
+
+    #[test]
+    fn the_queue_estimate_drains_by_each_ticks_forecast() {
+        let mut h = Harness::new();
+        h.send();
+        h.feedback(64, &FORECAST);
+        let flight = h.send();
+        assert_eq!(flight.len(), 10);
+        assert_eq!(h.s.queue_estimate(), 10 * MTU);
+        // One tick later the forecast's first tick (2 packets) has drained, and the window
+        // looks ahead over ticks 2..=6: 12 − 2 = 10 packets, minus the 8 still queued.
+        h.advance(ms(20));
+        assert_eq!(h.s.queue_estimate(), 8 * MTU);
+        assert_eq!(h.s.window(h.now), 2 * MTU);
+        // Per-tick drain, not cumulative (the original's quirk would subtract 4 here).
+        h.advance(ms(20));
+        assert_eq!(h.s.queue_estimate(), 6 * MTU);
+        // Never below zero.
+        h.advance(ms(100));
+        assert_eq!(h.s.queue_estimate(), 0);
+        // The horizon ends after 8 ticks: a stale forecast allows nothing.
+        h.advance(ms(40));
+        assert_eq!(h.s.window(h.now), 0);
+        // A new forecast resets the estimate from the received-or-lost count.
+        h.feedback(64 + 7 * MTU, &FORECAST);
+        assert_eq!(h.s.queue_estimate(), 3 * MTU);
+        assert_eq!(h.s.window(h.now), 7 * MTU);
+        // An older forecast (fewer bytes received) is ignored.
+        h.feedback(64, &FORECAST);
+        assert_eq!(h.s.queue_estimate(), 3 * MTU);
+    }
+
+    #[test]
+    fn wakes_at_each_forecast_tick_and_heartbeat() {
+        let mut h = Harness::new();
+        h.send();
+        h.feedback(64, &FORECAST);
+        assert_eq!(h.send().len(), 10);
+        // Ten milliseconds later nothing has arrived: the queue fills the whole window.
+        h.advance(ms(10));
+        h.feedback(64, &FORECAST);
+        assert_eq!(h.s.queue_estimate(), 10 * MTU);
+        assert_eq!(h.s.window(h.now), 0);
+        // The heartbeat (20 ms after the flight) is due before the forecast's first tick (30).
+        assert_eq!(h.s.poll_timeout(), Some(Instant::ZERO + ms(20)));
+        h.advance(ms(10));
+        assert_eq!(h.send()[0].content, Content::Heartbeat);
+        // Then the tick at 30 comes before the next heartbeat (40).
+        assert_eq!(h.s.poll_timeout(), Some(Instant::ZERO + ms(30)));
+        h.advance(ms(10));
+        assert_eq!(h.s.queue_estimate(), 10 * MTU + 64 - 2 * MTU);
+    }
+
+    #[test]
+    fn time_to_next_is_zero_inside_a_flight_and_a_promise_at_its_end() {
+        let mut h = Harness::new();
+        let hb = h.send();
+        assert_eq!(hb[0].time_to_next, Some(ms(20)));
+        h.feedback(64, &[1, 2, 3, 4, 5, 6, 7, 8]);
+        let flight = h.send();
+        assert_eq!(flight.len(), 5);
+        assert!(flight[..4].iter().all(|p| p.time_to_next == Some(ms(0))));
+        assert_eq!(flight[4].time_to_next, Some(ms(20)));
+        // A source that runs dry ends the flight too, whatever the window.
+        let mut h = Harness::new();
+        h.send();
+        h.feedback(64, &FORECAST);
+        let p = h.emit(MTU, Content::Bulk, Some(0));
+        assert_eq!(p.time_to_next, Some(ms(20)));
+        let p = h.emit(MTU, Content::Bulk, Some(400));
+        assert_eq!(p.time_to_next, Some(ms(0)));
+    }
+
+    #[test]
+    fn heartbeats_only_after_a_silent_interval() {
+        let mut h = Harness::new();
+        assert_eq!(h.send().len(), 1);
+        h.advance(ms(10));
+        assert!(h.send().is_empty());
+        assert_eq!(h.s.poll_timeout(), Some(Instant::ZERO + ms(20)));
+        h.advance(ms(10));
+        let hb = h.send();
+        assert_eq!(hb.len(), 1);
+        assert_eq!(hb[0].content, Content::Heartbeat);
+        assert_eq!(hb[0].size, DataSize::from_bytes(64));
+        // Data resets the heartbeat clock.
+        h.feedback(128, &FORECAST);
+        h.advance(ms(1));
+        assert_eq!(h.send().len(), 10);
+        h.advance(ms(19));
+        assert!(h.s.poll_extra(h.now).is_none());
+        h.advance(ms(1));
+        assert!(h.s.poll_extra(h.now).is_some());
+    }
+
+    #[test]
+    fn throwaway_points_at_the_oldest_packet_within_the_reorder_limit() {
+        let mut h = Harness::new();
+        let a = h.emit(MTU, Content::Bulk, None);
+        assert_eq!(a.throwaway, Some(0));
+        h.advance(ms(4));
+        let b = h.emit(MTU, Content::Bulk, None);
+        assert_eq!(b.throwaway, Some(MTU));
+        h.advance(ms(6));
+        // Exactly 10 ms after the first: not yet *more* than 10 ms.
+        let c = h.emit(MTU, Content::Bulk, None);
+        assert_eq!(c.throwaway, Some(2 * MTU));
+        h.advance(ms(1));
+        // 11 ms after the first, 7 after the second: bytes before the second are thrown away.
+        let d = h.emit(500, Content::Bulk, None);
+        assert_eq!(d.byte_seq, 3 * MTU);
+        assert_eq!(d.throwaway, Some(2 * MTU));
+        h.advance(ms(20));
+        let e = h.emit(MTU, Content::Bulk, None);
+        assert_eq!(e.throwaway, Some(0));
+    }
+}

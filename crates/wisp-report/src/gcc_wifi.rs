@@ -1,0 +1,465 @@
+//! Figures and page of `wisp reproduce gcc-wifi` (ANRW'16 Figs. 6, 8, 9 and 10).
+
+use crate::{STYLE, color, esc, hex};
+use plotters::prelude::*;
+use std::fmt::Write as _;
+use wisp_sim::reproduce::gcc_wifi::{
+    Case, DM_MAX_MS, DM_MIN_MS, GccWifi, RunData, WITH, WITH_LIBWEBRTC, WITHOUT, dm_density,
+};
+
+type Area<'a> = DrawingArea<SVGBackend<'a>, plotters::coord::Shift>;
+type Res = Result<(), Box<dyn std::error::Error>>;
+
+fn label(scheme: &str) -> &str {
+    match scheme {
+        WITHOUT => "without pre-filter (gcc)",
+        WITH => "with Algorithm 1 (gcc-grouping)",
+        _ => "with libwebrtc's pre-filter",
+    }
+}
+
+fn short(scheme: &str) -> &str {
+    match scheme {
+        WITHOUT => "gcc",
+        WITH => "Algorithm 1",
+        _ => "libwebrtc form",
+    }
+}
+
+/// The case's runs in plotting order: without, Algorithm 1, libwebrtc's form.
+fn ordered(case: &Case) -> Vec<&RunData> {
+    [WITHOUT, WITH, WITH_LIBWEBRTC]
+        .iter()
+        .filter_map(|s| case.run(s))
+        .collect()
+}
+
+fn svg(size: (u32, u32), draw: impl FnOnce(&Area<'_>) -> Res) -> String {
+    let mut out = String::new();
+    {
+        let root = SVGBackend::with_string(&mut out, size).into_drawing_area();
+        let _ = root.fill(&WHITE).map_err(|e| e.to_string());
+        let _ = draw(&root);
+        let _ = root.present();
+    }
+    out
+}
+
+/// Figs. 6 and 8: the density of d_m without the pre-filter, with Algorithm 1 and with
+/// libwebrtc's form.
+pub fn dm_pdf_svg(case: &Case) -> String {
+    let runs = ordered(case);
+    let densities: Vec<Vec<(f64, f64)>> = runs.iter().map(|r| dm_density(&r.dm)).collect();
+    let ymax = densities
+        .iter()
+        .flatten()
+        .map(|p| p.1)
+        .fold(0.0, f64::max)
+        .max(1e-3)
+        * 1.1;
+    // The bottom row repeats the densities on a logarithmic axis, where the small side modes
+    // (the +100-ms outage mode holds a few per cent of the groups) are visible.
+    const FLOOR: f64 = 1e-5;
+    svg((1200, 640), |root| {
+        let panels = root.split_evenly((2, runs.len().max(1)));
+        let n = runs.len().max(1);
+        for (i, (run, dens)) in runs.iter().zip(&densities).enumerate() {
+            let fig = match i {
+                0 => "Fig. 6",
+                1 => "Fig. 8",
+                _ => "cf. Fig. 8",
+            };
+            let m = run.summary.dm_modes;
+            let c = color(i);
+            let top = &panels[i];
+            let bottom = &panels[n + i];
+            let mut chart = ChartBuilder::on(top)
+                .caption(
+                    format!("{fig}: d_m {}", label(&run.summary.scheme)),
+                    ("sans-serif", 14),
+                )
+                .margin(10)
+                .x_label_area_size(30)
+                .y_label_area_size(56)
+                .build_cartesian_2d(DM_MIN_MS..DM_MAX_MS, 0f64..ymax)?;
+            chart
+                .configure_mesh()
+                .y_desc("density (1/ms)")
+                .y_label_formatter(&|v| format!("{v:.3}"))
+                .light_line_style(RGBColor(245, 245, 245))
+                .draw()?;
+            chart.draw_series(AreaSeries::new(dens.iter().copied(), 0.0, c.mix(0.25)))?;
+            chart.draw_series(LineSeries::new(dens.iter().copied(), c.stroke_width(1)))?;
+            chart.draw_series(std::iter::once(Text::new(
+                format!(
+                    "{} groups; <−10: {:.1} %, ±10: {:.1} %, >40: {:.1} %",
+                    m.samples,
+                    100.0 * m.negative,
+                    100.0 * m.central,
+                    100.0 * m.positive
+                ),
+                (DM_MIN_MS + 3.0, ymax * 0.95),
+                ("sans-serif", 11).into_font().color(&RGBColor(70, 70, 70)),
+            )))?;
+            let mut chart = ChartBuilder::on(bottom)
+                .margin(10)
+                .x_label_area_size(36)
+                .y_label_area_size(56)
+                .build_cartesian_2d(DM_MIN_MS..DM_MAX_MS, (FLOOR..ymax).log_scale())?;
+            chart
+                .configure_mesh()
+                .x_desc("one-way delay variation d_m (ms)")
+                .y_desc("density (log)")
+                .y_label_formatter(&|v| format!("{v:.0e}"))
+                .light_line_style(RGBColor(245, 245, 245))
+                .draw()?;
+            chart.draw_series(LineSeries::new(
+                dens.iter().map(|&(x, p)| (x, p.max(FLOOR))),
+                c.stroke_width(1),
+            ))?;
+        }
+        Ok(())
+    })
+}
+
+/// Fig. 9: sending rate and one-way delay over time, one column per variant.
+pub fn dynamics_svg(case: &Case, duration_s: f64) -> String {
+    let runs = ordered(case);
+    let rmax = runs
+        .iter()
+        .flat_map(|r| r.rate.iter().map(|p| p.1))
+        .fold(100.0, f64::max)
+        * 1.05;
+    let dmax = runs
+        .iter()
+        .flat_map(|r| r.owd.iter().map(|p| p.1))
+        .fold(10.0, f64::max)
+        * 1.05;
+    svg((1200, 520), |root| {
+        let cols = root.split_evenly((1, runs.len().max(1)));
+        for (i, (run, col)) in runs.iter().zip(&cols).enumerate() {
+            let col = col.titled(label(&run.summary.scheme), ("sans-serif", 14))?;
+            let (top, bottom) = col.split_vertically(250);
+            let c = color(i);
+            let mut chart = ChartBuilder::on(&top)
+                .margin(8)
+                .x_label_area_size(24)
+                .y_label_area_size(56)
+                .build_cartesian_2d(0f64..duration_s, 0f64..rmax)?;
+            chart
+                .configure_mesh()
+                .y_desc("sending rate (kbit/s)")
+                .x_label_formatter(&|v| format!("{v:.0}"))
+                .y_label_formatter(&|v| format!("{v:.0}"))
+                .light_line_style(RGBColor(245, 245, 245))
+                .draw()?;
+            chart.draw_series(LineSeries::new(run.rate.iter().copied(), c.stroke_width(1)))?;
+            chart.draw_series(DashedLineSeries::new(
+                vec![
+                    (0.0, run.summary.mean_rate_kbps),
+                    (duration_s, run.summary.mean_rate_kbps),
+                ],
+                5,
+                4,
+                RGBColor(90, 90, 90).stroke_width(1),
+            ))?;
+            let mut chart = ChartBuilder::on(&bottom)
+                .margin(8)
+                .x_label_area_size(34)
+                .y_label_area_size(56)
+                .build_cartesian_2d(0f64..duration_s, 0f64..dmax)?;
+            chart
+                .configure_mesh()
+                .x_desc("time (s)")
+                .y_desc("one-way delay (ms)")
+                .x_label_formatter(&|v| format!("{v:.0}"))
+                .y_label_formatter(&|v| format!("{v:.0}"))
+                .light_line_style(RGBColor(245, 245, 245))
+                .draw()?;
+            chart.draw_series(LineSeries::new(run.owd.iter().copied(), c.stroke_width(1)))?;
+        }
+        Ok(())
+    })
+}
+
+/// Fig. 10: average sending rate ± one standard deviation (left) and the one-way delay's
+/// 5/25/50/75/95th percentiles (right), for every run of the case.
+pub fn boxplot_svg(case: &Case) -> String {
+    let runs = ordered(case);
+    let n = runs.len().max(1);
+    let rmax = runs
+        .iter()
+        .map(|r| r.summary.mean_rate_kbps + r.summary.std_rate_kbps)
+        .fold(100.0, f64::max)
+        * 1.15;
+    let dmax = runs
+        .iter()
+        .map(|r| r.summary.owd_ms[4])
+        .fold(10.0, f64::max)
+        * 1.15;
+    svg((960, 380), |root| {
+        let (left, right) = root.split_horizontally(480);
+        let xs = -0.5f64..(n as f64 - 0.5);
+        let names: Vec<String> = runs
+            .iter()
+            .map(|r| short(&r.summary.scheme).to_string())
+            .collect();
+        let fmt = |v: &f64| {
+            let i = v.round();
+            if (v - i).abs() < 1e-6 && i >= 0.0 && (i as usize) < names.len() {
+                names[i as usize].clone()
+            } else {
+                String::new()
+            }
+        };
+        let mut chart = ChartBuilder::on(&left)
+            .caption("average sending rate ± std. dev.", ("sans-serif", 14))
+            .margin(10)
+            .x_label_area_size(30)
+            .y_label_area_size(56)
+            .build_cartesian_2d(xs.clone(), 0f64..rmax)?;
+        chart
+            .configure_mesh()
+            .disable_x_mesh()
+            .x_labels(n)
+            .x_label_formatter(&fmt)
+            .y_desc("kbit/s")
+            .y_label_formatter(&|v| format!("{v:.0}"))
+            .light_line_style(RGBColor(245, 245, 245))
+            .draw()?;
+        for (i, r) in runs.iter().enumerate() {
+            let x = i as f64;
+            let c = color(i);
+            let (m, s) = (r.summary.mean_rate_kbps, r.summary.std_rate_kbps);
+            chart.draw_series(std::iter::once(Rectangle::new(
+                [(x - 0.3, 0.0), (x + 0.3, m)],
+                c.mix(0.6).filled(),
+            )))?;
+            chart.draw_series(std::iter::once(PathElement::new(
+                vec![(x, (m - s).max(0.0)), (x, m + s)],
+                BLACK.stroke_width(1),
+            )))?;
+            for y in [(m - s).max(0.0), m + s] {
+                chart.draw_series(std::iter::once(PathElement::new(
+                    vec![(x - 0.1, y), (x + 0.1, y)],
+                    BLACK.stroke_width(1),
+                )))?;
+            }
+        }
+        let mut chart = ChartBuilder::on(&right)
+            .caption(
+                "one-way delay: 5/25/50/75/95th percentiles",
+                ("sans-serif", 14),
+            )
+            .margin(10)
+            .x_label_area_size(30)
+            .y_label_area_size(56)
+            .build_cartesian_2d(xs, 0f64..dmax)?;
+        chart
+            .configure_mesh()
+            .disable_x_mesh()
+            .x_labels(n)
+            .x_label_formatter(&fmt)
+            .y_desc("ms")
+            .y_label_formatter(&|v| format!("{v:.0}"))
+            .light_line_style(RGBColor(245, 245, 245))
+            .draw()?;
+        for (i, r) in runs.iter().enumerate() {
+            let x = i as f64;
+            let c = color(i);
+            let [p5, p25, p50, p75, p95] = r.summary.owd_ms;
+            chart.draw_series(std::iter::once(Rectangle::new(
+                [(x - 0.25, p25), (x + 0.25, p75)],
+                c.mix(0.35).filled(),
+            )))?;
+            chart.draw_series(std::iter::once(Rectangle::new(
+                [(x - 0.25, p25), (x + 0.25, p75)],
+                c.stroke_width(1),
+            )))?;
+            chart.draw_series(std::iter::once(PathElement::new(
+                vec![(x - 0.25, p50), (x + 0.25, p50)],
+                RGBColor(214, 39, 40).stroke_width(2),
+            )))?;
+            for (a, b) in [(p5, p25), (p75, p95)] {
+                chart.draw_series(std::iter::once(PathElement::new(
+                    vec![(x, a), (x, b)],
+                    BLACK.stroke_width(1),
+                )))?;
+            }
+            for y in [p5, p95] {
+                chart.draw_series(std::iter::once(PathElement::new(
+                    vec![(x - 0.1, y), (x + 0.1, y)],
+                    BLACK.stroke_width(1),
+                )))?;
+            }
+        }
+        Ok(())
+    })
+}
+
+/// The d_m densities of every case as CSV: `case,scheme,dm_ms,density_per_ms`.
+pub fn dm_pdf_csv(r: &GccWifi) -> String {
+    let mut out = String::from("case,scheme,dm_ms,density_per_ms\n");
+    for case in &r.cases {
+        let kind = case.spec.id;
+        for run in &case.runs {
+            for (x, p) in dm_density(&run.dm) {
+                let _ = writeln!(out, "{kind},{},{x:.1},{p:.6}", run.summary.scheme);
+            }
+        }
+    }
+    out
+}
+
+/// The series of every run as CSV: `case,scheme,series,t_s,value`.
+pub fn timeseries_csv(r: &GccWifi) -> String {
+    let mut out = String::from("case,scheme,series,t_s,value\n");
+    for case in &r.cases {
+        let kind = case.spec.id;
+        for run in &case.runs {
+            let s = &run.summary.scheme;
+            for (t, v) in &run.rate {
+                let _ = writeln!(out, "{kind},{s},send_kbps,{t:.1},{v:.3}");
+            }
+            for (t, v) in &run.owd {
+                let _ = writeln!(out, "{kind},{s},owd_ms,{t:.1},{v:.3}");
+            }
+        }
+    }
+    out
+}
+
+/// One row per run: `case,scheme,link,mean_rate_kbps,std_rate_kbps,throughput_kbps,owd_p5_ms,…`.
+pub fn summary_csv(r: &GccWifi) -> String {
+    let mut out = String::from(
+        "case,scheme,link,mean_rate_kbps,std_rate_kbps,throughput_kbps,owd_p5_ms,owd_p25_ms,owd_p50_ms,owd_p75_ms,owd_p95_ms,loss_rate,dm_groups,dm_below_minus10,dm_within_10,dm_above_40\n",
+    );
+    for case in &r.cases {
+        for run in &case.runs {
+            let s = &run.summary;
+            let o = s.owd_ms;
+            let m = s.dm_modes;
+            let _ = writeln!(
+                out,
+                "{},{},\"{}\",{:.1},{:.1},{:.1},{:.1},{:.1},{:.1},{:.1},{:.1},{:.5},{},{:.4},{:.4},{:.4}",
+                case.spec.id,
+                s.scheme,
+                s.link,
+                s.mean_rate_kbps,
+                s.std_rate_kbps,
+                s.throughput_kbps,
+                o[0],
+                o[1],
+                o[2],
+                o[3],
+                o[4],
+                s.loss_rate,
+                m.samples,
+                m.negative,
+                m.central,
+                m.positive
+            );
+        }
+    }
+    out
+}
+
+/// The SVG figures: `(file name, svg)`.
+pub fn figures(r: &GccWifi) -> Vec<(String, String)> {
+    let mut out = vec![];
+    let secs = r.duration.as_secs_f64();
+    for case in &r.cases {
+        let k = case.spec.id;
+        out.push((format!("fig6-8-dm-pdf-{k}.svg"), dm_pdf_svg(case)));
+        out.push((format!("fig9-dynamics-{k}.svg"), dynamics_svg(case, secs)));
+        out.push((format!("fig10-boxplots-{k}.svg"), boxplot_svg(case)));
+    }
+    out
+}
+
+/// The page: the claims checked, then per case the three figures (inlined) and a table.
+pub fn html(r: &GccWifi) -> String {
+    let mut out = String::new();
+    let title = "GCC over Wi-Fi with and without packet grouping (ANRW'16)";
+    let _ = write!(
+        out,
+        "<!DOCTYPE html>\n<html lang=en><head><meta charset=utf-8><title>{t}</title><style>{STYLE}</style></head><body>\n<h1>{t}</h1>\n\
+         <p class=meta>Carlucci, De Cicco, Holmer, Mascolo, “Making Google Congestion Control robust over Wi-Fi networks using packet grouping”, ANRW 2016. \
+         A {d:.0}-s video call (30 frames/s, 50–2500 kbit/s) per run; {delay:.0} ms one-way propagation delay each way; infinite bottleneck queue; seed {seed}. \
+         The Wi-Fi trace is replayed as the paper's simulation framework does, one packet per line. \
+         “Algorithm 1” is the paper's pre-filter exactly (<code>gcc-grouping</code>); “libwebrtc form” is libwebrtc's burst grouping \
+         (<code>gcc-grouping:prefilter=libwebrtc</code>: 5 ms burst threshold, 100 ms maximum burst).</p>\n",
+        t = esc(title),
+        d = r.duration.as_secs_f64(),
+        delay = r.delay.as_millis_f64(),
+        seed = r.seed
+    );
+    out.push_str("<h2>The paper's claims, measured</h2>\n<table><tr><th>claim</th><th>expected</th><th>measured</th><th>met</th></tr>\n");
+    for c in r.checks() {
+        let _ = writeln!(
+            out,
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            esc(&c.claim),
+            esc(&c.expected),
+            esc(&c.measured),
+            if c.met { "yes" } else { "<b>no</b>" }
+        );
+    }
+    out.push_str("</table>\n");
+    for case in &r.cases {
+        let _ = writeln!(
+            out,
+            "<h2 id=\"{}\">{}</h2><p class=meta>link: {}</p>",
+            case.spec.id,
+            esc(case.spec.title),
+            esc(&case.link)
+        );
+        out.push_str("<table><tr><th>scheme</th><th>mean rate kbit/s</th><th>std kbit/s</th><th>OWD p5</th><th>p25</th><th>p50</th><th>p75</th><th>p95 ms</th><th>d_m &lt; −10 ms</th><th>|d_m| ≤ 10 ms</th><th>d_m &gt; 40 ms</th></tr>\n");
+        for (i, run) in ordered(case).into_iter().enumerate() {
+            let s = &run.summary;
+            let o = s.owd_ms;
+            let m = s.dm_modes;
+            let _ = writeln!(
+                out,
+                "<tr><td><span class=sw style=\"background:{}\"></span>{}</td><td>{:.0}</td><td>{:.0}</td><td>{:.0}</td><td>{:.0}</td><td>{:.0}</td><td>{:.0}</td><td>{:.0}</td><td>{:.1} %</td><td>{:.1} %</td><td>{:.1} %</td></tr>",
+                hex(color(i)),
+                esc(&s.scheme),
+                s.mean_rate_kbps,
+                s.std_rate_kbps,
+                o[0],
+                o[1],
+                o[2],
+                o[3],
+                o[4],
+                100.0 * m.negative,
+                100.0 * m.central,
+                100.0 * m.positive
+            );
+        }
+        out.push_str("</table>\n<figure>");
+        out.push_str(&dm_pdf_svg(case));
+        out.push_str("<figcaption>Figs. 6 and 8: density of the one-way delay variation between groups.</figcaption></figure>\n<figure>");
+        out.push_str(&dynamics_svg(case, r.duration.as_secs_f64()));
+        out.push_str("<figcaption>Fig. 9: sending rate (1-s bins; dashed: mean) and one-way delay (mean per 200 ms).</figcaption></figure>\n<figure>");
+        out.push_str(&boxplot_svg(case));
+        out.push_str("<figcaption>Fig. 10: average sending rate with its standard deviation over 1-s bins; one-way delay percentiles (whiskers 5th/95th, box 25th/75th, red: median).</figcaption></figure>\n");
+    }
+    out.push_str(NOTES);
+    out.push_str("</body></html>\n");
+    out
+}
+
+const NOTES: &str = "<h2>Notes</h2><ul>\
+<li>The trace lists when a loaded 802.11n network forwarded the packets of a 3 Mbit/s stream of \
+1200-byte packets. It is replayed one packet per line whatever the packet's size, as the WebRTC \
+simulation framework the paper used does (<code>trace-packets:</code>); the Mahimahi case credits \
+1500 bytes per line instead, 25 % more capacity than the trace offered.</li>\
+<li>The one-way delay is per packet and includes the 20-ms propagation delay (the paper does not \
+state its own); relative delay growth depends on that choice.</li>\
+<li>At 3 Mbit/s without outages neither variant regulates (the encoder's 2.5 Mbit/s ceiling is \
+below the link), so equal rates there say little; the 2 Mbit/s control is the informative one.</li>\
+<li>Algorithm 1 as written bounds no merged group: on a saturated link the packets of a standing \
+queue arrive less than ΔT apart and faster than they were sent, so one group absorbs every packet \
+and never closes; the delay-based controller receives no sample and the queue grows without bound \
+(the 2 Mbit/s cases). libwebrtc's form caps a merged burst at 100 ms.</li>\
+</ul>\n";

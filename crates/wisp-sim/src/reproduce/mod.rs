@@ -1,0 +1,42 @@
+//! Reproductions of the papers' experiments (`wisp reproduce PAPER`): the scenarios, the runs
+//! and the numbers behind each paper's figures. Plots and pages are drawn by `wisp-report`.
+//!
+//! * [`gcc_wifi`]: Carlucci et al., ANRW 2016 — GCC over a loaded Wi-Fi link with and without
+//!   the packet-grouping pre-filter (Figs. 6, 8, 9, 10).
+//! * [`sprout`]: Winstein et al., NSDI 2013 — Sprout, Sprout-EWMA and the TCP baselines over the
+//!   cellular traces (the §1 summary table, the §6.3–6.4 charts, the §6.5 loss table).
+
+pub mod gcc_wifi;
+pub mod sprout;
+
+use wisp_core::stats::quantile_sorted;
+
+/// Mean and (population) standard deviation; `(0, 0)` for no values.
+pub fn mean_std(values: &[f64]) -> (f64, f64) {
+    if values.is_empty() {
+        return (0.0, 0.0);
+    }
+    let n = values.len() as f64;
+    let mean = values.iter().sum::<f64>() / n;
+    let var = values.iter().map(|v| (v - mean) * (v - mean)).sum::<f64>() / n;
+    (mean, var.sqrt())
+}
+
+/// The 5th, 25th, 50th, 75th and 95th percentiles (nearest rank) of `values`.
+pub fn five_percentiles(values: &mut [f64]) -> [f64; 5] {
+    values.sort_unstable_by(f64::total_cmp);
+    [0.05, 0.25, 0.5, 0.75, 0.95].map(|q| quantile_sorted(values, q).unwrap_or(f64::NAN))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn summary_statistics() {
+        assert_eq!(mean_std(&[1.0, 3.0]), (2.0, 1.0));
+        assert_eq!(mean_std(&[]), (0.0, 0.0));
+        let mut v: Vec<f64> = (1..=100).map(f64::from).collect();
+        assert_eq!(five_percentiles(&mut v), [5.0, 25.0, 50.0, 75.0, 95.0]);
+    }
+}
