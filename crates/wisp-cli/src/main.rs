@@ -7,6 +7,7 @@ mod error;
 mod output;
 mod reproduce;
 mod run;
+mod sweep;
 mod trace;
 
 use clap::{Parser, Subcommand};
@@ -24,6 +25,8 @@ Examples:
   wisp run --scheme cbr --rate-kbps 2000 --trace traces/cellular/TMobile-UMTS-driving.down
   wisp run --scheme ideal --link trace:traces/cellular/Verizon-LTE-short.down --json
   wisp bench --schemes ideal,cbr --traces traces/cellular --out results
+  wisp run --scheme adaptive-um --link 3g-up --duration-s 120
+  wisp sweep --link wimax-down --rates 1mbps,3mbps,4.9mbps,5.1mbps,6mbps
   wisp trace stats traces/cellular/*.down
   wisp reproduce gcc-wifi --quick --out /tmp/gcc-wifi
   wisp schemes
@@ -45,6 +48,9 @@ enum Command {
     /// Run every scheme over every trace in parallel; write results.json, results.csv and
     /// report.html.
     Bench(bench::BenchArgs),
+    /// Characterise a path: constant-bit-rate traffic at a list of rates; queueing delay and loss
+    /// per rate, the congestion-free and congested zones, the delay threshold δ_T.
+    Sweep(sweep::SweepArgs),
     /// Re-run a paper's experiments; write its figures (SVG in an HTML page) and data (CSV,
     /// JSON), and print its claims as measured.
     Reproduce(reproduce::ReproduceArgs),
@@ -80,6 +86,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Run(a) => run::run(a),
         Command::Bench(a) => bench::bench(a),
+        Command::Sweep(a) => sweep::sweep(a),
         Command::Reproduce(a) => reproduce::reproduce(a),
         Command::Schemes { json } => schemes(json),
         Command::Trace { command } => trace::trace(command),

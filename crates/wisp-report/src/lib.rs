@@ -8,9 +8,11 @@
 //! * [`timeseries_svg`]: a run's throughput against the link's capacity, and its queueing delay;
 //! * [`bench_html`] and [`run_html`]: pages that inline those SVGs (no external files, no
 //!   scripts);
-//! * [`gcc_wifi`]: the figures and page of `wisp reproduce gcc-wifi`.
+//! * [`gcc_wifi`]: the figures and page of `wisp reproduce gcc-wifi`;
+//! * [`sweep`]: the table, figures and page of `wisp sweep`;
 
 pub mod gcc_wifi;
+pub mod sweep;
 
 use plotters::coord::ranged1d::{KeyPointHint, NoDefaultFormatting, Ranged, ValueFormatter};
 use plotters::prelude::*;

@@ -1,7 +1,7 @@
 //! # wisp-sim
 //!
 //! A deterministic discrete-event simulator for wisp's schemes: trace-driven and rate links
-//! ([`link`]), queues ([`queue`]), random loss ([`loss`]), a `(time, seq)` event engine
+//! ([`link`]), mobile-broadband profiles ([`mobile`]), queues ([`queue`]), random loss ([`loss`]), a `(time, seq)` event engine
 //! ([`sim`]), the per-packet log ([`log`]), the metrics ([`metrics`]), the matrix runner
 //! ([`bench`](mod@bench)) and the papers' reproductions ([`reproduce`]). One master seed ([`seed`]) drives a run: the same scenario and seed give the
 //! same bytes of output.
@@ -20,9 +20,11 @@ pub mod link;
 pub mod log;
 pub mod loss;
 pub mod metrics;
+pub mod mobile;
 pub mod queue;
 pub mod reproduce;
 pub mod run;
 pub mod seed;
 pub mod sim;
+pub mod sweep;
 pub mod trace;

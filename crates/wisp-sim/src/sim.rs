@@ -6,18 +6,20 @@
 //!
 //! The path of a data packet: the flow driver emits it → loss at the link entrance → the
 //! one-way propagation delay → the bottleneck queue → the link's server → the receiver (at the
-//! instant of delivery). Feedback goes back the same way over the reverse path: the reverse link
+//! instant of delivery). A link may discard a packet that waited too long in the queue, and may
+//! deliver a packet after its server is done with it, or lose it (the mobile profiles' radio,
+//! [`crate::mobile`]). Feedback goes back the same way over the reverse path: the reverse link
 //! (a paired trace) after the same delay, or the delay alone.
 
 use crate::link::{LinkModel, Server};
-use crate::log::{DropReason, PacketRecord, RunLog};
+use crate::log::{DropReason, PacketRecord, RunLog, SENDER_SAMPLE_INTERVAL, SenderSample};
 use crate::loss::{LossModel, LossSpec};
 use crate::queue::{Queue, QueueSpec, Queued};
 use crate::seed;
 use rand_chacha::ChaCha8Rng;
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
-use wisp_core::controller::Receiver;
+use wisp_core::controller::{Receiver, Sender};
 use wisp_core::flow::FlowSender;
 use wisp_core::packet::{DEFAULT_MTU, IP_UDP_OVERHEAD};
 use wisp_core::scheme::{AnyReceiver, BuildError, SchemeConfig, SchemeContext};
@@ -130,6 +132,9 @@ enum Ev {
     Start(Dir),
     /// The server finished a packet.
     Complete(Dir, u32),
+    /// A packet the server finished earlier reaches its receiver (a link whose delivery lags its
+    /// server).
+    Deliver(Dir, u32),
     /// A feedback message reaches its sender over a delay-only reverse path.
     FeedbackDeliver(u32),
 }
@@ -164,14 +169,17 @@ struct Link {
     server: Server,
     /// A `Start` or `Complete` event is pending.
     busy: bool,
+    /// When the packet in service reaches its receiver (`None`: the link loses it).
+    in_service: Option<Instant>,
 }
 
 impl Link {
-    fn new(model: &LinkModel, queue: QueueSpec) -> Self {
+    fn new(model: &LinkModel, queue: QueueSpec, seed: u64) -> Self {
         Link {
             queue: Queue::new(queue),
-            server: model.server(),
+            server: model.server_seeded(seed),
             busy: false,
+            in_service: None,
         }
     }
 }
@@ -184,6 +192,8 @@ struct Flow {
     stop: Instant,
     sender_wake: Option<Instant>,
     receiver_wake: Option<Instant>,
+    /// When the sender is next sampled.
+    next_sample: Instant,
 }
 
 /// Progress reports: called with the fraction of simulated time done.
@@ -250,6 +260,7 @@ impl Simulation {
                 stop: spec.stop.map_or(Instant::MAX, |d| Instant::ZERO + d),
                 sender_wake: None,
                 receiver_wake: None,
+                next_sample: Instant::ZERO,
             });
         }
         let mut sim = Simulation {
@@ -258,11 +269,18 @@ impl Simulation {
             now: Instant::ZERO,
             end,
             delay: scenario.delay,
-            fwd: Link::new(&scenario.forward, scenario.queue),
-            rev: scenario
-                .reverse
-                .as_ref()
-                .map(|m| Link::new(m, scenario.reverse_queue)),
+            fwd: Link::new(
+                &scenario.forward,
+                scenario.queue,
+                seed::mix(scenario.seed, "link/forward"),
+            ),
+            rev: scenario.reverse.as_ref().map(|m| {
+                Link::new(
+                    m,
+                    scenario.reverse_queue,
+                    seed::mix(scenario.seed, "link/reverse"),
+                )
+            }),
             loss: LossModel::new(scenario.loss),
             loss_rng: seed::stream(scenario.seed, "loss/forward"),
             aqm_rng: seed::stream(scenario.seed, "aqm"),
@@ -335,6 +353,7 @@ impl Simulation {
             Ev::Arrive(dir, id) => self.arrive(dir, id),
             Ev::Start(dir) => self.start(dir),
             Ev::Complete(dir, id) => self.complete(dir, id),
+            Ev::Deliver(dir, id) => self.deliver(dir, id),
             Ev::FeedbackDeliver(id) => self.deliver_feedback(id),
         }
     }
@@ -360,6 +379,18 @@ impl Simulation {
             }
         }
         let flow = &mut self.flows[f as usize];
+        if now >= flow.next_sample {
+            flow.next_sample = now + SENDER_SAMPLE_INTERVAL;
+            let sender = flow.sender.sender();
+            let stats = sender.stats();
+            self.log.sender_samples.push(SenderSample {
+                flow: f,
+                at: now,
+                target_rate: stats.target_rate,
+                window: stats.window,
+                delay_target: sender.delay_target(),
+            });
+        }
         if let Some(t) = flow.sender.poll_timeout() {
             // A wake-up that is not in the future would never let time advance.
             let t = t.max(now + Duration::from_nanos(1));
@@ -459,16 +490,28 @@ impl Simulation {
     fn start(&mut self, dir: Dir) {
         let now = self.now;
         let mut drops = std::mem::take(&mut self.drops);
+        let mut discarded = vec![];
         let link = self.link(dir);
-        let head = link.queue.dequeue(now, &mut drops);
+        let limit = link.server.discard_after(now);
+        let head = loop {
+            match link.queue.dequeue(now, &mut drops) {
+                Some(q) if limit.is_some_and(|l| now - q.enqueued > l) => discarded.push(q.id),
+                other => break other,
+            }
+        };
         let done = match head {
             None => {
                 link.busy = false;
                 None
             }
-            Some(q) => Some((q.id, link.server.serve(now, u64::from(q.size)))),
+            Some(q) => {
+                let s = link.server.serve_packet(now, u64::from(q.size));
+                link.in_service = s.delivered;
+                Some((q.id, s.done))
+            }
         };
         self.record_drops(dir, &mut drops, DropReason::Aqm);
+        self.record_drops(dir, &mut discarded, DropReason::Discard);
         self.drops = drops;
         if let Some((id, at)) = done {
             if at != Instant::MAX {
@@ -478,6 +521,26 @@ impl Simulation {
     }
 
     fn complete(&mut self, dir: Dir, id: u32) {
+        let now = self.now;
+        match self.link(dir).in_service.take() {
+            Some(at) if at <= now => self.deliver(dir, id),
+            Some(at) => self.schedule(at, Ev::Deliver(dir, id)),
+            None => self.record_drops(dir, &mut vec![id], DropReason::Link),
+        }
+        let link = self.link(dir);
+        if link.queue.is_empty() {
+            link.busy = false;
+            return;
+        }
+        match link.server.next_start(now) {
+            Some(t) if t == now => self.start(dir),
+            Some(t) => self.schedule(t, Ev::Start(dir)),
+            None => {}
+        }
+    }
+
+    /// Packet `id` reaches its receiver now.
+    fn deliver(&mut self, dir: Dir, id: u32) {
         let now = self.now;
         match dir {
             Dir::Fwd => {
@@ -491,16 +554,6 @@ impl Simulation {
                 self.run_receiver(f);
             }
             Dir::Rev => self.deliver_feedback(id),
-        }
-        let link = self.link(dir);
-        if link.queue.is_empty() {
-            link.busy = false;
-            return;
-        }
-        match link.server.next_start(now) {
-            Some(t) if t == now => self.start(dir),
-            Some(t) => self.schedule(t, Ev::Start(dir)),
-            None => {}
         }
     }
 
