@@ -10,8 +10,10 @@
 //!   scripts);
 //! * [`gcc_wifi`]: the figures and page of `wisp reproduce gcc-wifi`;
 //! * [`sweep`]: the table, figures and page of `wisp sweep`;
+//! * [`mehrotra`]: the figures and page of `wisp reproduce mehrotra`.
 
 pub mod gcc_wifi;
+pub mod mehrotra;
 pub mod sweep;
 
 use plotters::coord::ranged1d::{KeyPointHint, NoDefaultFormatting, Ranged, ValueFormatter};

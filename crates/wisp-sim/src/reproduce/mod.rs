@@ -3,8 +3,11 @@
 //!
 //! * [`gcc_wifi`]: Carlucci et al., ANRW 2016 — GCC over a loaded Wi-Fi link with and without
 //!   the packet-grouping pre-filter (Figs. 6, 8, 9, 10).
+//! * [`mehrotra`]: Mehrotra et al. — mobile-broadband characterisation, rate controllers with
+//!   fixed and learned congestion thresholds (Tables I–II, Figs. 2–23).
 
 pub mod gcc_wifi;
+pub mod mehrotra;
 
 use wisp_core::stats::quantile_sorted;
 
