@@ -24,12 +24,14 @@
 //!    most 2 s, for the queue it built to drain — then samples for at least `window` (1 s) and
 //!    until at least `window-samples` (50) packets have left (at most 3 s), and returns to R. A
 //!    flow at 40 % of the rate that filled the bottleneck is known not to congest it: the
-//!    queueing delays δ of the packets sent while sampling, less the smallest of them, are
-//!    congestion-free samples. (Less the smallest: if other flows keep a queue through the
-//!    window, it is common to every sample and cancels, so flows that share a bottleneck learn
-//!    the same δ̂ — otherwise a newcomer would count the incumbent's queue as noise, learn a
-//!    larger δ̂ and take the link.) Audio packets (50 per second) are sampled too, so a window
-//!    on the 3G profile yields ~60.
+//!    queueing delays δ of the packets sent while sampling, each less the smallest δ of the
+//!    packets sent in the 500 ms before it, are congestion-free samples. (Less that floor: a
+//!    queue that other flows keep, or move slowly, through the window is common to neighbouring
+//!    samples and cancels, so flows that share a bottleneck learn the same δ̂ — otherwise a
+//!    newcomer would count the incumbent's queue as noise, learn a larger δ̂ and take the link;
+//!    the fades and jitter of the link, which come and go within a few hundred milliseconds,
+//!    stand out of it.) Audio packets (50 per second) are sampled too, so a window on the 3G
+//!    profile yields ~60.
 //! 2. **The set** is the samples of the windows of the last `memory-s` (180 s), and older ones
 //!    until it holds at least `samples` (200). The opening window only stands in until the
 //!    regular windows have supplied `samples` (a newcomer's opening window, taken while other
@@ -272,6 +274,8 @@ const MAX_SAMPLING: Duration = Duration::from_secs(3);
 const WINDOW_TIMEOUT: Duration = Duration::from_secs(5);
 /// Longest settling time.
 const MAX_SETTLE: Duration = Duration::from_secs(2);
+/// A window's samples count from the lowest of the preceding this long.
+const SPREAD_FLOOR: Duration = Duration::from_millis(500);
 /// A suspected change is confirmed by a window this soon after.
 const CONFIRM_AFTER: Duration = Duration::from_secs(3);
 /// A window follows a rate or path trigger this soon.
@@ -292,7 +296,8 @@ struct Window {
     /// Sequence numbers sent during the whole window and during its sampling time.
     seqs: Option<(u64, u64)>,
     sampled: Option<(u64, u64)>,
-    samples: Vec<f64>,
+    /// `(send time, δ ms)` of the sampled packets acknowledged so far.
+    samples: Vec<(Instant, f64)>,
 }
 
 fn contains(range: Option<(u64, u64)>, seq: u64) -> bool {
@@ -494,8 +499,23 @@ impl AdaptiveUm {
         }
         // The spread above the window's floor: a queue other flows keep through the window is
         // common to every sample and cancels.
-        let floor = w.samples.iter().copied().fold(f64::INFINITY, f64::min);
-        let samples: Vec<f64> = w.samples.iter().map(|d| d - floor).collect();
+        // The spread above a trailing floor: a queue other flows keep, or move slowly, through
+        // the window is common to neighbouring samples and cancels.
+        let mut samples = Vec::with_capacity(w.samples.len());
+        let mut floor: VecDeque<(Instant, f64)> = VecDeque::new();
+        for &(t, d) in &w.samples {
+            while floor.back().is_some_and(|&(_, v)| v >= d) {
+                floor.pop_back();
+            }
+            floor.push_back((t, d));
+            while floor
+                .front()
+                .is_some_and(|&(u, _)| t.saturating_duration_since(u) > SPREAD_FLOOR)
+            {
+                floor.pop_front();
+            }
+            samples.push(d - floor.front().map_or(d, |f| f.1));
+        }
         let p = Pooled {
             at: now,
             median: Self::median(&samples),
@@ -589,12 +609,12 @@ impl RateLaw for AdaptiveUm {
         let d_ms = ack.delta.as_millis_f64();
         if let Some(w) = self.window.as_mut() {
             if contains(w.sampled, ack.seq) {
-                w.samples.push(d_ms);
+                w.samples.push((ack.send_time, d_ms));
             }
         }
         for w in self.pending.iter_mut() {
             if contains(w.sampled, ack.seq) {
-                w.samples.push(d_ms);
+                w.samples.push((ack.send_time, d_ms));
             }
         }
         self.finalise_done(now, Some(ack.seq));
@@ -687,12 +707,12 @@ mod tests {
     use super::*;
     use crate::time::ms;
 
-    fn ack(seq: u64, delta: Duration, bytes: u64) -> AckInfo {
+    fn ack_at(seq: u64, send_time: Instant, delta: Duration, bytes: u64) -> AckInfo {
         AckInfo {
             seq,
             size: bytes,
             acked_bytes: bytes,
-            send_time: Instant::ZERO,
+            send_time,
             rtt: ms(100),
             srtt: ms(100),
             min_rtt: ms(100),
@@ -752,7 +772,7 @@ mod tests {
             seq += 1;
             while inflight.front().is_some_and(|&(_, s)| s + ms(50) <= t) {
                 let (s, sent) = inflight.pop_front().unwrap();
-                l.on_ack(t, &ack(s, delay(sent, s), 1000), &mut r);
+                l.on_ack(t, &ack_at(s, sent, delay(sent, s), 1000), &mut r);
             }
             out.push((t, r));
             t += step;
@@ -763,15 +783,31 @@ mod tests {
     #[test]
     fn learns_delta_hat_from_the_opening_window() {
         let mut l = AdaptiveUm::new(&AdaptiveConfig::default());
-        // Noise: 0..=199 ms spread evenly over sequence numbers.
-        drive(&mut l, 100_000.0, 4, |_, s| ms(s % 200));
+        // A standing 30 ms, and every tenth packet a spike of 0, 10, …, 190 ms above it.
+        drive(&mut l, 100_000.0, 4, |_, s| {
+            ms(30 + if s % 10 == 0 { (s / 10 % 20) * 10 } else { 0 })
+        });
         let first = l.history()[0];
-        // 200 samples of the opening 2 s: δ_T = the 99.5th percentile (nearest rank: the 199th
-        // value, 198 ms); δ̂ = 1.25·δ_T.
+        // 200 samples of the opening 2 s, each less its trailing floor (30 ms): 180 zeros and
+        // the spikes. δ_T = the 99.5th percentile (nearest rank: the 199th value, 180 ms);
+        // δ̂ = 1.25·δ_T.
         assert_eq!(first.window_samples, 200);
-        assert_eq!(first.delta_t, ms(198));
-        assert_eq!(first.delta_hat, Duration::from_micros(247_500));
+        assert_eq!(first.delta_t, ms(180));
+        assert_eq!(first.delta_hat, ms(225));
         assert!(!first.reset);
+    }
+
+    #[test]
+    fn a_slowly_moving_queue_cancels_in_the_spread() {
+        let mut l = AdaptiveUm::new(&AdaptiveConfig::default());
+        // A queue rising 20 ms per second (another flow's), with 5-ms spikes every tenth packet.
+        drive(&mut l, 100_000.0, 4, |t, s| {
+            Duration::from_secs_f64(0.02 * t.as_secs_f64()) + ms(if s % 10 == 0 { 5 } else { 0 })
+        });
+        let first = l.history()[0];
+        // Over 500 ms the queue rises 10 ms: the spread is at most 10 + 5 ms, not the 40 ms the
+        // queue moved over the window.
+        assert!(first.delta_t <= ms(16), "{first:?}");
     }
 
     #[test]
@@ -797,9 +833,9 @@ mod tests {
             acks.push_back((seq, t));
             seq += 1;
             while acks.front().is_some_and(|&(_, s)| s + ms(50) <= t) {
-                let (s, _) = acks.pop_front().unwrap();
+                let (s, sent) = acks.pop_front().unwrap();
                 let before = rr;
-                l.on_ack(t, &ack(s, ms(5), 1000), &mut rr);
+                l.on_ack(t, &ack_at(s, sent, ms(5), 1000), &mut rr);
                 // R is not updated by the ACKs of packets sent in a window.
                 if l.in_any_window(s) {
                     assert_eq!(rr, before);
