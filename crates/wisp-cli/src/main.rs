@@ -50,6 +50,7 @@ enum Command {
     Bench(bench::BenchArgs),
     /// Characterise a path: constant-bit-rate traffic at a list of rates; queueing delay and loss
     /// per rate, the congestion-free and congested zones, the delay threshold δ_T.
+    #[command(long_about = sweep::LONG_ABOUT)]
     Sweep(sweep::SweepArgs),
     /// Re-run a paper's experiments; write its figures (SVG in an HTML page) and data (CSV,
     /// JSON), and print its claims as measured.
@@ -76,10 +77,15 @@ fn main() -> ExitCode {
             return ExitCode::SUCCESS;
         }
         Err(e) => {
-            // One line: clap's message without its usage and hints.
+            // One line: clap's message without its usage and hints (a message that ends in a
+            // colon continues on the next line: the missing arguments).
             let text = e.render().to_string();
-            let line = text.lines().next().unwrap_or("invalid arguments");
-            eprintln!("wisp: {line}");
+            let mut lines = text.lines().map(str::trim).filter(|l| !l.is_empty());
+            let first = lines.next().unwrap_or("invalid arguments");
+            match lines.next().filter(|_| first.ends_with(':')) {
+                Some(next) => eprintln!("wisp: {first} {next}"),
+                None => eprintln!("wisp: {first}"),
+            }
             return ExitCode::from(2);
         }
     };

@@ -11,7 +11,7 @@ use wisp_sim::queue::QueueSpec;
 use wisp_sim::sweep::{self, LOSS_WINDOW, SimSweep};
 use wisp_sim::trace::TraceUnit;
 
-const LONG_ABOUT: &str = "\
+pub const LONG_ABOUT: &str = "\
 Sends constant-bit-rate traffic at each of a list of rates (20 s each by default) and reports, per \
 rate, the 10th/50th/90th percentiles, mean and extremes of the one-way queueing delay (relative to \
 the smallest one-way delay of the sweep) and of the loss rate over a sliding window of 32 packets \
@@ -20,7 +20,8 @@ congested zones and the delay threshold δ_T that best separates them (Fig. 19).
 characterise a network before choosing a congestion threshold.
 
 The path is a simulated link (--link or --trace); each rate runs on a fresh copy of the link from \
-time 0, so every rate meets the same channel.
+time 0, so every rate meets the same channel. (The analysis takes per-packet send and arrival \
+times, so a real path can be swept the same way.)
 
 Examples:
   wisp sweep --link 3g-up --rates 50,100,150,200,250,300,400,500,640,800
@@ -28,11 +29,11 @@ Examples:
   wisp sweep --link cable-up --out /tmp/cable";
 
 #[derive(Args, Debug)]
-#[command(long_about = LONG_ABOUT)]
 #[command(group = clap::ArgGroup::new("path").required(true).args(["trace", "link"]))]
 pub struct SweepArgs {
     /// The simulated link: any `wisp run --link` spec (3g-up, wimax-down, cable-up with
-    /// :KEY=VALUE overrides, const:RATE, trace:FILE, handover:…).
+    /// :KEY=VALUE overrides, const:RATE, trace:FILE, handover:SPEC+SPEC@T, …; see `wisp run
+    /// --help`).
     #[arg(long, value_name = "SPEC")]
     pub link: Option<LinkSpec>,
 

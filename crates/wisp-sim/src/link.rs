@@ -1084,6 +1084,88 @@ mod tests {
     }
 
     #[test]
+    fn handover_specs_parse_and_print() {
+        let h = "handover:3g-up+wimax-down:loss=0.01@120s"
+            .parse::<LinkSpec>()
+            .unwrap();
+        let LinkSpec::Handover(segs) = &h else {
+            panic!("{h:?}")
+        };
+        assert_eq!(segs.len(), 2);
+        assert_eq!(segs[0].0, Duration::ZERO);
+        assert_eq!(segs[1].0, Duration::from_secs(120));
+        assert!(matches!(&segs[1].1, LinkSpec::Mobile(m) if m.loss == 0.01));
+        let m = h.load().unwrap();
+        assert_eq!(m.name(), "handover:3g-up+wimax-down:loss=0.01@120s");
+        assert_eq!(m.name().parse::<LinkSpec>().unwrap(), h);
+        assert_eq!(m.default_duration(), Duration::from_secs(240));
+        // A segment whose own spec has `@`: the switch time is after the last one.
+        let s = "handover:const:1mbps+steps:1mbps@0,2mbps@10s@60s"
+            .parse::<LinkSpec>()
+            .unwrap();
+        let LinkSpec::Handover(segs) = s else {
+            panic!()
+        };
+        assert_eq!(segs[1].0, Duration::from_secs(60));
+        assert!(matches!(&segs[1].1, LinkSpec::Steps(v) if v.len() == 2));
+        for bad in [
+            "handover:3g-up",
+            "handover:3g-up+wimax-down",
+            "handover:3g-up+wimax-down@0",
+            "handover:3g-up+wimax-down@10s+cable-up@5s",
+            "handover:3g-up+nope@5s",
+            "handover:3g-up+handover:3g-up+cable-up@1s@2s",
+            "3g-up:loss=2",
+            "wimax-down:colour=red",
+        ] {
+            assert!(bad.parse::<LinkSpec>().is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn handover_switches_links_on_their_own_clocks() {
+        let link = "handover:const:1mbps+const:2mbps@1s"
+            .parse::<LinkSpec>()
+            .unwrap()
+            .load()
+            .unwrap();
+        let mut s = link.server();
+        // 1500 B: 12 ms at 1 Mbit/s, 6 ms at 2 Mbit/s.
+        assert_eq!(s.next_start(Instant::ZERO), Some(Instant::ZERO));
+        assert_eq!(s.serve(Instant::ZERO, 1500), Instant::from_millis(12));
+        // A packet in service when the handover comes completes on the old link.
+        let t = Instant::from_millis(995);
+        assert_eq!(s.serve(t, 1500), t + ms(12));
+        let t = Instant::from_secs(1) + ms(7);
+        assert_eq!(s.next_start(t), Some(t));
+        assert_eq!(s.serve(t, 1500), t + ms(6));
+        let c = link.capacity_bins(Instant::ZERO, Instant::from_secs(2), ms(500));
+        assert_eq!(c, vec![62_500.0, 62_500.0, 125_000.0, 125_000.0]);
+        // A trace segment starts from its beginning at the handover.
+        let h = LinkModel::Handover(Arc::new(HandoverLink {
+            segments: vec![
+                (
+                    Instant::ZERO,
+                    "const:1mbps".parse::<LinkSpec>().unwrap().load().unwrap(),
+                ),
+                (Instant::from_secs(1), trace("5\n10\n")),
+            ],
+        }));
+        let mut s = h.server();
+        assert_eq!(
+            s.next_start(Instant::from_secs(1)),
+            Some(Instant::from_secs(1) + ms(5))
+        );
+        let c = h.capacity_bins(
+            Instant::from_secs(1),
+            Instant::from_secs(1) + ms(10),
+            ms(10),
+        );
+        // One opportunity at 5 ms in the window (the one at 10 ms is at its end).
+        assert_eq!(c, vec![1500.0]);
+    }
+
+    #[test]
     fn ideal_uses_every_opportunity() {
         let link = trace("0\n3\n3\n10\n");
         let ideal: Vec<_> = link

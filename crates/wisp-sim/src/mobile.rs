@@ -55,10 +55,10 @@
 //! | `buffer` | 500ms | 150ms | 500ms |
 //! | `tti` | 10ms | 5ms | 2ms |
 //! | `per` | 0.1 | 0.1 | 0 |
-//! | `retx` | 50 | 16 | 0 |
-//! | `fade-every` | 2s | 2s | 0 (none) |
-//! | `fade-len` | 150ms | 40ms | 0 |
-//! | `loss` | 0.02 | 0.025 | 0 |
+//! | `retx` | 30 | 8 | 0 |
+//! | `fade-every` | 2s | 500ms | 0 (none) |
+//! | `fade-len` | 150ms | 10ms | 0 |
+//! | `loss` | 0.02 | 0.03 | 0 |
 //! | `jitter` | 30ms | 5ms | 0.5ms |
 //! | `latency` | 40ms | 15ms | 5ms |
 //! | `radio` | 1.8mbps | 20mbps | 20mbps |
@@ -71,23 +71,27 @@
 //!   the two, and its spread (σ = 0.2 over seconds: 10th–90th percentile ≈ 320–540 kbit/s) makes
 //!   the transition gradual, as the 3G sweeps are (the night sweep of Fig. 7 has a higher
 //!   capacity). §III: "2–3 % packet loss even in the congestion-free case, along with 50–100 ms
-//!   queuing delays": residual loss 2 % plus what fades longer than 50 retransmissions × 10 ms
-//!   lose, jitter with a 30-ms mean and fades of 150 ms every 2 s (7 % of the time) put the
-//!   median delay near 30 ms and the 90th percentile near 100 ms. §V: "for the 3G network, any
-//!   delay above 300 ms can be considered congestion": the fades give the congestion-free delay
-//!   a tail to about 300 ms (P(δ > 300 ms) ≈ 1 %). 50 retransmissions is §III-B's example. The
-//!   500-ms buffer is near the largest delay Table I reports (UM, 0.45 s). EV-DO Rev. A's
-//!   reverse link peaks at 1.8 Mbit/s (`radio`, which only spaces the packets a fade releases).
+//!   queuing delays": residual loss 2 % plus what fades longer than 30 retransmissions × 10 ms
+//!   lose (1 %); jitter with a 30-ms mean and fades of 150 ms every 2 s (7 % of the time) put
+//!   the median delay near 35 ms and the 90th percentile near 90 ms (`wisp sweep` over 10
+//!   minutes: 3.0 % loss, p50 33–38 ms, p90 85–90 ms at 100 and 250 kbit/s alike). §V: "for the
+//!   3G network, any delay above 300 ms can be considered congestion": 30 retransmissions cap
+//!   a fade's delay at 300 ms, so the congestion-free delay has a tail to about 300 ms plus
+//!   jitter. (§III-B's example retransmits up to 50 times.) The 500-ms buffer is near the
+//!   largest delay Table I reports (UM, 0.45 s). EV-DO Rev. A's reverse link peaks at
+//!   1.8 Mbit/s (`radio`, which only spaces the packets a fade releases).
 //! * **`wimax-down`** (802.16e downlink, Figs. 3–4, 19(c–d), Table II, Fig. 22). "About
 //!   5 Mbit/s"; uncongested below 4.9 and congested above 5.1 Mbit/s, so sharp a threshold that
 //!   the capacity must be constant (an operator's 5 Mbit/s service-flow limit in front of a
 //!   faster air interface): σ = 0, and the radio's noise does not consume capacity. 802.16e's
 //!   5-ms frames are the TTI. "Even a 5 % loss rate is fairly common in the non-congested set"
-//!   (of 32-packet windows): residual loss 2.5 % plus fades of 40 ms every 2 s, which outlast 16
-//!   retransmissions (80 ms) only sometimes. §V: "any delay above 50 ms can be considered
-//!   congestion", and Fig. 22 operates near 20 ms: jitter with a 5-ms mean and the fades give a
-//!   median near 5 ms and a tail to about 50 ms. The 150-ms buffer is above Table II's largest
-//!   delay (CTCP-like, 85 ms).
+//!   (of 32-packet windows): residual loss 3 % (a 32-packet window then holds two or more
+//!   losses a quarter of the time). §V: "any delay above 50 ms can be considered congestion",
+//!   and Fig. 22 operates near 20 ms: jitter with a 5-ms mean and short fades (10 ms every
+//!   0.5 s, retried for at most 8 frames, 40 ms) give a median near 5 ms, a 90th percentile
+//!   near 12 ms and a tail to about 55 ms. The fades are short and frequent rather than long
+//!   and rare so that a learner sampling a few seconds a minute sees them. The 150-ms buffer
+//!   is above Table II's largest delay (CTCP-like, 85 ms).
 //! * **`cable-up`** (Fig. 5): the clean contrast — constant 2 Mbit/s, no fades, no loss,
 //!   sub-millisecond jitter: "any queuing delay above a small amount (such as 50 ms) can be
 //!   considered congestion and any loss can be considered congestion as well".

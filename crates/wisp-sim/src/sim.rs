@@ -583,3 +583,80 @@ impl Simulation {
 pub fn simulate(scenario: &Scenario, progress: Option<Progress<'_>>) -> Result<RunLog, SimError> {
     Ok(Simulation::new(scenario)?.run(progress))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::link::LinkSpec;
+    use crate::log::DropReason;
+
+    fn scenario(link: &str, scheme: &str, secs: u64) -> Scenario {
+        let l = link.parse::<LinkSpec>().unwrap().load().unwrap();
+        let mut s = Scenario::new(l, scheme.parse().unwrap());
+        s.duration = Duration::from_secs(secs);
+        s
+    }
+
+    #[test]
+    fn a_discard_timer_bounds_the_queue() {
+        // 3 Mbit/s into the 2 Mbit/s cable profile with its 500-ms buffer.
+        let log = simulate(&scenario("cable-up", "cbr:rate-kbps=3000", 20), None).unwrap();
+        let discarded = log
+            .packets
+            .iter()
+            .filter(|p| p.reason == DropReason::Discard)
+            .count();
+        let sent = log.packets.len();
+        // A third of what is sent finds no room once the queue is 500 ms long.
+        let f = discarded as f64 / sent as f64;
+        assert!(f > 0.25 && f < 0.34, "{f}");
+        // No delivered packet waited more than the buffer plus its service and the radio.
+        let worst = log
+            .packets
+            .iter()
+            .filter_map(|p| Some(p.delivered? - p.enqueued?))
+            .max()
+            .unwrap();
+        assert!(worst < Duration::from_millis(530), "{worst:?}");
+    }
+
+    #[test]
+    fn a_mobile_radio_loses_and_delays_but_keeps_order() {
+        let log = simulate(&scenario("3g-up", "cbr:rate-kbps=100", 60), None).unwrap();
+        let lost = log
+            .packets
+            .iter()
+            .filter(|p| p.reason == DropReason::Link)
+            .count() as f64;
+        let f = lost / log.packets.len() as f64;
+        assert!(f > 0.01 && f < 0.06, "{f}");
+        assert!(log.packets.iter().all(|p| p.reason != DropReason::Discard));
+        // Delivered in send order.
+        let d: Vec<Instant> = log.packets.iter().filter_map(|p| p.delivered).collect();
+        assert!(d.windows(2).all(|w| w[0] <= w[1]));
+        // The radio adds its latency (40 ms) to the 20-ms propagation delay.
+        let min = log
+            .packets
+            .iter()
+            .filter_map(|p| Some(p.delivered? - p.sent()))
+            .min()
+            .unwrap();
+        assert!(min >= Duration::from_millis(60), "{min:?}");
+    }
+
+    #[test]
+    fn mobile_runs_are_deterministic_and_depend_on_the_seed() {
+        let a = simulate(&scenario("wimax-down", "adaptive-um", 20), None).unwrap();
+        let b = simulate(&scenario("wimax-down", "adaptive-um", 20), None).unwrap();
+        assert_eq!(a.packets, b.packets);
+        assert_eq!(a.sender_samples, b.sender_samples);
+        let mut s = scenario("wimax-down", "adaptive-um", 20);
+        s.seed = 2;
+        let c = simulate(&s, None).unwrap();
+        assert_ne!(a.packets, c.packets);
+        // The controller is sampled about every 100 ms.
+        let n = a.sender_samples.len();
+        assert!((190..=201).contains(&n), "{n}");
+        assert!(a.sender_samples.iter().any(|x| x.delay_target.is_some()));
+    }
+}
