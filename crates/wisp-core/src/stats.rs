@@ -20,6 +20,21 @@ pub fn quantiles(values: &mut [f64], qs: &[f64]) -> Vec<Option<f64>> {
     qs.iter().map(|&q| quantile_sorted(values, q)).collect()
 }
 
+/// A standard normal draw from `rng` (Box–Muller; `1 − u` avoids ln 0). Two uniform draws
+/// per call.
+pub fn standard_normal(rng: &mut impl rand::Rng) -> f64 {
+    use rand::RngExt;
+    let u1: f64 = 1.0 - rng.random::<f64>();
+    let u2: f64 = rng.random::<f64>();
+    (-2.0 * u1.ln()).sqrt() * (2.0 * std::f64::consts::PI * u2).cos()
+}
+
+/// An exponential draw with mean 1 from `rng` (inversion; `1 − u` avoids ln 0).
+pub fn standard_exponential(rng: &mut impl rand::Rng) -> f64 {
+    use rand::RngExt;
+    -(1.0 - rng.random::<f64>()).ln()
+}
+
 /// An exponentially weighted moving average.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Ewma {
@@ -140,6 +155,20 @@ mod tests {
         assert_eq!(quantile_sorted(&v, 1.0), Some(100.0));
         assert_eq!(quantile_sorted(&[], 0.5), None);
         assert_eq!(quantile_sorted(&[7.0], 0.95), Some(7.0));
+    }
+
+    #[test]
+    fn random_draws_have_their_moments() {
+        use rand::SeedableRng;
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(9);
+        let n = 100_000;
+        let x: Vec<f64> = (0..n).map(|_| standard_normal(&mut rng)).collect();
+        let m = x.iter().sum::<f64>() / n as f64;
+        let v = x.iter().map(|a| (a - m) * (a - m)).sum::<f64>() / n as f64;
+        assert!(m.abs() < 0.02 && (v - 1.0).abs() < 0.02, "{m} {v}");
+        let e: Vec<f64> = (0..n).map(|_| standard_exponential(&mut rng)).collect();
+        assert!(e.iter().all(|&a| a >= 0.0));
+        assert!((e.iter().sum::<f64>() / n as f64 - 1.0).abs() < 0.02);
     }
 
     #[test]

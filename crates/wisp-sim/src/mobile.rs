@@ -103,6 +103,7 @@ use crate::link::{rate_integral_bits, rate_next_start, rate_serve};
 use rand::RngExt;
 use rand_chacha::ChaCha8Rng;
 use std::sync::Arc;
+use wisp_core::stats::{standard_exponential, standard_normal};
 use wisp_core::units::parse_duration;
 use wisp_core::{Bitrate, DataSize, Duration, Instant};
 
@@ -403,8 +404,8 @@ impl MobileSpec {
         let end = Instant::ZERO + HORIZON;
         let mut t = Instant::ZERO;
         loop {
-            let gap = self.fade_every.mul_f64(exponential(&mut rng));
-            let len = self.fade_len.mul_f64(exponential(&mut rng));
+            let gap = self.fade_every.mul_f64(standard_exponential(&mut rng));
+            let len = self.fade_len.mul_f64(standard_exponential(&mut rng));
             let start = (t + gap).max(out.last().map_or(Instant::ZERO, |f: &(_, Instant)| f.1));
             let stop = start + len;
             if stop >= end {
@@ -419,24 +420,9 @@ impl MobileSpec {
     }
 }
 
-/// A standard normal draw (Box–Muller; 1 − u avoids ln 0).
-fn standard_normal(rng: &mut ChaCha8Rng) -> f64 {
-    let u1: f64 = 1.0 - rng.random::<f64>();
-    let u2: f64 = rng.random::<f64>();
-    (-2.0 * u1.ln()).sqrt() * (2.0 * std::f64::consts::PI * u2).cos()
-}
-
-/// An exponential draw with mean 1.
-fn exponential(rng: &mut ChaCha8Rng) -> f64 {
-    -(1.0 - rng.random::<f64>()).ln()
-}
-
-/// SplitMix64's finaliser: a uniform value in [0, 1) for `(seed, k)`, without state.
+/// A uniform value in [0, 1) for `(seed, k)`, without state (random access to the jitter knots).
 fn hash_unit(seed: u64, k: u64) -> f64 {
-    let mut z = seed ^ k.wrapping_mul(0x9e37_79b9_7f4a_7c15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^= z >> 31;
+    let z = crate::seed::splitmix64(seed ^ k.wrapping_mul(0x9e37_79b9_7f4a_7c15));
     (z >> 11) as f64 / (1u64 << 53) as f64
 }
 

@@ -55,11 +55,14 @@ pub fn mix(master: u64, label: &str) -> u64 {
         h ^= u64::from(b);
         h = h.wrapping_mul(0x0000_0100_0000_01b3);
     }
-    let mut z = master ^ h;
+    splitmix64(master ^ h)
+}
+
+/// SplitMix64's finaliser: a well-mixed 64-bit value of `z`.
+pub fn splitmix64(mut z: u64) -> u64 {
     z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^= z >> 31;
-    z
+    z ^ (z >> 31)
 }
 
 #[cfg(test)]

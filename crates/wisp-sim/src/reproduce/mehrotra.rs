@@ -342,11 +342,7 @@ fn delta_hat_series(log: &RunLog, flow: u16) -> Vec<(f64, f64)> {
 }
 
 fn mean(v: &[f64]) -> f64 {
-    if v.is_empty() {
-        0.0
-    } else {
-        v.iter().sum::<f64>() / v.len() as f64
-    }
+    super::mean_std(v).0
 }
 
 fn quantile(v: &[f64], q: f64) -> f64 {
