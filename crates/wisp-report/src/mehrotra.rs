@@ -1,7 +1,7 @@
 //! Figures, tables and page of `wisp reproduce mehrotra` (Mehrotra et al. Tables I–II and
 //! Figs. 2–5, 9–23).
 
-use crate::sweep::{density, figure_svg, svg, zones_pdf_svg};
+use crate::sweep::{density, figure_svg, svg, tick, zones_pdf_svg};
 use crate::{STYLE, color, esc, hex};
 use plotters::prelude::*;
 use std::fmt::Write as _;
@@ -40,14 +40,8 @@ fn line_panel(
         .configure_mesh()
         .x_desc(x_desc)
         .y_desc(y_desc)
-        .x_label_formatter(&|v| format!("{v:.0}"))
-        .y_label_formatter(&|v| {
-            if y_max < 2.0 {
-                format!("{v:.2}")
-            } else {
-                format!("{v:.0}")
-            }
-        })
+        .x_label_formatter(&|v| tick(*v, x_range.1))
+        .y_label_formatter(&|v| tick(*v, y_max))
         .light_line_style(LIGHT)
         .draw()?;
     let labelled = series.iter().any(|s| !s.0.is_empty()) && series.len() > 1;
@@ -335,7 +329,7 @@ pub fn handover_svg(r: &Mehrotra) -> String {
         )?;
         line_panel(
             &bottom,
-            "learned δ̂ (the new network's range dashed)",
+            "learned δ̂ (grey: the new network's level, within 2× of its δ̂ alone)",
             "time (s)",
             "δ̂ (ms)",
             &[
@@ -600,6 +594,12 @@ at 3G window sizes (Compound TCP's dwnd needs about 16 segments) and its loss-ba
 down by the random loss, and UM's operating point k₀/R (40 ms at 5 Mbit/s) fits the WiMAX buffer, \
 so both lose little beyond the inherent loss.</li>\
 <li>Delay is the one-way queueing delay: each packet's one-way delay less the smallest of the run.</li>\
+<li>Two adaptive-um flows share the link fairly once the newcomer's early calibration windows, taken \
+while the incumbent's queue moves, have aged out of its congestion-free set: that takes one to two \
+minutes here, longer than the 20–30 s the paper reports, so the overlap is measured from 60 s after \
+the second flow starts.</li>\
+<li>TFRC's packet size s is the mean size of the call's packets (RFC 5348 §4.1), audio included, \
+which lowers its rate against a video-only stream.</li>\
 </ul>\n";
 
 #[cfg(test)]

@@ -22,6 +22,20 @@ fn zone_color(z: Zone) -> RGBColor {
     }
 }
 
+/// A tick label with as many decimals as an axis reaching `max` needs.
+pub(crate) fn tick(v: f64, max: f64) -> String {
+    let d = if max <= 0.1 {
+        3
+    } else if max <= 2.0 {
+        2
+    } else if max <= 20.0 {
+        1
+    } else {
+        0
+    };
+    format!("{v:.d$}")
+}
+
 pub(crate) fn svg(size: (u32, u32), draw: impl FnOnce(&Area<'_>) -> Res) -> String {
     let mut out = String::new();
     {
@@ -56,13 +70,7 @@ fn stats_panel(
         .x_desc("rate (kbit/s)")
         .y_desc(y_desc)
         .x_label_formatter(&|v| format!("{v:.0}"))
-        .y_label_formatter(&|v| {
-            if ymax < 1.0 {
-                format!("{v:.3}")
-            } else {
-                format!("{v:.0}")
-            }
-        })
+        .y_label_formatter(&|v| tick(*v, ymax))
         .light_line_style(RGBColor(245, 245, 245))
         .draw()?;
     for (p, s) in points {
@@ -194,7 +202,8 @@ fn pdf_panel(
         .configure_mesh()
         .x_desc(x_desc)
         .y_desc("density")
-        .y_label_formatter(&|v| format!("{v:.2}"))
+        .x_label_formatter(&|v| tick(*v, hi))
+        .y_label_formatter(&|v| tick(*v, ymax))
         .light_line_style(RGBColor(245, 245, 245))
         .draw()?;
     for ((label, values, c), d) in sets.iter().zip(&dens) {

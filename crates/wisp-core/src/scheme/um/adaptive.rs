@@ -1,5 +1,5 @@
 //! `adaptive-um` — utility maximisation with a variable, learned definition of congestion,
-//! Mehrotra et al. §V (the rate law of their ref. [19]).
+//! Mehrotra et al. §V (the rate law of their ref. \[19\]).
 //!
 //! Per ACK, with δ the ACK's queueing delay and δ̂ the operating congestion point:
 //!
@@ -61,7 +61,7 @@
 //! samples=200,floor-ms=10`.
 //!
 //! Deviations:
-//! * The paper gives no values for α_max, α_min, β_min, β_max, δ_max (nor does its ref. [19]):
+//! * The paper gives no values for α_max, α_min, β_min, β_max, δ_max (nor does its ref. \[19\]):
 //!   α and β here are per 1000 bytes acknowledged (an ACK of M bytes applies M/1000 of a
 //!   step), so the law does not depend on how the media source packetises (audio packets are a
 //!   tenth of a video packet's size). α_max makes R grow ~20 % per second of ACKs at low delay,

@@ -64,12 +64,12 @@ pub trait RateLaw: Clone + fmt::Debug {
         None
     }
 
-    /// The base one-way delay dropped by more than [`PATH_CHANGE`]: the packets take a new path.
+    /// The base one-way delay dropped by more than 10 ms: the packets take a new path.
     fn on_path_change(&mut self, _now: Instant) {}
 }
 
 /// A drop of the base one-way delay this large is taken for a new path.
-pub const PATH_CHANGE: Duration = Duration::from_millis(10);
+pub(crate) const PATH_CHANGE: Duration = Duration::from_millis(10);
 
 /// What a rate sender has seen.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
