@@ -36,7 +36,7 @@
 //!    until it holds at least `samples` (200). The opening window only stands in until the
 //!    regular windows have supplied `samples` (a newcomer's opening window, taken while other
 //!    flows' queue moves, overstates the noise).
-//! 3. **δ_T** is the `quantile` (0.995) of the set — nearly all congestion-free samples lie
+//! 3. **δ_T** is the `quantile` (0.99) of the set — nearly all congestion-free samples lie
 //!    below it — and **δ̂ = (1 + `margin`) · δ_T** (margin 0.25), at least `floor` (10 ms),
 //!    recomputed at the end of each window, once the ACK of a packet sent after it shows that
 //!    every sample has arrived.
@@ -57,7 +57,7 @@
 //!
 //! Parameters (defaults): `alpha-max=200,alpha-min=10,beta-min=0.001,beta-max=0.01`,
 //! `delta-max=2` (δ_max = 2·δ̂), `delta-hat-ms=auto`, `probe-every-s=30,probe-first-s=5,depth=0.4,
-//! window-ms=1000,window-samples=50,settle-ms=300,quantile=0.995,margin=0.25,memory-s=180,
+//! window-ms=1000,window-samples=50,settle-ms=300,quantile=0.99,margin=0.25,memory-s=180,
 //! samples=200,floor-ms=10`.
 //!
 //! Deviations:
@@ -117,7 +117,7 @@ impl Default for LearnerConfig {
             window: Duration::from_secs(1),
             window_samples: 50,
             settle: Duration::from_millis(300),
-            quantile: 0.995,
+            quantile: 0.99,
             margin: 0.25,
             memory: Duration::from_secs(180),
             samples: 200,
@@ -788,12 +788,12 @@ mod tests {
             ms(30 + if s % 10 == 0 { (s / 10 % 20) * 10 } else { 0 })
         });
         let first = l.history()[0];
-        // 200 samples of the opening 2 s, each less its trailing floor (30 ms): 180 zeros and
-        // the spikes. δ_T = the 99.5th percentile (nearest rank: the 199th value, 180 ms);
-        // δ̂ = 1.25·δ_T.
+        // 200 samples of the opening 2 s, each less its trailing floor (30 ms): 181 zeros and
+        // the spikes of 10 … 190 ms. δ_T = the 99th percentile (nearest rank: the 198th value,
+        // 170 ms); δ̂ = 1.25·δ_T.
         assert_eq!(first.window_samples, 200);
-        assert_eq!(first.delta_t, ms(180));
-        assert_eq!(first.delta_hat, ms(225));
+        assert_eq!(first.delta_t, ms(170));
+        assert_eq!(first.delta_hat, Duration::from_micros(212_500));
         assert!(!first.reset);
     }
 
