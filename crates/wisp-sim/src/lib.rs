@@ -3,7 +3,8 @@
 //! A deterministic discrete-event simulator for wisp's schemes: trace-driven and rate links
 //! ([`link`]), mobile-broadband profiles ([`mobile`]), queues ([`queue`]), random loss ([`loss`]), a `(time, seq)` event engine
 //! ([`sim`]), the per-packet log ([`log`]), the metrics ([`metrics`]), the matrix runner
-//! ([`bench`](mod@bench)) and the papers' reproductions ([`reproduce`]). One master seed ([`seed`]) drives a run: the same scenario and seed give the
+//! ([`bench`](mod@bench)), path characterisation ([`sweep`]) and the papers' reproductions
+//! ([`reproduce`]). One master seed ([`seed`]) drives a run: the same scenario and seed give the
 //! same bytes of output.
 //!
 //! ```no_run
