@@ -372,15 +372,18 @@ impl SchemeConfig {
                     AnyReceiver::Silent(SilentReceiver),
                 )
             }
-            SchemeConfig::Cbr(c) => (
-                FlowSender::new(
-                    AnySender::Cbr(CbrSender::new(c)),
-                    Source::bulk(mtu),
-                    Pacer::new(Duration::ZERO),
-                    mtu,
-                ),
-                AnyReceiver::Silent(SilentReceiver),
-            ),
+            SchemeConfig::Cbr(c) => {
+                let size = c.packet_size.unwrap_or(mtu);
+                (
+                    FlowSender::new(
+                        AnySender::Cbr(CbrSender::new(c)),
+                        Source::bulk(size),
+                        Pacer::new(Duration::ZERO),
+                        size,
+                    ),
+                    AnyReceiver::Silent(SilentReceiver),
+                )
+            }
             SchemeConfig::Sprout(c) => (
                 FlowSender::new(
                     AnySender::Sprout(SproutSender::new(c, mtu)),
@@ -665,5 +668,23 @@ mod tests {
             && h.send_time == Instant::from_millis(10 * i as u64)
             && h.size == DEFAULT_MTU
             && h.byte_seq == 1500 * i as u64));
+    }
+
+    #[test]
+    fn cbr_packet_size_sets_the_size_and_keeps_the_rate() {
+        let c: SchemeConfig = "cbr:rate-kbps=1200,packet-bytes=300".parse().unwrap();
+        let (mut flow, _) = c.build(SchemeContext::new()).unwrap();
+        let mut now = Instant::ZERO;
+        let mut sent = vec![];
+        while now < Instant::from_millis(100) {
+            while let Some(h) = flow.poll_transmit(now) {
+                sent.push(h);
+            }
+            now = flow.poll_timeout().unwrap();
+        }
+        // 1200 kbit/s of 300-byte packets = one every 2 ms.
+        assert_eq!(sent.len(), 50);
+        assert!(sent.iter().all(|h| h.size == DataSize::from_bytes(300)));
+        assert_eq!(sent[1].send_time, Instant::from_millis(2));
     }
 }
