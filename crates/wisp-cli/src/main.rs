@@ -10,6 +10,7 @@ mod net;
 mod output;
 mod reproduce;
 mod run;
+mod sweep;
 mod trace;
 
 use clap::{Parser, Subcommand};
@@ -27,6 +28,8 @@ Examples:
   wisp run --scheme cbr --rate-kbps 2000 --trace traces/cellular/TMobile-UMTS-driving.down
   wisp run --scheme ideal --link trace:traces/cellular/Verizon-LTE-short.down --json
   wisp bench --schemes ideal,cbr --traces traces/cellular --out results
+  wisp run --scheme adaptive-um --link 3g-up --duration-s 120
+  wisp sweep --link wimax-down --rates 1mbps,3mbps,4.9mbps,5.1mbps,6mbps
   wisp trace stats traces/cellular/*.down
   wisp reproduce gcc-wifi --quick --out /tmp/gcc-wifi
   wisp reproduce sprout --out /tmp/sprout
@@ -72,13 +75,17 @@ struct Cli {
 #[derive(Subcommand, Debug)]
 enum Command {
     /// Simulate a scheme over a link and print its metrics.
-    Run(run::RunArgs),
+    Run(Box<run::RunArgs>),
     /// Run every scheme over every trace in parallel; write results.json, results.csv and
     /// report.html.
-    Bench(bench::BenchArgs),
+    Bench(Box<bench::BenchArgs>),
+    /// Characterise a path: constant-bit-rate traffic at a list of rates; queueing delay and loss
+    /// per rate, the congestion-free and congested zones, the delay threshold δ_T.
+    #[command(long_about = sweep::LONG_ABOUT)]
+    Sweep(Box<sweep::SweepArgs>),
     /// Re-run a paper's experiments; write its figures (SVG in an HTML page) and data (CSV,
     /// JSON), and print its claims as measured.
-    Reproduce(reproduce::ReproduceArgs),
+    Reproduce(Box<reproduce::ReproduceArgs>),
     /// List the schemes with their parameters.
     Schemes {
         /// Print one JSON object instead of a table.
@@ -114,17 +121,23 @@ fn main() -> ExitCode {
             return ExitCode::SUCCESS;
         }
         Err(e) => {
-            // One line: clap's message without its usage and hints.
+            // One line: clap's message without its usage and hints (a message that ends in a
+            // colon continues on the next line: the missing arguments).
             let text = e.render().to_string();
-            let line = text.lines().next().unwrap_or("invalid arguments");
-            eprintln!("wisp: {line}");
+            let mut lines = text.lines().map(str::trim).filter(|l| !l.is_empty());
+            let first = lines.next().unwrap_or("invalid arguments");
+            match lines.next().filter(|_| first.ends_with(':')) {
+                Some(next) => eprintln!("wisp: {first} {next}"),
+                None => eprintln!("wisp: {first}"),
+            }
             return ExitCode::from(2);
         }
     };
     let result = match cli.command {
-        Command::Run(a) => run::run(a),
-        Command::Bench(a) => bench::bench(a),
-        Command::Reproduce(a) => reproduce::reproduce(a),
+        Command::Run(a) => run::run(*a),
+        Command::Bench(a) => bench::bench(*a),
+        Command::Sweep(a) => sweep::sweep(*a),
+        Command::Reproduce(a) => reproduce::reproduce(*a),
         Command::Schemes { json } => schemes(json),
         Command::Trace { command } => trace::trace(command),
         Command::Send(a) => net::send(a),

@@ -4,7 +4,7 @@ use crate::error::CliError;
 use crate::output::{self, OutputDir};
 use clap::{Args, ValueEnum};
 use std::path::{Path, PathBuf};
-use wisp_sim::reproduce::{gcc_wifi, sprout};
+use wisp_sim::reproduce::{gcc_wifi, mehrotra, sprout};
 
 /// The papers wisp reproduces.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -15,6 +15,9 @@ pub enum Paper {
     /// Winstein et al., NSDI 2013: Sprout, Sprout-EWMA and the TCP baselines over the cellular
     /// traces (the §1 summary table, the §6.3–6.4 throughput/delay charts, the §6.5 loss table).
     Sprout,
+    /// Mehrotra et al.: mobile-broadband characterisation (Figs. 2–5, 19), rate controllers with
+    /// fixed and learned congestion thresholds (Tables I–II, Figs. 9–23), a handover.
+    Mehrotra,
 }
 
 impl Paper {
@@ -22,6 +25,7 @@ impl Paper {
         match self {
             Paper::GccWifi => "gcc-wifi",
             Paper::Sprout => "sprout",
+            Paper::Mehrotra => "mehrotra",
         }
     }
 }
@@ -36,13 +40,14 @@ pub struct ReproduceArgs {
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
 
-    /// A shorter run that still checks every claim (under a minute): gcc-wifi, a 60-s call
-    /// over the main cases; sprout, the two 140-s LTE trace pairs only.
+    /// A shorter run that still checks every claim it can (under a minute): gcc-wifi, a 60-s
+    /// call over the main cases; sprout, the two 140-s LTE trace pairs only; mehrotra, the main
+    /// cases with shorter runs.
     #[arg(long)]
     pub quick: bool,
 
     /// The Wi-Fi trace of gcc-wifi (default: traces/wifi/google-wifi-3mbps.rx of the wisp
-    /// repository).
+    /// repository); not used by the other papers.
     #[arg(long, value_name = "FILE")]
     pub trace: Option<PathBuf>,
 
@@ -86,13 +91,23 @@ pub fn reproduce(a: ReproduceArgs) -> Result<(), CliError> {
         || std::thread::available_parallelism().map_or(1, |n| n.get()),
         usize::from,
     );
-    let (own, other) = match a.paper {
-        Paper::GccWifi => ("--trace", a.traces.is_some().then_some("--traces")),
-        Paper::Sprout => ("--traces", a.trace.is_some().then_some("--trace")),
+    let (trace_ok, traces_ok) = match a.paper {
+        Paper::GccWifi => (true, false),
+        Paper::Sprout => (false, true),
+        Paper::Mehrotra => (false, false),
     };
-    if let Some(opt) = other {
+    let misplaced = [
+        ("--trace", a.trace.is_some() && !trace_ok),
+        ("--traces", a.traces.is_some() && !traces_ok),
+    ];
+    if let Some((opt, _)) = misplaced.iter().find(|(_, bad)| *bad) {
+        let takes = match a.paper {
+            Paper::GccWifi => "it takes --trace FILE",
+            Paper::Sprout => "it takes --traces DIR",
+            Paper::Mehrotra => "it runs on the mobile-broadband profiles",
+        };
         return Err(CliError::Input(format!(
-            "{opt} does not apply to {} (it takes {own})",
+            "{opt} does not apply to {} ({takes})",
             a.paper.name()
         )));
     }
@@ -139,6 +154,60 @@ pub fn reproduce(a: ReproduceArgs) -> Result<(), CliError> {
             files.add("summary.json", json);
             files.commit(&out)?;
             for c in result.checks() {
+                println!(
+                    "{:3}  {}: {} (expected {})",
+                    if c.met { "ok" } else { "NO" },
+                    c.claim,
+                    c.measured,
+                    c.expected
+                );
+            }
+            eprintln!("wisp: wrote {}", out.join("report.html").display());
+        }
+        Paper::Mehrotra => {
+            let seed = crate::args::seed(a.seed)?;
+            let options = mehrotra::Options {
+                quick: a.quick,
+                seed,
+                jobs,
+            };
+            let pb = output::progress_bar(0, "simulating");
+            let result = mehrotra::run(&options, &|done, total| {
+                pb.set_length(total as u64);
+                pb.set_position(done as u64);
+            })?;
+            pb.finish_and_clear();
+            let mut files = OutputDir::default();
+            files.add("report.html", wisp_report::mehrotra::html(&result));
+            for (name, svg) in wisp_report::mehrotra::figures(&result) {
+                files.add(Path::new("figures").join(name), svg);
+            }
+            for s in &result.sweeps {
+                files.add(format!("sweep-{}.csv", s.link), wisp_report::sweep::csv(s));
+            }
+            files.add("tables.csv", wisp_report::mehrotra::table_csv(&result));
+            files.add(
+                "delta_hat_sweep.csv",
+                wisp_report::mehrotra::delta_sweep_csv(&result),
+            );
+            files.add(
+                "sensitivity.csv",
+                wisp_report::mehrotra::sensitivity_csv(&result),
+            );
+            files.add(
+                "timeseries.csv",
+                wisp_report::mehrotra::timeseries_csv(&result),
+            );
+            let checks = result.checks();
+            let json = serde_json::to_vec_pretty(&serde_json::json!({
+                "paper": "mehrotra",
+                "result": &result,
+                "checks": &checks,
+            }))
+            .map_err(|e| CliError::Io(format!("cannot serialise results: {e}")))?;
+            files.add("summary.json", json);
+            files.commit(&out)?;
+            for c in checks {
                 println!(
                     "{:3}  {}: {} (expected {})",
                     if c.met { "ok" } else { "NO" },

@@ -27,7 +27,13 @@ pub struct RunArgs {
     /// trace-ns:FILE, trace-packets:FILE (libwebrtc: one packet per line, whatever its size),
     /// const:RATE (e.g. const:12mbps), steps:RATE@T,… (e.g. steps:1mbps@0,2.5mbps@25s),
     /// wifi-outage[:rate=3mbps,every=1s,length=100ms,burst=12mbps,seed=1] (a constant rate with
-    /// outages whose held packets leave as a burst; length=0 for none).
+    /// outages whose held packets leave as a burst; length=0 for none); 3g-up, wimax-down,
+    /// cable-up (mobile-broadband profiles after Mehrotra et al., whose delay and loss noise does
+    /// not depend on the sending rate; override any parameter, e.g.
+    /// 3g-up:loss=0.02,rate=500kbps,buffer=none — keys rate, sigma, coherence, buffer, tti,
+    /// per, retx, fade-every, fade-len, loss, jitter, latency, radio, seed); handover:SPEC+SPEC@T
+    /// (one link, then another from time T on its own clock, e.g.
+    /// handover:3g-up+wimax-down@120s).
     #[arg(long, value_name = "SPEC")]
     pub link: Option<LinkSpec>,
 

@@ -96,6 +96,12 @@ pub trait Sender {
     fn stats(&self) -> SenderStats {
         SenderStats::default()
     }
+
+    /// The queueing delay the controller currently aims at, if it has such an operating point
+    /// (a learned congestion threshold, say), for plots and logs.
+    fn delay_target(&self) -> Option<crate::time::Duration> {
+        None
+    }
 }
 
 /// The receiving half of a scheme.

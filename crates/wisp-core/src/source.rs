@@ -7,7 +7,6 @@
 use crate::packet::{Content, IP_UDP_OVERHEAD};
 use crate::time::{Duration, Instant};
 use crate::units::{Bitrate, DataSize};
-use rand::RngExt;
 use rand_chacha::ChaCha8Rng;
 use std::collections::VecDeque;
 
@@ -313,13 +312,6 @@ impl MediaSource {
         )
     }
 
-    fn standard_normal(rng: &mut SourceRng) -> f64 {
-        // Box–Muller; 1 − u avoids ln(0).
-        let u1: f64 = 1.0 - rng.random::<f64>();
-        let u2: f64 = rng.random::<f64>();
-        (-2.0 * u1.ln()).sqrt() * (2.0 * std::f64::consts::PI * u2).cos()
-    }
-
     fn emit_frame(&mut self, at: Instant, target: Option<Bitrate>) {
         let fps = f64::from(self.config.fps);
         let rate = match (self.encoder_rate, target) {
@@ -342,7 +334,7 @@ impl MediaSource {
         let noise = match self.rng.as_mut() {
             Some(rng) => {
                 let s = self.config.size_sigma;
-                (s * Self::standard_normal(rng) - s * s / 2.0).exp()
+                (s * crate::stats::standard_normal(rng) - s * s / 2.0).exp()
             }
             None => 1.0,
         };

@@ -20,6 +20,21 @@ pub fn quantiles(values: &mut [f64], qs: &[f64]) -> Vec<Option<f64>> {
     qs.iter().map(|&q| quantile_sorted(values, q)).collect()
 }
 
+/// A standard normal draw from `rng` (Box–Muller; `1 − u` avoids ln 0). Two uniform draws
+/// per call.
+pub fn standard_normal(rng: &mut impl rand::Rng) -> f64 {
+    use rand::RngExt;
+    let u1: f64 = 1.0 - rng.random::<f64>();
+    let u2: f64 = rng.random::<f64>();
+    (-2.0 * u1.ln()).sqrt() * (2.0 * std::f64::consts::PI * u2).cos()
+}
+
+/// An exponential draw with mean 1 from `rng` (inversion; `1 − u` avoids ln 0).
+pub fn standard_exponential(rng: &mut impl rand::Rng) -> f64 {
+    use rand::RngExt;
+    -(1.0 - rng.random::<f64>()).ln()
+}
+
 /// An exponentially weighted moving average.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Ewma {
@@ -53,9 +68,90 @@ impl Ewma {
     }
 }
 
+/// The minimum of a signal over the last `buckets` periods of `period` (RFC 6817's base-delay
+/// history: LEDBAT keeps the minimum of each of the last BASE_HISTORY minutes).
+///
+/// A sample opens a new bucket when it falls in a different period (`now / period`) from the
+/// previous sample's, dropping the oldest bucket once there are `buckets` of them; otherwise it
+/// lowers the current bucket's minimum. Periods without samples take no bucket, as in RFC 6817's
+/// pseudocode.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct WindowedMin {
+    period_ns: u64,
+    buckets: usize,
+    minima: std::collections::VecDeque<i64>,
+    last_period: Option<u64>,
+}
+
+impl WindowedMin {
+    /// Minima over `buckets` (at least 1) periods of `period` (at least 1 ns).
+    pub fn new(period: crate::time::Duration, buckets: usize) -> Self {
+        WindowedMin {
+            period_ns: period.as_nanos().max(1),
+            buckets: buckets.max(1),
+            minima: std::collections::VecDeque::new(),
+            last_period: None,
+        }
+    }
+
+    /// Adds a sample taken at `now`.
+    pub fn update(&mut self, now: crate::time::Instant, value: i64) {
+        let period = now.as_nanos() / self.period_ns;
+        if self.last_period != Some(period) {
+            self.last_period = Some(period);
+            if self.minima.len() == self.buckets {
+                self.minima.pop_front();
+            }
+            self.minima.push_back(value);
+        } else if let Some(tail) = self.minima.back_mut() {
+            *tail = (*tail).min(value);
+        }
+    }
+
+    /// The minimum over the window; `None` before any sample.
+    pub fn min(&self) -> Option<i64> {
+        self.minima.iter().min().copied()
+    }
+
+    /// Buckets held (at most `buckets`).
+    pub fn len(&self) -> usize {
+        self.minima.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.minima.is_empty()
+    }
+
+    /// Forgets every sample.
+    pub fn reset(&mut self) {
+        self.minima.clear();
+        self.last_period = None;
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::time::{Duration, Instant};
+
+    #[test]
+    fn windowed_min_forgets_old_periods() {
+        let mut m = WindowedMin::new(Duration::from_secs(60), 3);
+        assert_eq!(m.min(), None);
+        m.update(Instant::from_secs(0), 50);
+        m.update(Instant::from_secs(30), 40);
+        m.update(Instant::from_secs(61), 70);
+        m.update(Instant::from_secs(130), 60);
+        assert_eq!(m.min(), Some(40));
+        // A fourth period pushes out the first (40).
+        m.update(Instant::from_secs(200), 65);
+        assert_eq!(m.min(), Some(60));
+        // A period without samples takes no bucket.
+        m.update(Instant::from_secs(1000), 80);
+        assert_eq!(m.min(), Some(60));
+        m.reset();
+        assert_eq!(m.min(), None);
+    }
 
     #[test]
     fn nearest_rank() {
@@ -66,6 +162,20 @@ mod tests {
         assert_eq!(quantile_sorted(&v, 1.0), Some(100.0));
         assert_eq!(quantile_sorted(&[], 0.5), None);
         assert_eq!(quantile_sorted(&[7.0], 0.95), Some(7.0));
+    }
+
+    #[test]
+    fn random_draws_have_their_moments() {
+        use rand::SeedableRng;
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(9);
+        let n = 100_000;
+        let x: Vec<f64> = (0..n).map(|_| standard_normal(&mut rng)).collect();
+        let m = x.iter().sum::<f64>() / n as f64;
+        let v = x.iter().map(|a| (a - m) * (a - m)).sum::<f64>() / n as f64;
+        assert!(m.abs() < 0.02 && (v - 1.0).abs() < 0.02, "{m} {v}");
+        let e: Vec<f64> = (0..n).map(|_| standard_exponential(&mut rng)).collect();
+        assert!(e.iter().all(|&a| a >= 0.0));
+        assert!((e.iter().sum::<f64>() / n as f64 - 1.0).abs() < 0.02);
     }
 
     #[test]

@@ -9,10 +9,14 @@
 //! * [`bench_html`] and [`run_html`]: pages that inline those SVGs (no external files, no
 //!   scripts);
 //! * [`gcc_wifi`]: the figures and page of `wisp reproduce gcc-wifi`;
-//! * [`sprout`]: the charts, tables and page of `wisp reproduce sprout`.
+//! * [`sprout`]: the charts, tables and page of `wisp reproduce sprout`;
+//! * [`sweep`]: the table, figures and page of `wisp sweep`;
+//! * [`mehrotra`]: the figures and page of `wisp reproduce mehrotra`.
 
 pub mod gcc_wifi;
+pub mod mehrotra;
 pub mod sprout;
+pub mod sweep;
 
 use plotters::coord::ranged1d::{KeyPointHint, NoDefaultFormatting, Ranged, ValueFormatter};
 use plotters::prelude::*;

@@ -1,7 +1,8 @@
-//! Simulator throughput: `cbr` at 4 Mbit/s over the whole of ATT-LTE-driving.down (786 s).
+//! Simulator throughput: `cbr` at 4 Mbit/s over the whole of ATT-LTE-driving.down (786 s), and
+//! `adaptive-um` (a media call acknowledged per packet) over 300 s of the `wimax-down` profile.
 //!
-//! Real-time factor = 786 s / time per run; simulated packets per second = packets / time.
-//! The run includes metrics and time series, as `wisp run` does.
+//! Real-time factor = simulated seconds / time per run; simulated packets per second = packets /
+//! time. The run includes metrics and time series, as `wisp run` does.
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use std::path::PathBuf;
@@ -37,5 +38,23 @@ fn bench(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, bench);
+fn mobile(c: &mut Criterion) {
+    let link = "wimax-down".parse::<LinkSpec>().unwrap().load().unwrap();
+    let mut scenario = Scenario::new(link, "adaptive-um".parse().unwrap());
+    scenario.duration = wisp_core::Duration::from_secs(300);
+    let packets = wisp_sim::run::run(&scenario, None)
+        .unwrap()
+        .log
+        .packets
+        .len() as u64;
+    let mut g = c.benchmark_group("sim");
+    g.sample_size(10).measurement_time(Duration::from_secs(10));
+    g.throughput(Throughput::Elements(packets));
+    g.bench_function("adaptive-um-wimax-down-300s", |b| {
+        b.iter(|| wisp_sim::run::run(&scenario, None).unwrap())
+    });
+    g.finish();
+}
+
+criterion_group!(benches, bench, mobile);
 criterion_main!(benches);

@@ -1,11 +1,11 @@
 //! # wisp-sim
 //!
 //! A deterministic discrete-event simulator for wisp's schemes: trace-driven and rate links
-//! ([`link`]), queues ([`queue`]), random loss ([`loss`]), a `(time, seq)` event engine
+//! ([`link`]), mobile-broadband profiles ([`mobile`]), queues ([`queue`]), random loss ([`loss`]), a `(time, seq)` event engine
 //! ([`sim`]), the per-packet log ([`log`]), the metrics ([`metrics`]), the matrix runner
-//! ([`bench`](mod@bench)), the papers' reproductions ([`reproduce`]) and Sprout's view of a
-//! saturated link ([`forecast`]). One master seed ([`seed`]) drives a run: the same scenario and
-//! seed give the same bytes of output.
+//! ([`bench`](mod@bench)), path characterisation ([`sweep`]), the papers' reproductions
+//! ([`reproduce`]) and Sprout's view of a saturated link ([`forecast`]). One master seed
+//! ([`seed`]) drives a run: the same scenario and seed give the same bytes of output.
 //!
 //! ```no_run
 //! use wisp_sim::{link::LinkSpec, sim::Scenario};
@@ -22,9 +22,11 @@ pub mod link;
 pub mod log;
 pub mod loss;
 pub mod metrics;
+pub mod mobile;
 pub mod queue;
 pub mod reproduce;
 pub mod run;
 pub mod seed;
 pub mod sim;
+pub mod sweep;
 pub mod trace;

@@ -8,6 +8,8 @@
 //! | `const:RATE` | a constant-rate serialiser, e.g. `const:12mbps` |
 //! | `steps:RATE@T,RATE@T,…` | a piecewise-constant rate, e.g. `steps:1mbps@0,2.5mbps@25s,0.6mbps@50s` |
 //! | `wifi-outage[:KEY=VALUE,…]` | a constant rate with Wi-Fi-like outages whose held packets leave as a burst ([`OutageSpec`]) |
+//! | `3g-up`, `wimax-down`, `cable-up` `[:KEY=VALUE,…]` | mobile-broadband profiles with noise that does not depend on the sending rate ([`crate::mobile`]) |
+//! | `handover:SPEC+SPEC@T[+SPEC@T…]` | one link, then another from time T on ([`HandoverLink`]) |
 //!
 //! **Trace semantics** (Mahimahi `mm-link`, Cellsim): each opportunity credits `bytes_per_line`
 //! (1500) bytes at its instant. The head of the queue is dequeued when its first byte is credited;
@@ -26,6 +28,7 @@
 //! packet of *s* bytes takes *8s/rate*, integrated across rate changes; a rate of 0 holds the
 //! packet.
 
+use crate::mobile::{MobileLink, MobileServer, MobileSpec, Service};
 use crate::trace::{Trace, TraceCursor, TraceError, TraceUnit};
 use std::path::PathBuf;
 use std::str::FromStr;
@@ -49,6 +52,10 @@ pub enum LinkSpec {
     /// `(start, rate)`, strictly increasing starts, the first at 0.
     Steps(Vec<(Duration, Bitrate)>),
     WifiOutage(OutageSpec),
+    /// A mobile-broadband profile.
+    Mobile(MobileSpec),
+    /// `(start, link)`: strictly increasing starts, the first at 0.
+    Handover(Vec<(Duration, LinkSpec)>),
 }
 
 /// The synthetic Wi-Fi outage link (`wifi-outage[:KEY=VALUE,…]`): a constant `rate` interrupted
@@ -203,13 +210,18 @@ impl FromStr for LinkSpec {
         if s == "wifi-outage" {
             return Ok(LinkSpec::WifiOutage(OutageSpec::default()));
         }
+        let (name, args) = s.split_once(':').map_or((s, None), |(k, a)| (k, Some(a)));
+        if let Some(m) = MobileSpec::parse(name, args) {
+            return m.map(LinkSpec::Mobile).map_err(err);
+        }
         let (kind, arg) = s.split_once(':').ok_or_else(|| {
             err(
-                "expected KIND:ARGS, one of trace:FILE, trace-ns:FILE, trace-packets:FILE, const:RATE, steps:RATE@T,…, wifi-outage[:…]"
+                "expected KIND:ARGS, one of trace:FILE, trace-ns:FILE, trace-packets:FILE, const:RATE, steps:RATE@T,…, wifi-outage[:…], 3g-up[:…], wimax-down[:…], cable-up[:…], handover:SPEC+SPEC@T"
                     .into(),
             )
         })?;
         match kind {
+            "handover" => parse_handover(arg).map_err(err),
             "trace-packets" => {
                 let path = PathBuf::from(arg);
                 let unit = TraceUnit::for_path(&path);
@@ -261,16 +273,54 @@ impl FromStr for LinkSpec {
                 Ok(LinkSpec::Steps(steps))
             }
             other => Err(err(format!(
-                "unknown link kind `{other}` (known: trace, trace-ns, trace-packets, const, steps, wifi-outage)"
+                "unknown link kind `{other}` (known: trace, trace-ns, trace-packets, const, steps, wifi-outage, 3g-up, wimax-down, cable-up, handover)"
             ))),
         }
     }
+}
+
+/// `SPEC+SPEC@T+…`: the first segment starts at 0, each later one at the time after its last `@`.
+fn parse_handover(arg: &str) -> Result<LinkSpec, String> {
+    let mut segments: Vec<(Duration, LinkSpec)> = vec![];
+    for (i, part) in arg.split('+').enumerate() {
+        let part = part.trim();
+        let (spec, at) = if i == 0 {
+            (part, Duration::ZERO)
+        } else {
+            let (spec, t) = part
+                .rsplit_once('@')
+                .ok_or_else(|| format!("segment `{part}` needs a start time, SPEC@TIME"))?;
+            (spec, parse_duration(t).map_err(|e| e.0)?)
+        };
+        if let Some(&(prev, _)) = segments.last() {
+            if at <= prev {
+                return Err(format!("segment start times must increase (`{part}`)"));
+            }
+        }
+        let link: LinkSpec = spec.parse().map_err(|e: LinkSpecError| e.message)?;
+        if matches!(link, LinkSpec::Handover(_)) {
+            return Err("a handover segment cannot itself be a handover".into());
+        }
+        segments.push((at, link));
+    }
+    if segments.len() < 2 {
+        return Err("a handover needs at least two links, SPEC+SPEC@TIME".into());
+    }
+    Ok(LinkSpec::Handover(segments))
 }
 
 impl LinkSpec {
     /// Reads any file the spec names.
     pub fn load(&self) -> Result<LinkModel, TraceError> {
         Ok(match self {
+            LinkSpec::Mobile(m) => LinkModel::Mobile(Arc::new(m.load())),
+            LinkSpec::Handover(segs) => {
+                let mut out = Vec::with_capacity(segs.len());
+                for (at, spec) in segs {
+                    out.push((Instant::ZERO + *at, spec.load()?));
+                }
+                LinkModel::Handover(Arc::new(HandoverLink { segments: out }))
+            }
             LinkSpec::Trace { path, unit } => LinkModel::Trace(Trace::load(path, *unit)?),
             LinkSpec::PacketTrace { path, unit } => {
                 LinkModel::PacketTrace(Trace::load(path, *unit)?)
@@ -298,6 +348,10 @@ pub enum LinkModel {
     Outage(Arc<OutageLink>),
     /// Piecewise-constant rate: `(start, rate)`, the first at 0.
     Rate(Arc<Vec<(Instant, Bitrate)>>),
+    /// A mobile-broadband profile.
+    Mobile(Arc<MobileLink>),
+    /// One link after another.
+    Handover(Arc<HandoverLink>),
     /// No bottleneck: packets pass at once (a reverse path that is only a delay).
     Unlimited,
 }
@@ -308,6 +362,31 @@ pub const BYTES_PER_LINE: u64 = 1500;
 /// Bytes a line counts for in capacity figures under per-packet semantics (libwebrtc's
 /// `TraceBasedDeliveryFilter` rate counter).
 pub const PACKET_TRACE_BYTES_PER_LINE: u64 = 1240;
+
+/// A link that changes mid-run (`handover:SPEC+SPEC@T`): segment *i* serves from its start
+/// until the next segment's start, on its own clock (its time 0 is its start, so a trace starts
+/// from its beginning at the handover). The queue is kept across a handover (the old network
+/// forwards what it holds); a packet in service when the handover comes completes on the old
+/// link.
+#[derive(Clone, Debug, PartialEq)]
+pub struct HandoverLink {
+    /// `(start, link)`, the first at 0.
+    pub segments: Vec<(Instant, LinkModel)>,
+}
+
+impl HandoverLink {
+    /// The index of the segment active at `t`.
+    pub fn active(&self, t: Instant) -> usize {
+        self.segments
+            .partition_point(|s| s.0 <= t)
+            .saturating_sub(1)
+    }
+
+    /// The end of segment `i`.
+    fn end(&self, i: usize) -> Instant {
+        self.segments.get(i + 1).map_or(Instant::MAX, |s| s.0)
+    }
+}
 
 /// A loaded [`OutageSpec`]: its rate schedule.
 #[derive(Clone, Debug, PartialEq)]
@@ -331,6 +410,22 @@ impl LinkModel {
                     .collect();
                 format!("steps:{}", s.join(","))
             }
+            LinkModel::Mobile(m) => m.spec.name(),
+            LinkModel::Handover(h) => {
+                let s: Vec<String> = h
+                    .segments
+                    .iter()
+                    .enumerate()
+                    .map(|(i, (t, l))| {
+                        if i == 0 {
+                            l.name()
+                        } else {
+                            format!("{}@{}s", l.name(), t.as_secs_f64())
+                        }
+                    })
+                    .collect();
+                format!("handover:{}", s.join("+"))
+            }
             LinkModel::Unlimited => "unlimited".into(),
         }
     }
@@ -345,13 +440,36 @@ impl LinkModel {
                 let last = steps[n - 1].0 - Instant::ZERO;
                 last + (steps[n - 1].0 - steps[n - 2].0)
             }
+            LinkModel::Handover(h) => {
+                let n = h.segments.len();
+                let last = h.segments[n - 1].0;
+                (last - Instant::ZERO) + (last - h.segments[n - 2].0)
+            }
             _ => Duration::from_secs(60),
         }
     }
 
-    /// A fresh server at time zero.
+    /// A fresh server at time zero. A link with per-packet randomness (the mobile profiles)
+    /// draws it from a fixed stream; the simulator uses [`LinkModel::server_seeded`].
     pub fn server(&self) -> Server {
+        self.server_seeded(0)
+    }
+
+    /// A fresh server at time zero whose per-packet random draws come from `seed` (the run's).
+    pub fn server_seeded(&self, seed: u64) -> Server {
         match self {
+            LinkModel::Mobile(m) => Server::Mobile(Box::new(m.server(seed))),
+            LinkModel::Handover(h) => Server::Handover(Box::new(HandoverServer {
+                link: Arc::clone(h),
+                servers: h
+                    .segments
+                    .iter()
+                    .enumerate()
+                    .map(|(i, (_, l))| {
+                        l.server_seeded(crate::seed::mix(seed, &format!("handover/{i}")))
+                    })
+                    .collect(),
+            })),
             LinkModel::Trace(t) => Server::Trace {
                 cursor: t.cursor_at(Instant::ZERO),
                 credit_time: Instant::ZERO,
@@ -409,6 +527,37 @@ impl LinkModel {
                     *slot = rate_integral_bits(steps, lo, hi) / 8.0;
                 }
             }
+            LinkModel::Mobile(m) => {
+                for (b, slot) in out.iter_mut().enumerate() {
+                    let lo = from + bin * b as u64;
+                    let hi = (lo + bin).min(to);
+                    *slot = m.capacity_bytes(lo, hi);
+                }
+            }
+            LinkModel::Handover(h) => {
+                for (i, (start, link)) in h.segments.iter().enumerate() {
+                    let (a, b) = (from.max(*start), to.min(h.end(i)));
+                    if a >= b {
+                        continue;
+                    }
+                    // The segment's own bins, on its clock, aligned with ours.
+                    let first = ((a - from).as_nanos() / bin.as_nanos()) as usize;
+                    let local = |t: Instant| Instant::ZERO + (t - *start);
+                    let mut lo = a;
+                    for slot in out.iter_mut().skip(first) {
+                        let hi =
+                            (from + bin * ((lo - from).as_nanos() / bin.as_nanos() + 1)).min(b);
+                        *slot += link
+                            .capacity_bins(local(lo), local(hi), hi - lo)
+                            .iter()
+                            .sum::<f64>();
+                        lo = hi;
+                        if lo >= b {
+                            break;
+                        }
+                    }
+                }
+            }
             LinkModel::Unlimited => {}
         }
         out
@@ -449,19 +598,28 @@ pub struct IdealPacket {
 impl Iterator for IdealDeliveries {
     type Item = IdealPacket;
     fn next(&mut self) -> Option<IdealPacket> {
-        let arrival = self.next_arrival?;
-        let delivered = self.server.serve(arrival, self.mtu.bytes());
-        self.next_arrival = self.server.next_start(delivered);
-        Some(IdealPacket {
-            delivered,
-            sent: arrival - self.delay,
-            size: self.mtu,
-        })
+        loop {
+            let arrival = self.next_arrival?;
+            let s = self.server.serve_packet(arrival, self.mtu.bytes());
+            if s.done == Instant::MAX {
+                self.next_arrival = None;
+                return None;
+            }
+            self.next_arrival = self.server.next_start(s.done);
+            // A packet the link loses (its radio, on a mobile profile) is not delivered.
+            if let Some(delivered) = s.delivered {
+                return Some(IdealPacket {
+                    delivered,
+                    sent: arrival - self.delay,
+                    size: self.mtu,
+                });
+            }
+        }
     }
 }
 
 /// ∫ rate dt over [lo, hi) in bits.
-fn rate_integral_bits(steps: &[(Instant, Bitrate)], lo: Instant, hi: Instant) -> f64 {
+pub(crate) fn rate_integral_bits(steps: &[(Instant, Bitrate)], lo: Instant, hi: Instant) -> f64 {
     let mut bits = 0.0;
     for (i, &(start, rate)) in steps.iter().enumerate() {
         let end = steps.get(i + 1).map_or(Instant::MAX, |s| s.0);
@@ -492,7 +650,89 @@ pub enum Server {
     Rate {
         steps: Arc<Vec<(Instant, Bitrate)>>,
     },
+    /// A mobile-broadband profile: the bottleneck, then the radio.
+    Mobile(Box<MobileServer>),
+    /// One server per segment of a handover link.
+    Handover(Box<HandoverServer>),
     Unlimited,
+}
+
+/// The server of a [`HandoverLink`]: each segment's own server on the segment's clock.
+#[derive(Debug, Clone)]
+pub struct HandoverServer {
+    link: Arc<HandoverLink>,
+    servers: Vec<Server>,
+}
+
+impl HandoverServer {
+    fn local(&self, i: usize, t: Instant) -> Instant {
+        Instant::ZERO + (t - self.link.segments[i].0)
+    }
+    fn global(&self, i: usize, t: Instant) -> Instant {
+        if t == Instant::MAX {
+            return t;
+        }
+        self.link.segments[i].0 + (t - Instant::ZERO)
+    }
+
+    fn next_start(&mut self, mut t: Instant) -> Option<Instant> {
+        loop {
+            let i = self.link.active(t);
+            let end = self.link.end(i);
+            let local = self.local(i, t);
+            match self.servers[i].next_start(local).map(|l| self.global(i, l)) {
+                Some(g) if g < end => return Some(g),
+                _ if end == Instant::MAX => return None,
+                _ => t = end,
+            }
+        }
+    }
+
+    fn serve_packet(&mut self, t: Instant, size: u64) -> Service {
+        let i = self.link.active(t);
+        let local = self.local(i, t);
+        let s = self.servers[i].serve_packet(local, size);
+        Service {
+            done: self.global(i, s.done),
+            delivered: s.delivered.map(|d| self.global(i, d)),
+        }
+    }
+}
+
+/// The earliest instant at or after `t` a piecewise-constant rate serves.
+pub(crate) fn rate_next_start(steps: &[(Instant, Bitrate)], t: Instant) -> Option<Instant> {
+    let i = steps.partition_point(|s| s.0 <= t).saturating_sub(1);
+    if steps[i].1 > Bitrate::ZERO && steps[i].0 <= t {
+        return Some(t);
+    }
+    steps[i..]
+        .iter()
+        .find(|s| s.0 > t && s.1 > Bitrate::ZERO)
+        .map(|s| s.0)
+}
+
+/// When `size` bytes started at `t` finish at a piecewise-constant rate (`Instant::MAX`: never).
+pub(crate) fn rate_serve(steps: &[(Instant, Bitrate)], t: Instant, size: u64) -> Instant {
+    let mut bits = size as u128 * 8;
+    let mut now = t;
+    let mut i = steps.partition_point(|s| s.0 <= now).saturating_sub(1);
+    loop {
+        let rate = steps[i].1.bps() as u128;
+        let end = steps.get(i + 1).map_or(Instant::MAX, |s| s.0);
+        if rate > 0 {
+            let need_ns = (bits * 1_000_000_000).div_ceil(rate);
+            let avail_ns = (end - now).as_nanos() as u128;
+            if need_ns <= avail_ns {
+                return now + Duration::from_nanos(need_ns as u64);
+            }
+            bits -= avail_ns * rate / 1_000_000_000;
+        }
+        if end == Instant::MAX {
+            return Instant::MAX;
+        }
+        now = end;
+        i += 1;
+    }
 }
 
 impl Server {
@@ -525,22 +765,43 @@ impl Server {
                 *credit_left = u64::from(n) * per_line;
                 Some(at)
             }
-            Server::Rate { steps } => {
-                let i = steps.partition_point(|s| s.0 <= t).saturating_sub(1);
-                if steps[i].1 > Bitrate::ZERO && steps[i].0 <= t {
-                    return Some(t);
-                }
-                steps[i..]
-                    .iter()
-                    .find(|s| s.0 > t && s.1 > Bitrate::ZERO)
-                    .map(|s| s.0)
-            }
+            Server::Rate { steps } => rate_next_start(steps, t),
+            Server::Mobile(m) => m.next_start(t),
+            Server::Handover(h) => h.next_start(t),
             Server::Unlimited => Some(t),
         }
     }
 
+    /// Serves a packet of `size` bytes from `t` (which [`Server::next_start`] returned): when
+    /// the server is free again, and when (if) the receiver gets the packet. Only the mobile
+    /// profiles deliver later than `done` (their radio) or lose packets.
+    pub fn serve_packet(&mut self, t: Instant, size: u64) -> Service {
+        match self {
+            Server::Mobile(m) => m.serve(t, size),
+            Server::Handover(h) => h.serve_packet(t, size),
+            _ => {
+                let done = self.serve(t, size);
+                Service {
+                    done,
+                    delivered: Some(done),
+                }
+            }
+        }
+    }
+
+    /// The buffer's discard timer at `now`, if the link has one: a packet that has waited longer
+    /// in the queue is discarded when it reaches the head.
+    pub fn discard_after(&self, now: Instant) -> Option<Duration> {
+        match self {
+            Server::Mobile(m) => m.discard_after(),
+            Server::Handover(h) => h.servers[h.link.active(now)].discard_after(now),
+            _ => None,
+        }
+    }
+
     /// Serves a packet of `size` bytes starting at `t`, which [`Server::next_start`] returned;
-    /// returns the instant its last byte is delivered (`Instant::MAX` if never).
+    /// returns the instant its last byte is delivered (`Instant::MAX` if never). For a mobile
+    /// profile, when the bottleneck is done with it (see [`Server::serve_packet`]).
     pub fn serve(&mut self, t: Instant, size: u64) -> Instant {
         match self {
             Server::Trace {
@@ -574,28 +835,9 @@ impl Server {
                 *credit_left -= 1;
                 *credit_time
             }
-            Server::Rate { steps } => {
-                let mut bits = size as u128 * 8;
-                let mut now = t;
-                let mut i = steps.partition_point(|s| s.0 <= now).saturating_sub(1);
-                loop {
-                    let rate = steps[i].1.bps() as u128;
-                    let end = steps.get(i + 1).map_or(Instant::MAX, |s| s.0);
-                    if rate > 0 {
-                        let need_ns = (bits * 1_000_000_000).div_ceil(rate);
-                        let avail_ns = (end - now).as_nanos() as u128;
-                        if need_ns <= avail_ns {
-                            return now + Duration::from_nanos(need_ns as u64);
-                        }
-                        bits -= avail_ns * rate / 1_000_000_000;
-                    }
-                    if end == Instant::MAX {
-                        return Instant::MAX;
-                    }
-                    now = end;
-                    i += 1;
-                }
-            }
+            Server::Rate { steps } => rate_serve(steps, t, size),
+            Server::Mobile(m) => m.serve(t, size).done,
+            Server::Handover(h) => h.serve_packet(t, size).done,
             Server::Unlimited => t,
         }
     }
@@ -839,6 +1081,88 @@ mod tests {
             panic!("{calm:?}")
         };
         assert_eq!(*o.steps, vec![(Instant::ZERO, Bitrate::from_mbps(3))]);
+    }
+
+    #[test]
+    fn handover_specs_parse_and_print() {
+        let h = "handover:3g-up+wimax-down:loss=0.01@120s"
+            .parse::<LinkSpec>()
+            .unwrap();
+        let LinkSpec::Handover(segs) = &h else {
+            panic!("{h:?}")
+        };
+        assert_eq!(segs.len(), 2);
+        assert_eq!(segs[0].0, Duration::ZERO);
+        assert_eq!(segs[1].0, Duration::from_secs(120));
+        assert!(matches!(&segs[1].1, LinkSpec::Mobile(m) if m.loss == 0.01));
+        let m = h.load().unwrap();
+        assert_eq!(m.name(), "handover:3g-up+wimax-down:loss=0.01@120s");
+        assert_eq!(m.name().parse::<LinkSpec>().unwrap(), h);
+        assert_eq!(m.default_duration(), Duration::from_secs(240));
+        // A segment whose own spec has `@`: the switch time is after the last one.
+        let s = "handover:const:1mbps+steps:1mbps@0,2mbps@10s@60s"
+            .parse::<LinkSpec>()
+            .unwrap();
+        let LinkSpec::Handover(segs) = s else {
+            panic!()
+        };
+        assert_eq!(segs[1].0, Duration::from_secs(60));
+        assert!(matches!(&segs[1].1, LinkSpec::Steps(v) if v.len() == 2));
+        for bad in [
+            "handover:3g-up",
+            "handover:3g-up+wimax-down",
+            "handover:3g-up+wimax-down@0",
+            "handover:3g-up+wimax-down@10s+cable-up@5s",
+            "handover:3g-up+nope@5s",
+            "handover:3g-up+handover:3g-up+cable-up@1s@2s",
+            "3g-up:loss=2",
+            "wimax-down:colour=red",
+        ] {
+            assert!(bad.parse::<LinkSpec>().is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn handover_switches_links_on_their_own_clocks() {
+        let link = "handover:const:1mbps+const:2mbps@1s"
+            .parse::<LinkSpec>()
+            .unwrap()
+            .load()
+            .unwrap();
+        let mut s = link.server();
+        // 1500 B: 12 ms at 1 Mbit/s, 6 ms at 2 Mbit/s.
+        assert_eq!(s.next_start(Instant::ZERO), Some(Instant::ZERO));
+        assert_eq!(s.serve(Instant::ZERO, 1500), Instant::from_millis(12));
+        // A packet in service when the handover comes completes on the old link.
+        let t = Instant::from_millis(995);
+        assert_eq!(s.serve(t, 1500), t + ms(12));
+        let t = Instant::from_secs(1) + ms(7);
+        assert_eq!(s.next_start(t), Some(t));
+        assert_eq!(s.serve(t, 1500), t + ms(6));
+        let c = link.capacity_bins(Instant::ZERO, Instant::from_secs(2), ms(500));
+        assert_eq!(c, vec![62_500.0, 62_500.0, 125_000.0, 125_000.0]);
+        // A trace segment starts from its beginning at the handover.
+        let h = LinkModel::Handover(Arc::new(HandoverLink {
+            segments: vec![
+                (
+                    Instant::ZERO,
+                    "const:1mbps".parse::<LinkSpec>().unwrap().load().unwrap(),
+                ),
+                (Instant::from_secs(1), trace("5\n10\n")),
+            ],
+        }));
+        let mut s = h.server();
+        assert_eq!(
+            s.next_start(Instant::from_secs(1)),
+            Some(Instant::from_secs(1) + ms(5))
+        );
+        let c = h.capacity_bins(
+            Instant::from_secs(1),
+            Instant::from_secs(1) + ms(10),
+            ms(10),
+        );
+        // One opportunity at 5 ms in the window (the one at 10 ms is at its end).
+        assert_eq!(c, vec![1500.0]);
     }
 
     #[test]

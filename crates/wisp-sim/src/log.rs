@@ -4,8 +4,8 @@
 //! exactly what happened to its packets.
 
 use std::io::{self, Write};
-use wisp_core::Instant;
 use wisp_core::packet::DataHeader;
+use wisp_core::{Bitrate, DataSize, Duration, Instant};
 
 /// Why a packet was dropped.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -18,6 +18,11 @@ pub enum DropReason {
     Queue,
     /// Dropped by the AQM at dequeue (CoDel).
     Aqm,
+    /// Waited longer than the link's discard timer (a mobile profile's buffer).
+    Discard,
+    /// Lost on the link itself (a mobile profile's radio: retransmissions exhausted, or its
+    /// residual loss).
+    Link,
 }
 
 impl DropReason {
@@ -27,6 +32,8 @@ impl DropReason {
             DropReason::Loss => "loss",
             DropReason::Queue => "queue",
             DropReason::Aqm => "aqm",
+            DropReason::Discard => "discard",
+            DropReason::Link => "link",
         }
     }
 }
@@ -64,11 +71,30 @@ impl PacketRecord {
     }
 }
 
+/// What a flow's controller reported at one instant (sampled every
+/// [`SENDER_SAMPLE_INTERVAL`] of its activity).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SenderSample {
+    pub flow: u16,
+    pub at: Instant,
+    /// The rate the controller targets, if it has one.
+    pub target_rate: Option<Bitrate>,
+    /// The controller's window, if it has one.
+    pub window: Option<DataSize>,
+    /// The queueing delay the controller aims at, if it has one.
+    pub delay_target: Option<Duration>,
+}
+
+/// How often a flow's controller is sampled (at its first activity after each interval).
+pub const SENDER_SAMPLE_INTERVAL: Duration = Duration::from_millis(100);
+
 /// The log of a run.
 #[derive(Clone, Debug, Default)]
 pub struct RunLog {
     /// Every data packet, in send order.
     pub packets: Vec<PacketRecord>,
+    /// The controllers' state over time.
+    pub sender_samples: Vec<SenderSample>,
     pub feedback_packets: u64,
     pub feedback_bytes: u64,
     pub feedback_dropped: u64,

@@ -44,17 +44,25 @@ pub fn resolve_seed(option: Option<u64>) -> Result<(u64, SeedSource), SeedEnvErr
 
 /// A random stream for the component `label` (e.g. `"loss/forward"`, `"flow/0"`).
 pub fn stream(master: u64, label: &str) -> ChaCha8Rng {
+    ChaCha8Rng::seed_from_u64(mix(master, label))
+}
+
+/// The seed of the component `label`: the master seed mixed with the label.
+pub fn mix(master: u64, label: &str) -> u64 {
     // FNV-1a of the label, mixed with the seed by SplitMix64's finaliser.
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
     for b in label.bytes() {
         h ^= u64::from(b);
         h = h.wrapping_mul(0x0000_0100_0000_01b3);
     }
-    let mut z = master ^ h;
+    splitmix64(master ^ h)
+}
+
+/// SplitMix64's finaliser: a well-mixed 64-bit value of `z`.
+pub fn splitmix64(mut z: u64) -> u64 {
     z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^= z >> 31;
-    ChaCha8Rng::seed_from_u64(z)
+    z ^ (z >> 31)
 }
 
 #[cfg(test)]

@@ -6,18 +6,20 @@
 //!
 //! The path of a data packet: the flow driver emits it → loss at the link entrance → the
 //! one-way propagation delay → the bottleneck queue → the link's server → the receiver (at the
-//! instant of delivery). Feedback goes back the same way over the reverse path: the reverse link
+//! instant of delivery). A link may discard a packet that waited too long in the queue, and may
+//! deliver a packet after its server is done with it, or lose it (the mobile profiles' radio,
+//! [`crate::mobile`]). Feedback goes back the same way over the reverse path: the reverse link
 //! (a paired trace) after the same delay, or the delay alone.
 
 use crate::link::{LinkModel, Server};
-use crate::log::{DropReason, PacketRecord, RunLog};
+use crate::log::{DropReason, PacketRecord, RunLog, SENDER_SAMPLE_INTERVAL, SenderSample};
 use crate::loss::{LossModel, LossSpec};
 use crate::queue::{Queue, QueueSpec, Queued};
 use crate::seed;
 use rand_chacha::ChaCha8Rng;
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
-use wisp_core::controller::Receiver;
+use wisp_core::controller::{Receiver, Sender};
 use wisp_core::flow::FlowSender;
 use wisp_core::packet::{DEFAULT_MTU, IP_UDP_OVERHEAD};
 use wisp_core::scheme::{AnyReceiver, BuildError, SchemeConfig, SchemeContext};
@@ -134,6 +136,9 @@ enum Ev {
     Start(Dir),
     /// The server finished a packet.
     Complete(Dir, u32),
+    /// A packet the server finished earlier reaches its receiver (a link whose delivery lags its
+    /// server).
+    Deliver(Dir, u32),
     /// A feedback message reaches its sender over a delay-only reverse path.
     FeedbackDeliver(u32),
 }
@@ -168,14 +173,17 @@ struct Link {
     server: Server,
     /// A `Start` or `Complete` event is pending.
     busy: bool,
+    /// When the packet in service reaches its receiver (`None`: the link loses it).
+    in_service: Option<Instant>,
 }
 
 impl Link {
-    fn new(model: &LinkModel, queue: QueueSpec) -> Self {
+    fn new(model: &LinkModel, queue: QueueSpec, seed: u64) -> Self {
         Link {
             queue: Queue::new(queue),
-            server: model.server(),
+            server: model.server_seeded(seed),
             busy: false,
+            in_service: None,
         }
     }
 }
@@ -188,6 +196,8 @@ struct Flow {
     stop: Instant,
     sender_wake: Option<Instant>,
     receiver_wake: Option<Instant>,
+    /// When the sender is next sampled.
+    next_sample: Instant,
 }
 
 /// Progress reports: called with the fraction of simulated time done.
@@ -256,6 +266,7 @@ impl Simulation {
                 stop: spec.stop.map_or(Instant::MAX, |d| Instant::ZERO + d),
                 sender_wake: None,
                 receiver_wake: None,
+                next_sample: Instant::ZERO,
             });
         }
         let mut sim = Simulation {
@@ -264,11 +275,18 @@ impl Simulation {
             now: Instant::ZERO,
             end,
             delay: scenario.delay,
-            fwd: Link::new(&scenario.forward, scenario.queue),
-            rev: scenario
-                .reverse
-                .as_ref()
-                .map(|m| Link::new(m, scenario.reverse_queue)),
+            fwd: Link::new(
+                &scenario.forward,
+                scenario.queue,
+                seed::mix(scenario.seed, "link/forward"),
+            ),
+            rev: scenario.reverse.as_ref().map(|m| {
+                Link::new(
+                    m,
+                    scenario.reverse_queue,
+                    seed::mix(scenario.seed, "link/reverse"),
+                )
+            }),
             loss: LossModel::new(scenario.loss),
             loss_rng: seed::stream(scenario.seed, "loss/forward"),
             reverse_loss: LossModel::new(scenario.reverse_loss),
@@ -343,6 +361,7 @@ impl Simulation {
             Ev::Arrive(dir, id) => self.arrive(dir, id),
             Ev::Start(dir) => self.start(dir),
             Ev::Complete(dir, id) => self.complete(dir, id),
+            Ev::Deliver(dir, id) => self.deliver(dir, id),
             Ev::FeedbackDeliver(id) => self.deliver_feedback(id),
         }
     }
@@ -368,6 +387,18 @@ impl Simulation {
             }
         }
         let flow = &mut self.flows[f as usize];
+        if now >= flow.next_sample {
+            flow.next_sample = now + SENDER_SAMPLE_INTERVAL;
+            let sender = flow.sender.sender();
+            let stats = sender.stats();
+            self.log.sender_samples.push(SenderSample {
+                flow: f,
+                at: now,
+                target_rate: stats.target_rate,
+                window: stats.window,
+                delay_target: sender.delay_target(),
+            });
+        }
         if let Some(t) = flow.sender.poll_timeout() {
             // A wake-up that is not in the future would never let time advance.
             let t = t.max(now + Duration::from_nanos(1));
@@ -471,16 +502,28 @@ impl Simulation {
     fn start(&mut self, dir: Dir) {
         let now = self.now;
         let mut drops = std::mem::take(&mut self.drops);
+        let mut discarded = vec![];
         let link = self.link(dir);
-        let head = link.queue.dequeue(now, &mut drops);
+        let limit = link.server.discard_after(now);
+        let head = loop {
+            match link.queue.dequeue(now, &mut drops) {
+                Some(q) if limit.is_some_and(|l| now - q.enqueued > l) => discarded.push(q.id),
+                other => break other,
+            }
+        };
         let done = match head {
             None => {
                 link.busy = false;
                 None
             }
-            Some(q) => Some((q.id, link.server.serve(now, u64::from(q.size)))),
+            Some(q) => {
+                let s = link.server.serve_packet(now, u64::from(q.size));
+                link.in_service = s.delivered;
+                Some((q.id, s.done))
+            }
         };
         self.record_drops(dir, &mut drops, DropReason::Aqm);
+        self.record_drops(dir, &mut discarded, DropReason::Discard);
         self.drops = drops;
         if let Some((id, at)) = done {
             if at != Instant::MAX {
@@ -490,6 +533,26 @@ impl Simulation {
     }
 
     fn complete(&mut self, dir: Dir, id: u32) {
+        let now = self.now;
+        match self.link(dir).in_service.take() {
+            Some(at) if at <= now => self.deliver(dir, id),
+            Some(at) => self.schedule(at, Ev::Deliver(dir, id)),
+            None => self.record_drops(dir, &mut vec![id], DropReason::Link),
+        }
+        let link = self.link(dir);
+        if link.queue.is_empty() {
+            link.busy = false;
+            return;
+        }
+        match link.server.next_start(now) {
+            Some(t) if t == now => self.start(dir),
+            Some(t) => self.schedule(t, Ev::Start(dir)),
+            None => {}
+        }
+    }
+
+    /// Packet `id` reaches its receiver now.
+    fn deliver(&mut self, dir: Dir, id: u32) {
         let now = self.now;
         match dir {
             Dir::Fwd => {
@@ -503,16 +566,6 @@ impl Simulation {
                 self.run_receiver(f);
             }
             Dir::Rev => self.deliver_feedback(id),
-        }
-        let link = self.link(dir);
-        if link.queue.is_empty() {
-            link.busy = false;
-            return;
-        }
-        match link.server.next_start(now) {
-            Some(t) if t == now => self.start(dir),
-            Some(t) => self.schedule(t, Ev::Start(dir)),
-            None => {}
         }
     }
 
@@ -541,4 +594,81 @@ impl Simulation {
 /// Runs `scenario` to the end.
 pub fn simulate(scenario: &Scenario, progress: Option<Progress<'_>>) -> Result<RunLog, SimError> {
     Ok(Simulation::new(scenario)?.run(progress))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::link::LinkSpec;
+    use crate::log::DropReason;
+
+    fn scenario(link: &str, scheme: &str, secs: u64) -> Scenario {
+        let l = link.parse::<LinkSpec>().unwrap().load().unwrap();
+        let mut s = Scenario::new(l, scheme.parse().unwrap());
+        s.duration = Duration::from_secs(secs);
+        s
+    }
+
+    #[test]
+    fn a_discard_timer_bounds_the_queue() {
+        // 3 Mbit/s into the 2 Mbit/s cable profile with its 500-ms buffer.
+        let log = simulate(&scenario("cable-up", "cbr:rate-kbps=3000", 20), None).unwrap();
+        let discarded = log
+            .packets
+            .iter()
+            .filter(|p| p.reason == DropReason::Discard)
+            .count();
+        let sent = log.packets.len();
+        // A third of what is sent finds no room once the queue is 500 ms long.
+        let f = discarded as f64 / sent as f64;
+        assert!(f > 0.25 && f < 0.34, "{f}");
+        // No delivered packet waited more than the buffer plus its service and the radio.
+        let worst = log
+            .packets
+            .iter()
+            .filter_map(|p| Some(p.delivered? - p.enqueued?))
+            .max()
+            .unwrap();
+        assert!(worst < Duration::from_millis(530), "{worst:?}");
+    }
+
+    #[test]
+    fn a_mobile_radio_loses_and_delays_but_keeps_order() {
+        let log = simulate(&scenario("3g-up", "cbr:rate-kbps=100", 60), None).unwrap();
+        let lost = log
+            .packets
+            .iter()
+            .filter(|p| p.reason == DropReason::Link)
+            .count() as f64;
+        let f = lost / log.packets.len() as f64;
+        assert!(f > 0.01 && f < 0.06, "{f}");
+        assert!(log.packets.iter().all(|p| p.reason != DropReason::Discard));
+        // Delivered in send order.
+        let d: Vec<Instant> = log.packets.iter().filter_map(|p| p.delivered).collect();
+        assert!(d.windows(2).all(|w| w[0] <= w[1]));
+        // The radio adds its latency (40 ms) to the 20-ms propagation delay.
+        let min = log
+            .packets
+            .iter()
+            .filter_map(|p| Some(p.delivered? - p.sent()))
+            .min()
+            .unwrap();
+        assert!(min >= Duration::from_millis(60), "{min:?}");
+    }
+
+    #[test]
+    fn mobile_runs_are_deterministic_and_depend_on_the_seed() {
+        let a = simulate(&scenario("wimax-down", "adaptive-um", 20), None).unwrap();
+        let b = simulate(&scenario("wimax-down", "adaptive-um", 20), None).unwrap();
+        assert_eq!(a.packets, b.packets);
+        assert_eq!(a.sender_samples, b.sender_samples);
+        let mut s = scenario("wimax-down", "adaptive-um", 20);
+        s.seed = 2;
+        let c = simulate(&s, None).unwrap();
+        assert_ne!(a.packets, c.packets);
+        // The controller is sampled about every 100 ms.
+        let n = a.sender_samples.len();
+        assert!((190..=201).contains(&n), "{n}");
+        assert!(a.sender_samples.iter().any(|x| x.delay_target.is_some()));
+    }
 }

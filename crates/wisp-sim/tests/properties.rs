@@ -141,3 +141,26 @@ fn different_seeds_give_different_loss_patterns() {
     assert_ne!(lost(&a), lost(&b));
     assert!((a.report.flows[0].loss_rate - 0.1).abs() < 0.03);
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+
+    /// The profile and handover parsers never panic, and whatever parses loads (synthetic
+    /// segments read no file) and names itself back.
+    #[test]
+    fn mobile_and_handover_specs_never_panic(
+        prefix in proptest::sample::select(vec![
+            "3g-up:", "wimax-down:", "cable-up:", "handover:", "handover:3g-up+", "handover:const:1mbps+",
+        ]),
+        rest in "[a-z0-9=,.@+:-]{0,30}",
+    ) {
+        let s = format!("{prefix}{rest}");
+        if let Ok(spec) = s.parse::<wisp_sim::link::LinkSpec>() {
+            if !s.contains("trace") {
+                let model = spec.load().unwrap();
+                let again = model.name().parse::<wisp_sim::link::LinkSpec>().unwrap();
+                prop_assert_eq!(again.load().unwrap().name(), model.name());
+            }
+        }
+    }
+}

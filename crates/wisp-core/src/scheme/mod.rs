@@ -15,6 +15,7 @@ pub mod gcc;
 pub mod ideal;
 pub mod sprout;
 pub mod tcp;
+pub mod um;
 
 use crate::controller::{Allowance, ExtraPacket, Receiver, SendContext, Sender, SenderStats};
 use crate::flow::FlowSender;
@@ -37,6 +38,7 @@ pub use tcp::ledbat::{Ledbat, LedbatConfig};
 pub use tcp::newreno::{NewReno, NewRenoConfig};
 pub use tcp::vegas::{Vegas, VegasConfig};
 pub use tcp::{TcpReceiver, TcpSender};
+pub use um::{UmFamilyConfig, UmSender};
 
 /// One line of `wisp schemes`.
 #[derive(Clone, Copy, Debug)]
@@ -109,7 +111,41 @@ pub const SCHEMES: &[SchemeInfo] = &[
         summary: "LEDBAT bulk transfer (RFC 6817): targets 100 ms of one-way queueing delay",
         params: "target-ms=100,gain=1,base-history=10,current-filter=4,min-cwnd=2,allowed-increase=1,iw=2,rto-min-ms=1000,rwnd-kb=none",
     },
+    SchemeInfo {
+        name: "newreno-like",
+        summary: "NewReno-like rate control for media (Mehrotra et al. §IV-A): +M²/(R·SRTT²) per ACK, −R/2 per NACK",
+        params: UM_SHARED,
+    },
+    SchemeInfo {
+        name: "vegas-like",
+        summary: "Vegas-like rate control (Mehrotra et al. §IV-B): ±M²/(R·SRTT²) per ACK by queueing delay against κ, ζ (2 and 4 segments queued)",
+        params: "alpha=2,beta=4,start-kbps=100,min-kbps=50,max-kbps=10000,pace-factor=2.5,audio-kbps=32,base-window-s=600",
+    },
+    SchemeInfo {
+        name: "ctcp-like",
+        summary: "Compound-TCP-like rate control (Mehrotra et al. §IV-C): CTCP's loss and delay windows over W = R·SRTT, once per loss event",
+        params: "alpha=0.125,beta=0.5,k=0.75,gamma=30,zeta=1,start-kbps=100,min-kbps=50,max-kbps=10000,pace-factor=2.5,audio-kbps=32,base-window-s=600",
+    },
+    SchemeInfo {
+        name: "tfrc",
+        summary: "TCP-Friendly Rate Control (RFC 5348) for a media call, per-packet ACKs",
+        params: UM_SHARED,
+    },
+    SchemeInfo {
+        name: "um",
+        summary: "primal-dual utility maximisation (Mehrotra et al. eq. 1): ΔR = k2(k0 − δR)ΔT per ACK, fixed k0, k2",
+        params: "k0=25000,k2=1.6,start-kbps=100,min-kbps=50,max-kbps=10000,pace-factor=2.5,audio-kbps=32,base-window-s=600",
+    },
+    SchemeInfo {
+        name: "adaptive-um",
+        summary: "adaptive utility maximisation (Mehrotra et al. §V, eqs. 2–4) with the congestion threshold δ̂ learned online from calibration windows",
+        params: "alpha-max=200,alpha-min=10,beta-min=0.001,beta-max=0.01,delta-max=2,delta-hat-ms=auto,probe-every-s=30,probe-first-s=5,depth=0.4,window-ms=1000,window-samples=50,settle-ms=300,quantile=0.99,margin=0.25,memory-s=180,samples=200,floor-ms=10,start-kbps=100,min-kbps=50,max-kbps=10000,pace-factor=2.5,audio-kbps=32,base-window-s=600",
+    },
 ];
+
+/// The parameters every scheme of the Mehrotra et al. family takes.
+const UM_SHARED: &str =
+    "start-kbps=100,min-kbps=50,max-kbps=10000,pace-factor=2.5,audio-kbps=32,base-window-s=600";
 
 /// An error in a scheme spec or its parameters.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -228,6 +264,8 @@ pub enum SchemeConfig {
     Vegas(VegasConfig),
     Compound(CompoundConfig),
     Ledbat(LedbatConfig),
+    /// `newreno-like`, `vegas-like`, `ctcp-like`, `tfrc`, `um`, `adaptive-um`.
+    Um(Box<UmFamilyConfig>),
 }
 
 impl SchemeConfig {
@@ -243,6 +281,7 @@ impl SchemeConfig {
             SchemeConfig::Vegas(_) => "vegas",
             SchemeConfig::Compound(_) => "compound",
             SchemeConfig::Ledbat(_) => "ledbat",
+            SchemeConfig::Um(c) => c.name(),
         }
     }
 
@@ -263,6 +302,9 @@ impl SchemeConfig {
             "vegas" => SchemeConfig::Vegas(VegasConfig::default()),
             "compound" => SchemeConfig::Compound(CompoundConfig::default()),
             "ledbat" => SchemeConfig::Ledbat(LedbatConfig::default()),
+            _ if um::config_for(name).is_some() => {
+                SchemeConfig::Um(Box::new(um::config_for(name).expect("checked")))
+            }
             _ => {
                 return Err(ParamError::UnknownScheme {
                     name: name.to_string(),
@@ -289,6 +331,7 @@ impl SchemeConfig {
             SchemeConfig::Vegas(c) => c.set(key, value),
             SchemeConfig::Compound(c) => c.set(key, value),
             SchemeConfig::Ledbat(c) => c.set(key, value),
+            SchemeConfig::Um(c) => c.set(key, value),
         };
         r.map_err(|e| e.in_scheme(name))
     }
@@ -305,6 +348,7 @@ impl SchemeConfig {
             SchemeConfig::Vegas(c) => c.params(),
             SchemeConfig::Compound(c) => c.params(),
             SchemeConfig::Ledbat(c) => c.params(),
+            SchemeConfig::Um(c) => c.params(),
         }
     }
 
@@ -328,15 +372,18 @@ impl SchemeConfig {
                     AnyReceiver::Silent(SilentReceiver),
                 )
             }
-            SchemeConfig::Cbr(c) => (
-                FlowSender::new(
-                    AnySender::Cbr(CbrSender::new(c)),
-                    Source::bulk(mtu),
-                    Pacer::new(Duration::ZERO),
-                    mtu,
-                ),
-                AnyReceiver::Silent(SilentReceiver),
-            ),
+            SchemeConfig::Cbr(c) => {
+                let size = c.packet_size.unwrap_or(mtu);
+                (
+                    FlowSender::new(
+                        AnySender::Cbr(CbrSender::new(c)),
+                        Source::bulk(size),
+                        Pacer::new(Duration::ZERO),
+                        size,
+                    ),
+                    AnyReceiver::Silent(SilentReceiver),
+                )
+            }
             SchemeConfig::Sprout(c) => (
                 FlowSender::new(
                     AnySender::Sprout(SproutSender::new(c, mtu)),
@@ -374,6 +421,16 @@ impl SchemeConfig {
             SchemeConfig::Ledbat(c) => tcp_flow(
                 AnySender::Ledbat(TcpSender::new(&c.tcp, mtu, Ledbat::new(c))),
                 mtu,
+            ),
+            // A media call, per-packet ACKs, GCC's 5-ms pacer.
+            SchemeConfig::Um(c) => (
+                FlowSender::new(
+                    AnySender::Um(Box::new(c.sender())),
+                    Source::media(c.rate_params().media.clone(), ctx.rng, mtu),
+                    Pacer::periodic(Duration::from_millis(5)),
+                    mtu,
+                ),
+                AnyReceiver::Tcp(TcpReceiver::new()),
             ),
         })
     }
@@ -447,6 +504,9 @@ macro_rules! any_sender {
             fn stats(&self) -> SenderStats {
                 match self { $(AnySender::$variant(s) => s.stats()),* }
             }
+            fn delay_target(&self) -> Option<Duration> {
+                match self { $(AnySender::$variant(s) => s.delay_target()),* }
+            }
         }
     };
 }
@@ -485,6 +545,7 @@ any_sender! {
     Vegas(TcpSender<Vegas>),
     Compound(TcpSender<Compound>),
     Ledbat(TcpSender<Ledbat>),
+    Um(Box<UmSender>),
 }
 
 any_receiver! {
@@ -607,5 +668,23 @@ mod tests {
             && h.send_time == Instant::from_millis(10 * i as u64)
             && h.size == DEFAULT_MTU
             && h.byte_seq == 1500 * i as u64));
+    }
+
+    #[test]
+    fn cbr_packet_size_sets_the_size_and_keeps_the_rate() {
+        let c: SchemeConfig = "cbr:rate-kbps=1200,packet-bytes=300".parse().unwrap();
+        let (mut flow, _) = c.build(SchemeContext::new()).unwrap();
+        let mut now = Instant::ZERO;
+        let mut sent = vec![];
+        while now < Instant::from_millis(100) {
+            while let Some(h) = flow.poll_transmit(now) {
+                sent.push(h);
+            }
+            now = flow.poll_timeout().unwrap();
+        }
+        // 1200 kbit/s of 300-byte packets = one every 2 ms.
+        assert_eq!(sent.len(), 50);
+        assert!(sent.iter().all(|h| h.size == DataSize::from_bytes(300)));
+        assert_eq!(sent[1].send_time, Instant::from_millis(2));
     }
 }

@@ -4,9 +4,12 @@
 //! * [`gcc_wifi`]: Carlucci et al., ANRW 2016 — GCC over a loaded Wi-Fi link with and without
 //!   the packet-grouping pre-filter (Figs. 6, 8, 9, 10).
 //! * [`sprout`]: Winstein et al., NSDI 2013 — Sprout, Sprout-EWMA and the TCP baselines over the
-//!   cellular traces (the §1 summary table, the §6.3–6.4 charts, the §6.5 loss table).
+//!   cellular traces (the §1 summary table, the §6.3–6.4 charts, the §6.5 loss table);
+//! * [`mehrotra`]: Mehrotra et al. — mobile-broadband characterisation, rate controllers with
+//!   fixed and learned congestion thresholds (Tables I–II, Figs. 2–23).
 
 pub mod gcc_wifi;
+pub mod mehrotra;
 pub mod sprout;
 
 use wisp_core::stats::quantile_sorted;

@@ -35,6 +35,7 @@
 
 use super::{AckSample, TcpParams, Window, WindowAdjustment, fmt_f64, parse_f64, parse_u32};
 use crate::scheme::ParamError;
+use crate::stats::WindowedMin;
 use crate::time::{Duration, Instant};
 use std::collections::VecDeque;
 
@@ -142,20 +143,16 @@ impl LedbatConfig {
     }
 }
 
-const NANOS_PER_MINUTE: u64 = 60_000_000_000;
-
 /// LEDBAT's window law.
 #[derive(Clone, Debug)]
 pub struct Ledbat {
     target_ns: f64,
     gain: f64,
-    base_history: usize,
     current_filter: usize,
     min_cwnd: u64,
     allowed_increase: f64,
-    /// Per-minute minima, oldest first (nanoseconds, with the clock offset).
-    base_delays: VecDeque<i64>,
-    last_rollover: Option<u64>,
+    /// Per-minute minima (nanoseconds, with the clock offset).
+    base_delays: WindowedMin,
     current_delays: VecDeque<i64>,
 }
 
@@ -164,27 +161,19 @@ impl Ledbat {
         Ledbat {
             target_ns: config.target.as_nanos() as f64,
             gain: config.gain,
-            base_history: config.base_history.max(1) as usize,
             current_filter: config.current_filter.max(1) as usize,
             min_cwnd: u64::from(config.min_cwnd.max(1)),
             allowed_increase: config.allowed_increase,
-            base_delays: VecDeque::new(),
-            last_rollover: None,
+            base_delays: WindowedMin::new(
+                Duration::from_secs(60),
+                config.base_history.max(1) as usize,
+            ),
             current_delays: VecDeque::new(),
         }
     }
 
     fn update_base_delay(&mut self, now: Instant, delay: i64) {
-        let minute = now.as_nanos() / NANOS_PER_MINUTE;
-        if self.last_rollover != Some(minute) {
-            self.last_rollover = Some(minute);
-            if self.base_delays.len() == self.base_history {
-                self.base_delays.pop_front();
-            }
-            self.base_delays.push_back(delay);
-        } else if let Some(tail) = self.base_delays.back_mut() {
-            *tail = (*tail).min(delay);
-        }
+        self.base_delays.update(now, delay);
     }
 
     fn update_current_delay(&mut self, delay: i64) {
@@ -197,14 +186,14 @@ impl Ledbat {
     /// FILTER(current_delays) − MIN(base_delays), once there is a sample.
     pub fn queuing_delay(&self) -> Option<Duration> {
         let current = self.current_delays.iter().min()?;
-        let base = self.base_delays.iter().min()?;
-        let q = (i128::from(*current) - i128::from(*base)).max(0);
+        let base = self.base_delays.min()?;
+        let q = (i128::from(*current) - i128::from(base)).max(0);
         Some(Duration::from_nanos(q.min(i128::from(u64::MAX)) as u64))
     }
 
     /// MIN(base_delays), nanoseconds with the clock offset.
     pub fn base_delay_ns(&self) -> Option<i64> {
-        self.base_delays.iter().min().copied()
+        self.base_delays.min()
     }
 }
 

@@ -82,6 +82,7 @@ pub mod rtt;
 pub mod vegas;
 
 pub use receiver::TcpReceiver;
+pub(crate) use sender::Rounds;
 pub use sender::{TcpCounters, TcpSender};
 
 use crate::time::{Duration, Instant};

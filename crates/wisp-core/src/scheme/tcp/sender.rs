@@ -56,7 +56,7 @@ struct Undo<W> {
 
 /// Tracks rounds: the first packet sent after a round ends is timed; its ACK ends the round.
 #[derive(Clone, Debug, Default)]
-struct Rounds {
+pub(crate) struct Rounds {
     marker: u64,
     marker_sent: Option<Instant>,
     sent: u64,
@@ -65,7 +65,7 @@ struct Rounds {
 }
 
 impl Rounds {
-    fn on_sent(&mut self, seq: u64, now: Instant, size: u64) {
+    pub(crate) fn on_sent(&mut self, seq: u64, now: Instant, size: u64) {
         if self.marker_sent.is_none() && seq >= self.marker {
             self.marker = seq;
             self.marker_sent = Some(now);
@@ -76,7 +76,7 @@ impl Rounds {
         }
     }
 
-    fn on_ack(
+    pub(crate) fn on_ack(
         &mut self,
         now: Instant,
         newest: u64,
@@ -100,7 +100,7 @@ impl Rounds {
     }
 
     /// Discards the current round; the next starts with the next packet sent.
-    fn restart(&mut self, next_seq: u64) {
+    pub(crate) fn restart(&mut self, next_seq: u64) {
         *self = Rounds {
             marker: next_seq,
             ..Rounds::default()

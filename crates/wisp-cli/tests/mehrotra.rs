@@ -1,0 +1,246 @@
+//! `wisp sweep`, the mobile profiles and the Mehrotra et al. schemes end to end, and `wisp
+//! reproduce mehrotra`.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn wisp(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_wisp"))
+        .args(args)
+        .current_dir(Path::new(env!("CARGO_MANIFEST_DIR")).join("../.."))
+        .env_remove("WISP_SEED")
+        .output()
+        .expect("run wisp")
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+/// Exit code 2, one line on stderr naming `needle`, no stdout, no output folder.
+fn assert_bad_input(args: &[&str], needle: &str) {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let mut full: Vec<&str> = args.to_vec();
+    let out_s = out.to_str().unwrap().to_string();
+    full.extend(["--out", &out_s]);
+    let o = wisp(&full);
+    let err = text(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+    assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+    assert!(err.contains(needle), "{args:?}: `{err}` lacks `{needle}`");
+    assert!(!err.contains("panicked"), "{err}");
+    assert!(o.stdout.is_empty(), "{args:?}");
+    assert!(!out.exists(), "{args:?}");
+}
+
+fn files(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
+    let mut out = vec![];
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                out.push((
+                    p.strip_prefix(dir).unwrap().to_path_buf(),
+                    std::fs::read(&p).unwrap(),
+                ));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+#[test]
+fn bad_input_names_the_option() {
+    assert_bad_input(&["sweep", "--link", "3g-up:loss=2"], "loss");
+    assert_bad_input(&["sweep", "--link", "wimax-down:colour=red"], "colour");
+    assert_bad_input(&["sweep", "--link", "handover:3g-up"], "handover");
+    assert_bad_input(&["sweep", "--link", "3g-up", "--rates", "100,0"], "--rates");
+    assert_bad_input(&["sweep", "--link", "3g-up", "--rates", "fast"], "--rates");
+    assert_bad_input(
+        &["sweep", "--link", "3g-up", "--packet-bytes", "10"],
+        "--packet-bytes",
+    );
+    assert_bad_input(&["sweep", "--trace", "no/such.trace"], "no/such.trace");
+    assert_bad_input(&["sweep"], "--link");
+    assert_bad_input(
+        &[
+            "run",
+            "--scheme",
+            "adaptive-um:quantile=2",
+            "--link",
+            "3g-up",
+        ],
+        "quantile",
+    );
+    assert_bad_input(&["run", "--scheme", "um:k0=x", "--link", "3g-up"], "k0");
+    assert_bad_input(
+        &[
+            "run",
+            "--scheme",
+            "tfrc",
+            "--link",
+            "handover:3g-up+cable-up@0s",
+        ],
+        "increase",
+    );
+    let o = wisp(&["reproduce", "mehrotra", "--quick", "--trace", "x.rx"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        text(&o.stderr).contains("--trace does not apply to mehrotra"),
+        "{}",
+        text(&o.stderr)
+    );
+}
+
+#[test]
+fn sweep_prints_the_zones_and_writes_its_files() {
+    let args = [
+        "sweep",
+        "--link",
+        "wimax-down",
+        "--rates",
+        "1mbps,4900,5100,6mbps",
+    ];
+    let o = wisp(&args);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let table = text(&o.stdout);
+    assert!(
+        table.contains("congestion-free up to 4900 kbit/s; congested from 5100 kbit/s"),
+        "{table}"
+    );
+    assert!(table.contains("delay threshold δ_T"), "{table}");
+    // JSON: one object; the points in rate order.
+    let mut j = args.to_vec();
+    j.push("--json");
+    let o = wisp(&j);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(text(&o.stdout).lines().count(), 1);
+    let points = v["sweep"]["points"].as_array().unwrap();
+    assert_eq!(points.len(), 4);
+    assert_eq!(points[1]["zone"], "congestion-free");
+    assert_eq!(points[2]["zone"], "congested");
+    assert_eq!(v["seed"], 1);
+    // Files, deterministically.
+    let (a, b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    for d in [&a, &b] {
+        let mut f = args.to_vec();
+        f.extend(["--out", d.path().to_str().unwrap()]);
+        assert!(wisp(&f).status.success());
+    }
+    let fa = files(a.path());
+    let names: Vec<String> = fa.iter().map(|f| f.0.display().to_string()).collect();
+    assert_eq!(
+        names,
+        [
+            "report.html",
+            "sweep.csv",
+            "sweep.json",
+            "sweep.svg",
+            "zones.svg",
+            "zones_pdf.csv"
+        ]
+    );
+    assert_eq!(fa, files(b.path()));
+    let csv = text(&fa.iter().find(|f| f.0 == Path::new("sweep.csv")).unwrap().1);
+    assert_eq!(csv.lines().count(), 5);
+}
+
+#[test]
+fn the_new_schemes_run_on_the_profiles() {
+    let o = wisp(&["schemes"]);
+    let list = text(&o.stdout);
+    for s in [
+        "newreno-like",
+        "vegas-like",
+        "ctcp-like",
+        "tfrc",
+        "um",
+        "adaptive-um",
+    ] {
+        assert!(list.lines().any(|l| l.starts_with(s)), "{s} missing");
+    }
+    for (scheme, link) in [
+        ("adaptive-um", "3g-up"),
+        ("um", "wimax-down:loss=0"),
+        ("tfrc", "handover:cable-up+3g-up@10s"),
+    ] {
+        let o = wisp(&[
+            "run",
+            "--scheme",
+            scheme,
+            "--link",
+            link,
+            "--duration-s",
+            "20",
+            "--json",
+        ]);
+        assert!(o.status.success(), "{}", text(&o.stderr));
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        let f = &v["flows"][0];
+        assert!(
+            f["throughput_kbps"].as_f64().unwrap() > 40.0,
+            "{scheme} on {link}: {f}"
+        );
+        assert_eq!(v["scheme"], scheme);
+    }
+}
+
+#[test]
+fn quick_mehrotra_writes_figures_and_data_deterministically() {
+    let (a, b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    for d in [&a, &b] {
+        let o = wisp(&[
+            "reproduce",
+            "mehrotra",
+            "--quick",
+            "--seed",
+            "2",
+            "--out",
+            d.path().to_str().unwrap(),
+        ]);
+        assert!(o.status.success(), "{}", text(&o.stderr));
+        let stdout = text(&o.stdout);
+        assert!(stdout.contains("Jain"), "{stdout}");
+        assert!(
+            stdout
+                .lines()
+                .all(|l| l.starts_with("ok ") || l.starts_with("NO "))
+        );
+    }
+    let fa = files(a.path());
+    let names: Vec<String> = fa.iter().map(|f| f.0.display().to_string()).collect();
+    for want in [
+        "report.html",
+        "summary.json",
+        "tables.csv",
+        "delta_hat_sweep.csv",
+        "sensitivity.csv",
+        "timeseries.csv",
+        "sweep-3g-up.csv",
+        "figures/controllers-3g-up.svg",
+        "figures/controllers-wimax-down.svg",
+        "figures/fig22-fairness.svg",
+        "figures/fig23-delta-hat.svg",
+        "figures/handover.svg",
+        "figures/sweep-wimax-down.svg",
+        "figures/fig19-zones-cable-up.svg",
+    ] {
+        assert!(names.iter().any(|n| n == want), "{want} missing: {names:?}");
+    }
+    let summary: serde_json::Value = serde_json::from_slice(
+        &fa.iter()
+            .find(|f| f.0 == Path::new("summary.json"))
+            .unwrap()
+            .1,
+    )
+    .unwrap();
+    assert_eq!(summary["result"]["seed"], 2);
+    assert_eq!(summary["result"]["table"].as_array().unwrap().len(), 12);
+    assert!(summary["checks"].as_array().unwrap().len() >= 15);
+    assert_eq!(fa, files(b.path()));
+}
