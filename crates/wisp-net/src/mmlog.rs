@@ -75,7 +75,10 @@ impl<W: Write> LogWriter<W> {
             LinkModel::PacketTrace(t) => {
                 Opportunities::Trace(t.cursor_at(Instant::ZERO), PACKET_TRACE_BYTES_PER_LINE)
             }
-            LinkModel::Rate(_) | LinkModel::Outage(_) => Opportunities::Rate {
+            LinkModel::Rate(_)
+            | LinkModel::Outage(_)
+            | LinkModel::Mobile(_)
+            | LinkModel::Handover(_) => Opportunities::Rate {
                 link: link.clone(),
                 next: Instant::ZERO,
             },
