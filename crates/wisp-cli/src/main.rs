@@ -5,6 +5,8 @@ mod args;
 mod bench;
 mod error;
 mod forecast;
+mod link;
+mod net;
 mod output;
 mod reproduce;
 mod run;
@@ -33,9 +35,35 @@ Examples:
   wisp reproduce sprout --out /tmp/sprout
   wisp forecast --trace traces/cellular/Verizon-LTE-short.down --duration-s 10
   wisp schemes
+  wisp recv --listen 0.0.0.0:9000 --json            # then, elsewhere:
+  wisp send --scheme cbr --rate-kbps 2000 --to HOST:9000 --duration-s 30
+  sudo wisp link --downlink traces/cellular/Verizon-LTE-short.down \
+       --uplink traces/cellular/Verizon-LTE-short.up --log logs -- sh -c 'ping -c 10 $WISP_LINK_PEER'
+  wisp analyze logs/downlink.log
 
 Exit codes: 0 success, 1 an I/O failure, 2 bad input (a message names the option, or the file \
 and line). Every run logs its seed on stderr; WISP_SEED=N replays it.";
+
+const LINK_HELP: &str = "\
+The command runs in a network namespace of its own; its traffic to the host side ($WISP_LINK_PEER, \
+also $MAHIMAHI_BASE) crosses the emulated link: random loss, the one-way delay, then the \
+bottleneck queue drained by the trace (Mahimahi semantics: each line is an opportunity to \
+deliver 1500 bytes), the same code as `wisp run`. Only traffic between the two link addresses \
+is carried. The command also gets $WISP_LINK_ADDR (its own address) and $WISP_LINK_EPOCH_NS \
+(when the traces started, for `wisp recv --link`).
+
+wisp link exits with the command's exit code (128 + signal if it was killed). On exit (also on \
+Ctrl-C, SIGTERM, or when the command fails or is killed) the devices, their routes and the \
+namespace go away, and processes the command left in the namespace are killed.
+
+Examples:
+  wisp link --downlink 12mbps.trace --uplink 12mbps.trace -- sh -c 'ping -c 10 $WISP_LINK_PEER'
+  wisp link --downlink const:12mbps --uplink const:12mbps -- sh -c 'ping -c 10 $WISP_LINK_PEER'
+  wisp link --downlink traces/cellular/Verizon-LTE-short.down \\
+       --uplink traces/cellular/Verizon-LTE-short.up --downlink-queue droptail:packets=100 \\
+       --log logs -- sh -c 'iperf3 -c $WISP_LINK_PEER -u -b 20M -R'
+  wisp link --downlink const:20mbps --uplink const:2mbps --wmm -- \\
+       sh -c 'ping -Q 0xb8 $WISP_LINK_PEER'   # EF: the voice queue";
 
 #[derive(Parser, Debug)]
 #[command(name = "wisp", version, about = ABOUT, long_about = LONG_ABOUT, max_term_width = 100)]
@@ -69,6 +97,16 @@ enum Command {
         #[command(subcommand)]
         command: trace::TraceCommand,
     },
+    /// Send one flow of a scheme to `wisp recv` over UDP (RTP with RTCP feedback).
+    Send(net::SendArgs),
+    /// Receive one flow from `wisp send`, run the scheme's receiver half, send its feedback.
+    Recv(net::RecvArgs),
+    /// Run a command behind an emulated link (trace-driven queues in a network namespace,
+    /// like Mahimahi's mm-link); needs root.
+    #[command(after_long_help = LINK_HELP)]
+    Link(link::LinkArgs),
+    /// Compute throughput, capacity, delays and what the trace offered from `wisp link` logs.
+    Analyze(link::AnalyzeArgs),
     /// Feed a trace to a Sprout receiver as a saturated link and print its forecast every
     /// tick (CSV).
     Forecast(forecast::ForecastArgs),
@@ -102,6 +140,14 @@ fn main() -> ExitCode {
         Command::Reproduce(a) => reproduce::reproduce(*a),
         Command::Schemes { json } => schemes(json),
         Command::Trace { command } => trace::trace(command),
+        Command::Send(a) => net::send(a),
+        Command::Recv(a) => net::recv(a),
+        Command::Link(a) => match link::link(a) {
+            // The command's own exit code.
+            Ok(code) => return ExitCode::from(code),
+            Err(e) => Err(e),
+        },
+        Command::Analyze(a) => link::analyze(a),
         Command::Forecast(a) => forecast::forecast(a),
     };
     match result {

@@ -1,16 +1,50 @@
 //! # wisp-net
 //!
-//! The only layer of wisp that reads a clock. It converts the operating system's monotonic clock
-//! to [`wisp_core::Instant`] at the edge, so the same controller objects that run in the
-//! simulator drive real packets. The UDP transport, the TUN/netns link emulator and the probing
-//! tools build on [`Clock`].
+//! wisp over real networks. This is the only layer of wisp that reads a clock or touches the
+//! operating system: it converts the monotonic clock to [`wisp_core::Instant`] at the edge, so
+//! the same controller objects that run in the simulator drive real packets.
+//!
+//! * [`rtp`](mod@rtp), [`rtcp`](mod@rtcp): the wire format. Data packets are RTP (RFC 3550) with
+//!   RFC 8285 header extensions; feedback is RTCP (receiver reports, REMB, RFC 8888 congestion
+//!   control feedback, and APP packets that carry any [`wisp_core::wire::Feedback`]).
+//! * [`session`]: `wisp send` / `wisp recv` — one flow of any registered scheme over UDP, paced
+//!   with sub-millisecond accuracy ([`timer`]), with per-second progress and a summary
+//!   ([`report`]).
+//! * [`emulator`]: `wisp link` — a user-space, trace-driven link emulator between a network
+//!   namespace and the host, built on the simulator's own link, queue and loss code, with
+//!   Mahimahi-format logs ([`mmlog`]) that `wisp analyze` reads back.
+//!
+//! The packet formats come from webrtc-rs's sans-IO crates `rtc-rtp` and `rtc-rtcp` (0.21):
+//! between them they implement every format wisp needs except APP — RFC 8285 one- and two-byte
+//! header extensions with abs-send-time and transport-wide sequence number elements, SR/RR/SDES/
+//! BYE, REMB, transport-cc and RFC 8888 feedback — and they are the maintained generation of
+//! webrtc-rs. GStreamer's `rtp-types`/`rtcp-types` are zero-copy and have APP, but no RFC 8285
+//! element parsing, REMB or RFC 8888, which wisp would have had to write by hand. APP packets
+//! are built from `rtc-rtcp`'s header plus the 8 bytes RFC 3550 §6.7 defines.
+//!
+//! Linux only (network namespaces, TUN, `epoll_pwait2`: kernel 5.11 or later).
+
+pub mod emulator;
+pub mod mmlog;
+pub mod report;
+pub mod rtcp;
+pub mod rtp;
+pub mod session;
+pub mod timer;
 
 use wisp_core::{Duration, Instant};
 
-/// The monotonic clock, as `wisp_core::Instant` nanoseconds since the clock was created.
+/// The host's monotonic clock (`CLOCK_MONOTONIC`) as `wisp_core::Instant` nanoseconds.
+///
+/// The epoch is the clock's own (boot), not the creation of the `Clock`: every process on one
+/// host, in any network namespace, reads the same instants, so a timestamp stamped by a sender
+/// compares directly with its receiver's clock when both run on one host (the "synchronised
+/// timestamps" case of one-way delay).
 #[derive(Clone, Copy, Debug)]
 pub struct Clock {
-    epoch: std::time::Instant,
+    /// A std instant and the monotonic nanoseconds it corresponds to.
+    std_ref: std::time::Instant,
+    ns_ref: u64,
 }
 
 impl Default for Clock {
@@ -19,35 +53,74 @@ impl Default for Clock {
     }
 }
 
+/// `CLOCK_MONOTONIC` in nanoseconds.
+fn monotonic_ns() -> u64 {
+    use nix::time::{ClockId, clock_gettime};
+    // CLOCK_MONOTONIC cannot fail on Linux; zero is a safe fallback that never happens.
+    clock_gettime(ClockId::CLOCK_MONOTONIC).map_or(0, |t| {
+        (t.tv_sec() as u64)
+            .saturating_mul(1_000_000_000)
+            .saturating_add(t.tv_nsec() as u64)
+    })
+}
+
 impl Clock {
-    /// A clock whose epoch is now.
     pub fn new() -> Self {
+        let std_ref = std::time::Instant::now();
         Clock {
-            epoch: std::time::Instant::now(),
+            std_ref,
+            ns_ref: monotonic_ns(),
         }
     }
 
-    /// Now, as a core instant.
+    /// Now, as a core instant (monotonic nanoseconds since boot).
     pub fn now(&self) -> Instant {
-        self.to_core(std::time::Instant::now())
+        Instant::from_nanos(monotonic_ns())
     }
 
-    /// Converts an OS instant (e.g. a receive timestamp) to a core instant; instants before the
-    /// epoch map to the epoch.
+    /// Converts an OS instant (e.g. a receive timestamp) to a core instant.
     pub fn to_core(&self, t: std::time::Instant) -> Instant {
-        let d = t.saturating_duration_since(self.epoch);
-        Instant::from_nanos(u64::try_from(d.as_nanos()).unwrap_or(u64::MAX))
+        match t.checked_duration_since(self.std_ref) {
+            Some(d) => Instant::from_nanos(
+                self.ns_ref
+                    .saturating_add(u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)),
+            ),
+            None => {
+                let d = self.std_ref.duration_since(t);
+                Instant::from_nanos(
+                    self.ns_ref
+                        .saturating_sub(u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)),
+                )
+            }
+        }
     }
 
-    /// Converts a core instant back to an OS instant (for sleeping until it).
+    /// Converts a core instant back to an OS instant (for sleeping until it). Instants the std
+    /// clock cannot represent map to the reference instant.
     pub fn to_std(&self, t: Instant) -> std::time::Instant {
-        self.epoch + std::time::Duration::from_nanos(t.as_nanos())
+        let ns = t.as_nanos();
+        if ns >= self.ns_ref {
+            self.std_ref + std::time::Duration::from_nanos(ns - self.ns_ref)
+        } else {
+            self.std_ref
+                .checked_sub(std::time::Duration::from_nanos(self.ns_ref - ns))
+                .unwrap_or(self.std_ref)
+        }
     }
 
     /// A core duration as a std duration.
     pub fn std_duration(d: Duration) -> std::time::Duration {
         std::time::Duration::from_nanos(d.as_nanos())
     }
+}
+
+/// An identifier of this boot of this host (`/proc/sys/kernel/random/boot_id`), if readable.
+/// Two processes with the same boot id share [`Clock`] instants.
+pub fn boot_id() -> Option<String> {
+    std::fs::read_to_string("/proc/sys/kernel/random/boot_id")
+        .ok()
+        .map(|s| s.trim().to_string())
+        .filter(|s| !s.is_empty())
 }
 
 #[cfg(test)]
@@ -60,7 +133,22 @@ mod tests {
         let a = c.now();
         let b = c.now();
         assert!(b >= a);
-        let t = Instant::from_millis(5);
-        assert_eq!(c.to_core(c.to_std(t)), t);
+        let t = c.now() + Duration::from_millis(5);
+        let back = c.to_core(c.to_std(t));
+        assert!(
+            back.as_nanos().abs_diff(t.as_nanos()) < 1_000,
+            "{back:?} vs {t:?}"
+        );
+        // std::time::Instant is CLOCK_MONOTONIC on Linux: the two readings agree closely.
+        let s = c.to_core(std::time::Instant::now());
+        assert!(s.as_nanos().abs_diff(c.now().as_nanos()) < 5_000_000);
+    }
+
+    #[test]
+    fn two_clocks_share_instants() {
+        let a = Clock::new();
+        std::thread::sleep(std::time::Duration::from_millis(2));
+        let b = Clock::new();
+        assert!(b.now().as_nanos().abs_diff(a.now().as_nanos()) < 1_000_000);
     }
 }

@@ -1,0 +1,247 @@
+//! `wisp link` (the trace-driven link emulator) and `wisp analyze` (its logs).
+
+use crate::args::non_negative_ms;
+use crate::error::CliError;
+use crate::output;
+use clap::Args;
+use std::ffi::OsString;
+use std::io::BufReader;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+use wisp_core::Duration;
+use wisp_net::emulator::wmm::WmmMap;
+use wisp_net::emulator::{DirectionSpec, LinkError, LinkOptions};
+use wisp_sim::link::{LinkModel, LinkSpec};
+use wisp_sim::loss::LossSpec;
+use wisp_sim::queue::QueueSpec;
+use wisp_sim::trace::TraceUnit;
+
+#[derive(Args, Debug)]
+pub struct LinkArgs {
+    /// The link from the host to the command (the namespace): a Mahimahi trace file, or a link
+    /// spec (trace:FILE, const:12mbps, steps:…).
+    #[arg(long, value_name = "TRACE")]
+    pub downlink: String,
+
+    /// The link from the command to the host: a trace file or a link spec.
+    #[arg(long, value_name = "TRACE")]
+    pub uplink: String,
+
+    /// One-way propagation delay in each direction, ms, applied before the bottleneck queue.
+    #[arg(long, value_name = "MS", default_value = "20", value_parser = non_negative_ms)]
+    pub delay_ms: Duration,
+
+    /// Downlink queue: infinite, droptail:packets=N[,bytes=B], drophead:…, codel[:…], pie[:…].
+    #[arg(long, value_name = "SPEC", default_value = "infinite")]
+    pub downlink_queue: QueueSpec,
+
+    /// Uplink queue (same forms as --downlink-queue).
+    #[arg(long, value_name = "SPEC", default_value = "infinite")]
+    pub uplink_queue: QueueSpec,
+
+    /// Random loss at the entrance of both directions: a probability in [0, 1), or
+    /// ge:p=P,r=R[,good=G,bad=B].
+    #[arg(long, value_name = "P", default_value = "0")]
+    pub loss: LossSpec,
+
+    /// Random loss of the downlink only (overrides --loss).
+    #[arg(long, value_name = "P")]
+    pub downlink_loss: Option<LossSpec>,
+
+    /// Random loss of the uplink only (overrides --loss).
+    #[arg(long, value_name = "P")]
+    pub uplink_loss: Option<LossSpec>,
+
+    /// Write Mahimahi-format logs DIR/uplink.log and DIR/downlink.log (read them with `wisp
+    /// analyze`), and DIR/summary.json.
+    #[arg(long, value_name = "DIR")]
+    pub log: Option<PathBuf>,
+
+    /// Four queues per direction served in strict priority by DSCP (WMM access categories
+    /// VO > VI > BE > BK, RFC 8325 mapping).
+    #[arg(long)]
+    pub wmm: bool,
+
+    /// Overrides of the DSCP → access category mapping, e.g. 46=vo,0=be (implies --wmm).
+    #[arg(long, value_name = "DSCP=AC,…")]
+    pub wmm_map: Option<WmmMap>,
+
+    /// Seed of the loss and AQM random streams (default: $WISP_SEED, else 1).
+    #[arg(long, value_name = "N")]
+    pub seed: Option<u64>,
+
+    /// Busy-wait this many µs before each departure instead of sleeping (more precise
+    /// departures, more CPU).
+    #[arg(long, value_name = "US", default_value = "50", value_parser = clap::value_parser!(u32).range(0..=10_000))]
+    pub spin_us: u32,
+
+    /// The command to run behind the link, after `--`. Inside, $WISP_LINK_PEER is the host
+    /// side's address.
+    #[arg(last = true, required = true, value_name = "COMMAND")]
+    pub command: Vec<OsString>,
+}
+
+#[derive(Args, Debug)]
+pub struct AnalyzeArgs {
+    /// Logs of `wisp link --log` (or Mahimahi's `mm-link --uplink-log/--downlink-log`).
+    #[arg(required = true, value_name = "LOG")]
+    pub logs: Vec<PathBuf>,
+
+    /// Print one JSON object on stdout instead of a table.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// A link argument: an existing file is a trace; otherwise a link spec.
+fn link_arg(option: &str, s: &str) -> Result<(LinkModel, String), CliError> {
+    let spec = if Path::new(s).is_file() {
+        let p = PathBuf::from(s);
+        LinkSpec::Trace {
+            unit: TraceUnit::for_path(&p),
+            path: p,
+        }
+    } else {
+        s.parse::<LinkSpec>().map_err(|e| {
+            if !s.contains(':') {
+                CliError::Input(format!("{option}: no such trace file `{s}`"))
+            } else {
+                CliError::Input(format!("{option}: {e}"))
+            }
+        })?
+    };
+    let model = spec.load()?;
+    Ok((model, s.to_string()))
+}
+
+pub fn link(a: LinkArgs) -> Result<u8, CliError> {
+    let (down, down_name) = link_arg("--downlink", &a.downlink)?;
+    let (up, up_name) = link_arg("--uplink", &a.uplink)?;
+    let wmm = match (&a.wmm_map, a.wmm) {
+        (Some(m), _) => Some(m.clone()),
+        (None, true) => Some(WmmMap::default()),
+        (None, false) => None,
+    };
+    let seed = crate::args::seed(a.seed)?;
+    let command_line = std::env::args().collect::<Vec<_>>().join(" ");
+    let opts = LinkOptions {
+        uplink: DirectionSpec {
+            link: up,
+            delay: a.delay_ms,
+            queue: a.uplink_queue,
+            loss: a.uplink_loss.unwrap_or(a.loss),
+            wmm: wmm.clone(),
+        },
+        downlink: DirectionSpec {
+            link: down,
+            delay: a.delay_ms,
+            queue: a.downlink_queue,
+            loss: a.downlink_loss.unwrap_or(a.loss),
+            wmm,
+        },
+        uplink_name: up_name,
+        downlink_name: down_name,
+        log_dir: a.log.clone(),
+        seed,
+        spin: Duration::from_micros(u64::from(a.spin_us)),
+        command: a.command,
+        command_line,
+    };
+    // Ctrl-C and SIGTERM end the command (it gets them too when it shares the terminal); the
+    // link keeps running until it has exited, then cleans up.
+    let stop = crate::net::stop_flag()?;
+    let summary = wisp_net::emulator::run(opts, Arc::clone(&stop), &mut |addrs| {
+        eprintln!(
+            "wisp link: namespace {} <-> host {} (WISP_LINK_PEER)",
+            addrs.ns, addrs.host
+        );
+    })
+    .map_err(|e| match e {
+        LinkError::Setup(wisp_net::emulator::netns::SetupError::Spawn { .. }) => {
+            CliError::Input(e.to_string())
+        }
+        e => CliError::Io(e.to_string()),
+    })?;
+    let _: &AtomicBool = &stop;
+    eprintln!(
+        "wisp link: command exited with {}; uplink {} packets ({} dropped), downlink {} packets ({} dropped); writes late p50 {} p99 {}; cpu {:.2} s ({} per packet)",
+        summary.exit_code,
+        summary.uplink.departed,
+        summary.uplink.dropped_loss
+            + summary.uplink.dropped_queue
+            + summary.uplink.dropped_aqm
+            + summary.uplink.dropped_memory,
+        summary.downlink.departed,
+        summary.downlink.dropped_loss
+            + summary.downlink.dropped_queue
+            + summary.downlink.dropped_aqm
+            + summary.downlink.dropped_memory,
+        wisp_net::report::fmt_opt(summary.write_late_p50_us, "us"),
+        wisp_net::report::fmt_opt(summary.write_late_p99_us, "us"),
+        summary.engine_cpu_s,
+        summary
+            .engine_cpu_per_packet_us
+            .map_or_else(|| "-".to_string(), |v| format!("{v:.2} us")),
+    );
+    if summary.filtered_packets > 0 {
+        eprintln!(
+            "wisp link: dropped {} packets not between {} and {} (the link reaches the host side only)",
+            summary.filtered_packets, summary.namespace_address, summary.host_address
+        );
+    }
+    if let Some(dir) = &a.log {
+        let json = serde_json::to_vec_pretty(&summary)
+            .map_err(|e| CliError::Io(format!("cannot serialise the summary: {e}")))?;
+        let mut out = output::OutputDir::default();
+        out.add("summary.json", json);
+        out.commit(dir)?;
+    }
+    Ok(summary.exit_code.clamp(0, 255) as u8)
+}
+
+pub fn analyze(a: AnalyzeArgs) -> Result<(), CliError> {
+    let mut results = Vec::new();
+    for p in &a.logs {
+        let f = std::fs::File::open(p)
+            .map_err(|e| CliError::Input(format!("cannot read {}: {e}", p.display())))?;
+        let r = wisp_net::mmlog::analyze(BufReader::new(f), &p.display().to_string())
+            .map_err(CliError::input)?;
+        results.push(r);
+    }
+    if a.json {
+        return output::print_json(&serde_json::json!({ "logs": results }));
+    }
+    let o = |v: Option<f64>| v.map_or_else(|| "-".to_string(), |x| format!("{x:.1}"));
+    println!(
+        "{:<28} {:>8} {:>11} {:>11} {:>6} {:>8} {:>8} {:>8} {:>10} {:>11}",
+        "log",
+        "dur s",
+        "cap kbit/s",
+        "thr kbit/s",
+        "util",
+        "p50 ms",
+        "p95 ms",
+        "sig95 ms",
+        "backlog s",
+        "offered bl"
+    );
+    for r in &results {
+        let name = Path::new(&r.file)
+            .file_name()
+            .map_or_else(|| r.file.clone(), |n| n.to_string_lossy().into_owned());
+        println!(
+            "{:<28} {:>8.1} {:>11.1} {:>11.1} {:>6.3} {:>8} {:>8} {:>8} {:>10.1} {:>11}",
+            name,
+            r.duration_s,
+            r.capacity_kbps,
+            r.throughput_kbps,
+            r.utilization,
+            o(r.delay_p50_ms),
+            o(r.delay_p95_ms),
+            o(r.signal_delay_p95_ms),
+            r.backlogged_s,
+            o(r.offered_while_backlogged_kbps)
+        );
+    }
+    Ok(())
+}

@@ -1,0 +1,244 @@
+//! `wisp send` and `wisp recv`: one flow of a scheme over real UDP.
+
+use crate::args::{non_negative_ms, positive_secs};
+use crate::error::CliError;
+use crate::output;
+use crate::run::apply_params;
+use clap::Args;
+use std::net::{SocketAddr, ToSocketAddrs};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+use wisp_core::scheme::SchemeConfig;
+use wisp_core::{Duration, Instant};
+use wisp_net::report::KnownLink;
+use wisp_net::session::{NetError, RecvOptions, SendOptions};
+use wisp_sim::link::LinkSpec;
+use wisp_sim::trace::TraceUnit;
+
+#[derive(Args, Debug)]
+pub struct SendArgs {
+    /// The scheme: NAME[:KEY=VALUE,…] (see `wisp schemes`).
+    #[arg(long, value_name = "SCHEME")]
+    pub scheme: SchemeConfig,
+
+    /// Where `wisp recv` listens.
+    #[arg(long, value_name = "HOST:PORT")]
+    pub to: String,
+
+    /// Sending rate of `cbr`, kbit/s (same as --scheme cbr:rate-kbps=N).
+    #[arg(long, value_name = "KBPS")]
+    pub rate_kbps: Option<String>,
+
+    /// A scheme parameter, KEY=VALUE; repeatable.
+    #[arg(long = "param", value_name = "KEY=VALUE")]
+    pub params: Vec<String>,
+
+    /// How long to send.
+    #[arg(long, value_name = "S", default_value = "30", value_parser = positive_secs)]
+    pub duration_s: Duration,
+
+    /// Interval of the RTCP sender reports.
+    #[arg(long, value_name = "MS", default_value = "1000", value_parser = positive_ms)]
+    pub rtcp_interval_ms: Duration,
+
+    /// Busy-wait this many µs before each send instead of sleeping (more precise pacing, more
+    /// CPU).
+    #[arg(long, value_name = "US", default_value = "50", value_parser = clap::value_parser!(u32).range(0..=10_000))]
+    pub spin_us: u32,
+
+    /// Mark data packets with this DSCP (0–63), e.g. 46 (EF) for the voice class of `wisp link
+    /// --wmm`.
+    #[arg(long, value_name = "DSCP", value_parser = clap::value_parser!(u8).range(0..=63))]
+    pub dscp: Option<u8>,
+
+    /// Seed of the flow's random streams, e.g. a media source's frame sizes (default:
+    /// $WISP_SEED, else 1): the same seed as `wisp run` gives the same traffic.
+    #[arg(long, value_name = "N")]
+    pub seed: Option<u64>,
+
+    /// Print one JSON summary on stdout at the end.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct RecvArgs {
+    /// Address to listen on, e.g. 0.0.0.0:9000.
+    #[arg(long, value_name = "ADDR")]
+    pub listen: String,
+
+    /// The scheme whose receiver half to run (default: the one the sender announces).
+    #[arg(long, value_name = "SCHEME")]
+    pub scheme: Option<SchemeConfig>,
+
+    /// Stop this many seconds after the first packet (default: at the sender's BYE).
+    #[arg(long, value_name = "S", value_parser = positive_secs)]
+    pub duration_s: Option<Duration>,
+
+    /// Stop when no packet arrived for this long.
+    #[arg(long, value_name = "S", default_value = "10", value_parser = positive_secs)]
+    pub idle_timeout_s: Duration,
+
+    /// Interval of the RTCP receiver reports.
+    #[arg(long, value_name = "MS", default_value = "1000", value_parser = positive_ms)]
+    pub rtcp_interval_ms: Duration,
+
+    /// The data direction's link, if known (e.g. the --downlink of `wisp link`): adds capacity,
+    /// utilisation, and the ideal sender's and self-inflicted delay to the summary.
+    #[arg(long, value_name = "SPEC")]
+    pub link: Option<LinkSpec>,
+
+    /// Same as --link trace:FILE.
+    #[arg(long, value_name = "FILE", conflicts_with = "link")]
+    pub trace: Option<PathBuf>,
+
+    /// One-way propagation delay of the known link, ms.
+    #[arg(long, value_name = "MS", default_value = "20", value_parser = non_negative_ms)]
+    pub delay_ms: Duration,
+
+    /// When the known link's trace started, in CLOCK_MONOTONIC ns (default: $WISP_LINK_EPOCH_NS,
+    /// which `wisp link` sets for its command; else the flow's start).
+    #[arg(long, value_name = "NS")]
+    pub link_epoch_ns: Option<u64>,
+
+    /// Print one JSON summary on stdout at the end.
+    #[arg(long)]
+    pub json: bool,
+}
+
+fn positive_ms(s: &str) -> Result<Duration, String> {
+    let d = non_negative_ms(s)?;
+    if d.is_zero() {
+        return Err("must be positive".into());
+    }
+    Ok(d)
+}
+
+/// Stops on SIGINT/SIGTERM (the summary is still printed).
+pub fn stop_flag() -> Result<Arc<AtomicBool>, CliError> {
+    let stop = Arc::new(AtomicBool::new(false));
+    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+        signal_hook::flag::register(sig, Arc::clone(&stop))
+            .map_err(|e| CliError::Io(format!("cannot install a signal handler: {e}")))?;
+    }
+    Ok(stop)
+}
+
+fn net_error(e: NetError) -> CliError {
+    match e {
+        NetError::Io { .. } => CliError::Io(e.to_string()),
+        NetError::Build(_) | NetError::Input(_) => CliError::Input(e.to_string()),
+    }
+}
+
+fn resolve(what: &str, s: &str) -> Result<SocketAddr, CliError> {
+    s.to_socket_addrs()
+        .map_err(|e| CliError::Input(format!("{what} `{s}`: {e}")))?
+        .next()
+        .ok_or_else(|| CliError::Input(format!("{what} `{s}`: no address")))
+}
+
+pub fn send(a: SendArgs) -> Result<(), CliError> {
+    let mut scheme = a.scheme.clone();
+    apply_params(&mut scheme, a.rate_kbps.as_deref(), &a.params)?;
+    let to = resolve("--to", &a.to)?;
+    let mut o = SendOptions::new(scheme, to);
+    o.duration = a.duration_s;
+    o.rtcp_interval = a.rtcp_interval_ms;
+    o.spin = Duration::from_micros(u64::from(a.spin_us));
+    o.dscp = a.dscp;
+    // Refuse a scheme that cannot run here before saying anything else.
+    o.scheme
+        .build(wisp_core::scheme::SchemeContext::new())
+        .map_err(CliError::input)?;
+    o.seed = crate::args::seed(a.seed)?;
+    let stop = stop_flag()?;
+    eprintln!(
+        "wisp send: {} to {} for {} s",
+        o.scheme,
+        to,
+        o.duration.as_secs_f64()
+    );
+    let report = wisp_net::session::send(&o, &stop, &mut |l| eprintln!("wisp send: {l}"))
+        .map_err(net_error)?;
+    let f = &report.flows[0];
+    eprintln!(
+        "wisp send: sent {} packets ({:.1} kbit/s); rtt p50 {} p95 {}; pacing late p50 {} p99 {}",
+        f.packets_sent,
+        f.send_rate_kbps,
+        wisp_net::report::fmt_opt(f.rtt_p50_ms, "ms"),
+        wisp_net::report::fmt_opt(f.rtt_p95_ms, "ms"),
+        wisp_net::report::fmt_opt(f.pacing_late_p50_us, "us"),
+        wisp_net::report::fmt_opt(f.pacing_late_p99_us, "us"),
+    );
+    if a.json {
+        output::print_json(&report)?;
+    }
+    Ok(())
+}
+
+pub fn recv(a: RecvArgs) -> Result<(), CliError> {
+    let listen = resolve("--listen", &a.listen)?;
+    let mut o = RecvOptions::new(listen);
+    o.scheme = a.scheme.clone();
+    o.duration = a.duration_s;
+    o.idle_timeout = a.idle_timeout_s;
+    o.rtcp_interval = a.rtcp_interval_ms;
+    let spec = match (&a.link, &a.trace) {
+        (Some(l), _) => Some(l.clone()),
+        (None, Some(p)) => Some(LinkSpec::Trace {
+            path: p.clone(),
+            unit: TraceUnit::for_path(p),
+        }),
+        _ => None,
+    };
+    if let Some(spec) = spec {
+        let link = spec.load()?;
+        let epoch = match a.link_epoch_ns {
+            Some(ns) => Some(ns),
+            None => match std::env::var("WISP_LINK_EPOCH_NS") {
+                Ok(v) => Some(v.trim().parse().map_err(|_| {
+                    CliError::Input(format!("WISP_LINK_EPOCH_NS `{v}` is not a number"))
+                })?),
+                Err(_) => None,
+            },
+        };
+        let epoch = epoch.ok_or_else(|| {
+            CliError::Input(
+                "--link needs the instant its trace started: --link-epoch-ns, or run inside `wisp link` (which sets $WISP_LINK_EPOCH_NS)"
+                    .into(),
+            )
+        })?;
+        o.link = Some(KnownLink {
+            link,
+            delay: a.delay_ms,
+            epoch: Instant::from_nanos(epoch),
+        });
+    }
+    let stop = stop_flag()?;
+    let report = wisp_net::session::recv(&o, &stop, &mut |l| eprintln!("wisp recv: {l}"))
+        .map_err(net_error)?;
+    let f = &report.flows[0];
+    eprintln!(
+        "wisp recv: {} from {}: {} packets, {:.1} kbit/s, delay p50 {} p95 {}, e2e p95 {}, self-inflicted {}, loss {:.2}%{}",
+        report.scheme,
+        report.peer.as_deref().unwrap_or("-"),
+        f.packets_delivered,
+        f.throughput_kbps,
+        wisp_net::report::fmt_opt(f.delay_p50_ms, "ms"),
+        wisp_net::report::fmt_opt(f.delay_p95_ms, "ms"),
+        wisp_net::report::fmt_opt(f.e2e_delay_p95_ms, "ms"),
+        wisp_net::report::fmt_opt(f.self_inflicted_delay_ms, "ms"),
+        f.loss_rate * 100.0,
+        if f.malformed_packets > 0 {
+            format!(", {} malformed datagrams dropped", f.malformed_packets)
+        } else {
+            String::new()
+        }
+    );
+    if a.json {
+        output::print_json(&report)?;
+    }
+    Ok(())
+}

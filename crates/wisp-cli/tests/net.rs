@@ -1,0 +1,1015 @@
+//! `wisp send`, `wisp recv`, `wisp link` and `wisp analyze` end to end, over loopback and
+//! through the emulated link.
+//!
+//! Tests that need root (network namespaces, TUN devices, packet capture) or a tool (ping,
+//! iperf3, tshark) skip with a message when those are missing, except in CI (`CI=true`), where
+//! they fail: CI runs as root and installs the tools. Traffic goes only to loopback or to the
+//! addresses of namespaces the tests create.
+
+use serde_json::Value;
+use std::io::{BufRead, BufReader};
+use std::net::UdpSocket;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::{Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+/// Tests whose figures depend on timing (delays, rates, forwarding) take this lock, so that
+/// the test harness's threads do not run two of them at once on a small machine.
+static REAL_TIME: Mutex<()> = Mutex::new(());
+
+fn real_time() -> MutexGuard<'static, ()> {
+    REAL_TIME.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Waits for `child` up to `limit`, then kills it (an iperf3 server whose client's last
+/// control segment was still in the link when the link exited waits forever).
+fn reap(child: &mut Child, limit: Duration) {
+    let deadline = Instant::now() + limit;
+    while Instant::now() < deadline {
+        if let Ok(Some(_)) = child.try_wait() {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+}
+
+fn bin() -> &'static str {
+    env!("CARGO_BIN_EXE_wisp")
+}
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .canonicalize()
+        .unwrap()
+}
+
+fn wisp(args: &[&str]) -> Output {
+    Command::new(bin())
+        .args(args)
+        .current_dir(root())
+        .output()
+        .expect("run wisp")
+}
+
+fn in_ci() -> bool {
+    std::env::var("CI").is_ok_and(|v| v == "true" || v == "1")
+}
+
+/// Whether this test can use namespaces and TUN devices; in CI their absence is a failure.
+fn privileged(test: &str) -> bool {
+    let ok = nix::unistd::geteuid().is_root() && Path::new("/dev/net/tun").exists();
+    if !ok {
+        assert!(
+            !in_ci(),
+            "{test}: needs root and /dev/net/tun (CI runs as root)"
+        );
+        eprintln!("skipping {test}: needs root (network namespaces, TUN devices)");
+    }
+    ok
+}
+
+/// Whether `tool` is installed; in CI its absence is a failure.
+fn have(test: &str, tool: &str) -> bool {
+    let ok = Command::new("sh")
+        .args(["-c", &format!("command -v {tool}")])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !ok {
+        assert!(
+            !in_ci(),
+            "{test}: `{tool}` is not installed (CI installs it)"
+        );
+        eprintln!("skipping {test}: `{tool}` is not installed");
+    }
+    ok
+}
+
+/// A UDP port free on loopback right now.
+fn free_port() -> u16 {
+    UdpSocket::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+fn json(bytes: &[u8]) -> Value {
+    serde_json::from_slice(bytes)
+        .unwrap_or_else(|e| panic!("not JSON ({e}): {}", String::from_utf8_lossy(bytes)))
+}
+
+fn spawn_recv(listen: &str, extra: &[&str]) -> Child {
+    Command::new(bin())
+        .args(["recv", "--listen", listen, "--json"])
+        .args(extra)
+        .current_dir(root())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+/// Garbage of every kind the receiver and sender must survive.
+fn hostile_datagrams() -> Vec<Vec<u8>> {
+    let mut v: Vec<Vec<u8>> = vec![
+        vec![],
+        vec![0x80],
+        vec![0x40, 96, 0, 1, 0, 0, 0, 0, 0, 0, 0, 1],
+        vec![
+            0x90, 96, 0, 1, 0, 0, 0, 0, 0, 0, 0, 1, 0xbe, 0xde, 0xff, 0xff,
+        ],
+        vec![0x80, 200, 0xff, 0xff, 1, 2, 3, 4],
+        vec![
+            0x80, 204, 0, 3, 1, 2, 3, 4, b'W', b'I', b'S', b'P', 9, 0xff, 0xff, 0,
+        ],
+        vec![
+            0x8f, 206, 0, 4, 0, 0, 0, 1, 0, 0, 0, 0, b'R', b'E', b'M', b'B', 0xff, 0xff,
+        ],
+        vec![0x8b, 205, 0, 0x40, 0, 0, 0, 1],
+    ];
+    // Pseudo-random bytes (a fixed LCG: reproducible).
+    let mut x: u32 = 12345;
+    for len in [3usize, 17, 64, 200, 1400] {
+        v.push(
+            (0..len)
+                .map(|_| {
+                    x = x.wrapping_mul(1_103_515_245).wrapping_add(12345);
+                    (x >> 16) as u8
+                })
+                .collect(),
+        );
+    }
+    // A valid data packet, truncated.
+    let mut buf = Vec::new();
+    wisp_net::rtp::encode(
+        &wisp_core::packet::DataHeader {
+            size: wisp_core::DataSize::from_bytes(1500),
+            ..Default::default()
+        },
+        7,
+        &mut buf,
+    )
+    .unwrap();
+    v.push(buf[..100].to_vec());
+    v
+}
+
+#[test]
+fn send_recv_over_loopback_and_hostile_input_is_counted() {
+    let port = free_port();
+    let listen = format!("127.0.0.1:{port}");
+    let recv = spawn_recv(&listen, &["--idle-timeout-s", "5"]);
+    std::thread::sleep(Duration::from_millis(300));
+    let junk = UdpSocket::bind("127.0.0.1:0").unwrap();
+    let garbage = hostile_datagrams();
+    for g in &garbage {
+        junk.send_to(g, &listen).unwrap();
+    }
+    let sent = wisp(&[
+        "send",
+        "--scheme",
+        "cbr:rate-kbps=600",
+        "--to",
+        &listen,
+        "--duration-s",
+        "1.5",
+        "--json",
+    ]);
+    assert!(
+        sent.status.success(),
+        "{}",
+        String::from_utf8_lossy(&sent.stderr)
+    );
+    let got = recv.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&got.stderr);
+    assert!(got.status.success(), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+    // One progress line per second on stderr.
+    assert!(
+        err.lines().filter(|l| l.contains("kbit/s")).count() >= 1,
+        "{err}"
+    );
+    let s = json(&sent.stdout);
+    let r = json(&got.stdout);
+    let sf = &s["flows"][0];
+    let rf = &r["flows"][0];
+    assert_eq!(r["scheme"], "cbr:rate-kbps=600");
+    assert_eq!(rf["malformed_packets"], garbage.len());
+    assert_eq!(rf["packets_lost"], 0);
+    assert_eq!(rf["packets_delivered"], sf["packets_sent"], "{rf}\n{sf}");
+    assert_eq!(rf["clock"], "synchronised");
+    for key in [
+        "throughput_kbps",
+        "delay_p50_ms",
+        "e2e_delay_p95_ms",
+        "loss_rate",
+    ] {
+        assert!(rf[key].is_number(), "{key} in {rf}");
+    }
+    assert!(sf["rtt_p50_ms"].is_number(), "{sf}");
+}
+
+#[test]
+fn the_sender_survives_hostile_feedback() {
+    let fake = UdpSocket::bind("127.0.0.1:0").unwrap();
+    let addr = fake.local_addr().unwrap().to_string();
+    fake.set_read_timeout(Some(Duration::from_millis(100)))
+        .unwrap();
+    let garbage = hostile_datagrams();
+    let replier = std::thread::spawn(move || {
+        let mut buf = [0u8; 2048];
+        let mut sent = 0;
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while Instant::now() < deadline {
+            if let Ok((_, from)) = fake.recv_from(&mut buf) {
+                for g in &garbage {
+                    let _ = fake.send_to(g, from);
+                    sent += 1;
+                }
+                if sent > 100 {
+                    break;
+                }
+            }
+        }
+        sent
+    });
+    let o = wisp(&[
+        "send",
+        "--scheme",
+        "cbr",
+        "--to",
+        &addr,
+        "--duration-s",
+        "1",
+        "--json",
+    ]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    let s = json(&o.stdout);
+    assert!(replier.join().unwrap() > 0);
+    // RTP-looking junk is "foreign" (a sender expects only RTCP); the rest is malformed.
+    let f = &s["flows"][0];
+    let dropped = f["malformed_packets"].as_u64().unwrap() + f["foreign_packets"].as_u64().unwrap();
+    assert!(dropped > 0, "{f}");
+}
+
+#[test]
+fn our_traffic_decodes_as_rtp_and_rtcp_in_tshark() {
+    let t = "our_traffic_decodes_as_rtp_and_rtcp_in_tshark";
+    if !privileged(t) || !have(t, "tshark") || !have(t, "dumpcap") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let pcap = dir.path().join("cap.pcapng");
+    let port = free_port();
+    let listen = format!("127.0.0.1:{port}");
+    let mut cap = Command::new("dumpcap")
+        .args(["-q", "-i", "lo", "-f", &format!("udp port {port}"), "-w"])
+        .arg(&pcap)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    // Wait for the capture to start (the file appears).
+    let t0 = Instant::now();
+    while !pcap.exists() && t0.elapsed() < Duration::from_secs(10) {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    std::thread::sleep(Duration::from_millis(500));
+    let recv = spawn_recv(&listen, &[]);
+    std::thread::sleep(Duration::from_millis(200));
+    let sent = wisp(&[
+        "send",
+        "--scheme",
+        "cbr:rate-kbps=400",
+        "--to",
+        &listen,
+        "--duration-s",
+        "1.2",
+    ]);
+    assert!(sent.status.success());
+    assert!(recv.wait_with_output().unwrap().status.success());
+    // The feedback packets cbr does not use: REMB, APP with a Feedback, RFC 8888.
+    use wisp_core::wire::{Ack, Feedback, Remb};
+    let s = UdpSocket::bind("127.0.0.1:0").unwrap();
+    let mut b = Vec::new();
+    wisp_net::rtcp::encode_feedback(
+        &Feedback::Remb(Remb {
+            bitrate: wisp_core::Bitrate::from_kbps(1500),
+        }),
+        1,
+        2,
+        &mut b,
+    )
+    .unwrap();
+    s.send_to(&b, &listen).unwrap();
+    b.clear();
+    wisp_net::rtcp::encode_feedback(
+        &Feedback::Ack(Ack {
+            seq: 1,
+            cumulative: 1,
+            send_time: wisp_core::Instant::from_millis(5),
+            recv_time: wisp_core::Instant::from_millis(25),
+            size: 1500,
+        }),
+        1,
+        2,
+        &mut b,
+    )
+    .unwrap();
+    s.send_to(&b, &listen).unwrap();
+    b.clear();
+    let rt = wisp_core::Instant::from_secs(100);
+    wisp_net::rtcp::encode_arrivals(
+        1,
+        &wisp_net::rtcp::Arrivals {
+            media_ssrc: 2,
+            begin_seq: 10,
+            report_time: rt,
+            packets: vec![
+                Some(rt - wisp_core::Duration::from_millis(30)),
+                None,
+                Some(rt),
+            ],
+        },
+        &mut b,
+    )
+    .unwrap();
+    s.send_to(&b, &listen).unwrap();
+    std::thread::sleep(Duration::from_millis(500));
+    let _ = nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(cap.id() as i32),
+        nix::sys::signal::Signal::SIGTERM,
+    );
+    cap.wait().unwrap();
+    let decode = |filter: &str, fields: &[&str]| -> String {
+        let mut c = Command::new("tshark");
+        c.arg("-r").arg(&pcap).args([
+            "-d",
+            &format!("udp.port=={port},rtp"),
+            "-Y",
+            filter,
+            "-T",
+            "fields",
+        ]);
+        for f in fields {
+            c.args(["-e", f]);
+        }
+        let o = c.output().unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        String::from_utf8_lossy(&o.stdout).into_owned()
+    };
+    let all = decode("udp", &["frame.number"]);
+    assert!(
+        all.lines().count() > 30,
+        "captured only {} packets",
+        all.lines().count()
+    );
+    let bad = decode(
+        "_ws.malformed || _ws.expert.severity >= \"warning\"",
+        &["frame.number", "_ws.expert.message"],
+    );
+    assert!(
+        bad.trim().is_empty(),
+        "malformed or warnings in the capture:\n{bad}"
+    );
+    let rtp = decode(
+        "rtp && rtp.p_type == 96 && rtp.ext.rfc5285.id == 1",
+        &["rtp.seq"],
+    );
+    assert!(
+        rtp.lines().count() > 30,
+        "RTP packets: {}",
+        rtp.lines().count()
+    );
+    let pts = decode("rtcp", &["rtcp.pt"]);
+    for (pt, what) in [
+        ("200", "SR"),
+        ("201", "RR"),
+        ("202", "SDES"),
+        ("203", "BYE"),
+        ("204", "APP"),
+        ("205", "RTPFB"),
+        ("206", "PSFB"),
+    ] {
+        assert!(pts.contains(pt), "no {what} (PT {pt}) decoded:\n{pts}");
+    }
+    let fb = decode("rtcp.psfb.fmt == 15 || rtcp.rtpfb.fmt == 11", &["rtcp.pt"]);
+    assert_eq!(fb.lines().count(), 2, "REMB and RFC 8888:\n{fb}");
+}
+
+/// Runs `wisp link ARGS -- sh -c SCRIPT`; returns the output.
+fn link(args: &[&str], script: &str) -> Output {
+    Command::new(bin())
+        .arg("link")
+        .args(args)
+        .args(["--", "sh", "-c", script])
+        .current_dir(root())
+        .output()
+        .unwrap()
+}
+
+/// Per-packet RTTs from `ping` output.
+fn ping_rtts(out: &str) -> Vec<f64> {
+    out.lines()
+        .filter_map(|l| l.split("time=").nth(1))
+        .filter_map(|s| s.split_whitespace().next()?.parse().ok())
+        .collect()
+}
+
+fn median(v: &mut [f64]) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+fn const_trace(dir: &Path) -> PathBuf {
+    // One 1500-byte opportunity per millisecond: 12 Mbit/s, as Mahimahi's constant traces.
+    let p = dir.join("12mbps.trace");
+    let text: String = (1..=1000).map(|i| format!("{i}\n")).collect();
+    std::fs::write(&p, text).unwrap();
+    p
+}
+
+#[test]
+fn ping_through_the_link_takes_the_modelled_time() {
+    let t = "ping_through_the_link_takes_the_modelled_time";
+    if !privileged(t) || !have(t, "ping") {
+        return;
+    }
+    let _real_time = real_time();
+    let dir = tempfile::tempdir().unwrap();
+    let trace = const_trace(dir.path());
+    let trace = trace.to_str().unwrap();
+    // A serialiser at 12 Mbit/s: the 84-byte ping takes 56 µs each way, so RTT ≈ 40.1 ms.
+    let o = link(
+        &["--downlink", "const:12mbps", "--uplink", "const:12mbps"],
+        "ping -c 30 -i 0.05 $WISP_LINK_PEER",
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let mut rtt = ping_rtts(&String::from_utf8_lossy(&o.stdout));
+    assert_eq!(rtt.len(), 30);
+    let m = median(&mut rtt);
+    eprintln!("ping on const:12mbps, 20 ms each way: median RTT {m:.3} ms");
+    assert!((m - 40.0).abs() <= 1.0, "median RTT {m} ms on const:12mbps");
+    // The 12 Mbit/s trace: 20 ms each way plus the wait for the next opportunity (the log's
+    // per-packet delays). The emulator adds nothing to what the model says.
+    let logs = dir.path().join("logs");
+    let o = link(
+        &[
+            "--downlink",
+            trace,
+            "--uplink",
+            trace,
+            "--log",
+            logs.to_str().unwrap(),
+        ],
+        "ping -c 30 -i 0.05 $WISP_LINK_PEER",
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let mut rtt = ping_rtts(&String::from_utf8_lossy(&o.stdout));
+    assert_eq!(rtt.len(), 30);
+    let m = median(&mut rtt);
+    let model = |f: &str| -> Vec<f64> {
+        std::fs::read_to_string(logs.join(f))
+            .unwrap()
+            .lines()
+            .filter(|l| l.contains(" - "))
+            .map(|l| l.split_whitespace().nth(3).unwrap().parse().unwrap())
+            .collect()
+    };
+    let (mut up, mut down) = (model("uplink.log"), model("downlink.log"));
+    assert_eq!((up.len(), down.len()), (30, 30));
+    let predicted = 40.0 + median(&mut up) + median(&mut down);
+    eprintln!(
+        "ping on a 12 Mbit/s trace, 20 ms each way: median RTT {m:.3} ms, model {predicted:.3} ms"
+    );
+    assert!(
+        (m - predicted).abs() <= 0.5,
+        "median RTT {m} ms, model {predicted} ms"
+    );
+    assert!(
+        m > 40.0 && m < 42.5,
+        "median RTT {m} ms on the 12 Mbit/s trace"
+    );
+}
+
+fn cellular(name: &str) -> String {
+    root()
+        .join("traces/cellular")
+        .join(name)
+        .to_str()
+        .unwrap()
+        .to_string()
+}
+
+#[test]
+fn iperf3_gets_what_the_trace_offered_while_backlogged() {
+    let t = "iperf3_gets_what_the_trace_offered_while_backlogged";
+    if !privileged(t) || !have(t, "iperf3") {
+        return;
+    }
+    let _real_time = real_time();
+    let dir = tempfile::tempdir().unwrap();
+    let logs = dir.path().join("logs");
+    let port = free_port().to_string();
+    let mut server = Command::new("iperf3")
+        .args(["-s", "-1", "-p", &port])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(500));
+    // The namespace sends (uplink) at 20 Mbit/s into the Verizon LTE downlink trace, with a
+    // queue short enough for iperf3's control connection to get through.
+    let client = dir.path().join("client.json");
+    let o = link(
+        &[
+            "--uplink",
+            &cellular("Verizon-LTE-short.down"),
+            "--downlink",
+            &cellular("Verizon-LTE-short.up"),
+            "--uplink-queue",
+            "droptail:packets=150",
+            "--log",
+            logs.to_str().unwrap(),
+        ],
+        &format!(
+            "iperf3 -c $WISP_LINK_PEER -p {port} -u -b 20M -l 1472 -t 15 --json > {}",
+            client.display()
+        ),
+    );
+    reap(&mut server, Duration::from_secs(5));
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let c = json(&std::fs::read(&client).unwrap());
+    let recv_bps = c["end"]["sum_received"]["bits_per_second"]
+        .as_f64()
+        .unwrap();
+    // iperf3 counts UDP payload; the link carries IP packets (1472 + 28 bytes).
+    let ip_kbps = recv_bps * 1500.0 / 1472.0 / 1e3;
+    let a = wisp(&[
+        "analyze",
+        "--json",
+        logs.join("uplink.log").to_str().unwrap(),
+    ]);
+    assert!(a.status.success());
+    let a = json(&a.stdout);
+    let offered = a["logs"][0]["offered_while_backlogged_kbps"]
+        .as_f64()
+        .unwrap();
+    let err = (ip_kbps - offered).abs() / offered;
+    eprintln!(
+        "iperf3 received {:.1} kbit/s of payload = {ip_kbps:.1} kbit/s of IP; the trace offered {offered:.1} kbit/s while backlogged ({:.2}% apart)",
+        recv_bps / 1e3,
+        err * 100.0
+    );
+    assert!(
+        err < 0.05,
+        "iperf3 received {ip_kbps:.1} kbit/s (IP), the trace offered {offered:.1} while backlogged"
+    );
+}
+
+/// Whether any process is in the network namespace `net:[ino]`.
+fn namespace_in_use(ino: &str) -> bool {
+    std::fs::read_dir("/proc").unwrap().flatten().any(|e| {
+        std::fs::read_link(e.path().join("ns/net")).is_ok_and(|l| l.to_string_lossy().contains(ino))
+    })
+}
+
+fn host_links() -> String {
+    String::from_utf8_lossy(
+        &Command::new("ip")
+            .args(["-o", "link"])
+            .output()
+            .unwrap()
+            .stdout,
+    )
+    .into_owned()
+}
+
+fn host_routes() -> String {
+    String::from_utf8_lossy(&Command::new("ip").args(["route"]).output().unwrap().stdout)
+        .into_owned()
+}
+
+/// Whether process `pid` exists and is not a zombie (an orphan nobody reaped yet).
+fn alive(pid: i32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| {
+        s.rsplit(')')
+            .next()
+            .is_some_and(|r| !r.trim_start().starts_with('Z'))
+    })
+}
+
+/// Starts `wisp link` whose command (a shell) starts a long `sleep`, writes both pids and its
+/// namespace to files, and waits; returns the link process, the shell's and the sleep's pids
+/// and the namespace (`net:[INODE]`).
+fn start_sleeping_link(dir: &Path) -> (Child, i32, i32, String) {
+    let info = dir.join("info");
+    let mut c = Command::new(bin())
+        .args(["link", "--downlink", "const:10mbps", "--uplink", "const:10mbps", "--", "sh", "-c"])
+        .arg(format!(
+            "sleep 600 & echo $$ $! $(readlink /proc/self/ns/net) > {0}.tmp && mv {0}.tmp {0}; wait $!",
+            info.display()
+        ))
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let t0 = Instant::now();
+    while !info.exists() {
+        assert!(
+            t0.elapsed() < Duration::from_secs(20),
+            "the command did not start"
+        );
+        if let Some(s) = c.try_wait().unwrap() {
+            let mut e = String::new();
+            BufReader::new(c.stderr.take().unwrap())
+                .lines()
+                .for_each(|l| e.push_str(&l.unwrap()));
+            panic!("wisp link exited early ({s}): {e}");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let text = std::fs::read_to_string(&info).unwrap();
+    let f: Vec<&str> = text.split_whitespace().collect();
+    (
+        c,
+        f[0].parse().unwrap(),
+        f[1].parse().unwrap(),
+        f[2].to_string(),
+    )
+}
+
+#[test]
+fn the_link_cleans_up_when_the_command_is_killed_or_interrupted() {
+    let t = "the_link_cleans_up_when_the_command_is_killed_or_interrupted";
+    if !privileged(t) {
+        return;
+    }
+    use nix::sys::signal::{Signal, kill};
+    use nix::unistd::Pid;
+    for how in ["kill the command", "interrupt wisp link"] {
+        let dir = tempfile::tempdir().unwrap();
+        let (mut link, shell, sleep, ns) = start_sleeping_link(dir.path());
+        let dev = format!("wisp{}", link.id());
+        assert!(host_links().contains(&dev), "{how}: no {dev} while running");
+        assert!(namespace_in_use(&ns));
+        match how {
+            // SIGKILL to the command itself: its `sleep` is left behind in the namespace.
+            "kill the command" => kill(Pid::from_raw(shell), Signal::SIGKILL).unwrap(),
+            // Ctrl-C to wisp link: it ends the command (SIGTERM).
+            _ => kill(Pid::from_raw(link.id() as i32), Signal::SIGINT).unwrap(),
+        }
+        let status = link.wait().unwrap();
+        assert!(!status.success(), "{how}: {status}");
+        if how == "kill the command" {
+            assert_eq!(status.code(), Some(128 + 9), "{how}");
+        }
+        assert!(!host_links().contains(&dev), "{how}: {dev} is still there");
+        assert!(
+            !host_routes().contains(&dev),
+            "{how}: a route via {dev} is still there"
+        );
+        // Nothing is left in the namespace, so it is gone.
+        assert!(!namespace_in_use(&ns), "{how}: {ns} still has processes");
+        assert!(!alive(sleep), "{how}: sleep {sleep} survived");
+    }
+}
+
+#[test]
+fn a_failing_command_passes_its_exit_code_through() {
+    let t = "a_failing_command_passes_its_exit_code_through";
+    if !privileged(t) {
+        return;
+    }
+    let o = link(
+        &["--downlink", "const:10mbps", "--uplink", "const:10mbps"],
+        "exit 3",
+    );
+    assert_eq!(o.status.code(), Some(3));
+    let o = Command::new(bin())
+        .args([
+            "link",
+            "--downlink",
+            "const:1mbps",
+            "--uplink",
+            "const:1mbps",
+            "--",
+            "/nonexistent/cmd",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.lines().any(|l| l.contains("/nonexistent/cmd")), "{err}");
+    assert!(!err.contains("panicked"));
+}
+
+#[test]
+fn without_root_the_link_says_so_in_one_line() {
+    let t = "without_root_the_link_says_so_in_one_line";
+    if !privileged(t) || !have(t, "setpriv") {
+        return;
+    }
+    // The binary must be reachable by an unprivileged user: copy it to a world-readable place.
+    let dir = tempfile::tempdir().unwrap();
+    let exe = dir.path().join("wisp");
+    std::fs::copy(bin(), &exe).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    std::fs::set_permissions(&exe, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let o = Command::new("setpriv")
+        .args([
+            "--reuid=65534",
+            "--regid=65534",
+            "--clear-groups",
+            "--inh-caps=-all",
+        ])
+        .arg(&exe)
+        .args([
+            "link",
+            "--downlink",
+            "const:1mbps",
+            "--uplink",
+            "const:1mbps",
+            "--",
+            "true",
+        ])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    let lines: Vec<&str> = err.lines().filter(|l| !l.contains("seed")).collect();
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert_eq!(lines.len(), 1, "{err}");
+    assert!(lines[0].contains("needs root (CAP_NET_ADMIN)"), "{err}");
+}
+
+#[test]
+fn wmm_lets_the_voice_class_overtake_a_full_queue() {
+    let t = "wmm_lets_the_voice_class_overtake_a_full_queue";
+    if !privileged(t) || !have(t, "ping") {
+        return;
+    }
+    let _real_time = real_time();
+    // The namespace floods best-effort traffic at 3 Mbit/s into a 2 Mbit/s uplink for 5 s (a
+    // queue that grows by 1 Mbit/s); after 2 s, a ping marked EF (TOS 0xb8) goes around the
+    // queue while an unmarked one waits behind it.
+    let script = format!(
+        "{} send --scheme cbr:rate-kbps=3000 --to $WISP_LINK_PEER:9 --duration-s 5 2>/dev/null & \
+         sleep 2; ping -c 5 -i 0.2 -Q 0xb8 $WISP_LINK_PEER; ping -c 5 -i 0.2 $WISP_LINK_PEER; wait",
+        bin()
+    );
+    let o = link(
+        &[
+            "--uplink",
+            "const:2mbps",
+            "--downlink",
+            "const:50mbps",
+            "--wmm",
+        ],
+        &script,
+    );
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        o.status.success(),
+        "{}\n{out}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let rtts = ping_rtts(&out);
+    assert_eq!(rtts.len(), 10, "{out}");
+    let (mut ef, mut be) = (rtts[..5].to_vec(), rtts[5..].to_vec());
+    let (ef, be) = (median(&mut ef), median(&mut be));
+    assert!(ef < 50.0, "EF ping {ef} ms should skip the queue");
+    assert!(
+        be > 500.0,
+        "best-effort ping {be} ms should wait behind the flood"
+    );
+}
+
+/// The simulator/real-path agreement check: `wisp send/recv --scheme SCHEME` through `wisp
+/// link` on the Verizon LTE trace for `secs` against `wisp run` with the same scheme, trace,
+/// delay and duration. Throughput and self-inflicted delay must agree within 20%.
+fn sim_and_real_agree(scheme: &str, secs: u32) {
+    let _real_time = real_time();
+    let down = cellular("Verizon-LTE-short.down");
+    let up = cellular("Verizon-LTE-short.up");
+    let secs_s = secs.to_string();
+    let sim = wisp(&[
+        "run",
+        "--scheme",
+        scheme,
+        "--trace",
+        &down,
+        "--reverse-trace",
+        &up,
+        "--duration-s",
+        &secs_s,
+        "--json",
+    ]);
+    assert!(
+        sim.status.success(),
+        "{}",
+        String::from_utf8_lossy(&sim.stderr)
+    );
+    let sim = json(&sim.stdout);
+    let sim = &sim["flows"][0];
+    // The receiver runs inside the namespace behind the downlink; the sender on the host.
+    let port = free_port().to_string();
+    let mut link = Command::new(bin())
+        .args(["link", "--downlink", &down, "--uplink", &up, "--"])
+        .args([
+            bin(),
+            "recv",
+            "--listen",
+            &format!("0.0.0.0:{port}"),
+            "--link",
+        ])
+        .arg(format!("trace:{down}"))
+        .args(["--delay-ms", "20", "--json"])
+        .current_dir(root())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut err = BufReader::new(link.stderr.take().unwrap());
+    let mut ns = None;
+    let mut line = String::new();
+    while ns.is_none() && err.read_line(&mut line).unwrap() > 0 {
+        if let Some(rest) = line.split("namespace ").nth(1) {
+            ns = rest.split_whitespace().next().map(str::to_string);
+        }
+        line.clear();
+    }
+    let ns = ns.expect("wisp link names the namespace's address");
+    let drain = std::thread::spawn(move || {
+        let mut rest = String::new();
+        let _ = std::io::Read::read_to_string(&mut err, &mut rest);
+        rest
+    });
+    std::thread::sleep(Duration::from_millis(300));
+    let sent = wisp(&[
+        "send",
+        "--scheme",
+        scheme,
+        "--to",
+        &format!("{ns}:{port}"),
+        "--duration-s",
+        &secs_s,
+        "--json",
+    ]);
+    assert!(
+        sent.status.success(),
+        "{}",
+        String::from_utf8_lossy(&sent.stderr)
+    );
+    let out = link.wait_with_output().unwrap();
+    let log = drain.join().unwrap();
+    assert!(out.status.success(), "{log}");
+    let real = json(&out.stdout);
+    let real = &real["flows"][0];
+    assert_eq!(real["clock"], "synchronised", "{real}");
+    let agree = |key: &str| {
+        let (a, b) = (sim[key].as_f64().unwrap(), real[key].as_f64().unwrap());
+        let rel = (a - b).abs() / a.abs().max(1e-9);
+        eprintln!(
+            "{scheme}: {key}: simulator {a:.1}, real {b:.1} ({:.1}%)",
+            rel * 100.0
+        );
+        assert!(
+            rel <= 0.20,
+            "{scheme}: {key}: simulator {a}, real {b}\n{log}"
+        );
+    };
+    agree("throughput_kbps");
+    agree("self_inflicted_delay_ms");
+}
+
+#[test]
+fn cbr_agrees_between_the_simulator_and_the_real_path() {
+    let t = "cbr_agrees_between_the_simulator_and_the_real_path";
+    if !privileged(t) {
+        return;
+    }
+    sim_and_real_agree("cbr", 60);
+}
+
+#[test]
+fn sprout_agrees_between_the_simulator_and_the_real_path() {
+    let t = "sprout_agrees_between_the_simulator_and_the_real_path";
+    if !privileged(t) {
+        return;
+    }
+    sim_and_real_agree("sprout", 60);
+}
+
+/// More schemes on demand: `WISP_AGREEMENT_SCHEMES=gcc cargo test --release -p wisp-cli
+/// --test net agreement_for_requested_schemes -- --nocapture`.
+#[test]
+fn agreement_for_requested_schemes() {
+    let Ok(list) = std::env::var("WISP_AGREEMENT_SCHEMES") else {
+        return;
+    };
+    if !privileged("agreement_for_requested_schemes") {
+        return;
+    }
+    for s in list.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+        sim_and_real_agree(s, 60);
+    }
+}
+
+#[test]
+fn analyze_reads_a_log_and_rejects_bad_ones() {
+    let dir = tempfile::tempdir().unwrap();
+    let good = dir.path().join("good.log");
+    std::fs::write(
+        &good,
+        "# base timestamp: 0\n0 + 1500\n1 # 1500\n1 - 1500 1.000\n2 # 1500\n",
+    )
+    .unwrap();
+    let o = wisp(&["analyze", "--json", good.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let j = json(&o.stdout);
+    assert_eq!(j["logs"][0]["packets_departed"], 1);
+    let bad = dir.path().join("bad.log");
+    std::fs::write(&bad, "0 + 1500\n1 x 3\n").unwrap();
+    let o = wisp(&["analyze", bad.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("bad.log:2"), "{err}");
+}
+
+#[test]
+fn bad_network_arguments_are_one_line_and_exit_code_2() {
+    for (args, needle) in [
+        (
+            vec!["send", "--scheme", "cbr", "--to", "no-such-host.invalid:1"],
+            "--to",
+        ),
+        (
+            vec!["send", "--scheme", "ideal", "--to", "127.0.0.1:9"],
+            "simulation",
+        ),
+        (
+            vec!["send", "--scheme", "nope", "--to", "127.0.0.1:9"],
+            "nope",
+        ),
+        (vec!["recv", "--listen", "127.0.0.1:notaport"], "--listen"),
+        (
+            vec!["recv", "--listen", "127.0.0.1:0", "--link", "const:1mbps"],
+            "epoch",
+        ),
+        (
+            vec![
+                "link",
+                "--downlink",
+                "nosuch.trace",
+                "--uplink",
+                "const:1mbps",
+                "--",
+                "true",
+            ],
+            "nosuch.trace",
+        ),
+        (
+            vec![
+                "link",
+                "--downlink",
+                "const:1mbps",
+                "--uplink",
+                "const:1mbps",
+                "--downlink-queue",
+                "fifo",
+                "--",
+                "true",
+            ],
+            "fifo",
+        ),
+        (
+            vec![
+                "link",
+                "--downlink",
+                "const:1mbps",
+                "--uplink",
+                "const:1mbps",
+                "--wmm-map",
+                "99=vo",
+                "--",
+                "true",
+            ],
+            "DSCP",
+        ),
+    ] {
+        let o = wisp(&args);
+        let err = String::from_utf8_lossy(&o.stderr);
+        let lines: Vec<&str> = err.lines().filter(|l| !l.contains("wisp: seed")).collect();
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert_eq!(lines.len(), 1, "{args:?}: {err}");
+        assert!(lines[0].contains(needle), "{args:?}: {err}");
+        assert!(!err.contains("panicked"));
+    }
+}

@@ -1,0 +1,709 @@
+//! Feedback and session reports on the wire: RTCP (RFC 3550, RFC 4585, RFC 5506, RFC 8888).
+//!
+//! What travels, and in which RTCP packet:
+//!
+//! | what | RTCP packet | direction |
+//! |---|---|---|
+//! | session report of the sender (for RTT) | SR (PT 200) + SDES CNAME (PT 202), compound | sender → receiver, every RTCP interval |
+//! | session report of the receiver (loss, jitter, LSR/DLSR) | RR (PT 201) + SDES CNAME, compound | receiver → sender, every RTCP interval |
+//! | the sender's scheme (so `wisp recv` needs no `--scheme`) | APP (PT 204), name `WISP`, subtype 1, data = the scheme spec, in the sender's compound | sender → receiver |
+//! | end of the flow | BYE (PT 203) | sender → receiver |
+//! | [`Feedback::Remb`] | PSFB REMB (PT 206, FMT 15), reduced-size | receiver → sender |
+//! | every other [`Feedback`] | APP (PT 204), name `WISP`, subtype 0, data = [`Feedback::emit`] bytes padded with zeros to 32 bits, reduced-size | receiver → sender |
+//! | per-packet arrival feedback ([`Arrivals`]) | RTPFB CCFB (PT 205, FMT 11, RFC 8888) | receiver → sender |
+//!
+//! A scheme's feedback uses a standard packet only where the standard form carries the value
+//! exactly: a REMB whose exponent/mantissa encoding would round the bitrate goes as APP instead,
+//! so the sender half receives exactly what the receiver half emitted, as in the simulator.
+//! New [`Feedback`] variants need no change here: they travel as APP.
+//!
+//! The NTP timestamps of SR and the report timestamp of RFC 8888 are read from the sender's own
+//! [`Clock`](crate::Clock) (monotonic seconds in 32.32 fixed point), not the wall clock: RFC 3550
+//! only needs them to be consistent for the RTT computation (A − LSR − DLSR), which happens on
+//! the clock that stamped them.
+//!
+//! Parsing uses the `rtc-rtcp` crate; [`decode`] never panics.
+
+use bytes::Bytes;
+use rtc_shared::marshal::{Marshal, Unmarshal};
+use rtcp::goodbye::Goodbye;
+use rtcp::header::{Header, PacketType};
+use rtcp::payload_feedbacks::receiver_estimated_maximum_bitrate::ReceiverEstimatedMaximumBitrate;
+use rtcp::raw_packet::RawPacket;
+use rtcp::receiver_report::ReceiverReport;
+use rtcp::reception_report::ReceptionReport;
+use rtcp::sender_report::SenderReport;
+use rtcp::source_description::{
+    SdesType, SourceDescription, SourceDescriptionChunk, SourceDescriptionItem,
+};
+use rtcp::transport_feedbacks::cc_feedback_report::{
+    CcFeedbackMetricBlock, CcFeedbackReport, CcFeedbackReportBlock, Ecn,
+};
+use wisp_core::wire::{Feedback, Remb};
+use wisp_core::{Bitrate, Duration, Instant};
+
+/// The APP packet name wisp uses.
+pub const APP_NAME: [u8; 4] = *b"WISP";
+/// APP subtype: the data is one [`Feedback`] message.
+pub const APP_SUBTYPE_FEEDBACK: u8 = 0;
+/// APP subtype: the sender's scheme spec (UTF-8, zero-padded), so the receiver can run the
+/// matching receiver half.
+pub const APP_SUBTYPE_SCHEME: u8 = 1;
+
+/// Why bytes are not RTCP wisp understands.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RtcpError {
+    #[error("malformed RTCP: {0}")]
+    Malformed(String),
+    #[error("malformed APP packet: {0}")]
+    App(&'static str),
+    #[error("APP feedback: {0}")]
+    Feedback(#[from] wisp_core::wire::WireError),
+}
+
+/// A session report block (RFC 3550 §6.4.1), the part of an RR wisp uses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct ReportBlock {
+    /// The media source reported on.
+    pub ssrc: u32,
+    pub fraction_lost: u8,
+    /// Cumulative packets lost (24-bit signed on the wire).
+    pub total_lost: i32,
+    /// Extended highest sequence number received.
+    pub highest_seq: u32,
+    /// Interarrival jitter in RTP timestamp units.
+    pub jitter: u32,
+    /// Middle 32 bits of the NTP timestamp of the last SR received.
+    pub last_sr: u32,
+    /// Delay since that SR, in 1/65536 s.
+    pub delay_since_last_sr: u32,
+}
+
+/// Arrival feedback for a run of sequence numbers (RFC 8888, one media source).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Arrivals {
+    pub media_ssrc: u32,
+    /// The 16-bit sequence number of `packets[0]`.
+    pub begin_seq: u16,
+    /// When the report was made, on the reporter's clock.
+    pub report_time: Instant,
+    /// Arrival time of each packet, `None` if not received. Times are quantised to 1/1024 s
+    /// before `report_time` and must lie within 8191/1024 s of it.
+    pub packets: Vec<Option<Instant>>,
+}
+
+/// One item of a decoded RTCP datagram.
+#[derive(Clone, Debug, PartialEq)]
+pub enum RtcpItem {
+    SenderReport {
+        ssrc: u32,
+        ntp: u64,
+        rtp_time: u32,
+        packets: u32,
+        octets: u32,
+    },
+    ReceiverReport {
+        /// The reporter.
+        ssrc: u32,
+        blocks: Vec<ReportBlock>,
+    },
+    Cname {
+        ssrc: u32,
+        cname: String,
+    },
+    Bye {
+        sources: Vec<u32>,
+    },
+    /// A scheme's feedback message (from REMB or APP).
+    Feedback(Feedback),
+    /// The sender's scheme spec.
+    Scheme(String),
+    Arrivals(Arrivals),
+    /// A packet type wisp does not use (ignored).
+    Other(u8),
+}
+
+/// `t` as NTP-style 32.32 fixed-point seconds.
+pub fn ntp(t: Instant) -> u64 {
+    let ns = u128::from(t.as_nanos());
+    let secs = ns / 1_000_000_000;
+    let frac = ((ns % 1_000_000_000) << 32) / 1_000_000_000;
+    ((secs as u64) << 32) | frac as u64
+}
+
+/// The middle 32 bits of [`ntp`] (1/65536 s units), as LSR and RFC 8888 use.
+pub fn ntp_middle(t: Instant) -> u32 {
+    (ntp(t) >> 16) as u32
+}
+
+/// A duration in 1/65536 s, saturating.
+pub fn to_q16(d: Duration) -> u32 {
+    ((u128::from(d.as_nanos()) << 16) / 1_000_000_000).min(u128::from(u32::MAX)) as u32
+}
+
+/// A duration from 1/65536 s.
+pub fn from_q16(v: u32) -> Duration {
+    Duration::from_nanos(((u128::from(v) * 1_000_000_000) >> 16) as u64)
+}
+
+fn marshal(p: &impl Marshal, out: &mut Vec<u8>) -> Result<(), RtcpError> {
+    let start = out.len();
+    out.resize(start + p.marshal_size(), 0);
+    let n = p
+        .marshal_to(&mut out[start..])
+        .map_err(|e| RtcpError::Malformed(e.to_string()))?;
+    out.truncate(start + n);
+    Ok(())
+}
+
+fn sdes(ssrc: u32, cname: &str) -> SourceDescription {
+    SourceDescription {
+        chunks: vec![SourceDescriptionChunk {
+            source: ssrc,
+            items: vec![SourceDescriptionItem {
+                sdes_type: SdesType::SdesCname,
+                text: Bytes::copy_from_slice(&cname.as_bytes()[..cname.len().min(255)]),
+            }],
+        }],
+    }
+}
+
+/// SR + SDES CNAME (a compound packet) appended to `out`.
+pub fn encode_sender_report(
+    ssrc: u32,
+    now: Instant,
+    rtp_time: u32,
+    packets: u32,
+    octets: u32,
+    cname: &str,
+    out: &mut Vec<u8>,
+) -> Result<(), RtcpError> {
+    let sr = SenderReport {
+        ssrc,
+        ntp_time: ntp(now),
+        rtp_time,
+        packet_count: packets,
+        octet_count: octets,
+        reports: vec![],
+        profile_extensions: Bytes::new(),
+    };
+    marshal(&sr, out)?;
+    marshal(&sdes(ssrc, cname), out)
+}
+
+/// RR + SDES CNAME (a compound packet) appended to `out`.
+pub fn encode_receiver_report(
+    ssrc: u32,
+    block: Option<ReportBlock>,
+    cname: &str,
+    out: &mut Vec<u8>,
+) -> Result<(), RtcpError> {
+    let rr = ReceiverReport {
+        ssrc,
+        reports: block
+            .into_iter()
+            .map(|b| ReceptionReport {
+                ssrc: b.ssrc,
+                fraction_lost: b.fraction_lost,
+                total_lost: (b.total_lost.clamp(-0x80_0000, 0x7f_ffff) as u32) & 0x00ff_ffff,
+                last_sequence_number: b.highest_seq,
+                jitter: b.jitter,
+                last_sender_report: b.last_sr,
+                delay: b.delay_since_last_sr,
+            })
+            .collect(),
+        profile_extensions: Bytes::new(),
+    };
+    marshal(&rr, out)?;
+    marshal(&sdes(ssrc, cname), out)
+}
+
+/// BYE appended to `out`.
+///
+/// The reason is three bytes so that the packet needs no padding: `rtc-rtcp` 0.21 aligns a BYE
+/// with the RTCP padding bit instead of padding the reason with zeros, which RFC 3550 §6.6 (and
+/// Wireshark) reject inside a compound packet.
+pub fn encode_bye(ssrc: u32, out: &mut Vec<u8>) -> Result<(), RtcpError> {
+    marshal(
+        &Goodbye {
+            sources: vec![ssrc],
+            reason: Bytes::from_static(b"end"),
+        },
+        out,
+    )
+}
+
+/// The REMB packet for `bitrate` if it carries the bitrate exactly.
+fn exact_remb(sender_ssrc: u32, media_ssrc: u32, bitrate: Bitrate) -> Option<Vec<u8>> {
+    let bps = bitrate.bps();
+    let f = bps as f32;
+    // Exact in f32 (casts to integers saturate, so compare in a wider type).
+    let exact = |v: f32| v.fract() == 0.0 && f64::from(v) as u128 == u128::from(bps);
+    if !exact(f) {
+        return None;
+    }
+    let p = ReceiverEstimatedMaximumBitrate {
+        sender_ssrc,
+        bitrate: f,
+        ssrcs: vec![media_ssrc],
+    };
+    let mut out = Vec::new();
+    marshal(&p, &mut out).ok()?;
+    let back = ReceiverEstimatedMaximumBitrate::unmarshal(&mut &out[..]).ok()?;
+    exact(back.bitrate).then_some(out)
+}
+
+/// One scheme feedback message as a reduced-size RTCP packet, appended to `out`: REMB where
+/// that is exact, APP otherwise.
+pub fn encode_feedback(
+    fb: &Feedback,
+    sender_ssrc: u32,
+    media_ssrc: u32,
+    out: &mut Vec<u8>,
+) -> Result<(), RtcpError> {
+    if let Feedback::Remb(Remb { bitrate }) = fb {
+        if let Some(p) = exact_remb(sender_ssrc, media_ssrc, *bitrate) {
+            out.extend_from_slice(&p);
+            return Ok(());
+        }
+    }
+    let mut data = fb.to_bytes();
+    data.resize(data.len().next_multiple_of(4), 0);
+    encode_app(sender_ssrc, APP_SUBTYPE_FEEDBACK, APP_NAME, &data, out)
+}
+
+/// An APP packet (RFC 3550 §6.7); `data` must be a multiple of 4 bytes.
+pub fn encode_app(
+    ssrc: u32,
+    subtype: u8,
+    name: [u8; 4],
+    data: &[u8],
+    out: &mut Vec<u8>,
+) -> Result<(), RtcpError> {
+    if data.len() % 4 != 0 || subtype > 31 {
+        return Err(RtcpError::App(
+            "data must be 32-bit aligned and subtype < 32",
+        ));
+    }
+    let words = (12 + data.len()) / 4 - 1;
+    let length = u16::try_from(words).map_err(|_| RtcpError::App("APP data too long"))?;
+    let h = Header {
+        padding: false,
+        count: subtype,
+        packet_type: PacketType::ApplicationDefined,
+        length,
+    };
+    marshal(&h, out)?;
+    out.extend_from_slice(&ssrc.to_be_bytes());
+    out.extend_from_slice(&name);
+    out.extend_from_slice(data);
+    Ok(())
+}
+
+/// The scheme announcement (APP subtype 1) appended to `out`.
+pub fn encode_scheme(ssrc: u32, spec: &str, out: &mut Vec<u8>) -> Result<(), RtcpError> {
+    let mut data = spec.as_bytes().to_vec();
+    data.resize((data.len() + 1).next_multiple_of(4), 0);
+    encode_app(ssrc, APP_SUBTYPE_SCHEME, APP_NAME, &data, out)
+}
+
+/// RFC 8888 feedback appended to `out`.
+pub fn encode_arrivals(sender_ssrc: u32, a: &Arrivals, out: &mut Vec<u8>) -> Result<(), RtcpError> {
+    let report = ntp_middle(a.report_time);
+    let metric_blocks = a
+        .packets
+        .iter()
+        .map(|p| match p {
+            None => CcFeedbackMetricBlock::default(),
+            Some(t) => CcFeedbackMetricBlock {
+                received: true,
+                ecn: Ecn::NotEct,
+                // 1/1024 s before the report; 0x1FFF means "too far back" (RFC 8888 §3.1).
+                arrival_time_offset: (u128::from((a.report_time - *t).as_nanos()) * 1024
+                    / 1_000_000_000)
+                    .min(0x1FFF) as u16,
+            },
+        })
+        .collect();
+    let p = CcFeedbackReport {
+        sender_ssrc,
+        report_blocks: vec![CcFeedbackReportBlock {
+            media_ssrc: a.media_ssrc,
+            begin_sequence: a.begin_seq,
+            metric_blocks,
+        }],
+        report_timestamp: report,
+    };
+    marshal(&p, out)
+}
+
+fn decode_app(raw: &[u8]) -> Result<RtcpItem, RtcpError> {
+    // The raw packet includes its 4-byte header: V/P/subtype, PT, length.
+    if raw.len() < 12 {
+        return Err(RtcpError::App("shorter than 12 bytes"));
+    }
+    let padding = raw[0] & 0x20 != 0;
+    let subtype = raw[0] & 0x1f;
+    let name = [raw[8], raw[9], raw[10], raw[11]];
+    let mut data = &raw[12..];
+    if padding {
+        let pad = *data.last().ok_or(RtcpError::App("padding without data"))? as usize;
+        if pad == 0 || pad > data.len() {
+            return Err(RtcpError::App("bad padding"));
+        }
+        data = &data[..data.len() - pad];
+    }
+    if name != APP_NAME {
+        return Ok(RtcpItem::Other(204));
+    }
+    if subtype == APP_SUBTYPE_SCHEME {
+        let end = data.iter().position(|&b| b == 0).unwrap_or(data.len());
+        let spec =
+            std::str::from_utf8(&data[..end]).map_err(|_| RtcpError::App("scheme is not UTF-8"))?;
+        return Ok(RtcpItem::Scheme(spec.to_string()));
+    }
+    if subtype != APP_SUBTYPE_FEEDBACK {
+        return Ok(RtcpItem::Other(204));
+    }
+    if data.len() < 3 {
+        return Err(RtcpError::App("no feedback message"));
+    }
+    let len = 3 + usize::from(u16::from_be_bytes([data[1], data[2]]));
+    if len > data.len() {
+        return Err(RtcpError::App("feedback longer than the packet"));
+    }
+    let (msg, rest) = data.split_at(len);
+    if rest.len() >= 4 || rest.iter().any(|&b| b != 0) {
+        return Err(RtcpError::App("trailing bytes after the feedback"));
+    }
+    Ok(RtcpItem::Feedback(Feedback::parse(msg)?))
+}
+
+fn decode_arrivals(p: &CcFeedbackReport) -> Vec<RtcpItem> {
+    // The 32-bit report timestamp is mapped back onto the full clock by the receiver of the
+    // report ([`Arrivals::report_time`] is relative to 0 here; see `session`).
+    let report_time = Instant::ZERO + from_q16(p.report_timestamp);
+    p.report_blocks
+        .iter()
+        .map(|b| {
+            RtcpItem::Arrivals(Arrivals {
+                media_ssrc: b.media_ssrc,
+                begin_seq: b.begin_sequence,
+                report_time,
+                packets: b
+                    .metric_blocks
+                    .iter()
+                    .map(|m| {
+                        m.received.then(|| {
+                            report_time.saturating_sub(Duration::from_nanos(
+                                u64::from(m.arrival_time_offset) * 1_000_000_000 / 1024,
+                            ))
+                        })
+                    })
+                    .collect(),
+            })
+        })
+        .collect()
+}
+
+/// Decodes one RTCP datagram (compound or reduced-size). Never panics.
+pub fn decode(buf: &[u8]) -> Result<Vec<RtcpItem>, RtcpError> {
+    let packets =
+        rtcp::packet::unmarshal(&mut &buf[..]).map_err(|e| RtcpError::Malformed(e.to_string()))?;
+    let mut items = Vec::with_capacity(packets.len());
+    for p in &packets {
+        let any = p.as_any();
+        if let Some(sr) = any.downcast_ref::<SenderReport>() {
+            items.push(RtcpItem::SenderReport {
+                ssrc: sr.ssrc,
+                ntp: sr.ntp_time,
+                rtp_time: sr.rtp_time,
+                packets: sr.packet_count,
+                octets: sr.octet_count,
+            });
+        } else if let Some(rr) = any.downcast_ref::<ReceiverReport>() {
+            items.push(RtcpItem::ReceiverReport {
+                ssrc: rr.ssrc,
+                blocks: rr
+                    .reports
+                    .iter()
+                    .map(|r| ReportBlock {
+                        ssrc: r.ssrc,
+                        fraction_lost: r.fraction_lost,
+                        // Sign-extend the 24-bit field.
+                        total_lost: ((r.total_lost << 8) as i32) >> 8,
+                        highest_seq: r.last_sequence_number,
+                        jitter: r.jitter,
+                        last_sr: r.last_sender_report,
+                        delay_since_last_sr: r.delay,
+                    })
+                    .collect(),
+            });
+        } else if let Some(sd) = any.downcast_ref::<SourceDescription>() {
+            for c in &sd.chunks {
+                for i in &c.items {
+                    if i.sdes_type == SdesType::SdesCname {
+                        items.push(RtcpItem::Cname {
+                            ssrc: c.source,
+                            cname: String::from_utf8_lossy(&i.text).into_owned(),
+                        });
+                    }
+                }
+            }
+        } else if let Some(bye) = any.downcast_ref::<Goodbye>() {
+            items.push(RtcpItem::Bye {
+                sources: bye.sources.clone(),
+            });
+        } else if let Some(remb) = any.downcast_ref::<ReceiverEstimatedMaximumBitrate>() {
+            let b = remb.bitrate;
+            if !(b.is_finite() && b >= 0.0) {
+                return Err(RtcpError::Malformed("REMB bitrate".into()));
+            }
+            items.push(RtcpItem::Feedback(Feedback::Remb(Remb {
+                bitrate: Bitrate::from_bps(b as u64),
+            })));
+        } else if let Some(cc) = any.downcast_ref::<CcFeedbackReport>() {
+            items.extend(decode_arrivals(cc));
+        } else if let Some(raw) = any.downcast_ref::<RawPacket>() {
+            let pt = raw.0.get(1).copied().unwrap_or(0);
+            if pt == PacketType::ApplicationDefined as u8 {
+                items.push(decode_app(&raw.0)?);
+            } else {
+                items.push(RtcpItem::Other(pt));
+            }
+        } else {
+            items.push(RtcpItem::Other(p.header().packet_type as u8));
+        }
+    }
+    Ok(items)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+    use wisp_core::wire::{Ack, ReceiverReport as Rr};
+
+    fn feedback_samples() -> Vec<Feedback> {
+        vec![
+            Feedback::Remb(Remb {
+                bitrate: Bitrate::from_kbps(1234),
+            }),
+            // Not exactly representable as REMB (18-bit mantissa): travels as APP.
+            Feedback::Remb(Remb {
+                bitrate: Bitrate::from_bps(123_456_789),
+            }),
+            Feedback::Ack(Ack {
+                seq: 7,
+                cumulative: 5,
+                send_time: Instant::from_millis(100),
+                recv_time: Instant::from_millis(140),
+                size: 1500,
+            }),
+            Feedback::ReceiverReport(Rr {
+                highest_seq: 99,
+                received: 95,
+                cumulative_lost: 4,
+                fraction_lost: 10,
+            }),
+        ]
+    }
+
+    #[test]
+    fn every_feedback_round_trips() {
+        for fb in feedback_samples() {
+            let mut out = Vec::new();
+            encode_feedback(&fb, 1, 2, &mut out).unwrap();
+            assert_eq!(out.len() % 4, 0);
+            assert_eq!(decode(&out).unwrap(), vec![RtcpItem::Feedback(fb.clone())]);
+        }
+    }
+
+    #[test]
+    fn remb_is_used_when_exact_and_app_otherwise() {
+        let mut out = Vec::new();
+        encode_feedback(&feedback_samples()[0], 1, 2, &mut out).unwrap();
+        // PSFB, FMT 15, "REMB".
+        assert_eq!(out[0] & 0x1f, 15);
+        assert_eq!(out[1], 206);
+        assert_eq!(&out[12..16], b"REMB");
+        out.clear();
+        encode_feedback(&feedback_samples()[1], 1, 2, &mut out).unwrap();
+        assert_eq!(out[1], 204);
+        assert_eq!(&out[8..12], b"WISP");
+    }
+
+    #[test]
+    fn app_fixed_bytes() {
+        let mut out = Vec::new();
+        let fb = Feedback::Remb(Remb {
+            bitrate: Bitrate::from_bps(u64::MAX),
+        });
+        encode_feedback(&fb, 0x0102_0304, 0, &mut out).unwrap();
+        // 11 bytes of feedback padded to 12: 12 + 12 = 24 bytes = 6 words, length field 5.
+        assert_eq!(
+            out,
+            [
+                0x80, 204, 0, 5, 1, 2, 3, 4, b'W', b'I', b'S', b'P', 3, 0, 8, 0xff, 0xff, 0xff,
+                0xff, 0xff, 0xff, 0xff, 0xff, 0
+            ]
+        );
+    }
+
+    #[test]
+    fn reports_round_trip() {
+        let mut out = Vec::new();
+        let t = Instant::from_nanos(12_345_678_901_234);
+        encode_sender_report(9, t, 77, 1000, 1_500_000, "1@boot", &mut out).unwrap();
+        let block = ReportBlock {
+            ssrc: 9,
+            fraction_lost: 3,
+            total_lost: -2,
+            highest_seq: 70_000,
+            jitter: 45,
+            last_sr: ntp_middle(t),
+            delay_since_last_sr: to_q16(Duration::from_millis(5)),
+        };
+        encode_receiver_report(8, Some(block), "2@boot", &mut out).unwrap();
+        let bye_at = out.len();
+        encode_bye(9, &mut out).unwrap();
+        // V=2, no padding, SC=1, PT=203, length 2; SSRC; reason "end" (3 bytes, no padding).
+        assert_eq!(
+            out[bye_at..],
+            [0x81, 203, 0, 2, 0, 0, 0, 9, 3, b'e', b'n', b'd']
+        );
+        encode_scheme(9, "cbr:rate-kbps=1000", &mut out).unwrap();
+        let items = decode(&out).unwrap();
+        assert_eq!(
+            items,
+            vec![
+                RtcpItem::SenderReport {
+                    ssrc: 9,
+                    ntp: ntp(t),
+                    rtp_time: 77,
+                    packets: 1000,
+                    octets: 1_500_000
+                },
+                RtcpItem::Cname {
+                    ssrc: 9,
+                    cname: "1@boot".into()
+                },
+                RtcpItem::ReceiverReport {
+                    ssrc: 8,
+                    blocks: vec![block]
+                },
+                RtcpItem::Cname {
+                    ssrc: 8,
+                    cname: "2@boot".into()
+                },
+                RtcpItem::Bye { sources: vec![9] },
+                RtcpItem::Scheme("cbr:rate-kbps=1000".into()),
+            ]
+        );
+    }
+
+    #[test]
+    fn ntp_conversions() {
+        assert_eq!(ntp(Instant::from_secs(3)), 3 << 32);
+        assert_eq!(ntp(Instant::from_millis(500)), 1 << 31);
+        assert_eq!(ntp_middle(Instant::from_secs(1)), 1 << 16);
+        assert_eq!(to_q16(Duration::from_millis(500)), 1 << 15);
+        assert_eq!(from_q16(1 << 15), Duration::from_millis(500));
+    }
+
+    #[test]
+    fn rfc8888_arrivals_round_trip_at_1024th_of_a_second() {
+        let report_time = Instant::from_secs(10);
+        let a = Arrivals {
+            media_ssrc: 5,
+            begin_seq: 65534,
+            report_time,
+            packets: vec![
+                Some(report_time - Duration::from_millis(500)),
+                None,
+                Some(report_time),
+            ],
+        };
+        let mut out = Vec::new();
+        encode_arrivals(1, &a, &mut out).unwrap();
+        assert_eq!(out[1], 205);
+        assert_eq!(out[0] & 0x1f, 11);
+        let items = decode(&out).unwrap();
+        let [RtcpItem::Arrivals(b)] = &items[..] else {
+            panic!("{items:?}")
+        };
+        assert_eq!((b.media_ssrc, b.begin_seq), (5, 65534));
+        assert_eq!(b.report_time.as_nanos(), 10_000_000_000);
+        assert_eq!(
+            b.packets,
+            vec![
+                Some(Instant::from_millis(9500)),
+                None,
+                Some(Instant::from_secs(10))
+            ]
+        );
+    }
+
+    #[test]
+    fn rejects_hostile_app_packets() {
+        let mut out = Vec::new();
+        // A feedback frame claiming more bytes than the packet has.
+        encode_app(1, 0, APP_NAME, &[3, 0xff, 0xff, 0], &mut out).unwrap();
+        assert!(decode(&out).is_err());
+        out.clear();
+        // Trailing non-zero bytes.
+        encode_app(1, 0, APP_NAME, &[3, 0, 0, 1], &mut out).unwrap();
+        assert!(decode(&out).is_err());
+        out.clear();
+        // Another application's APP packet is ignored, not an error.
+        encode_app(1, 0, *b"XYZW", &[1, 2, 3, 4], &mut out).unwrap();
+        assert_eq!(decode(&out).unwrap(), vec![RtcpItem::Other(204)]);
+        // Wrong version, huge length, truncation.
+        let mut v = out.clone();
+        v[0] = 0x40;
+        assert!(decode(&v).is_err());
+        let mut v = out.clone();
+        v[2] = 0xff;
+        assert!(decode(&v).is_err());
+        assert!(decode(&out[..7]).is_err());
+        assert!(decode(&[]).is_err());
+    }
+
+    proptest! {
+        #[test]
+        fn decode_never_panics(bytes in proptest::collection::vec(any::<u8>(), 0..256)) {
+            let _ = decode(&bytes);
+        }
+
+        #[test]
+        fn decode_never_panics_on_rtcp_like_input(
+            pt in prop::sample::select(vec![200u8, 201, 202, 203, 204, 205, 206, 207]),
+            count in 0u8..32, padding in any::<bool>(), words in 0u16..40,
+            body in proptest::collection::vec(any::<u8>(), 0..200),
+        ) {
+            let mut v = vec![0x80 | (u8::from(padding) << 5) | count, pt];
+            v.extend_from_slice(&words.to_be_bytes());
+            v.extend_from_slice(&body);
+            let _ = decode(&v);
+        }
+
+        #[test]
+        fn decode_never_panics_on_mutated_reports(flips in proptest::collection::vec((0usize..80, any::<u8>()), 1..5), cut in 0usize..80) {
+            let mut out = Vec::new();
+            encode_sender_report(9, Instant::from_secs(5), 1, 2, 3, "x@y", &mut out).unwrap();
+            encode_feedback(&feedback_samples()[2], 1, 2, &mut out).unwrap();
+            encode_arrivals(1, &Arrivals { media_ssrc: 1, begin_seq: 0, report_time: Instant::from_secs(1), packets: vec![None, Some(Instant::from_millis(900))] }, &mut out).unwrap();
+            for (i, b) in flips { if i < out.len() { out[i] ^= b; } }
+            out.truncate(cut);
+            let _ = decode(&out);
+        }
+
+        #[test]
+        fn remb_or_app_is_always_exact(bps in any::<u64>()) {
+            let fb = Feedback::Remb(Remb { bitrate: Bitrate::from_bps(bps) });
+            let mut out = Vec::new();
+            encode_feedback(&fb, 1, 2, &mut out).unwrap();
+            prop_assert_eq!(decode(&out).unwrap(), vec![RtcpItem::Feedback(fb)]);
+        }
+    }
+}

@@ -1,0 +1,968 @@
+//! `wisp send` / `wisp recv`: one flow of any registered scheme over real UDP.
+//!
+//! The sender runs the scheme's [`FlowSender`] (its sender half with the traffic source and
+//! pacer that [`SchemeConfig::build`] gives it) on [`Clock`] time, and sends each packet as RTP
+//! ([`crate::rtp`]) the moment the flow releases it, waking at the flow's exact wake-up instant
+//! ([`Waiter`]). The receiver runs the scheme's receiver half on every arriving packet and sends
+//! its feedback back to the sender's address as RTCP ([`crate::rtcp`]). Both exchange RFC 3550
+//! session reports (SR/RR + SDES CNAME) every RTCP interval, the sender announces its scheme
+//! (APP), so `wisp recv` needs no `--scheme`, and ends the flow with BYE.
+//!
+//! The loop is the one of [`wisp_core::flow`]: send what the flow releases now, then sleep until
+//! the flow's next wake-up or until feedback arrives. Nothing is spawned; one thread per side.
+//!
+//! Any datagram that is not a valid packet of the session (malformed, truncated, wrong version,
+//! hostile lengths, another SSRC or another address) is counted and dropped; it never panics.
+
+use crate::report::{
+    Delivery, KnownLink, ReceiverMetrics, ReceiverReport, SenderMetrics, SenderReport, WindowSpec,
+    fmt_opt, percentiles, receiver_metrics,
+};
+use crate::rtcp::{self, ReportBlock, RtcpItem};
+use crate::rtp;
+use crate::timer::Waiter;
+use crate::{Clock, boot_id};
+use std::collections::HashSet;
+use std::io;
+use std::net::{SocketAddr, UdpSocket};
+use std::sync::atomic::{AtomicBool, Ordering};
+use wisp_core::controller::Receiver;
+use wisp_core::flow::FlowSender;
+use wisp_core::packet::{DEFAULT_MTU, DataHeader, IP_UDP_OVERHEAD};
+use wisp_core::scheme::{AnyReceiver, BuildError, SchemeConfig, SchemeContext};
+use wisp_core::{DataSize, Duration, Instant};
+
+/// Errors that end a session.
+#[derive(Debug, thiserror::Error)]
+pub enum NetError {
+    #[error("{0}")]
+    Build(#[from] BuildError),
+    #[error("{what}: {err}")]
+    Io { what: String, err: io::Error },
+    #[error("{0}")]
+    Input(String),
+}
+
+fn io_ctx(what: impl Into<String>) -> impl FnOnce(io::Error) -> NetError {
+    let what = what.into();
+    move |err| NetError::Io { what, err }
+}
+
+/// Options of `wisp send`.
+#[derive(Clone, Debug)]
+pub struct SendOptions {
+    pub scheme: SchemeConfig,
+    pub to: SocketAddr,
+    pub duration: Duration,
+    pub rtcp_interval: Duration,
+    /// Spin margin of the pacing timer (see [`Waiter`]).
+    pub spin: Duration,
+    /// DSCP to mark data packets with (IPv4 TOS = DSCP << 2).
+    pub dscp: Option<u8>,
+    pub mtu: DataSize,
+    /// Master seed of the flow's random streams (the media source's), as in the simulator.
+    pub seed: u64,
+}
+
+impl SendOptions {
+    pub fn new(scheme: SchemeConfig, to: SocketAddr) -> Self {
+        SendOptions {
+            scheme,
+            to,
+            duration: Duration::from_secs(30),
+            rtcp_interval: Duration::from_secs(1),
+            spin: Duration::ZERO,
+            dscp: None,
+            mtu: DEFAULT_MTU,
+            seed: wisp_sim::seed::DEFAULT_SEED,
+        }
+    }
+}
+
+/// Options of `wisp recv`.
+#[derive(Clone, Debug)]
+pub struct RecvOptions {
+    pub listen: SocketAddr,
+    /// The scheme to run; `None`: the one the sender announces.
+    pub scheme: Option<SchemeConfig>,
+    /// Stop this long after the first packet.
+    pub duration: Option<Duration>,
+    /// Stop when no packet came for this long after the flow started.
+    pub idle_timeout: Duration,
+    pub rtcp_interval: Duration,
+    /// The link the path is known to be (for capacity and self-inflicted delay).
+    pub link: Option<KnownLink>,
+    pub mtu: DataSize,
+}
+
+impl RecvOptions {
+    pub fn new(listen: SocketAddr) -> Self {
+        RecvOptions {
+            listen,
+            scheme: None,
+            duration: None,
+            idle_timeout: Duration::from_secs(10),
+            rtcp_interval: Duration::from_secs(1),
+            link: None,
+            mtu: DEFAULT_MTU,
+        }
+    }
+}
+
+/// Where progress lines go (one per second).
+pub type Progress<'a> = &'a mut dyn FnMut(&str);
+
+fn cname() -> String {
+    format!(
+        "{}@{}",
+        std::process::id(),
+        boot_id().unwrap_or_else(|| "unknown".into())
+    )
+}
+
+fn same_host(cname: &str) -> bool {
+    match (cname.split_once('@'), boot_id()) {
+        (Some((_, b)), Some(ours)) => b == ours,
+        _ => false,
+    }
+}
+
+fn set_buffers(sock: &UdpSocket) {
+    use nix::sys::socket::{setsockopt, sockopt};
+    // Best effort: the kernel caps these at net.core.[rw]mem_max.
+    let _ = setsockopt(sock, sockopt::RcvBuf, &(4 << 20));
+    let _ = setsockopt(sock, sockopt::SndBuf, &(4 << 20));
+}
+
+fn unspecified_for(addr: &SocketAddr) -> SocketAddr {
+    if addr.is_ipv4() {
+        SocketAddr::from(([0, 0, 0, 0], 0))
+    } else {
+        SocketAddr::from(([0u16; 8], 0))
+    }
+}
+
+/// Runs the sending side of one flow until `opts.duration` has passed or `stop` is set.
+pub fn send(
+    opts: &SendOptions,
+    stop: &AtomicBool,
+    progress: Progress<'_>,
+) -> Result<SenderReport, NetError> {
+    let clock = Clock::new();
+    let ctx = SchemeContext {
+        mtu: opts.mtu,
+        ideal_schedule: None,
+        // The simulator's stream for flow 0: the same seed gives the same media source.
+        rng: Some(wisp_sim::seed::stream(opts.seed, "flow/0/media")),
+    };
+    let (mut flow, _) = opts.scheme.build(ctx)?;
+    let spec = opts.scheme.to_string();
+    let sock =
+        UdpSocket::bind(unspecified_for(&opts.to)).map_err(io_ctx("cannot open a UDP socket"))?;
+    sock.connect(opts.to)
+        .map_err(io_ctx(format!("cannot send to {}", opts.to)))?;
+    sock.set_nonblocking(true)
+        .map_err(io_ctx("cannot make the socket non-blocking"))?;
+    set_buffers(&sock);
+    if let Some(dscp) = opts.dscp {
+        use nix::sys::socket::{setsockopt, sockopt};
+        setsockopt(&sock, sockopt::Ipv4Tos, &(i32::from(dscp) << 2))
+            .map_err(|e| NetError::Input(format!("--dscp: cannot set IP_TOS: {e}")))?;
+    }
+    let mut waiter = Waiter::new(opts.spin).map_err(io_ctx("cannot create a timer"))?;
+    waiter.add(&sock, 0).map_err(io_ctx("epoll"))?;
+    let ssrc: u32 = rand::random();
+    let cname = cname();
+    let mut s = SenderState::default();
+    let start = clock.now();
+    let end = start + opts.duration;
+    let mut next_report = start;
+    let mut next_progress = start + Duration::from_secs(1);
+    let mut wanted_wake: Option<Instant> = None;
+    let (mut buf, mut rx, mut ready) = (Vec::with_capacity(2048), vec![0u8; 65536], vec![]);
+    let mut last_progress = (start, 0u64);
+    loop {
+        let now = clock.now();
+        if stop.load(Ordering::Relaxed) || now >= end {
+            break;
+        }
+        // Feedback.
+        loop {
+            match sock.recv(&mut rx) {
+                Ok(n) => s.on_datagram(&rx[..n], now, ssrc, &mut flow),
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+                // ICMP port unreachable of an earlier packet (the receiver is not up yet).
+                Err(e) if e.kind() == io::ErrorKind::ConnectionRefused => {}
+                Err(e) => return Err(io_ctx("receive")(e)),
+            }
+        }
+        if now >= next_report {
+            buf.clear();
+            s.report(ssrc, now, &cname, &spec, &mut buf)?;
+            let _ = sock.send(&buf);
+            next_report = now + opts.rtcp_interval;
+        }
+        // Data: everything the flow releases now.
+        let mut sent_now = false;
+        while let Some(h) = flow.poll_transmit(now) {
+            rtp::encode(&h, ssrc, &mut buf).map_err(|e| NetError::Input(e.to_string()))?;
+            match sock.send(&buf) {
+                Ok(_) => {}
+                Err(e)
+                    if matches!(
+                        e.kind(),
+                        io::ErrorKind::WouldBlock | io::ErrorKind::ConnectionRefused
+                    ) =>
+                {
+                    s.send_errors += 1
+                }
+                Err(e) => return Err(io_ctx("send")(e)),
+            }
+            s.packets += 1;
+            s.bytes += h.size.bytes();
+            s.last_rtp_time = rtp::rtp_timestamp(h.send_time);
+            sent_now = true;
+        }
+        if sent_now {
+            if let Some(w) = wanted_wake.filter(|&w| w <= now) {
+                s.late_us.push((now - w).as_nanos() as f64 / 1e3);
+            }
+        }
+        if now >= next_progress {
+            let secs = (now - last_progress.0).as_secs_f64();
+            let rate = (s.bytes - last_progress.1) as f64 * 8.0 / secs / 1e3;
+            let target = wisp_core::controller::Sender::stats(flow.sender())
+                .target_rate
+                .map(|r| r.kbps_f64());
+            progress(&format!(
+                "{:6.1} s  send {:8.1} kbit/s  target {}  rtt {}  loss {}",
+                (now - start).as_secs_f64(),
+                rate,
+                fmt_opt(target, "kbit/s"),
+                fmt_opt(s.rtt_ms.last().copied(), "ms"),
+                s.loss
+                    .map_or_else(|| "-".into(), |l| format!("{:.2}%", l * 100.0)),
+            ));
+            last_progress = (now, s.bytes);
+            next_progress += Duration::from_secs(1);
+        }
+        wanted_wake = flow.poll_timeout();
+        let deadline = [
+            wanted_wake,
+            Some(next_report),
+            Some(next_progress),
+            Some(end),
+        ]
+        .into_iter()
+        .flatten()
+        .min();
+        waiter.wait(deadline, &mut ready).map_err(io_ctx("wait"))?;
+    }
+    // End of the flow: a final SR (its timestamp marks the end) and BYE, repeated in case one is
+    // lost on the way.
+    let stopped = clock.now();
+    buf.clear();
+    s.report(ssrc, stopped, &cname, &spec, &mut buf)?;
+    rtcp::encode_bye(ssrc, &mut buf).map_err(|e| NetError::Input(e.to_string()))?;
+    for _ in 0..3 {
+        let _ = sock.send(&buf);
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    let secs = (stopped - start).as_secs_f64();
+    let rtt = percentiles(&mut s.rtt_ms, &[0.5, 0.95]);
+    let late = percentiles(&mut s.late_us, &[0.5, 0.99, 1.0]);
+    Ok(SenderReport {
+        role: "sender",
+        scheme: spec.clone(),
+        to: opts.to.to_string(),
+        flows: vec![SenderMetrics {
+            flow: 0,
+            scheme: spec,
+            duration_s: secs,
+            send_rate_kbps: if secs > 0.0 {
+                s.bytes as f64 * 8.0 / secs / 1e3
+            } else {
+                0.0
+            },
+            packets_sent: s.packets,
+            bytes_sent: s.bytes,
+            rtt_p50_ms: rtt[0],
+            rtt_p95_ms: rtt[1],
+            loss_rate: s.loss,
+            pacing_late_p50_us: late[0],
+            pacing_late_p99_us: late[1],
+            pacing_late_max_us: late[2],
+            feedback_messages: s.feedback,
+            malformed_packets: s.malformed,
+            foreign_packets: s.foreign,
+        }],
+    })
+}
+
+#[derive(Debug, Default)]
+struct SenderState {
+    packets: u64,
+    bytes: u64,
+    last_rtp_time: u32,
+    send_errors: u64,
+    rtt_ms: Vec<f64>,
+    loss: Option<f64>,
+    late_us: Vec<f64>,
+    feedback: u64,
+    malformed: u64,
+    foreign: u64,
+}
+
+impl SenderState {
+    fn report(
+        &self,
+        ssrc: u32,
+        now: Instant,
+        cname: &str,
+        spec: &str,
+        out: &mut Vec<u8>,
+    ) -> Result<(), NetError> {
+        let e = |e: rtcp::RtcpError| NetError::Input(e.to_string());
+        rtcp::encode_sender_report(
+            ssrc,
+            now,
+            self.last_rtp_time,
+            self.packets as u32,
+            self.bytes as u32,
+            cname,
+            out,
+        )
+        .map_err(e)?;
+        rtcp::encode_scheme(ssrc, spec, out).map_err(e)
+    }
+
+    fn on_datagram(&mut self, buf: &[u8], now: Instant, ssrc: u32, flow: &mut FlowSender) {
+        if !rtp::is_rtcp(buf) {
+            self.foreign += 1;
+            return;
+        }
+        let Ok(items) = rtcp::decode(buf) else {
+            self.malformed += 1;
+            return;
+        };
+        for item in items {
+            match item {
+                RtcpItem::Feedback(fb) => {
+                    self.feedback += 1;
+                    flow.on_feedback(now, &fb);
+                }
+                RtcpItem::ReceiverReport { blocks, .. } => {
+                    for b in blocks.iter().filter(|b| b.ssrc == ssrc) {
+                        self.on_report_block(b, now);
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+
+    /// RFC 3550 §6.4.1: RTT = A − LSR − DLSR, in 1/65536 s.
+    fn on_report_block(&mut self, b: &ReportBlock, now: Instant) {
+        if b.last_sr != 0 {
+            let rtt = rtcp::ntp_middle(now)
+                .wrapping_sub(b.last_sr)
+                .wrapping_sub(b.delay_since_last_sr);
+            if rtt < 1 << 31 {
+                self.rtt_ms.push(rtcp::from_q16(rtt).as_millis_f64());
+            }
+        }
+        let expected = u64::from(b.highest_seq) + 1;
+        self.loss = Some((f64::from(b.total_lost.max(0)) / expected as f64).min(1.0));
+    }
+}
+
+/// The receiving side's per-flow statistics (RFC 3550 §6.4.1, Appendix A.3 and A.8).
+#[derive(Debug, Default)]
+struct RecvStats {
+    deliveries: Vec<Delivery>,
+    seen: HashSet<u64>,
+    base_seq: Option<u64>,
+    highest_seq: u64,
+    duplicates: u64,
+    reordered: u64,
+    /// Jitter in ns (A.8), and the previous transit time.
+    jitter_ns: f64,
+    last_transit: Option<i128>,
+    expected_prior: u64,
+    received_prior: u64,
+}
+
+impl RecvStats {
+    fn on_packet(&mut self, h: &DataHeader, now: Instant) -> bool {
+        if !self.seen.insert(h.seq) {
+            self.duplicates += 1;
+            return false;
+        }
+        match self.base_seq {
+            None => {
+                self.base_seq = Some(h.seq);
+                self.highest_seq = h.seq;
+            }
+            Some(b) => {
+                if h.seq < b {
+                    self.base_seq = Some(h.seq);
+                }
+                if h.seq < self.highest_seq {
+                    self.reordered += 1;
+                } else {
+                    self.highest_seq = h.seq;
+                }
+            }
+        }
+        let transit = i128::from(now.as_nanos()) - i128::from(h.send_time.as_nanos());
+        if let Some(prev) = self.last_transit {
+            let d = (transit - prev).unsigned_abs() as f64;
+            self.jitter_ns += (d - self.jitter_ns) / 16.0;
+        }
+        self.last_transit = Some(transit);
+        self.deliveries.push(Delivery {
+            seq: h.seq,
+            sent: h.send_time,
+            arrived: now,
+            bytes: h.size.bytes(),
+        });
+        true
+    }
+
+    fn expected(&self) -> u64 {
+        self.base_seq
+            .map_or(0, |b| self.highest_seq.saturating_sub(b).saturating_add(1))
+    }
+
+    fn lost(&self) -> u64 {
+        self.expected().saturating_sub(self.seen.len() as u64)
+    }
+
+    fn block(&mut self, media: u32, last_sr: Option<(u32, Instant)>, now: Instant) -> ReportBlock {
+        let expected = self.expected();
+        let received = self.seen.len() as u64;
+        let exp_int = expected.saturating_sub(self.expected_prior);
+        let rec_int = received.saturating_sub(self.received_prior);
+        self.expected_prior = expected;
+        self.received_prior = received;
+        let lost_int = exp_int.saturating_sub(rec_int);
+        let fraction = (lost_int << 8).checked_div(exp_int).unwrap_or(0).min(255) as u8;
+        let (lsr, dlsr) = last_sr.map_or((0, 0), |(lsr, at)| (lsr, rtcp::to_q16(now - at)));
+        ReportBlock {
+            ssrc: media,
+            fraction_lost: fraction,
+            total_lost: self.lost().min(0x7f_ffff) as i32,
+            highest_seq: self.highest_seq as u32,
+            jitter: (self.jitter_ns * rtp::CLOCK_RATE_HZ as f64 / 1e9) as u32,
+            last_sr: lsr,
+            delay_since_last_sr: dlsr,
+        }
+    }
+}
+
+/// The receiving side.
+struct Receiving {
+    receiver: Option<AnyReceiver>,
+    scheme: Option<String>,
+    /// Packets that arrived before the scheme was known (replayed when it is).
+    pending: Vec<(Instant, DataHeader)>,
+    ssrc: u32,
+    media_ssrc: Option<u32>,
+    peer: Option<SocketAddr>,
+    synchronised: bool,
+    last_sr: Option<(u32, Instant)>,
+    sender_end: Option<Instant>,
+    bye: Option<Instant>,
+    first_arrival: Option<Instant>,
+    last_arrival: Option<Instant>,
+    stats: RecvStats,
+    malformed: u64,
+    foreign: u64,
+    feedback_packets: u64,
+    feedback_bytes: u64,
+    notes: Vec<String>,
+}
+
+const MAX_PENDING: usize = 100_000;
+
+impl Receiving {
+    fn start_scheme(&mut self, spec: &SchemeConfig, mtu: DataSize) -> Result<(), NetError> {
+        let (_, r) = spec.build(SchemeContext {
+            mtu,
+            ideal_schedule: None,
+            rng: None,
+        })?;
+        self.receiver = Some(r);
+        self.scheme = Some(spec.to_string());
+        Ok(())
+    }
+
+    fn on_rtcp(&mut self, buf: &[u8], now: Instant, from: SocketAddr, mtu: DataSize) {
+        let Ok(items) = rtcp::decode(buf) else {
+            self.malformed += 1;
+            return;
+        };
+        if self.peer.is_some_and(|p| p != from) {
+            self.foreign += 1;
+            return;
+        }
+        for item in items {
+            match item {
+                RtcpItem::SenderReport { ssrc, ntp, .. }
+                    if self.media_ssrc.is_none_or(|m| m == ssrc) =>
+                {
+                    self.last_sr = Some(((ntp >> 16) as u32, now));
+                    // On one host the SR's timestamp is on our clock: the flow's latest instant
+                    // so far (the final SR marks its end).
+                    let ns = ((u128::from(ntp >> 32) * 1_000_000_000)
+                        + ((u128::from(ntp & 0xffff_ffff) * 1_000_000_000) >> 32))
+                        .min(u128::from(u64::MAX)) as u64;
+                    self.sender_end = Some(Instant::from_nanos(ns));
+                }
+                RtcpItem::Cname { ssrc, cname } if self.media_ssrc.is_none_or(|m| m == ssrc) => {
+                    self.synchronised = same_host(&cname);
+                }
+                RtcpItem::Scheme(spec) => {
+                    if self.receiver.is_none() {
+                        match spec.parse::<SchemeConfig>() {
+                            Ok(c) => match self.start_scheme(&c, mtu) {
+                                Ok(()) => {}
+                                Err(e) => self.note(format!("cannot run scheme `{spec}`: {e}")),
+                            },
+                            Err(e) => self.note(format!("sender announced a bad scheme: {e}")),
+                        }
+                    } else if self.scheme.as_deref() != Some(spec.as_str()) {
+                        self.note(format!(
+                            "the sender runs `{spec}`, this receiver `{}`",
+                            self.scheme.as_deref().unwrap_or("?")
+                        ));
+                    }
+                }
+                RtcpItem::Bye { sources }
+                    if self.media_ssrc.is_some_and(|m| sources.contains(&m)) =>
+                {
+                    self.bye = Some(now);
+                }
+                _ => {}
+            }
+        }
+        if self.peer.is_none() {
+            self.peer = Some(from);
+        }
+    }
+
+    fn note(&mut self, n: String) {
+        if !self.notes.contains(&n) {
+            self.notes.push(n);
+        }
+    }
+
+    fn on_rtp(&mut self, buf: &[u8], now: Instant, from: SocketAddr) {
+        let p = match rtp::decode(buf) {
+            Ok(p) => p,
+            Err(_) => {
+                self.malformed += 1;
+                return;
+            }
+        };
+        if self.peer.is_some_and(|a| a != from) || self.media_ssrc.is_some_and(|s| s != p.ssrc) {
+            self.foreign += 1;
+            return;
+        }
+        self.peer = Some(from);
+        self.media_ssrc = Some(p.ssrc);
+        self.first_arrival.get_or_insert(now);
+        self.last_arrival = Some(now);
+        if !self.stats.on_packet(&p.header, now) {
+            return;
+        }
+        match &mut self.receiver {
+            Some(r) => r.on_packet_received(now, &p.header),
+            None if self.pending.len() < MAX_PENDING => self.pending.push((now, p.header)),
+            None => {}
+        }
+    }
+}
+
+/// Runs the receiving side of one flow: until the sender's BYE, `opts.duration` after the
+/// first packet, `opts.idle_timeout` without packets, or `stop`.
+pub fn recv(
+    opts: &RecvOptions,
+    stop: &AtomicBool,
+    progress: Progress<'_>,
+) -> Result<ReceiverReport, NetError> {
+    let clock = Clock::new();
+    let sock = UdpSocket::bind(opts.listen)
+        .map_err(io_ctx(format!("cannot listen on {}", opts.listen)))?;
+    let listen = sock.local_addr().map_err(io_ctx("local address"))?;
+    sock.set_nonblocking(true)
+        .map_err(io_ctx("cannot make the socket non-blocking"))?;
+    set_buffers(&sock);
+    let mut waiter = Waiter::new(Duration::ZERO).map_err(io_ctx("cannot create a timer"))?;
+    waiter.add(&sock, 0).map_err(io_ctx("epoll"))?;
+    let cname = cname();
+    let mut r = Receiving {
+        receiver: None,
+        scheme: None,
+        pending: vec![],
+        ssrc: rand::random(),
+        media_ssrc: None,
+        peer: None,
+        synchronised: false,
+        last_sr: None,
+        sender_end: None,
+        bye: None,
+        first_arrival: None,
+        last_arrival: None,
+        stats: RecvStats::default(),
+        malformed: 0,
+        foreign: 0,
+        feedback_packets: 0,
+        feedback_bytes: 0,
+        notes: vec![],
+    };
+    if let Some(s) = &opts.scheme {
+        r.start_scheme(s, opts.mtu)?;
+    }
+    let mut rx = vec![0u8; 65536];
+    let mut buf = Vec::with_capacity(2048);
+    let mut ready = vec![];
+    let mut next_report: Option<Instant> = None;
+    let mut next_progress: Option<Instant> = None;
+    let mut last_progress = (0usize, 0u64);
+    let mut notes_shown = 0;
+    loop {
+        let now = clock.now();
+        if stop.load(Ordering::Relaxed) || r.bye.is_some() {
+            break;
+        }
+        if let (Some(first), Some(d)) = (r.first_arrival, opts.duration) {
+            if now >= first + d {
+                break;
+            }
+        }
+        if r.last_arrival.is_some_and(|l| now >= l + opts.idle_timeout) {
+            r.note("no packet for the idle timeout; ending".into());
+            break;
+        }
+        loop {
+            match sock.recv_from(&mut rx) {
+                Ok((n, from)) => {
+                    let now = clock.now();
+                    if rtp::is_rtcp(&rx[..n]) {
+                        r.on_rtcp(&rx[..n], now, from, opts.mtu);
+                    } else {
+                        r.on_rtp(&rx[..n], now, from);
+                    }
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+                Err(e) if e.kind() == io::ErrorKind::ConnectionRefused => {}
+                Err(e) => return Err(io_ctx("receive")(e)),
+            }
+        }
+        let now = clock.now();
+        // Packets that came before the scheme was known.
+        if let Some(rcv) = &mut r.receiver {
+            for (t, h) in r.pending.drain(..) {
+                rcv.on_packet_received(t, &h);
+            }
+            if rcv.poll_timeout().is_some_and(|t| t <= now) {
+                rcv.on_timeout(now);
+            }
+        }
+        // Feedback.
+        if let (Some(rcv), Some(peer)) = (&mut r.receiver, r.peer) {
+            while let Some(fb) = rcv.poll_feedback(now) {
+                buf.clear();
+                if rtcp::encode_feedback(&fb, r.ssrc, r.media_ssrc.unwrap_or(0), &mut buf).is_ok() {
+                    r.feedback_packets += 1;
+                    r.feedback_bytes += buf.len() as u64 + IP_UDP_OVERHEAD.bytes();
+                    let _ = sock.send_to(&buf, peer);
+                }
+            }
+        }
+        if let (Some(peer), Some(media)) = (r.peer, r.media_ssrc) {
+            let due = *next_report.get_or_insert(now);
+            if now >= due {
+                buf.clear();
+                let block = r.stats.block(media, r.last_sr, now);
+                if rtcp::encode_receiver_report(r.ssrc, Some(block), &cname, &mut buf).is_ok() {
+                    let _ = sock.send_to(&buf, peer);
+                }
+                next_report = Some(now + opts.rtcp_interval);
+            }
+        }
+        if let Some(first) = r.first_arrival {
+            let due = *next_progress.get_or_insert(first + Duration::from_secs(1));
+            if now >= due {
+                let new = &r.stats.deliveries[last_progress.0..];
+                let bytes: u64 = new.iter().map(|d| d.bytes).sum();
+                let mut owd: Vec<f64> = new
+                    .iter()
+                    .map(|d| (d.arrived - d.sent).as_millis_f64())
+                    .collect();
+                let q = percentiles(&mut owd, &[0.5, 0.95]);
+                let expected = r.stats.expected();
+                progress(&format!(
+                    "{:6.1} s  recv {:8.1} kbit/s  delay p50 {} p95 {}  loss {:.2}%",
+                    (now - first).as_secs_f64(),
+                    bytes as f64 * 8.0 / 1e3,
+                    if r.synchronised {
+                        fmt_opt(q[0], "ms")
+                    } else {
+                        "-".into()
+                    },
+                    if r.synchronised {
+                        fmt_opt(q[1], "ms")
+                    } else {
+                        "-".into()
+                    },
+                    if expected > 0 {
+                        r.stats.lost() as f64 / expected as f64 * 100.0
+                    } else {
+                        0.0
+                    }
+                ));
+                last_progress = (r.stats.deliveries.len(), 0);
+                next_progress = Some(due + Duration::from_secs(1));
+            }
+        }
+        while notes_shown < r.notes.len() {
+            progress(&format!("note: {}", r.notes[notes_shown]));
+            notes_shown += 1;
+        }
+        let mut deadline = [
+            r.receiver.as_ref().and_then(Receiver::poll_timeout),
+            next_report,
+            next_progress,
+            r.last_arrival.map(|l| l + opts.idle_timeout),
+            r.first_arrival.zip(opts.duration).map(|(f, d)| f + d),
+        ]
+        .into_iter()
+        .flatten()
+        .min();
+        if r.receiver.is_none() && !r.pending.is_empty() {
+            deadline = Some(now + Duration::from_millis(100));
+        }
+        waiter.wait(deadline, &mut ready).map_err(io_ctx("wait"))?;
+    }
+    let stopped = clock.now();
+    while notes_shown < r.notes.len() {
+        progress(&format!("note: {}", r.notes[notes_shown]));
+        notes_shown += 1;
+    }
+    Ok(summary(&r, opts, listen, stopped))
+}
+
+fn summary(
+    r: &Receiving,
+    opts: &RecvOptions,
+    listen: SocketAddr,
+    stopped: Instant,
+) -> ReceiverReport {
+    let scheme = r.scheme.clone().unwrap_or_else(|| "unknown".into());
+    let first_sent = r.stats.deliveries.iter().map(|d| d.sent).min();
+    // The window: from the flow's start to its end, on the sender's clock when it is ours.
+    let (from, mut to) = if r.synchronised {
+        (
+            first_sent.unwrap_or(stopped),
+            r.sender_end.filter(|_| r.bye.is_some()).unwrap_or(stopped),
+        )
+    } else {
+        (
+            r.first_arrival.unwrap_or(stopped),
+            r.bye.or(r.last_arrival).unwrap_or(stopped),
+        )
+    };
+    if let Some(d) = opts.duration {
+        to = to.min(r.first_arrival.unwrap_or(from) + d);
+    }
+    let w = WindowSpec {
+        from,
+        to,
+        synchronised: r.synchronised,
+        link: opts.link.as_ref(),
+        mtu: opts.mtu,
+    };
+    let mut m: ReceiverMetrics = receiver_metrics(&r.stats.deliveries, &w, scheme.clone());
+    let expected = r.stats.expected();
+    m.packets_lost = r.stats.lost();
+    m.loss_rate = if expected > 0 {
+        m.packets_lost as f64 / expected as f64
+    } else {
+        0.0
+    };
+    m.jitter_ms = r.stats.jitter_ns / 1e6;
+    m.packets_duplicate = r.stats.duplicates;
+    m.packets_reordered = r.stats.reordered;
+    m.malformed_packets = r.malformed;
+    m.foreign_packets = r.foreign;
+    m.feedback_packets = r.feedback_packets;
+    m.feedback_bytes = r.feedback_bytes;
+    ReceiverReport {
+        role: "receiver",
+        scheme,
+        listen: listen.to_string(),
+        peer: r.peer.map(|p| p.to_string()),
+        trace: opts.link.as_ref().map(|k| k.link.name()),
+        flows: vec![m],
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Arc;
+
+    #[test]
+    fn a_cbr_flow_over_loopback() {
+        let stop = Arc::new(AtomicBool::new(false));
+        let mut ropts = RecvOptions::new("127.0.0.1:0".parse().unwrap());
+        ropts.duration = Some(Duration::from_secs(5));
+        // Bind first to learn the port.
+        let probe = UdpSocket::bind("127.0.0.1:0").unwrap();
+        let port = probe.local_addr().unwrap().port();
+        drop(probe);
+        ropts.listen = SocketAddr::from(([127, 0, 0, 1], port));
+        let s2 = Arc::clone(&stop);
+        let rx = std::thread::spawn(move || recv(&ropts, &s2, &mut |_| {}).unwrap());
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        let mut sopts = SendOptions::new(
+            "cbr:rate-kbps=1200".parse().unwrap(),
+            SocketAddr::from(([127, 0, 0, 1], port)),
+        );
+        sopts.duration = Duration::from_millis(1500);
+        let mut lines = vec![];
+        let sent = send(&sopts, &stop, &mut |l| lines.push(l.to_string())).unwrap();
+        let got = rx.join().unwrap();
+        let s = &sent.flows[0];
+        let g = &got.flows[0];
+        // 1200 kbit/s of 1500-byte packets: one every 10 ms, 150 in 1.5 s (fewer if the machine
+        // is so loaded that wake-ups come late: the pacer does not catch up).
+        assert!((120..=151).contains(&s.packets_sent), "{s:?}");
+        assert_eq!(
+            g.packets_delivered + g.packets_lost,
+            s.packets_sent,
+            "{g:?}"
+        );
+        assert_eq!(g.packets_lost, 0);
+        assert_eq!(got.scheme, "cbr:rate-kbps=1200");
+        assert_eq!(g.clock, "synchronised");
+        assert!(
+            g.throughput_kbps > 900.0 && g.throughput_kbps < 1300.0,
+            "{g:?}"
+        );
+        assert!(g.delay_p50_ms.unwrap() < 50.0, "{g:?}");
+        assert!(s.rtt_p50_ms.is_some_and(|r| r < 100.0), "{s:?}");
+        assert_eq!(s.loss_rate, Some(0.0));
+        assert_eq!(g.malformed_packets, 0);
+        assert!(!lines.is_empty());
+    }
+
+    #[test]
+    fn ideal_refuses_to_run_on_a_real_network() {
+        let stop = AtomicBool::new(false);
+        let o = SendOptions::new("ideal".parse().unwrap(), "127.0.0.1:9".parse().unwrap());
+        let e = send(&o, &stop, &mut |_| {}).unwrap_err();
+        assert!(e.to_string().contains("simulation"), "{e}");
+    }
+
+    #[test]
+    fn feedback_and_reports_reach_the_sender() {
+        use wisp_core::wire::{Ack, Feedback};
+        let (mut flow, _) = "cbr"
+            .parse::<SchemeConfig>()
+            .unwrap()
+            .build(SchemeContext::new())
+            .unwrap();
+        let mut s = SenderState::default();
+        let mut buf = vec![];
+        let fb = Feedback::Ack(Ack {
+            seq: 3,
+            cumulative: 3,
+            send_time: Instant::from_millis(1),
+            recv_time: Instant::from_millis(21),
+            size: 1500,
+        });
+        rtcp::encode_feedback(&fb, 5, 9, &mut buf).unwrap();
+        s.on_datagram(&buf, Instant::from_millis(50), 9, &mut flow);
+        assert_eq!(s.feedback, 1);
+        // A receiver report about our SSRC 9: LSR = the SR sent at 1 s, held 5 ms, now 1.045 s.
+        buf.clear();
+        let sr_at = Instant::from_secs(1);
+        let block = ReportBlock {
+            ssrc: 9,
+            fraction_lost: 0,
+            total_lost: 2,
+            highest_seq: 99,
+            jitter: 0,
+            last_sr: rtcp::ntp_middle(sr_at),
+            delay_since_last_sr: rtcp::to_q16(Duration::from_millis(5)),
+        };
+        rtcp::encode_receiver_report(5, Some(block), "x@y", &mut buf).unwrap();
+        s.on_datagram(&buf, sr_at + Duration::from_millis(45), 9, &mut flow);
+        assert_eq!(s.rtt_ms.len(), 1);
+        assert!((s.rtt_ms[0] - 40.0).abs() < 0.05, "{:?}", s.rtt_ms);
+        assert_eq!(s.loss, Some(0.02));
+        // Reports about another SSRC are not ours.
+        s.on_datagram(&buf, sr_at + Duration::from_millis(45), 10, &mut flow);
+        assert_eq!(s.rtt_ms.len(), 1);
+        s.on_datagram(&[0x80, 201, 0, 9], Instant::ZERO, 9, &mut flow);
+        assert_eq!(s.malformed, 1);
+    }
+
+    #[test]
+    fn hostile_datagrams_are_counted_and_dropped() {
+        let mut r = Receiving {
+            receiver: None,
+            scheme: None,
+            pending: vec![],
+            ssrc: 1,
+            media_ssrc: None,
+            peer: None,
+            synchronised: false,
+            last_sr: None,
+            sender_end: None,
+            bye: None,
+            first_arrival: None,
+            last_arrival: None,
+            stats: RecvStats::default(),
+            malformed: 0,
+            foreign: 0,
+            feedback_packets: 0,
+            feedback_bytes: 0,
+            notes: vec![],
+        };
+        let from: SocketAddr = "127.0.0.1:5".parse().unwrap();
+        let now = Instant::from_secs(1);
+        for b in [
+            &[][..],
+            &[0x80, 200, 0xff, 0xff],
+            &[0x40, 96, 0, 0, 0, 0],
+            &[0xff; 40],
+        ] {
+            if rtp::is_rtcp(b) {
+                r.on_rtcp(b, now, from, DEFAULT_MTU);
+            } else {
+                r.on_rtp(b, now, from);
+            }
+        }
+        assert_eq!(r.malformed, 4);
+        assert!(r.stats.deliveries.is_empty());
+        // A valid packet with a hostile sequence number does not allocate or panic.
+        let mut buf = vec![];
+        let h = DataHeader {
+            seq: u64::MAX - 1,
+            size: DataSize::from_bytes(200),
+            ..Default::default()
+        };
+        rtp::encode(&h, 9, &mut buf).unwrap();
+        r.on_rtp(&buf, now, from);
+        r.on_rtp(&buf, now, from);
+        assert_eq!(r.stats.duplicates, 1);
+        assert_eq!(r.stats.lost(), 0);
+        let other: SocketAddr = "127.0.0.1:6".parse().unwrap();
+        r.on_rtp(&buf, now, other);
+        assert_eq!(r.foreign, 1);
+    }
+}
