@@ -166,16 +166,10 @@ pub fn link(a: LinkArgs) -> Result<u8, CliError> {
     eprintln!(
         "wisp link: command exited with {}; uplink {} packets ({} dropped), downlink {} packets ({} dropped); writes late p50 {} p99 {}; cpu {:.2} s ({} per packet)",
         summary.exit_code,
-        summary.uplink.departed,
-        summary.uplink.dropped_loss
-            + summary.uplink.dropped_queue
-            + summary.uplink.dropped_aqm
-            + summary.uplink.dropped_memory,
-        summary.downlink.departed,
-        summary.downlink.dropped_loss
-            + summary.downlink.dropped_queue
-            + summary.downlink.dropped_aqm
-            + summary.downlink.dropped_memory,
+        summary.uplink.stats.departed,
+        summary.uplink.dropped(),
+        summary.downlink.stats.departed,
+        summary.downlink.dropped(),
         wisp_net::report::fmt_opt(summary.write_late_p50_us, "us"),
         wisp_net::report::fmt_opt(summary.write_late_p99_us, "us"),
         summary.engine_cpu_s,

@@ -486,6 +486,30 @@ struct Receiving {
 const MAX_PENDING: usize = 100_000;
 
 impl Receiving {
+    /// A receiving side with our SSRC `ssrc` that has seen nothing yet.
+    fn new(ssrc: u32) -> Self {
+        Receiving {
+            receiver: None,
+            scheme: None,
+            pending: vec![],
+            ssrc,
+            media_ssrc: None,
+            peer: None,
+            synchronised: false,
+            last_sr: None,
+            sender_end: None,
+            bye: None,
+            first_arrival: None,
+            last_arrival: None,
+            stats: RecvStats::default(),
+            malformed: 0,
+            foreign: 0,
+            feedback_packets: 0,
+            feedback_bytes: 0,
+            notes: vec![],
+        }
+    }
+
     fn start_scheme(&mut self, spec: &SchemeConfig, mtu: DataSize) -> Result<(), NetError> {
         let (_, r) = spec.build(SchemeContext {
             mtu,
@@ -601,26 +625,7 @@ pub fn recv(
     let mut waiter = Waiter::new(Duration::ZERO).map_err(io_ctx("cannot create a timer"))?;
     waiter.add(&sock, 0).map_err(io_ctx("epoll"))?;
     let cname = cname();
-    let mut r = Receiving {
-        receiver: None,
-        scheme: None,
-        pending: vec![],
-        ssrc: rand::random(),
-        media_ssrc: None,
-        peer: None,
-        synchronised: false,
-        last_sr: None,
-        sender_end: None,
-        bye: None,
-        first_arrival: None,
-        last_arrival: None,
-        stats: RecvStats::default(),
-        malformed: 0,
-        foreign: 0,
-        feedback_packets: 0,
-        feedback_bytes: 0,
-        notes: vec![],
-    };
+    let mut r = Receiving::new(rand::random());
     if let Some(s) = &opts.scheme {
         r.start_scheme(s, opts.mtu)?;
     }
@@ -913,26 +918,7 @@ mod tests {
 
     #[test]
     fn hostile_datagrams_are_counted_and_dropped() {
-        let mut r = Receiving {
-            receiver: None,
-            scheme: None,
-            pending: vec![],
-            ssrc: 1,
-            media_ssrc: None,
-            peer: None,
-            synchronised: false,
-            last_sr: None,
-            sender_end: None,
-            bye: None,
-            first_arrival: None,
-            last_arrival: None,
-            stats: RecvStats::default(),
-            malformed: 0,
-            foreign: 0,
-            feedback_packets: 0,
-            feedback_bytes: 0,
-            notes: vec![],
-        };
+        let mut r = Receiving::new(1);
         let from: SocketAddr = "127.0.0.1:5".parse().unwrap();
         let now = Instant::from_secs(1);
         for b in [

@@ -82,16 +82,20 @@ pub struct LinkSummary {
     pub engine_cpu_per_packet_us: Option<f64>,
 }
 
+/// One direction's counters at the end, and the packets it still held.
 #[derive(Clone, Copy, Debug, Serialize)]
 pub struct DirectionReport {
-    pub arrived: u64,
-    pub departed: u64,
-    pub bytes_departed: u64,
-    pub dropped_loss: u64,
-    pub dropped_queue: u64,
-    pub dropped_aqm: u64,
-    pub dropped_memory: u64,
+    #[serde(flatten)]
+    pub stats: DirectionStats,
     pub still_held: u64,
+}
+
+impl DirectionReport {
+    /// Packets dropped for any reason.
+    pub fn dropped(&self) -> u64 {
+        let s = &self.stats;
+        s.dropped_loss + s.dropped_queue + s.dropped_aqm + s.dropped_memory
+    }
 }
 
 /// Why the link could not run.
@@ -184,6 +188,23 @@ const WAKE: u64 = 3;
 const BATCH: usize = 64;
 
 impl Engine {
+    /// Hands every packet due by now to the kernel, in both directions.
+    fn forward(&mut self, clock: &Clock, late: &mut Lateness) {
+        let epoch = self.epoch;
+        let link_now = |c: &Clock| Instant::ZERO + (c.now() - epoch);
+        let now = link_now(clock);
+        let (host, ns) = (&self.host, &self.ns);
+        // Lateness is measured as the packet is handed to the kernel.
+        self.up.advance(now, &mut |p, at| {
+            late.add(link_now(clock) - at);
+            let _ = host.send(p);
+        });
+        self.down.advance(now, &mut |p, at| {
+            late.add(link_now(clock) - at);
+            let _ = ns.send(p);
+        });
+    }
+
     fn run(mut self) -> io::Result<EngineResult> {
         let cpu0 = thread_cpu_s();
         let clock = Clock::new();
@@ -203,17 +224,7 @@ impl Engine {
             if self.stop.load(Ordering::Relaxed) {
                 break;
             }
-            let now = link_now(&clock);
-            let (host, ns) = (&self.host, &self.ns);
-            // Lateness is measured as the packet is handed to the kernel.
-            self.up.advance(now, &mut |p, at| {
-                late.add(link_now(&clock) - at);
-                let _ = host.send(p);
-            });
-            self.down.advance(now, &mut |p, at| {
-                late.add(link_now(&clock) - at);
-                let _ = ns.send(p);
-            });
+            self.forward(&clock, &mut late);
             // Arrivals: namespace → host is the uplink.
             let mut any = false;
             for (i, (dev, dir, src, dst)) in [
@@ -248,15 +259,7 @@ impl Engine {
             }
             if any {
                 // Zero delay and an idle link: a packet may leave at once.
-                let now = link_now(&clock);
-                self.up.advance(now, &mut |p, at| {
-                    late.add(link_now(&clock) - at);
-                    let _ = host.send(p);
-                });
-                self.down.advance(now, &mut |p, at| {
-                    late.add(link_now(&clock) - at);
-                    let _ = ns.send(p);
-                });
+                self.forward(&clock, &mut late);
             }
             let next = if readable.iter().any(|&r| r) {
                 Some(epoch)
@@ -309,13 +312,7 @@ fn thread_cpu_s() -> f64 {
 
 fn report(s: DirectionStats, held: usize) -> DirectionReport {
     DirectionReport {
-        arrived: s.arrived,
-        departed: s.departed,
-        bytes_departed: s.bytes_departed,
-        dropped_loss: s.dropped_loss,
-        dropped_queue: s.dropped_queue,
-        dropped_aqm: s.dropped_aqm,
-        dropped_memory: s.dropped_memory,
+        stats: s,
         still_held: held as u64,
     }
 }

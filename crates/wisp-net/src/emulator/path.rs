@@ -28,7 +28,7 @@ pub const MAX_PACKETS: usize = 500_000;
 pub const SLOT_BYTES: usize = 2048;
 
 /// Counters of one direction.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
 pub struct DirectionStats {
     pub arrived: u64,
     pub departed: u64,
