@@ -89,6 +89,11 @@ fn have(test: &str, tool: &str) -> bool {
     ok
 }
 
+/// Asserts that a command succeeded, showing its stderr if not.
+fn assert_ok(o: &Output) {
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+}
+
 /// A UDP port free on loopback right now.
 fn free_port() -> u16 {
     UdpSocket::bind("127.0.0.1:0")
@@ -181,11 +186,7 @@ fn send_recv_over_loopback_and_hostile_input_is_counted() {
         "1.5",
         "--json",
     ]);
-    assert!(
-        sent.status.success(),
-        "{}",
-        String::from_utf8_lossy(&sent.stderr)
-    );
+    assert_ok(&sent);
     let got = recv.wait_with_output().unwrap();
     let err = String::from_utf8_lossy(&got.stderr);
     assert!(got.status.success(), "{err}");
@@ -364,7 +365,7 @@ fn our_traffic_decodes_as_rtp_and_rtcp_in_tshark() {
             c.args(["-e", f]);
         }
         let o = c.output().unwrap();
-        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        assert_ok(&o);
         String::from_utf8_lossy(&o.stdout).into_owned()
     };
     let all = decode("udp", &["frame.number"]);
@@ -453,7 +454,7 @@ fn ping_through_the_link_takes_the_modelled_time() {
         &["--downlink", "const:12mbps", "--uplink", "const:12mbps"],
         "ping -c 30 -i 0.05 $WISP_LINK_PEER",
     );
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_ok(&o);
     let mut rtt = ping_rtts(&String::from_utf8_lossy(&o.stdout));
     assert_eq!(rtt.len(), 30);
     let m = median(&mut rtt);
@@ -473,7 +474,7 @@ fn ping_through_the_link_takes_the_modelled_time() {
         ],
         "ping -c 30 -i 0.05 $WISP_LINK_PEER",
     );
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_ok(&o);
     let mut rtt = ping_rtts(&String::from_utf8_lossy(&o.stdout));
     assert_eq!(rtt.len(), 30);
     let m = median(&mut rtt);
@@ -550,7 +551,7 @@ fn iperf3_gets_what_the_trace_offered_while_backlogged() {
         ),
     );
     reap(&mut server, Duration::from_secs(5));
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_ok(&o);
     let c = json(&std::fs::read(&client).unwrap());
     let recv_bps = c["end"]["sum_received"]["bits_per_second"]
         .as_f64()
@@ -817,11 +818,7 @@ fn sim_and_real_agree(scheme: &str, secs: u32) {
         &secs_s,
         "--json",
     ]);
-    assert!(
-        sim.status.success(),
-        "{}",
-        String::from_utf8_lossy(&sim.stderr)
-    );
+    assert_ok(&sim);
     let sim = json(&sim.stdout);
     let sim = &sim["flows"][0];
     // The receiver runs inside the namespace behind the downlink; the sender on the host.
@@ -868,11 +865,7 @@ fn sim_and_real_agree(scheme: &str, secs: u32) {
         &secs_s,
         "--json",
     ]);
-    assert!(
-        sent.status.success(),
-        "{}",
-        String::from_utf8_lossy(&sent.stderr)
-    );
+    assert_ok(&sent);
     let out = link.wait_with_output().unwrap();
     let log = drain.join().unwrap();
     assert!(out.status.success(), "{log}");
@@ -931,7 +924,7 @@ fn analyze_reads_a_log_and_rejects_bad_ones() {
     )
     .unwrap();
     let o = wisp(&["analyze", "--json", good.to_str().unwrap()]);
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_ok(&o);
     let j = json(&o.stdout);
     assert_eq!(j["logs"][0]["packets_departed"], 1);
     let bad = dir.path().join("bad.log");
