@@ -115,15 +115,8 @@ pub fn reproduce(a: ReproduceArgs) -> Result<(), CliError> {
         Paper::Sprout => sprout_paper(&a, &out, jobs)?,
         Paper::GccWifi => {
             let path = a.trace.clone().unwrap_or_else(|| shipped(WIFI_TRACE));
-            let trace = gcc_wifi::load_trace(&path).map_err(|e| {
-                if e.line.is_none() && a.trace.is_none() {
-                    CliError::Input(format!(
-                        "{e} (run from the wisp repository or pass --trace FILE)"
-                    ))
-                } else {
-                    CliError::Input(e.to_string())
-                }
-            })?;
+            let trace = gcc_wifi::load_trace(&path)
+                .map_err(|e| input_error(e, a.trace.is_none(), "--trace FILE"))?;
             let seed = crate::args::seed(a.seed)?;
             let options = gcc_wifi::Options {
                 trace,
@@ -131,12 +124,7 @@ pub fn reproduce(a: ReproduceArgs) -> Result<(), CliError> {
                 seed,
                 jobs,
             };
-            let pb = output::progress_bar(0, "simulating");
-            let result = gcc_wifi::run(&options, &|done, total| {
-                pb.set_length(total as u64);
-                pb.set_position(done as u64);
-            })?;
-            pb.finish_and_clear();
+            let result = with_progress(|on_done| gcc_wifi::run(&options, on_done))?;
             let mut files = OutputDir::default();
             files.add("report.html", wisp_report::gcc_wifi::html(&result));
             for (name, svg) in wisp_report::gcc_wifi::figures(&result) {
@@ -149,18 +137,10 @@ pub fn reproduce(a: ReproduceArgs) -> Result<(), CliError> {
             );
             files.add("summary.csv", wisp_report::gcc_wifi::summary_csv(&result));
             let summary = result.summary(a.quick);
-            let json = serde_json::to_vec_pretty(&summary)
-                .map_err(|e| CliError::Io(format!("cannot serialise results: {e}")))?;
-            files.add("summary.json", json);
+            files.add("summary.json", to_json(&summary)?);
             files.commit(&out)?;
             for c in result.checks() {
-                println!(
-                    "{:3}  {}: {} (expected {})",
-                    if c.met { "ok" } else { "NO" },
-                    c.claim,
-                    c.measured,
-                    c.expected
-                );
+                print_check(c.met, &c.claim, &c.measured, &c.expected);
             }
             eprintln!("wisp: wrote {}", out.join("report.html").display());
         }
@@ -171,12 +151,7 @@ pub fn reproduce(a: ReproduceArgs) -> Result<(), CliError> {
                 seed,
                 jobs,
             };
-            let pb = output::progress_bar(0, "simulating");
-            let result = mehrotra::run(&options, &|done, total| {
-                pb.set_length(total as u64);
-                pb.set_position(done as u64);
-            })?;
-            pb.finish_and_clear();
+            let result = with_progress(|on_done| mehrotra::run(&options, on_done))?;
             let mut files = OutputDir::default();
             files.add("report.html", wisp_report::mehrotra::html(&result));
             for (name, svg) in wisp_report::mehrotra::figures(&result) {
@@ -199,22 +174,15 @@ pub fn reproduce(a: ReproduceArgs) -> Result<(), CliError> {
                 wisp_report::mehrotra::timeseries_csv(&result),
             );
             let checks = result.checks();
-            let json = serde_json::to_vec_pretty(&serde_json::json!({
+            let summary = serde_json::json!({
                 "paper": "mehrotra",
                 "result": &result,
                 "checks": &checks,
-            }))
-            .map_err(|e| CliError::Io(format!("cannot serialise results: {e}")))?;
-            files.add("summary.json", json);
+            });
+            files.add("summary.json", to_json(&summary)?);
             files.commit(&out)?;
             for c in checks {
-                println!(
-                    "{:3}  {}: {} (expected {})",
-                    if c.met { "ok" } else { "NO" },
-                    c.claim,
-                    c.measured,
-                    c.expected
-                );
+                print_check(c.met, &c.claim, &c.measured, &c.expected);
             }
             eprintln!("wisp: wrote {}", out.join("report.html").display());
         }
@@ -222,17 +190,46 @@ pub fn reproduce(a: ReproduceArgs) -> Result<(), CliError> {
     Ok(())
 }
 
+/// A shipped input that could not be read: when the user gave none and the file is simply not
+/// there, says how to point at one (`opt`).
+fn input_error(e: wisp_sim::trace::TraceError, defaulted: bool, opt: &str) -> CliError {
+    if e.line.is_none() && defaulted {
+        CliError::Input(format!("{e} (run from the wisp repository or pass {opt})"))
+    } else {
+        CliError::Input(e.to_string())
+    }
+}
+
+/// Runs a reproduction behind a progress bar fed by its `on_done(done, total)` callback.
+fn with_progress<R>(
+    run: impl FnOnce(&(dyn Fn(usize, usize) + Sync)) -> Result<R, wisp_sim::sim::SimError>,
+) -> Result<R, CliError> {
+    let pb = output::progress_bar(0, "simulating");
+    let result = run(&|done, total| {
+        pb.set_length(total as u64);
+        pb.set_position(done as u64);
+    })?;
+    pb.finish_and_clear();
+    Ok(result)
+}
+
+fn to_json(value: &impl serde::Serialize) -> Result<Vec<u8>, CliError> {
+    serde_json::to_vec_pretty(value)
+        .map_err(|e| CliError::Io(format!("cannot serialise results: {e}")))
+}
+
+/// One claim of a paper, as measured: `ok`/`NO`, the claim, the figure, the expectation.
+fn print_check(met: bool, claim: &str, measured: &str, expected: &str) {
+    println!(
+        "{:3}  {claim}: {measured} (expected {expected})",
+        if met { "ok" } else { "NO" }
+    );
+}
+
 fn sprout_paper(a: &ReproduceArgs, out: &Path, jobs: usize) -> Result<(), CliError> {
     let dir = a.traces.clone().unwrap_or_else(|| shipped(CELLULAR_TRACES));
-    let pairs = sprout::load_traces(&dir, a.quick).map_err(|e| {
-        if e.line.is_none() && a.traces.is_none() {
-            CliError::Input(format!(
-                "{e} (run from the wisp repository or pass --traces DIR)"
-            ))
-        } else {
-            CliError::Input(e.to_string())
-        }
-    })?;
+    let pairs = sprout::load_traces(&dir, a.quick)
+        .map_err(|e| input_error(e, a.traces.is_none(), "--traces DIR"))?;
     let seed = crate::args::seed(a.seed)?;
     let options = sprout::Options {
         pairs,
@@ -240,12 +237,7 @@ fn sprout_paper(a: &ReproduceArgs, out: &Path, jobs: usize) -> Result<(), CliErr
         seed,
         jobs,
     };
-    let pb = output::progress_bar(0, "simulating");
-    let result = sprout::run(&options, &|done, total| {
-        pb.set_length(total as u64);
-        pb.set_position(done as u64);
-    })?;
-    pb.finish_and_clear();
+    let result = with_progress(|on_done| sprout::run(&options, on_done))?;
     let mut files = OutputDir::default();
     files.add("report.html", wisp_report::sprout::html(&result));
     for (name, svg) in wisp_report::sprout::figures(&result) {
@@ -255,9 +247,7 @@ fn sprout_paper(a: &ReproduceArgs, out: &Path, jobs: usize) -> Result<(), CliErr
     files.add("summary.csv", wisp_report::sprout::summary_csv(&result));
     files.add("loss.csv", wisp_report::sprout::loss_csv(&result));
     let results = result.results();
-    let json = serde_json::to_vec_pretty(&results)
-        .map_err(|e| CliError::Io(format!("cannot serialise results: {e}")))?;
-    files.add("results.json", json);
+    files.add("results.json", to_json(&results)?);
     files.commit(out)?;
     print_sprout(&result, &results);
     eprintln!("wisp: wrote {}", out.join("report.html").display());
@@ -318,13 +308,7 @@ fn print_sprout(r: &sprout::Reproduction, results: &sprout::Results<'_>) {
     }
     println!();
     for c in &results.checks {
-        println!(
-            "{:3}  {}: {} (expected {})",
-            if c.met { "ok" } else { "NO" },
-            c.claim,
-            c.measured,
-            c.expected
-        );
+        print_check(c.met, &c.claim, &c.measured, &c.expected);
     }
     let met = results.checks.iter().filter(|c| c.met).count();
     println!("{met} of {} checks met", results.checks.len());

@@ -243,14 +243,7 @@ pub struct GccWifi {
     pub cases: Vec<Case>,
 }
 
-/// One of the paper's claims, as measured.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct Check {
-    pub claim: String,
-    pub expected: String,
-    pub measured: String,
-    pub met: bool,
-}
+pub use super::Check;
 
 fn pct(x: f64) -> String {
     format!("{:+.1} %", 100.0 * x)

@@ -205,14 +205,7 @@ pub struct Sensitivity {
     pub loss_rate: f64,
 }
 
-/// One of the acceptance claims, as measured.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct Check {
-    pub claim: String,
-    pub expected: String,
-    pub measured: String,
-    pub met: bool,
-}
+pub use super::Check;
 
 /// Everything the reproduction produced.
 #[derive(Clone, Debug, Serialize)]

@@ -12,7 +12,17 @@ pub mod gcc_wifi;
 pub mod mehrotra;
 pub mod sprout;
 
+use serde::Serialize;
 use wisp_core::stats::quantile_sorted;
+
+/// One of a paper's claims (or an issue's acceptance claims), as measured.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Check {
+    pub claim: String,
+    pub expected: String,
+    pub measured: String,
+    pub met: bool,
+}
 
 /// Mean and (population) standard deviation; `(0, 0)` for no values.
 pub fn mean_std(values: &[f64]) -> (f64, f64) {
