@@ -1,50 +1,12 @@
 //! The `wisp` command end to end: bad input, JSON output, determinism, shipped traces, bench.
 
-use std::path::{Path, PathBuf};
+mod common;
+use common::*;
+
 use std::process::{Command, Output};
-
-fn wisp(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_wisp"))
-        .args(args)
-        .current_dir(root())
-        .output()
-        .expect("run wisp")
-}
-
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../..")
-        .canonicalize()
-        .unwrap()
-}
 
 fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
-/// Asserts exit code 2, exactly one line on stderr containing `needle`, nothing on stdout and
-/// no output folder.
-fn assert_bad_input(args: &[&str], needle: &str) {
-    let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().join("out");
-    let mut full: Vec<&str> = args.to_vec();
-    let out_s = out.to_str().unwrap().to_string();
-    full.extend(["--out", &out_s]);
-    let o = wisp(&full);
-    let err = stderr(&o);
-    assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
-    assert_eq!(
-        err.lines().count(),
-        1,
-        "{args:?}: expected one line, got:\n{err}"
-    );
-    assert!(
-        err.contains(needle),
-        "{args:?}: `{err}` does not mention `{needle}`"
-    );
-    assert!(!err.contains("panicked"), "{err}");
-    assert!(o.stdout.is_empty(), "{args:?}: stdout not empty");
-    assert!(!out.exists(), "{args:?}: created {out:?}");
 }
 
 #[test]

@@ -1,14 +1,8 @@
 //! `wisp forecast`: output shape, help, and bad input.
 
-use std::process::Command;
+mod common;
+use common::*;
 
-fn wisp(args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_wisp"))
-        .args(args)
-        .current_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
-        .output()
-        .unwrap()
-}
 
 #[test]
 fn prints_one_csv_row_per_tick() {

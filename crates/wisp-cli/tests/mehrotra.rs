@@ -1,57 +1,13 @@
 //! `wisp sweep`, the mobile profiles and the Mehrotra et al. schemes end to end, and `wisp
 //! reproduce mehrotra`.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+mod common;
+use common::*;
 
-fn wisp(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_wisp"))
-        .args(args)
-        .current_dir(Path::new(env!("CARGO_MANIFEST_DIR")).join("../.."))
-        .env_remove("WISP_SEED")
-        .output()
-        .expect("run wisp")
-}
+use std::path::Path;
 
 fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
-}
-
-/// Exit code 2, one line on stderr naming `needle`, no stdout, no output folder.
-fn assert_bad_input(args: &[&str], needle: &str) {
-    let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().join("out");
-    let mut full: Vec<&str> = args.to_vec();
-    let out_s = out.to_str().unwrap().to_string();
-    full.extend(["--out", &out_s]);
-    let o = wisp(&full);
-    let err = text(&o.stderr);
-    assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
-    assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
-    assert!(err.contains(needle), "{args:?}: `{err}` lacks `{needle}`");
-    assert!(!err.contains("panicked"), "{err}");
-    assert!(o.stdout.is_empty(), "{args:?}");
-    assert!(!out.exists(), "{args:?}");
-}
-
-fn files(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
-    let mut out = vec![];
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for e in std::fs::read_dir(&d).unwrap() {
-            let p = e.unwrap().path();
-            if p.is_dir() {
-                stack.push(p);
-            } else {
-                out.push((
-                    p.strip_prefix(dir).unwrap().to_path_buf(),
-                    std::fs::read(&p).unwrap(),
-                ));
-            }
-        }
-    }
-    out.sort();
-    out
 }
 
 #[test]

@@ -6,6 +6,9 @@
 //! they fail: CI runs as root and installs the tools. Traffic goes only to loopback or to the
 //! addresses of namespaces the tests create.
 
+mod common;
+use common::*;
+
 use serde_json::Value;
 use std::io::{BufRead, BufReader};
 use std::net::UdpSocket;
@@ -39,21 +42,6 @@ fn reap(child: &mut Child, limit: Duration) {
 
 fn bin() -> &'static str {
     env!("CARGO_BIN_EXE_wisp")
-}
-
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../..")
-        .canonicalize()
-        .unwrap()
-}
-
-fn wisp(args: &[&str]) -> Output {
-    Command::new(bin())
-        .args(args)
-        .current_dir(root())
-        .output()
-        .expect("run wisp")
 }
 
 fn in_ci() -> bool {

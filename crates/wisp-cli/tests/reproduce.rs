@@ -1,14 +1,9 @@
 //! `wisp reproduce`: files written, determinism, and bad input.
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
+mod common;
+use common::*;
 
-fn wisp() -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_wisp"));
-    c.current_dir(Path::new(env!("CARGO_MANIFEST_DIR")).join("../.."));
-    c.env_remove("WISP_SEED");
-    c
-}
+use std::path::{Path, PathBuf};
 
 fn scratch(name: &str) -> PathBuf {
     let d = std::env::temp_dir().join(format!("wisp-test-{}-{name}", std::process::id()));
@@ -16,31 +11,11 @@ fn scratch(name: &str) -> PathBuf {
     d
 }
 
-fn files(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
-    let mut out = vec![];
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for e in std::fs::read_dir(&d).unwrap() {
-            let p = e.unwrap().path();
-            if p.is_dir() {
-                stack.push(p);
-            } else {
-                out.push((
-                    p.strip_prefix(dir).unwrap().to_path_buf(),
-                    std::fs::read(&p).unwrap(),
-                ));
-            }
-        }
-    }
-    out.sort();
-    out
-}
-
 #[test]
 fn quick_gcc_wifi_writes_figures_and_data_deterministically() {
     let (a, b) = (scratch("a"), scratch("b"));
     for dir in [&a, &b] {
-        let out = wisp()
+        let out = wisp_command()
             .args(["reproduce", "gcc-wifi", "--quick", "--seed", "3", "--out"])
             .arg(dir)
             .output()
@@ -100,7 +75,7 @@ fn quick_gcc_wifi_writes_figures_and_data_deterministically() {
 #[test]
 fn a_missing_trace_is_bad_input_and_writes_nothing() {
     let dir = scratch("missing");
-    let out = wisp()
+    let out = wisp_command()
         .args([
             "reproduce",
             "gcc-wifi",
@@ -122,7 +97,7 @@ fn a_missing_trace_is_bad_input_and_writes_nothing() {
 
 #[test]
 fn an_unknown_paper_is_bad_input() {
-    let out = wisp().args(["reproduce", "nope"]).output().unwrap();
+    let out = wisp_command().args(["reproduce", "nope"]).output().unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert_eq!(String::from_utf8(out.stderr).unwrap().lines().count(), 1);
 }
@@ -140,7 +115,7 @@ fn quick_sprout_writes_tables_figures_and_claims_deterministically() {
     let (a, b) = (scratch("sprout-a"), scratch("sprout-b"));
     let mut stdout = String::new();
     for dir in [&a, &b] {
-        let out = wisp()
+        let out = wisp_command()
             .args(["reproduce", "sprout", "--quick", "--seed", "5", "--out"])
             .arg(dir)
             .output()
@@ -300,7 +275,7 @@ fn sprout_without_its_traces_is_bad_input_and_writes_nothing() {
         ),
         (["--trace", "x.rx"], "--trace does not apply to sprout"),
     ] {
-        let out = wisp()
+        let out = wisp_command()
             .args(["reproduce", "sprout", "--quick"])
             .args(extra)
             .arg("--out")

@@ -1,0 +1,71 @@
+//! Helpers shared by the CLI's end-to-end tests (each test file uses some of them).
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+/// The repository root: the tests run `wisp` from there, as the README does.
+pub fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .canonicalize()
+        .unwrap()
+}
+
+/// `wisp`, from the repository root, without a `WISP_SEED` inherited from the environment.
+pub fn wisp_command() -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_wisp"));
+    c.current_dir(root()).env_remove("WISP_SEED");
+    c
+}
+
+/// Runs `wisp ARGS` to completion.
+pub fn wisp(args: &[&str]) -> Output {
+    wisp_command().args(args).output().expect("run wisp")
+}
+
+/// Asserts exit code 2, exactly one line on stderr containing `needle`, nothing on stdout and
+/// no output folder (the command gets `--out` pointing at a fresh path).
+pub fn assert_bad_input(args: &[&str], needle: &str) {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let mut full: Vec<&str> = args.to_vec();
+    let out_s = out.to_str().unwrap().to_string();
+    full.extend(["--out", &out_s]);
+    let o = wisp(&full);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+    assert_eq!(
+        err.lines().count(),
+        1,
+        "{args:?}: expected one line, got:\n{err}"
+    );
+    assert!(
+        err.contains(needle),
+        "{args:?}: `{err}` does not mention `{needle}`"
+    );
+    assert!(!err.contains("panicked"), "{err}");
+    assert!(o.stdout.is_empty(), "{args:?}: stdout not empty");
+    assert!(!out.exists(), "{args:?}: created {out:?}");
+}
+
+/// Every file below `dir`: its path relative to `dir` and its bytes, sorted by path.
+pub fn files(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
+    let mut out = vec![];
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                out.push((
+                    p.strip_prefix(dir).unwrap().to_path_buf(),
+                    std::fs::read(&p).unwrap(),
+                ));
+            }
+        }
+    }
+    out.sort();
+    out
+}
