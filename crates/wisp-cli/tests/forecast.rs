@@ -3,7 +3,6 @@
 mod common;
 use common::*;
 
-
 #[test]
 fn prints_one_csv_row_per_tick() {
     let o = wisp(&[
