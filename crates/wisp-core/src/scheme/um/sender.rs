@@ -34,6 +34,26 @@ pub struct AckInfo {
     pub segment: u64,
 }
 
+#[cfg(test)]
+impl AckInfo {
+    /// A 1000-byte packet's ACK with 100 ms of RTT and queueing delay `delta` (for the rate
+    /// laws' unit tests).
+    pub(crate) fn with_delta(delta: Duration) -> Self {
+        AckInfo {
+            seq: 0,
+            size: 1000,
+            acked_bytes: 1000,
+            send_time: Instant::ZERO,
+            rtt: Duration::from_millis(100),
+            srtt: Duration::from_millis(100),
+            min_rtt: Duration::from_millis(100),
+            delta,
+            round: None,
+            segment: 1000,
+        }
+    }
+}
+
 /// A packet declared lost (a NACK).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct LossInfo {

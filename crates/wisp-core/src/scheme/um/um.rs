@@ -113,18 +113,7 @@ mod tests {
     use crate::time::ms;
 
     fn ack(delta: Duration) -> AckInfo {
-        AckInfo {
-            seq: 0,
-            size: 1000,
-            acked_bytes: 1000,
-            send_time: Instant::ZERO,
-            rtt: ms(100),
-            srtt: ms(100),
-            min_rtt: ms(100),
-            delta,
-            round: None,
-            segment: 1000,
-        }
+        AckInfo::with_delta(delta)
     }
 
     #[test]
