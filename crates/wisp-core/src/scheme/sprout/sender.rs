@@ -9,6 +9,10 @@ use crate::units::{Bitrate, DataSize};
 use crate::wire::{Feedback, SproutForecast};
 use std::collections::VecDeque;
 
+/// Heartbeats sent at the base interval before the back-off starts (see
+/// [`SproutSender::heartbeat_interval`]).
+pub const HEARTBEATS_BEFORE_BACKOFF: u32 = 3;
+
 /// The latest forecast, as the sender holds it.
 #[derive(Clone, Debug)]
 struct Held {
@@ -30,6 +34,9 @@ pub struct SproutSender {
     reorder_limit: Duration,
     heartbeat_interval: Duration,
     heartbeat_size: DataSize,
+    heartbeat_max: Duration,
+    /// Heartbeats sent since the forecasts last showed received-or-lost advancing.
+    unacked_heartbeats: u32,
     mtu: DataSize,
     /// The byte sequence number after the last packet sent (bytes sent so far).
     sent: u64,
@@ -51,6 +58,8 @@ impl SproutSender {
             reorder_limit: config.reorder_limit,
             heartbeat_interval: config.heartbeat_interval,
             heartbeat_size: config.heartbeat_size,
+            heartbeat_max: config.heartbeat_max.max(config.heartbeat_interval),
+            unacked_heartbeats: 0,
             mtu,
             sent: 0,
             forecast: None,
@@ -98,9 +107,25 @@ impl SproutSender {
         self.window
     }
 
+    /// The heartbeat interval now. Heartbeats back off while none is acknowledged: the first
+    /// [`HEARTBEATS_BEFORE_BACKOFF`] since received-or-lost last advanced go at the base
+    /// interval (they cover the round trip in a working network), and each later one doubles
+    /// it, up to the maximum. Heartbeats still queued in the network give the receiver its
+    /// arrivals as soon as the link delivers again; sending more during a long outage only
+    /// queues them ahead of the next data (after 78 s of outage, 20-ms heartbeats are 250 kB,
+    /// seconds of a slow link).
+    pub fn heartbeat_interval(&self) -> Duration {
+        let doublings = self
+            .unacked_heartbeats
+            .saturating_sub(HEARTBEATS_BEFORE_BACKOFF)
+            .min(20);
+        (self.heartbeat_interval * (1u64 << doublings)).min(self.heartbeat_max)
+    }
+
     fn heartbeat_due(&self) -> Instant {
-        self.last_send
-            .map_or(Instant::ZERO, |t| t.saturating_add(self.heartbeat_interval))
+        self.last_send.map_or(Instant::ZERO, |t| {
+            t.saturating_add(self.heartbeat_interval())
+        })
     }
 }
 
@@ -111,6 +136,9 @@ impl Sender for SproutSender {
         self.sent = packet.byte_end();
         self.queue += size;
         self.last_send = Some(now);
+        if packet.content == Content::Heartbeat {
+            self.unacked_heartbeats = self.unacked_heartbeats.saturating_add(1);
+        }
         // §3.4: the throwaway number is the offset back to the oldest packet sent within the
         // reorder limit; every byte before it was sent more than 10 ms ago.
         self.recent.push_back((now, packet.byte_seq));
@@ -133,7 +161,7 @@ impl Sender for SproutSender {
         packet.time_to_next = Some(if more {
             Duration::ZERO
         } else {
-            self.heartbeat_interval
+            self.heartbeat_interval()
         });
     }
 
@@ -152,6 +180,13 @@ impl Sender for SproutSender {
             .is_some_and(|f| *received_or_lost < f.received_or_lost)
         {
             return;
+        }
+        if self
+            .forecast
+            .as_ref()
+            .is_none_or(|f| *received_or_lost > f.received_or_lost)
+        {
+            self.unacked_heartbeats = 0;
         }
         let mut cumulative = Vec::with_capacity(cumulative_bytes.len() + 1);
         cumulative.push(0);
@@ -428,5 +463,43 @@ mod tests {
         h.advance(ms(20));
         let e = h.emit(MTU, Content::Bulk, None);
         assert_eq!(e.throwaway, Some(0));
+    }
+
+    #[test]
+    fn heartbeats_back_off_while_none_arrives_and_reset_when_one_does() {
+        let mut h = Harness::new();
+        // No forecast ever arrives (an outage): the times between heartbeats.
+        let mut times = vec![];
+        for _ in 0..2000 {
+            h.advance(ms(1));
+            for p in h.send() {
+                times.push((p.send_time - Instant::ZERO).as_millis());
+                assert_eq!(p.content, Content::Heartbeat);
+            }
+        }
+        let gaps: Vec<u64> = times.windows(2).map(|w| w[1] - w[0]).collect();
+        // Three at the base interval, then doubling, capped at the 100-ms maximum.
+        assert_eq!(&gaps[..6], &[20, 20, 20, 40, 80, 100]);
+        assert!(gaps[6..].iter().all(|&g| g == 100), "{gaps:?}");
+        // Each heartbeat promises the interval to the next one.
+        assert_eq!(h.sent.last().unwrap().time_to_next, Some(ms(100)));
+        // A forecast showing bytes received resets the back-off.
+        h.feedback(64, &[0; 8]);
+        assert_eq!(h.s.heartbeat_interval(), ms(20));
+        // A forecast that shows nothing new does not.
+        for _ in 0..100 {
+            h.advance(ms(1));
+            h.send();
+        }
+        let before = h.s.heartbeat_interval();
+        assert!(before > ms(20), "{before:?}");
+        h.feedback(64, &[0; 8]);
+        assert_eq!(h.s.heartbeat_interval(), before);
+        // heartbeat-max-ms equal to heartbeat-ms turns the back-off off.
+        let mut c = SproutConfig::default();
+        c.set("heartbeat-max-ms", "20").unwrap();
+        let mut s = SproutSender::new(&c, DataSize::from_bytes(MTU));
+        s.unacked_heartbeats = 50;
+        assert_eq!(s.heartbeat_interval(), ms(20));
     }
 }
