@@ -5,6 +5,7 @@ use crate::error::CliError;
 use crate::output::{self, OutputDir};
 use clap::Args;
 use std::path::PathBuf;
+use wisp_core::Duration;
 use wisp_core::scheme::{ParamError, SchemeConfig};
 use wisp_sim::link::{LinkModel, LinkSpec};
 use wisp_sim::run::{RunReport, RunResult};
@@ -41,6 +42,11 @@ pub struct RunArgs {
     /// reverse path is the propagation delay only.
     #[arg(long, value_name = "FILE")]
     pub reverse_trace: Option<PathBuf>,
+
+    /// Start this many ms into the traces (both directions), as when `wisp send` starts after
+    /// `wisp link` began replaying them (its receiver reports the offset as `link_offset_ms`).
+    #[arg(long, value_name = "MS", default_value = "0", value_parser = crate::args::non_negative_ms, allow_hyphen_values = true)]
+    pub trace_offset_ms: Duration,
 
     /// Sending rate of `cbr`, kbit/s (same as --scheme cbr:rate-kbps=N).
     #[arg(long, value_name = "KBPS")]
@@ -125,8 +131,8 @@ pub fn run(a: RunArgs) -> Result<(), CliError> {
         (None, Some(l)) => l.clone(),
         (None, None) => unreachable!("clap requires --trace or --link"),
     };
-    let forward = spec.load()?;
-    let reverse = match &a.reverse_trace {
+    let mut forward = spec.load()?;
+    let mut reverse = match &a.reverse_trace {
         Some(p) => Some(
             LinkSpec::Trace {
                 path: p.clone(),
@@ -136,6 +142,15 @@ pub fn run(a: RunArgs) -> Result<(), CliError> {
         ),
         None => None,
     };
+    if !a.trace_offset_ms.is_zero() {
+        forward = forward.trace_shifted(a.trace_offset_ms).ok_or_else(|| {
+            CliError::Input(format!(
+                "--trace-offset-ms needs a trace link, not `{}`",
+                forward.name()
+            ))
+        })?;
+        reverse = reverse.and_then(|r| r.trace_shifted(a.trace_offset_ms));
+    }
     a.sim.check_window(&forward)?;
     let seed = args::seed(a.sim.seed)?;
     let flows = (0..a.flows)

@@ -48,6 +48,30 @@ fn bad_input_is_one_line_and_exit_code_2() {
             "--scheme",
             "cbr",
             "--link",
+            "const:1mbps",
+            "--trace-offset-ms",
+            "5",
+        ],
+        "--trace-offset-ms needs a trace link",
+    );
+    assert_bad_input(
+        &[
+            "run",
+            "--scheme",
+            "cbr",
+            "--trace",
+            &non_int,
+            "--trace-offset-ms",
+            "-1",
+        ],
+        "--trace-offset-ms",
+    );
+    assert_bad_input(
+        &[
+            "run",
+            "--scheme",
+            "cbr",
+            "--link",
             &format!("trace:{decreasing}"),
         ],
         &format!("{decreasing}:4:"),

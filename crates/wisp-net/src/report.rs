@@ -33,6 +33,9 @@ pub struct ReceiverMetrics {
     pub e2e_delay_p95_ms: Option<f64>,
     pub ideal_e2e_delay_p95_ms: Option<f64>,
     pub self_inflicted_delay_ms: Option<f64>,
+    /// With a known link: how far into its trace the flow started, ms (`wisp run
+    /// --trace-offset-ms` replays the same start).
+    pub link_offset_ms: Option<f64>,
     pub loss_rate: f64,
     /// RFC 3550 interarrival jitter at the end, in ms.
     pub jitter_ms: f64,
@@ -155,8 +158,9 @@ pub fn receiver_metrics(
         p95 = q[1];
         e2e = e2e_delay_p95_ms(pairs.iter().copied(), from, to);
     }
-    let (mut capacity, mut ideal) = (None, None);
+    let (mut capacity, mut ideal, mut offset) = (None, None, None);
     if let Some(k) = w.link {
+        offset = Some(from.saturating_duration_since(k.epoch).as_millis_f64());
         // The link's own time axis starts at its epoch.
         let lf = Instant::ZERO + (from - k.epoch);
         let lt = Instant::ZERO + (to - k.epoch);
@@ -196,6 +200,7 @@ pub fn receiver_metrics(
         e2e_delay_p95_ms: e2e,
         ideal_e2e_delay_p95_ms: ideal,
         self_inflicted_delay_ms: self_inflicted,
+        link_offset_ms: offset,
         loss_rate: 0.0,
         jitter_ms: 0.0,
         packets_delivered: delivered,

@@ -396,11 +396,28 @@ pub struct OutageLink {
 }
 
 impl LinkModel {
+    /// The same trace link, started `by` into its trace ([`Trace::shifted`]); `None` for a link
+    /// that is not a trace.
+    pub fn trace_shifted(&self, by: Duration) -> Option<LinkModel> {
+        match self {
+            LinkModel::Trace(t) => Some(LinkModel::Trace(Arc::new(t.shifted(by)))),
+            LinkModel::PacketTrace(t) => Some(LinkModel::PacketTrace(Arc::new(t.shifted(by)))),
+            _ => None,
+        }
+    }
+
     /// A short name for reports: the trace's file name, or the spec.
     pub fn name(&self) -> String {
+        let from = |t: &Trace| {
+            if t.shift().is_zero() {
+                String::new()
+            } else {
+                format!(" from {:.3} s", t.shift().as_secs_f64())
+            }
+        };
         match self {
-            LinkModel::Trace(t) => t.name().to_string(),
-            LinkModel::PacketTrace(t) => format!("{} (per packet)", t.name()),
+            LinkModel::Trace(t) => format!("{}{}", t.name(), from(t)),
+            LinkModel::PacketTrace(t) => format!("{}{} (per packet)", t.name(), from(t)),
             LinkModel::Outage(o) => o.spec.name(),
             LinkModel::Rate(steps) if steps.len() == 1 => format!("const:{}", steps[0].1),
             LinkModel::Rate(steps) => {

@@ -64,6 +64,8 @@ pub struct Trace {
     slots: Vec<(u64, u32)>,
     lines: usize,
     period_ns: u64,
+    /// How far into the trace time 0 lies (see [`Trace::shifted`]), less than the period.
+    shift_ns: u64,
 }
 
 impl Trace {
@@ -150,7 +152,23 @@ impl Trace {
             slots,
             lines,
             period_ns: last,
+            shift_ns: 0,
         })
+    }
+
+    /// The same trace started `by` into it: its opportunity at time `by` (modulo the period) is
+    /// at time 0 of the copy, as when a flow starts some time after the link began replaying the
+    /// trace (`wisp link` starts before `wisp send`).
+    pub fn shifted(&self, by: Duration) -> Trace {
+        Trace {
+            shift_ns: (self.shift_ns + by.as_nanos() % self.period_ns) % self.period_ns,
+            ..self.clone()
+        }
+    }
+
+    /// How far into the trace time 0 lies.
+    pub fn shift(&self) -> Duration {
+        Duration::from_nanos(self.shift_ns)
     }
 
     pub fn name(&self) -> &str {
@@ -275,8 +293,14 @@ pub struct TraceCursor {
 impl TraceCursor {
     /// The current opportunity group: its instant and count.
     pub fn peek(&self) -> (Instant, u32) {
+        let (raw, n) = self.raw();
+        (Instant::from_nanos(raw - self.trace.shift_ns), n)
+    }
+
+    /// The current group's time on the unshifted trace.
+    fn raw(&self) -> (u64, u32) {
         let (t, n) = self.trace.slots[self.idx];
-        (Instant::from_nanos(self.pass * self.trace.period_ns + t), n)
+        (self.pass * self.trace.period_ns + t, n)
     }
 
     /// Moves to the next opportunity group.
@@ -290,11 +314,11 @@ impl TraceCursor {
 
     /// Moves forward to the first group at or after `t` (never backwards).
     pub fn seek(&mut self, t: Instant) {
-        if self.peek().0 >= t {
+        let t = t.as_nanos() + self.trace.shift_ns;
+        if self.raw().0 >= t {
             return;
         }
         let p = self.trace.period_ns;
-        let t = t.as_nanos();
         // Jump whole passes, then binary-search within the pass.
         let mut pass = t / p;
         let off = t - pass * p;
@@ -329,6 +353,32 @@ mod tests {
         assert_eq!(t.lines(), 4);
         assert_eq!(t.period(), Duration::from_millis(10));
         assert_eq!(t.slots(), &[(0, 1), (5_000_000, 2), (10_000_000, 1)]);
+    }
+
+    #[test]
+    fn a_shifted_trace_starts_later_in_the_same_opportunities() {
+        let t = parse("1\n2\n5\n").unwrap();
+        let times = |t: &Arc<Trace>, from: u64, n: usize| {
+            let mut c = t.cursor_at(Instant::from_millis(from));
+            (0..n)
+                .map(|_| {
+                    let at = c.peek().0.as_millis();
+                    c.advance();
+                    at
+                })
+                .collect::<Vec<_>>()
+        };
+        let s = Arc::new(t.shifted(Duration::from_millis(2)));
+        assert_eq!(s.shift(), Duration::from_millis(2));
+        // Unshifted 1, 2, 5, 6, 7, 10, 11, 12, … less 2.
+        assert_eq!(times(&s, 0, 7), [0, 3, 4, 5, 8, 9, 10]);
+        assert_eq!(times(&s, 4, 3), [4, 5, 8]);
+        assert_eq!(times(&s, 11, 2), [13, 14]);
+        // Shifts add up, modulo the period; a whole period is no shift.
+        let s2 = Arc::new(s.shifted(Duration::from_millis(6)));
+        assert_eq!(s2.shift(), Duration::from_millis(3));
+        assert_eq!(times(&s2, 0, 4), [2, 3, 4, 7]);
+        assert_eq!(t.shifted(Duration::from_millis(10)), t);
     }
 
     #[test]
