@@ -1,6 +1,6 @@
 //! Figures and page of `wisp reproduce gcc-wifi` (ANRW'16 Figs. 6, 8, 9 and 10).
 
-use crate::{STYLE, color, esc, hex};
+use crate::{STYLE, claims_table, color, esc, hex};
 use plotters::prelude::*;
 use std::fmt::Write as _;
 use wisp_sim::reproduce::gcc_wifi::{
@@ -394,18 +394,18 @@ pub fn html(r: &GccWifi) -> String {
         delay = r.delay.as_millis_f64(),
         seed = r.seed
     );
-    out.push_str("<h2>The paper's claims, measured</h2>\n<table><tr><th>claim</th><th>expected</th><th>measured</th><th>met</th></tr>\n");
-    for c in r.checks() {
-        let _ = writeln!(
-            out,
-            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
-            esc(&c.claim),
-            esc(&c.expected),
-            esc(&c.measured),
-            if c.met { "yes" } else { "<b>no</b>" }
-        );
-    }
-    out.push_str("</table>\n");
+    out.push_str("<h2>The paper's claims, measured</h2>\n");
+    claims_table(
+        &mut out,
+        r.checks().iter().map(|c| {
+            (
+                c.claim.as_str(),
+                c.expected.as_str(),
+                c.measured.as_str(),
+                c.met,
+            )
+        }),
+    );
     for case in &r.cases {
         let _ = writeln!(
             out,

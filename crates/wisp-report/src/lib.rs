@@ -411,6 +411,26 @@ fn draw_timeseries(
     Ok(())
 }
 
+/// The table of a reproduction's claims: one row per (claim, expected, measured, met).
+pub(crate) fn claims_table<'a>(
+    out: &mut String,
+    rows: impl IntoIterator<Item = (&'a str, &'a str, &'a str, bool)>,
+) {
+    use std::fmt::Write as _;
+    out.push_str("<table><tr><th>claim</th><th>expected</th><th>measured</th><th>met</th></tr>\n");
+    for (claim, expected, measured, met) in rows {
+        let _ = writeln!(
+            out,
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            esc(claim),
+            esc(expected),
+            esc(measured),
+            if met { "yes" } else { "<b>no</b>" }
+        );
+    }
+    out.push_str("</table>\n");
+}
+
 pub(crate) fn esc(s: &str) -> String {
     s.replace('&', "&amp;")
         .replace('<', "&lt;")

@@ -2,7 +2,7 @@
 //! Figs. 2–5, 9–23).
 
 use crate::sweep::{density, figure_svg, svg, tick, zones_pdf_svg};
-use crate::{STYLE, color, esc, hex};
+use crate::{STYLE, claims_table, color, esc, hex};
 use plotters::prelude::*;
 use std::fmt::Write as _;
 use wisp_sim::reproduce::mehrotra::{
@@ -498,18 +498,19 @@ pub fn html(r: &Mehrotra) -> String {
             ""
         }
     );
-    out.push_str("<h2>The claims, measured</h2>\n<table><tr><th>claim</th><th>expected</th><th>measured</th><th>met</th></tr>\n");
-    for c in r.checks() {
-        let _ = writeln!(
-            out,
-            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
-            esc(&c.claim),
-            esc(&c.expected),
-            esc(&c.measured),
-            if c.met { "yes" } else { "<b>no</b>" }
-        );
-    }
-    out.push_str("</table>\n<h2>§III: the networks (Figs. 2–5, 19)</h2>\n");
+    out.push_str("<h2>The claims, measured</h2>\n");
+    claims_table(
+        &mut out,
+        r.checks().iter().map(|c| {
+            (
+                c.claim.as_str(),
+                c.expected.as_str(),
+                c.measured.as_str(),
+                c.met,
+            )
+        }),
+    );
+    out.push_str("<h2>§III: the networks (Figs. 2–5, 19)</h2>\n");
     for s in &r.sweeps {
         let title = NETWORKS
             .iter()

@@ -185,7 +185,7 @@ fn sw(entry: &str) -> String {
     )
 }
 
-fn claims_table(out: &mut String, checks: &[Check]) {
+fn claims(out: &mut String, checks: &[Check]) {
     let met = checks.iter().filter(|c| c.met).count();
     let _ = writeln!(
         out,
@@ -193,18 +193,17 @@ fn claims_table(out: &mut String, checks: &[Check]) {
          wording is quoted with its section.</p>",
         checks.len()
     );
-    out.push_str("<table><tr><th>claim</th><th>expected</th><th>measured</th><th>met</th></tr>\n");
-    for c in checks {
-        let _ = writeln!(
-            out,
-            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
-            esc(&c.claim),
-            esc(&c.expected),
-            esc(&c.measured),
-            if c.met { "yes" } else { "<b>no</b>" }
-        );
-    }
-    out.push_str("</table>\n");
+    crate::claims_table(
+        out,
+        checks.iter().map(|c| {
+            (
+                c.claim.as_str(),
+                c.expected.as_str(),
+                c.measured.as_str(),
+                c.met,
+            )
+        }),
+    );
 }
 
 fn summary_table(out: &mut String, rows: &[SummaryRow]) {
@@ -322,7 +321,7 @@ pub fn html(r: &Reproduction) -> String {
         list = esc(&traces.join(", "))
     );
     out.push_str("<h2>The paper's claims, measured</h2>\n");
-    claims_table(&mut out, &r.checks());
+    claims(&mut out, &r.checks());
     let summary = r.summary();
     let n = summary.first().map_or(0, |s| s.traces);
     let _ = writeln!(

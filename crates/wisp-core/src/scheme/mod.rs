@@ -650,9 +650,8 @@ mod tests {
         );
     }
 
-    #[test]
-    fn cbr_flow_paces_full_packets() {
-        let c: SchemeConfig = "cbr:rate-kbps=1200".parse().unwrap();
+    /// What a (timer-driven) flow sends in its first 100 ms.
+    fn first_100_ms(c: &SchemeConfig) -> Vec<crate::packet::DataHeader> {
         let (mut flow, _) = c.build(SchemeContext::new()).unwrap();
         let mut now = Instant::ZERO;
         let mut sent = vec![];
@@ -662,6 +661,13 @@ mod tests {
             }
             now = flow.poll_timeout().unwrap();
         }
+        sent
+    }
+
+    #[test]
+    fn cbr_flow_paces_full_packets() {
+        let c: SchemeConfig = "cbr:rate-kbps=1200".parse().unwrap();
+        let sent = first_100_ms(&c);
         // 1200 kbit/s of 1500-byte packets = one every 10 ms.
         assert_eq!(sent.len(), 10);
         assert!(sent.iter().enumerate().all(|(i, h)| h.seq == i as u64
@@ -673,15 +679,7 @@ mod tests {
     #[test]
     fn cbr_packet_size_sets_the_size_and_keeps_the_rate() {
         let c: SchemeConfig = "cbr:rate-kbps=1200,packet-bytes=300".parse().unwrap();
-        let (mut flow, _) = c.build(SchemeContext::new()).unwrap();
-        let mut now = Instant::ZERO;
-        let mut sent = vec![];
-        while now < Instant::from_millis(100) {
-            while let Some(h) = flow.poll_transmit(now) {
-                sent.push(h);
-            }
-            now = flow.poll_timeout().unwrap();
-        }
+        let sent = first_100_ms(&c);
         // 1200 kbit/s of 300-byte packets = one every 2 ms.
         assert_eq!(sent.len(), 50);
         assert!(sent.iter().all(|h| h.size == DataSize::from_bytes(300)));
