@@ -9,8 +9,11 @@
 //!   enters the outage; a rate that moves above `max_rate` stays in the top bin. From the outage
 //!   the link escapes with probability 1 − e^(−λz·τ) per tick (an exponential outage duration),
 //!   to a rate drawn from the same Brownian step started at 0 (a half-normal); otherwise it stays.
+//!   From any rate the link also drops straight into the outage with probability
+//!   1 − e^(−`outage_entry`·τ) (not in the paper; `sprout` deviation 3).
 //!   Every row of the transition sums to one (no mass leaks). The Gaussian is cut at ±6σ√τ, so
-//!   the matrix is a band and one step costs `states × (2·half + 1)` multiply-adds.
+//!   the matrix is a band and one step costs `states × (2·half + 1)` multiply-adds; the jump
+//!   into the outage is one sum over the states, added outside the band.
 //! * **Observe** (eq. 2): P(λ = x) ← P(λ = x) · x^k e^(−x) / k!, x the expected packets per tick
 //!   ([`Observation::Exact`]); or, for a tick in which the sender's queue ran dry, the censored
 //!   likelihood P(N ≥ k | x) ([`Observation::AtLeast`]). Then normalise.
@@ -56,6 +59,9 @@ pub struct ModelParams {
     pub sigma: f64,
     /// λz, the outage escape rate per second (1).
     pub outage_escape: f64,
+    /// The rate per second at which the link drops into the outage from any rate, besides
+    /// diffusing below zero (0.05: not in the paper; see the module doc of `sprout`).
+    pub outage_entry: f64,
     /// The inference tick (20 ms).
     pub tick: Duration,
     /// The forecast horizon in ticks (8).
@@ -88,6 +94,7 @@ impl Default for ModelParams {
             max_rate: 1000.0,
             sigma: 200.0,
             outage_escape: 1.0,
+            outage_entry: 0.05,
             tick: Duration::from_millis(20),
             ticks: 8,
             quantile: 0.05,
@@ -97,13 +104,14 @@ impl Default for ModelParams {
 }
 
 impl ModelParams {
-    fn key(&self) -> [u64; 8] {
+    fn key(&self) -> [u64; 9] {
         [
             self.method as u64,
             self.bins as u64,
             self.max_rate.to_bits(),
             self.sigma.to_bits(),
             self.outage_escape.to_bits(),
+            self.outage_entry.to_bits(),
             self.tick.as_nanos(),
             self.ticks as u64,
             self.quantile.to_bits(),
@@ -123,6 +131,10 @@ impl ModelParams {
         }
         if !(self.outage_escape.is_finite() && self.outage_escape >= 0.0) {
             return Err("the outage escape rate must not be negative");
+        }
+        if !(self.outage_entry.is_finite() && self.outage_entry >= 0.0 && self.outage_entry < 100.0)
+        {
+            return Err("the outage entry rate must be in [0, 100) per second");
         }
         if self.tick.is_zero() || self.tick > Duration::from_secs(1) {
             return Err("the tick must be in (0, 1 s]");
@@ -196,6 +208,9 @@ pub struct SproutModel {
     lik_scale: [Vec<f64>; 2],
     /// Half-width of the transition band, in states.
     half: usize,
+    /// The probability per tick of dropping into the outage from any rate state (the band
+    /// below holds the rest of those rows, scaled by 1 − jump).
+    jump: f64,
     /// The transition in gather form: new[d] = Σ_w old[d − half + w] · band[d·width + w].
     band: Vec<f64>,
     /// The forecast tables: cdf[(n·(max_count+1) + c)·states + s] = F_{n+1}(c | s).
@@ -204,7 +219,7 @@ pub struct SproutModel {
 }
 
 impl SproutModel {
-    /// Computes the model (about 50 ms in release with the paper's parameters).
+    /// Computes the model (about 65 ms in release with the paper's parameters).
     ///
     /// # Panics
     /// If `params` fails [`ModelParams::validate`].
@@ -252,6 +267,7 @@ impl SproutModel {
         let step = params.sigma * dt.sqrt();
         let half = (((BAND_SIGMAS * step) / delta).ceil() as usize + 1).min(n - 1);
         let trans = transition(&params, n, delta, step, half);
+        let jump = entry_probability(&params);
         let width = 2 * half + 1;
         let mut band = vec![0.0; n * width];
         for d in 0..n {
@@ -274,6 +290,7 @@ impl SproutModel {
             lik,
             lik_scale,
             half,
+            jump,
             band,
             cdf,
             max_count,
@@ -283,7 +300,7 @@ impl SproutModel {
     /// The model for `params`, computed on first use and shared afterwards (the tables are a
     /// pure function of the parameters).
     pub fn shared(params: ModelParams) -> Arc<SproutModel> {
-        type Cache = Mutex<Vec<([u64; 8], Arc<SproutModel>)>>;
+        type Cache = Mutex<Vec<([u64; 9], Arc<SproutModel>)>>;
         static CACHE: OnceLock<Cache> = OnceLock::new();
         let cache = CACHE.get_or_init(|| Mutex::new(Vec::new()));
         let key = params.key();
@@ -340,13 +357,26 @@ impl SproutModel {
         let pad = &mut b.scratch;
         pad.fill(0.0);
         pad[h + b.lo..h + b.hi].copy_from_slice(&b.p[b.lo..b.hi]);
-        let lo = b.lo.saturating_sub(h);
+        let mut lo = b.lo.saturating_sub(h);
         let hi = (b.hi + h).min(n);
+        // Mass that may jump into the outage: every rate state's.
+        let rates: f64 = if self.jump > 0.0 {
+            b.p[b.lo.max(1)..b.hi].iter().sum()
+        } else {
+            0.0
+        };
         b.p[b.lo..b.hi].fill(0.0);
         for d in lo..hi {
             let row = &self.band[d * width..(d + 1) * width];
             let old = &pad[d..d + width];
             b.p[d] = dot(row, old);
+        }
+        if rates > 0.0 {
+            if lo > 0 {
+                b.p[0] = 0.0;
+                lo = 0;
+            }
+            b.p[0] += self.jump * rates;
         }
         b.lo = lo;
         b.hi = hi;
@@ -610,10 +640,18 @@ fn transition(params: &ModelParams, n: usize, delta: f64, step: f64, half: usize
                 };
             }
             let total: f64 = row.iter().sum();
-            row.iter_mut().for_each(|v| *v /= total);
+            let keep = 1.0 - entry_probability(params);
+            row.iter_mut().for_each(|v| *v *= keep / total);
         }
     }
     t
+}
+
+/// The probability per tick that a link at any rate drops into the outage (`outage_entry` as
+/// a Poisson hazard). The transition's rate rows hold the other 1 − this; the jump itself is
+/// added outside the band (state 0 is far from most rows).
+fn entry_probability(params: &ModelParams) -> f64 {
+    1.0 - (-params.outage_entry * params.tick.as_secs_f64()).exp()
 }
 
 /// Pois(a; x_s) for a ≤ max_count, cut where it is negligible.
@@ -642,6 +680,7 @@ fn paper_tables(
 ) -> Vec<f64> {
     let stride = max_count + 1;
     let pois = poisson_rows(mean, max_count);
+    let jump = entry_probability(params);
     let mut cdf = vec![0.0; params.ticks * stride * n];
     let mut d = vec![0.0; n];
     let mut next = vec![0.0; n];
@@ -664,8 +703,15 @@ fn paper_tables(
                     next[dst] += d[s] * trans[s * n + dst];
                 }
             }
+            if jump > 0.0 {
+                next[0] += jump * d[lo.max(1)..hi].iter().sum::<f64>();
+            }
             std::mem::swap(&mut d, &mut next);
-            lo = lo.saturating_sub(half);
+            lo = if jump > 0.0 {
+                0
+            } else {
+                lo.saturating_sub(half)
+            };
             hi = (hi + half).min(n);
             tick.fill(0.0);
             for s in lo..hi {
@@ -713,6 +759,7 @@ fn joint_tables(
     for s in 0..n {
         prev[s * stride] = 1.0;
     }
+    let jump = entry_probability(params);
     let mut q = vec![0.0; n * stride];
     let mut next = vec![0.0; n * stride];
     let mut cdf = vec![0.0; params.ticks * stride * n];
@@ -743,6 +790,11 @@ fn joint_tables(
                 let qd = &q[d * stride..(d + 1) * stride];
                 for c in 0..stride {
                     out[c] += w * qd[c];
+                }
+            }
+            if s > 0 && jump > 0.0 {
+                for c in 0..stride {
+                    out[c] += jump * q[c];
                 }
             }
             let mut acc = 0.0;
@@ -790,8 +842,25 @@ mod tests {
                     total += m.band[d * width + w as usize];
                 }
             }
+            // Rates also jump into the outage, outside the band.
+            let total = total + if s > 0 { m.jump } else { 0.0 };
             assert!((total - 1.0).abs() < 1e-12, "state {s}: {total}");
         }
+        // 0.05 per second: 1 − e^(−0.001) per tick.
+        assert!((m.jump - (1.0 - (-0.001f64).exp())).abs() < 1e-15);
+        let mut b = m.prior();
+        b.p.fill(0.0);
+        b.p[200] = 1.0;
+        b.lo = 200;
+        b.hi = 201;
+        m.evolve(&mut b);
+        assert!((b.p[0] - m.jump).abs() < 1e-15 && b.lo == 0);
+        assert!((b.p.iter().sum::<f64>() - 1.0).abs() < 1e-12);
+        // The rest of this test is about the paper's diffusion alone.
+        let m = SproutModel::shared(ModelParams {
+            outage_entry: 0.0,
+            ..ModelParams::default()
+        });
         // The outage stays with probability e^(−λz·τ) = e^(−0.02).
         assert!((m.band[m.half] - (-0.02f64).exp()).abs() < 1e-12);
         // A mid-range rate moves symmetrically: mean unchanged after one step.
@@ -831,8 +900,21 @@ mod tests {
         // Certain outage: the link stays out for the next tick with probability e^(−λz·τ), and
         // the rate it escapes to is tiny.
         assert!(m.forecast_cdf(1, 0, 0) >= (-0.02f64).exp());
-        // One tick from state s: the next state's Poisson mixture, whose mean is x_s.
+        // One tick from state s: the next state's Poisson mixture, whose mean is x_s (in the
+        // paper's model; the jump into the outage lowers it by the jump's probability).
+        let with_jump = m;
+        let m = SproutModel::shared(ModelParams {
+            outage_entry: 0.0,
+            ..ModelParams::default()
+        });
         let s = 100;
+        let mean_jump: f64 = (0..=m.max_count)
+            .map(|c| 1.0 - with_jump.forecast_cdf(1, c, s))
+            .sum();
+        assert!(
+            (mean_jump - (1.0 - with_jump.jump) * m.mean[s]).abs() < 0.01,
+            "{mean_jump}"
+        );
         let mean: f64 = (0..=m.max_count)
             .map(|c| 1.0 - m.forecast_cdf(1, c, s))
             .sum();
