@@ -816,6 +816,16 @@ mod tests {
         SproutModel::shared(ModelParams::default())
     }
 
+    /// The belief that the link is in state `s`.
+    fn certain(m: &SproutModel, s: usize) -> Belief {
+        let mut b = m.prior();
+        b.p.fill(0.0);
+        b.p[s] = 1.0;
+        b.lo = s;
+        b.hi = s + 1;
+        b
+    }
+
     #[test]
     fn paper_constants() {
         let m = model();
@@ -848,11 +858,7 @@ mod tests {
         }
         // 0.05 per second: 1 − e^(−0.001) per tick.
         assert!((m.jump - (1.0 - (-0.001f64).exp())).abs() < 1e-15);
-        let mut b = m.prior();
-        b.p.fill(0.0);
-        b.p[200] = 1.0;
-        b.lo = 200;
-        b.hi = 201;
+        let mut b = certain(&m, 200);
         m.evolve(&mut b);
         assert!((b.p[0] - m.jump).abs() < 1e-15 && b.lo == 0);
         assert!((b.p.iter().sum::<f64>() - 1.0).abs() < 1e-12);
@@ -864,11 +870,7 @@ mod tests {
         // The outage stays with probability e^(−λz·τ) = e^(−0.02).
         assert!((m.band[m.half] - (-0.02f64).exp()).abs() < 1e-12);
         // A mid-range rate moves symmetrically: mean unchanged after one step.
-        let mut b = m.prior();
-        b.p.fill(0.0);
-        b.p[128] = 1.0;
-        b.lo = 128;
-        b.hi = 129;
+        let mut b = certain(&m, 128);
         m.evolve(&mut b);
         let mean: f64 = (0..n).map(|s| b.p[s] * m.rate(s)).sum();
         assert!((mean - m.rate(128)).abs() < 1e-9, "{mean}");
@@ -1000,12 +1002,7 @@ mod tests {
     fn the_forecast_is_monotone_in_the_horizon() {
         let m = model();
         for s in [0, 1, 30, 128, 256] {
-            let mut b = m.prior();
-            b.p.fill(0.0);
-            b.p[s] = 1.0;
-            b.lo = s;
-            b.hi = s + 1;
-            let f = m.forecast(&b);
+            let f = m.forecast(&certain(&m, s));
             assert_eq!(f.cumulative().len(), 8);
             assert!(f.cumulative().windows(2).all(|w| w[0] <= w[1]), "{f:?}");
         }
