@@ -38,10 +38,12 @@
 //! one Sprout filter per σ and forecasts from their mixture, each weighted by its posterior
 //! probability given the counts so far, with fixed-share switching (`share`, ε = 0.002 per tick);
 //! see [`filter::AdaptiveFilter`]. On the ten shipped cellular traces (each with its pair as the
-//! feedback path, 20 ms, infinite queue) it beat Sprout's throughput at equal or lower
-//! self-inflicted delay on three (the ATT LTE, T-Mobile UMTS and Verizon EVDO uplinks, where it
-//! settles on small σ) and otherwise moved along the throughput/delay trade-off, so it is not
-//! offered as a scheme of its own.
+//! feedback path, 20 ms, infinite queue; `wisp bench --schemes
+//! sprout,sprout:sigmas=50/100/200/400/800`) it beat Sprout's throughput at equal or lower
+//! self-inflicted delay on one (Verizon-EVDO-driving.up: 483 vs 433 kbit/s at 200 vs 259 ms),
+//! came close on two more uplinks where it settles on small σ (ATT-LTE-driving.up 549 vs 464
+//! kbit/s at 577 vs 574 ms; TMobile-UMTS-driving.up 711 vs 605 at 245 vs 232 ms), and otherwise
+//! moved along the throughput/delay trade-off, so it is not offered as a scheme of its own.
 //!
 //! Deviations (from the paper, and from the original code where it departs from the paper;
 //! facts about the code from `notes/sprout-cellsim-mahimahi.md` §3):
