@@ -100,7 +100,7 @@
 //!    tell the receiver the link works as soon as it delivers again; more of them only queue
 //!    ahead of the next data (a 78-s outage of ATT-LTE-driving.up collected 3,900 heartbeats,
 //!    250 kB, 2.4 s of that 834-kbit/s link). Over the ten shipped traces (`wisp bench
-//!    --schemes sprout:heartbeat-max-ms=N`), N = 20 (no back-off) → 100 changed throughput
+//!    --schemes sprout:heartbeat-max-ms=N`, before the jump of deviation 3), N = 20 (no back-off) → 100 changed throughput
 //!    by under 1.5% everywhere and self-inflicted delay from 1385 to 574 ms on ATT-LTE-driving.up,
 //!    637 → 339 and 360 → 239 on TMobile-UMTS-driving, 1142 → 838 and 347 → 285 on
 //!    Verizon-EVDO-driving, 153 → 147 on ATT-LTE-driving.down, and by under 5 ms on the four
