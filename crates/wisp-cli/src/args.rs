@@ -49,6 +49,12 @@ pub struct SimOptions {
     /// Master seed (default: $WISP_SEED, else 1). The seed is logged on stderr.
     #[arg(long, value_name = "N")]
     pub seed: Option<u64>,
+
+    /// Wake each sender late by a random 0 to N µs, as a real host's timers are (default 0:
+    /// exactly on time). `wisp send --json` reports the lateness its own timers had
+    /// (`pacing_late_p50_us`): twice that gives the same median here.
+    #[arg(long, value_name = "US", default_value = "0", value_parser = non_negative_us, allow_hyphen_values = true)]
+    pub timer_jitter_us: Duration,
 }
 
 fn number(s: &str) -> Result<f64, String> {
@@ -84,6 +90,15 @@ pub fn non_negative_ms(s: &str) -> Result<Duration, String> {
         return Err("must not be negative".into());
     }
     Ok(Duration::from_millis_f64(v))
+}
+
+/// A non-negative time in µs, at most one second.
+pub fn non_negative_us(s: &str) -> Result<Duration, String> {
+    let v = number(s)?;
+    if !(0.0..=1e6).contains(&v) {
+        return Err("must be 0 to 1000000 µs".into());
+    }
+    Ok(Duration::from_nanos((v * 1e3).round() as u64))
 }
 
 impl SimOptions {

@@ -117,6 +117,7 @@ pub fn scenario(
     }
     s.warmup = sim.warmup_s;
     s.seed = seed;
+    s.timer_jitter = sim.timer_jitter_us;
     s
 }
 

@@ -72,6 +72,18 @@ fn bad_input_is_one_line_and_exit_code_2() {
             "--scheme",
             "cbr",
             "--link",
+            "const:1mbps",
+            "--timer-jitter-us",
+            "-3",
+        ],
+        "--timer-jitter-us",
+    );
+    assert_bad_input(
+        &[
+            "run",
+            "--scheme",
+            "cbr",
+            "--link",
             &format!("trace:{decreasing}"),
         ],
         &format!("{decreasing}:4:"),

@@ -16,6 +16,7 @@ use crate::log::{DropReason, PacketRecord, RunLog, SENDER_SAMPLE_INTERVAL, Sende
 use crate::loss::{LossModel, LossSpec};
 use crate::queue::{Queue, QueueSpec, Queued};
 use crate::seed;
+use rand::RngExt;
 use rand_chacha::ChaCha8Rng;
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
@@ -71,6 +72,12 @@ pub struct Scenario {
     pub mtu: DataSize,
     /// Width of the time-series bins.
     pub bin: Duration,
+    /// Each sender wake-up happens late by a uniform random time in `[0, timer_jitter)` (zero:
+    /// exactly on time). A real host's timers fire some microseconds late; an exact simulator
+    /// instead keeps a pacer's 5-ms grid and a trace's 1-ms delivery opportunities in exact
+    /// step, which some schemes' outcomes depend on (GCC on the cellular traces: see the
+    /// README's sim/real agreement). The `ideal` oracle is never late.
+    pub timer_jitter: Duration,
 }
 
 impl Scenario {
@@ -92,6 +99,7 @@ impl Scenario {
             seed: seed::DEFAULT_SEED,
             mtu: DEFAULT_MTU,
             bin: Duration::from_millis(100),
+            timer_jitter: Duration::ZERO,
         }
     }
 
@@ -196,6 +204,8 @@ struct Flow {
     stop: Instant,
     sender_wake: Option<Instant>,
     receiver_wake: Option<Instant>,
+    /// The oracle (`ideal`) sends at the link's own instants: no timer jitter.
+    exact_timers: bool,
     /// When the sender is next sampled.
     next_sample: Instant,
 }
@@ -218,6 +228,8 @@ pub struct Simulation {
     reverse_loss: LossModel,
     reverse_loss_rng: ChaCha8Rng,
     aqm_rng: ChaCha8Rng,
+    timer_jitter: Duration,
+    timer_rng: ChaCha8Rng,
     flows: Vec<Flow>,
     log: RunLog,
     /// In-flight feedback messages (slab with a free list).
@@ -266,6 +278,7 @@ impl Simulation {
                 stop: spec.stop.map_or(Instant::MAX, |d| Instant::ZERO + d),
                 sender_wake: None,
                 receiver_wake: None,
+                exact_timers: matches!(spec.scheme, SchemeConfig::Ideal(_)),
                 next_sample: Instant::ZERO,
             });
         }
@@ -292,6 +305,8 @@ impl Simulation {
             reverse_loss: LossModel::new(scenario.reverse_loss),
             reverse_loss_rng: seed::stream(scenario.seed, "loss/reverse"),
             aqm_rng: seed::stream(scenario.seed, "aqm"),
+            timer_jitter: scenario.timer_jitter,
+            timer_rng: seed::stream(scenario.seed, "timers"),
             flows,
             log: RunLog::default(),
             feedback: Vec::new(),
@@ -401,7 +416,14 @@ impl Simulation {
         }
         if let Some(t) = flow.sender.poll_timeout() {
             // A wake-up that is not in the future would never let time advance.
-            let t = t.max(now + Duration::from_nanos(1));
+            let mut t = t.max(now + Duration::from_nanos(1));
+            if !self.timer_jitter.is_zero()
+                && !flow.exact_timers
+                && flow.sender_wake.is_none_or(|w| t < w)
+            {
+                let late = self.timer_rng.random_range(0..self.timer_jitter.as_nanos());
+                t += Duration::from_nanos(late);
+            }
             if flow.sender_wake.is_none_or(|w| t < w) {
                 flow.sender_wake = Some(t);
                 self.schedule(t, Ev::SenderWake(f));
@@ -670,5 +692,35 @@ mod tests {
         let n = a.sender_samples.len();
         assert!((190..=201).contains(&n), "{n}");
         assert!(a.sender_samples.iter().any(|x| x.delay_target.is_some()));
+    }
+
+    #[test]
+    fn timer_jitter_makes_senders_late_by_less_than_it_and_is_seeded() {
+        // CBR at 1.2 Mbit/s on a fast link: 1500-byte packets every 10 ms exactly.
+        let exact = simulate(&scenario("const:100mbps", "cbr:rate-kbps=1200", 5), None).unwrap();
+        let mut s = scenario("const:100mbps", "cbr:rate-kbps=1200", 5);
+        s.timer_jitter = Duration::from_micros(100);
+        let late = simulate(&s, None).unwrap();
+        assert_eq!(late.packets.len(), exact.packets.len());
+        let lateness: Vec<Duration> = exact
+            .packets
+            .iter()
+            .zip(&late.packets)
+            .map(|(a, b)| b.sent() - a.sent())
+            .collect();
+        assert!(lateness.iter().all(|&d| d < Duration::from_micros(100)));
+        // Uniform on [0, 100 µs): the mean is near 50 µs and hardly any wake is on time.
+        let mean = lateness.iter().map(|d| d.as_secs_f64()).sum::<f64>() / lateness.len() as f64;
+        assert!((40e-6..60e-6).contains(&mean), "{mean}");
+        assert!(lateness.iter().filter(|d| d.is_zero()).count() <= 1);
+        // The same seed gives the same run; another seed another one.
+        assert_eq!(simulate(&s, None).unwrap().packets, late.packets);
+        s.seed = 2;
+        assert_ne!(simulate(&s, None).unwrap().packets, late.packets);
+        // The oracle is never late.
+        let mut o = scenario("const:12mbps", "ideal", 2);
+        let exact = simulate(&o, None).unwrap();
+        o.timer_jitter = Duration::from_micros(100);
+        assert_eq!(simulate(&o, None).unwrap().packets, exact.packets);
     }
 }
