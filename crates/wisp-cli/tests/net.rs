@@ -931,20 +931,23 @@ fn sim_and_real_agree(scheme: &str, secs: u32, runs: usize) {
     agree("self_inflicted_delay_ms");
 }
 
-/// CBR (open loop) and Sprout (closed loop) once, GCC (a chaotic closed loop here) five times;
-/// each flow 60 s.
+/// CBR (open loop) and Sprout (closed loop) in CI, one 60-s flow each.
 #[test]
-fn cbr_sprout_and_gcc_agree_between_the_simulator_and_the_real_path() {
-    if !privileged("cbr_sprout_and_gcc_agree_between_the_simulator_and_the_real_path") {
+fn cbr_and_sprout_agree_between_the_simulator_and_the_real_path() {
+    if !privileged("cbr_and_sprout_agree_between_the_simulator_and_the_real_path") {
         return;
     }
-    for (scheme, runs) in [("cbr", 1), ("sprout", 1), ("gcc", 5)] {
-        sim_and_real_agree(scheme, 60, runs);
+    for scheme in ["cbr", "sprout"] {
+        sim_and_real_agree(scheme, 60, 1);
     }
 }
 
-/// More schemes on demand: `WISP_AGREEMENT_SCHEMES=gcc-grouping cargo test --release -p wisp-cli
-/// --test net agreement_for_requested_schemes -- --nocapture`.
+/// More schemes on demand, five real flows each: `WISP_AGREEMENT_SCHEMES=gcc cargo test
+/// --release -p wisp-cli --test net agreement_for_requested_schemes -- --nocapture`. GCC is
+/// not in CI: on this trace one 60-s flow's outcome spreads over ±20% with the timers'
+/// microseconds (366–536 kbit/s, 15–36 ms over 65 simulated flows), so the median of five real
+/// flows lands within 20% of the simulated median only most of the time (2 of 3 batches on
+/// 2026-11-23; pooled over 13 real and 65 simulated flows the medians are 7% and 3% apart).
 #[test]
 fn agreement_for_requested_schemes() {
     let Ok(list) = std::env::var("WISP_AGREEMENT_SCHEMES") else {
@@ -954,7 +957,7 @@ fn agreement_for_requested_schemes() {
         return;
     }
     for s in list.split(',').map(str::trim).filter(|s| !s.is_empty()) {
-        sim_and_real_agree(s, 60, 3);
+        sim_and_real_agree(s, 60, 5);
     }
 }
 
