@@ -26,66 +26,33 @@ fn bad_input_is_one_line_and_exit_code_2() {
         .to_str()
         .unwrap()
         .to_string();
-    assert_bad_input(
-        &["run", "--scheme", "cbr", "--trace", &non_int],
-        &format!("{non_int}:3:"),
-    );
-    assert_bad_input(
-        &["run", "--scheme", "cbr", "--trace", &decreasing],
-        &format!("{decreasing}:4:"),
-    );
-    assert_bad_input(
-        &["run", "--scheme", "cbr", "--trace", &empty],
+    // `wisp run --scheme cbr` with these arguments must fail with one line holding `needle`.
+    let bad_cbr_run = |args: &[&str], needle: &str| {
+        let mut full = vec!["run", "--scheme", "cbr"];
+        full.extend_from_slice(args);
+        assert_bad_input(&full, needle);
+    };
+    bad_cbr_run(&["--trace", &non_int], &format!("{non_int}:3:"));
+    bad_cbr_run(&["--trace", &decreasing], &format!("{decreasing}:4:"));
+    bad_cbr_run(
+        &["--trace", &empty],
         &format!("{empty}: trace has no timestamps"),
     );
-    assert_bad_input(
-        &["run", "--scheme", "cbr", "--trace", &missing],
-        &format!("{missing}: cannot read"),
-    );
-    assert_bad_input(
-        &[
-            "run",
-            "--scheme",
-            "cbr",
-            "--link",
-            "const:1mbps",
-            "--trace-offset-ms",
-            "5",
-        ],
+    bad_cbr_run(&["--trace", &missing], &format!("{missing}: cannot read"));
+    bad_cbr_run(
+        &["--link", "const:1mbps", "--trace-offset-ms", "5"],
         "--trace-offset-ms needs a trace link",
     );
-    assert_bad_input(
-        &[
-            "run",
-            "--scheme",
-            "cbr",
-            "--trace",
-            &non_int,
-            "--trace-offset-ms",
-            "-1",
-        ],
+    bad_cbr_run(
+        &["--trace", &non_int, "--trace-offset-ms", "-1"],
         "--trace-offset-ms",
     );
-    assert_bad_input(
-        &[
-            "run",
-            "--scheme",
-            "cbr",
-            "--link",
-            "const:1mbps",
-            "--timer-jitter-us",
-            "-3",
-        ],
+    bad_cbr_run(
+        &["--link", "const:1mbps", "--timer-jitter-us", "-3"],
         "--timer-jitter-us",
     );
-    assert_bad_input(
-        &[
-            "run",
-            "--scheme",
-            "cbr",
-            "--link",
-            &format!("trace:{decreasing}"),
-        ],
+    bad_cbr_run(
+        &["--link", &format!("trace:{decreasing}")],
         &format!("{decreasing}:4:"),
     );
     assert_bad_input(
@@ -96,93 +63,25 @@ fn bad_input_is_one_line_and_exit_code_2() {
         &["run", "--scheme", "cbr:speed=2", "--link", "const:1mbps"],
         "speed",
     );
-    assert_bad_input(
-        &[
-            "run",
-            "--scheme",
-            "cbr",
-            "--link",
-            "const:1mbps",
-            "--queue",
-            "fifo",
-        ],
+    bad_cbr_run(&["--link", "const:1mbps", "--queue", "fifo"], "--queue");
+    bad_cbr_run(
+        &["--link", "const:1mbps", "--queue", "droptail:packets=0"],
         "--queue",
     );
-    assert_bad_input(
-        &[
-            "run",
-            "--scheme",
-            "cbr",
-            "--link",
-            "const:1mbps",
-            "--queue",
-            "droptail:packets=0",
-        ],
-        "--queue",
-    );
-    assert_bad_input(
-        &[
-            "run",
-            "--scheme",
-            "cbr",
-            "--link",
-            "const:1mbps",
-            "--duration-s",
-            "0",
-        ],
+    bad_cbr_run(
+        &["--link", "const:1mbps", "--duration-s", "0"],
         "--duration-s",
     );
-    assert_bad_input(
-        &[
-            "run",
-            "--scheme",
-            "cbr",
-            "--link",
-            "const:1mbps",
-            "--duration-s",
-            "-5",
-        ],
+    bad_cbr_run(
+        &["--link", "const:1mbps", "--duration-s", "-5"],
         "--duration-s",
     );
-    assert_bad_input(
-        &[
-            "run",
-            "--scheme",
-            "cbr",
-            "--link",
-            "const:1mbps",
-            "--warmup-s",
-            "-1",
-        ],
-        "--warmup-s",
-    );
-    assert_bad_input(
-        &[
-            "run",
-            "--scheme",
-            "cbr",
-            "--link",
-            "const:1mbps",
-            "--warmup-s",
-            "60",
-        ],
-        "--warmup-s",
-    );
+    bad_cbr_run(&["--link", "const:1mbps", "--warmup-s", "-1"], "--warmup-s");
+    bad_cbr_run(&["--link", "const:1mbps", "--warmup-s", "60"], "--warmup-s");
     for loss in ["1", "1.5", "-0.1", "lots"] {
-        assert_bad_input(
-            &[
-                "run",
-                "--scheme",
-                "cbr",
-                "--link",
-                "const:1mbps",
-                "--loss",
-                loss,
-            ],
-            "--loss",
-        );
+        bad_cbr_run(&["--link", "const:1mbps", "--loss", loss], "--loss");
     }
-    assert_bad_input(&["run", "--scheme", "cbr", "--link", "warp:9"], "--link");
+    bad_cbr_run(&["--link", "warp:9"], "--link");
     assert_bad_input(
         &[
             "run",
