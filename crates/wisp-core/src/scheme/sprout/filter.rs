@@ -354,10 +354,14 @@ mod tests {
             .into_iter()
             .enumerate()
         {
-            for seed in 0..5 {
-                let t = ticks_to_zero_forecast(&filter(), rate, 7 + 10 * i as u64 + seed);
-                assert!(t.is_some_and(|t| t <= 3), "rate {rate}, seed {seed}: {t:?}");
-            }
+            let ticks: Vec<Option<usize>> = (0..5)
+                .map(|seed| ticks_to_zero_forecast(&filter(), rate, 7 + 10 * i as u64 + seed))
+                .collect();
+            println!("outage from {rate} packets/s: forecast 0 after {ticks:?} ticks (5 seeds)");
+            assert!(
+                ticks.iter().all(|t| t.is_some_and(|t| t <= 3)),
+                "rate {rate}: {ticks:?}"
+            );
         }
     }
 
