@@ -945,9 +945,9 @@ fn cbr_and_sprout_agree_between_the_simulator_and_the_real_path() {
 /// More schemes on demand, five real flows each: `WISP_AGREEMENT_SCHEMES=gcc cargo test
 /// --release -p wisp-cli --test net agreement_for_requested_schemes -- --nocapture`. GCC is
 /// not in CI: on this trace one 60-s flow's outcome spreads over ±20% with the timers'
-/// microseconds (366–536 kbit/s, 15–36 ms over 65 simulated flows), so the median of five real
-/// flows lands within 20% of the simulated median only most of the time (2 of 3 batches on
-/// 2026-11-23; pooled over 13 real and 65 simulated flows the medians are 7% and 3% apart).
+/// microseconds (366–536 kbit/s, 15–36 ms over 90 simulated flows), so the median of a few real
+/// flows lands within 20% of the simulated median only most of the time (3 of 4 batches on
+/// 2026-11-23; pooled over 18 real and 90 simulated flows the medians are 7.5% and 5.9% apart).
 #[test]
 fn agreement_for_requested_schemes() {
     let Ok(list) = std::env::var("WISP_AGREEMENT_SCHEMES") else {
