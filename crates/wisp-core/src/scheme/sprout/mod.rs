@@ -67,10 +67,11 @@
 //!    from full speed: the ten shipped traces have 0.007–0.14 gaps of 500 ms or more per
 //!    second (median 0.05, hence the value). The cost is small because a tick with any arrival
 //!    rules the outage out again: over the ten traces (`wisp bench --schemes
-//!    sprout:outage-entry=0,sprout`) throughput changed by −0.1% to −1.3% and self-inflicted
-//!    delay by −29 to +3 ms on nine (130 → 123 ms on TMobile-LTE-short.down, 285 → 259 on
-//!    Verizon-EVDO-driving.up, 75 → 72 on Verizon-LTE-short.down), and on
-//!    ATT-LTE-driving.down by +3 ms. `outage-entry=0` is the paper's model.
+//!    sprout:outage-entry=0,sprout`) throughput changed by +0.2% to −1.6% and self-inflicted
+//!    delay by −29 to +3 ms (339 → 310 ms on TMobile-UMTS-driving.down, 130 → 123 on
+//!    TMobile-LTE-short.down, 285 → 259 on Verizon-EVDO-driving.up, 75 → 72 on
+//!    Verizon-LTE-short.down; +3 on ATT-LTE-driving.down, +2 on Verizon-LTE-short.up).
+//!    `outage-entry=0` is the paper's model.
 //! 4. **Forecast timing.** The forecast's first tick is the *next* tick, so the belief is
 //!    evolved once before it (§3.3 "evolving … forward to each of the eight ticks"); the original
 //!    forecasts the first tick from the unevolved posterior.
