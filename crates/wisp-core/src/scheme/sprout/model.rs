@@ -266,8 +266,8 @@ impl SproutModel {
         }
         let step = params.sigma * dt.sqrt();
         let half = (((BAND_SIGMAS * step) / delta).ceil() as usize + 1).min(n - 1);
-        let trans = transition(&params, n, delta, step, half);
         let jump = entry_probability(&params);
+        let trans = transition(&params, n, delta, step, half, jump);
         let width = 2 * half + 1;
         let mut band = vec![0.0; n * width];
         for d in 0..n {
@@ -280,8 +280,8 @@ impl SproutModel {
         }
         let max_count = params.max_count();
         let cdf = match params.method {
-            ForecastMethod::Paper => paper_tables(&params, &mean, &trans, n, half, max_count),
-            ForecastMethod::Joint => joint_tables(&params, &mean, &trans, n, half, max_count),
+            ForecastMethod::Paper => paper_tables(&params, &mean, &trans, jump, n, half, max_count),
+            ForecastMethod::Joint => joint_tables(&params, &mean, &trans, jump, n, half, max_count),
         };
         SproutModel {
             params,
@@ -372,10 +372,8 @@ impl SproutModel {
             b.p[d] = dot(row, old);
         }
         if rates > 0.0 {
-            if lo > 0 {
-                b.p[0] = 0.0;
-                lo = 0;
-            }
+            // State 0 is zero if it was outside the range (beliefs outside it are zero).
+            lo = 0;
             b.p[0] += self.jump * rates;
         }
         b.lo = lo;
@@ -603,8 +601,16 @@ fn exact_ln_lik(mean: &[f64], ln_mean: &[f64], s: usize, k: f64) -> f64 {
     }
 }
 
-/// The dense transition T[s·n + d] = P(state d next tick | state s now), cut to the band.
-fn transition(params: &ModelParams, n: usize, delta: f64, step: f64, half: usize) -> Vec<f64> {
+/// The dense transition T[s·n + d] = P(state d next tick | state s now), cut to the band. The
+/// rate rows hold 1 − `jump`; the jump into the outage is added outside the band.
+fn transition(
+    params: &ModelParams,
+    n: usize,
+    delta: f64,
+    step: f64,
+    half: usize,
+    jump: f64,
+) -> Vec<f64> {
     let dt = params.tick.as_secs_f64();
     let mut t = vec![0.0; n * n];
     let lower = |d: usize| (d - 1) as f64 * delta;
@@ -640,8 +646,7 @@ fn transition(params: &ModelParams, n: usize, delta: f64, step: f64, half: usize
                 };
             }
             let total: f64 = row.iter().sum();
-            let keep = 1.0 - entry_probability(params);
-            row.iter_mut().for_each(|v| *v *= keep / total);
+            row.iter_mut().for_each(|v| *v *= (1.0 - jump) / total);
         }
     }
     t
@@ -674,13 +679,13 @@ fn paper_tables(
     params: &ModelParams,
     mean: &[f64],
     trans: &[f64],
+    jump: f64,
     n: usize,
     half: usize,
     max_count: usize,
 ) -> Vec<f64> {
     let stride = max_count + 1;
     let pois = poisson_rows(mean, max_count);
-    let jump = entry_probability(params);
     let mut cdf = vec![0.0; params.ticks * stride * n];
     let mut d = vec![0.0; n];
     let mut next = vec![0.0; n];
@@ -748,6 +753,7 @@ fn joint_tables(
     params: &ModelParams,
     mean: &[f64],
     trans: &[f64],
+    jump: f64,
     n: usize,
     half: usize,
     max_count: usize,
@@ -759,7 +765,6 @@ fn joint_tables(
     for s in 0..n {
         prev[s * stride] = 1.0;
     }
-    let jump = entry_probability(params);
     let mut q = vec![0.0; n * stride];
     let mut next = vec![0.0; n * stride];
     let mut cdf = vec![0.0; params.ticks * stride * n];
@@ -816,6 +821,14 @@ mod tests {
         SproutModel::shared(ModelParams::default())
     }
 
+    /// The paper's model: no jump into the outage, only diffusion.
+    fn paper_model() -> Arc<SproutModel> {
+        SproutModel::shared(ModelParams {
+            outage_entry: 0.0,
+            ..ModelParams::default()
+        })
+    }
+
     /// The belief that the link is in state `s`.
     fn certain(m: &SproutModel, s: usize) -> Belief {
         let mut b = m.prior();
@@ -863,10 +876,7 @@ mod tests {
         assert!((b.p[0] - m.jump).abs() < 1e-15 && b.lo == 0);
         assert!((b.p.iter().sum::<f64>() - 1.0).abs() < 1e-12);
         // The rest of this test is about the paper's diffusion alone.
-        let m = SproutModel::shared(ModelParams {
-            outage_entry: 0.0,
-            ..ModelParams::default()
-        });
+        let m = paper_model();
         // The outage stays with probability e^(−λz·τ) = e^(−0.02).
         assert!((m.band[m.half] - (-0.02f64).exp()).abs() < 1e-12);
         // A mid-range rate moves symmetrically: mean unchanged after one step.
@@ -905,10 +915,7 @@ mod tests {
         // One tick from state s: the next state's Poisson mixture, whose mean is x_s (in the
         // paper's model; the jump into the outage lowers it by the jump's probability).
         let with_jump = m;
-        let m = SproutModel::shared(ModelParams {
-            outage_entry: 0.0,
-            ..ModelParams::default()
-        });
+        let m = paper_model();
         let s = 100;
         let mean_jump: f64 = (0..=m.max_count)
             .map(|c| 1.0 - with_jump.forecast_cdf(1, c, s))
