@@ -49,6 +49,10 @@ pub struct ReceiverMetrics {
     pub foreign_packets: u64,
     pub feedback_packets: u64,
     pub feedback_bytes: u64,
+    /// How long after the kernel stamped a datagram (`SO_TIMESTAMPNS`) the receiver read it, µs:
+    /// arrival instants are the kernel's, so this wake-up lag does not enter the delays.
+    pub read_lag_p50_us: Option<f64>,
+    pub read_lag_p99_us: Option<f64>,
 }
 
 /// The sender's metrics of one flow.
@@ -211,6 +215,8 @@ pub fn receiver_metrics(
         foreign_packets: 0,
         feedback_packets: 0,
         feedback_bytes: 0,
+        read_lag_p50_us: None,
+        read_lag_p99_us: None,
     }
 }
 

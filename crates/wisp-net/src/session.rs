@@ -8,6 +8,10 @@
 //! session reports (SR/RR + SDES CNAME) every RTCP interval, the sender announces its scheme
 //! (APP), so `wisp recv` needs no `--scheme`, and ends the flow with BYE.
 //!
+//! The receiver takes each datagram's arrival instant from the kernel (`SO_TIMESTAMPNS`), so how
+//! late its thread wakes up (tens of µs, up to a millisecond on a loaded host) does not enter the
+//! delays and delay gradients the scheme sees; the report gives that lag (`read_lag_p50_us`).
+//!
 //! The loop is the one of [`wisp_core::flow`]: send what the flow releases now, then sleep until
 //! the flow's next wake-up or until feedback arrives. Nothing is spawned; one thread per side.
 //!
@@ -132,6 +136,71 @@ fn set_buffers(sock: &UdpSocket) {
     // Best effort: the kernel caps these at net.core.[rw]mem_max.
     let _ = setsockopt(sock, sockopt::RcvBuf, &(4 << 20));
     let _ = setsockopt(sock, sockopt::SndBuf, &(4 << 20));
+}
+
+/// Asks the kernel to stamp each received datagram (`SO_TIMESTAMPNS`), so that arrival instants
+/// do not include how late the receiving thread woke up. Best effort: without it, arrivals are
+/// stamped when read.
+fn enable_receive_timestamps(sock: &UdpSocket) -> bool {
+    use nix::sys::socket::{setsockopt, sockopt};
+    setsockopt(sock, sockopt::ReceiveTimestampns, &true).is_ok()
+}
+
+/// One datagram with its arrival instant on `clock`: the kernel's receive timestamp when there
+/// is one (`CLOCK_REALTIME`, mapped onto the monotonic clock through the two clocks' offset
+/// read now), else the instant of reading. Also returns how long ago the kernel stamped it.
+fn recv_stamped(
+    sock: &UdpSocket,
+    buf: &mut [u8],
+    clock: &Clock,
+) -> io::Result<(usize, SocketAddr, Instant, Option<Duration>)> {
+    use nix::sys::socket::{ControlMessageOwned, MsgFlags, SockaddrStorage, recvmsg};
+    use nix::sys::time::TimeSpec;
+    use std::os::fd::AsRawFd;
+    let mut iov = [io::IoSliceMut::new(buf)];
+    let mut space = nix::cmsg_space!(TimeSpec);
+    let msg = recvmsg::<SockaddrStorage>(
+        sock.as_raw_fd(),
+        &mut iov,
+        Some(&mut space),
+        MsgFlags::empty(),
+    )
+    .map_err(io::Error::from)?;
+    let now = clock.now();
+    let n = msg.bytes;
+    let from = msg
+        .address
+        .and_then(|a| {
+            a.as_sockaddr_in()
+                .map(|v4| SocketAddr::from(std::net::SocketAddrV4::from(*v4)))
+                .or_else(|| {
+                    a.as_sockaddr_in6()
+                        .map(|v6| SocketAddr::from(std::net::SocketAddrV6::from(*v6)))
+                })
+        })
+        .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidData, "no source address"))?;
+    let mut stamped = None;
+    if let Ok(cmsgs) = msg.cmsgs() {
+        for c in cmsgs {
+            if let ControlMessageOwned::ScmTimestampns(ts) = c {
+                stamped = Some(ts);
+            }
+        }
+    }
+    let Some(ts) = stamped else {
+        return Ok((n, from, now, None));
+    };
+    let realtime = |t: TimeSpec| t.tv_sec() as i128 * 1_000_000_000 + t.tv_nsec() as i128;
+    let Ok(rt_now) = nix::time::clock_gettime(nix::time::ClockId::CLOCK_REALTIME) else {
+        return Ok((n, from, now, None));
+    };
+    let lag = realtime(rt_now) - realtime(ts);
+    // A stamp from the future or from more than a second ago (a clock step): read instant.
+    if !(0..1_000_000_000).contains(&lag) {
+        return Ok((n, from, now, None));
+    }
+    let lag = Duration::from_nanos(lag as u64);
+    Ok((n, from, now - lag, Some(lag)))
 }
 
 fn unspecified_for(addr: &SocketAddr) -> SocketAddr {
@@ -481,6 +550,12 @@ struct Receiving {
     feedback_packets: u64,
     feedback_bytes: u64,
     notes: Vec<String>,
+    /// How long after the kernel's stamp each datagram was read, µs.
+    read_lag_us: Vec<f64>,
+    /// The latest instant handed to the receiver half: a kernel stamp earlier than it (a
+    /// datagram stamped while the loop ran timers) is raised to it, so time never runs
+    /// backwards for the scheme.
+    floor: Instant,
 }
 
 const MAX_PENDING: usize = 100_000;
@@ -507,6 +582,8 @@ impl Receiving {
             feedback_packets: 0,
             feedback_bytes: 0,
             notes: vec![],
+            read_lag_us: vec![],
+            floor: Instant::ZERO,
         }
     }
 
@@ -622,6 +699,9 @@ pub fn recv(
     sock.set_nonblocking(true)
         .map_err(io_ctx("cannot make the socket non-blocking"))?;
     set_buffers(&sock);
+    if !enable_receive_timestamps(&sock) {
+        progress("note: no kernel receive timestamps; arrivals are stamped when read");
+    }
     let mut waiter = Waiter::new(Duration::ZERO).map_err(io_ctx("cannot create a timer"))?;
     waiter.add(&sock, 0).map_err(io_ctx("epoll"))?;
     let cname = cname();
@@ -651,9 +731,12 @@ pub fn recv(
             break;
         }
         loop {
-            match sock.recv_from(&mut rx) {
-                Ok((n, from)) => {
-                    let now = clock.now();
+            match recv_stamped(&sock, &mut rx, &clock) {
+                Ok((n, from, stamped, lag)) => {
+                    if let Some(lag) = lag {
+                        r.read_lag_us.push(lag.as_nanos() as f64 / 1e3);
+                    }
+                    let now = stamped.max(r.floor);
                     if rtp::is_rtcp(&rx[..n]) {
                         r.on_rtcp(&rx[..n], now, from, opts.mtu);
                     } else {
@@ -666,6 +749,7 @@ pub fn recv(
             }
         }
         let now = clock.now();
+        r.floor = now;
         // Packets that came before the scheme was known.
         if let Some(rcv) = &mut r.receiver {
             for (t, h) in r.pending.drain(..) {
@@ -804,6 +888,9 @@ fn summary(
     m.foreign_packets = r.foreign;
     m.feedback_packets = r.feedback_packets;
     m.feedback_bytes = r.feedback_bytes;
+    let mut lag = r.read_lag_us.clone();
+    let q = percentiles(&mut lag, &[0.5, 0.99]);
+    (m.read_lag_p50_us, m.read_lag_p99_us) = (q[0], q[1]);
     ReceiverReport {
         role: "receiver",
         scheme,
@@ -818,6 +905,29 @@ fn summary(
 mod tests {
     use super::*;
     use std::sync::Arc;
+
+    #[test]
+    fn arrivals_carry_the_kernels_stamp_not_the_read_instant() {
+        let clock = Clock::new();
+        let rx = UdpSocket::bind("127.0.0.1:0").unwrap();
+        assert!(enable_receive_timestamps(&rx));
+        let tx = UdpSocket::bind("127.0.0.1:0").unwrap();
+        let sent = clock.now();
+        tx.send_to(b"stamp", rx.local_addr().unwrap()).unwrap();
+        // Read 30 ms after it arrived: the arrival instant is still the kernel's.
+        std::thread::sleep(std::time::Duration::from_millis(30));
+        let mut buf = [0u8; 64];
+        let (n, from, arrived, lag) = recv_stamped(&rx, &mut buf, &clock).unwrap();
+        assert_eq!((n, from), (5, tx.local_addr().unwrap()));
+        let lag = lag.expect("a kernel stamp");
+        assert!(lag >= Duration::from_millis(29), "{lag:?}");
+        assert!(arrived >= sent, "{arrived:?} {sent:?}");
+        assert!(
+            arrived - sent < Duration::from_millis(5),
+            "{:?}",
+            arrived - sent
+        );
+    }
 
     #[test]
     fn a_cbr_flow_over_loopback() {
