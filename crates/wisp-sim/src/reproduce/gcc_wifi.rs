@@ -11,7 +11,11 @@
 //! * the sending rate and the one-way delay over time (Fig. 9);
 //! * the average sending rate with its standard deviation (over 1-s bins) and the 5th, 25th,
 //!   50th, 75th and 95th percentiles of the one-way delay (Fig. 10). The delay is per packet
-//!   (the paper's is per group of packets).
+//!   (the paper's is per group of packets). Per group — each 5-ms pacer burst, from its first
+//!   departure to its last arrival — the percentiles are the same to within 2 ms (on the trace,
+//!   300 s: p50 / p75 / p95 27 / 42 / 99 ms without the pre-filter and 33 / 52 / 117 ms with
+//!   Algorithm 1, against 27 / 42 / 98 and 33 / 52 / 115 per packet), so the choice does not
+//!   decide the delay claims.
 //!
 //! **Trace semantics.** The trace lists the instants at which the loaded Wi-Fi network forwarded
 //! the packets of a 3 Mbit/s stream of 1200-byte packets (§4.2). The paper replayed it in the
