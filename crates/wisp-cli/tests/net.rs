@@ -885,66 +885,77 @@ fn simulated_flows(scheme: &str, secs: u32, offset: f64, late_p50: f64) -> Vec<V
         .collect()
 }
 
-/// The simulator/real-path agreement check: `runs` real flows of `secs` through `wisp link` on
-/// the Verizon LTE traces, each against `wisp run` as it ran ([`simulated_flows`]: the real
-/// flow's offset into the traces and its host's timer lateness, seeds 1–5). The median of the
-/// real flows' throughput and self-inflicted delay must be within 20% of the median of the
-/// simulated ones. (A closed loop such as GCC's is chaotic on this trace: a run's outcome
-/// spreads by ±20% with the timers' microseconds, in the simulator and on the real path
-/// alike, so it takes a few runs to compare them.) The real flows run `parallel` at a time, each
-/// through a `wisp link` of its own.
-fn sim_and_real_agree(scheme: &str, secs: u32, runs: usize, parallel: usize) {
+/// The simulator/real-path agreement check: real flows of `secs` through `wisp link` on the
+/// Verizon LTE traces, each against `wisp run` as it ran ([`simulated_flows`]: the real flow's
+/// offset into the traces and its host's timer lateness, seeds 1–5). The median of the real
+/// flows' throughput and of their self-inflicted delay must be within a tolerance of the median
+/// of the simulated ones. `stages` is a sequential plan, `(flows so far, tolerance)`: after each
+/// stage the check passes if both medians are within that stage's tolerance, and the last
+/// stage's tolerance (20%) is the bar. (A closed loop such as GCC's is chaotic on this trace: a
+/// run's outcome spreads by ±20% with the timers' microseconds, in the simulator and on the
+/// real path alike, so it takes many runs to compare them; a clear agreement ends early.) The
+/// real flows run `parallel` at a time, each through a `wisp link` of its own.
+fn sim_and_real_agree(scheme: &str, secs: u32, stages: &[(usize, f64)], parallel: usize) {
     let _real_time = real_time();
     let (mut reals, mut sims, mut logs) = (vec![], vec![], String::new());
-    let mut left = runs;
-    while left > 0 {
-        let batch = left.min(parallel.max(1));
-        left -= batch;
-        let flows: Vec<_> = std::thread::scope(|s| {
-            let handles: Vec<_> = (0..batch)
-                .map(|_| s.spawn(|| real_flow(scheme, secs)))
-                .collect();
-            handles.into_iter().map(|h| h.join().unwrap()).collect()
-        });
-        for (real, offset, late_p50, log) in flows {
-            let writes = log
-                .lines()
-                .find_map(|l| l.split("; ").find(|p| p.starts_with("writes late")))
-                .unwrap_or("writes late ?");
-            eprintln!(
-                "{scheme}: the flow started {offset:.1} ms into the traces; sender timers late \
-                 by a median {late_p50:.1} µs; link {writes}; receiver read lag p50 {} p99 {} µs",
-                real["read_lag_p50_us"], real["read_lag_p99_us"]
-            );
-            sims.extend(simulated_flows(scheme, secs, offset, late_p50));
-            reals.push(real);
-            logs.push_str(&log);
+    for (i, &(runs, tolerance)) in stages.iter().enumerate() {
+        while reals.len() < runs {
+            let batch = (runs - reals.len()).min(parallel.max(1));
+            let flows: Vec<_> = std::thread::scope(|s| {
+                let handles: Vec<_> = (0..batch)
+                    .map(|_| s.spawn(|| real_flow(scheme, secs)))
+                    .collect();
+                handles.into_iter().map(|h| h.join().unwrap()).collect()
+            });
+            for (real, offset, late_p50, log) in flows {
+                let writes = log
+                    .lines()
+                    .find_map(|l| l.split("; ").find(|p| p.starts_with("writes late")))
+                    .unwrap_or("writes late ?");
+                eprintln!(
+                    "{scheme}: the flow started {offset:.1} ms into the traces; sender timers \
+                     late by a median {late_p50:.1} µs; link {writes}; receiver read lag p50 {} \
+                     p99 {} µs",
+                    real["read_lag_p50_us"], real["read_lag_p99_us"]
+                );
+                sims.extend(simulated_flows(scheme, secs, offset, late_p50));
+                reals.push(real);
+                logs.push_str(&log);
+            }
         }
-    }
-    let agree = |key: &str| {
-        let mut a: Vec<f64> = sims.iter().map(|s| s[key].as_f64().unwrap()).collect();
-        let mut b: Vec<f64> = reals.iter().map(|s| s[key].as_f64().unwrap()).collect();
-        let (ma, mb) = (median(&mut a), median(&mut b));
-        let rel = (ma - mb).abs() / ma.abs().max(1e-9);
-        let list = |v: &[f64]| {
-            v.iter()
-                .map(|x| format!("{x:.1}"))
-                .collect::<Vec<_>>()
-                .join(", ")
+        let apart = |key: &str| {
+            let mut a: Vec<f64> = sims.iter().map(|s| s[key].as_f64().unwrap()).collect();
+            let mut b: Vec<f64> = reals.iter().map(|s| s[key].as_f64().unwrap()).collect();
+            let (ma, mb) = (median(&mut a), median(&mut b));
+            let rel = (ma - mb).abs() / ma.abs().max(1e-9);
+            let list = |v: &[f64]| {
+                v.iter()
+                    .map(|x| format!("{x:.1}"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            };
+            eprintln!(
+                "{scheme}: {} real flows: {key}: simulator {ma:.1} ({}), real {mb:.1} ({}): \
+                 {:.1}% apart",
+                reals.len(),
+                list(&a),
+                list(&b),
+                rel * 100.0
+            );
+            (rel, format!("{key}: simulator {ma:.1}, real {mb:.1}"))
         };
-        eprintln!(
-            "{scheme}: {key}: simulator {ma:.1} ({}), real {mb:.1} ({}): {:.1}% apart",
-            list(&a),
-            list(&b),
-            rel * 100.0
-        );
+        let (thr, thr_text) = apart("throughput_kbps");
+        let (delay, delay_text) = apart("self_inflicted_delay_ms");
+        if thr <= tolerance && delay <= tolerance {
+            return;
+        }
         assert!(
-            rel <= 0.20,
-            "{scheme}: {key}: simulator {ma}, real {mb}\n{logs}"
+            i + 1 < stages.len(),
+            "{scheme}: {} real flows: {thr_text}; {delay_text} (more than {}% apart)\n{logs}",
+            reals.len(),
+            tolerance * 100.0
         );
-    };
-    agree("throughput_kbps");
-    agree("self_inflicted_delay_ms");
+    }
 }
 
 /// CBR (open loop) and Sprout (closed loop) in CI, one 60-s flow each.
@@ -954,22 +965,24 @@ fn cbr_and_sprout_agree_between_the_simulator_and_the_real_path() {
         return;
     }
     for scheme in ["cbr", "sprout"] {
-        sim_and_real_agree(scheme, 60, 1, 1);
+        sim_and_real_agree(scheme, 60, &[(1, 0.20)], 1);
     }
 }
 
 /// GCC in CI. Its closed loop is chaotic on this trace: one 60-s flow's outcome spreads over
 /// about ±20% with the timers' microseconds (333–542 kbit/s and 13–36 ms over 80 simulated
 /// flows), in the simulator and on the real path alike, so one real flow cannot be held to 20%
-/// of a prediction; the median of twenty can. The flows run four at a time, each through its
-/// own `wisp link` (with eight at a time on two cores the emulators' writes came up to 4 ms late
-/// at p99 and the real delays rose by 12%; with four, 1 ms).
+/// of a prediction; the median of many can. Twelve flows first, passing if both medians are
+/// within 15%; otherwise twelve more, and the median of the 24 must be within 20%. The flows
+/// run two at a time, each through its own `wisp link`: with four at a time on two cores the
+/// emulators' writes came up to 4 ms late at p99 and one batch of twenty was 20.0% apart in
+/// delay; with two, 0.1–2 ms.
 #[test]
-fn gcc_agrees_over_twenty_flows_between_the_simulator_and_the_real_path() {
-    if !privileged("gcc_agrees_over_twenty_flows_between_the_simulator_and_the_real_path") {
+fn gcc_agrees_over_many_flows_between_the_simulator_and_the_real_path() {
+    if !privileged("gcc_agrees_over_many_flows_between_the_simulator_and_the_real_path") {
         return;
     }
-    sim_and_real_agree("gcc", 60, 20, 4);
+    sim_and_real_agree("gcc", 60, &[(12, 0.15), (24, 0.20)], 2);
 }
 
 /// More schemes on demand: `WISP_AGREEMENT_SCHEMES=gcc-grouping cargo test --release -p wisp-cli
@@ -992,7 +1005,7 @@ fn agreement_for_requested_schemes() {
         .and_then(|v| v.parse().ok())
         .unwrap_or(1);
     for s in list.split(',').map(str::trim).filter(|s| !s.is_empty()) {
-        sim_and_real_agree(s, 60, runs, parallel);
+        sim_and_real_agree(s, 60, &[(runs, 0.20)], parallel);
     }
 }
 
