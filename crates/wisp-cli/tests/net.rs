@@ -996,14 +996,16 @@ fn agreement_for_requested_schemes() {
     if !privileged("agreement_for_requested_schemes") {
         return;
     }
-    let runs = std::env::var("WISP_AGREEMENT_RUNS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(5);
-    let parallel = std::env::var("WISP_AGREEMENT_PARALLEL")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(1);
+    let count = |name: &str, default: usize| {
+        std::env::var(name)
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(default)
+    };
+    let (runs, parallel) = (
+        count("WISP_AGREEMENT_RUNS", 5),
+        count("WISP_AGREEMENT_PARALLEL", 1),
+    );
     for s in list.split(',').map(str::trim).filter(|s| !s.is_empty()) {
         sim_and_real_agree(s, 60, &[(runs, 0.20)], parallel);
     }
