@@ -139,7 +139,7 @@ pub const SCHEMES: &[SchemeInfo] = &[
     SchemeInfo {
         name: "adaptive-um",
         summary: "adaptive utility maximisation (Mehrotra et al. §V, eqs. 2–4) with the congestion threshold δ̂ learned online from calibration windows",
-        params: "alpha-max=200,alpha-min=10,beta-min=0.001,beta-max=0.01,delta-max=2,delta-hat-ms=auto,probe-every-s=30,probe-first-s=5,depth=0.4,window-ms=1000,window-samples=50,settle-ms=300,quantile=0.99,margin=0.25,memory-s=180,samples=200,floor-ms=10,start-kbps=100,min-kbps=50,max-kbps=10000,pace-factor=2.5,audio-kbps=32,base-window-s=600",
+        params: "alpha-max=25000,alpha-min=1250,beta-min=0.1,beta-max=1,delta-max=2,delta-hat-ms=auto,probe-every-s=30,probe-first-s=5,depth=0.4,window-ms=1000,window-samples=50,settle-ms=300,quantile=0.99,margin=0.25,memory-s=180,samples=200,floor-ms=10,start-kbps=100,min-kbps=50,max-kbps=10000,pace-factor=2.5,audio-kbps=32,base-window-s=600",
     },
 ];
 

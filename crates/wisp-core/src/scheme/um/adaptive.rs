@@ -1,11 +1,12 @@
 //! `adaptive-um` — utility maximisation with a variable, learned definition of congestion,
 //! Mehrotra et al. §V (the rate law of their ref. \[19\]).
 //!
-//! Per ACK, with δ the ACK's queueing delay and δ̂ the operating congestion point:
+//! Per ACK, with δ the ACK's queueing delay, δ̂ the operating congestion point and ΔT the time
+//! since the previous adjustment (as in eq. (1)):
 //!
 //! ```text
-//! ΔR = α_δ            if δ ≤ δ̂
-//!      −β_δ · R       if δ > δ̂                                                    (2)
+//! ΔR = α_δ · ΔT       if δ ≤ δ̂
+//!      −β_δ · R · ΔT  if δ > δ̂                                                    (2)
 //! α_δ = α_max + (α_min − α_max) · δ/δ̂                                               (3)
 //! β_δ = min(β_max, β_min + (β_max − β_min) · (δ − δ̂)/(δ_max − δ̂))                   (4)
 //! ```
@@ -55,21 +56,30 @@
 //! throughput once the windows are 30 s apart. With `delta-hat-ms=N`, δ̂ is fixed (eqs. 2–4 as the paper ran them in §V-B and
 //! Fig. 23) and there are no windows.
 //!
-//! Parameters (defaults): `alpha-max=200,alpha-min=10,beta-min=0.001,beta-max=0.01`,
+//! Parameters (defaults): `alpha-max=25000,alpha-min=1250,beta-min=0.1,beta-max=1`,
 //! `delta-max=2` (δ_max = 2·δ̂), `delta-hat-ms=auto`, `probe-every-s=30,probe-first-s=5,depth=0.4,
 //! window-ms=1000,window-samples=50,settle-ms=300,quantile=0.99,margin=0.25,memory-s=180,
 //! samples=200,floor-ms=10`.
 //!
 //! Deviations:
-//! * The paper gives no values for α_max, α_min, β_min, β_max, δ_max (nor does its ref. \[19\]):
-//!   α and β here are per 1000 bytes acknowledged (an ACK of M bytes applies M/1000 of a
-//!   step), so the law does not depend on how the media source packetises (audio packets are a
-//!   tenth of a video packet's size). α_max makes R grow ~20 % per second of ACKs at low delay,
-//!   so 100 kbit/s reaches 5 Mbit/s in 20–30 s (the paper: "convergence currently takes about
-//!   20–30 seconds"). β rises from nearly nothing just above δ̂ (β_min) to β_max at δ_max, so
-//!   the decrease is proportional to the overshoot: a noise sample slightly above δ̂ costs
-//!   little, a queue well above it is cut fast. δ_max is 2·δ̂ so the shape of eq. (4) does not
-//!   depend on the network.
+//! * **Steps per unit time.** The paper writes eq. (2) per adjustment without a time factor;
+//!   here each ACK's step is weighted by ΔT, the time since the previous ACK (at most 100 ms, so
+//!   one ACK after a silence does not stand for all of it), as eq. (1), of which eq. (2) is "a
+//!   slightly modified version", weights its step. So α is an additive increase in bytes/s per
+//!   second and β a multiplicative decrease per second — the AIMD the paper names — and the
+//!   law's strength does not depend on how many ACKs a network's rate brings, nor on how the
+//!   media source packetises. (An earlier form weighted each step by the bytes acknowledged.
+//!   Its decrease per second then grew with R: one excursion above δ̂ cost ~60 % of R on the
+//!   5-Mbit/s profile and ~15 % on the 400-kbit/s one, and on `wimax-down` throughput *fell* as
+//!   a fixed δ̂ rose from 30 to 100 ms (80 → 73 % of the link), against the paper's Fig. 23.
+//!   With ΔT weighting it rises: 80, 90, 91, 91 % at δ̂ = 30, 50, 75, 100 ms.)
+//! * The paper gives no values for α_max, α_min, β_min, β_max, δ_max (nor does its ref. \[19\]).
+//!   α_max = 25,000 B/s per second (200 kbit/s per second) at zero delay, so 100 kbit/s reaches
+//!   5 Mbit/s in about 25 s (the paper: "convergence currently takes about 20–30 seconds");
+//!   α_min = α_max/20 at δ = δ̂, so R creeps up near the operating point. β rises from β_min =
+//!   0.1/s just above δ̂ to β_max = 1/s at δ_max, so the decrease is proportional to the
+//!   overshoot: a noise sample slightly above δ̂ costs little, a queue held at δ_max cuts R by
+//!   63 % a second. δ_max is 2·δ̂ so the shape of eq. (4) does not depend on the network.
 //! * The learner above (the paper only says δ̂ should be learnt).
 
 use super::RateParams;
@@ -129,10 +139,10 @@ impl Default for LearnerConfig {
 /// Configuration of [`AdaptiveUm`].
 #[derive(Clone, Debug, PartialEq)]
 pub struct AdaptiveConfig {
-    /// α_max, α_min: bytes/s per 1000 bytes acknowledged.
+    /// α_max, α_min: bytes/s per second.
     pub alpha_max: f64,
     pub alpha_min: f64,
-    /// β_min, β_max: fraction of R per 1000 bytes acknowledged.
+    /// β_min, β_max: fraction of R per second (applied as 1 − e^(−β·ΔT)).
     pub beta_min: f64,
     pub beta_max: f64,
     /// δ_max / δ̂.
@@ -146,10 +156,10 @@ pub struct AdaptiveConfig {
 impl Default for AdaptiveConfig {
     fn default() -> Self {
         AdaptiveConfig {
-            alpha_max: 200.0,
-            alpha_min: 10.0,
-            beta_min: 0.001,
-            beta_max: 0.01,
+            alpha_max: 25_000.0,
+            alpha_min: 1_250.0,
+            beta_min: 0.1,
+            beta_max: 1.0,
             delta_max: 2.0,
             delta_hat: None,
             learner: LearnerConfig::default(),
@@ -171,10 +181,18 @@ impl AdaptiveConfig {
                 Ok(Duration::from_secs_f64(parse_f64(key, v, lo, hi, what)?))
             };
         match key {
-            "alpha-max" => self.alpha_max = parse_f64(key, value, 0.0, 1e6, "bytes/s, 0 to 1e6")?,
-            "alpha-min" => self.alpha_min = parse_f64(key, value, 0.0, 1e6, "bytes/s, 0 to 1e6")?,
-            "beta-min" => self.beta_min = parse_f64(key, value, 0.0, 1.0, "a fraction, 0 to 1")?,
-            "beta-max" => self.beta_max = parse_f64(key, value, 0.0, 1.0, "a fraction, 0 to 1")?,
+            "alpha-max" => {
+                self.alpha_max = parse_f64(key, value, 0.0, 1e8, "bytes/s per second, 0 to 1e8")?
+            }
+            "alpha-min" => {
+                self.alpha_min = parse_f64(key, value, 0.0, 1e8, "bytes/s per second, 0 to 1e8")?
+            }
+            "beta-min" => {
+                self.beta_min = parse_f64(key, value, 0.0, 100.0, "per second, 0 to 100")?
+            }
+            "beta-max" => {
+                self.beta_max = parse_f64(key, value, 0.0, 100.0, "per second, 0 to 100")?
+            }
             "delta-max" => {
                 self.delta_max = parse_f64(key, value, 1.01, 100.0, "a factor, 1.01 to 100")?
             }
@@ -356,7 +374,12 @@ pub struct AdaptiveUm {
     /// The time to the next regular window.
     period: Duration,
     history: Vec<Learned>,
+    /// When eq. (2) last adjusted R.
+    last_step: Option<Instant>,
 }
+
+/// The longest ΔT one ACK's step stands for.
+const MAX_STEP: Duration = Duration::from_millis(100);
 
 impl AdaptiveUm {
     pub fn new(c: &AdaptiveConfig) -> Self {
@@ -374,6 +397,7 @@ impl AdaptiveUm {
             rate_ref: None,
             period: c.learner.probe_first,
             history: vec![],
+            last_step: None,
         }
     }
 
@@ -399,12 +423,13 @@ impl AdaptiveUm {
         self.window.is_some()
     }
 
-    /// Eqs. (2)–(4): ΔR for one ACK of `bytes` at delay `delta` (seconds), rate `r`.
-    pub fn delta_r(&self, delta: f64, r: f64, bytes: u64) -> f64 {
+    /// Eqs. (2)–(4): ΔR for an ACK at delay `delta` (seconds), rate `r`, `dt` (seconds) after
+    /// the previous adjustment.
+    pub fn delta_r(&self, delta: f64, r: f64, dt: f64) -> f64 {
         let Some(hat) = self.delta_hat.map(|d| d.as_secs_f64()) else {
             return 0.0;
         };
-        let k = bytes as f64 / 1000.0;
+        let k = dt;
         let c = &self.c;
         if delta <= hat {
             let a = if hat > 0.0 {
@@ -421,7 +446,7 @@ impl AdaptiveUm {
             } else {
                 c.beta_max
             };
-            -r * (1.0 - (1.0 - b).powf(k))
+            -r * (1.0 - (-b * k).exp())
         }
     }
 
@@ -629,6 +654,7 @@ impl RateLaw for AdaptiveUm {
             self.acked_sum -= b;
         }
         if self.in_any_window(ack.seq) {
+            self.last_step = None;
             return;
         }
         if self
@@ -638,7 +664,11 @@ impl RateLaw for AdaptiveUm {
             self.rate_ref = None;
             self.trigger(now);
         }
-        let dr = self.delta_r(ack.delta.as_secs_f64(), *r, ack.acked_bytes);
+        let dt = self.last_step.map_or(Duration::ZERO, |t| {
+            now.saturating_duration_since(t).min(MAX_STEP)
+        });
+        self.last_step = Some(now);
+        let dr = self.delta_r(ack.delta.as_secs_f64(), *r, dt.as_secs_f64());
         *r += dr;
     }
 
@@ -727,28 +757,58 @@ mod tests {
         let c = AdaptiveConfig {
             alpha_max: 200.0,
             alpha_min: 20.0,
-            beta_min: 0.005,
-            beta_max: 0.05,
+            beta_min: 0.5,
+            beta_max: 5.0,
             delta_hat: Some(ms(100)),
             ..AdaptiveConfig::default()
         };
         let l = AdaptiveUm::new(&c);
         let r = 100_000.0;
-        // δ = 0: α_max per 1000 B; δ = δ̂: α_min; halfway: the mean.
-        assert!((l.delta_r(0.0, r, 1000) - 200.0).abs() < 1e-9);
-        assert!((l.delta_r(0.1, r, 1000) - 20.0).abs() < 1e-9);
-        assert!((l.delta_r(0.05, r, 1000) - 110.0).abs() < 1e-9);
-        // Half a packet: half a step.
-        assert!((l.delta_r(0.0, r, 500) - 100.0).abs() < 1e-9);
-        // Just above δ̂: β_min·R; at δ_max = 200 ms and beyond: β_max·R.
-        assert!((l.delta_r(0.1 + 1e-9, r, 1000) + 500.0).abs() < 1e-3);
-        assert!((l.delta_r(0.15, r, 1000) + 2750.0).abs() < 1e-6);
-        assert!((l.delta_r(0.2, r, 1000) + 5000.0).abs() < 1e-6);
-        assert!((l.delta_r(1.0, r, 1000) + 5000.0).abs() < 1e-6);
-        // Two ACKs of 500 B decrease as much as one of 1000 B.
-        let half = l.delta_r(1.0, r, 500);
-        let two = -(r - (r + half) * (1.0 - 0.05f64).powf(0.5));
-        assert!((two - l.delta_r(1.0, r, 1000)).abs() < 1e-6);
+        // δ = 0: α_max per second; δ = δ̂: α_min; halfway: the mean.
+        assert!((l.delta_r(0.0, r, 1.0) - 200.0).abs() < 1e-9);
+        assert!((l.delta_r(0.1, r, 1.0) - 20.0).abs() < 1e-9);
+        assert!((l.delta_r(0.05, r, 1.0) - 110.0).abs() < 1e-9);
+        // Half the time: half the step.
+        assert!((l.delta_r(0.0, r, 0.5) - 100.0).abs() < 1e-9);
+        // Just above δ̂: β_min; at δ_max = 200 ms and beyond: β_max (per second, compounded
+        // over ΔT: 1 − e^(−β·ΔT) of R).
+        let cut = |b: f64, dt: f64| -r * (1.0 - (-b * dt).exp());
+        assert!((l.delta_r(0.1 + 1e-9, r, 0.01) - cut(0.5, 0.01)).abs() < 1e-3);
+        assert!((l.delta_r(0.15, r, 0.01) - cut(2.75, 0.01)).abs() < 1e-6);
+        assert!((l.delta_r(0.2, r, 0.01) - cut(5.0, 0.01)).abs() < 1e-6);
+        assert!((l.delta_r(1.0, r, 0.01) - cut(5.0, 0.01)).abs() < 1e-6);
+        // Two steps of 5 ms decrease as much as one of 10 ms, whatever the ACK rate.
+        let half = l.delta_r(1.0, r, 0.005);
+        let two = half + l.delta_r(1.0, r + half, 0.005);
+        assert!((two - l.delta_r(1.0, r, 0.01)).abs() < 1e-6);
+        // No time, no step.
+        assert_eq!(l.delta_r(1.0, r, 0.0), 0.0);
+    }
+
+    #[test]
+    fn the_step_does_not_depend_on_how_many_acks_arrive() {
+        // The same second at a delay above δ̂, acknowledged by 10 or by 100 ACKs, costs R the
+        // same fraction; below δ̂ it gains the same bytes/s.
+        let run = |acks: u64, delay: Duration| -> f64 {
+            let c = AdaptiveConfig {
+                delta_hat: Some(ms(50)),
+                ..AdaptiveConfig::default()
+            };
+            let mut l = AdaptiveUm::new(&c);
+            let mut r = 500_000.0;
+            let gap = Duration::from_secs(1) / acks;
+            for i in 0..=acks {
+                let now = Instant::ZERO + gap * i;
+                l.on_ack(now, &ack_at(i, now, delay, 1000), &mut r);
+            }
+            r
+        };
+        let (few, many) = (run(10, ms(200)), run(100, ms(200)));
+        assert!((few - many).abs() < 1e-6 * many, "{few} vs {many}");
+        assert!((many - 500_000.0 * (-1.0f64).exp()).abs() < 1.0, "{many}");
+        let (few, many) = (run(10, ms(0)), run(100, ms(0)));
+        assert!((few - many).abs() < 1e-6, "{few} vs {many}");
+        assert!((many - 525_000.0).abs() < 1e-6, "{many}");
     }
 
     /// Drives the learner: packets every 10 ms at rate `r`, each acknowledged 50 ms later with
