@@ -69,10 +69,11 @@
 //!   second and β a multiplicative decrease per second — the AIMD the paper names — and the
 //!   law's strength does not depend on how many ACKs a network's rate brings, nor on how the
 //!   media source packetises. (An earlier form weighted each step by the bytes acknowledged.
-//!   Its decrease per second then grew with R: one excursion above δ̂ cost ~60 % of R on the
-//!   5-Mbit/s profile and ~15 % on the 400-kbit/s one, and on `wimax-down` throughput *fell* as
-//!   a fixed δ̂ rose from 30 to 100 ms (80 → 73 % of the link), against the paper's Fig. 23.
-//!   With ΔT weighting it rises: 80, 90, 91, 91 % at δ̂ = 30, 50, 75, 100 ms.)
+//!   Its decrease per second then grew with R, since every queued packet's ACK cut R once: on
+//!   `wimax-down` with δ̂ = 100 ms one excursion above δ̂ took R from 5–6 to 1.4–1.9 Mbit/s,
+//!   and throughput *fell* as a fixed δ̂ rose from 30 to 100 ms (80 → 73 % of the link),
+//!   against the paper's Fig. 23. With ΔT weighting it does not: 80, 91, 92, 90 % at δ̂ = 30,
+//!   50, 75, 100 ms, 97 % at 150 ms.)
 //! * The paper gives no values for α_max, α_min, β_min, β_max, δ_max (nor does its ref. \[19\]).
 //!   α_max = 25,000 B/s per second (200 kbit/s per second) at zero delay, so 100 kbit/s reaches
 //!   5 Mbit/s in about 25 s (the paper: "convergence currently takes about 20–30 seconds");
