@@ -126,6 +126,20 @@ impl AimdRateControl {
         (self.avg_max_kbps, self.var_max_kbps)
     }
 
+    /// Whether a further decrease is due while the detector keeps signalling over-use
+    /// (libwebrtc `AimdRateControl::TimeToReduceFurther`): once the last change of A_r is at
+    /// least one RTT old (clamped to [10, 200] ms), or at once if R has fallen below half of A_r.
+    pub fn time_to_reduce_further(&self, now: Instant, throughput: Bitrate) -> bool {
+        let interval = self
+            .config
+            .rtt
+            .clamp(Duration::from_millis(10), Duration::from_millis(200));
+        if self.last_change.is_none_or(|last| now - last >= interval) {
+            return true;
+        }
+        self.initialized && (throughput.bps() as f64) < 0.5 * self.current as f64
+    }
+
     /// Sets A_r directly (a known starting point, e.g. in tests).
     pub fn set_estimate(&mut self, rate: Bitrate, now: Instant) {
         self.current = self.clamp(rate.bps(), rate.bps());
@@ -302,6 +316,18 @@ mod tests {
             c.update(BandwidthUsage::Normal, Some(bps(500_000)), at(4001)),
             Some(bps(541_080))
         );
+    }
+
+    #[test]
+    fn reduces_further_after_an_rtt_or_when_r_halves() {
+        let mut c = AimdRateControl::new(AimdConfig::default());
+        assert!(c.time_to_reduce_further(at(0), bps(100_000)));
+        c.set_estimate(bps(1_000_000), at(1000));
+        c.update(BandwidthUsage::Overusing, Some(bps(1_000_000)), at(1000));
+        // 850 kbit/s since 1000 ms: not before 200 ms (RTT 200 ms) unless R < 425 kbit/s.
+        assert!(!c.time_to_reduce_further(at(1199), bps(500_000)));
+        assert!(c.time_to_reduce_further(at(1199), bps(420_000)));
+        assert!(c.time_to_reduce_further(at(1200), bps(900_000)));
     }
 
     /// libwebrtc `AimdRateControl::ChangeBitrate`: "An over-use should always trigger us to
