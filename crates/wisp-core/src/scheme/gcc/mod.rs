@@ -63,7 +63,8 @@
 //!   ran Chrome's implementation, and the libwebrtc unit tests the filter is checked against were
 //!   written for it. `filter=scalar,threshold=draft` is eq. (3) with the draft's constants.
 //! * η and α are libwebrtc's 1.08/s and 0.85 (in the paper's ranges); the remote rate controller
-//!   runs at most every 500 ms except during over-use, as libwebrtc's; the 1.5·R cap has
+//!   runs at most every 500 ms except during over-use (then again once the last change is 200 ms
+//!   old, or at once if R has halved: libwebrtc's `TimeToReduceFurther`); the 1.5·R cap has
 //!   libwebrtc's 10 kbit/s slack ([`rate_control`]).
 //! * A_s is capped by A_r and by the encoder range, and starts at 300 kbit/s (libwebrtc); the
 //!   paper gives no start value. Receiver reports go out every second and with every REMB.
@@ -97,7 +98,7 @@ pub struct GccConfig {
     pub interval: Duration,
     /// The window over which R is measured.
     pub rate_window: Duration,
-    /// The remote rate controller runs at most this often (except during over-use).
+    /// The remote rate controller runs at most this often (except to decrease during over-use).
     pub update_interval: Duration,
     /// The receiver-report interval.
     pub report_interval: Duration,

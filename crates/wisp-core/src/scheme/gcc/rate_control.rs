@@ -15,7 +15,8 @@
 //! are ported in this crate's `tests/libwebrtc_ported.rs`):
 //!
 //! * η is 1.08 per second: A_r ← A_r + max(A_r·(1.08^min(Δt, 1 s) − 1), 1 kbit/s);
-//! * α = 0.85; after a decrease the controller holds;
+//! * α = 0.85; after a decrease the controller holds; a decrease never raises A_r (when α·R
+//!   exceeds it, A_r falls back to α times the rate seen at past decreases, and at most stays);
 //! * near the largest rate seen at recent decreases (an EWMA of R at decreases, α = 0.05, with a
 //!   normalised variance clamped to [0.4, 2.5] kbit/s), the increase is additive instead: one
 //!   average packet per response time (RTT + 100 ms, RTT taken as 200 ms), at least 4 kbit/s
@@ -23,7 +24,7 @@
 //! * the cap is A_r ≤ max(1.5·R + 10 kbit/s, A_r(t_{i−1})): an increase never exceeds
 //!   1.5·R + 10 kbit/s, and the cap never lowers A_r by itself;
 //! * A_r is unknown until R has been measured for more than 3 s (it is then initialised to R) or
-//!   until the first over-use.
+//!   until the first over-use (the decrease then gives the first A_r).
 //!
 //! Deviations from the paper's figure: η is applied per second of elapsed time rather than per
 //! update, the near-maximum additive increase and the 10 kbit/s slack in the cap are
@@ -125,6 +126,20 @@ impl AimdRateControl {
         (self.avg_max_kbps, self.var_max_kbps)
     }
 
+    /// Whether a further decrease is due while the detector keeps signalling over-use
+    /// (libwebrtc `AimdRateControl::TimeToReduceFurther`): once the last change of A_r is at
+    /// least one RTT old (clamped to [10, 200] ms), or at once if R has fallen below half of A_r.
+    pub fn time_to_reduce_further(&self, now: Instant, throughput: Bitrate) -> bool {
+        let interval = self
+            .config
+            .rtt
+            .clamp(Duration::from_millis(10), Duration::from_millis(200));
+        if self.last_change.is_none_or(|last| now - last >= interval) {
+            return true;
+        }
+        self.initialized && (throughput.bps() as f64) < 0.5 * self.current as f64
+    }
+
     /// Sets A_r directly (a known starting point, e.g. in tests).
     pub fn set_estimate(&mut self, rate: Bitrate, now: Instant) {
         self.current = self.clamp(rate.bps(), rate.bps());
@@ -199,6 +214,16 @@ impl AimdRateControl {
                 self.last_change = Some(now);
             }
             RateControlState::Decrease => {
+                new = (self.config.beta * throughput as f64).round_ties_even() as u64;
+                if new > self.current {
+                    // Never raise A_r on over-use (libwebrtc: "avoid increasing the rate when
+                    // over-using"): fall back to α times the rate seen at past decreases, if
+                    // known, and at most the current A_r.
+                    if let Some(avg) = self.avg_max_kbps.filter(|_| self.near_max) {
+                        new = (self.config.beta * avg * 1000.0).round_ties_even() as u64;
+                    }
+                    new = new.min(self.current);
+                }
                 if let Some(avg) = self.avg_max_kbps {
                     let sigma = (self.var_max_kbps * avg).sqrt();
                     if throughput_kbps < avg - 3.0 * sigma {
@@ -207,7 +232,8 @@ impl AimdRateControl {
                 }
                 self.update_max_rate(throughput_kbps);
                 self.near_max = true;
-                new = (self.config.beta * throughput as f64).round_ties_even() as u64;
+                // Acting on an over-use gives a valid estimate (libwebrtc).
+                self.initialized = true;
                 self.last_change = Some(now);
                 self.state = RateControlState::Hold;
             }
@@ -293,13 +319,79 @@ mod tests {
     }
 
     #[test]
-    fn overuse_before_initialisation_decreases() {
+    fn reduces_further_after_an_rtt_or_when_r_halves() {
         let mut c = AimdRateControl::new(AimdConfig::default());
+        assert!(c.time_to_reduce_further(at(0), bps(100_000)));
+        c.set_estimate(bps(1_000_000), at(1000));
+        c.update(BandwidthUsage::Overusing, Some(bps(1_000_000)), at(1000));
+        // 850 kbit/s since 1000 ms: not before 200 ms (RTT 200 ms) unless R < 425 kbit/s.
+        assert!(!c.time_to_reduce_further(at(1199), bps(500_000)));
+        assert!(c.time_to_reduce_further(at(1199), bps(420_000)));
+        assert!(c.time_to_reduce_further(at(1200), bps(900_000)));
+    }
+
+    /// libwebrtc `AimdRateControl::ChangeBitrate`: "An over-use should always trigger us to
+    /// reduce the bitrate, even though we have not yet established our first estimate. By acting
+    /// on the over-use, we will end up with a valid estimate." The controller then increases
+    /// from there, rather than waiting to be re-initialised to R after 3 s.
+    #[test]
+    fn overuse_before_initialisation_decreases_and_initialises() {
+        let mut c = AimdRateControl::new(AimdConfig::default());
+        assert_eq!(
+            c.update(BandwidthUsage::Normal, Some(bps(1_000_000)), at(0)),
+            None
+        );
         assert_eq!(
             c.update(BandwidthUsage::Overusing, Some(bps(1_000_000)), at(100)),
             Some(bps(850_000))
         );
         assert_eq!(c.state(), RateControlState::Hold);
-        assert_eq!(c.estimate(), None);
+        assert_eq!(c.estimate(), Some(bps(850_000)));
+        // Normal: Hold → Increase, then the near-maximum additive increase from 850 kbit/s (one
+        // packet per 300 ms: 9444 bits, then 7346 at 881 kbit/s), not a re-initialisation to R
+        // after 3 s.
+        assert_eq!(
+            c.update(BandwidthUsage::Normal, Some(bps(1_000_000)), at(600)),
+            Some(bps(850_000))
+        );
+        assert_eq!(
+            c.update(BandwidthUsage::Normal, Some(bps(1_000_000)), at(1600)),
+            Some(bps(881_481))
+        );
+        assert_eq!(
+            c.update(BandwidthUsage::Normal, Some(bps(1_000_000)), at(3200)),
+            Some(bps(920_657))
+        );
+    }
+
+    /// libwebrtc: "Avoid increasing the rate when over-using." When α·R exceeds A_r (R has
+    /// grown since the last decrease, e.g. while a burst drains), A_r falls back to α times the
+    /// rate seen at past decreases, and never rises.
+    #[test]
+    fn overuse_never_raises_the_rate() {
+        let mut c = AimdRateControl::new(AimdConfig::default());
+        c.set_estimate(bps(300_000), at(0));
+        // First decrease: α·R = 255 kbit/s; the rate at decreases is now 300 kbit/s.
+        assert_eq!(
+            c.update(BandwidthUsage::Overusing, Some(bps(300_000)), at(0)),
+            Some(bps(255_000))
+        );
+        // R has grown to 400 kbit/s: α·R = 340 > 255, so α·300 = 255 and at most 255.
+        assert_eq!(
+            c.update(BandwidthUsage::Overusing, Some(bps(400_000)), at(100)),
+            Some(bps(255_000))
+        );
+        // Without a rate at past decreases (first over-use after a reset), at most A_r.
+        let mut c = AimdRateControl::new(AimdConfig::default());
+        c.set_estimate(bps(200_000), at(0));
+        assert_eq!(
+            c.update(BandwidthUsage::Overusing, Some(bps(400_000)), at(0)),
+            Some(bps(200_000))
+        );
+        // A lower R still decreases to α·R.
+        assert_eq!(
+            c.update(BandwidthUsage::Overusing, Some(bps(100_000)), at(100)),
+            Some(bps(85_000))
+        );
     }
 }

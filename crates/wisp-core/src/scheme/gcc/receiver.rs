@@ -5,8 +5,10 @@
 //! ([`super::grouping`], with or without the pre-filter) emits a delta when a group completes;
 //! the arrival-time filter turns it into m; the over-use detector compares m with γ; and the
 //! remote rate controller ([`super::rate_control`]) updates A_r — as libwebrtc's
-//! `RemoteBitrateEstimatorAbsSendTime` of the Kalman era does, at most every 500 ms, and at
-//! every packet while the detector signals over-use.
+//! `RemoteBitrateEstimatorAbsSendTime` of the Kalman era does, at most every 500 ms, and while the
+//! detector signals over-use whenever `TimeToReduceFurther` allows a further decrease (the last
+//! change of A_r at least an RTT, 200 ms, old, or R below half of A_r). aiortc's port updates at
+//! every packet during over-use instead, so A_r followed R down packet by packet.
 //!
 //! Feedback: A_r goes back as a REMB message (`wire::Remb`) in an RTCP compound with a receiver
 //! report (`wire::ReceiverReport`: highest sequence, received, cumulative lost, fraction lost
@@ -79,10 +81,13 @@ impl RemoteEstimator {
         let due = self
             .last_update
             .is_none_or(|last| now - last > self.update_interval);
-        if !due && self.detector.state() != BandwidthUsage::Overusing {
+        let r = self.incoming.rate(now);
+        // During over-use, a further decrease only when the rate controller allows it.
+        let reduce = self.detector.state() == BandwidthUsage::Overusing
+            && r.is_some_and(|r| self.rate_control.time_to_reduce_further(now, r));
+        if !due && !reduce {
             return None;
         }
-        let r = self.incoming.rate(now);
         let a_r = self.rate_control.update(self.detector.state(), r, now)?;
         self.last_update = Some(now);
         Some(a_r)
@@ -304,6 +309,38 @@ mod tests {
         let last = reports.last().unwrap().1;
         let lost = (0..=last.highest_seq).filter(|s| s % 7 == 3).count() as u64;
         assert_eq!(last.cumulative_lost, lost);
+    }
+
+    /// libwebrtc `RemoteBitrateEstimatorAbsSendTime`: while the detector signals over-use, A_r
+    /// is updated again only when `TimeToReduceFurther` allows it (the last change at least
+    /// 200 ms old, or R below half of A_r), not at every packet.
+    #[test]
+    fn over_use_reduces_at_most_every_200_ms() {
+        let mut e = RemoteEstimator::new(&GccConfig::default());
+        let mut updates = vec![];
+        let mut over_use = 0;
+        for seq in 0..1000u64 {
+            let send = Instant::from_millis(10 * seq);
+            // 1 Mbit/s; from 6 s on, the queue grows by 2 ms per packet.
+            let queue = if seq >= 600 { 2 * (seq - 600) } else { 0 };
+            let arrival = send + Duration::from_millis(30 + queue);
+            if let Some(a_r) = e.on_packet(arrival, send, DataSize::from_bytes(1250)) {
+                updates.push((arrival, a_r));
+            }
+            if e.detector().state() == BandwidthUsage::Overusing {
+                over_use += 1;
+            }
+        }
+        assert!(over_use > 10, "{over_use}");
+        // A_r decreased more than once, and no two updates are less than 200 ms apart.
+        let decreases = updates.windows(2).filter(|w| w[1].1 < w[0].1).count();
+        assert!(decreases >= 2, "{updates:?}");
+        assert!(
+            updates
+                .windows(2)
+                .all(|w| w[1].0 - w[0].0 >= Duration::from_millis(200)),
+            "{updates:?}"
+        );
     }
 
     #[test]
