@@ -27,7 +27,7 @@ pub struct RunArgs {
     /// The data direction's link model: trace:FILE (Mahimahi: 1500 bytes per line),
     /// trace-ns:FILE, trace-packets:FILE (libwebrtc: one packet per line, whatever its size),
     /// const:RATE (e.g. const:12mbps), steps:RATE@T,… (e.g. steps:1mbps@0,2.5mbps@25s),
-    /// wifi-outage[:rate=3mbps,every=1s,length=100ms,burst=12mbps,seed=1] (a constant rate with
+    /// wifi-outage[:rate=3mbps,every=1s,length=100ms,burst=5mbps,seed=1] (a constant rate with
     /// outages whose held packets leave as a burst; length=0 for none); 3g-up, wimax-down,
     /// cable-up (mobile-broadband profiles after Mehrotra et al., whose delay and loss noise does
     /// not depend on the sending rate; override any parameter, e.g.

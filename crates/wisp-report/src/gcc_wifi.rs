@@ -458,8 +458,10 @@ simulation framework the paper used does (<code>trace-packets:</code>); the Mahi
 state its own); relative delay growth depends on that choice.</li>\
 <li>At 3 Mbit/s without outages neither variant regulates (the encoder's 2.5 Mbit/s ceiling is \
 below the link), so equal rates there say little; the 2 Mbit/s control is the informative one.</li>\
-<li>Algorithm 1 as written bounds no merged group: on a saturated link the packets of a standing \
-queue arrive less than ΔT apart and faster than they were sent, so one group absorbs every packet \
-and never closes; the delay-based controller receives no sample and the queue grows without bound \
-(the 2 Mbit/s cases). libwebrtc's form caps a merged burst at 100 ms.</li>\
+<li>Algorithm 1 as written bounds no merged group: the packets of a standing queue arrive less \
+than ΔT apart and faster than they were sent, so a queue that stood across the gaps between video \
+frames would make one group that never closes. The estimator takes only video packets as delay \
+samples (audio counts towards its rate), as libwebrtc's did; with audio among them, they bridged \
+the gaps and the 2 Mbit/s cases went blind. libwebrtc's form caps a merged burst at 100 ms.</li>\
+<li>The d_m density is of the video packets, the receiver's delay samples.</li>\
 </ul>\n";

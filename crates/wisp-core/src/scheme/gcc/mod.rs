@@ -26,12 +26,15 @@
 //! production form (`prefilter=libwebrtc`: 5 ms burst threshold, 100 ms maximum burst).
 //!
 //! *Caution.* Algorithm 1 as written bounds neither the length nor the duration of a merged
-//! group. On a saturated link the packets of a standing queue arrive less than ΔT apart and
-//! faster than they were sent, so each is merged into the current group, which then never
-//! closes: the arrival-time filter receives no sample, over-use is never detected and the queue
-//! grows without bound (wisp-sim's test `algorithm_1_goes_blind_on_a_saturated_link`: on a
-//! constant 2 Mbit/s link the median one-way delay exceeds seconds). libwebrtc's 100-ms cap on a
-//! merged burst removes the hazard; use `prefilter=libwebrtc` outside reproductions.
+//! group. Packets of a standing queue arrive less than ΔT apart and faster than they were sent,
+//! so each is merged into the current group; a queue that stood across the gaps between video
+//! frames would make one group that never closes, leaving the arrival-time filter without
+//! samples. While audio packets (sent between the frames) were delay samples, they bridged the
+//! gaps, and on a constant 2 Mbit/s link GCC went blind with seconds of delay; with the
+//! estimator on video alone, as libwebrtc's, the queue drains between frames and Algorithm 1
+//! keeps the delay as low as the other forms (wisp-sim's test
+//! `algorithm_1_keeps_working_on_a_link_gcc_can_fill`). libwebrtc's 100-ms cap on a merged burst
+//! removes the hazard altogether; prefer `prefilter=libwebrtc` outside reproductions.
 //!
 //! Schemes and parameters (`NAME[:KEY=VALUE,…]`):
 //!
