@@ -65,9 +65,11 @@ impl GccSender {
         self.a_r.map(Bitrate::from_bps_f64)
     }
 
-    /// A = min(A_s, A_r).
+    /// A = min(A_s, A_r), at least the configured minimum (libwebrtc's
+    /// `SendSideBandwidthEstimation::CapBitrateToThresholds` caps by the REMB first and then
+    /// raises to the minimum: a REMB below the encoder's range does not starve the call).
     pub fn target(&self) -> Bitrate {
-        Bitrate::from_bps_f64(self.a_r.map_or(self.a_s, |r| self.a_s.min(r)))
+        Bitrate::from_bps_f64(self.a_r.map_or(self.a_s, |r| self.a_s.min(r)).max(self.min))
     }
 
     fn cap(&mut self) {
@@ -181,6 +183,15 @@ mod tests {
         for _ in 0..100 {
             s.on_feedback(now, &rr(255));
         }
+        assert_eq!(s.target(), Bitrate::from_kbps(50));
+        // Not even when a REMB carries less.
+        s.on_feedback(
+            now,
+            &Feedback::Remb(Remb {
+                bitrate: Bitrate::from_kbps(10),
+            }),
+        );
+        assert_eq!(s.remote_rate(), Some(Bitrate::from_kbps(10)));
         assert_eq!(s.target(), Bitrate::from_kbps(50));
     }
 }
