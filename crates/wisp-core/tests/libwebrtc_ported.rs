@@ -652,9 +652,11 @@ impl Stream {
 
 #[test]
 fn remote_bitrate_estimator_test_capacity_drop() {
+    // aiortc's port: a 1-s rate window and a fixed 500-ms update interval.
     let config = GccConfig {
         prefilter: Prefilter::Libwebrtc,
         rate_window: Duration::from_millis(1000),
+        update_interval: Some(Duration::from_millis(500)),
         ..GccConfig::default()
     };
     let mut estimator = RemoteEstimator::new(&config);

@@ -66,8 +66,10 @@
 //!   ran Chrome's implementation, and the libwebrtc unit tests the filter is checked against were
 //!   written for it. `filter=scalar,threshold=draft` is eq. (3) with the draft's constants.
 //! * η and α are libwebrtc's 1.08/s and 0.85 (in the paper's ranges); the remote rate controller
-//!   runs at most every 500 ms except during over-use (then again once the last change is 200 ms
-//!   old, or at once if R has halved: libwebrtc's `TimeToReduceFurther`); the 1.5·R cap has
+//!   runs at most every feedback interval — libwebrtc's: 80-byte RTCP at 5 % of A_r, within
+//!   [200 ms, 1 s], so 200 ms above 64 kbit/s (aiortc's port: a fixed 500 ms, `update_interval`)
+//!   — except during over-use (then again once the last change is 200 ms old, or at once if R
+//!   has halved: libwebrtc's `TimeToReduceFurther`); the 1.5·R cap has
 //!   libwebrtc's 10 kbit/s slack ([`rate_control`]).
 //! * A_s is capped by A_r and by the encoder range, and starts at 300 kbit/s (libwebrtc); the
 //!   paper gives no start value. Receiver reports go out every second and with every REMB.
@@ -101,8 +103,11 @@ pub struct GccConfig {
     pub interval: Duration,
     /// The window over which R is measured.
     pub rate_window: Duration,
-    /// The remote rate controller runs at most this often (except to decrease during over-use).
-    pub update_interval: Duration,
+    /// The remote rate controller runs, and a REMB goes out, at most this often (except to
+    /// decrease during over-use); `None`: libwebrtc's feedback interval, the time 80-byte RTCP
+    /// packets take at 5 % of A_r, within [200 ms, 1 s] ([`AimdRateControl::feedback_interval`];
+    /// 200 ms at any A_r above 64 kbit/s). aiortc's port uses a fixed 500 ms.
+    pub update_interval: Option<Duration>,
     /// The receiver-report interval.
     pub report_interval: Duration,
     pub aimd: AimdConfig,
@@ -122,7 +127,7 @@ impl Default for GccConfig {
             threshold: ThresholdConfig::LIBWEBRTC,
             interval: Duration::from_millis(5),
             rate_window: Duration::from_millis(500),
-            update_interval: Duration::from_millis(500),
+            update_interval: None,
             report_interval: Duration::from_secs(1),
             aimd: AimdConfig::default(),
             start_rate: Bitrate::from_kbps(300),

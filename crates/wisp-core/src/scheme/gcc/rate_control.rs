@@ -126,6 +126,15 @@ impl AimdRateControl {
         (self.avg_max_kbps, self.var_max_kbps)
     }
 
+    /// How often the estimate is updated and fed back (libwebrtc `GetFeedbackInterval`): the
+    /// time an 80-byte RTCP packet takes at 5 % of A_r (of its 30-Mbit/s placeholder before the
+    /// first estimate), clamped to [200 ms, 1 s].
+    pub fn feedback_interval(&self) -> Duration {
+        const RTCP_BITS: f64 = 80.0 * 8.0;
+        let secs = RTCP_BITS / (0.05 * self.current.max(1) as f64);
+        Duration::from_secs_f64(secs.clamp(0.2, 1.0))
+    }
+
     /// Whether a further decrease is due while the detector keeps signalling over-use
     /// (libwebrtc `AimdRateControl::TimeToReduceFurther`): once the last change of A_r is at
     /// least one RTT old (clamped to [10, 200] ms), or at once if R has fallen below half of A_r.
@@ -316,6 +325,20 @@ mod tests {
             c.update(BandwidthUsage::Normal, Some(bps(500_000)), at(4001)),
             Some(bps(541_080))
         );
+    }
+
+    /// libwebrtc `GetFeedbackInterval`: 80-byte RTCP at 5 % of the estimate, within [0.2, 1] s.
+    #[test]
+    fn feedback_interval_follows_the_estimate() {
+        let mut c = AimdRateControl::new(AimdConfig::default());
+        // The 30-Mbit/s placeholder: 0.43 ms, clamped to 200 ms.
+        assert_eq!(c.feedback_interval(), Duration::from_millis(200));
+        c.set_estimate(bps(64_000), at(0));
+        assert_eq!(c.feedback_interval(), Duration::from_millis(200));
+        c.set_estimate(bps(40_000), at(0));
+        assert_eq!(c.feedback_interval(), Duration::from_millis(320));
+        c.set_estimate(bps(10_000), at(0));
+        assert_eq!(c.feedback_interval(), Duration::from_secs(1));
     }
 
     #[test]

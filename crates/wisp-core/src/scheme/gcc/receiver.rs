@@ -6,7 +6,9 @@
 //! completes;
 //! the arrival-time filter turns it into m; the over-use detector compares m with γ; and the
 //! remote rate controller ([`super::rate_control`]) updates A_r — as libwebrtc's
-//! `RemoteBitrateEstimatorAbsSendTime` of the Kalman era does, at most every 500 ms, and while the
+//! `RemoteBitrateEstimatorAbsSendTime` of the Kalman era does, at most every feedback interval
+//! (`GetFeedbackInterval`: 200 ms at the rates of a call, [`AimdRateControl::feedback_interval`];
+//! aiortc's port: 500 ms), and while the
 //! detector signals over-use whenever `TimeToReduceFurther` allows a further decrease (the last
 //! change of A_r at least an RTT, 200 ms, old, or R below half of A_r). aiortc's port updates at
 //! every packet during over-use instead, so A_r followed R down packet by packet.
@@ -27,8 +29,9 @@
 //! Feedback: A_r goes back as a REMB message (`wire::Remb`) in an RTCP compound with a receiver
 //! report (`wire::ReceiverReport`: highest sequence, received, cumulative lost, fraction lost
 //! since the previous report per RFC 3550 §6.4.1/A.3), since RFC 3550 §6.1 starts every compound
-//! packet with a report. A REMB is sent when A_r is updated and either 500 ms have passed since
-//! the last one or A_r fell below 97 % of it (libwebrtc `vie_remb.cc`); a report alone goes out
+//! packet with a report. A REMB is sent when A_r is updated and either a feedback interval has
+//! passed since the last one or A_r fell below 97 % of it (libwebrtc `vie_remb.cc`, whose
+//! interval is 200 ms); a report alone goes out
 //! every second otherwise (libwebrtc's video RTCP interval).
 
 use super::GccConfig;
@@ -53,7 +56,7 @@ pub struct RemoteEstimator {
     rate_control: AimdRateControl,
     incoming: RateCounter,
     incoming_known: bool,
-    update_interval: Duration,
+    update_interval: Option<Duration>,
     last_update: Option<Instant>,
     last_delta: Option<GroupDelta>,
 }
@@ -107,7 +110,7 @@ impl RemoteEstimator {
     fn update(&mut self, now: Instant) -> Option<Bitrate> {
         let due = self
             .last_update
-            .is_none_or(|last| now - last > self.update_interval);
+            .is_none_or(|last| now - last > self.update_interval());
         let r = self.incoming.rate(now);
         // During over-use, a further decrease only when the rate controller allows it.
         let reduce = self.detector.state() == BandwidthUsage::Overusing
@@ -118,6 +121,12 @@ impl RemoteEstimator {
         let a_r = self.rate_control.update(self.detector.state(), r, now)?;
         self.last_update = Some(now);
         Some(a_r)
+    }
+
+    /// The remote rate controller's cadence ([`GccConfig::update_interval`]).
+    pub fn update_interval(&self) -> Duration {
+        self.update_interval
+            .unwrap_or_else(|| self.rate_control.feedback_interval())
     }
 
     pub fn grouper(&self) -> &Grouper {
@@ -183,7 +192,6 @@ pub struct GccReceiver {
     loss: LossStats,
     report_interval: Duration,
     next_report: Option<Instant>,
-    remb_interval: Duration,
     last_remb: Option<(Instant, Bitrate)>,
     /// At most a compound of two messages is pending.
     pending: [Option<Feedback>; 2],
@@ -199,7 +207,6 @@ impl GccReceiver {
             loss: LossStats::default(),
             report_interval: config.report_interval,
             next_report: None,
-            remb_interval: config.update_interval,
             last_remb: None,
             pending: [None, None],
         }
@@ -232,7 +239,7 @@ impl Receiver for GccReceiver {
         let send = match self.last_remb {
             None => true,
             Some((t, last)) => {
-                now - t >= self.remb_interval
+                now - t >= self.estimator.update_interval()
                     || (a_r.bps() as f64) < REMB_DECREASE_FRACTION * last.bps() as f64
             }
         };
