@@ -8,9 +8,9 @@
 //! remote rate controller ([`super::rate_control`]) updates A_r — as libwebrtc's
 //! `RemoteBitrateEstimatorAbsSendTime` of the Kalman era does, at most every feedback interval
 //! (`GetFeedbackInterval`: 200 ms at the rates of a call, [`AimdRateControl::feedback_interval`];
-//! aiortc's port: 500 ms), and while the
-//! detector signals over-use whenever `TimeToReduceFurther` allows a further decrease (the last
-//! change of A_r at least an RTT, 200 ms, old, or R below half of A_r). aiortc's port updates at
+//! aiortc's port: 500 ms), and while the detector signals over-use whenever `TimeToReduceFurther`
+//! allows a further decrease (the last change of A_r at least an RTT, 200 ms, old, or R below
+//! half of A_r). aiortc's port updates at
 //! every packet during over-use instead, so A_r followed R down packet by packet.
 //!
 //! **Audio packets count towards R but are not delay samples.** The Kalman-era estimator
@@ -76,16 +76,10 @@ impl RemoteEstimator {
         }
     }
 
-    /// A packet that counts towards R but is no delay sample (audio) arrived at `now`. The rate
-    /// controller runs on delay samples only, as libwebrtc's did on the video packets.
-    pub fn on_rate_only(&mut self, now: Instant, size: DataSize) {
-        self.count(now, size);
-    }
-
     /// A packet sent at `send` of `size` arrived at `now`: it counts towards R and is a delay
     /// sample. Returns A_r when the rate controller was updated and produced a rate.
     pub fn on_packet(&mut self, now: Instant, send: Instant, size: DataSize) -> Option<Bitrate> {
-        self.count(now, size);
+        self.on_rate_only(now, size);
         if let Some(delta) = self.grouper.on_packet(send, now, size) {
             let m = self.filter.update(&delta, self.detector.state());
             self.detector
@@ -95,7 +89,9 @@ impl RemoteEstimator {
         self.update(now)
     }
 
-    fn count(&mut self, now: Instant, size: DataSize) {
+    /// A packet that counts towards R but is no delay sample (audio) arrived at `now`. The rate
+    /// controller runs on delay samples only, as libwebrtc's did on the video packets.
+    pub fn on_rate_only(&mut self, now: Instant, size: DataSize) {
         // The rate counter restarts after a silence longer than its window.
         if self.incoming.has_rate(now) {
             self.incoming_known = true;
