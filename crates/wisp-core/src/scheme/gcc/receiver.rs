@@ -107,11 +107,12 @@ impl RemoteEstimator {
         let due = self
             .last_update
             .is_none_or(|last| now - last > self.update_interval());
+        if !due && self.detector.state() != BandwidthUsage::Overusing {
+            return None;
+        }
         let r = self.incoming.rate(now);
         // During over-use, a further decrease only when the rate controller allows it.
-        let reduce = self.detector.state() == BandwidthUsage::Overusing
-            && r.is_some_and(|r| self.rate_control.time_to_reduce_further(now, r));
-        if !due && !reduce {
+        if !due && !r.is_some_and(|r| self.rate_control.time_to_reduce_further(now, r)) {
             return None;
         }
         let a_r = self.rate_control.update(self.detector.state(), r, now)?;
