@@ -430,7 +430,6 @@ impl AdaptiveUm {
         let Some(hat) = self.delta_hat.map(|d| d.as_secs_f64()) else {
             return 0.0;
         };
-        let k = dt;
         let c = &self.c;
         if delta <= hat {
             let a = if hat > 0.0 {
@@ -438,7 +437,7 @@ impl AdaptiveUm {
             } else {
                 c.alpha_min
             };
-            a * k
+            a * dt
         } else {
             let dmax = hat * c.delta_max;
             let b = if dmax > hat {
@@ -447,7 +446,7 @@ impl AdaptiveUm {
             } else {
                 c.beta_max
             };
-            -r * (1.0 - (-b * k).exp())
+            -r * (1.0 - (-b * dt).exp())
         }
     }
 
