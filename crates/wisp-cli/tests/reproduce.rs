@@ -57,6 +57,15 @@ fn quick_gcc_wifi_writes_figures_and_data_deterministically() {
     .unwrap();
     assert_eq!(summary["seed"], 3);
     assert!(!summary["checks"].as_array().unwrap().is_empty());
+    // Each form of the pre-filter on each synthetic outage link, against the same link without
+    // outages (the quick run has the 3 and 2 Mbit/s pairs).
+    let pairs = summary["against_no_outage"].as_array().unwrap();
+    assert_eq!(pairs.len(), 4, "{pairs:?}");
+    assert!(
+        pairs
+            .iter()
+            .all(|p| p["comparison"]["rate_gain"].is_number())
+    );
     let html = String::from_utf8(
         fa.iter()
             .find(|f| f.0 == Path::new("report.html"))
@@ -66,6 +75,7 @@ fn quick_gcc_wifi_writes_figures_and_data_deterministically() {
     )
     .unwrap();
     assert!(html.matches("<svg").count() >= 9, "figures are inlined");
+    assert!(html.contains("The pre-filter against the same link without outages"));
     // Same seed, same bytes.
     assert_eq!(fa, files(&b));
     let _ = std::fs::remove_dir_all(&a);
