@@ -459,7 +459,8 @@ fn against_no_outage(out: &mut String, r: &GccWifi) {
         return;
     }
     out.push_str(
-        "<h2>The pre-filter against the same link without outages</h2>\n         <p>Not one of the paper's claims. The claims above compare the pre-filter with plain GCC on \
+        "<h2>The pre-filter against the same link without outages</h2>\n\
+         <p>Not one of the paper's claims. The claims above compare the pre-filter with plain GCC on \
          the same outage link, so a higher rate and its larger frames count against the delay. Here \
          the pre-filter's call on each synthetic outage link is set against the same scheme on that \
          link without outages: where the rates match, the delay the outages still cost is the \
