@@ -287,13 +287,11 @@ fn our_traffic_decodes_as_rtp_and_rtcp_in_tshark() {
     assert!(sent.status.success());
     assert!(recv.wait_with_output().unwrap().status.success());
     // The feedback packets cbr does not use: REMB, APP with a Feedback, RFC 8888.
-    use wisp_core::wire::{Ack, Feedback, Remb};
+    use wisp_core::wire::{Feedback, Remb};
     let s = UdpSocket::bind("127.0.0.1:0").unwrap();
     let mut b = Vec::new();
     wisp_net::rtcp::encode_feedback(
-        &Feedback::Remb(Remb {
-            bitrate: wisp_core::Bitrate::from_kbps(1500),
-        }),
+        &Feedback::encode(&Remb::new(wisp_core::Bitrate::from_kbps(1500))),
         1,
         2,
         &mut b,
@@ -302,13 +300,12 @@ fn our_traffic_decodes_as_rtp_and_rtcp_in_tshark() {
     s.send_to(&b, &listen).unwrap();
     b.clear();
     wisp_net::rtcp::encode_feedback(
-        &Feedback::Ack(Ack {
-            seq: 1,
-            cumulative: 1,
-            send_time: wisp_core::Instant::from_millis(5),
-            recv_time: wisp_core::Instant::from_millis(25),
-            size: 1500,
-        }),
+        &Feedback::encode(&wisp_core::scheme::tcp::ack::TcpAck::new(
+            1,
+            wisp_core::Instant::from_millis(5),
+            wisp_core::Instant::from_millis(25),
+            &[wisp_core::scheme::tcp::ack::SeqRange { start: 1, end: 2 }],
+        )),
         1,
         2,
         &mut b,

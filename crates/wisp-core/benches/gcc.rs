@@ -52,8 +52,7 @@ fn stream() -> Vec<(Instant, DataHeader)> {
                         last: i + 1 == n,
                         key: false,
                     },
-                    time_to_next: None,
-                    throwaway: None,
+                    fields: Default::default(),
                 },
             ));
             seq += 1;
@@ -87,7 +86,7 @@ fn bench(c: &mut Criterion) {
                 |r| {
                     let mut feedback = 0u32;
                     for (at, h) in &packets {
-                        r.on_packet_received(*at, h);
+                        r.on_packet_received(*at, h, &());
                         if r.poll_timeout().is_some_and(|t| t <= *at) {
                             r.on_timeout(*at);
                         }

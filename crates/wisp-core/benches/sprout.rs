@@ -6,10 +6,12 @@ use std::hint::black_box;
 use wisp_core::Instant;
 use wisp_core::controller::Receiver;
 use wisp_core::packet::DataHeader;
+use wisp_core::scheme::sprout::wire::SproutFields;
 use wisp_core::scheme::sprout::{
     BayesFilter, ForecastMethod, ModelParams, Observation, SproutConfig, SproutModel,
     SproutReceiver, Variant,
 };
+use wisp_core::tables::Tables;
 use wisp_core::time::ms;
 use wisp_core::units::DataSize;
 
@@ -35,7 +37,7 @@ fn precompute(c: &mut Criterion) {
 }
 
 fn tick(c: &mut Criterion) {
-    let model = SproutModel::shared(ModelParams::default());
+    let model = SproutModel::shared(&Tables::new(), ModelParams::default());
     let mut g = c.benchmark_group("sprout/tick");
     // The filter alone: one tick of evolve + observe + forecast at steady state.
     let mut f = BayesFilter::new(model.clone());
@@ -72,7 +74,7 @@ fn tick(c: &mut Criterion) {
         ("sprout-ewma", SproutConfig::new(Variant::Ewma)),
         ("sprout-sigmas-5", adaptive),
     ] {
-        let mut e = config.estimator();
+        let mut e = config.estimator(&Tables::new());
         for &k in COUNTS.iter().cycle().take(500) {
             e.on_tick(Some(Observation::Exact(k)));
         }
@@ -86,7 +88,11 @@ fn tick(c: &mut Criterion) {
         });
     }
     // The whole receiver: 10 packet arrivals, the tick, and its feedback message.
-    let mut rx = SproutReceiver::new(&SproutConfig::default(), DataSize::from_bytes(1500));
+    let mut rx = SproutReceiver::new(
+        &SproutConfig::default(),
+        DataSize::from_bytes(1500),
+        &Tables::new(),
+    );
     let mut now = Instant::ZERO;
     let mut byte_seq = 0u64;
     let mut one_tick = |rx: &mut SproutReceiver| {
@@ -94,11 +100,13 @@ fn tick(c: &mut Criterion) {
             let h = DataHeader {
                 byte_seq,
                 size: DataSize::from_bytes(1500),
-                time_to_next: Some(ms(0)),
-                throwaway: Some(0),
                 ..Default::default()
             };
-            rx.on_packet_received(now + ms(2 * j), &h);
+            let fields = SproutFields {
+                time_to_next: Some(ms(0)),
+                throwaway: Some(0),
+            };
+            rx.on_packet_received(now + ms(2 * j), &h, &fields);
             byte_seq += 1500;
         }
         now += ms(20);
@@ -114,7 +122,7 @@ fn tick(c: &mut Criterion) {
 
 /// Each step of a tick alone, at steady state (500 packets/s).
 fn steps(c: &mut Criterion) {
-    let model = SproutModel::shared(ModelParams::default());
+    let model = SproutModel::shared(&Tables::new(), ModelParams::default());
     let mut steady = BayesFilter::new(model);
     for &k in COUNTS.iter().cycle().take(500) {
         steady.evolve();

@@ -9,7 +9,7 @@ use std::hint::black_box;
 use wisp_core::controller::{SendContext, Sender};
 use wisp_core::packet::DataHeader;
 use wisp_core::scheme::SchemeConfig;
-use wisp_core::wire::{Feedback, SeqRange, TcpAck};
+use wisp_core::scheme::tcp::ack::{SeqRange, TcpAck};
 use wisp_core::{DataSize, Duration, Instant};
 
 /// Packets of a 4 Mbit/s stream (1240 B every 2.48 ms) with their ACKs: 3 % lost (a fixed
@@ -32,13 +32,14 @@ fn bench(c: &mut Criterion) {
                     let mut received: Vec<u64> = vec![];
                     for seq in 0..PACKETS {
                         let now = Instant::ZERO + gap * seq;
-                        let mut h = DataHeader {
+                        let h = DataHeader {
                             seq,
                             send_time: now,
                             size: DataSize::from_bytes(1240),
                             ..DataHeader::default()
                         };
-                        s.on_packet_sent(now, &mut h, &SendContext::default());
+                        s.on_packet_sent(now, &h, &SendContext::default());
+                        s.on_time(now);
                         black_box(s.allowance(now));
                         if seq % 33 == 7 {
                             continue;
@@ -50,10 +51,7 @@ fn bench(c: &mut Criterion) {
                             end: seq + 1,
                         }];
                         let ack = TcpAck::new(seq, now, now + owd, &ranges);
-                        s.on_feedback(
-                            now + owd + Duration::from_millis(30),
-                            &Feedback::TcpAck(ack),
-                        );
+                        s.on_feedback(now + owd + Duration::from_millis(30), &ack);
                     }
                     s
                 },

@@ -1,22 +1,30 @@
 //! The controller contract: one shape for every scheme.
 //!
-//! A scheme is a pair of halves that talk only through wire messages ([`Feedback`]):
+//! A scheme is a pair of halves that talk only through wire messages of the scheme's own types:
 //!
-//! * a [`Sender`] is told of each packet it sends ([`Sender::on_packet_sent`], where it may stamp
-//!   its own header fields) and each feedback message it receives ([`Sender::on_feedback`]); it
-//!   answers *how much may I send now* ([`Sender::allowance`]: a target bitrate plus pacing, or a
-//!   window in bytes) and when it next wants to be woken ([`Sender::poll_timeout`]);
-//! * a [`Receiver`] is told of each data packet that arrives and emits feedback when it wants to
-//!   ([`Receiver::poll_feedback`]), with its own wake-up time.
+//! * a [`Sender`] is told of each packet it sends ([`Sender::on_packet_sent`], which returns the
+//!   scheme's own header fields for the packet, [`Sender::Fields`]) and each feedback message it
+//!   receives ([`Sender::on_feedback`], a [`Sender::Feedback`]); it answers *how much may I send
+//!   now* ([`Sender::allowance`], a query: a target bitrate plus pacing, or a window in bytes)
+//!   and when it next wants to be woken ([`Sender::poll_timeout`]). State changes happen in the
+//!   event hooks, [`Sender::on_time`] among them, never in the queries;
+//! * a [`Receiver`] is told of each data packet that arrives, with the sender's fields decoded,
+//!   and emits feedback when it wants to ([`Receiver::poll_feedback`]), with its own wake-up time.
 //!
 //! Neither half sends packets itself: the flow driver ([`crate::flow::FlowSender`]) combines the
 //! sender with a traffic source and a pacer and produces the packets, in the simulator and over
 //! real sockets alike. Every call takes `now`; nothing reads a clock.
+//!
+//! The layers below a scheme see neither of its message types: [`WireSender`] and
+//! [`WireReceiver`], implemented for every [`Sender`] and [`Receiver`], encode and decode them
+//! at the edge of the scheme, so the simulator and `wisp-net` carry bytes ([`Feedback`],
+//! [`SchemeFields`](crate::packet::SchemeFields)) and count what does not decode.
 
-use crate::packet::DataHeader;
+use crate::packet::{DataHeader, HeaderFields};
 use crate::time::Instant;
 use crate::units::{Bitrate, DataSize};
-use crate::wire::Feedback;
+use crate::wire::{Feedback, Message, WireError};
+use core::fmt;
 
 /// How much a sender may send now.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -69,16 +77,30 @@ pub struct SenderStats {
 
 /// The sending half of a scheme. Hooks a scheme may ignore have no-op defaults.
 pub trait Sender {
-    /// A packet is leaving now. The sender updates its accounting and may stamp its header fields
-    /// (`time_to_next`, `throwaway`, …); `seq`, `byte_seq`, `send_time`, `size` and `content` are
-    /// already set.
-    fn on_packet_sent(&mut self, now: Instant, packet: &mut DataHeader, ctx: &SendContext);
+    /// The messages this scheme's receiver sends ([`crate::wire::NoFeedback`] if none).
+    type Feedback: Message;
+    /// The per-packet header fields this scheme's sender stamps (`()` if none).
+    type Fields: HeaderFields;
+
+    /// A packet is leaving now: the sender updates its accounting and returns the packet's
+    /// scheme fields. `seq`, `byte_seq`, `send_time`, `size` and `content` are set.
+    fn on_packet_sent(
+        &mut self,
+        now: Instant,
+        packet: &DataHeader,
+        ctx: &SendContext,
+    ) -> Self::Fields;
 
     /// A feedback message from the receiver arrived.
-    fn on_feedback(&mut self, now: Instant, feedback: &Feedback);
+    fn on_feedback(&mut self, now: Instant, feedback: &Self::Feedback);
 
-    /// How much may be sent now.
-    fn allowance(&mut self, now: Instant) -> Allowance;
+    /// Time has reached `now`: update what depends on time alone (drain a queue estimate, accrue
+    /// credit, open or close a measurement window). The flow driver calls it before each
+    /// [`Sender::allowance`] query.
+    fn on_time(&mut self, _now: Instant) {}
+
+    /// How much may be sent now. A query: it changes nothing.
+    fn allowance(&self, now: Instant) -> Allowance;
 
     /// A packet to send now regardless of the allowance (heartbeat, probe), if any.
     fn poll_extra(&mut self, _now: Instant) -> Option<ExtraPacket> {
@@ -106,12 +128,17 @@ pub trait Sender {
 
 /// The receiving half of a scheme.
 pub trait Receiver {
-    /// A data packet arrived now.
-    fn on_packet_received(&mut self, now: Instant, packet: &DataHeader);
+    /// The messages it sends (the same type as its sender's [`Sender::Feedback`]).
+    type Feedback: Message;
+    /// The header fields its sender stamps (the same type as [`Sender::Fields`]).
+    type Fields: HeaderFields;
+
+    /// A data packet arrived now, with the sender's fields decoded.
+    fn on_packet_received(&mut self, now: Instant, packet: &DataHeader, fields: &Self::Fields);
 
     /// The next feedback message to send, if any. Called until it returns `None` after every
     /// arrival and every timeout.
-    fn poll_feedback(&mut self, _now: Instant) -> Option<Feedback> {
+    fn poll_feedback(&mut self, _now: Instant) -> Option<Self::Feedback> {
         None
     }
 
@@ -121,4 +148,136 @@ pub trait Receiver {
     }
 
     fn on_timeout(&mut self, _now: Instant) {}
+}
+
+/// A [`Sender`] seen from the layers below the scheme: feedback arrives as bytes and the
+/// scheme's fields leave in the packet's [`SchemeFields`](crate::packet::SchemeFields) block.
+/// Implemented for every [`Sender`]; object-safe, for schemes registered at run time.
+pub trait WireSender: fmt::Debug {
+    /// Stamps `packet.fields`.
+    fn on_packet_sent(&mut self, now: Instant, packet: &mut DataHeader, ctx: &SendContext);
+    /// Decodes and delivers a feedback message; a message that does not decode is an error and
+    /// changes nothing.
+    fn on_feedback(&mut self, now: Instant, feedback: &Feedback) -> Result<(), WireError>;
+    fn on_time(&mut self, now: Instant);
+    fn allowance(&self, now: Instant) -> Allowance;
+    fn poll_extra(&mut self, now: Instant) -> Option<ExtraPacket>;
+    fn poll_timeout(&self) -> Option<Instant>;
+    fn on_timeout(&mut self, now: Instant);
+    fn stats(&self) -> SenderStats;
+    fn delay_target(&self) -> Option<crate::time::Duration>;
+}
+
+impl<S: Sender + fmt::Debug> WireSender for S {
+    fn on_packet_sent(&mut self, now: Instant, packet: &mut DataHeader, ctx: &SendContext) {
+        packet.fields = Sender::on_packet_sent(self, now, packet, ctx).emit();
+    }
+    fn on_feedback(&mut self, now: Instant, feedback: &Feedback) -> Result<(), WireError> {
+        let message = feedback.decode::<S::Feedback>()?;
+        Sender::on_feedback(self, now, &message);
+        Ok(())
+    }
+    fn on_time(&mut self, now: Instant) {
+        Sender::on_time(self, now);
+    }
+    fn allowance(&self, now: Instant) -> Allowance {
+        Sender::allowance(self, now)
+    }
+    fn poll_extra(&mut self, now: Instant) -> Option<ExtraPacket> {
+        Sender::poll_extra(self, now)
+    }
+    fn poll_timeout(&self) -> Option<Instant> {
+        Sender::poll_timeout(self)
+    }
+    fn on_timeout(&mut self, now: Instant) {
+        Sender::on_timeout(self, now);
+    }
+    fn stats(&self) -> SenderStats {
+        Sender::stats(self)
+    }
+    fn delay_target(&self) -> Option<crate::time::Duration> {
+        Sender::delay_target(self)
+    }
+}
+
+/// A [`Receiver`] seen from the layers below the scheme (see [`WireSender`]).
+pub trait WireReceiver: fmt::Debug {
+    /// Decodes the packet's scheme fields and delivers it; a packet whose fields do not decode
+    /// is an error and is not delivered.
+    fn on_packet_received(&mut self, now: Instant, packet: &DataHeader) -> Result<(), WireError>;
+    fn poll_feedback(&mut self, now: Instant) -> Option<Feedback>;
+    fn poll_timeout(&self) -> Option<Instant>;
+    fn on_timeout(&mut self, now: Instant);
+}
+
+impl<R: Receiver + fmt::Debug> WireReceiver for R {
+    fn on_packet_received(&mut self, now: Instant, packet: &DataHeader) -> Result<(), WireError> {
+        let fields = R::Fields::parse(&packet.fields)?;
+        Receiver::on_packet_received(self, now, packet, &fields);
+        Ok(())
+    }
+    fn poll_feedback(&mut self, now: Instant) -> Option<Feedback> {
+        Receiver::poll_feedback(self, now).map(|m| Feedback::encode(&m))
+    }
+    fn poll_timeout(&self) -> Option<Instant> {
+        Receiver::poll_timeout(self)
+    }
+    fn on_timeout(&mut self, now: Instant) {
+        Receiver::on_timeout(self, now);
+    }
+}
+
+/// A boxed half is the half (the registry boxes its larger schemes to keep the enums small).
+impl<S: Sender> Sender for Box<S> {
+    type Feedback = S::Feedback;
+    type Fields = S::Fields;
+    fn on_packet_sent(
+        &mut self,
+        now: Instant,
+        packet: &DataHeader,
+        ctx: &SendContext,
+    ) -> S::Fields {
+        (**self).on_packet_sent(now, packet, ctx)
+    }
+    fn on_feedback(&mut self, now: Instant, feedback: &S::Feedback) {
+        (**self).on_feedback(now, feedback);
+    }
+    fn on_time(&mut self, now: Instant) {
+        (**self).on_time(now);
+    }
+    fn allowance(&self, now: Instant) -> Allowance {
+        (**self).allowance(now)
+    }
+    fn poll_extra(&mut self, now: Instant) -> Option<ExtraPacket> {
+        (**self).poll_extra(now)
+    }
+    fn poll_timeout(&self) -> Option<Instant> {
+        (**self).poll_timeout()
+    }
+    fn on_timeout(&mut self, now: Instant) {
+        (**self).on_timeout(now);
+    }
+    fn stats(&self) -> SenderStats {
+        (**self).stats()
+    }
+    fn delay_target(&self) -> Option<crate::time::Duration> {
+        (**self).delay_target()
+    }
+}
+
+impl<R: Receiver> Receiver for Box<R> {
+    type Feedback = R::Feedback;
+    type Fields = R::Fields;
+    fn on_packet_received(&mut self, now: Instant, packet: &DataHeader, fields: &R::Fields) {
+        (**self).on_packet_received(now, packet, fields);
+    }
+    fn poll_feedback(&mut self, now: Instant) -> Option<R::Feedback> {
+        (**self).poll_feedback(now)
+    }
+    fn poll_timeout(&self) -> Option<Instant> {
+        (**self).poll_timeout()
+    }
+    fn on_timeout(&mut self, now: Instant) {
+        (**self).on_timeout(now);
+    }
 }

@@ -1,4 +1,4 @@
-//! The flow driver: a scheme's [`Sender`] + a traffic [`Source`] + a [`Pacer`] → packets.
+//! The flow driver: a scheme's [`Sender`](crate::controller::Sender) + a traffic [`Source`] + a [`Pacer`] → packets.
 //!
 //! The simulator and `wisp-net` drive a flow the same way:
 //!
@@ -9,14 +9,14 @@
 //! }
 //! ```
 
-use crate::controller::{Allowance, SendContext, Sender};
+use crate::controller::{Allowance, SendContext, WireSender};
 use crate::pacer::Pacer;
-use crate::packet::{Content, DataHeader};
+use crate::packet::{Content, DataHeader, SchemeFields};
 use crate::scheme::AnySender;
 use crate::source::Source;
 use crate::time::Instant;
 use crate::units::DataSize;
-use crate::wire::Feedback;
+use crate::wire::{Feedback, WireError};
 
 /// Counters of what a flow has sent.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -75,6 +75,7 @@ impl FlowSender {
         if let Some(extra) = self.sender.poll_extra(now) {
             return Some(self.emit(now, extra.size, extra.content));
         }
+        self.sender.on_time(now);
         let (target, limit, pacing) = match self.sender.allowance(now) {
             Allowance::Rate { target, pacing } => (Some(target), None, Some(pacing)),
             Allowance::Window { bytes, pacing } => (None, Some(bytes), pacing),
@@ -117,8 +118,7 @@ impl FlowSender {
             send_time: now,
             size,
             content,
-            time_to_next: None,
-            throwaway: None,
+            fields: SchemeFields::EMPTY,
         };
         self.next_seq += 1;
         self.byte_seq += size.bytes();
@@ -141,8 +141,10 @@ impl FlowSender {
         .min()
     }
 
-    pub fn on_feedback(&mut self, now: Instant, feedback: &Feedback) {
-        self.sender.on_feedback(now, feedback);
+    /// A feedback message arrived. One that the scheme cannot decode is an error (the caller
+    /// counts it) and changes nothing.
+    pub fn on_feedback(&mut self, now: Instant, feedback: &Feedback) -> Result<(), WireError> {
+        self.sender.on_feedback(now, feedback)
     }
 }
 

@@ -24,6 +24,7 @@ pub mod packet;
 pub mod scheme;
 pub mod source;
 pub mod stats;
+pub mod tables;
 pub mod time;
 pub mod units;
 pub mod wire;

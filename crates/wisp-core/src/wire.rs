@@ -1,19 +1,26 @@
-//! Feedback messages and their byte encoding.
+//! Feedback messages: the framing every scheme's messages share, and the standard messages.
 //!
-//! Every feedback message a receiver emits is a typed [`Feedback`] value with a byte encoding,
-//! so the simulator can carry it over a modelled reverse path (its size is the encoded size plus
-//! [`IP_UDP_OVERHEAD`](crate::packet::IP_UDP_OVERHEAD)) and `wisp-net` can carry it over UDP.
+//! A scheme's receiver sends its sender messages of the scheme's own type (a [`Message`]: Sprout's
+//! forecast, a TCP ACK, GCC's REMB and receiver report). The layers below never look inside them:
+//! the receiver half's message is encoded once into a [`Feedback`] — its bytes — which the
+//! simulator carries over the modelled reverse path (its size is the encoded size plus
+//! [`IP_UDP_OVERHEAD`](crate::packet::IP_UDP_OVERHEAD)) and `wisp-net` carries over UDP; the
+//! sender half decodes it. So the simulator carries exactly the bytes the wire does.
 //!
 //! Framing: `kind: u8`, `length: u16` (big-endian, bytes of payload), payload. All integers are
-//! big-endian. [`Feedback::parse`] never panics: truncated input, unknown kinds and trailing bytes
-//! are errors.
+//! big-endian. Parsing never panics: truncated input, unknown kinds and trailing bytes are errors.
 //!
-//! Kind codes are allocated by family so schemes never collide: 1–9 generic (ACK, receiver
-//! report, REMB), 10–19 Sprout, 20–29 GCC, 30–39 TCP baselines, 40–49 utility-maximisation
-//! controllers, 50–59 Ping-Pair/Kwikr, 60–69 WBest and other probers.
+//! Kinds 1–9 are the **standard** messages defined here ([`ReceiverReport`], [`Remb`]), which a
+//! scheme's message type may include; `wisp-net` sends those as their standard RTCP packets
+//! (RTCP RR, REMB) and everything else in an RTCP APP block. Scheme kinds are allocated by family
+//! (a receiver only ever talks to the sender of its own scheme, so the ranges only keep the
+//! logs readable): 10–19 Sprout, 20–29 GCC, 30–39 TCP baselines, 40–49 utility-maximisation
+//! controllers, 50–59 Ping-Pair/Kwikr, 60–69 WBest and other probers, 200–254 for schemes outside
+//! the tree (tests, Python).
 
 use crate::time::Instant;
 use crate::units::Bitrate;
+use core::fmt;
 
 /// Why bytes could not be parsed as a message.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -106,22 +113,120 @@ impl Writer for Vec<u8> {
     }
 }
 
-/// A per-packet acknowledgement (for ACK-clocked senders).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Ack {
-    /// Sequence number of the packet this acknowledges.
-    pub seq: u64,
-    /// Every packet with a lower sequence number has arrived (cumulative ACK).
-    pub cumulative: u64,
-    /// The acknowledged packet's send time, echoed.
-    pub send_time: Instant,
-    /// When the receiver got it.
-    pub recv_time: Instant,
-    /// Its wire size in bytes.
-    pub size: u32,
+/// Appends one framed message: `kind`, the payload's length, and the payload `payload` writes.
+pub fn frame(out: &mut Vec<u8>, kind: u8, payload: impl FnOnce(&mut Vec<u8>)) {
+    let start = out.len();
+    out.put_u8(kind);
+    out.put_u16(0);
+    payload(out);
+    let len = out.len() - start - 3;
+    debug_assert!(len <= usize::from(u16::MAX));
+    out[start + 1..start + 3].copy_from_slice(&(len as u16).to_be_bytes());
 }
 
-/// A periodic receiver report (RTCP RR-like).
+/// Splits one framed message into its kind and a reader over its payload; `buf` must hold
+/// exactly one message.
+pub fn unframe(buf: &[u8]) -> Result<(u8, Reader<'_>), WireError> {
+    let mut r = Reader::new(buf);
+    let kind = r.u8()?;
+    let len = usize::from(r.u16()?);
+    let payload = Reader::new(r.bytes(len)?);
+    r.finish()?;
+    Ok((kind, payload))
+}
+
+/// A typed feedback message with its framed encoding.
+///
+/// A scheme's message type is often an enum over several kinds (GCC's REMB and receiver report);
+/// `parse` dispatches on the kind byte. It must never panic, and must reject kinds it does not
+/// know with [`WireError::UnknownKind`].
+pub trait Message: Sized + Clone + fmt::Debug {
+    /// Appends the framed encoding of `self` (use [`frame`]).
+    fn emit(&self, out: &mut Vec<u8>);
+    /// Parses exactly one framed message (use [`unframe`]).
+    fn parse(buf: &[u8]) -> Result<Self, WireError>;
+}
+
+/// One encoded feedback message as the layers below a scheme carry it: framed bytes whose kind
+/// and length have been checked, and nothing else.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Feedback {
+    bytes: Vec<u8>,
+}
+
+impl Feedback {
+    /// Encodes `message`.
+    pub fn encode<M: Message>(message: &M) -> Self {
+        let mut bytes = Vec::with_capacity(48);
+        message.emit(&mut bytes);
+        debug_assert!(
+            unframe(&bytes).is_ok(),
+            "{message:?} emits a malformed frame"
+        );
+        Feedback { bytes }
+    }
+
+    /// Takes `bytes` as one message if the framing holds (kind, length, no trailing bytes).
+    pub fn from_bytes(bytes: &[u8]) -> Result<Self, WireError> {
+        unframe(bytes)?;
+        Ok(Feedback {
+            bytes: bytes.to_vec(),
+        })
+    }
+
+    /// Decodes the message as a scheme's type.
+    pub fn decode<M: Message>(&self) -> Result<M, WireError> {
+        M::parse(&self.bytes)
+    }
+
+    /// The message's kind byte.
+    pub fn kind(&self) -> u8 {
+        self.bytes[0]
+    }
+
+    /// The framed encoding.
+    pub fn as_bytes(&self) -> &[u8] {
+        &self.bytes
+    }
+
+    /// Encoded size in bytes (without IP/UDP overhead).
+    pub fn len(&self) -> usize {
+        self.bytes.len()
+    }
+
+    /// Never true: a frame has at least its kind and length.
+    pub fn is_empty(&self) -> bool {
+        self.bytes.is_empty()
+    }
+}
+
+impl fmt::Debug for Feedback {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Feedback(kind {}, {} bytes)", self.kind(), self.len())
+    }
+}
+
+/// The message type of schemes whose receiver sends nothing. It has no values.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NoFeedback {}
+
+impl Message for NoFeedback {
+    fn emit(&self, _out: &mut Vec<u8>) {
+        match *self {}
+    }
+    fn parse(buf: &[u8]) -> Result<Self, WireError> {
+        let (kind, _) = unframe(buf)?;
+        Err(WireError::UnknownKind(kind))
+    }
+}
+
+/// Kind codes of the standard messages.
+pub mod kind {
+    pub const RECEIVER_REPORT: u8 = 2;
+    pub const REMB: u8 = 3;
+}
+
+/// A periodic receiver report (RTCP RR-like, RFC 3550 §6.4.2), kind 2.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ReceiverReport {
     /// Highest sequence number received.
@@ -134,237 +239,107 @@ pub struct ReceiverReport {
     pub fraction_lost: u8,
 }
 
-/// A receiver's estimate of the rate the sender may use (REMB-like).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Remb {
-    pub bitrate: Bitrate,
-}
-
-/// A run of received packet sequence numbers, `start..end` (end exclusive).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
-pub struct SeqRange {
-    pub start: u64,
-    pub end: u64,
-}
-
-impl SeqRange {
-    pub fn contains(&self, seq: u64) -> bool {
-        self.start <= seq && seq < self.end
+impl ReceiverReport {
+    fn emit_payload(&self, out: &mut Vec<u8>) {
+        out.put_u64(self.highest_seq);
+        out.put_u64(self.received);
+        out.put_u64(self.cumulative_lost);
+        out.put_u8(self.fraction_lost);
+    }
+    fn parse_payload(p: &mut Reader<'_>) -> Result<Self, WireError> {
+        Ok(ReceiverReport {
+            highest_seq: p.u64()?,
+            received: p.u64()?,
+            cumulative_lost: p.u64()?,
+            fraction_lost: p.u8()?,
+        })
     }
 }
 
-/// A TCP-family per-packet acknowledgement with SACK-like ranges (kind 30).
+impl Message for ReceiverReport {
+    fn emit(&self, out: &mut Vec<u8>) {
+        frame(out, kind::RECEIVER_REPORT, |out| self.emit_payload(out));
+    }
+    fn parse(buf: &[u8]) -> Result<Self, WireError> {
+        match unframe(buf)? {
+            (kind::RECEIVER_REPORT, mut p) => {
+                let m = ReceiverReport::parse_payload(&mut p)?;
+                p.finish()?;
+                Ok(m)
+            }
+            (k, _) => Err(WireError::UnknownKind(k)),
+        }
+    }
+}
+
+/// A receiver's estimate of the rate the sender may use: REMB
+/// (draft-alvestrand-rmcat-remb-03 §2.2), kind 3.
 ///
-/// One is sent for every data packet received. It names the packet that triggered it (`seq`,
-/// with its send time echoed as TCP's TSecr, RFC 7323 §3) and when it arrived, and carries up to
-/// [`TcpAck::MAX_RANGES`] ranges of received sequence numbers: the range containing `seq` first,
-/// then the highest other ranges in descending order (RFC 2018 §4's ordering rule). Every packet,
-/// a retransmission included, has a new sequence number (as QUIC, RFC 9000 §12.3), so the ranges
-/// are unambiguous and a lost ACK's information reaches the sender in the next one.
+/// On the wire REMB carries the bitrate as an 18-bit mantissa and a 6-bit exponent, so only
+/// some rates can be sent. A `Remb` holds only those: [`Remb::new`] rounds down to the nearest
+/// one, as libwebrtc's encoder does (it shifts the mantissa right until it fits), so the
+/// simulator's sender sees exactly the rate a real one reads from the RTCP packet.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct TcpAck {
-    /// The packet this ACK was sent for.
-    pub seq: u64,
-    /// Its send time, echoed (the sender's clock).
-    pub send_time: Instant,
-    /// When it arrived (the receiver's clock).
-    pub recv_time: Instant,
-    len: u8,
-    ranges: [SeqRange; TcpAck::MAX_RANGES],
+pub struct Remb {
+    exp: u8,
+    mantissa: u32,
 }
 
-impl TcpAck {
-    /// At most this many ranges per ACK (three SACK blocks fit next to TCP timestamps).
-    pub const MAX_RANGES: usize = 3;
+impl Remb {
+    /// Bits of the mantissa.
+    pub const MANTISSA_BITS: u32 = 18;
+    /// The largest exponent (6 bits).
+    pub const MAX_EXP: u8 = 63;
 
-    /// An ACK with the first [`TcpAck::MAX_RANGES`] of `ranges`.
-    pub fn new(seq: u64, send_time: Instant, recv_time: Instant, ranges: &[SeqRange]) -> Self {
-        let mut a = TcpAck {
-            seq,
-            send_time,
-            recv_time,
-            len: 0,
-            ranges: [SeqRange::default(); TcpAck::MAX_RANGES],
-        };
-        for r in ranges.iter().take(TcpAck::MAX_RANGES) {
-            a.ranges[a.len as usize] = *r;
-            a.len += 1;
+    /// The REMB for `bitrate`, rounded down to what the wire can carry.
+    pub fn new(bitrate: Bitrate) -> Self {
+        let bps = bitrate.bps();
+        let mut exp = 0u8;
+        while exp < Remb::MAX_EXP && (bps >> exp) >= 1 << Remb::MANTISSA_BITS {
+            exp += 1;
         }
-        a
-    }
-
-    /// The acknowledged ranges, most important first.
-    pub fn ranges(&self) -> &[SeqRange] {
-        &self.ranges[..self.len as usize]
-    }
-}
-
-/// Sprout's delivery forecast (Winstein et al., NSDI 2013, §3.4), sent by the receiver once
-/// per tick.
-///
-/// Encoding: `received_or_lost: u64`, `n: u8`, then `n` × `u32` cumulative byte counts.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct SproutForecast {
-    /// Bytes of the flow the receiver has received or written off as lost (the throwaway
-    /// rule), from the start of the flow.
-    pub received_or_lost: u64,
-    /// Bytes expected (at the forecast's cautious quantile) to be delivered through the end of
-    /// each of the next ticks, cumulative; at most 255 ticks.
-    pub cumulative_bytes: Vec<u32>,
-}
-
-/// Every feedback message a scheme can send from receiver to sender.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Feedback {
-    Ack(Ack),
-    ReceiverReport(ReceiverReport),
-    Remb(Remb),
-    TcpAck(TcpAck),
-    SproutForecast(SproutForecast),
-}
-
-mod kind {
-    pub const ACK: u8 = 1;
-    pub const RECEIVER_REPORT: u8 = 2;
-    pub const REMB: u8 = 3;
-    pub const TCP_ACK: u8 = 30;
-    pub const SPROUT_FORECAST: u8 = 10;
-}
-
-impl Feedback {
-    /// Appends the encoding of `self` to `out`.
-    pub fn emit(&self, out: &mut Vec<u8>) {
-        let start = out.len();
-        out.put_u8(0);
-        out.put_u16(0);
-        let kind = match self {
-            Feedback::Ack(a) => {
-                out.put_u64(a.seq);
-                out.put_u64(a.cumulative);
-                out.put_instant(a.send_time);
-                out.put_instant(a.recv_time);
-                out.put_u32(a.size);
-                kind::ACK
-            }
-            Feedback::ReceiverReport(r) => {
-                out.put_u64(r.highest_seq);
-                out.put_u64(r.received);
-                out.put_u64(r.cumulative_lost);
-                out.put_u8(r.fraction_lost);
-                kind::RECEIVER_REPORT
-            }
-            Feedback::Remb(r) => {
-                out.put_u64(r.bitrate.bps());
-                kind::REMB
-            }
-            Feedback::TcpAck(a) => {
-                out.put_u64(a.seq);
-                out.put_instant(a.send_time);
-                out.put_instant(a.recv_time);
-                out.put_u8(a.len);
-                for r in a.ranges() {
-                    out.put_u64(r.start);
-                    out.put_u64(r.end);
-                }
-                kind::TCP_ACK
-            }
-            Feedback::SproutForecast(f) => {
-                debug_assert!(f.cumulative_bytes.len() <= u8::MAX as usize);
-                let n = f.cumulative_bytes.len().min(u8::MAX as usize);
-                out.put_u64(f.received_or_lost);
-                out.put_u8(n as u8);
-                for &c in &f.cumulative_bytes[..n] {
-                    out.put_u32(c);
-                }
-                kind::SPROUT_FORECAST
-            }
-        };
-        let len = out.len() - start - 3;
-        debug_assert!(len <= u16::MAX as usize);
-        out[start] = kind;
-        out[start + 1..start + 3].copy_from_slice(&(len as u16).to_be_bytes());
-    }
-
-    /// The encoding as a new vector.
-    pub fn to_bytes(&self) -> Vec<u8> {
-        let mut v = Vec::with_capacity(48);
-        self.emit(&mut v);
-        v
-    }
-
-    /// Encoded size in bytes (without IP/UDP overhead).
-    pub fn encoded_len(&self) -> usize {
-        3 + match self {
-            Feedback::Ack(_) => 36,
-            Feedback::ReceiverReport(_) => 25,
-            Feedback::Remb(_) => 8,
-            Feedback::TcpAck(a) => 25 + 16 * a.ranges().len(),
-            Feedback::SproutForecast(f) => 9 + 4 * f.cumulative_bytes.len().min(u8::MAX as usize),
+        Remb {
+            exp,
+            mantissa: ((bps >> exp) & ((1 << Remb::MANTISSA_BITS) - 1)) as u32,
         }
     }
 
-    /// Parses exactly one message from `buf`. Never panics.
-    pub fn parse(buf: &[u8]) -> Result<Feedback, WireError> {
-        let mut r = Reader::new(buf);
-        let kind = r.u8()?;
-        let len = r.u16()? as usize;
-        let mut p = Reader::new(r.bytes(len)?);
-        r.finish()?;
-        let msg = match kind {
-            kind::ACK => Feedback::Ack(Ack {
-                seq: p.u64()?,
-                cumulative: p.u64()?,
-                send_time: p.instant()?,
-                recv_time: p.instant()?,
-                size: p.u32()?,
-            }),
-            kind::RECEIVER_REPORT => Feedback::ReceiverReport(ReceiverReport {
-                highest_seq: p.u64()?,
-                received: p.u64()?,
-                cumulative_lost: p.u64()?,
-                fraction_lost: p.u8()?,
-            }),
-            kind::REMB => Feedback::Remb(Remb {
-                bitrate: Bitrate::from_bps(p.u64()?),
-            }),
-            kind::TCP_ACK => {
-                let seq = p.u64()?;
-                let send_time = p.instant()?;
-                let recv_time = p.instant()?;
-                let n = p.u8()? as usize;
-                if n > TcpAck::MAX_RANGES {
-                    return Err(WireError::Invalid("too many TCP ACK ranges"));
+    /// The REMB with these wire fields; `None` if either is out of range.
+    pub fn from_parts(exp: u8, mantissa: u32) -> Option<Self> {
+        (exp <= Remb::MAX_EXP && mantissa < 1 << Remb::MANTISSA_BITS)
+            .then_some(Remb { exp, mantissa })
+    }
+
+    /// The 6-bit exponent and the 18-bit mantissa.
+    pub fn parts(&self) -> (u8, u32) {
+        (self.exp, self.mantissa)
+    }
+
+    /// The bitrate it carries (mantissa · 2^exp, saturating).
+    pub fn bitrate(&self) -> Bitrate {
+        let bps = u128::from(self.mantissa) << self.exp;
+        Bitrate::from_bps(u64::try_from(bps).unwrap_or(u64::MAX))
+    }
+}
+
+impl Message for Remb {
+    /// Payload: the bitrate in bit/s (u64); one that REMB cannot carry exactly is invalid.
+    fn emit(&self, out: &mut Vec<u8>) {
+        frame(out, kind::REMB, |out| out.put_u64(self.bitrate().bps()));
+    }
+    fn parse(buf: &[u8]) -> Result<Self, WireError> {
+        match unframe(buf)? {
+            (kind::REMB, mut p) => {
+                let bitrate = Bitrate::from_bps(p.u64()?);
+                p.finish()?;
+                let m = Remb::new(bitrate);
+                if m.bitrate() != bitrate {
+                    return Err(WireError::Invalid("REMB cannot carry this bitrate"));
                 }
-                let mut ranges = [SeqRange::default(); TcpAck::MAX_RANGES];
-                for r in ranges.iter_mut().take(n) {
-                    *r = SeqRange {
-                        start: p.u64()?,
-                        end: p.u64()?,
-                    };
-                    if r.start >= r.end {
-                        return Err(WireError::Invalid("empty TCP ACK range"));
-                    }
-                }
-                Feedback::TcpAck(TcpAck::new(seq, send_time, recv_time, &ranges[..n]))
+                Ok(m)
             }
-            kind::SPROUT_FORECAST => {
-                let received_or_lost = p.u64()?;
-                let n = p.u8()? as usize;
-                if p.remaining() < 4 * n {
-                    return Err(WireError::Truncated {
-                        needed: 4 * n - p.remaining(),
-                    });
-                }
-                let cumulative_bytes = (0..n).map(|_| p.u32()).collect::<Result<_, _>>()?;
-                Feedback::SproutForecast(SproutForecast {
-                    received_or_lost,
-                    cumulative_bytes,
-                })
-            }
-            k => return Err(WireError::UnknownKind(k)),
-        };
-        p.finish()?;
-        Ok(msg)
+            (k, _) => Err(WireError::UnknownKind(k)),
+        }
     }
 }
 
@@ -373,222 +348,100 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
 
-    fn samples() -> Vec<Feedback> {
-        vec![
-            Feedback::Ack(Ack {
-                seq: 7,
-                cumulative: 5,
-                send_time: Instant::from_millis(100),
-                recv_time: Instant::from_millis(140),
-                size: 1500,
-            }),
-            Feedback::ReceiverReport(ReceiverReport {
-                highest_seq: 99,
-                received: 95,
-                cumulative_lost: 4,
-                fraction_lost: 10,
-            }),
-            Feedback::Remb(Remb {
-                bitrate: Bitrate::from_kbps(1234),
-            }),
-            Feedback::TcpAck(TcpAck::new(
-                41,
-                Instant::from_millis(100),
-                Instant::from_millis(125),
-                &[
-                    SeqRange { start: 40, end: 42 },
-                    SeqRange { start: 30, end: 38 },
-                    SeqRange { start: 0, end: 29 },
-                ],
-            )),
-            Feedback::TcpAck(TcpAck::new(
-                0,
-                Instant::ZERO,
-                Instant::ZERO,
-                &[SeqRange { start: 0, end: 1 }],
-            )),
-            Feedback::SproutForecast(SproutForecast {
-                received_or_lost: 123_456,
-                cumulative_bytes: vec![1500, 4500, 9000, 12000, 15000, 19500, 22500, 27000],
-            }),
-            Feedback::SproutForecast(SproutForecast {
-                received_or_lost: 0,
-                cumulative_bytes: vec![],
-            }),
-        ]
-    }
-
     #[test]
-    fn emit_parse_round_trip() {
-        for m in samples() {
-            let b = m.to_bytes();
-            assert_eq!(b.len(), m.encoded_len(), "{m:?}");
-            assert_eq!(Feedback::parse(&b).unwrap(), m);
-        }
+    fn standard_messages_round_trip() {
+        let rr = ReceiverReport {
+            highest_seq: 99,
+            received: 95,
+            cumulative_lost: 4,
+            fraction_lost: 10,
+        };
+        let fb = Feedback::encode(&rr);
+        assert_eq!(fb.len(), 28);
+        assert_eq!(fb.kind(), kind::RECEIVER_REPORT);
+        assert_eq!(fb.decode::<ReceiverReport>(), Ok(rr));
+        let remb = Remb::new(Bitrate::from_kbps(1234));
+        let fb = Feedback::encode(&remb);
+        assert_eq!(fb.len(), 11);
+        assert_eq!(fb.decode::<Remb>(), Ok(remb));
+        // A message of another kind is not this type.
+        assert_eq!(
+            fb.decode::<ReceiverReport>(),
+            Err(WireError::UnknownKind(3))
+        );
+        assert_eq!(fb.decode::<NoFeedback>(), Err(WireError::UnknownKind(3)));
     }
 
     #[test]
     fn fixed_bytes() {
-        let b = Feedback::Remb(Remb {
-            bitrate: Bitrate::from_bps(0x0102),
-        })
-        .to_bytes();
-        assert_eq!(b, [3, 0, 8, 0, 0, 0, 0, 0, 0, 1, 2]);
-    }
-
-    #[test]
-    fn tcp_ack_fixed_bytes() {
-        let b = Feedback::TcpAck(TcpAck::new(
-            2,
-            Instant::from_nanos(3),
-            Instant::from_nanos(0x0405),
-            &[SeqRange { start: 1, end: 3 }],
-        ))
-        .to_bytes();
-        #[rustfmt::skip]
-        let expected = [
-            30, 0, 41,
-            0, 0, 0, 0, 0, 0, 0, 2,
-            0, 0, 0, 0, 0, 0, 0, 3,
-            0, 0, 0, 0, 0, 0, 4, 5,
-            1,
-            0, 0, 0, 0, 0, 0, 0, 1,
-            0, 0, 0, 0, 0, 0, 0, 3,
-        ];
-        assert_eq!(b, expected);
-    }
-
-    #[test]
-    fn tcp_ack_keeps_at_most_three_ranges() {
-        let r = |s| SeqRange {
-            start: s,
-            end: s + 1,
-        };
-        let a = TcpAck::new(9, Instant::ZERO, Instant::ZERO, &[r(9), r(7), r(5), r(3)]);
-        assert_eq!(a.ranges(), &[r(9), r(7), r(5)]);
-        assert!(r(9).contains(9) && !r(9).contains(10) && !r(9).contains(8));
-    }
-
-    #[test]
-    fn tcp_ack_rejects_bad_ranges() {
-        let good = Feedback::TcpAck(TcpAck::new(
-            1,
-            Instant::ZERO,
-            Instant::ZERO,
-            &[SeqRange { start: 1, end: 2 }],
-        ))
-        .to_bytes();
-        // Four ranges declared.
-        let mut b = good.clone();
-        b[27] = 4;
+        let b = Feedback::encode(&Remb::new(Bitrate::from_bps(0x0102)));
+        assert_eq!(b.as_bytes(), [3, 0, 8, 0, 0, 0, 0, 0, 0, 1, 2]);
+        // 2^18 + 1 bit/s needs a 19-bit mantissa.
         assert_eq!(
-            Feedback::parse(&b),
-            Err(WireError::Invalid("too many TCP ACK ranges"))
-        );
-        // An empty range (start == end).
-        let mut b = good.clone();
-        b[43] = 1;
-        assert_eq!(
-            Feedback::parse(&b),
-            Err(WireError::Invalid("empty TCP ACK range"))
+            Remb::parse(&[3, 0, 8, 0, 0, 0, 0, 0, 4, 0, 1]),
+            Err(WireError::Invalid("REMB cannot carry this bitrate"))
         );
     }
 
     #[test]
-    fn sprout_forecast_fixed_bytes() {
-        let b = Feedback::SproutForecast(SproutForecast {
-            received_or_lost: 0x0102,
-            cumulative_bytes: vec![0x0304, 0x05060708],
-        })
-        .to_bytes();
-        assert_eq!(
-            b,
-            [
-                10, 0, 17, // kind, length
-                0, 0, 0, 0, 0, 0, 1, 2, // received_or_lost
-                2, // ticks
-                0, 0, 3, 4, 5, 6, 7, 8, // cumulative bytes
-            ]
-        );
-        // A tick count that promises more than the payload holds.
-        let mut bad = b.clone();
-        bad[11] = 3;
-        assert_eq!(
-            Feedback::parse(&bad),
-            Err(WireError::Truncated { needed: 4 })
-        );
-        // Fewer ticks than the payload holds.
-        bad[11] = 1;
-        assert_eq!(Feedback::parse(&bad), Err(WireError::Trailing(4)));
+    fn remb_rounds_down_to_18_bit_mantissa() {
+        // Below 2^18 bit/s every rate is exact.
+        let r = Remb::new(Bitrate::from_bps(262_143));
+        assert_eq!(r.parts(), (0, 262_143));
+        assert_eq!(r.bitrate().bps(), 262_143);
+        // 1,234,567 bit/s needs exponent 3: mantissa 154,320, i.e. 1,234,560 bit/s.
+        let r = Remb::new(Bitrate::from_bps(1_234_567));
+        assert_eq!(r.parts(), (3, 154_320));
+        assert_eq!(r.bitrate().bps(), 1_234_560);
+        // Rounding is idempotent.
+        assert_eq!(Remb::new(r.bitrate()), r);
+        assert_eq!(Remb::from_parts(64, 0), None);
+        assert_eq!(Remb::from_parts(0, 1 << 18), None);
+        assert_eq!(Remb::new(Bitrate::from_bps(u64::MAX)).parts().0, 46);
     }
 
     #[test]
-    fn rejects_bad_input() {
+    fn framing_rejects_bad_input() {
         assert_eq!(
-            Feedback::parse(&[]),
+            Feedback::from_bytes(&[]),
             Err(WireError::Truncated { needed: 1 })
         );
-        assert_eq!(Feedback::parse(&[9, 0, 0]), Err(WireError::UnknownKind(9)));
         assert_eq!(
-            Feedback::parse(&[3, 0, 200, 1]),
+            Feedback::from_bytes(&[3, 0, 200, 1]),
             Err(WireError::Truncated { needed: 199 })
         );
         assert_eq!(
-            Feedback::parse(&[3, 0, 1, 1]),
+            Remb::parse(&[3, 0, 1, 1]),
             Err(WireError::Truncated { needed: 7 })
         );
-        let mut b = samples()[0].to_bytes();
-        b.push(0);
-        assert_eq!(Feedback::parse(&b), Err(WireError::Trailing(1)));
+        assert_eq!(
+            Feedback::from_bytes(&[9, 0, 0, 0]),
+            Err(WireError::Trailing(1))
+        );
+        assert_eq!(
+            Feedback::from_bytes(&[9, 0, 0]).unwrap().decode::<Remb>(),
+            Err(WireError::UnknownKind(9))
+        );
     }
 
     proptest! {
         #[test]
         fn parse_never_panics(bytes in proptest::collection::vec(any::<u8>(), 0..64)) {
-            let _ = Feedback::parse(&bytes);
+            let _ = Feedback::from_bytes(&bytes);
+            let _ = Remb::parse(&bytes);
+            let _ = ReceiverReport::parse(&bytes);
+            let _ = NoFeedback::parse(&bytes);
         }
 
         #[test]
-        fn truncation_is_an_error(which in 0usize..7, cut in 0usize..80) {
-            let b = samples()[which].to_bytes();
-            prop_assert!(Feedback::parse(&b[..cut.min(b.len() - 1)]).is_err());
-        }
-
-        #[test]
-        fn tcp_ack_truncation_is_an_error(which in 3usize..5, cut in 0usize..80) {
-            let b = samples()[which].to_bytes();
-            prop_assert!(Feedback::parse(&b[..cut.min(b.len() - 1)]).is_err());
-        }
-
-        #[test]
-        fn tcp_ack_round_trips(
-            seq in any::<u64>(),
-            t in any::<u64>(),
-            u in any::<u64>(),
-            ranges in proptest::collection::vec((0u64..1 << 40, 1u64..1000), 0..4),
-        ) {
-            let ranges: Vec<SeqRange> =
-                ranges.iter().map(|&(s, l)| SeqRange { start: s, end: s + l }).collect();
-            let m = Feedback::TcpAck(TcpAck::new(
-                seq,
-                Instant::from_nanos(t),
-                Instant::from_nanos(u),
-                &ranges,
-            ));
-            let b = m.to_bytes();
-            prop_assert_eq!(b.len(), m.encoded_len());
-            prop_assert_eq!(Feedback::parse(&b).unwrap(), m);
-        }
-
-        #[test]
-        fn sprout_forecast_round_trips(
-            received_or_lost in any::<u64>(),
-            cumulative_bytes in proptest::collection::vec(any::<u32>(), 0..20),
-        ) {
-            let m = Feedback::SproutForecast(SproutForecast { received_or_lost, cumulative_bytes });
-            let b = m.to_bytes();
-            prop_assert_eq!(b.len(), m.encoded_len());
-            prop_assert_eq!(Feedback::parse(&b).unwrap(), m);
+        fn remb_is_the_largest_representable_rate_not_above(bps in any::<u64>()) {
+            let r = Remb::new(Bitrate::from_bps(bps));
+            let got = r.bitrate().bps();
+            prop_assert!(got <= bps);
+            let (exp, _) = r.parts();
+            // The next representable rate up is above `bps`.
+            prop_assert!(got.saturating_add(1u64 << exp) > bps);
+            prop_assert_eq!(Remb::parse(Feedback::encode(&r).as_bytes()), Ok(r));
         }
     }
 }

@@ -31,9 +31,7 @@ fn codecs(c: &mut Criterion) {
     g.bench_function("rtp_decode", |b| {
         b.iter(|| wisp_net::rtp::decode(black_box(&buf)).unwrap())
     });
-    let fb = Feedback::Remb(Remb {
-        bitrate: Bitrate::from_kbps(2500),
-    });
+    let fb = Feedback::encode(&Remb::new(Bitrate::from_kbps(2500)));
     let mut out = Vec::new();
     wisp_net::rtcp::encode_feedback(&fb, 1, 2, &mut out).unwrap();
     g.bench_function("rtcp_remb_decode", |b| {

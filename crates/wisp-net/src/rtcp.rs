@@ -8,14 +8,14 @@
 //! | session report of the receiver (loss, jitter, LSR/DLSR) | RR (PT 201) + SDES CNAME, compound | receiver → sender, every RTCP interval |
 //! | the sender's scheme (so `wisp recv` needs no `--scheme`) | APP (PT 204), name `WISP`, subtype 1, data = the scheme spec, in the sender's compound | sender → receiver |
 //! | end of the flow | BYE (PT 203) | sender → receiver |
-//! | [`Feedback::Remb`] | PSFB REMB (PT 206, FMT 15), reduced-size | receiver → sender |
-//! | every other [`Feedback`] | APP (PT 204), name `WISP`, subtype 0, data = [`Feedback::emit`] bytes padded with zeros to 32 bits, reduced-size | receiver → sender |
+//! | a scheme's REMB ([`Remb`], kind 3) | PSFB REMB (PT 206, FMT 15), reduced-size | receiver → sender |
+//! | every other scheme [`Feedback`] message | APP (PT 204), name `WISP`, subtype 0, data = the message's bytes ([`Feedback::as_bytes`]) padded with zeros to 32 bits, reduced-size | receiver → sender |
 //! | per-packet arrival feedback ([`Arrivals`]) | RTPFB CCFB (PT 205, FMT 11, RFC 8888) | receiver → sender |
 //!
-//! A scheme's feedback uses a standard packet only where the standard form carries the value
-//! exactly: a REMB whose exponent/mantissa encoding would round the bitrate goes as APP instead,
-//! so the sender half receives exactly what the receiver half emitted, as in the simulator.
-//! New [`Feedback`] variants need no change here: they travel as APP.
+//! A REMB always goes as the standard packet: the core already holds A_r as REMB's 18-bit
+//! mantissa and exponent, so the sender half receives exactly what the receiver half emitted, as
+//! in the simulator. Every other message is opaque here: a new scheme's messages need no change
+//! in this module; they travel as APP.
 //!
 //! The NTP timestamps of SR and the report timestamp of RFC 8888 are read from the sender's own
 //! [`Clock`](crate::Clock) (monotonic seconds in 32.32 fixed point), not the wall clock: RFC 3550
@@ -25,7 +25,7 @@
 //! Parsing uses the `rtc-rtcp` crate; [`decode`] never panics.
 
 use bytes::Bytes;
-use rtc_shared::marshal::{Marshal, Unmarshal};
+use rtc_shared::marshal::Marshal;
 use rtcp::goodbye::Goodbye;
 use rtcp::header::{Header, PacketType};
 use rtcp::payload_feedbacks::receiver_estimated_maximum_bitrate::ReceiverEstimatedMaximumBitrate;
@@ -39,7 +39,7 @@ use rtcp::source_description::{
 use rtcp::transport_feedbacks::cc_feedback_report::{
     CcFeedbackMetricBlock, CcFeedbackReport, CcFeedbackReportBlock, Ecn,
 };
-use wisp_core::wire::{Feedback, Remb};
+use wisp_core::wire::{Feedback, Remb, kind as wire_kind};
 use wisp_core::{Bitrate, Duration, Instant};
 
 /// The APP packet name wisp uses.
@@ -233,41 +233,31 @@ pub fn encode_bye(ssrc: u32, out: &mut Vec<u8>) -> Result<(), RtcpError> {
     )
 }
 
-/// The REMB packet for `bitrate` if it carries the bitrate exactly.
-fn exact_remb(sender_ssrc: u32, media_ssrc: u32, bitrate: Bitrate) -> Option<Vec<u8>> {
-    let bps = bitrate.bps();
-    let f = bps as f32;
-    // Exact in f32 (casts to integers saturate, so compare in a wider type).
-    let exact = |v: f32| v.fract() == 0.0 && f64::from(v) as u128 == u128::from(bps);
-    if !exact(f) {
-        return None;
-    }
-    let p = ReceiverEstimatedMaximumBitrate {
+/// The REMB packet (draft-alvestrand-rmcat-remb-03 §2.2) for `remb`. Its 18-bit mantissa and
+/// exponent carry every [`Remb`] exactly (the core rounds A_r to what REMB can carry).
+fn remb_packet(sender_ssrc: u32, media_ssrc: u32, remb: Remb) -> ReceiverEstimatedMaximumBitrate {
+    // mantissa · 2^exp with an 18-bit mantissa is exact in an f32 (24-bit significand).
+    let (exp, mantissa) = remb.parts();
+    ReceiverEstimatedMaximumBitrate {
         sender_ssrc,
-        bitrate: f,
+        bitrate: mantissa as f32 * (exp as f32).exp2(),
         ssrcs: vec![media_ssrc],
-    };
-    let mut out = Vec::new();
-    marshal(&p, &mut out).ok()?;
-    let back = ReceiverEstimatedMaximumBitrate::unmarshal(&mut &out[..]).ok()?;
-    exact(back.bitrate).then_some(out)
+    }
 }
 
-/// One scheme feedback message as a reduced-size RTCP packet, appended to `out`: REMB where
-/// that is exact, APP otherwise.
+/// One scheme feedback message as a reduced-size RTCP packet, appended to `out`: the standard
+/// REMB packet for a REMB, an APP packet carrying the message's bytes for anything else.
 pub fn encode_feedback(
     fb: &Feedback,
     sender_ssrc: u32,
     media_ssrc: u32,
     out: &mut Vec<u8>,
 ) -> Result<(), RtcpError> {
-    if let Feedback::Remb(Remb { bitrate }) = fb {
-        if let Some(p) = exact_remb(sender_ssrc, media_ssrc, *bitrate) {
-            out.extend_from_slice(&p);
-            return Ok(());
-        }
+    if fb.kind() == wire_kind::REMB {
+        let remb = fb.decode::<Remb>()?;
+        return marshal(&remb_packet(sender_ssrc, media_ssrc, remb), out);
     }
-    let mut data = fb.to_bytes();
+    let mut data = fb.as_bytes().to_vec();
     data.resize(data.len().next_multiple_of(4), 0);
     encode_app(sender_ssrc, APP_SUBTYPE_FEEDBACK, APP_NAME, &data, out)
 }
@@ -376,7 +366,7 @@ fn decode_app(raw: &[u8]) -> Result<RtcpItem, RtcpError> {
     if rest.len() >= 4 || rest.iter().any(|&b| b != 0) {
         return Err(RtcpError::App("trailing bytes after the feedback"));
     }
-    Ok(RtcpItem::Feedback(Feedback::parse(msg)?))
+    Ok(RtcpItem::Feedback(Feedback::from_bytes(msg)?))
 }
 
 fn decode_arrivals(p: &CcFeedbackReport) -> Vec<RtcpItem> {
@@ -459,9 +449,8 @@ pub fn decode(buf: &[u8]) -> Result<Vec<RtcpItem>, RtcpError> {
             if !(b.is_finite() && b >= 0.0) {
                 return Err(RtcpError::Malformed("REMB bitrate".into()));
             }
-            items.push(RtcpItem::Feedback(Feedback::Remb(Remb {
-                bitrate: Bitrate::from_bps(b as u64),
-            })));
+            let remb = Remb::new(Bitrate::from_bps(b as u64));
+            items.push(RtcpItem::Feedback(Feedback::encode(&remb)));
         } else if let Some(cc) = any.downcast_ref::<CcFeedbackReport>() {
             items.extend(decode_arrivals(cc));
         } else if let Some(raw) = any.downcast_ref::<RawPacket>() {
@@ -482,25 +471,20 @@ pub fn decode(buf: &[u8]) -> Result<Vec<RtcpItem>, RtcpError> {
 mod tests {
     use super::*;
     use proptest::prelude::*;
-    use wisp_core::wire::{Ack, ReceiverReport as Rr};
+    use wisp_core::wire::ReceiverReport as Rr;
 
     fn feedback_samples() -> Vec<Feedback> {
         vec![
-            Feedback::Remb(Remb {
-                bitrate: Bitrate::from_kbps(1234),
-            }),
-            // Not exactly representable as REMB (18-bit mantissa): travels as APP.
-            Feedback::Remb(Remb {
-                bitrate: Bitrate::from_bps(123_456_789),
-            }),
-            Feedback::Ack(Ack {
-                seq: 7,
-                cumulative: 5,
-                send_time: Instant::from_millis(100),
-                recv_time: Instant::from_millis(140),
-                size: 1500,
-            }),
-            Feedback::ReceiverReport(Rr {
+            Feedback::encode(&Remb::new(Bitrate::from_kbps(1234))),
+            // Rounded to the 18-bit mantissa by the core: still a standard REMB.
+            Feedback::encode(&Remb::new(Bitrate::from_bps(123_456_789))),
+            Feedback::encode(&wisp_core::scheme::tcp::ack::TcpAck::new(
+                7,
+                Instant::from_millis(100),
+                Instant::from_millis(140),
+                &[wisp_core::scheme::tcp::ack::SeqRange { start: 5, end: 8 }],
+            )),
+            Feedback::encode(&Rr {
                 highest_seq: 99,
                 received: 95,
                 cumulative_lost: 4,
@@ -520,31 +504,71 @@ mod tests {
     }
 
     #[test]
-    fn remb_is_used_when_exact_and_app_otherwise() {
+    fn remb_is_always_standard_and_other_messages_app() {
+        for fb in &feedback_samples()[..2] {
+            let mut out = Vec::new();
+            encode_feedback(fb, 1, 2, &mut out).unwrap();
+            // PSFB, FMT 15, "REMB".
+            assert_eq!(out[0] & 0x1f, 15);
+            assert_eq!(out[1], 206);
+            assert_eq!(&out[12..16], b"REMB");
+        }
         let mut out = Vec::new();
-        encode_feedback(&feedback_samples()[0], 1, 2, &mut out).unwrap();
-        // PSFB, FMT 15, "REMB".
-        assert_eq!(out[0] & 0x1f, 15);
-        assert_eq!(out[1], 206);
-        assert_eq!(&out[12..16], b"REMB");
-        out.clear();
-        encode_feedback(&feedback_samples()[1], 1, 2, &mut out).unwrap();
+        encode_feedback(&feedback_samples()[2], 1, 2, &mut out).unwrap();
         assert_eq!(out[1], 204);
         assert_eq!(&out[8..12], b"WISP");
     }
 
     #[test]
+    fn remb_fixed_bytes() {
+        // 1,234,567 bit/s rounds to mantissa 154,320 × 2^3 (draft-alvestrand-rmcat-remb §2.2:
+        // 6-bit exponent, 18-bit mantissa).
+        let mut out = Vec::new();
+        let fb = Feedback::encode(&Remb::new(Bitrate::from_bps(1_234_567)));
+        encode_feedback(&fb, 0x0102_0304, 0x0a0b_0c0d, &mut out).unwrap();
+        let m: u32 = 154_320;
+        assert_eq!(
+            out,
+            [
+                0x8f,
+                206,
+                0,
+                5,
+                1,
+                2,
+                3,
+                4,
+                0,
+                0,
+                0,
+                0,
+                b'R',
+                b'E',
+                b'M',
+                b'B',
+                1,
+                (3 << 2) | (m >> 16) as u8,
+                (m >> 8) as u8,
+                m as u8,
+                0x0a,
+                0x0b,
+                0x0c,
+                0x0d
+            ]
+        );
+    }
+
+    #[test]
     fn app_fixed_bytes() {
         let mut out = Vec::new();
-        let fb = Feedback::Remb(Remb {
-            bitrate: Bitrate::from_bps(u64::MAX),
-        });
+        let fb = Feedback::from_bytes(&[40, 0, 8, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff])
+            .unwrap();
         encode_feedback(&fb, 0x0102_0304, 0, &mut out).unwrap();
         // 11 bytes of feedback padded to 12: 12 + 12 = 24 bytes = 6 words, length field 5.
         assert_eq!(
             out,
             [
-                0x80, 204, 0, 5, 1, 2, 3, 4, b'W', b'I', b'S', b'P', 3, 0, 8, 0xff, 0xff, 0xff,
+                0x80, 204, 0, 5, 1, 2, 3, 4, b'W', b'I', b'S', b'P', 40, 0, 8, 0xff, 0xff, 0xff,
                 0xff, 0xff, 0xff, 0xff, 0xff, 0
             ]
         );
@@ -699,8 +723,8 @@ mod tests {
         }
 
         #[test]
-        fn remb_or_app_is_always_exact(bps in any::<u64>()) {
-            let fb = Feedback::Remb(Remb { bitrate: Bitrate::from_bps(bps) });
+        fn remb_is_always_exact(bps in any::<u64>()) {
+            let fb = Feedback::encode(&Remb::new(Bitrate::from_bps(bps)));
             let mut out = Vec::new();
             encode_feedback(&fb, 1, 2, &mut out).unwrap();
             prop_assert_eq!(decode(&out).unwrap(), vec![RtcpItem::Feedback(fb)]);

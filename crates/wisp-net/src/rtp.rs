@@ -14,7 +14,7 @@
 //! | 2 | `http://www.ietf.org/id/draft-holmer-rmcat-transport-wide-cc-extensions-01` | 2 | transport-wide sequence number |
 //! | 3 | [`URI_WISP_TIME`] | 12 | send time in ns (u64), declared packet size in bytes (u32) |
 //! | 4 | [`URI_WISP_SEQ`] | 16 | sequence number (u64), byte sequence number (u64) |
-//! | 5 | [`URI_SPROUT`] | 16 | Sprout's time-to-next in ns (u64) and throwaway (u64); `u64::MAX` = absent. Only when either is set |
+//! | 5 | [`URI_SCHEME_FIELDS`] | 1–16 | the scheme's own header fields ([`SchemeFields`], opaque here: e.g. Sprout's time-to-next and throwaway). Only when the scheme stamps any |
 //! | 6 | [`URI_CONTENT`] | 1 or 6 | content kind (u8); for video also frame (u32) and flags (u8: 1 last, 2 key). Only when not bulk |
 //!
 //! The standard elements (1, 2) are what third-party tools and receivers read. The wisp elements
@@ -27,8 +27,8 @@
 
 use bytes::Bytes;
 use rtc_shared::marshal::{Marshal, MarshalSize, Unmarshal};
-use wisp_core::packet::{Content, DataHeader, IP_UDP_OVERHEAD};
-use wisp_core::{DataSize, Duration, Instant};
+use wisp_core::packet::{Content, DataHeader, IP_UDP_OVERHEAD, SchemeFields};
+use wisp_core::{DataSize, Instant};
 
 /// The dynamic payload type wisp uses.
 pub const PAYLOAD_TYPE: u8 = 96;
@@ -41,7 +41,7 @@ pub mod ext {
     pub const TRANSPORT_CC: u8 = 2;
     pub const WISP_TIME: u8 = 3;
     pub const WISP_SEQ: u8 = 4;
-    pub const SPROUT: u8 = 5;
+    pub const SCHEME_FIELDS: u8 = 5;
     pub const CONTENT: u8 = 6;
 }
 
@@ -50,7 +50,7 @@ pub const URI_TRANSPORT_CC: &str =
     "http://www.ietf.org/id/draft-holmer-rmcat-transport-wide-cc-extensions-01";
 pub const URI_WISP_TIME: &str = "urn:wisp:rtp-hdrext:send-time-ns";
 pub const URI_WISP_SEQ: &str = "urn:wisp:rtp-hdrext:sequence";
-pub const URI_SPROUT: &str = "urn:wisp:rtp-hdrext:sprout";
+pub const URI_SCHEME_FIELDS: &str = "urn:wisp:rtp-hdrext:scheme-fields";
 pub const URI_CONTENT: &str = "urn:wisp:rtp-hdrext:content";
 
 /// Why bytes are not a wisp data packet.
@@ -153,12 +153,6 @@ fn u64_at(b: &[u8], i: usize) -> u64 {
 pub fn encode(h: &DataHeader, ssrc: u32, out: &mut Vec<u8>) -> Result<(), EncodeError> {
     let size = u32::try_from(h.size.bytes())
         .map_err(|_| EncodeError::Unrepresentable("packet size above 4 GB"))?;
-    if h.time_to_next.is_some_and(|d| d.as_nanos() == u64::MAX) {
-        return Err(EncodeError::Unrepresentable("time_to_next of u64::MAX ns"));
-    }
-    if h.throwaway == Some(u64::MAX) {
-        return Err(EncodeError::Unrepresentable("throwaway of u64::MAX"));
-    }
     let mut header = rtp::header::Header {
         version: 2,
         marker: matches!(h.content, Content::Video { last: true, .. }),
@@ -186,14 +180,8 @@ pub fn encode(h: &DataHeader, ssrc: u32, out: &mut Vec<u8>) -> Result<(), Encode
     let mut s = h.seq.to_be_bytes().to_vec();
     s.extend_from_slice(&h.byte_seq.to_be_bytes());
     set(ext::WISP_SEQ, s)?;
-    if h.time_to_next.is_some() || h.throwaway.is_some() {
-        let mut v = h
-            .time_to_next
-            .map_or(u64::MAX, Duration::as_nanos)
-            .to_be_bytes()
-            .to_vec();
-        v.extend_from_slice(&h.throwaway.unwrap_or(u64::MAX).to_be_bytes());
-        set(ext::SPROUT, v)?;
+    if !h.fields.is_empty() {
+        set(ext::SCHEME_FIELDS, h.fields.as_slice().to_vec())?;
     }
     if let Some(c) = content_bytes(h.content) {
         set(ext::CONTENT, c)?;
@@ -253,19 +241,13 @@ pub fn decode(buf: &[u8]) -> Result<DataPacket, RtpError> {
     {
         return Err(RtpError::Inconsistent("16-bit sequence numbers disagree"));
     }
-    let (time_to_next, throwaway) = match get(ext::SPROUT, &[16])? {
-        None => (None, None),
-        Some(v) => {
-            let ttn = u64_at(&v, 0);
-            let thr = u64_at(&v, 8);
-            if ttn == u64::MAX && thr == u64::MAX {
-                return Err(RtpError::Inconsistent("empty Sprout extension"));
-            }
-            (
-                (ttn != u64::MAX).then(|| Duration::from_nanos(ttn)),
-                (thr != u64::MAX).then_some(thr),
-            )
-        }
+    // One-byte header elements carry 1–16 bytes, which is what SchemeFields holds.
+    let fields = match header.get_extension(ext::SCHEME_FIELDS) {
+        None => SchemeFields::EMPTY,
+        Some(v) => SchemeFields::new(&v).ok_or(RtpError::BadLength {
+            id: ext::SCHEME_FIELDS,
+            len: v.len(),
+        })?,
     };
     let content = match get(ext::CONTENT, &[1, 6])? {
         None => Content::Bulk,
@@ -292,8 +274,7 @@ pub fn decode(buf: &[u8]) -> Result<DataPacket, RtpError> {
             send_time,
             size: DataSize::from_bytes(u64::from(size)),
             content,
-            time_to_next,
-            throwaway,
+            fields,
         },
         wire_size: DataSize::from_bytes(wire),
     })
@@ -308,6 +289,7 @@ pub fn is_rtcp(buf: &[u8]) -> bool {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+    use wisp_core::Duration;
 
     fn sample() -> DataHeader {
         DataHeader {
@@ -316,9 +298,18 @@ mod tests {
             send_time: Instant::from_nanos(123_456_789_012),
             size: DataSize::from_bytes(1500),
             content: Content::Bulk,
-            time_to_next: None,
-            throwaway: None,
+            fields: SchemeFields::EMPTY,
         }
+    }
+
+    /// Sprout's fields, as the RTP element carries any scheme's.
+    fn sprout(ttn: Option<Duration>, throwaway: Option<u64>) -> SchemeFields {
+        use wisp_core::packet::HeaderFields;
+        wisp_core::scheme::sprout::wire::SproutFields {
+            time_to_next: ttn,
+            throwaway,
+        }
+        .emit()
     }
 
     #[test]
@@ -326,13 +317,15 @@ mod tests {
         let mut buf = Vec::new();
         let mut cases = vec![sample()];
         cases.push(DataHeader {
-            time_to_next: Some(Duration::from_micros(2500)),
-            throwaway: Some(99),
+            fields: sprout(Some(Duration::from_micros(2500)), Some(99)),
             ..sample()
         });
         cases.push(DataHeader {
-            time_to_next: None,
-            throwaway: Some(0),
+            fields: sprout(None, Some(0)),
+            ..sample()
+        });
+        cases.push(DataHeader {
+            fields: SchemeFields::new(&[7]).unwrap(),
             ..sample()
         });
         cases.push(DataHeader {
@@ -418,7 +411,7 @@ mod tests {
             cut in 0usize..1500,
         ) {
             let mut buf = Vec::new();
-            encode(&DataHeader { time_to_next: Some(Duration::from_millis(3)), throwaway: Some(5), ..sample() }, 9, &mut buf).unwrap();
+            encode(&DataHeader { fields: sprout(Some(Duration::from_millis(3)), Some(5)), ..sample() }, 9, &mut buf).unwrap();
             for (i, b) in flips {
                 if i < buf.len() { buf[i] ^= b; }
             }
@@ -428,12 +421,12 @@ mod tests {
 
         #[test]
         fn any_header_round_trips(seq in any::<u64>(), byte_seq in any::<u64>(), t in any::<u64>(),
-                                  size in 28u64..1500, ttn in proptest::option::of(0u64..u64::MAX),
-                                  thr in proptest::option::of(0u64..u64::MAX), frame in any::<u32>(), video in any::<bool>()) {
+                                  size in 28u64..1500, fields in proptest::collection::vec(any::<u8>(), 0..=16),
+                                  frame in any::<u32>(), video in any::<bool>()) {
             let h = DataHeader {
                 seq, byte_seq, send_time: Instant::from_nanos(t), size: DataSize::from_bytes(size),
                 content: if video { Content::Video { frame, last: frame % 2 == 0, key: frame % 3 == 0 } } else { Content::Bulk },
-                time_to_next: ttn.map(Duration::from_nanos), throwaway: thr,
+                fields: SchemeFields::new(&fields).unwrap(),
             };
             let mut buf = Vec::new();
             encode(&h, 3, &mut buf).unwrap();

@@ -30,10 +30,11 @@ use std::collections::HashSet;
 use std::io;
 use std::net::{SocketAddr, UdpSocket};
 use std::sync::atomic::{AtomicBool, Ordering};
-use wisp_core::controller::Receiver;
+use wisp_core::controller::{WireReceiver, WireSender};
 use wisp_core::flow::FlowSender;
 use wisp_core::packet::{DEFAULT_MTU, DataHeader, IP_UDP_OVERHEAD};
 use wisp_core::scheme::{AnyReceiver, BuildError, SchemeConfig, SchemeContext};
+use wisp_core::tables::Tables;
 use wisp_core::{DataSize, Duration, Instant};
 
 /// Errors that end a session.
@@ -223,6 +224,7 @@ pub fn send(
         ideal_schedule: None,
         // The simulator's stream for flow 0: the same seed gives the same media source.
         rng: Some(wisp_sim::seed::stream(opts.seed, "flow/0/media")),
+        tables: Tables::new(),
     };
     let (mut flow, _) = opts.scheme.build(ctx)?;
     let spec = opts.scheme.to_string();
@@ -300,7 +302,7 @@ pub fn send(
         if now >= next_progress {
             let secs = (now - last_progress.0).as_secs_f64();
             let rate = (s.bytes - last_progress.1) as f64 * 8.0 / secs / 1e3;
-            let target = wisp_core::controller::Sender::stats(flow.sender())
+            let target = WireSender::stats(flow.sender())
                 .target_rate
                 .map(|r| r.kbps_f64());
             progress(&format!(
@@ -416,10 +418,11 @@ impl SenderState {
         };
         for item in items {
             match item {
-                RtcpItem::Feedback(fb) => {
-                    self.feedback += 1;
-                    flow.on_feedback(now, &fb);
-                }
+                // A message the scheme cannot decode is malformed.
+                RtcpItem::Feedback(fb) => match flow.on_feedback(now, &fb) {
+                    Ok(()) => self.feedback += 1,
+                    Err(_) => self.malformed += 1,
+                },
                 RtcpItem::ReceiverReport { blocks, .. } => {
                     for b in blocks.iter().filter(|b| b.ssrc == ssrc) {
                         self.on_report_block(b, now);
@@ -592,6 +595,7 @@ impl Receiving {
             mtu,
             ideal_schedule: None,
             rng: None,
+            tables: Tables::new(),
         })?;
         self.receiver = Some(r);
         self.scheme = Some(spec.to_string());
@@ -678,7 +682,8 @@ impl Receiving {
             return;
         }
         match &mut self.receiver {
-            Some(r) => r.on_packet_received(now, &p.header),
+            // Fields the scheme cannot decode make the packet malformed.
+            Some(r) => self.malformed += u64::from(r.on_packet_received(now, &p.header).is_err()),
             None if self.pending.len() < MAX_PENDING => self.pending.push((now, p.header)),
             None => {}
         }
@@ -753,7 +758,9 @@ pub fn recv(
         // Packets that came before the scheme was known.
         if let Some(rcv) = &mut r.receiver {
             for (t, h) in r.pending.drain(..) {
-                rcv.on_packet_received(t, &h);
+                if rcv.on_packet_received(t, &h).is_err() {
+                    r.malformed += 1;
+                }
             }
             if rcv.poll_timeout().is_some_and(|t| t <= now) {
                 rcv.on_timeout(now);
@@ -821,7 +828,7 @@ pub fn recv(
             notes_shown += 1;
         }
         let mut deadline = [
-            r.receiver.as_ref().and_then(Receiver::poll_timeout),
+            r.receiver.as_ref().and_then(WireReceiver::poll_timeout),
             next_report,
             next_progress,
             r.last_arrival.map(|l| l + opts.idle_timeout),
@@ -984,24 +991,29 @@ mod tests {
 
     #[test]
     fn feedback_and_reports_reach_the_sender() {
-        use wisp_core::wire::{Ack, Feedback};
-        let (mut flow, _) = "cbr"
+        use wisp_core::wire::{Feedback, Remb};
+        let (mut flow, _) = "gcc"
             .parse::<SchemeConfig>()
             .unwrap()
             .build(SchemeContext::new())
             .unwrap();
         let mut s = SenderState::default();
         let mut buf = vec![];
-        let fb = Feedback::Ack(Ack {
-            seq: 3,
-            cumulative: 3,
-            send_time: Instant::from_millis(1),
-            recv_time: Instant::from_millis(21),
-            size: 1500,
-        });
+        let fb = Feedback::encode(&Remb::new(wisp_core::Bitrate::from_kbps(700)));
         rtcp::encode_feedback(&fb, 5, 9, &mut buf).unwrap();
         s.on_datagram(&buf, Instant::from_millis(50), 9, &mut flow);
         assert_eq!(s.feedback, 1);
+        // Another scheme's message (a TCP ACK) does not decode as GCC's: malformed.
+        buf.clear();
+        let ack = Feedback::encode(&wisp_core::scheme::tcp::ack::TcpAck::new(
+            3,
+            Instant::from_millis(1),
+            Instant::from_millis(21),
+            &[],
+        ));
+        rtcp::encode_feedback(&ack, 5, 9, &mut buf).unwrap();
+        s.on_datagram(&buf, Instant::from_millis(51), 9, &mut flow);
+        assert_eq!((s.feedback, s.malformed), (1, 1));
         // A receiver report about our SSRC 9: LSR = the SR sent at 1 s, held 5 ms, now 1.045 s.
         buf.clear();
         let sr_at = Instant::from_secs(1);
@@ -1023,7 +1035,7 @@ mod tests {
         s.on_datagram(&buf, sr_at + Duration::from_millis(45), 10, &mut flow);
         assert_eq!(s.rtt_ms.len(), 1);
         s.on_datagram(&[0x80, 201, 0, 9], Instant::ZERO, 9, &mut flow);
-        assert_eq!(s.malformed, 1);
+        assert_eq!(s.malformed, 2);
     }
 
     #[test]

@@ -4,9 +4,11 @@ use crate::run::{RunResult, run};
 use crate::sim::{Scenario, SimError};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use wisp_core::tables::Tables;
 
 /// Runs every scenario on `jobs` threads; results come back in the input order, whatever the
 /// scheduling, so the output is deterministic. `on_done(done, total)` is called as runs finish.
+/// The runs of one batch share one [`Tables`] store (each scheme's tables are computed once).
 pub fn run_all(
     scenarios: &[Scenario],
     jobs: usize,
@@ -24,6 +26,7 @@ pub fn run_all_map<T: Send>(
     on_done: &(dyn Fn(usize, usize, &Scenario) + Sync),
     keep: &(dyn Fn(usize, RunResult) -> T + Sync),
 ) -> Vec<Result<T, SimError>> {
+    let tables = Tables::new();
     let next = AtomicUsize::new(0);
     let done = AtomicUsize::new(0);
     let results: Mutex<Vec<Option<Result<T, SimError>>>> =
@@ -34,7 +37,11 @@ pub fn run_all_map<T: Send>(
                 loop {
                     let i = next.fetch_add(1, Ordering::Relaxed);
                     let Some(sc) = scenarios.get(i) else { break };
-                    let r = run(sc, None).map(|r| keep(i, r));
+                    let shared = Scenario {
+                        tables: tables.clone(),
+                        ..sc.clone()
+                    };
+                    let r = run(&shared, None).map(|r| keep(i, r));
                     results.lock().expect("results lock")[i] = Some(r);
                     let d = done.fetch_add(1, Ordering::Relaxed) + 1;
                     on_done(d, scenarios.len(), sc);

@@ -7,8 +7,10 @@
 
 use std::sync::Arc;
 use wisp_core::controller::Receiver;
-use wisp_core::packet::{Content, DataHeader};
+use wisp_core::packet::{Content, DataHeader, SchemeFields};
+use wisp_core::scheme::sprout::wire::SproutFields;
 use wisp_core::scheme::sprout::{SproutConfig, SproutReceiver, TickRecord};
+use wisp_core::tables::Tables;
 use wisp_core::{DataSize, Duration, Instant};
 
 use crate::trace::Trace;
@@ -22,7 +24,7 @@ pub fn saturated(
     mtu: DataSize,
 ) -> Vec<TickRecord> {
     let end = Instant::ZERO + duration;
-    let mut rx = SproutReceiver::new(config, mtu);
+    let mut rx = SproutReceiver::new(config, mtu, &Tables::new());
     let mut ticks = Vec::with_capacity((duration.as_millis() / 20) as usize + 1);
     let record_until = |rx: &mut SproutReceiver, t: Instant, ticks: &mut Vec<TickRecord>| {
         while let Some(at) = rx.poll_timeout().filter(|&at| at <= t) {
@@ -47,10 +49,13 @@ pub fn saturated(
                 send_time: at,
                 size: mtu,
                 content: Content::Bulk,
+                fields: SchemeFields::EMPTY,
+            };
+            let fields = SproutFields {
                 time_to_next: Some(Duration::ZERO),
                 throwaway: Some(0),
             };
-            rx.on_packet_received(at, &h);
+            rx.on_packet_received(at, &h, &fields);
             seq += 1;
             byte_seq += mtu.bytes();
         }

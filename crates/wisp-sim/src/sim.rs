@@ -20,10 +20,11 @@ use rand::RngExt;
 use rand_chacha::ChaCha8Rng;
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
-use wisp_core::controller::{Receiver, Sender};
+use wisp_core::controller::{WireReceiver, WireSender};
 use wisp_core::flow::FlowSender;
 use wisp_core::packet::{DEFAULT_MTU, IP_UDP_OVERHEAD};
 use wisp_core::scheme::{AnyReceiver, BuildError, SchemeConfig, SchemeContext};
+use wisp_core::tables::Tables;
 use wisp_core::wire::Feedback;
 use wisp_core::{DataSize, Duration, Instant};
 
@@ -78,6 +79,9 @@ pub struct Scenario {
     /// step, which some schemes' outcomes depend on (GCC on the cellular traces: see the
     /// README's sim/real agreement). The `ideal` oracle is never late.
     pub timer_jitter: Duration,
+    /// Where the flows' schemes keep their precomputed tables (Sprout's model). A new scenario
+    /// has a store of its own; give several scenarios one store (a clone) to compute once.
+    pub tables: Tables,
 }
 
 impl Scenario {
@@ -100,6 +104,7 @@ impl Scenario {
             mtu: DEFAULT_MTU,
             bin: Duration::from_millis(100),
             timer_jitter: Duration::ZERO,
+            tables: Tables::new(),
         }
     }
 
@@ -269,6 +274,7 @@ impl Simulation {
                 mtu: scenario.mtu,
                 ideal_schedule: Some(Box::new(ideal)),
                 rng: Some(seed::stream(scenario.seed, &format!("flow/{i}/media"))),
+                tables: scenario.tables.clone(),
             };
             let (sender, receiver) = spec.scheme.build(ctx).map_err(|e| SimError::Build(i, e))?;
             flows.push(Flow {
@@ -435,7 +441,7 @@ impl Simulation {
     fn run_receiver(&mut self, f: u16) {
         let now = self.now;
         while let Some(fb) = self.flows[f as usize].receiver.poll_feedback(now) {
-            let size = (fb.encoded_len() as u32) + IP_UDP_OVERHEAD.bytes() as u32;
+            let size = (fb.len() as u32) + IP_UDP_OVERHEAD.bytes() as u32;
             self.log.feedback_packets += 1;
             self.log.feedback_bytes += u64::from(size);
             if self.reverse_loss.lose(&mut self.reverse_loss_rng) {
@@ -481,7 +487,7 @@ impl Simulation {
             Dir::Fwd => self.log.packets[id as usize].header.size.bytes() as u32,
             Dir::Rev => {
                 let (_, fb) = self.feedback[id as usize].as_ref().expect("live feedback");
-                fb.encoded_len() as u32 + IP_UDP_OVERHEAD.bytes() as u32
+                fb.len() as u32 + IP_UDP_OVERHEAD.bytes() as u32
             }
         }
     }
@@ -582,9 +588,11 @@ impl Simulation {
                 rec.delivered = Some(now);
                 let f = rec.flow;
                 let header = rec.header;
-                self.flows[f as usize]
+                // Both halves are the same scheme: its fields always decode here.
+                let decoded = self.flows[f as usize]
                     .receiver
                     .on_packet_received(now, &header);
+                debug_assert!(decoded.is_ok(), "{decoded:?}");
                 self.run_receiver(f);
             }
             Dir::Rev => self.deliver_feedback(id),
@@ -595,7 +603,8 @@ impl Simulation {
         let (f, fb) = self.feedback[id as usize].take().expect("live feedback");
         self.free_feedback.push(id);
         let now = self.now;
-        self.flows[f as usize].sender.on_feedback(now, &fb);
+        let decoded = self.flows[f as usize].sender.on_feedback(now, &fb);
+        debug_assert!(decoded.is_ok(), "{decoded:?}");
         self.run_sender(f);
     }
 

@@ -10,7 +10,7 @@ use crate::controller::{Allowance, Receiver, SendContext, Sender, SenderStats};
 use crate::packet::DataHeader;
 use crate::time::Instant;
 use crate::units::{Bitrate, DataSize};
-use crate::wire::Feedback;
+use crate::wire::NoFeedback;
 
 use super::ParamError;
 
@@ -91,9 +91,13 @@ impl CbrSender {
 }
 
 impl Sender for CbrSender {
-    fn on_packet_sent(&mut self, _now: Instant, _packet: &mut DataHeader, _ctx: &SendContext) {}
-    fn on_feedback(&mut self, _now: Instant, _feedback: &Feedback) {}
-    fn allowance(&mut self, _now: Instant) -> Allowance {
+    type Feedback = NoFeedback;
+    type Fields = ();
+    fn on_packet_sent(&mut self, _now: Instant, _packet: &DataHeader, _ctx: &SendContext) {}
+    fn on_feedback(&mut self, _now: Instant, feedback: &NoFeedback) {
+        match *feedback {}
+    }
+    fn allowance(&self, _now: Instant) -> Allowance {
         Allowance::Rate {
             target: self.rate,
             pacing: self.rate,
@@ -112,5 +116,7 @@ impl Sender for CbrSender {
 pub struct SilentReceiver;
 
 impl Receiver for SilentReceiver {
-    fn on_packet_received(&mut self, _now: Instant, _packet: &DataHeader) {}
+    type Feedback = NoFeedback;
+    type Fields = ();
+    fn on_packet_received(&mut self, _now: Instant, _packet: &DataHeader, _fields: &()) {}
 }

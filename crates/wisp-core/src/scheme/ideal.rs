@@ -16,7 +16,7 @@ use crate::controller::{Allowance, SendContext, Sender, SenderStats};
 use crate::packet::DataHeader;
 use crate::time::Instant;
 use crate::units::DataSize;
-use crate::wire::Feedback;
+use crate::wire::NoFeedback;
 use core::fmt;
 
 /// The ideal sender's schedule: `(send time, bytes)` in non-decreasing time order.
@@ -64,12 +64,18 @@ impl IdealSender {
 }
 
 impl Sender for IdealSender {
-    fn on_packet_sent(&mut self, _now: Instant, packet: &mut DataHeader, _ctx: &SendContext) {
+    type Feedback = NoFeedback;
+    type Fields = ();
+    fn on_packet_sent(&mut self, _now: Instant, packet: &DataHeader, _ctx: &SendContext) {
         self.credit = self.credit.saturating_sub(packet.size.bytes());
     }
-    fn on_feedback(&mut self, _now: Instant, _feedback: &Feedback) {}
-    fn allowance(&mut self, now: Instant) -> Allowance {
+    fn on_feedback(&mut self, _now: Instant, feedback: &NoFeedback) {
+        match *feedback {}
+    }
+    fn on_time(&mut self, now: Instant) {
         self.accrue(now);
+    }
+    fn allowance(&self, _now: Instant) -> Allowance {
         Allowance::Window {
             bytes: DataSize::from_bytes(self.credit),
             pacing: None,
@@ -99,6 +105,7 @@ mod tests {
             (Instant::ZERO + ms(12), DataSize::from_bytes(1500)),
         ];
         let mut s = IdealSender::new(Box::new(sched.into_iter()));
+        s.on_time(Instant::ZERO);
         assert_eq!(
             s.allowance(Instant::ZERO),
             Allowance::Window {
@@ -107,6 +114,7 @@ mod tests {
             }
         );
         assert_eq!(s.poll_timeout(), Some(Instant::ZERO + ms(10)));
+        s.on_time(Instant::ZERO + ms(10));
         assert_eq!(
             s.allowance(Instant::ZERO + ms(10)),
             Allowance::Window {
@@ -114,12 +122,13 @@ mod tests {
                 pacing: None
             }
         );
-        let mut h = DataHeader {
+        let h = DataHeader {
             size: DataSize::from_bytes(1500),
             ..Default::default()
         };
-        s.on_packet_sent(Instant::ZERO + ms(10), &mut h, &SendContext::default());
+        s.on_packet_sent(Instant::ZERO + ms(10), &h, &SendContext::default());
         assert_eq!(s.poll_timeout(), Some(Instant::ZERO + ms(12)));
+        s.on_time(Instant::ZERO + ms(11));
         assert_eq!(
             s.allowance(Instant::ZERO + ms(11)),
             Allowance::Window {

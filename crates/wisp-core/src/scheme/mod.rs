@@ -2,7 +2,7 @@
 //!
 //! A scheme is named by a spec string `NAME[:KEY=VALUE,...]` (`cbr`, `cbr:rate-kbps=2000`),
 //! parsed into a [`SchemeConfig`] whose defaults match the scheme's paper. [`SchemeConfig::build`]
-//! makes a [`FlowSender`] (the scheme's [`Sender`] with its traffic source and pacer) and the
+//! makes a [`FlowSender`] (the scheme's [`Sender`](crate::controller::Sender) with its traffic source and pacer) and the
 //! matching receiver. On hot paths the halves are enums ([`AnySender`], [`AnyReceiver`]) so that
 //! calls are static dispatch.
 //!
@@ -17,14 +17,17 @@ pub mod sprout;
 pub mod tcp;
 pub mod um;
 
-use crate::controller::{Allowance, ExtraPacket, Receiver, SendContext, Sender, SenderStats};
+use crate::controller::{
+    Allowance, ExtraPacket, SendContext, SenderStats, WireReceiver, WireSender,
+};
 use crate::flow::FlowSender;
 use crate::pacer::Pacer;
 use crate::packet::{DEFAULT_MTU, DataHeader};
 use crate::source::{Source, SourceRng};
+use crate::tables::Tables;
 use crate::time::{Duration, Instant};
 use crate::units::DataSize;
-use crate::wire::Feedback;
+use crate::wire::{Feedback, WireError};
 use core::fmt;
 use core::str::FromStr;
 
@@ -228,6 +231,9 @@ pub struct SchemeContext {
     /// master seed, label `flow/N/media`). Without it, models that would draw from it are
     /// deterministic.
     pub rng: Option<SourceRng>,
+    /// Where schemes keep the tables they precompute from their parameters (Sprout's model),
+    /// shared by every flow given the same store. The caller chooses how widely to share it.
+    pub tables: Tables,
 }
 
 impl fmt::Debug for SchemeContext {
@@ -236,6 +242,7 @@ impl fmt::Debug for SchemeContext {
             .field("mtu", &self.mtu)
             .field("ideal_schedule", &self.ideal_schedule.is_some())
             .field("rng", &self.rng.is_some())
+            .field("tables", &self.tables)
             .finish()
     }
 }
@@ -246,6 +253,7 @@ impl SchemeContext {
             mtu: DEFAULT_MTU,
             ideal_schedule: None,
             rng: None,
+            tables: Tables::new(),
         }
     }
 }
@@ -391,7 +399,7 @@ impl SchemeConfig {
                     Pacer::default(),
                     mtu,
                 ),
-                AnyReceiver::Sprout(Box::new(SproutReceiver::new(c, mtu))),
+                AnyReceiver::Sprout(Box::new(SproutReceiver::new(c, mtu, &ctx.tables))),
             ),
             SchemeConfig::Gcc(c) => (
                 FlowSender::new(
@@ -475,61 +483,111 @@ impl fmt::Display for SchemeConfig {
     }
 }
 
-/// Generates an enum over sender types that implements [`Sender`] by static dispatch.
+/// Generates an enum over sender types that implements [`WireSender`] by static dispatch.
 macro_rules! any_sender {
     ($($variant:ident($ty:ty)),* $(,)?) => {
-        /// Every scheme's sender half.
+        /// Every scheme's sender half, at the wire level (feedback as bytes).
         #[derive(Debug)]
-        pub enum AnySender { $($variant($ty)),* }
+        pub enum AnySender {
+            $($variant($ty),)*
+            /// A scheme registered at run time (a test's, or one written in Python).
+            Custom(Box<dyn WireSender + Send>),
+        }
 
-        impl Sender for AnySender {
+        impl WireSender for AnySender {
             fn on_packet_sent(&mut self, now: Instant, packet: &mut DataHeader, ctx: &SendContext) {
-                match self { $(AnySender::$variant(s) => s.on_packet_sent(now, packet, ctx)),* }
+                match self {
+                    $(AnySender::$variant(s) => WireSender::on_packet_sent(s, now, packet, ctx),)*
+                    AnySender::Custom(s) => s.on_packet_sent(now, packet, ctx),
+                }
             }
-            fn on_feedback(&mut self, now: Instant, feedback: &Feedback) {
-                match self { $(AnySender::$variant(s) => s.on_feedback(now, feedback)),* }
+            fn on_feedback(&mut self, now: Instant, feedback: &Feedback) -> Result<(), WireError> {
+                match self {
+                    $(AnySender::$variant(s) => WireSender::on_feedback(s, now, feedback),)*
+                    AnySender::Custom(s) => s.on_feedback(now, feedback),
+                }
             }
-            fn allowance(&mut self, now: Instant) -> Allowance {
-                match self { $(AnySender::$variant(s) => s.allowance(now)),* }
+            fn on_time(&mut self, now: Instant) {
+                match self {
+                    $(AnySender::$variant(s) => WireSender::on_time(s, now),)*
+                    AnySender::Custom(s) => s.on_time(now),
+                }
+            }
+            fn allowance(&self, now: Instant) -> Allowance {
+                match self {
+                    $(AnySender::$variant(s) => WireSender::allowance(s, now),)*
+                    AnySender::Custom(s) => s.allowance(now),
+                }
             }
             fn poll_extra(&mut self, now: Instant) -> Option<ExtraPacket> {
-                match self { $(AnySender::$variant(s) => s.poll_extra(now)),* }
+                match self {
+                    $(AnySender::$variant(s) => WireSender::poll_extra(s, now),)*
+                    AnySender::Custom(s) => s.poll_extra(now),
+                }
             }
             fn poll_timeout(&self) -> Option<Instant> {
-                match self { $(AnySender::$variant(s) => s.poll_timeout()),* }
+                match self {
+                    $(AnySender::$variant(s) => WireSender::poll_timeout(s),)*
+                    AnySender::Custom(s) => s.poll_timeout(),
+                }
             }
             fn on_timeout(&mut self, now: Instant) {
-                match self { $(AnySender::$variant(s) => s.on_timeout(now)),* }
+                match self {
+                    $(AnySender::$variant(s) => WireSender::on_timeout(s, now),)*
+                    AnySender::Custom(s) => s.on_timeout(now),
+                }
             }
             fn stats(&self) -> SenderStats {
-                match self { $(AnySender::$variant(s) => s.stats()),* }
+                match self {
+                    $(AnySender::$variant(s) => WireSender::stats(s),)*
+                    AnySender::Custom(s) => s.stats(),
+                }
             }
             fn delay_target(&self) -> Option<Duration> {
-                match self { $(AnySender::$variant(s) => s.delay_target()),* }
+                match self {
+                    $(AnySender::$variant(s) => WireSender::delay_target(s),)*
+                    AnySender::Custom(s) => s.delay_target(),
+                }
             }
         }
     };
 }
 
-/// Generates an enum over receiver types that implements [`Receiver`] by static dispatch.
+/// Generates an enum over receiver types that implements [`WireReceiver`] by static dispatch.
 macro_rules! any_receiver {
     ($($variant:ident($ty:ty)),* $(,)?) => {
-        /// Every scheme's receiver half.
+        /// Every scheme's receiver half, at the wire level (feedback as bytes).
         #[derive(Debug)]
-        pub enum AnyReceiver { $($variant($ty)),* }
+        pub enum AnyReceiver {
+            $($variant($ty),)*
+            /// A scheme registered at run time.
+            Custom(Box<dyn WireReceiver + Send>),
+        }
 
-        impl Receiver for AnyReceiver {
-            fn on_packet_received(&mut self, now: Instant, packet: &DataHeader) {
-                match self { $(AnyReceiver::$variant(r) => r.on_packet_received(now, packet)),* }
+        impl WireReceiver for AnyReceiver {
+            fn on_packet_received(&mut self, now: Instant, packet: &DataHeader) -> Result<(), WireError> {
+                match self {
+                    $(AnyReceiver::$variant(r) => WireReceiver::on_packet_received(r, now, packet),)*
+                    AnyReceiver::Custom(r) => r.on_packet_received(now, packet),
+                }
             }
             fn poll_feedback(&mut self, now: Instant) -> Option<Feedback> {
-                match self { $(AnyReceiver::$variant(r) => r.poll_feedback(now)),* }
+                match self {
+                    $(AnyReceiver::$variant(r) => WireReceiver::poll_feedback(r, now),)*
+                    AnyReceiver::Custom(r) => r.poll_feedback(now),
+                }
             }
             fn poll_timeout(&self) -> Option<Instant> {
-                match self { $(AnyReceiver::$variant(r) => r.poll_timeout()),* }
+                match self {
+                    $(AnyReceiver::$variant(r) => WireReceiver::poll_timeout(r),)*
+                    AnyReceiver::Custom(r) => r.poll_timeout(),
+                }
             }
             fn on_timeout(&mut self, now: Instant) {
-                match self { $(AnyReceiver::$variant(r) => r.on_timeout(now)),* }
+                match self {
+                    $(AnyReceiver::$variant(r) => WireReceiver::on_timeout(r, now),)*
+                    AnyReceiver::Custom(r) => r.on_timeout(now),
+                }
             }
         }
     };
@@ -601,11 +659,11 @@ mod tests {
             );
             // One ACK per packet opens the window further.
             let later = Instant::from_millis(40);
-            rx.on_packet_received(later, &sent[0]);
+            rx.on_packet_received(later, &sent[0]).unwrap();
             let fb = rx.poll_feedback(later).unwrap();
-            assert!(matches!(fb, Feedback::TcpAck(_)));
+            assert_eq!(fb.kind(), tcp::ack::KIND);
             assert!(rx.poll_feedback(later).is_none());
-            flow.on_feedback(later, &fb);
+            flow.on_feedback(later, &fb).unwrap();
             assert!(flow.poll_transmit(later).is_some(), "{name}");
         }
     }

@@ -79,11 +79,13 @@ pub mod grouping;
 pub mod rate_control;
 pub mod receiver;
 pub mod sender;
+pub mod wire;
 
 pub use grouping::{Grouper, Prefilter};
 pub use rate_control::{AimdConfig, AimdRateControl, RateControlState};
 pub use receiver::{GccReceiver, RemoteEstimator};
 pub use sender::GccSender;
+pub use wire::GccFeedback;
 
 use super::ParamError;
 use crate::estimate::arrival::FilterKind;

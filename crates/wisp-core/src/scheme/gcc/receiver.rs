@@ -35,6 +35,7 @@
 //! every second otherwise (libwebrtc's video RTCP interval).
 
 use super::GccConfig;
+use super::GccFeedback;
 use super::grouping::Grouper;
 use super::rate_control::AimdRateControl;
 use crate::controller::Receiver;
@@ -44,7 +45,7 @@ use crate::estimate::rate::RateCounter;
 use crate::packet::{Content, DataHeader};
 use crate::time::{Duration, Instant};
 use crate::units::{Bitrate, DataSize};
-use crate::wire::{Feedback, ReceiverReport, Remb};
+use crate::wire::{ReceiverReport, Remb};
 
 /// The delay-based estimator: grouping → arrival-time filter → over-use detector → remote rate
 /// controller, with the receiving-rate counter.
@@ -191,7 +192,7 @@ pub struct GccReceiver {
     next_report: Option<Instant>,
     last_remb: Option<(Instant, Bitrate)>,
     /// At most a compound of two messages is pending.
-    pending: [Option<Feedback>; 2],
+    pending: [Option<GccFeedback>; 2],
 }
 
 /// A REMB is sent at once when A_r falls below this fraction of the last one sent.
@@ -215,13 +216,16 @@ impl GccReceiver {
 
     fn queue_report(&mut self, now: Instant) {
         let rr = self.loss.report();
-        self.pending[0] = Some(Feedback::ReceiverReport(rr));
+        self.pending[0] = Some(GccFeedback::Report(rr));
         self.next_report = Some(now + self.report_interval);
     }
 }
 
 impl Receiver for GccReceiver {
-    fn on_packet_received(&mut self, now: Instant, packet: &DataHeader) {
+    type Feedback = GccFeedback;
+    type Fields = ();
+
+    fn on_packet_received(&mut self, now: Instant, packet: &DataHeader, _fields: &()) {
         self.loss.on_packet(packet.seq);
         if self.next_report.is_none() {
             self.next_report = Some(now + self.report_interval);
@@ -243,11 +247,13 @@ impl Receiver for GccReceiver {
         if send {
             self.last_remb = Some((now, a_r));
             self.queue_report(now);
-            self.pending[1] = Some(Feedback::Remb(Remb { bitrate: a_r }));
+            // REMB carries A_r in an 18-bit mantissa: the sender gets it rounded down, in the
+            // simulator as on the wire.
+            self.pending[1] = Some(GccFeedback::Remb(Remb::new(a_r)));
         }
     }
 
-    fn poll_feedback(&mut self, _now: Instant) -> Option<Feedback> {
+    fn poll_feedback(&mut self, _now: Instant) -> Option<GccFeedback> {
         self.pending[0].take().or_else(|| self.pending[1].take())
     }
 
@@ -266,6 +272,7 @@ impl Receiver for GccReceiver {
 mod tests {
     use super::*;
     use crate::packet::Content;
+    use crate::wire::Feedback;
 
     /// A 1 Mbit/s stream (one 1250-byte packet every 10 ms) over an uncongested path.
     fn packet(seq: u64) -> (Instant, DataHeader) {
@@ -278,8 +285,7 @@ mod tests {
                 send_time: send,
                 size: DataSize::from_bytes(1250),
                 content: Content::Bulk,
-                time_to_next: None,
-                throwaway: None,
+                fields: Default::default(),
             },
         )
     }
@@ -294,19 +300,18 @@ mod tests {
         for k in 0..500u64 {
             let (at, mut video) = packet(k);
             video.seq = 2 * k;
-            with.on_packet_received(at, &video);
-            without.on_packet_received(at, &video);
+            with.on_packet_received(at, &video, &());
+            without.on_packet_received(at, &video, &());
             let audio = DataHeader {
                 seq: 2 * k + 1,
                 byte_seq: 0,
                 send_time: video.send_time + Duration::from_millis(5),
                 size: DataSize::from_bytes(120),
                 content: Content::Audio,
-                time_to_next: None,
-                throwaway: None,
+                fields: Default::default(),
             };
             let delay = Duration::from_millis(30 + 20 * (k % 3));
-            with.on_packet_received(audio.send_time + delay, &audio);
+            with.on_packet_received(audio.send_time + delay, &audio, &());
             let (a, b) = (&with.estimator, &without.estimator);
             assert_eq!(a.filter().num_deltas(), b.filter().num_deltas());
             assert_eq!(a.detector().state(), b.detector().state());
@@ -326,7 +331,7 @@ mod tests {
     #[test]
     fn reports_every_second_and_a_remb_compound_once_the_rate_is_known() {
         let mut r = GccReceiver::new(&GccConfig::default());
-        let mut out: Vec<(Instant, Feedback)> = vec![];
+        let mut out: Vec<(Instant, GccFeedback)> = vec![];
         for seq in 0..1000 {
             let (at, h) = packet(seq);
             if seq % 7 == 3 {
@@ -338,33 +343,34 @@ mod tests {
                     out.push((t, f));
                 }
             }
-            r.on_packet_received(at, &h);
+            r.on_packet_received(at, &h, &());
             while let Some(f) = r.poll_feedback(at) {
                 out.push((at, f));
             }
         }
         // Every message survives its wire encoding.
         for (_, f) in &out {
-            assert_eq!(Feedback::parse(&f.to_bytes()).as_ref(), Ok(f));
+            assert_eq!(Feedback::encode(f).decode().as_ref(), Ok(f));
         }
         // The first REMB comes once R has been measured for more than 3 s, right after a report,
         // and carries about R (1 Mbit/s on the wire less the lost seventh).
         let (i, (t, remb)) = out
             .iter()
             .enumerate()
-            .find(|(_, (_, f))| matches!(f, Feedback::Remb(_)))
+            .find(|(_, (_, f))| matches!(f, GccFeedback::Remb(_)))
             .unwrap();
         assert!(*t > Instant::from_millis(3030), "{t:?}");
-        assert!(matches!(out[i - 1].1, Feedback::ReceiverReport(_)));
-        let Feedback::Remb(Remb { bitrate }) = remb else {
+        assert!(matches!(out[i - 1].1, GccFeedback::Report(_)));
+        let GccFeedback::Remb(remb) = remb else {
             unreachable!()
         };
+        let bitrate = remb.bitrate();
         assert!((bitrate.kbps_f64() - 857.0).abs() < 30.0, "{bitrate:?}");
         // Reports at least every second; over the longer intervals, fraction lost ≈ 1/7.
         let reports: Vec<(Instant, &ReceiverReport)> = out
             .iter()
             .filter_map(|(t, f)| match f {
-                Feedback::ReceiverReport(rr) => Some((*t, rr)),
+                GccFeedback::Report(rr) => Some((*t, rr)),
                 _ => None,
             })
             .collect();

@@ -20,11 +20,11 @@
 //! first REMB, A = A_s.
 
 use super::GccConfig;
+use super::GccFeedback;
 use crate::controller::{Allowance, SendContext, Sender, SenderStats};
 use crate::packet::DataHeader;
 use crate::time::Instant;
 use crate::units::Bitrate;
-use crate::wire::Feedback;
 
 /// GCC's sender half.
 #[derive(Clone, Debug)]
@@ -93,23 +93,24 @@ impl GccSender {
 }
 
 impl Sender for GccSender {
-    fn on_packet_sent(&mut self, _now: Instant, _packet: &mut DataHeader, _ctx: &SendContext) {}
+    type Feedback = GccFeedback;
+    type Fields = ();
 
-    fn on_feedback(&mut self, _now: Instant, feedback: &Feedback) {
+    fn on_packet_sent(&mut self, _now: Instant, _packet: &DataHeader, _ctx: &SendContext) {}
+
+    fn on_feedback(&mut self, _now: Instant, feedback: &GccFeedback) {
         match feedback {
-            Feedback::ReceiverReport(rr) => {
+            GccFeedback::Report(rr) => {
                 self.on_fraction_lost(f64::from(rr.fraction_lost) / 256.0);
             }
-            Feedback::Remb(remb) => {
-                self.a_r = Some(remb.bitrate.bps() as f64);
+            GccFeedback::Remb(remb) => {
+                self.a_r = Some(remb.bitrate().bps() as f64);
                 self.cap();
             }
-            // Other schemes' messages carry nothing for GCC.
-            _ => {}
         }
     }
 
-    fn allowance(&mut self, _now: Instant) -> Allowance {
+    fn allowance(&self, _now: Instant) -> Allowance {
         let target = self.target();
         Allowance::Rate {
             target,
@@ -130,8 +131,8 @@ mod tests {
     use super::*;
     use crate::wire::{ReceiverReport, Remb};
 
-    fn rr(fraction_lost: u8) -> Feedback {
-        Feedback::ReceiverReport(ReceiverReport {
+    fn rr(fraction_lost: u8) -> GccFeedback {
+        GccFeedback::Report(ReceiverReport {
             highest_seq: 0,
             received: 0,
             cumulative_lost: 0,
@@ -153,23 +154,13 @@ mod tests {
         s.on_feedback(now, &rr(64));
         assert_eq!(s.target(), Bitrate::from_bps(275_625));
         // A REMB below A_s caps both A and A_s.
-        s.on_feedback(
-            now,
-            &Feedback::Remb(Remb {
-                bitrate: Bitrate::from_kbps(200),
-            }),
-        );
+        s.on_feedback(now, &GccFeedback::Remb(Remb::new(Bitrate::from_kbps(200))));
         assert_eq!(s.target(), Bitrate::from_kbps(200));
         s.on_feedback(now, &rr(0));
         assert_eq!(s.target(), Bitrate::from_kbps(200));
         assert_eq!(s.loss_based_rate(), Bitrate::from_kbps(200));
         // A larger REMB lets A_s grow again, 5 % per report.
-        s.on_feedback(
-            now,
-            &Feedback::Remb(Remb {
-                bitrate: Bitrate::from_kbps(1000),
-            }),
-        );
+        s.on_feedback(now, &GccFeedback::Remb(Remb::new(Bitrate::from_kbps(1000))));
         s.on_feedback(now, &rr(0));
         assert_eq!(s.target(), Bitrate::from_kbps(210));
         match s.allowance(now) {
@@ -185,12 +176,7 @@ mod tests {
         }
         assert_eq!(s.target(), Bitrate::from_kbps(50));
         // Not even when a REMB carries less.
-        s.on_feedback(
-            now,
-            &Feedback::Remb(Remb {
-                bitrate: Bitrate::from_kbps(10),
-            }),
-        );
+        s.on_feedback(now, &GccFeedback::Remb(Remb::new(Bitrate::from_kbps(10))));
         assert_eq!(s.remote_rate(), Some(Bitrate::from_kbps(10)));
         assert_eq!(s.target(), Bitrate::from_kbps(50));
     }

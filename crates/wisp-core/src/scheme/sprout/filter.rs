@@ -13,6 +13,7 @@ use super::model::{
     Belief, Forecast, MAX_TICKS, ModelParams, Observation, SproutModel, mixture_forecast,
 };
 use crate::stats::Ewma;
+use crate::tables::Tables;
 use std::sync::Arc;
 
 /// One tick of Sprout's inference (§3.2) over a [`SproutModel`].
@@ -157,10 +158,12 @@ pub struct AdaptiveFilter {
 impl AdaptiveFilter {
     /// One filter per σ in `sigmas` (packets/s per √s), the rest of `params` shared; `share` is
     /// the fixed-share switching probability per tick.
-    pub fn new(params: ModelParams, sigmas: &[f64], share: f64) -> Self {
+    pub fn new(tables: &Tables, params: ModelParams, sigmas: &[f64], share: f64) -> Self {
         let filters: Vec<BayesFilter> = sigmas
             .iter()
-            .map(|&sigma| BayesFilter::new(SproutModel::shared(ModelParams { sigma, ..params })))
+            .map(|&sigma| {
+                BayesFilter::new(SproutModel::shared(tables, ModelParams { sigma, ..params }))
+            })
             .collect();
         let m = filters.len().max(1) as f64;
         AdaptiveFilter {
@@ -278,7 +281,7 @@ mod tests {
     use rand_chacha::ChaCha8Rng;
 
     fn filter() -> BayesFilter {
-        BayesFilter::new(SproutModel::shared(ModelParams::default()))
+        BayesFilter::new(SproutModel::shared(&Tables::new(), ModelParams::default()))
     }
 
     /// A Poisson draw by inversion (means here are ≤ 20 per tick).
@@ -369,10 +372,13 @@ mod tests {
     fn without_the_outage_jump_a_fast_link_takes_longer() {
         // The paper's model (deviation 3): the belief can only diffuse into the outage, a few
         // σ√τ per tick of silence.
-        let paper = BayesFilter::new(SproutModel::shared(ModelParams {
-            outage_entry: 0.0,
-            ..ModelParams::default()
-        }));
+        let paper = BayesFilter::new(SproutModel::shared(
+            &Tables::new(),
+            ModelParams {
+                outage_entry: 0.0,
+                ..ModelParams::default()
+            },
+        ));
         let slow = ticks_to_zero_forecast(&paper, 100.0, 7);
         let fast = ticks_to_zero_forecast(&paper, 800.0, 7);
         println!("paper's model: forecast 0 after {slow:?} ticks from 100, {fast:?} from 800");
@@ -504,7 +510,7 @@ mod tests {
     #[test]
     fn adaptive_weights_follow_the_link_variability() {
         let params = ModelParams::default();
-        let mut a = AdaptiveFilter::new(params, &[50.0, 200.0, 800.0], 0.002);
+        let mut a = AdaptiveFilter::new(&Tables::new(), params, &[50.0, 200.0, 800.0], 0.002);
         // A constant link: the smallest σ explains it best.
         let mut rng = ChaCha8Rng::seed_from_u64(3);
         for _ in 0..500 {

@@ -134,10 +134,13 @@
 //! `reorder-ms`, `heartbeat-ms`, `heartbeat-bytes`, `heartbeat-max-ms`, `alpha` (Sprout-EWMA), `sigmas` (the
 //! experimental σ grid, `/`-separated, or `none`), `share` (its switching probability per tick).
 
+use crate::tables::Tables;
+
 pub mod filter;
 pub mod model;
 pub mod receiver;
 pub mod sender;
+pub mod wire;
 
 pub use filter::{AdaptiveFilter, BayesFilter, Estimator, EwmaForecaster};
 pub use model::{Forecast, ForecastMethod, ModelParams, Observation, SproutModel};
@@ -246,12 +249,18 @@ impl SproutConfig {
     }
 
     /// The receiver's estimator (the model tables are built, or shared, here).
-    pub fn estimator(&self) -> Estimator {
+    /// The receiver's estimator, its model tables from `tables`.
+    pub fn estimator(&self, tables: &Tables) -> Estimator {
         match self.variant {
-            Variant::Sprout if !self.sigmas.is_empty() => {
-                Estimator::Adaptive(AdaptiveFilter::new(self.model, &self.sigmas, self.share))
+            Variant::Sprout if !self.sigmas.is_empty() => Estimator::Adaptive(AdaptiveFilter::new(
+                tables,
+                self.model,
+                &self.sigmas,
+                self.share,
+            )),
+            Variant::Sprout => {
+                Estimator::Bayes(BayesFilter::new(SproutModel::shared(tables, self.model)))
             }
-            Variant::Sprout => Estimator::Bayes(BayesFilter::new(SproutModel::shared(self.model))),
             Variant::Ewma => {
                 Estimator::Ewma(EwmaForecaster::new(self.ewma_alpha, self.model.ticks))
             }
@@ -488,9 +497,12 @@ mod tests {
             c.set("speed", "1"),
             Err(ParamError::UnknownParam { .. })
         ));
-        assert!(matches!(c.estimator(), Estimator::Adaptive(_)));
         assert!(matches!(
-            SproutConfig::default().estimator(),
+            c.estimator(&Tables::new()),
+            Estimator::Adaptive(_)
+        ));
+        assert!(matches!(
+            SproutConfig::default().estimator(&Tables::new()),
             Estimator::Bayes(_)
         ));
         // Each variant takes only the parameters that apply to it.

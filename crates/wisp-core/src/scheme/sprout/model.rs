@@ -32,8 +32,9 @@
 //!   few weighted sums over the states per horizon.
 
 use crate::math::{normal_interval, poisson_ln_sf, poisson_pmf};
+use crate::tables::Tables;
 use crate::time::Duration;
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::Arc;
 
 /// The largest forecast horizon, in ticks.
 pub const MAX_TICKS: usize = 16;
@@ -218,6 +219,10 @@ pub struct SproutModel {
     max_count: usize,
 }
 
+/// The identity of a model's parameters (their exact bits), as a [`Tables`] key.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+struct ModelKey([u64; 9]);
+
 impl SproutModel {
     /// Computes the model (about 65 ms in release with the paper's parameters).
     ///
@@ -297,20 +302,10 @@ impl SproutModel {
         }
     }
 
-    /// The model for `params`, computed on first use and shared afterwards (the tables are a
-    /// pure function of the parameters).
-    pub fn shared(params: ModelParams) -> Arc<SproutModel> {
-        type Cache = Mutex<Vec<([u64; 9], Arc<SproutModel>)>>;
-        static CACHE: OnceLock<Cache> = OnceLock::new();
-        let cache = CACHE.get_or_init(|| Mutex::new(Vec::new()));
-        let key = params.key();
-        let mut guard = cache.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some((_, m)) = guard.iter().find(|(k, _)| *k == key) {
-            return Arc::clone(m);
-        }
-        let m = Arc::new(SproutModel::new(params));
-        guard.push((key, Arc::clone(&m)));
-        m
+    /// The model for `params` from `tables`: computed on first use and shared afterwards by
+    /// every flow given the same [`Tables`] (the model is a pure function of the parameters).
+    pub fn shared(tables: &Tables, params: ModelParams) -> Arc<SproutModel> {
+        tables.get_or_make(ModelKey(params.key()), |_| SproutModel::new(params))
     }
 
     pub fn params(&self) -> &ModelParams {
@@ -818,15 +813,18 @@ mod tests {
     use super::*;
 
     fn model() -> Arc<SproutModel> {
-        SproutModel::shared(ModelParams::default())
+        SproutModel::shared(&Tables::new(), ModelParams::default())
     }
 
     /// The paper's model: no jump into the outage, only diffusion.
     fn paper_model() -> Arc<SproutModel> {
-        SproutModel::shared(ModelParams {
-            outage_entry: 0.0,
-            ..ModelParams::default()
-        })
+        SproutModel::shared(
+            &Tables::new(),
+            ModelParams {
+                outage_entry: 0.0,
+                ..ModelParams::default()
+            },
+        )
     }
 
     /// The belief that the link is in state `s`.

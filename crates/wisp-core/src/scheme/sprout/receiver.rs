@@ -4,11 +4,12 @@
 use super::SproutConfig;
 use super::filter::Estimator;
 use super::model::{Forecast, Observation};
+use super::wire::{SproutFields, SproutForecast};
 use crate::controller::Receiver;
 use crate::packet::DataHeader;
+use crate::tables::Tables;
 use crate::time::{Duration, Instant};
 use crate::units::DataSize;
-use crate::wire::{Feedback, SproutForecast};
 use std::collections::BTreeMap;
 
 /// What the receiver did at the end of one tick.
@@ -48,9 +49,10 @@ pub struct SproutReceiver {
 
 impl SproutReceiver {
     /// A receiver whose packet unit is `mtu` (one "MTU-sized packet" of §3.1).
-    pub fn new(config: &SproutConfig, mtu: DataSize) -> Self {
+    /// A receiver whose forecast model comes from `tables`.
+    pub fn new(config: &SproutConfig, mtu: DataSize, tables: &Tables) -> Self {
         SproutReceiver {
-            estimator: config.estimator(),
+            estimator: config.estimator(tables),
             tick: config.model.tick,
             packet_bytes: mtu.bytes().max(1),
             tick_end: None,
@@ -132,7 +134,10 @@ impl SproutReceiver {
 }
 
 impl Receiver for SproutReceiver {
-    fn on_packet_received(&mut self, now: Instant, packet: &DataHeader) {
+    type Feedback = SproutForecast;
+    type Fields = SproutFields;
+
+    fn on_packet_received(&mut self, now: Instant, packet: &DataHeader, fields: &SproutFields) {
         match self.tick_end {
             None => self.tick_end = Some(now + self.tick),
             Some(_) => self.advance_to(now),
@@ -140,9 +145,9 @@ impl Receiver for SproutReceiver {
         let size = packet.size.bytes();
         self.bytes_this_tick += size;
         // §3.2: the most recent packet's time-to-next (no promise = none pending).
-        self.promise_expires = now + packet.time_to_next.unwrap_or(Duration::ZERO);
+        self.promise_expires = now + fields.time_to_next.unwrap_or(Duration::ZERO);
         // §3.4: bytes sent more than the reorder limit before this packet are received or lost.
-        if let Some(tw) = packet.throwaway {
+        if let Some(tw) = fields.throwaway {
             let before = packet.byte_seq.saturating_sub(tw);
             if before > self.throwaway_before {
                 self.throwaway_before = before;
@@ -157,8 +162,8 @@ impl Receiver for SproutReceiver {
         }
     }
 
-    fn poll_feedback(&mut self, _now: Instant) -> Option<Feedback> {
-        self.pending.take().map(Feedback::SproutForecast)
+    fn poll_feedback(&mut self, _now: Instant) -> Option<SproutForecast> {
+        self.pending.take()
     }
 
     fn poll_timeout(&self) -> Option<Instant> {
@@ -174,10 +179,15 @@ impl Receiver for SproutReceiver {
 mod tests {
     use super::*;
     use crate::packet::Content;
+    use crate::packet::HeaderFields;
     use crate::time::ms;
 
     fn receiver() -> SproutReceiver {
-        SproutReceiver::new(&SproutConfig::default(), DataSize::from_bytes(1500))
+        SproutReceiver::new(
+            &SproutConfig::default(),
+            DataSize::from_bytes(1500),
+            &Tables::new(),
+        )
     }
 
     fn packet(byte_seq: u64, size: u64, ttn_ms: u64, throwaway: u64) -> DataHeader {
@@ -185,8 +195,11 @@ mod tests {
             byte_seq,
             size: DataSize::from_bytes(size),
             content: Content::Bulk,
-            time_to_next: Some(ms(ttn_ms)),
-            throwaway: Some(throwaway),
+            fields: SproutFields {
+                time_to_next: Some(ms(ttn_ms)),
+                throwaway: Some(throwaway),
+            }
+            .emit(),
             ..Default::default()
         }
     }
@@ -199,11 +212,12 @@ mod tests {
     fn ticks_start_with_the_first_packet_and_send_one_forecast_each() {
         let mut r = receiver();
         assert_eq!(r.poll_timeout(), None);
-        r.on_packet_received(at(5), &packet(0, 1500, 0, 0));
+        crate::controller::WireReceiver::on_packet_received(&mut r, at(5), &packet(0, 1500, 0, 0))
+            .unwrap();
         assert_eq!(r.poll_timeout(), Some(at(25)));
         assert_eq!(r.poll_feedback(at(5)), None);
         r.on_timeout(at(25));
-        let Some(Feedback::SproutForecast(f)) = r.poll_feedback(at(25)) else {
+        let Some(f) = r.poll_feedback(at(25)) else {
             panic!("a forecast per tick")
         };
         assert_eq!(f.received_or_lost, 1500);
@@ -225,7 +239,8 @@ mod tests {
         let mut r = receiver();
         // A packet promising 50 ms of silence: the tick it ends is a lower bound; ticks
         // [20, 40) and [40, 60) say nothing; the one starting at 60 is evidence of silence.
-        r.on_packet_received(at(0), &packet(0, 1500, 50, 0));
+        crate::controller::WireReceiver::on_packet_received(&mut r, at(0), &packet(0, 1500, 50, 0))
+            .unwrap();
         r.on_timeout(at(20));
         assert_eq!(obs(&r), Some(Observation::AtLeast(1)));
         r.on_timeout(at(40));
@@ -241,19 +256,39 @@ mod tests {
         // Packets mid-flight (time-to-next 0) are exact counts, and a newer packet's promise
         // replaces an older one: silence after a mid-flight packet is evidence.
         let mut r = receiver();
-        r.on_packet_received(at(0), &packet(0, 1500, 500, 0));
-        r.on_packet_received(at(10), &packet(1500, 1500, 0, 0));
+        crate::controller::WireReceiver::on_packet_received(
+            &mut r,
+            at(0),
+            &packet(0, 1500, 500, 0),
+        )
+        .unwrap();
+        crate::controller::WireReceiver::on_packet_received(
+            &mut r,
+            at(10),
+            &packet(1500, 1500, 0, 0),
+        )
+        .unwrap();
         r.on_timeout(at(20));
         assert_eq!(obs(&r), Some(Observation::Exact(2)));
         r.on_timeout(at(40));
         assert_eq!(obs(&r), Some(Observation::Exact(0)));
         // A promise that expires inside a tick with arrivals: exact.
-        r.on_packet_received(at(41), &packet(3000, 1500, 5, 0));
+        crate::controller::WireReceiver::on_packet_received(
+            &mut r,
+            at(41),
+            &packet(3000, 1500, 5, 0),
+        )
+        .unwrap();
         r.on_timeout(at(60));
         assert_eq!(obs(&r), Some(Observation::Exact(1)));
         // One that expires exactly at the tick's end: the link idled to the end, a lower bound
         // (a heartbeat every tick on a jitter-free link lands like this).
-        r.on_packet_received(at(60), &packet(4500, 64, 20, 0));
+        crate::controller::WireReceiver::on_packet_received(
+            &mut r,
+            at(60),
+            &packet(4500, 64, 20, 0),
+        )
+        .unwrap();
         r.on_timeout(at(80));
         assert_eq!(obs(&r), Some(Observation::AtLeast(1)));
     }
@@ -261,13 +296,24 @@ mod tests {
     #[test]
     fn counts_are_in_mtu_packets_and_a_heartbeat_counts_as_one() {
         let mut r = receiver();
-        r.on_packet_received(at(0), &packet(0, 64, 20, 0));
+        crate::controller::WireReceiver::on_packet_received(&mut r, at(0), &packet(0, 64, 20, 0))
+            .unwrap();
         r.on_timeout(at(20));
         assert_eq!(r.last_tick().unwrap().count, 1);
         for i in 0..5 {
-            r.on_packet_received(at(21 + i), &packet(64 + 1500 * i, 1500, 0, 0));
+            crate::controller::WireReceiver::on_packet_received(
+                &mut r,
+                at(21 + i),
+                &packet(64 + 1500 * i, 1500, 0, 0),
+            )
+            .unwrap();
         }
-        r.on_packet_received(at(30), &packet(64 + 7500, 700, 20, 0));
+        crate::controller::WireReceiver::on_packet_received(
+            &mut r,
+            at(30),
+            &packet(64 + 7500, 700, 20, 0),
+        )
+        .unwrap();
         r.on_timeout(at(40));
         // 8200 bytes = 5.47 packets → 5.
         assert_eq!(r.last_tick().unwrap().count, 5);
@@ -276,20 +322,42 @@ mod tests {
     #[test]
     fn throwaway_writes_off_losses() {
         let mut r = receiver();
-        r.on_packet_received(at(0), &packet(0, 1500, 0, 0));
+        crate::controller::WireReceiver::on_packet_received(&mut r, at(0), &packet(0, 1500, 0, 0))
+            .unwrap();
         // 1500..3000 is lost; 3000 arrives, sent within 10 ms of 1500, so nothing is written off.
-        r.on_packet_received(at(2), &packet(3000, 1500, 0, 1500));
+        crate::controller::WireReceiver::on_packet_received(
+            &mut r,
+            at(2),
+            &packet(3000, 1500, 0, 1500),
+        )
+        .unwrap();
         assert_eq!(r.received_or_lost(), 3000);
         // 4500 arrives, sent more than 10 ms after the lost packet: its throwaway (1500) says
         // everything before 3000 is received or lost.
-        r.on_packet_received(at(15), &packet(4500, 1500, 0, 1500));
+        crate::controller::WireReceiver::on_packet_received(
+            &mut r,
+            at(15),
+            &packet(4500, 1500, 0, 1500),
+        )
+        .unwrap();
         assert_eq!(r.received_or_lost(), 6000);
         // Duplicates and packets before the throwaway point do not count twice.
-        r.on_packet_received(at(16), &packet(4500, 1500, 0, 0));
-        r.on_packet_received(at(17), &packet(0, 1500, 0, 0));
+        crate::controller::WireReceiver::on_packet_received(
+            &mut r,
+            at(16),
+            &packet(4500, 1500, 0, 0),
+        )
+        .unwrap();
+        crate::controller::WireReceiver::on_packet_received(&mut r, at(17), &packet(0, 1500, 0, 0))
+            .unwrap();
         assert_eq!(r.received_or_lost(), 6000);
         // A late packet inside the window still counts.
-        r.on_packet_received(at(18), &packet(6000, 1500, 0, 1500));
+        crate::controller::WireReceiver::on_packet_received(
+            &mut r,
+            at(18),
+            &packet(6000, 1500, 0, 1500),
+        )
+        .unwrap();
         assert_eq!(r.received_or_lost(), 7500);
     }
 }

@@ -2,11 +2,11 @@
 //! number and heartbeats.
 
 use super::SproutConfig;
+use super::wire::{SproutFields, SproutForecast};
 use crate::controller::{Allowance, ExtraPacket, SendContext, Sender, SenderStats};
 use crate::packet::{Content, DataHeader};
 use crate::time::{Duration, Instant};
 use crate::units::{Bitrate, DataSize};
-use crate::wire::{Feedback, SproutForecast};
 use std::collections::VecDeque;
 
 /// Heartbeats sent at the base interval before the back-off starts (see
@@ -75,36 +75,47 @@ impl SproutSender {
         self.queue
     }
 
+    /// The forecast's elapsed ticks and the queue estimate at `now`.
+    ///
     /// §3.5: "every time it advances into a new tick of the 8-tick forecast, it decrements the
     /// estimate by the amount of the forecast — unless this would cause an underflow".
-    fn advance(&mut self, now: Instant) {
-        let Some(f) = self.forecast.as_mut() else {
-            return;
+    fn at(&self, now: Instant) -> (usize, u64) {
+        let Some(f) = self.forecast.as_ref() else {
+            return (0, self.queue);
         };
         let n = f.cumulative.len() - 1;
         let ticks = ((now - f.at).as_nanos() / self.tick.as_nanos().max(1)) as usize;
         let ticks = ticks.min(n);
-        while f.elapsed < ticks {
-            f.elapsed += 1;
-            let drained = f.cumulative[f.elapsed] - f.cumulative[f.elapsed - 1];
-            self.queue = self.queue.saturating_sub(drained);
+        let (mut elapsed, mut queue) = (f.elapsed, self.queue);
+        while elapsed < ticks {
+            elapsed += 1;
+            let drained = f.cumulative[elapsed] - f.cumulative[elapsed - 1];
+            queue = queue.saturating_sub(drained);
         }
+        (elapsed, queue)
+    }
+
+    /// Takes the ticks elapsed by `now` off the queue estimate.
+    fn advance(&mut self, now: Instant) {
+        let (elapsed, queue) = self.at(now);
+        if let Some(f) = self.forecast.as_mut() {
+            f.elapsed = elapsed;
+        }
+        self.queue = queue;
     }
 
     /// §3.5: the bytes the forecast expects to drain in the next `lookahead` ticks, minus the
-    /// queue estimate.
-    pub fn window(&mut self, now: Instant) -> u64 {
-        self.advance(now);
-        self.window = match &self.forecast {
+    /// queue estimate, at `now`.
+    pub fn window(&self, now: Instant) -> u64 {
+        match &self.forecast {
             None => 0,
             Some(f) => {
+                let (k, queue) = self.at(now);
                 let n = f.cumulative.len() - 1;
-                let k = f.elapsed;
                 let ahead = f.cumulative[(k + self.lookahead).min(n)] - f.cumulative[k];
-                ahead.saturating_sub(self.queue)
+                ahead.saturating_sub(queue)
             }
-        };
-        self.window
+        }
     }
 
     /// The heartbeat interval now. Heartbeats back off while none is acknowledged: the first
@@ -130,7 +141,15 @@ impl SproutSender {
 }
 
 impl Sender for SproutSender {
-    fn on_packet_sent(&mut self, now: Instant, packet: &mut DataHeader, ctx: &SendContext) {
+    type Feedback = SproutForecast;
+    type Fields = SproutFields;
+
+    fn on_packet_sent(
+        &mut self,
+        now: Instant,
+        packet: &DataHeader,
+        ctx: &SendContext,
+    ) -> SproutFields {
         self.advance(now);
         let size = packet.size.bytes();
         self.sent = packet.byte_end();
@@ -150,29 +169,31 @@ impl Sender for SproutSender {
             }
         }
         let oldest = self.recent.front().map_or(packet.byte_seq, |&(_, s)| s);
-        packet.throwaway = Some(packet.byte_seq - oldest);
+        let throwaway = Some(packet.byte_seq - oldest);
         // §3.2: time-to-next is zero inside a flight. After the last packet of a flight the
         // sender promises only what it can keep: it sends again (at least a heartbeat) within
         // one heartbeat interval.
         let next = ctx.backlog_after.map_or(self.mtu, |b| b.min(self.mtu));
+        self.window = self.window(now);
         let more = packet.content != Content::Heartbeat
             && next > DataSize::ZERO
-            && self.window(now) >= next.bytes();
-        packet.time_to_next = Some(if more {
+            && self.window >= next.bytes();
+        let time_to_next = Some(if more {
             Duration::ZERO
         } else {
             self.heartbeat_interval()
         });
+        SproutFields {
+            time_to_next,
+            throwaway,
+        }
     }
 
-    fn on_feedback(&mut self, now: Instant, feedback: &Feedback) {
-        let Feedback::SproutForecast(SproutForecast {
+    fn on_feedback(&mut self, now: Instant, feedback: &SproutForecast) {
+        let SproutForecast {
             received_or_lost,
             cumulative_bytes,
-        }) = feedback
-        else {
-            return;
-        };
+        } = feedback;
         // A forecast that knows of fewer bytes than the one held is older (reordered): ignore.
         if self
             .forecast
@@ -207,7 +228,12 @@ impl Sender for SproutSender {
         self.queue = self.sent.saturating_sub(*received_or_lost);
     }
 
-    fn allowance(&mut self, now: Instant) -> Allowance {
+    fn on_time(&mut self, now: Instant) {
+        self.advance(now);
+        self.window = self.window(now);
+    }
+
+    fn allowance(&self, now: Instant) -> Allowance {
         Allowance::Window {
             bytes: DataSize::from_bytes(self.window(now)),
             pacing: None,
@@ -263,7 +289,22 @@ mod tests {
         now: Instant,
         next_seq: u64,
         byte_seq: u64,
-        sent: Vec<DataHeader>,
+        sent: Vec<Sent>,
+    }
+
+    /// A packet the harness sent, with the Sprout fields the sender stamped.
+    #[derive(Clone, Copy, Debug)]
+    struct Sent {
+        header: DataHeader,
+        time_to_next: Option<Duration>,
+        throwaway: Option<u64>,
+    }
+
+    impl core::ops::Deref for Sent {
+        type Target = DataHeader;
+        fn deref(&self) -> &DataHeader {
+            &self.header
+        }
     }
 
     impl Harness {
@@ -282,8 +323,8 @@ mod tests {
                 self.s.on_timeout(self.now);
             }
         }
-        fn emit(&mut self, size: u64, content: Content, backlog: Option<u64>) -> DataHeader {
-            let mut h = DataHeader {
+        fn emit(&mut self, size: u64, content: Content, backlog: Option<u64>) -> Sent {
+            let h = DataHeader {
                 seq: self.next_seq,
                 byte_seq: self.byte_seq,
                 send_time: self.now,
@@ -296,17 +337,23 @@ mod tests {
             let ctx = SendContext {
                 backlog_after: backlog.map(DataSize::from_bytes),
             };
-            self.s.on_packet_sent(self.now, &mut h, &ctx);
-            self.sent.push(h);
-            h
+            let f = self.s.on_packet_sent(self.now, &h, &ctx);
+            let sent = Sent {
+                header: h,
+                time_to_next: f.time_to_next,
+                throwaway: f.throwaway,
+            };
+            self.sent.push(sent);
+            sent
         }
         /// Sends what the flow driver would send now from a bulk source: heartbeats first,
         /// then full packets while the window allows.
-        fn send(&mut self) -> Vec<DataHeader> {
+        fn send(&mut self) -> Vec<Sent> {
             let mut out = vec![];
             if let Some(x) = self.s.poll_extra(self.now) {
                 out.push(self.emit(x.size.bytes(), x.content, None));
             }
+            self.s.on_time(self.now);
             while let Allowance::Window { bytes, .. } = self.s.allowance(self.now) {
                 if bytes.bytes() < MTU {
                     break;
@@ -319,10 +366,10 @@ mod tests {
             let cumulative_bytes = packets.iter().map(|p| p * MTU as u32).collect();
             self.s.on_feedback(
                 self.now,
-                &Feedback::SproutForecast(SproutForecast {
+                &SproutForecast {
                     received_or_lost,
                     cumulative_bytes,
-                }),
+                },
             );
         }
     }

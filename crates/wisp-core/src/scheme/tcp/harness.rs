@@ -58,7 +58,7 @@ impl<W: WindowAdjustment> Harness<W> {
     }
 
     fn send_one(&mut self) -> u64 {
-        let mut h = DataHeader {
+        let h = DataHeader {
             seq: self.next_seq,
             byte_seq: self.next_seq * MSS,
             send_time: self.now,
@@ -67,7 +67,7 @@ impl<W: WindowAdjustment> Harness<W> {
         };
         self.next_seq += 1;
         self.sender
-            .on_packet_sent(self.now, &mut h, &SendContext::default());
+            .on_packet_sent(self.now, &h, &SendContext::default());
         self.headers.insert(h.seq, h);
         h.seq
     }
@@ -93,7 +93,7 @@ impl<W: WindowAdjustment> Harness<W> {
         assert!(!self.lost.contains(&seq), "packet {seq} was lost");
         let h = self.headers[&seq];
         self.receiver
-            .on_packet_received(h.send_time + self.one_way, &h);
+            .on_packet_received(h.send_time + self.one_way, &h, &());
         while let Some(fb) = self.receiver.poll_feedback(self.now) {
             self.sender.on_feedback(self.now, &fb);
         }

@@ -16,7 +16,7 @@
 //!
 //! The shared machinery ([`TcpSender`], [`TcpReceiver`]):
 //!
-//! * **ACKs**: the receiver acknowledges every packet with a [`TcpAck`](crate::wire::TcpAck)
+//! * **ACKs**: the receiver acknowledges every packet with a [`TcpAck`](crate::scheme::tcp::ack::TcpAck)
 //!   (kind 30): the packet's sequence number and echoed send time (RFC 7323 timestamps), its
 //!   arrival time, and up to three SACK-like ranges of received sequence numbers (RFC 2018).
 //! * **Sequence space**: every transmission gets a new sequence number, as in QUIC (RFC 9000
@@ -72,6 +72,7 @@
 
 mod sender;
 
+pub mod ack;
 pub mod compound;
 pub mod cubic;
 pub mod hystart;

@@ -1,9 +1,9 @@
 //! The receiver every TCP scheme shares: one [`TcpAck`] per data packet.
 
+use super::ack::{SeqRange, TcpAck};
 use crate::controller::Receiver;
 use crate::packet::DataHeader;
 use crate::time::Instant;
-use crate::wire::{Feedback, SeqRange, TcpAck};
 use std::collections::VecDeque;
 
 /// Ranges of received sequence numbers the receiver remembers; older ones are forgotten (the
@@ -56,7 +56,10 @@ impl TcpReceiver {
 }
 
 impl Receiver for TcpReceiver {
-    fn on_packet_received(&mut self, now: Instant, packet: &DataHeader) {
+    type Feedback = TcpAck;
+    type Fields = ();
+
+    fn on_packet_received(&mut self, now: Instant, packet: &DataHeader, _fields: &()) {
         let i = self.insert(packet.seq);
         // RFC 2018 §4: the block holding the segment that triggered the ACK first, then the
         // others (highest first).
@@ -79,8 +82,8 @@ impl Receiver for TcpReceiver {
         }
     }
 
-    fn poll_feedback(&mut self, _now: Instant) -> Option<Feedback> {
-        self.pending.pop_front().map(Feedback::TcpAck)
+    fn poll_feedback(&mut self, _now: Instant) -> Option<TcpAck> {
+        self.pending.pop_front()
     }
 }
 
@@ -94,9 +97,9 @@ mod tests {
             send_time: Instant::from_millis(seq),
             ..DataHeader::default()
         };
-        r.on_packet_received(Instant::from_millis(100 + seq), &h);
+        r.on_packet_received(Instant::from_millis(100 + seq), &h, &());
         match r.poll_feedback(Instant::ZERO) {
-            Some(Feedback::TcpAck(a)) => {
+            Some(a) => {
                 assert!(
                     r.poll_feedback(Instant::ZERO).is_none(),
                     "one ACK per packet"

@@ -1,12 +1,12 @@
 //! The ACK-clocked sender every TCP scheme shares (see the [module doc](super) for the specs).
 
+use super::ack::TcpAck;
 use super::rtt::RttEstimator;
 use super::{AckSample, DUP_THRESH, RoundSample, TcpParams, Window, WindowAdjustment};
 use crate::controller::{Allowance, SendContext, Sender, SenderStats};
 use crate::packet::DataHeader;
 use crate::time::{Duration, Instant};
 use crate::units::DataSize;
-use crate::wire::{Feedback, TcpAck};
 use std::collections::VecDeque;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -441,7 +441,10 @@ fn owd_ns(ack: &TcpAck) -> i64 {
 }
 
 impl<W: WindowAdjustment> Sender for TcpSender<W> {
-    fn on_packet_sent(&mut self, now: Instant, packet: &mut DataHeader, _ctx: &SendContext) {
+    type Feedback = TcpAck;
+    type Fields = ();
+
+    fn on_packet_sent(&mut self, now: Instant, packet: &DataHeader, _ctx: &SendContext) {
         let seq = packet.seq;
         if seq < self.next_seq {
             debug_assert!(false, "sequence numbers must increase");
@@ -476,13 +479,11 @@ impl<W: WindowAdjustment> Sender for TcpSender<W> {
         }
     }
 
-    fn on_feedback(&mut self, now: Instant, feedback: &Feedback) {
-        if let Feedback::TcpAck(ack) = feedback {
-            self.on_ack(now, ack);
-        }
+    fn on_feedback(&mut self, now: Instant, ack: &TcpAck) {
+        self.on_ack(now, ack);
     }
 
-    fn allowance(&mut self, _now: Instant) -> Allowance {
+    fn allowance(&self, _now: Instant) -> Allowance {
         Allowance::Window {
             bytes: DataSize::from_bytes(self.send_window().saturating_sub(self.in_flight)),
             pacing: None,
@@ -731,15 +732,15 @@ mod tests {
         h.ack(sent[0]);
         h.sender.on_feedback(
             h.now,
-            &Feedback::TcpAck(TcpAck::new(
+            &TcpAck::new(
                 999,
                 h.now,
                 h.now,
-                &[crate::wire::SeqRange {
+                &[super::super::ack::SeqRange {
                     start: 500,
                     end: 1000,
                 }],
-            )),
+            ),
         );
         assert_eq!(h.sender.counters(), before);
     }

@@ -680,9 +680,9 @@ impl RateLaw for AdaptiveUm {
         self.trigger(now);
     }
 
-    fn sending_rate(&mut self, now: Instant, r: f64) -> f64 {
+    fn on_time(&mut self, now: Instant, r: f64) {
         if self.fixed {
-            return r;
+            return;
         }
         self.finalise_done(now, None);
         let l = self.c.learner.clone();
@@ -721,8 +721,14 @@ impl RateLaw for AdaptiveUm {
             let confirms = self.suspect.is_some();
             self.start_window(now, r, confirms);
         }
+    }
+
+    fn sending_rate(&self, _now: Instant, r: f64) -> f64 {
+        if self.fixed {
+            return r;
+        }
         match &self.window {
-            Some(w) if w.r_pre.is_some() => r * l.depth,
+            Some(w) if w.r_pre.is_some() => r * self.c.learner.depth,
             _ => r,
         }
     }
@@ -826,7 +832,7 @@ mod tests {
         let mut t = Instant::ZERO;
         let mut seq = 0;
         while t < Instant::from_secs(secs) {
-            let _ = l.sending_rate(t, r);
+            l.on_time(t, r);
             l.on_packet_sent(t, seq, 1000);
             inflight.push_back((seq, t));
             seq += 1;
@@ -882,6 +888,7 @@ mod tests {
         let mut acks: VecDeque<(u64, Instant)> = VecDeque::new();
         let mut rr = r;
         while t < Instant::from_secs(120) {
+            l.on_time(t, rr);
             let x = l.sending_rate(t, rr);
             if x < rr && !in_window {
                 starts.push(t);

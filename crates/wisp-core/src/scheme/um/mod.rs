@@ -5,7 +5,7 @@
 //! Every controller is **rate-based** and updates its rate R (bytes/s) **per ACK** from one
 //! machinery ([`RateSender`]): a media source ([`crate::source::MediaSource`], 30 frames/s)
 //! encodes at R, a pacer spaces its packets at 2.5·R, and the receiver acknowledges every packet
-//! ([`TcpReceiver`](super::tcp::TcpReceiver), [`TcpAck`](crate::wire::TcpAck) — the packet's
+//! ([`TcpReceiver`](super::tcp::TcpReceiver), [`TcpAck`] — the packet's
 //! echoed send time, its arrival time and SACK-like ranges). From each ACK the sender takes the
 //! RTT (RFC 6298's SRTT, [`RttEstimator`](super::tcp::rtt::RttEstimator)), the one-way queueing
 //! delay δ = one-way delay − the smallest one-way delay of the last 10 minutes
@@ -60,10 +60,10 @@ use super::ParamError;
 use super::tcp::{fmt_f64, parse_f64};
 use crate::controller::{Allowance, SendContext, Sender, SenderStats};
 use crate::packet::DataHeader;
+use crate::scheme::tcp::ack::TcpAck;
 use crate::source::MediaConfig;
 use crate::time::{Duration, Instant};
 use crate::units::Bitrate;
-use crate::wire::Feedback;
 
 /// Parameters every scheme of the family shares.
 #[derive(Clone, Debug, PartialEq)]
@@ -345,13 +345,19 @@ impl UmSender {
 }
 
 impl Sender for UmSender {
-    fn on_packet_sent(&mut self, now: Instant, packet: &mut DataHeader, ctx: &SendContext) {
+    type Feedback = TcpAck;
+    type Fields = ();
+
+    fn on_packet_sent(&mut self, now: Instant, packet: &DataHeader, ctx: &SendContext) {
         each!(self, s => s.on_packet_sent(now, packet, ctx))
     }
-    fn on_feedback(&mut self, now: Instant, feedback: &Feedback) {
-        each!(self, s => s.on_feedback(now, feedback))
+    fn on_feedback(&mut self, now: Instant, ack: &TcpAck) {
+        each!(self, s => s.on_feedback(now, ack))
     }
-    fn allowance(&mut self, now: Instant) -> Allowance {
+    fn on_time(&mut self, now: Instant) {
+        each!(self, s => s.on_time(now))
+    }
+    fn allowance(&self, now: Instant) -> Allowance {
         each!(self, s => s.allowance(now))
     }
     fn poll_timeout(&self) -> Option<Instant> {

@@ -3,12 +3,12 @@
 use super::RateParams;
 use crate::controller::{Allowance, SendContext, Sender, SenderStats};
 use crate::packet::DataHeader;
+use crate::scheme::tcp::ack::TcpAck;
 use crate::scheme::tcp::rtt::RttEstimator;
 use crate::scheme::tcp::{DUP_THRESH, RoundSample, Rounds};
 use crate::stats::WindowedMin;
 use crate::time::{Duration, Instant};
 use crate::units::Bitrate;
-use crate::wire::{Feedback, TcpAck};
 use core::fmt;
 use std::collections::VecDeque;
 
@@ -73,9 +73,13 @@ pub trait RateLaw: Clone + fmt::Debug {
     /// A NACK.
     fn on_loss(&mut self, now: Instant, loss: &LossInfo, r: &mut f64);
 
+    /// Time has reached `now` (R is `r`): open and close what depends on time alone (the
+    /// learner's calibration windows). Called before each [`RateLaw::sending_rate`] query.
+    fn on_time(&mut self, _now: Instant, _r: f64) {}
+
     /// The rate to send at now, given R (a law may send below R for a while: the learner's
     /// calibration windows).
-    fn sending_rate(&mut self, _now: Instant, r: f64) -> f64 {
+    fn sending_rate(&self, _now: Instant, r: f64) -> f64 {
         r
     }
 
@@ -279,7 +283,10 @@ impl<L: RateLaw> RateSender<L> {
 }
 
 impl<L: RateLaw> Sender for RateSender<L> {
-    fn on_packet_sent(&mut self, now: Instant, packet: &mut DataHeader, _ctx: &SendContext) {
+    type Feedback = TcpAck;
+    type Fields = ();
+
+    fn on_packet_sent(&mut self, now: Instant, packet: &DataHeader, _ctx: &SendContext) {
         debug_assert_eq!(packet.seq, self.next_seq, "sequence numbers are contiguous");
         let size = packet.size.bytes();
         self.sent.push_back(Sent {
@@ -298,13 +305,15 @@ impl<L: RateLaw> Sender for RateSender<L> {
         }
     }
 
-    fn on_feedback(&mut self, now: Instant, feedback: &Feedback) {
-        if let Feedback::TcpAck(a) = feedback {
-            self.on_ack(now, a);
-        }
+    fn on_feedback(&mut self, now: Instant, ack: &TcpAck) {
+        self.on_ack(now, ack);
     }
 
-    fn allowance(&mut self, now: Instant) -> Allowance {
+    fn on_time(&mut self, now: Instant) {
+        self.law.on_time(now, self.rate);
+    }
+
+    fn allowance(&self, now: Instant) -> Allowance {
         let r = self
             .law
             .sending_rate(now, self.rate)
@@ -345,9 +354,9 @@ impl<L: RateLaw> Sender for RateSender<L> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::scheme::tcp::ack::SeqRange;
     use crate::time::ms;
     use crate::units::DataSize;
-    use crate::wire::SeqRange;
 
     /// Records what the law saw.
     #[derive(Clone, Debug, Default)]
@@ -367,21 +376,21 @@ mod tests {
     }
 
     fn send(s: &mut RateSender<Probe>, seq: u64, at: Instant, size: u64) {
-        let mut h = DataHeader {
+        let h = DataHeader {
             seq,
             send_time: at,
             size: DataSize::from_bytes(size),
             ..DataHeader::default()
         };
-        s.on_packet_sent(at, &mut h, &SendContext::default());
+        s.on_packet_sent(at, &h, &SendContext::default());
     }
 
-    fn ack(seq: u64, sent: Instant, recv: Instant, ranges: &[(u64, u64)]) -> Feedback {
+    fn ack(seq: u64, sent: Instant, recv: Instant, ranges: &[(u64, u64)]) -> TcpAck {
         let r: Vec<SeqRange> = ranges
             .iter()
             .map(|&(start, end)| SeqRange { start, end })
             .collect();
-        Feedback::TcpAck(TcpAck::new(seq, sent, recv, &r))
+        TcpAck::new(seq, sent, recv, &r)
     }
 
     #[test]
