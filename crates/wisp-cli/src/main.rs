@@ -54,7 +54,10 @@ is carried. The command also gets $WISP_LINK_ADDR (its own address) and $WISP_LI
 
 wisp link exits with the command's exit code (128 + signal if it was killed). On exit (also on \
 Ctrl-C, SIGTERM, or when the command fails or is killed) the devices, their routes and the \
-namespace go away, and processes the command left in the namespace are killed.
+namespace go away, and processes the command left in the namespace are killed. If wisp link \
+itself is killed with SIGKILL, the kernel removes the devices and their routes, and the command \
+gets SIGKILL too (its parent-death signal); processes the command started in the background \
+then live on.
 
 Examples:
   wisp link --downlink 12mbps.trace --uplink 12mbps.trace -- sh -c 'ping -c 10 $WISP_LINK_PEER'
