@@ -20,9 +20,12 @@ use std::process::ExitCode;
 const ABOUT: &str = "Bandwidth estimation and rate control for real-time media over wireless links";
 
 const LONG_ABOUT: &str = "\
-wisp runs rate-control schemes for real-time media (Sprout, GCC, Kwikr, …) over Wi-Fi and \
-cellular link models in a deterministic simulator, and measures them the way their papers did: \
-throughput, utilisation, one-way delay, Sprout's 95% end-to-end and self-inflicted delay, loss.
+wisp runs rate-control schemes for real-time media (Sprout, GCC, the rate controllers of \
+Mehrotra et al.) and TCP baselines over Wi-Fi and cellular link models in a deterministic \
+simulator, and measures them the way their papers did: throughput, utilisation, one-way delay, \
+Sprout's 95% end-to-end and self-inflicted delay, loss. `wisp schemes` lists them all. The same \
+schemes (all but the simulation-only `ideal`) run over real UDP (`wisp send`, `wisp recv`), also \
+behind an emulated link (`wisp link`).
 
 Examples:
   wisp run --scheme cbr --rate-kbps 2000 --trace traces/cellular/TMobile-UMTS-driving.down
