@@ -20,9 +20,12 @@ use std::process::ExitCode;
 const ABOUT: &str = "Bandwidth estimation and rate control for real-time media over wireless links";
 
 const LONG_ABOUT: &str = "\
-wisp runs rate-control schemes for real-time media (Sprout, GCC, Kwikr, …) over Wi-Fi and \
-cellular link models in a deterministic simulator, and measures them the way their papers did: \
-throughput, utilisation, one-way delay, Sprout's 95% end-to-end and self-inflicted delay, loss.
+wisp runs rate-control schemes for real-time media (Sprout, GCC, the rate controllers of \
+Mehrotra et al.) and TCP baselines over Wi-Fi and cellular link models in a deterministic \
+simulator, and measures them the way their papers did: throughput, utilisation, one-way delay, \
+Sprout's 95% end-to-end and self-inflicted delay, loss. `wisp schemes` lists them all. The same \
+schemes (all but the simulation-only `ideal`) run over real UDP (`wisp send`, `wisp recv`), also \
+behind an emulated link (`wisp link`).
 
 Examples:
   wisp run --scheme cbr --rate-kbps 2000 --trace traces/cellular/TMobile-UMTS-driving.down
@@ -54,7 +57,10 @@ is carried. The command also gets $WISP_LINK_ADDR (its own address) and $WISP_LI
 
 wisp link exits with the command's exit code (128 + signal if it was killed). On exit (also on \
 Ctrl-C, SIGTERM, or when the command fails or is killed) the devices, their routes and the \
-namespace go away, and processes the command left in the namespace are killed.
+namespace go away, and processes the command left in the namespace are killed. If wisp link \
+itself is killed with SIGKILL, the kernel removes the devices and their routes, and the command \
+gets SIGKILL too (its parent-death signal); processes the command started in the background \
+then live on.
 
 Examples:
   wisp link --downlink 12mbps.trace --uplink 12mbps.trace -- sh -c 'ping -c 10 $WISP_LINK_PEER'

@@ -20,8 +20,7 @@ congested zones and the delay threshold δ_T that best separates them (Fig. 19).
 characterise a network before choosing a congestion threshold.
 
 The path is a simulated link (--link or --trace); each rate runs on a fresh copy of the link from \
-time 0, so every rate meets the same channel. (The analysis takes per-packet send and arrival \
-times, so a real path can be swept the same way.)
+time 0, so every rate meets the same channel. Only simulated paths can be swept.
 
 Examples:
   wisp sweep --link 3g-up --rates 50,100,150,200,250,300,400,500,640,800

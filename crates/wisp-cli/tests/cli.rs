@@ -305,3 +305,52 @@ fn bench_writes_results_and_a_scatter_per_trace() {
     // The paired trace carries the feedback.
     assert_eq!(list[0]["reverse"], "Verizon-LTE-short.up");
 }
+
+/// The help names only schemes that exist: a rate-control scheme or probe a user may look for
+/// (those of the papers wisp is to reproduce next, and well-known others) appears in `wisp
+/// --help` or a subcommand's help only if `wisp schemes` lists it.
+#[test]
+fn the_help_names_only_schemes_that_exist() {
+    let top = wisp(&["--help"]);
+    assert!(top.status.success());
+    let top = String::from_utf8_lossy(&top.stdout).into_owned();
+    let commands: Vec<String> = top
+        .lines()
+        .skip_while(|l| !l.starts_with("Commands:"))
+        .skip(1)
+        .take_while(|l| !l.trim().is_empty())
+        // A command's line; its description's continuation lines are indented further.
+        .filter_map(|l| l.strip_prefix("  ").filter(|r| !r.starts_with(' ')))
+        .filter_map(|l| l.split_whitespace().next())
+        .filter(|c| *c != "help")
+        .map(str::to_string)
+        .collect();
+    assert!(commands.len() >= 10, "subcommands parsed: {commands:?}");
+    let mut help = top.clone();
+    for c in &commands {
+        let o = wisp(&[c, "--help"]);
+        assert!(o.status.success(), "wisp {c} --help: {}", stderr(&o));
+        help.push_str(&String::from_utf8_lossy(&o.stdout));
+    }
+    let schemes = wisp(&["schemes"]);
+    assert!(schemes.status.success());
+    let schemes = String::from_utf8_lossy(&schemes.stdout).to_lowercase();
+    let help = help.to_lowercase();
+    for name in [
+        "kwikr",
+        "ping-pair",
+        "wbest",
+        "salsify",
+        "bbr",
+        "copa",
+        "verus",
+        "pcc",
+        "nada",
+        "scream",
+    ] {
+        assert!(
+            !help.contains(name) || schemes.contains(name),
+            "the help names `{name}`, which `wisp schemes` does not list"
+        );
+    }
+}

@@ -672,6 +672,84 @@ fn the_link_cleans_up_when_the_command_is_killed_or_interrupted() {
     }
 }
 
+/// `kill -9` of `wisp link` leaves it no chance to end the command: the kernel removes the
+/// devices and their routes, and the command's parent-death signal ends it too, instead of
+/// leaving it running in the orphaned namespace.
+#[test]
+fn the_command_ends_when_the_link_is_killed_with_sigkill() {
+    let t = "the_command_ends_when_the_link_is_killed_with_sigkill";
+    if !privileged(t) {
+        return;
+    }
+    use nix::sys::signal::{Signal, kill};
+    use nix::unistd::Pid;
+    let dir = tempfile::tempdir().unwrap();
+    let info = dir.path().join("pid");
+    // The shell writes its pid and becomes `sleep` (same process, so the pid is the command's).
+    let mut link = Command::new(bin())
+        .args([
+            "link",
+            "--downlink",
+            "const:12mbps",
+            "--uplink",
+            "const:12mbps",
+            "--",
+            "sh",
+            "-c",
+        ])
+        .arg(format!(
+            "echo $$ > {0}.tmp && mv {0}.tmp {0}; exec sleep 30",
+            info.display()
+        ))
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let t0 = Instant::now();
+    while !info.exists() {
+        assert!(
+            t0.elapsed() < Duration::from_secs(20),
+            "the command did not start"
+        );
+        assert!(link.try_wait().unwrap().is_none(), "wisp link exited early");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let cmd: i32 = std::fs::read_to_string(&info)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    let dev = format!("wisp{}", link.id());
+    assert!(alive(cmd), "the command {cmd} is not running");
+    assert!(host_links().contains(&dev), "no {dev} while running");
+    kill(Pid::from_raw(link.id() as i32), Signal::SIGKILL).unwrap();
+    link.wait().unwrap();
+    let killed = Instant::now();
+    while alive(cmd) && killed.elapsed() < Duration::from_secs(2) {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let survived = alive(cmd);
+    eprintln!(
+        "after kill -9 of wisp link the command {}",
+        if survived {
+            "was still running 2 s later".to_string()
+        } else {
+            format!(
+                "was gone within {:.0} ms",
+                killed.elapsed().as_secs_f64() * 1e3
+            )
+        }
+    );
+    if survived {
+        let _ = kill(Pid::from_raw(cmd), Signal::SIGKILL);
+    }
+    assert!(!survived, "the command {cmd} survived kill -9 of wisp link");
+    assert!(!host_links().contains(&dev), "{dev} is still there");
+    assert!(
+        !host_routes().contains(&dev),
+        "a route via {dev} is still there"
+    );
+}
+
 #[test]
 fn a_failing_command_passes_its_exit_code_through() {
     let t = "a_failing_command_passes_its_exit_code_through";

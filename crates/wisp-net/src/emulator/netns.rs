@@ -15,7 +15,8 @@
 //! non-persistent (the kernel deletes them, and their routes, when `wisp link`'s file
 //! descriptors close, also on SIGKILL), and the namespace is anonymous (it lives while a process
 //! is in it or a descriptor refers to it; `wisp link` kills whatever the command left running in
-//! it before it exits).
+//! it before it exits, and the command has a parent-death signal for when `wisp link` is killed
+//! with SIGKILL and cannot).
 //!
 //! Addresses come from 100.64.0.0/10 (RFC 6598 shared address space, as Mahimahi uses), one /30
 //! per instance, chosen so that concurrent instances do not collide.
@@ -149,39 +150,48 @@ fn disable_ipv6(dev: &str) {
 }
 
 /// Runs `command` inside the namespace `ns` with `env` added to the environment.
+///
+/// The command gets SIGKILL as its parent-death signal, so that it ends with `wisp link` even
+/// when `wisp link` itself is killed with SIGKILL and cannot end it (the kernel then removes the
+/// devices; without the signal the command would live on in the orphaned namespace). The signal
+/// is the kernel's `PR_SET_PDEATHSIG`, which fires when the *thread* that forked the command
+/// ends: call this from the thread that waits for the command (the emulator's main thread).
+/// It covers the command itself, not processes the command starts in the background.
+#[allow(unsafe_code)] // `pre_exec`, the only way to run code between fork and exec
 pub fn spawn_in(
     ns: &File,
     command: &[OsString],
     env: &[(String, String)],
 ) -> Result<Child, SetupError> {
+    use std::os::unix::process::CommandExt;
+    let (prog, args) = command.split_first().ok_or(SetupError::Spawn {
+        cmd: String::new(),
+        err: io::Error::other("no command"),
+    })?;
     let ns = ns.try_clone().map_err(|err| SetupError::Io {
         what: "namespace",
         err,
     })?;
-    let command = command.to_vec();
-    let env = env.to_vec();
-    std::thread::spawn(move || {
-        nix::sched::setns(&ns, nix::sched::CloneFlags::CLONE_NEWNET)
-            .map_err(|e| classify("cannot enter the namespace")(nix_io(e)))?;
-        let (prog, args) = command.split_first().ok_or(SetupError::Spawn {
-            cmd: String::new(),
-            err: io::Error::other("no command"),
-        })?;
-        Command::new(prog)
-            .args(args)
-            .envs(env)
-            .spawn()
-            .map_err(|err| SetupError::Spawn {
-                cmd: prog.to_string_lossy().into_owned(),
-                err,
-            })
-    })
-    .join()
-    .unwrap_or_else(|_| {
-        Err(SetupError::Io {
-            what: "spawn thread",
-            err: io::Error::other("panicked"),
-        })
+    let parent = nix::unistd::getpid();
+    let mut cmd = Command::new(prog);
+    cmd.args(args).envs(env.iter().cloned());
+    // SAFETY: between fork and exec the closure makes only system calls (setns, prctl,
+    // getppid), which are async-signal-safe, and allocates nothing (its errors are raw OS
+    // errors).
+    unsafe {
+        cmd.pre_exec(move || {
+            nix::sched::setns(&ns, nix::sched::CloneFlags::CLONE_NEWNET).map_err(nix_io)?;
+            nix::sys::prctl::set_pdeathsig(nix::sys::signal::Signal::SIGKILL).map_err(nix_io)?;
+            // The parent may have died between fork and prctl: then no signal will come.
+            if nix::unistd::getppid() != parent {
+                return Err(nix_io(nix::errno::Errno::ESRCH));
+            }
+            Ok(())
+        });
+    }
+    cmd.spawn().map_err(|err| SetupError::Spawn {
+        cmd: prog.to_string_lossy().into_owned(),
+        err,
     })
 }
 
