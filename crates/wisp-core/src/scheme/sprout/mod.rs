@@ -46,19 +46,19 @@
 //! kbit/s at 577 vs 574 ms; TMobile-UMTS-driving.up 711 vs 605 at 245 vs 232 ms), and otherwise
 //! moved along the throughput/delay trade-off, so it is not offered as a scheme of its own.
 //!
-//! Deviations (from the paper, and from the original code where it departs from the paper;
-//! facts about the code from `notes/sprout-cellsim-mahimahi.md` §3).
-//! [`SproutConfig::default()`] is the paper's Sprout with the deviations below. Every value the
-//! paper gives is the paper's (§3.1: σ, λz, 256 values on [0, 1000] packets/s, the 20-ms tick;
-//! §3.3: 8 ticks, the 5th percentile, the forecast as described, `forecast=paper`; §3.4: 10 ms;
-//! §3.5: 5 ticks), and the experimental σ inference is off (`sigmas=none`: §3.1's fixed σ).
-//! Where the paper gives no value the default is the original's or ours and says so
-//! (heartbeats, deviation 8; Sprout-EWMA's α = 1/8, the original's). Two defaults add behaviour that is in neither the paper nor the
-//! original: the jump into the outage, `outage-entry=0.05` (deviation 3; 0 is the paper's model),
-//! and the heartbeat back-off, `heartbeat-max-ms=100` (deviation 8; 20, the heartbeat interval,
-//! is none). `sprout:outage-entry=0,heartbeat-max-ms=20` turns both off; they are kept because
-//! `wisp reproduce sprout` meets one claim more with them (42 of 55, against 41: without them
-//! Sprout's self-inflicted delay on ATT-LTE-driving.up is 1385 ms, 4th of 8, not 574 ms, 2nd).
+//! Deviations (from the paper, and from the original code where it departs from the paper; facts
+//! about the code from `notes/sprout-cellsim-mahimahi.md` §3). [`SproutConfig::default()`] is the
+//! paper's Sprout with the deviations below. Every value the paper gives is the paper's (§3.1: σ,
+//! λz, 256 values on [0, 1000] packets/s, the 20-ms tick; §3.3: 8 ticks, the 5th percentile, the
+//! forecast as described, `forecast=paper`; §3.4: 10 ms; §3.5: 5 ticks), and the experimental σ
+//! inference is off (`sigmas=none`: §3.1's fixed σ). Where the paper gives no value the default is
+//! the original's or ours and says so (heartbeats, deviation 8; Sprout-EWMA's α = 1/8, the
+//! original's). Two defaults add behaviour that is in neither the paper nor the original: the jump
+//! into the outage, `outage-entry=0.05` (deviation 3; 0 is the paper's model), and the heartbeat
+//! back-off, `heartbeat-max-ms=100` (deviation 8; 20, the heartbeat interval, is none).
+//! `sprout:outage-entry=0,heartbeat-max-ms=20` turns both off; they are kept because
+//! `wisp reproduce sprout` meets one claim more with them (42 of 55, against 41: without them Sprout's
+//! self-inflicted delay on ATT-LTE-driving.up is 1385 ms, 4th of 8, not 574 ms, 2nd).
 //!
 //! 1. **Units.** One "MTU-sized packet" is the flow's MTU (1500 bytes) at both ends, and the
 //!    forecast travels in bytes. (The original counts 1400-byte packets at the receiver and turns
@@ -66,24 +66,23 @@
 //! 2. **Queue estimate.** Each elapsed tick subtracts that tick's forecast deliveries
 //!    C_k − C_{k−1}, as §3.5 says. (The original subtracts the cumulative C_k, over-draining
 //!    from the second tick on, and adds 50 bytes per packet.)
-//! 3. **Outage state.** The transition conserves probability: rates that diffuse below 0 enter
-//!    the outage, which keeps its mass with probability e^(−λz·τ) and otherwise escapes to a
-//!    Brownian step from 0. (The original's bin 0 loses about 45% of its mass per tick before
-//!    renormalisation, so its outages are far less sticky than λz = 1/s.) **Entering** an
-//!    outage: besides diffusing below 0, a link at any rate drops into it at `outage-entry`
-//!    = 0.05 per second (probability 0.001 per tick). In the paper's model the only way into
-//!    the outage is to diffuse there, a few σ√τ ≈ 28 packets/s per tick, so after the link
-//!    goes silent at 800 packets/s the 5th-percentile forecast stays above zero for 6 ticks
-//!    (120 ms, while the sender fills the dead link) and at 400 for 4; with the jump it is zero
-//!    after 1 (and after 1–2 ticks from 50–200 packets/s, as before). Real links do fall silent
-//!    from full speed: the ten shipped traces have 0.007–0.14 gaps of 500 ms or more per
-//!    second (median 0.05, hence the value). The cost is small because a tick with any arrival
-//!    rules the outage out again: over the ten traces (`wisp bench --schemes
-//!    sprout:outage-entry=0,sprout`; re-measured at 159f535, unchanged) throughput changed by +0.2% to −1.6% and self-inflicted
-//!    delay by −29 to +3 ms (339 → 310 ms on TMobile-UMTS-driving.down, 130 → 123 on
-//!    TMobile-LTE-short.down, 285 → 259 on Verizon-EVDO-driving.up, 75 → 72 on
-//!    Verizon-LTE-short.down; +3 on ATT-LTE-driving.down, +2 on Verizon-LTE-short.up).
-//!    `outage-entry=0` is the paper's model.
+//! 3. **Outage state.** The transition conserves probability: rates that diffuse below 0 enter the
+//!    outage, which keeps its mass with probability e^(−λz·τ) and otherwise escapes to a Brownian
+//!    step from 0. (The original's bin 0 loses about 45% of its mass per tick before
+//!    renormalisation, so its outages are far less sticky than λz = 1/s.) **Entering** an outage:
+//!    besides diffusing below 0, a link at any rate drops into it at `outage-entry` = 0.05 per
+//!    second (probability 0.001 per tick). In the paper's model the only way into the outage is to
+//!    diffuse there, a few σ√τ ≈ 28 packets/s per tick, so after the link goes silent at 800
+//!    packets/s the 5th-percentile forecast stays above zero for 6 ticks (120 ms, while the sender
+//!    fills the dead link) and at 400 for 4; with the jump it is zero after 1 (and after 1–2 ticks
+//!    from 50–200 packets/s, as before). Real links do fall silent from full speed: the ten shipped
+//!    traces have 0.007–0.14 gaps of 500 ms or more per second (median 0.05, hence the value). The
+//!    cost is small because a tick with any arrival rules the outage out again: over the ten traces
+//!    (`wisp bench --schemes sprout:outage-entry=0,sprout`; re-measured at 159f535, unchanged)
+//!    throughput changed by +0.2% to −1.6% and self-inflicted delay by −29 to +3 ms (339 → 310 ms
+//!    on TMobile-UMTS-driving.down, 130 → 123 on TMobile-LTE-short.down, 285 → 259 on
+//!    Verizon-EVDO-driving.up, 75 → 72 on Verizon-LTE-short.down; +3 on ATT-LTE-driving.down, +2 on
+//!    Verizon-LTE-short.up). `outage-entry=0` is the paper's model.
 //! 4. **Forecast timing.** The forecast's first tick is the *next* tick, so the belief is
 //!    evolved once before it (§3.3 "evolving … forward to each of the eight ticks"); the original
 //!    forecasts the first tick from the unevolved posterior.
@@ -114,8 +113,9 @@
 //!    ahead of the next data (a 78-s outage of ATT-LTE-driving.up collected 3,900 heartbeats,
 //!    250 kB, 2.4 s of that 834-kbit/s link). Over the ten shipped traces (`wisp bench
 //!    --schemes sprout:heartbeat-max-ms=20,sprout`, re-measured at 159f535 with deviation 3's
-//!    jump), no back-off (N = 20) → 100 ms changed throughput by 0 to −1.0% on eight traces and
-//!    −2.8% and −4.0% on Verizon-EVDO-driving (247 → 240 and 451 → 433 kbit/s), and
+//!    jump), the back-off (`heartbeat-max-ms=20`, none → 100) changed throughput by +0.2% to
+//!    −1.0% on eight traces and −2.8% and −4.0% on Verizon-EVDO-driving (247 → 240 and 451 → 433
+//!    kbit/s), and
 //!    self-inflicted delay from 1385 to 574 ms on ATT-LTE-driving.up, 604 → 310 and 361 → 232 on
 //!    TMobile-UMTS-driving, 1142 → 838 and 432 → 259 on Verizon-EVDO-driving, 159 → 150 on
 //!    ATT-LTE-driving.down, and by at most 4 ms on the four short LTE traces (54 → 58 on
@@ -142,29 +142,31 @@
 //!     sends it whole as back-to-back MTU packets (as the original's `sproutbt2`), with no
 //!     video codec behind it (§4 is out of scope here).
 //! 13. **Window alignment.** After k elapsed ticks the queue estimate has been drained by the
-//!     forecast's ticks 1..k, and the window counts the next five, k+1..k+5 (eq. 6), as §3.5
-//!     reads: Q and the lookahead start at the same tick. The original computes
+//!     forecast's ticks 1..k, and the window counts the next five, k+1..k+5 (eq. 6), as §3.5 reads:
+//!     Q and the lookahead start at the same tick. The original computes
 //!     `counts[min(k+5, 7)] − counts[k]` with `counts[i]` = C_{i+1} and k at most 7, that is
 //!     C_{min(k+6, 8)} − C_{k+1}: ticks k+2..k+6, one tick later than its own queue estimate, so
-//!     its window closes after 7 ticks (140 ms) without a new forecast, ours after 8. In both,
-//!     C_1 is the tick that follows the last one the receiver observed (deviation 4), so the
-//!     difference is the sender's alone. Measured with the original's alignment (the window
-//!     taken from C_{k+1}, a one-line change in [`SproutSender::window`]; `wisp bench --schemes
-//!     sprout,sprout-ewma --traces traces/cellular` at 159f535): Sprout's throughput +1.4% to +6.4% on nine of the ten
-//!     traces (4192 → 4322 kbit/s on Verizon-LTE-short.down) and −5.9% on
-//!     Verizon-EVDO-driving.up (433 → 407); self-inflicted delay +1 to +43 ms on eight (72 → 78
-//!     on Verizon-LTE-short.down, 123 → 137 on TMobile-LTE-short.down, 232 → 275 on
-//!     TMobile-UMTS-driving.up) and −15 and −174 ms on Verizon-EVDO-driving (up 259 → 244, down
-//!     838 → 664); Sprout-EWMA within 0.5% and 11 ms except on Verizon-EVDO-driving (down
-//!     −0.8% at −91 ms, up −3.9% at −4 ms). `wisp reproduce sprout` meets 40 of 55 with it instead of 42
-//!     (Sprout-EWMA no longer has more delay than Sprout on ATT-LTE-driving.up, 577 ms both, nor
-//!     on TMobile-UMTS-driving.up, 259 against 275 ms).
+//!     its window closes after 7 ticks (140 ms) without a new forecast, ours after 8. In both, C_1
+//!     is the tick that follows the last one the receiver observed (deviation 4), so the
+//!     difference is the sender's alone.
+//!     Measured with the original's alignment (the window taken from C_{k+1}, a one-line change in
+//!     [`SproutSender::window`]; `wisp bench --schemes sprout,sprout-ewma --traces traces/cellular`
+//!     at 159f535): Sprout's throughput +1.4% to +6.4% on nine of the ten traces (4192 → 4322
+//!     kbit/s on Verizon-LTE-short.down) and −5.9% on Verizon-EVDO-driving.up (433 → 407);
+//!     self-inflicted delay +1 to +43 ms on eight (72 → 78 on Verizon-LTE-short.down, 123 → 137 on
+//!     TMobile-LTE-short.down, 232 → 275 on TMobile-UMTS-driving.up) and −15 and −174 ms on
+//!     Verizon-EVDO-driving (up 259 → 244, down 838 → 664); Sprout-EWMA within 0.5% and 11 ms
+//!     except on Verizon-EVDO-driving (down −0.8% at −91 ms, up −3.9% at −4 ms).
+//!     `wisp reproduce sprout` meets 40 of 55 with it instead of 42 (Sprout-EWMA no longer has
+//!     more delay than Sprout on ATT-LTE-driving.up, 577 ms both, nor on TMobile-UMTS-driving.up,
+//!     259 against 275 ms). Kept: the paper's reading, and the reproduction's claims.
 //!
-//! Parameters (`sprout:KEY=VALUE,…`): `sigma`, `outage-escape`, `outage-entry`, `bins`, `max-rate` (packets/s),
-//! `tick-ms`, `ticks`, `quantile`, `forecast` (`paper` | `joint`: the exact law of eq. 3 with
-//! the ticks' counts correlated through the shared rate path), `lookahead` (ticks),
-//! `reorder-ms`, `heartbeat-ms`, `heartbeat-bytes`, `heartbeat-max-ms`, `alpha` (Sprout-EWMA), `sigmas` (the
-//! experimental σ grid, `/`-separated, or `none`), `share` (its switching probability per tick).
+//! Parameters (`sprout:KEY=VALUE,…`): `sigma`, `outage-escape`, `outage-entry`, `bins`, `max-rate`
+//! (packets/s), `tick-ms`, `ticks`, `quantile`, `forecast` (`paper` | `joint`: the exact law of
+//! eq. 3 with the ticks' counts correlated through the shared rate path), `lookahead` (ticks),
+//! `reorder-ms`, `heartbeat-ms`, `heartbeat-bytes`, `heartbeat-max-ms`, `alpha` (Sprout-EWMA),
+//! `sigmas` (the experimental σ grid, `/`-separated, or `none`), `share` (its switching probability
+//! per tick).
 
 pub mod filter;
 pub mod model;
