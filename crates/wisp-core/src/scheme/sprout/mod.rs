@@ -202,9 +202,11 @@ impl Variant {
 }
 
 /// Configuration of Sprout and its variants. `Default` is the paper's Sprout with the
-/// deviations listed in the module doc; two defaults are not the paper's: `model.outage_entry`
-/// (0.05 per second, deviation 3; the paper's model is 0) and `heartbeat_max` (100 ms, deviation
-/// 8; the paper has no back-off, which is `heartbeat_max` = `heartbeat_interval`).
+/// deviations listed in the module doc. Two defaults add behaviour the paper does not have:
+/// `model.outage_entry` (0.05 per second, deviation 3; the paper's model is 0) and
+/// `heartbeat_max` (100 ms, deviation 8; no back-off, as the paper, is `heartbeat_max` =
+/// `heartbeat_interval`). The heartbeat's interval and size, Sprout-EWMA's α and the σ
+/// mixture's `share` are values the paper does not give (each field says whose they are).
 #[derive(Clone, Debug, PartialEq)]
 pub struct SproutConfig {
     pub variant: Variant,
