@@ -229,7 +229,7 @@ pub struct SproutConfig {
     /// Experimental: infer σ from this grid (two or more values) instead of using `model.sigma`.
     /// Empty (the paper's fixed σ) by default.
     pub sigmas: Vec<f64>,
-    /// The σ mixture's switching probability per tick (0.002).
+    /// The σ mixture's switching probability per tick (0.002, ours; used only with `sigmas`).
     pub share: f64,
 }
 
