@@ -105,7 +105,9 @@ impl SproutSender {
     }
 
     /// §3.5: the bytes the forecast expects to drain in the next `lookahead` ticks, minus the
-    /// queue estimate, at `now`.
+    /// queue estimate, at `now`: C_{k+5} − C_k − Q after k elapsed ticks, so the lookahead
+    /// starts at the tick the queue estimate has reached (the original starts one tick later:
+    /// deviation 13 of the module doc).
     pub fn window(&self, now: Instant) -> u64 {
         match &self.forecast {
             None => 0,
@@ -425,6 +427,38 @@ mod tests {
         // An older forecast (fewer bytes received) is ignored.
         h.feedback(64, &FORECAST);
         assert_eq!(h.s.queue_estimate(), 3 * MTU);
+    }
+
+    /// Eq. 6 and deviation 13: after k elapsed ticks the window counts the forecast's ticks
+    /// k+1..k+5, from where the queue estimate stands (the original counts k+2..k+6). A
+    /// forecast whose ticks differ tells the two apart.
+    #[test]
+    fn the_window_looks_ahead_from_the_queue_estimates_tick() {
+        let mut h = Harness::new();
+        h.send();
+        // Per tick 1, 2, …, 8 packets: C = 1, 3, 6, 10, 15, 21, 28, 36.
+        let rising = [1, 3, 6, 10, 15, 21, 28, 36];
+        h.feedback(64, &rising);
+        assert_eq!(h.s.queue_estimate(), 0);
+        // Fresh: C_5 − C_0 = 15 packets (the original: C_6 − C_1 = 20).
+        assert_eq!(h.s.window(h.now), 15 * MTU);
+        // For each elapsed k, the window is C_{min(k+5, 8)} − C_k with the queue drained to 0.
+        let c = |i: usize| {
+            if i == 0 {
+                0
+            } else {
+                rising[i.min(8) - 1] as u64
+            }
+        };
+        for k in 1..=8 {
+            h.advance(ms(20));
+            assert_eq!(h.s.queue_estimate(), 0);
+            assert_eq!(h.s.window(h.now), (c(k + 5) - c(k)) * MTU, "k = {k}");
+        }
+        // 7 ticks old the window still holds the last tick (the original's is closed); 8
+        // ticks old it is closed.
+        assert_eq!(c(8) - c(7), 8);
+        assert_eq!(h.s.window(h.now), 0);
     }
 
     #[test]
