@@ -51,10 +51,9 @@ use crate::trace::{Trace, TraceError, TraceUnit};
 use serde::Serialize;
 use std::path::Path;
 use std::sync::Arc;
-use wisp_core::estimate::arrival::GroupDelta;
 use wisp_core::packet::Content;
 use wisp_core::scheme::SchemeConfig;
-use wisp_core::scheme::gcc::{Grouper, Prefilter};
+use wisp_core::scheme::gcc::{GroupDelta, Grouper, Prefilter};
 use wisp_core::{Duration, Instant};
 
 /// What to run.

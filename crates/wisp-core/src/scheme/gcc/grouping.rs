@@ -40,9 +40,33 @@
 //! are not implemented (the simulator's path never reorders; a group whose arrival delta is
 //! negative emits no delta).
 
-use crate::estimate::arrival::GroupDelta;
 use crate::time::{Duration, Instant};
 use crate::units::DataSize;
+
+/// The deltas between two consecutive groups of packets (ANRW'16 eq. 2).
+///
+/// The paper prints eq. (2) as departure spacing minus arrival spacing, but its own §4.1, the
+/// modes of its Fig. 6 (+100 ms right after an outage) and the test `d_m < 0` of its Algorithm 1
+/// all use arrival spacing minus departure spacing, as libwebrtc does; so does wisp:
+/// [`GroupDelta::delay_variation_ms`] is positive when the queue grows.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct GroupDelta {
+    /// t_s(i) − t_s(i−1), ms.
+    pub send_delta_ms: f64,
+    /// t_r(i) − t_r(i−1), ms.
+    pub arrival_delta_ms: f64,
+    /// Size of group *i* minus size of group *i − 1*, bytes.
+    pub size_delta: i64,
+    /// t_r(i): when group *i* completed.
+    pub arrival: Instant,
+}
+
+impl GroupDelta {
+    /// d_m = arrival spacing − departure spacing, ms.
+    pub fn delay_variation_ms(&self) -> f64 {
+        self.arrival_delta_ms - self.send_delta_ms
+    }
+}
 
 /// Which grouping the receiver uses.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]

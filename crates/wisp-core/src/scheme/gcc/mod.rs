@@ -17,8 +17,8 @@
 //! d(t_i)   = m(t_i) + n(t_i)                                                    (3)
 //! ```
 //!
-//! the arrival-time filter estimating m ([`crate::estimate::arrival`]), the over-use detector
-//! with the adaptive threshold γ ([`crate::estimate::overuse`]), the remote rate controller's
+//! the arrival-time filter estimating m ([`arrival`], on [`kalman`] or [`trendline`]), the over-use detector
+//! with the adaptive threshold γ ([`overuse`]), the remote rate controller's
 //! increase/decrease/hold machine with η, α, the 1.5·R cap and R measured over 500 ms
 //! ([`rate_control`]), and REMB feedback of A_r with receiver reports.
 //!
@@ -35,6 +35,17 @@
 //! keeps the delay as low as the other forms (wisp-sim's test
 //! `algorithm_1_keeps_working_on_a_link_gcc_can_fill`). libwebrtc's 100-ms cap on a merged burst
 //! removes the hazard altogether; prefer `prefilter=libwebrtc` outside reproductions.
+//!
+//! Modules, in the order a packet meets them (each pure arithmetic on the values the caller
+//! passes in, with explicit times; no allocation after construction):
+//!
+//! * [`grouping`]: packets → groups → [`GroupDelta`]s (and the pre-filter);
+//! * [`arrival`]: the arrival-time filters turning deltas into m — libwebrtc's two-state
+//!   over-use estimator and the draft's scalar filter, both on the small linear Kalman filter of
+//!   [`kalman`], and libwebrtc's [`trendline`] estimator;
+//! * [`overuse`]: the adaptive threshold γ and the over-use detector;
+//! * [`rate`]: the windowed counter of the receiving rate R; [`rate_control`]: A_r;
+//! * [`receiver`], [`sender`]: the two halves.
 //!
 //! Schemes and parameters (`NAME[:KEY=VALUE,…]`):
 //!
@@ -58,7 +69,7 @@
 //! Deviations:
 //! * Eq. (2) is printed with the opposite sign (departure spacing minus arrival spacing); wisp
 //!   uses arrival minus departure, the convention of the paper's §4.1, Fig. 6 and Algorithm 1
-//!   (see [`crate::estimate::arrival::GroupDelta`]). Each group is represented by its last
+//!   (see [`grouping::GroupDelta`]). Each group is represented by its last
 //!   packet's send time (Algorithm 1 updates the filter with (t_r_old, t_s_old)); eq. (2)'s "first
 //!   packet" is the same instant for a pacer group, whose packets leave together.
 //! * The default arrival-time filter is libwebrtc's two-state Kalman filter (eq. 3 plus the size
@@ -75,19 +86,24 @@
 //!   paper gives no start value. Receiver reports go out every second and with every REMB.
 //! * The pacing rate is 2.5·A (libwebrtc); the paper only says groups leave every ΔT.
 
+pub mod arrival;
 pub mod grouping;
+pub mod kalman;
+pub mod overuse;
+pub mod rate;
 pub mod rate_control;
 pub mod receiver;
 pub mod sender;
+pub mod trendline;
 
-pub use grouping::{Grouper, Prefilter};
+pub use arrival::{ArrivalFilter, FilterKind};
+pub use grouping::{GroupDelta, Grouper, Prefilter};
+pub use overuse::{BandwidthUsage, OveruseDetector, ThresholdConfig};
 pub use rate_control::{AimdConfig, AimdRateControl, RateControlState};
 pub use receiver::{GccReceiver, RemoteEstimator};
 pub use sender::GccSender;
 
 use super::ParamError;
-use crate::estimate::arrival::FilterKind;
-use crate::estimate::overuse::ThresholdConfig;
 use crate::source::MediaConfig;
 use crate::time::Duration;
 use crate::units::Bitrate;

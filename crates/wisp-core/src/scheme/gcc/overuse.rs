@@ -44,6 +44,9 @@ pub enum BandwidthUsage {
     Overusing,
 }
 
+/// The most deltas a filter counts (`kDeltaCounterMax`).
+pub const DELTA_COUNTER_MAX: u32 = 1000;
+
 /// The number of deltas after which T = n·m stops growing with n (`kMinNumDeltas`).
 pub const MIN_NUM_DELTAS: u32 = 60;
 
