@@ -5,7 +5,9 @@
 //! networks using packet grouping", ANRW 2016 (GCC as its §3 describes it, after Carlucci et
 //! al., MMSys 2016), and the pre-filter of its §5.
 //!
-//! **Sender** ([`sender`]): the loss-based controller of eq. (1) on each receiver report,
+//! **Sender** ([`sender`]): the loss-based controller of eq. (1) on the receiver reports, at
+//! libwebrtc's cadence (an increase at most once a second, a decrease at most once per
+//! 300 ms + RTT),
 //! A = min(A_s, A_r); a media source (30 frames/s, 50–2500 kbit/s, [`crate::source::MediaSource`])
 //! encodes at A, and a pacer releases groups every ΔT = 5 ms ([`crate::pacer::Pacer::periodic`]).
 //!
