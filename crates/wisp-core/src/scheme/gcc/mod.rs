@@ -61,7 +61,7 @@
 //! |---|---|
 //! | `prefilter` | `off`, `paper`, `libwebrtc` |
 //! | `filter` | `kalman` (libwebrtc's two-state filter), `scalar` (eq. 3 as written, the draft's), `trendline` |
-//! | `threshold` | `libwebrtc` (k_u 0.0087, k_d 0.039), `draft` (k_u 0.01, k_d 0.00018) |
+//! | `threshold` | `libwebrtc` (k_u 0.0087, k_d 0.039, γ against min(n, 60)·m), `draft` (k_u 0.01, k_d 0.00018, γ against m, as draft-ietf-rmcat-gcc-02 §5.4) |
 //! | `interval-ms` | ΔT, the pacer and grouping interval (5) |
 //! | `rate-window-ms` | the window of R (500) |
 //! | `start-kbps`, `min-kbps`, `max-kbps` | A at the start, and the range of A and of the encoder (300, 50, 2500) |
