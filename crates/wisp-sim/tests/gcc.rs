@@ -160,7 +160,7 @@ fn call(scheme: &str, link_spec: &str, secs: f64) -> (f64, [f64; 3]) {
 
 /// ANRW'16 §5.2: on the loaded Wi-Fi trace (replayed one packet per line, as the paper's
 /// framework does), the pre-filter raises GCC's average sending rate by more than 20 %. Both
-/// forms do here (seed 1: 1001 → 1354 kbit/s with Algorithm 1, → 1260 with libwebrtc's form).
+/// forms do here (seed 1: 746 → 1185 kbit/s with Algorithm 1, → 1263 with libwebrtc's form).
 /// The paper's other claim, that the median and 75th-percentile delay do not grow, holds only in
 /// part; see `wisp reproduce gcc-wifi`.
 #[test]
@@ -172,7 +172,7 @@ fn prefilter_raises_gcc_rate_on_the_wifi_trace() {
         println!(
             "{scheme}: {base:.0} → {rate:.0} kbit/s; OWD p50/p75/p95 {base_owd:?} → {owd:?} ms"
         );
-        assert!(rate >= 1.15 * base, "{scheme}: {base} → {rate}");
+        assert!(rate > 1.20 * base, "{scheme}: {base} → {rate}");
     }
 }
 
@@ -180,7 +180,7 @@ fn prefilter_raises_gcc_rate_on_the_wifi_trace() {
 /// with both forms of the pre-filter, and the same link without outages none; with the
 /// pre-filter the call on the outage link matches the call without outages. At 2 Mbit/s the
 /// two variants also send the same without outages; with them the pre-filter gains little there
-/// (+5 %), since the outages cost plain GCC, which regulates against the link anyway, only 8 %.
+/// (+9 %), since the outages cost plain GCC, which regulates against the link anyway, only 8 %.
 #[test]
 fn prefilter_helps_only_when_there_are_outages() {
     let (base, _) = call("gcc", "wifi-outage", 300.0);
@@ -192,14 +192,14 @@ fn prefilter_helps_only_when_there_are_outages() {
             "{scheme}, 3 Mbit/s: outages {base:.0} → {with:.0} kbit/s (OWD {with_owd:?}); \
              none {calm:.0} → {without:.0} kbit/s (OWD {calm_owd:?} → {without_owd:?})"
         );
-        assert!(with >= 1.15 * base, "{scheme}: {base} → {with}");
+        assert!(with > 1.20 * base, "{scheme}: {base} → {with}");
         assert!(
             (without / calm - 1.0).abs() <= 0.03,
             "{scheme}: {calm} vs {without}"
         );
         // With the pre-filter the outages cost the call (almost) nothing: it sends what the same
         // link without outages carries, at that call's median and 75th-percentile delay (seed 1:
-        // 2363 vs 2364 kbit/s, 32.6 vs 31.6 ms, 37.9 vs 35.2 ms). The delay growth over plain GCC
+        // 2280 vs 2287 kbit/s, 32.4 vs 31.4 ms, 37.8 vs 35.1 ms). The delay growth over plain GCC
         // on the outage link is the higher rate's.
         assert!(
             (with / without - 1.0).abs() <= 0.03,
