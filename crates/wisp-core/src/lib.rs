@@ -10,13 +10,10 @@
 //! * [`controller`]: the [`Sender`]/[`Receiver`] contract every scheme implements.
 //! * [`flow`], [`source`], [`pacer`]: turning a sender's allowance into packets (bulk or a media
 //!   call).
-//! * [`estimate`]: estimators shared by schemes (Kalman filter, GCC's arrival-time filters,
-//!   trendline, adaptive-threshold over-use detector, windowed rate counter).
 //! * [`math`], [`stats`]: special functions, distributions, quantiles, EWMA.
 //! * [`scheme`]: the registry (`"cbr"` → [`scheme::SchemeConfig`] → halves) and the schemes.
 
 pub mod controller;
-pub mod estimate;
 pub mod flow;
 pub mod math;
 pub mod pacer;

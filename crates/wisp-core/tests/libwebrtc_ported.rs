@@ -15,10 +15,10 @@
 //! fixed-point abs-send-time ticks for departures; they are converted to wisp's nanoseconds
 //! exactly (RTP: multiples of 1 ms here) or to the nearest nanosecond (abs-send-time).
 
-use wisp_core::estimate::arrival::{GroupDelta, KalmanConfig, KalmanEstimator};
-use wisp_core::estimate::overuse::{BandwidthUsage, OveruseDetector, ThresholdConfig};
+use wisp_core::scheme::gcc::arrival::{KalmanConfig, KalmanEstimator};
 use wisp_core::scheme::gcc::{
-    AimdConfig, AimdRateControl, GccConfig, Grouper, Prefilter, RateControlState, RemoteEstimator,
+    AimdConfig, AimdRateControl, BandwidthUsage, GccConfig, GroupDelta, Grouper, OveruseDetector,
+    Prefilter, RateControlState, RemoteEstimator, ThresholdConfig,
 };
 use wisp_core::time::ms;
 use wisp_core::{Bitrate, DataSize, Duration, Instant};

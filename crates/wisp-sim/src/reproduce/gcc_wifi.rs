@@ -51,10 +51,9 @@ use crate::trace::{Trace, TraceError, TraceUnit};
 use serde::Serialize;
 use std::path::Path;
 use std::sync::Arc;
-use wisp_core::estimate::arrival::GroupDelta;
 use wisp_core::packet::Content;
 use wisp_core::scheme::SchemeConfig;
-use wisp_core::scheme::gcc::{Grouper, Prefilter};
+use wisp_core::scheme::gcc::{GroupDelta, Grouper, Prefilter};
 use wisp_core::{Duration, Instant};
 
 /// What to run.
@@ -259,6 +258,12 @@ pub struct GccWifi {
 
 pub use super::Check;
 
+/// The paper's rate claim (§5.2): the pre-filter raises the average sending rate by more than
+/// this.
+pub const RATE_GAIN_PAPER: f64 = 0.20;
+/// The threshold shown beside it (the 15 % this reproduction judged the claim at before).
+pub const RATE_GAIN_SHOWN: f64 = 0.15;
+
 fn pct(x: f64) -> String {
     format!("{:+.1} %", 100.0 * x)
 }
@@ -292,16 +297,23 @@ impl GccWifi {
                     });
                     continue;
                 }
+                // Judged at the paper's "more than 20 %"; whether it clears the 15 % this
+                // reproduction used to judge it at is shown beside.
+                let at_15 = if c.rate_gain >= RATE_GAIN_SHOWN {
+                    "met"
+                } else {
+                    "not met"
+                };
                 out.push(Check {
                     claim: format!("{id}, {form}: the pre-filter raises the average sending rate"),
-                    expected: "≥ +15 % (paper: > +20 %)".into(),
+                    expected: "> +20 % (the paper; ≥ +15 % shown beside)".into(),
                     measured: format!(
-                        "{} ({:.0} → {:.0} kbit/s)",
+                        "{} ({:.0} → {:.0} kbit/s; ≥ +15 %: {at_15})",
                         pct(c.rate_gain),
                         a.summary.mean_rate_kbps,
                         b.summary.mean_rate_kbps
                     ),
-                    met: c.rate_gain >= 0.15,
+                    met: c.rate_gain > RATE_GAIN_PAPER,
                 });
                 for (q, i, g) in [
                     ("median", 2, c.owd_p50_growth),

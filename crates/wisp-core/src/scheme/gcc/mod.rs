@@ -5,7 +5,9 @@
 //! networks using packet grouping", ANRW 2016 (GCC as its §3 describes it, after Carlucci et
 //! al., MMSys 2016), and the pre-filter of its §5.
 //!
-//! **Sender** ([`sender`]): the loss-based controller of eq. (1) on each receiver report,
+//! **Sender** ([`sender`]): the loss-based controller of eq. (1) on the receiver reports, at
+//! libwebrtc's cadence (an increase at most once a second, a decrease at most once per
+//! 300 ms + RTT),
 //! A = min(A_s, A_r); a media source (30 frames/s, 50–2500 kbit/s, [`crate::source::MediaSource`])
 //! encodes at A, and a pacer releases groups every ΔT = 5 ms ([`crate::pacer::Pacer::periodic`]).
 //!
@@ -17,8 +19,8 @@
 //! d(t_i)   = m(t_i) + n(t_i)                                                    (3)
 //! ```
 //!
-//! the arrival-time filter estimating m ([`crate::estimate::arrival`]), the over-use detector
-//! with the adaptive threshold γ ([`crate::estimate::overuse`]), the remote rate controller's
+//! the arrival-time filter estimating m ([`arrival`], on [`kalman`] or [`trendline`]), the over-use detector
+//! with the adaptive threshold γ ([`overuse`]), the remote rate controller's
 //! increase/decrease/hold machine with η, α, the 1.5·R cap and R measured over 500 ms
 //! ([`rate_control`]), and REMB feedback of A_r with receiver reports.
 //!
@@ -36,6 +38,17 @@
 //! `algorithm_1_keeps_working_on_a_link_gcc_can_fill`). libwebrtc's 100-ms cap on a merged burst
 //! removes the hazard altogether; prefer `prefilter=libwebrtc` outside reproductions.
 //!
+//! Modules, in the order a packet meets them (each pure arithmetic on the values the caller
+//! passes in, with explicit times; no allocation after construction):
+//!
+//! * [`grouping`]: packets → groups → [`GroupDelta`]s (and the pre-filter);
+//! * [`arrival`]: the arrival-time filters turning deltas into m — libwebrtc's two-state
+//!   over-use estimator and the draft's scalar filter, both on the small linear Kalman filter of
+//!   [`kalman`], and libwebrtc's [`trendline`] estimator;
+//! * [`overuse`]: the adaptive threshold γ and the over-use detector;
+//! * [`rate`]: the windowed counter of the receiving rate R; [`rate_control`]: A_r;
+//! * [`receiver`], [`sender`]: the two halves.
+//!
 //! Schemes and parameters (`NAME[:KEY=VALUE,…]`):
 //!
 //! | name | default |
@@ -48,7 +61,7 @@
 //! |---|---|
 //! | `prefilter` | `off`, `paper`, `libwebrtc` |
 //! | `filter` | `kalman` (libwebrtc's two-state filter), `scalar` (eq. 3 as written, the draft's), `trendline` |
-//! | `threshold` | `libwebrtc` (k_u 0.0087, k_d 0.039), `draft` (k_u 0.01, k_d 0.00018) |
+//! | `threshold` | `libwebrtc` (k_u 0.0087, k_d 0.039, γ against min(n, 60)·m), `draft` (k_u 0.01, k_d 0.00018, γ against m, as draft-ietf-rmcat-gcc-02 §5.4) |
 //! | `interval-ms` | ΔT, the pacer and grouping interval (5) |
 //! | `rate-window-ms` | the window of R (500) |
 //! | `start-kbps`, `min-kbps`, `max-kbps` | A at the start, and the range of A and of the encoder (300, 50, 2500) |
@@ -58,7 +71,7 @@
 //! Deviations:
 //! * Eq. (2) is printed with the opposite sign (departure spacing minus arrival spacing); wisp
 //!   uses arrival minus departure, the convention of the paper's §4.1, Fig. 6 and Algorithm 1
-//!   (see [`crate::estimate::arrival::GroupDelta`]). Each group is represented by its last
+//!   (see [`grouping::GroupDelta`]). Each group is represented by its last
 //!   packet's send time (Algorithm 1 updates the filter with (t_r_old, t_s_old)); eq. (2)'s "first
 //!   packet" is the same instant for a pacer group, whose packets leave together.
 //! * The default arrival-time filter is libwebrtc's two-state Kalman filter (eq. 3 plus the size
@@ -75,21 +88,26 @@
 //!   paper gives no start value. Receiver reports go out every second and with every REMB.
 //! * The pacing rate is 2.5·A (libwebrtc); the paper only says groups leave every ΔT.
 
+pub mod arrival;
 pub mod grouping;
+pub mod kalman;
+pub mod overuse;
+pub mod rate;
 pub mod rate_control;
 pub mod receiver;
 pub mod sender;
+pub mod trendline;
 pub mod wire;
 
-pub use grouping::{Grouper, Prefilter};
+pub use arrival::{ArrivalFilter, FilterKind};
+pub use grouping::{GroupDelta, Grouper, Prefilter};
+pub use overuse::{BandwidthUsage, OveruseDetector, ThresholdConfig};
 pub use rate_control::{AimdConfig, AimdRateControl, RateControlState};
 pub use receiver::{GccReceiver, RemoteEstimator};
 pub use sender::GccSender;
 pub use wire::GccFeedback;
 
 use super::ParamError;
-use crate::estimate::arrival::FilterKind;
-use crate::estimate::overuse::ThresholdConfig;
 use crate::source::MediaConfig;
 use crate::time::Duration;
 use crate::units::Bitrate;

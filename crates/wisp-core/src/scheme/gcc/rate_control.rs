@@ -30,7 +30,7 @@
 //! update, the near-maximum additive increase and the 10 kbit/s slack in the cap are
 //! libwebrtc's; both keep the figure's states and transitions.
 
-use crate::estimate::overuse::BandwidthUsage;
+use super::overuse::BandwidthUsage;
 use crate::time::{Duration, Instant};
 use crate::units::Bitrate;
 

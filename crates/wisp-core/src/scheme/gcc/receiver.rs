@@ -36,12 +36,13 @@
 
 use super::GccConfig;
 use super::GccFeedback;
+use super::arrival::ArrivalFilter;
+use super::grouping::GroupDelta;
 use super::grouping::Grouper;
+use super::overuse::{BandwidthUsage, OveruseDetector};
+use super::rate::RateCounter;
 use super::rate_control::AimdRateControl;
 use crate::controller::Receiver;
-use crate::estimate::arrival::{ArrivalFilter, GroupDelta};
-use crate::estimate::overuse::{BandwidthUsage, OveruseDetector};
-use crate::estimate::rate::RateCounter;
 use crate::packet::{Content, DataHeader};
 use crate::time::{Duration, Instant};
 use crate::units::{Bitrate, DataSize};

@@ -1,7 +1,7 @@
 //! The sender half of GCC: the loss-based controller and the target (ANRW'16 §3, "The
 //! sender-side congestion control").
 //!
-//! On each receiver report k, with f the fraction lost it carries:
+//! On receiver report k, with f the fraction lost it carries:
 //!
 //! ```text
 //!            ⎧ A_s(t_{k−1}) · (1 − 0.5·f)   f > 0.1
@@ -10,7 +10,15 @@
 //! A = min(A_s, A_r)
 //! ```
 //!
-//! where A_r is the last rate a REMB carried. The target A drives the encoder and the pacer,
+//! where A_r is the last rate a REMB carried. As libwebrtc's `SendSideBandwidthEstimation`
+//! (`kBweIncreaseInterval` 1 s, `kBweDecreaseInterval` 300 ms), A_s increases at most once per
+//! second and decreases at most once per 300 ms + RTT; a report that comes sooner (one goes out
+//! with every REMB, up to five a second) leaves A_s as it is. Before this, every report applied
+//! eq. (1), so A_s grew by 5 % per REMB, up to 28 % a second. The RTT is zero (libwebrtc's value
+//! before its first measurement) until [`GccSender::set_rtt`] gives one: wisp's receiver reports
+//! carry no LSR/DLSR yet.
+//!
+//! The target A drives the encoder and the pacer,
 //! which releases groups every ΔT = 5 ms at 2.5·A (libwebrtc's `kDefaultPaceMultiplier`) so the
 //! encoder's frames leave promptly.
 //!
@@ -23,7 +31,7 @@ use super::GccConfig;
 use super::GccFeedback;
 use crate::controller::{Allowance, SendContext, Sender, SenderStats};
 use crate::packet::DataHeader;
-use crate::time::Instant;
+use crate::time::{Duration, Instant};
 use crate::units::Bitrate;
 
 /// GCC's sender half.
@@ -38,7 +46,15 @@ pub struct GccSender {
     a_r: Option<f64>,
     reports: u64,
     last_fraction_lost: f64,
+    last_increase: Option<Instant>,
+    last_decrease: Option<Instant>,
+    rtt: Duration,
 }
+
+/// A_s increases at most this often (libwebrtc `kBweIncreaseInterval`).
+pub const INCREASE_INTERVAL: Duration = Duration::from_secs(1);
+/// A_s decreases at most this often, plus the RTT (libwebrtc `kBweDecreaseInterval`).
+pub const DECREASE_INTERVAL: Duration = Duration::from_millis(300);
 
 impl GccSender {
     pub fn new(config: &GccConfig) -> Self {
@@ -52,6 +68,9 @@ impl GccSender {
             a_r: None,
             reports: 0,
             last_fraction_lost: 0.0,
+            last_increase: None,
+            last_decrease: None,
+            rtt: Duration::ZERO,
         }
     }
 
@@ -79,14 +98,25 @@ impl GccSender {
         self.a_s = self.a_s.clamp(self.min, self.max);
     }
 
-    /// Eq. (1) for a report carrying fraction lost `f`.
-    fn on_fraction_lost(&mut self, f: f64) {
+    /// The round-trip time the decrease interval adds to 300 ms.
+    pub fn set_rtt(&mut self, rtt: Duration) {
+        self.rtt = rtt;
+    }
+
+    /// Eq. (1) for a report carrying fraction lost `f` that arrived at `now`, at libwebrtc's
+    /// cadence.
+    fn on_fraction_lost(&mut self, now: Instant, f: f64) {
         self.reports += 1;
         self.last_fraction_lost = f;
+        let since = |t: Option<Instant>| t.map(|t| now.saturating_duration_since(t));
         if f > 0.1 {
-            self.a_s *= 1.0 - 0.5 * f;
-        } else if f < 0.02 {
+            if since(self.last_decrease).is_none_or(|d| d >= DECREASE_INTERVAL + self.rtt) {
+                self.a_s *= 1.0 - 0.5 * f;
+                self.last_decrease = Some(now);
+            }
+        } else if f < 0.02 && since(self.last_increase).is_none_or(|d| d >= INCREASE_INTERVAL) {
             self.a_s *= 1.05;
+            self.last_increase = Some(now);
         }
         self.cap();
     }
@@ -98,10 +128,10 @@ impl Sender for GccSender {
 
     fn on_packet_sent(&mut self, _now: Instant, _packet: &DataHeader, _ctx: &SendContext) {}
 
-    fn on_feedback(&mut self, _now: Instant, feedback: &GccFeedback) {
+    fn on_feedback(&mut self, now: Instant, feedback: &GccFeedback) {
         match feedback {
             GccFeedback::Report(rr) => {
-                self.on_fraction_lost(f64::from(rr.fraction_lost) / 256.0);
+                self.on_fraction_lost(now, f64::from(rr.fraction_lost) / 256.0);
             }
             GccFeedback::Remb(remb) => {
                 self.a_r = Some(remb.bitrate().bps() as f64);
@@ -140,30 +170,41 @@ mod tests {
         })
     }
 
+    /// Eq. (1), one report a second (each far enough from the last to act).
     #[test]
     fn equation_1() {
         let mut s = GccSender::new(&GccConfig::default());
-        let now = Instant::ZERO;
+        let mut secs = 0;
+        let mut tick = || {
+            secs += 1;
+            Instant::ZERO + Duration::from_secs(secs)
+        };
         assert_eq!(s.target(), Bitrate::from_kbps(300));
-        s.on_feedback(now, &rr(0));
+        s.on_feedback(tick(), &rr(0));
         assert_eq!(s.target(), Bitrate::from_kbps(315));
         // 5/256 ≈ 2 %: hold.
-        s.on_feedback(now, &rr(6));
+        s.on_feedback(tick(), &rr(6));
         assert_eq!(s.target(), Bitrate::from_kbps(315));
         // 64/256 = 25 %: × (1 − 0.125).
-        s.on_feedback(now, &rr(64));
+        s.on_feedback(tick(), &rr(64));
         assert_eq!(s.target(), Bitrate::from_bps(275_625));
         // A REMB below A_s caps both A and A_s.
-        s.on_feedback(now, &GccFeedback::Remb(Remb::new(Bitrate::from_kbps(200))));
+        s.on_feedback(
+            tick(),
+            &GccFeedback::Remb(Remb::new(Bitrate::from_kbps(200))),
+        );
         assert_eq!(s.target(), Bitrate::from_kbps(200));
-        s.on_feedback(now, &rr(0));
+        s.on_feedback(tick(), &rr(0));
         assert_eq!(s.target(), Bitrate::from_kbps(200));
         assert_eq!(s.loss_based_rate(), Bitrate::from_kbps(200));
         // A larger REMB lets A_s grow again, 5 % per report.
-        s.on_feedback(now, &GccFeedback::Remb(Remb::new(Bitrate::from_kbps(1000))));
-        s.on_feedback(now, &rr(0));
+        s.on_feedback(
+            tick(),
+            &GccFeedback::Remb(Remb::new(Bitrate::from_kbps(1000))),
+        );
+        s.on_feedback(tick(), &rr(0));
         assert_eq!(s.target(), Bitrate::from_kbps(210));
-        match s.allowance(now) {
+        match s.allowance(Instant::ZERO) {
             Allowance::Rate { target, pacing } => {
                 assert_eq!(target, Bitrate::from_kbps(210));
                 assert_eq!(pacing, Bitrate::from_kbps(525));
@@ -172,12 +213,42 @@ mod tests {
         }
         // Never below the encoder's minimum.
         for _ in 0..100 {
-            s.on_feedback(now, &rr(255));
+            s.on_feedback(tick(), &rr(255));
         }
         assert_eq!(s.target(), Bitrate::from_kbps(50));
         // Not even when a REMB carries less.
-        s.on_feedback(now, &GccFeedback::Remb(Remb::new(Bitrate::from_kbps(10))));
+        s.on_feedback(
+            tick(),
+            &GccFeedback::Remb(Remb::new(Bitrate::from_kbps(10))),
+        );
         assert_eq!(s.remote_rate(), Some(Bitrate::from_kbps(10)));
         assert_eq!(s.target(), Bitrate::from_kbps(50));
+    }
+
+    /// libwebrtc's cadence: with a report every 200 ms (one with every REMB), A_s increases once
+    /// a second, not five times; it decreases at most once per 300 ms + RTT.
+    #[test]
+    fn eq_1_runs_at_libwebrtc_s_cadence() {
+        let mut s = GccSender::new(&GccConfig::default());
+        let at = |ms: u64| Instant::ZERO + Duration::from_millis(ms);
+        let close = |a: f64, b: f64| (a / b - 1.0).abs() < 1e-12;
+        // No loss, reports at 0, 200, …, 2000 ms: increases at 0, 1000 and 2000 ms.
+        for k in 0..=10 {
+            s.on_feedback(at(200 * k), &rr(0));
+        }
+        assert!(close(s.a_s, 300_000.0 * 1.05_f64.powi(3)), "{}", s.a_s);
+        // 25 % loss, reports every 100 ms from 2100 to 2900 ms: decreases at 2100, 2400, 2700.
+        let before = s.a_s;
+        for k in 0..9 {
+            s.on_feedback(at(2100 + 100 * k), &rr(64));
+        }
+        assert!(close(s.a_s, before * 0.875_f64.powi(3)), "{}", s.a_s);
+        // With a 200-ms RTT, 500 ms apart: at 3000 ms (300 after the last) nothing, at 3200 one.
+        s.set_rtt(Duration::from_millis(200));
+        let before = s.a_s;
+        s.on_feedback(at(3000), &rr(64));
+        assert_eq!(s.a_s, before);
+        s.on_feedback(at(3200), &rr(64));
+        assert!(close(s.a_s, before * 0.875), "{}", s.a_s);
     }
 }

@@ -8,7 +8,8 @@
 //! d_m(t_i) = (t_r(i) − t_r(i−1)) − (t_s(i) − t_s(i−1))                       (2)
 //! ```
 //!
-//! (arrival spacing minus departure spacing; see [`GroupDelta`] on the sign) is modelled as
+//! (arrival spacing minus departure spacing; see [`GroupDelta`] on the sign; the grouping
+//! ([`super::grouping`]) makes the deltas) is modelled as
 //!
 //! ```text
 //! d(t_i) = m(t_i) + n(t_i),     n ~ Gaussian                                     (3)
@@ -30,46 +31,18 @@
 //!   e = (1 − k)(e + q), q = 10⁻³, e(0) = 0.1 (pion `kalman.go`), var_v updated with
 //!   α = (1 − χ)^(30·T_min/1000), χ = 0.01 (the draft's interval is [0.001, 0.1]), the residual
 //!   clipped at ±3σ, var_v ≥ 1; var_v(0) = 50 as libwebrtc.
-//! * [`crate::estimate::trendline::TrendlineEstimator`] — libwebrtc's later replacement: a
+//! * [`super::trendline::TrendlineEstimator`] — libwebrtc's later replacement: a
 //!   least-squares slope of the accumulated, smoothed delay.
 //!
 //! Each filter reports *m* in milliseconds (for the trendline, slope × gain) and the number of
-//! deltas it has seen, which is what [`crate::estimate::overuse::OveruseDetector`] takes.
+//! deltas it has seen, which is what [`super::overuse::OveruseDetector`] takes.
 //!
 //! Deviations: none in the filters; which one GCC uses is its configuration's choice.
 
+use super::grouping::GroupDelta;
 use super::kalman::Kalman;
-use super::overuse::BandwidthUsage;
+use super::overuse::{BandwidthUsage, DELTA_COUNTER_MAX};
 use super::trendline::{TrendlineConfig, TrendlineEstimator};
-use crate::time::Instant;
-
-/// The deltas between two consecutive groups of packets (ANRW'16 eq. 2).
-///
-/// The paper prints eq. (2) as departure spacing minus arrival spacing, but its own §4.1, the
-/// modes of its Fig. 6 (+100 ms right after an outage) and the test `d_m < 0` of its Algorithm 1
-/// all use arrival spacing minus departure spacing, as libwebrtc does; so does wisp:
-/// [`GroupDelta::delay_variation_ms`] is positive when the queue grows.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct GroupDelta {
-    /// t_s(i) − t_s(i−1), ms.
-    pub send_delta_ms: f64,
-    /// t_r(i) − t_r(i−1), ms.
-    pub arrival_delta_ms: f64,
-    /// Size of group *i* minus size of group *i − 1*, bytes.
-    pub size_delta: i64,
-    /// t_r(i): when group *i* completed.
-    pub arrival: Instant,
-}
-
-impl GroupDelta {
-    /// d_m = arrival spacing − departure spacing, ms.
-    pub fn delay_variation_ms(&self) -> f64 {
-        self.arrival_delta_ms - self.send_delta_ms
-    }
-}
-
-/// The most deltas a filter counts (`kDeltaCounterMax`).
-pub const DELTA_COUNTER_MAX: u32 = 1000;
 
 /// The number of past groups over which the smallest inter-departure time is taken.
 const MIN_FRAME_PERIOD_HISTORY: usize = 60;
@@ -410,7 +383,7 @@ impl ArrivalFilter {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::time::ms;
+    use crate::time::{Instant, ms};
 
     fn delta(send: f64, arrival: f64, size: i64, at_ms: u64) -> GroupDelta {
         GroupDelta {

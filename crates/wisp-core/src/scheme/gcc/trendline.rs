@@ -18,7 +18,8 @@
 //! Deviations: libwebrtc's optional sorting, slope cap and network-state predictor are not
 //! implemented (all off by default there).
 
-use super::arrival::{DELTA_COUNTER_MAX, GroupDelta};
+use super::grouping::GroupDelta;
+use super::overuse::DELTA_COUNTER_MAX;
 use crate::time::Instant;
 
 /// Parameters of [`TrendlineEstimator`].

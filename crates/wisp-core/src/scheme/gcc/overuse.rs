@@ -30,8 +30,16 @@
 //! | over-use time | 10 ms (adaptive-threshold trial) | 10 ms |
 //! | max adapt offset | 15 ms | 15 ms |
 //!
-//! Deviations: none beyond the choice of constants ([`ThresholdConfig::LIBWEBRTC`] is the
-//! default; [`ThresholdConfig::DRAFT`] is available).
+//! | value compared with γ | T = min(n, 60)·m | m (§5.4: "the offset estimate m(i) … is compared with a threshold del_var_th(i)") |
+//!
+//! [`ThresholdConfig::LIBWEBRTC`] is the default; [`ThresholdConfig::DRAFT`] (`threshold=draft`)
+//! is the draft's detector: its gains, and m itself compared with γ and adapting γ. (Until
+//! this was fixed, `draft` set the draft's gains but compared libwebrtc's T = min(n, 60)·m, as
+//! pion's `adaptive_threshold.go` does; with m in the range of a ms, T crossed γ sixty times
+//! sooner.)
+//!
+//! Deviations: the draft's detector keeps libwebrtc's requirement of two consecutive samples
+//! above γ before signalling over-use (the draft asks only for `overuse_time_th` above it).
 
 use crate::time::Instant;
 
@@ -43,6 +51,9 @@ pub enum BandwidthUsage {
     Underusing,
     Overusing,
 }
+
+/// The most deltas a filter counts (`kDeltaCounterMax`).
+pub const DELTA_COUNTER_MAX: u32 = 1000;
 
 /// The number of deltas after which T = n·m stops growing with n (`kMinNumDeltas`).
 pub const MIN_NUM_DELTAS: u32 = 60;
@@ -64,6 +75,8 @@ pub struct ThresholdConfig {
     pub max_time_delta_ms: f64,
     /// How long T must stay above γ before "overuse" is signalled, ms.
     pub overuse_time_ms: f64,
+    /// Whether the value compared with γ is T = min(n, 60)·m (libwebrtc) or m (the draft).
+    pub scale_by_deltas: bool,
 }
 
 impl ThresholdConfig {
@@ -77,12 +90,15 @@ impl ThresholdConfig {
         max_adapt_offset_ms: 15.0,
         max_time_delta_ms: 100.0,
         overuse_time_ms: 10.0,
+        scale_by_deltas: true,
     };
 
-    /// draft-ietf-rmcat-gcc-02 §5.4 and MMSys'16 (also pion's `adaptive_threshold.go`).
+    /// draft-ietf-rmcat-gcc-02 §5.4 and MMSys'16: the draft's gains, with m itself compared
+    /// with γ (pion's `adaptive_threshold.go` takes these gains but compares min(n, 60)·m).
     pub const DRAFT: ThresholdConfig = ThresholdConfig {
         k_up: 0.01,
         k_down: 0.00018,
+        scale_by_deltas: false,
         ..ThresholdConfig::LIBWEBRTC
     };
 }
@@ -169,7 +185,7 @@ impl OveruseDetector {
         self.threshold.value()
     }
 
-    /// The last T = min(n, 60)·m compared with γ.
+    /// The last value compared with γ: T = min(n, 60)·m, or m with the draft's detector.
     pub fn modified_estimate(&self) -> f64 {
         self.last_modified
     }
@@ -186,7 +202,11 @@ impl OveruseDetector {
         if num_deltas < 2 {
             return BandwidthUsage::Normal;
         }
-        let t = f64::from(num_deltas.min(MIN_NUM_DELTAS)) * m;
+        let t = if self.threshold.config.scale_by_deltas {
+            f64::from(num_deltas.min(MIN_NUM_DELTAS)) * m
+        } else {
+            m
+        };
         self.last_modified = t;
         let gamma = self.threshold.value();
         if t > gamma {
@@ -249,6 +269,40 @@ mod tests {
         // Δt is capped at 100 ms: T = 10 ≥ γ = 6 after a 1 s gap raises γ by at most 100 ms worth.
         g.update(10.0, at(2000));
         assert!((g.value() - (6.0 + 0.0087 * 4.0 * 100.0)).abs() < 1e-12);
+    }
+
+    /// `threshold=draft` compares m itself with γ (draft-ietf-rmcat-gcc-02 §5.4), not
+    /// libwebrtc's T = min(n, 60)·m: an m of 1 ms is well inside γ = 12.5 ms; 13 ms is not.
+    #[test]
+    fn the_draft_compares_m_itself() {
+        let mut d = OveruseDetector::new(ThresholdConfig::DRAFT);
+        for i in 0..20 {
+            assert_eq!(d.detect(1.0, 5.0, 60, at(5 * i)), BandwidthUsage::Normal);
+        }
+        assert_eq!(d.modified_estimate(), 1.0);
+        // γ fell towards |m| with k_d over 95 ms: 12.5 − 0.00018·(12.5 − 1)·5 per sample.
+        assert!(
+            d.threshold() > 12.3 && d.threshold() < 12.5,
+            "{}",
+            d.threshold()
+        );
+        let mut state = BandwidthUsage::Normal;
+        for (i, m) in [13.0, 13.1, 13.2, 13.3].into_iter().enumerate() {
+            state = d.detect(m, 5.0, 60, at(100 + 5 * i as u64));
+        }
+        assert_eq!(state, BandwidthUsage::Overusing);
+        assert_eq!(
+            d.detect(-13.0, 5.0, 60, at(200)),
+            BandwidthUsage::Underusing
+        );
+        // libwebrtc's detector signals over-use on the same m of 1 ms.
+        let mut d = OveruseDetector::new(ThresholdConfig::LIBWEBRTC);
+        let states: Vec<_> = (0..5).map(|i| d.detect(1.0, 5.0, 60, at(5 * i))).collect();
+        assert_eq!(
+            states.last(),
+            Some(&BandwidthUsage::Overusing),
+            "{states:?}"
+        );
     }
 
     #[test]
