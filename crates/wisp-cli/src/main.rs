@@ -164,15 +164,28 @@ fn schemes(json: bool) -> Result<(), CliError> {
     if json {
         let list: Vec<_> = SCHEMES
             .iter()
-            .map(|s| serde_json::json!({"name": s.name, "summary": s.summary, "params": s.params}))
+            .map(|s| {
+                let params: Vec<_> = s
+                    .param_list()
+                    .into_iter()
+                    .map(|(k, v)| serde_json::json!({"name": k, "default": v}))
+                    .collect();
+                serde_json::json!({
+                    "name": s.name,
+                    "summary": s.summary,
+                    "params": s.params(),
+                    "parameters": params,
+                })
+            })
             .collect();
         output::print_json(&serde_json::json!({ "schemes": list }))
     } else {
         let w = SCHEMES.iter().map(|s| s.name.len()).max().unwrap_or(0);
         for s in SCHEMES {
             println!("{:w$}  {}", s.name, s.summary);
-            if !s.params.is_empty() {
-                println!("{:w$}  params: {}", "", s.params);
+            let params = s.params();
+            if !params.is_empty() {
+                println!("{:w$}  params: {params}", "");
             }
         }
         Ok(())
