@@ -12,7 +12,8 @@ use crate::time::Instant;
 use crate::units::{Bitrate, DataSize};
 use crate::wire::Feedback;
 
-use super::params::{Checked, Configurable, Validate, check, range};
+use super::ParamError;
+use super::params::{self, Checked, Configurable, Validate, check, range};
 use serde::{Deserialize, Serialize};
 
 /// Configuration of [`CbrSender`].
@@ -88,6 +89,22 @@ impl Configurable for CbrConfig {
     fn apply(&mut self, p: CbrParams) {
         self.rate = p.rate.unwrap_or(Bitrate::from_kbps_f64(p.rate_kbps));
         self.packet_size = p.packet_bytes.map(DataSize::from_bytes);
+    }
+
+    /// As every scheme's, except that of `rate` and `rate-kbps` the one given last counts.
+    fn set_params(&mut self, given: &[(&str, &str)]) -> Result<(), ParamError> {
+        let last = |key: &str| given.iter().rposition(|(k, _)| params::normalise(k) == key);
+        let given: Vec<(&str, &str)> = match (last("rate"), last("rate-kbps")) {
+            (Some(r), Some(k)) if k > r => given
+                .iter()
+                .copied()
+                .filter(|(k, _)| params::normalise(k) != "rate")
+                .collect(),
+            _ => given.to_vec(),
+        };
+        let p = params::overlay(&self.to_params(), &given)?;
+        self.apply(p);
+        Ok(())
     }
 }
 

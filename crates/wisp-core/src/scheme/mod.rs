@@ -785,6 +785,9 @@ mod tests {
         for (spec, canonical) in [
             ("cbr", "cbr:rate-kbps=1000"),
             ("cbr:rate=2mbps", "cbr:rate-kbps=2000"),
+            // Of `rate` and `rate-kbps`, the one given last counts.
+            ("cbr:rate=2mbps,rate-kbps=300", "cbr:rate-kbps=300"),
+            ("cbr:rate-kbps=300,rate=2mbps", "cbr:rate-kbps=2000"),
             (
                 "cbr:rate_kbps=1200,packet-bytes=300",
                 "cbr:rate-kbps=1200,packet-bytes=300",

@@ -129,7 +129,7 @@ pub fn diff(
 }
 
 /// A key as the structs name it: trimmed, `_` read as `-`.
-fn normalise(key: &str) -> String {
+pub(crate) fn normalise(key: &str) -> String {
     key.trim().replace('_', "-")
 }
 
