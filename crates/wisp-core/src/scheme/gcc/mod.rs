@@ -51,7 +51,7 @@
 //! | `threshold` | `libwebrtc` (k_u 0.0087, k_d 0.039), `draft` (k_u 0.01, k_d 0.00018) |
 //! | `interval-ms` | ΔT, the pacer and grouping interval (5) |
 //! | `rate-window-ms` | the window of R (500) |
-//! | `start-kbps`, `min-kbps`, `max-kbps` | A at the start, and the range of A and of the encoder (300, 50, 2500) |
+//! | `start-kbps`, `min-kbps`, `max-kbps` | A at the start, and the range of A and of the encoder (300, 50, 2500; `min-kbps` ≤ `start-kbps` ≤ `max-kbps`, as the Mehrotra family's) |
 //! | `pace-factor` | pacing rate / A (2.5) |
 //! | `audio-kbps` | the audio stream (32; 0 for none) |
 //!

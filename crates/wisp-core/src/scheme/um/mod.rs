@@ -26,7 +26,7 @@
 //! Parameters every scheme of the family takes (`NAME:KEY=VALUE,…`): `start-kbps` (100: the
 //! rate before feedback), `min-kbps` (50) and `max-kbps` (10000) bounding R and the encoder,
 //! `pace-factor` (2.5, as GCC's), `audio-kbps` (32), `base-window-s` (600: the window of the
-//! base one-way delay, RFC 6817's ten minutes).
+//! base one-way delay, RFC 6817's ten minutes); `min-kbps` ≤ `start-kbps` ≤ `max-kbps`.
 //!
 //! Deviations shared by the family:
 //! * δ is the one-way delay of the acknowledged packet (its echoed send time to its arrival)
