@@ -13,8 +13,7 @@ use crate::units::{Bitrate, DataSize};
 use crate::wire::Feedback;
 
 use super::ParamError;
-use super::params::{self, Checked, Configurable, Validate, check, range};
-use serde::{Deserialize, Serialize};
+use super::params::{self, Checked, Configurable, Validate, check, range, scheme_params};
 
 /// Configuration of [`CbrSender`].
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -41,18 +40,18 @@ impl CbrConfig {
     }
 }
 
-/// `cbr`'s parameters.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case", deny_unknown_fields)]
-pub struct CbrParams {
-    /// Sending rate, kbit/s.
-    pub rate_kbps: f64,
-    /// Sending rate with a unit (`2mbps`); replaces `rate-kbps` when given.
-    #[serde(skip_serializing, default, deserialize_with = "rate_text::deserialize")]
-    pub rate: Option<Bitrate>,
-    /// Packet size on the wire, bytes (default: the MTU).
-    #[serde(skip_serializing_if = "Option::is_none", default)]
-    pub packet_bytes: Option<u64>,
+scheme_params! {
+    /// `cbr`'s parameters.
+    pub struct CbrParams {
+        /// Sending rate, kbit/s.
+        pub rate_kbps: f64,
+        /// Sending rate with a unit (`2mbps`); of `rate` and `rate-kbps`, the one given last counts.
+        #[serde(skip_serializing, default, deserialize_with = "rate_text::deserialize")]
+        pub rate: Option<Bitrate>,
+        /// Packet size on the wire, bytes (default: the MTU).
+        #[serde(skip_serializing_if = "Option::is_none", default)]
+        pub packet_bytes: Option<u64>,
+    }
 }
 
 impl Validate for CbrParams {

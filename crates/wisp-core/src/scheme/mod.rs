@@ -58,6 +58,13 @@ impl SchemeInfo {
             .param_list()
     }
 
+    /// Every key it accepts with its help text.
+    pub fn param_docs(&self) -> Vec<(String, String)> {
+        SchemeConfig::from_name(self.name)
+            .expect("every listed scheme has a config")
+            .param_docs()
+    }
+
     /// [`SchemeInfo::param_list`] as `key=default` separated by commas.
     pub fn params(&self) -> String {
         params::join(&self.param_list())
@@ -336,6 +343,23 @@ impl SchemeConfig {
             SchemeConfig::Compound(c) => c.param_list(),
             SchemeConfig::Ledbat(c) => c.param_list(),
             SchemeConfig::Um(c) => c.param_list(),
+        }
+    }
+
+    /// Every key the scheme accepts with its help text (its parameter struct's doc comment).
+    pub fn param_docs(&self) -> Vec<(String, String)> {
+        use params::Configurable;
+        match self {
+            SchemeConfig::Ideal(c) => c.param_docs(),
+            SchemeConfig::Cbr(c) => c.param_docs(),
+            SchemeConfig::Sprout(c) => c.param_docs(),
+            SchemeConfig::Gcc(c) => c.param_docs(),
+            SchemeConfig::Cubic(c) => c.param_docs(),
+            SchemeConfig::NewReno(c) => c.param_docs(),
+            SchemeConfig::Vegas(c) => c.param_docs(),
+            SchemeConfig::Compound(c) => c.param_docs(),
+            SchemeConfig::Ledbat(c) => c.param_docs(),
+            SchemeConfig::Um(c) => c.param_docs(),
         }
     }
 
@@ -716,6 +740,20 @@ mod tests {
                         r => panic!("{spec}: {r:?}"),
                     }
                 }
+            }
+        }
+    }
+
+    #[test]
+    fn every_listed_parameter_has_help_text() {
+        for info in SCHEMES {
+            let docs = info.param_docs();
+            for (k, _) in info.param_list() {
+                assert!(
+                    docs.iter().any(|(d, text)| d == k && !text.is_empty()),
+                    "{}: {k}",
+                    info.name
+                );
             }
         }
     }

@@ -40,9 +40,64 @@ pub trait Validate {
     fn validate(&self) -> Checked;
 }
 
+/// The doc comment of each field of a parameter struct (the help text of its key), as
+/// [`scheme_params!`] collects them.
+pub trait Documented {
+    /// `(field name, doc comment)` in declaration order.
+    const DOCS: &'static [(&'static str, &'static str)];
+}
+
 /// A scheme's parameter struct.
-pub trait Params: Serialize + DeserializeOwned + Validate {}
-impl<P: Serialize + DeserializeOwned + Validate> Params for P {}
+pub trait Params: Serialize + DeserializeOwned + Validate + Documented {}
+impl<P: Serialize + DeserializeOwned + Validate + Documented> Params for P {}
+
+/// Each key of a parameter struct with its help text (its field's doc comment on one line).
+pub fn docs<P: Documented>() -> Vec<(String, String)> {
+    P::DOCS
+        .iter()
+        .map(|(field, doc)| {
+            let text: Vec<&str> = doc
+                .lines()
+                .map(str::trim)
+                .filter(|l| !l.is_empty())
+                .collect();
+            (field.replace('_', "-"), text.join(" "))
+        })
+        .collect()
+}
+
+/// Declares a parameter struct: serde with kebab-case keys and `deny_unknown_fields`, and
+/// [`Documented`] from the fields' doc comments. Fields take doc comments, then `#[serde(…)]`
+/// attributes.
+macro_rules! scheme_params {
+    (
+        $(#[$m:meta])*
+        pub struct $name:ident {
+            $(
+                $(#[doc = $doc:literal])*
+                $(#[serde $sa:tt])*
+                pub $f:ident: $t:ty,
+            )*
+        }
+    ) => {
+        $(#[$m])*
+        #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+        #[serde(rename_all = "kebab-case", deny_unknown_fields)]
+        pub struct $name {
+            $(
+                $(#[doc = $doc])*
+                $(#[serde $sa])*
+                pub $f: $t,
+            )*
+        }
+
+        impl $crate::scheme::params::Documented for $name {
+            const DOCS: &'static [(&'static str, &'static str)] =
+                &[$((stringify!($f), concat!($($doc, "\n",)* ""))),*];
+        }
+    };
+}
+pub(crate) use scheme_params;
 
 /// A scheme configuration whose parameters are a [`Params`] struct.
 pub trait Configurable {
@@ -55,6 +110,11 @@ pub trait Configurable {
     /// Every parameter with its value.
     fn param_list(&self) -> Vec<(&'static str, String)> {
         pairs(&self.to_params())
+    }
+
+    /// Every key with its help text.
+    fn param_docs(&self) -> Vec<(String, String)> {
+        docs::<Self::Params>()
     }
 
     /// Sets the `given` parameters, all or none.
@@ -883,31 +943,38 @@ impl Validate for NoParams {
     }
 }
 
+impl Documented for NoParams {
+    const DOCS: &'static [(&'static str, &'static str)] = &[];
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    /// A parameter struct with one field of each kind.
-    #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-    #[serde(rename_all = "kebab-case", deny_unknown_fields)]
-    struct Toy {
-        rate_kbps: f64,
-        min_kbps: f64,
-        max_kbps: f64,
-        count: u32,
-        on: bool,
-        limit_kb: Option<f64>,
-        #[serde(skip_serializing_if = "Option::is_none", default)]
-        size: Option<u64>,
-        list: Vec<f64>,
-        mode: Mode,
-        #[serde(with = "auto")]
-        target_ms: Option<f64>,
+    scheme_params! {
+        /// A parameter struct with one field of each kind.
+        pub struct Toy {
+            /// The rate,
+            /// kbit/s.
+            pub rate_kbps: f64,
+            pub min_kbps: f64,
+            pub max_kbps: f64,
+            pub count: u32,
+            pub on: bool,
+            pub limit_kb: Option<f64>,
+            #[serde(skip_serializing_if = "Option::is_none", default)]
+            pub size: Option<u64>,
+            pub list: Vec<f64>,
+            pub mode: Mode,
+            /// A target, or `auto`.
+            #[serde(with = "auto")]
+            pub target_ms: Option<f64>,
+        }
     }
 
     #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
     #[serde(rename_all = "kebab-case")]
-    enum Mode {
+    pub enum Mode {
         #[serde(alias = "none")]
         Off,
         Fast,
@@ -1078,6 +1145,21 @@ mod tests {
             ],
         );
         assert_eq!(t.unwrap().min_kbps, 3000.0);
+    }
+
+    #[test]
+    fn docs_are_the_fields_doc_comments() {
+        let d = docs::<Toy>();
+        assert_eq!(d.len(), 10);
+        assert_eq!(
+            d[0],
+            ("rate-kbps".to_string(), "The rate, kbit/s.".to_string())
+        );
+        assert_eq!(d[1], ("min-kbps".to_string(), String::new()));
+        assert_eq!(
+            d[9],
+            ("target-ms".to_string(), "A target, or `auto`.".to_string())
+        );
     }
 
     #[test]

@@ -85,7 +85,7 @@ pub use rate_control::{AimdConfig, AimdRateControl, RateControlState};
 pub use receiver::{GccReceiver, RemoteEstimator};
 pub use sender::GccSender;
 
-use super::params::{Checked, Configurable, Validate, ordered, range};
+use super::params::{Checked, Configurable, Validate, ordered, range, scheme_params};
 use crate::estimate::arrival::FilterKind;
 use crate::estimate::overuse::ThresholdConfig;
 use crate::source::MediaConfig;
@@ -177,34 +177,34 @@ impl GccConfig {
     }
 }
 
-/// The parameters of `gcc`, `gcc-grouping` and `gcc-trendline` (the names differ only in their
-/// defaults).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case", deny_unknown_fields)]
-pub struct GccParams {
-    /// The burst pre-filter: `off`, `paper` (ANRW'16 Algorithm 1) or `libwebrtc` (bursts capped
-    /// at 100 ms).
-    pub prefilter: PrefilterName,
-    /// The arrival-time filter: `kalman` (libwebrtc's two-state filter), `scalar` (eq. 3 as
-    /// written) or `trendline`.
-    pub filter: FilterName,
-    /// The over-use threshold's gains: `libwebrtc` (k_u 0.0087, k_d 0.039) or `draft` (k_u 0.01,
-    /// k_d 0.00018).
-    pub threshold: ThresholdName,
-    /// ΔT, the pacer and grouping interval, ms.
-    pub interval_ms: f64,
-    /// The window of the received rate R, ms.
-    pub rate_window_ms: f64,
-    /// A at the start, kbit/s.
-    pub start_kbps: f64,
-    /// The lowest A and encoder rate, kbit/s.
-    pub min_kbps: f64,
-    /// The highest A and encoder rate, kbit/s.
-    pub max_kbps: f64,
-    /// Pacing rate / A.
-    pub pace_factor: f64,
-    /// The audio stream, kbit/s (0 for none).
-    pub audio_kbps: f64,
+scheme_params! {
+    /// The parameters of `gcc`, `gcc-grouping` and `gcc-trendline` (the names differ only in their
+    /// defaults).
+    pub struct GccParams {
+        /// The burst pre-filter: `off`, `paper` (ANRW'16 Algorithm 1) or `libwebrtc` (bursts capped
+        /// at 100 ms).
+        pub prefilter: PrefilterName,
+        /// The arrival-time filter: `kalman` (libwebrtc's two-state filter), `scalar` (eq. 3 as
+        /// written) or `trendline`.
+        pub filter: FilterName,
+        /// The over-use threshold's gains: `libwebrtc` (k_u 0.0087, k_d 0.039) or `draft` (k_u 0.01,
+        /// k_d 0.00018).
+        pub threshold: ThresholdName,
+        /// ΔT, the pacer and grouping interval, ms.
+        pub interval_ms: f64,
+        /// The window of the received rate R, ms.
+        pub rate_window_ms: f64,
+        /// A at the start, kbit/s.
+        pub start_kbps: f64,
+        /// The lowest A and encoder rate, kbit/s.
+        pub min_kbps: f64,
+        /// The highest A and encoder rate, kbit/s.
+        pub max_kbps: f64,
+        /// Pacing rate / A.
+        pub pace_factor: f64,
+        /// The audio stream, kbit/s (0 for none).
+        pub audio_kbps: f64,
+    }
 }
 
 /// [`Prefilter`] by name.

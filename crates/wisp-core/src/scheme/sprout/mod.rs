@@ -145,7 +145,7 @@ pub use receiver::{SproutReceiver, TickRecord};
 pub use sender::SproutSender;
 
 use super::ParamError;
-use super::params::{self, Checked, Validate, check, range};
+use super::params::{self, Checked, Validate, check, range, scheme_params};
 use crate::time::Duration;
 use crate::units::DataSize;
 use serde::{Deserialize, Serialize};
@@ -247,6 +247,14 @@ impl SproutConfig {
         }
     }
 
+    /// Every key of the variant with its help text.
+    pub fn param_docs(&self) -> Vec<(String, String)> {
+        match self.variant {
+            Variant::Sprout => params::docs::<SproutParams>(),
+            Variant::Ewma => params::docs::<SproutEwmaParams>(),
+        }
+    }
+
     /// Sets parameters of the variant, all or none.
     pub fn set_params(&mut self, given: &[(&str, &str)]) -> Result<(), ParamError> {
         match self.variant {
@@ -257,64 +265,64 @@ impl SproutConfig {
     }
 }
 
-/// `sprout`'s parameters (the model of §3.1, the forecast of §3.3, the protocol of §3.4–3.5).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case", deny_unknown_fields)]
-pub struct SproutParams {
-    /// σ, the rate's Brownian noise power, packets/s per √s.
-    pub sigma: f64,
-    /// λz, the outage escape rate per second.
-    pub outage_escape: f64,
-    /// The rate per second at which the link drops into the outage from any rate (deviation 3).
-    pub outage_entry: f64,
-    /// Rate bins besides the outage state.
-    pub bins: usize,
-    /// The largest rate, MTU-sized packets per second.
-    pub max_rate: f64,
-    /// The inference tick, ms.
-    pub tick_ms: f64,
-    /// The forecast horizon, ticks.
-    pub ticks: usize,
-    /// The forecast's quantile.
-    pub quantile: f64,
-    /// `paper` (ticks' counts independent given the state) or `joint` (the exact law).
-    pub forecast: ForecastName,
-    /// Ticks of forecast the window looks ahead.
-    pub lookahead: usize,
-    /// Packets sent further apart than this are not reordered, ms.
-    pub reorder_ms: f64,
-    /// A heartbeat after this long without sending, ms.
-    pub heartbeat_ms: f64,
-    /// A heartbeat's size on the wire, bytes.
-    pub heartbeat_bytes: u64,
-    /// The longest heartbeat interval the back-off reaches, ms.
-    pub heartbeat_max_ms: f64,
-    /// Experimental: infer σ from this grid (`/`-separated, two or more; `none`: fixed σ).
-    pub sigmas: Vec<f64>,
-    /// The σ mixture's switching probability per tick.
-    pub share: f64,
+scheme_params! {
+    /// `sprout`'s parameters (the model of §3.1, the forecast of §3.3, the protocol of §3.4–3.5).
+    pub struct SproutParams {
+        /// σ, the rate's Brownian noise power, packets/s per √s.
+        pub sigma: f64,
+        /// λz, the outage escape rate per second.
+        pub outage_escape: f64,
+        /// The rate per second at which the link drops into the outage from any rate (deviation 3).
+        pub outage_entry: f64,
+        /// Rate bins besides the outage state.
+        pub bins: usize,
+        /// The largest rate, MTU-sized packets per second.
+        pub max_rate: f64,
+        /// The inference tick, ms.
+        pub tick_ms: f64,
+        /// The forecast horizon, ticks.
+        pub ticks: usize,
+        /// The forecast's quantile.
+        pub quantile: f64,
+        /// `paper` (ticks' counts independent given the state) or `joint` (the exact law).
+        pub forecast: ForecastName,
+        /// Ticks of forecast the window looks ahead.
+        pub lookahead: usize,
+        /// Packets sent further apart than this are not reordered, ms.
+        pub reorder_ms: f64,
+        /// A heartbeat after this long without sending, ms.
+        pub heartbeat_ms: f64,
+        /// A heartbeat's size on the wire, bytes.
+        pub heartbeat_bytes: u64,
+        /// The longest heartbeat interval the back-off reaches, ms.
+        pub heartbeat_max_ms: f64,
+        /// Experimental: infer σ from this grid (`/`-separated, two or more; `none`: fixed σ).
+        pub sigmas: Vec<f64>,
+        /// The σ mixture's switching probability per tick.
+        pub share: f64,
+    }
 }
 
-/// `sprout-ewma`'s parameters.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case", deny_unknown_fields)]
-pub struct SproutEwmaParams {
-    /// The EWMA's weight per tick.
-    pub alpha: f64,
-    /// The tick, ms.
-    pub tick_ms: f64,
-    /// The forecast horizon, ticks.
-    pub ticks: usize,
-    /// Ticks of forecast the window looks ahead.
-    pub lookahead: usize,
-    /// Packets sent further apart than this are not reordered, ms.
-    pub reorder_ms: f64,
-    /// A heartbeat after this long without sending, ms.
-    pub heartbeat_ms: f64,
-    /// A heartbeat's size on the wire, bytes.
-    pub heartbeat_bytes: u64,
-    /// The longest heartbeat interval the back-off reaches, ms.
-    pub heartbeat_max_ms: f64,
+scheme_params! {
+    /// `sprout-ewma`'s parameters.
+    pub struct SproutEwmaParams {
+        /// The EWMA's weight per tick.
+        pub alpha: f64,
+        /// The tick, ms.
+        pub tick_ms: f64,
+        /// The forecast horizon, ticks.
+        pub ticks: usize,
+        /// Ticks of forecast the window looks ahead.
+        pub lookahead: usize,
+        /// Packets sent further apart than this are not reordered, ms.
+        pub reorder_ms: f64,
+        /// A heartbeat after this long without sending, ms.
+        pub heartbeat_ms: f64,
+        /// A heartbeat's size on the wire, bytes.
+        pub heartbeat_bytes: u64,
+        /// The longest heartbeat interval the back-off reaches, ms.
+        pub heartbeat_max_ms: f64,
+    }
 }
 
 /// [`ForecastMethod`] by name.

@@ -341,18 +341,23 @@ impl TcpParams {
 /// Declares a TCP scheme's parameter struct: its own fields, then the shared `iw`,
 /// `rto-min-ms` and `rwnd-kb` ([`TcpParams`]).
 macro_rules! tcp_params {
-    ($(#[$m:meta])* pub struct $name:ident { $($(#[$fm:meta])* pub $f:ident: $t:ty,)* }) => {
-        $(#[$m])*
-        #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
-        #[serde(rename_all = "kebab-case", deny_unknown_fields)]
-        pub struct $name {
-            $($(#[$fm])* pub $f: $t,)*
-            /// Initial window, segments.
-            pub iw: u32,
-            /// Lower bound of the retransmission timeout, ms.
-            pub rto_min_ms: f64,
-            /// The receiver's advertised window, kB (1000 bytes); `none`: unlimited.
-            pub rwnd_kb: Option<f64>,
+    (
+        $(#[$m:meta])*
+        pub struct $name:ident {
+            $($(#[doc = $doc:literal])* pub $f:ident: $t:ty,)*
+        }
+    ) => {
+        $crate::scheme::params::scheme_params! {
+            $(#[$m])*
+            pub struct $name {
+                $($(#[doc = $doc])* pub $f: $t,)*
+                /// Initial window, segments.
+                pub iw: u32,
+                /// Lower bound of the retransmission timeout, ms.
+                pub rto_min_ms: f64,
+                /// The receiver's advertised window, kB (1000 bytes); `none`: unlimited.
+                pub rwnd_kb: Option<f64>,
+            }
         }
 
         impl $name {

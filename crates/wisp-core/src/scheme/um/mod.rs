@@ -159,24 +159,29 @@ impl RateParams {
 /// `start-kbps`, `min-kbps`, `max-kbps`, `pace-factor`, `audio-kbps`, `base-window-s`
 /// ([`RateParams`]).
 macro_rules! rate_params {
-    ($(#[$m:meta])* pub struct $name:ident { $($(#[$fm:meta])* pub $f:ident: $t:ty,)* }) => {
-        $(#[$m])*
-        #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
-        #[serde(rename_all = "kebab-case", deny_unknown_fields)]
-        pub struct $name {
-            $($(#[$fm])* pub $f: $t,)*
-            /// R before any feedback, kbit/s.
-            pub start_kbps: f64,
-            /// The lowest R and encoder rate, kbit/s.
-            pub min_kbps: f64,
-            /// The highest R and encoder rate, kbit/s.
-            pub max_kbps: f64,
-            /// Pacing rate / R.
-            pub pace_factor: f64,
-            /// The audio stream, kbit/s (0 for none).
-            pub audio_kbps: f64,
-            /// The window of the base one-way delay, s.
-            pub base_window_s: f64,
+    (
+        $(#[$m:meta])*
+        pub struct $name:ident {
+            $($(#[doc = $doc:literal])* $(#[serde $sa:tt])* pub $f:ident: $t:ty,)*
+        }
+    ) => {
+        $crate::scheme::params::scheme_params! {
+            $(#[$m])*
+            pub struct $name {
+                $($(#[doc = $doc])* $(#[serde $sa])* pub $f: $t,)*
+                /// R before any feedback, kbit/s.
+                pub start_kbps: f64,
+                /// The lowest R and encoder rate, kbit/s.
+                pub min_kbps: f64,
+                /// The highest R and encoder rate, kbit/s.
+                pub max_kbps: f64,
+                /// Pacing rate / R.
+                pub pace_factor: f64,
+                /// The audio stream, kbit/s (0 for none).
+                pub audio_kbps: f64,
+                /// The window of the base one-way delay, s.
+                pub base_window_s: f64,
+            }
         }
 
         impl $name {
@@ -307,6 +312,18 @@ impl UmFamilyConfig {
             UmFamilyConfig::Tfrc(c) => c.param_list(),
             UmFamilyConfig::Um(c) => c.param_list(),
             UmFamilyConfig::AdaptiveUm(c) => c.param_list(),
+        }
+    }
+
+    /// Every key of the scheme with its help text.
+    pub fn param_docs(&self) -> Vec<(String, String)> {
+        match self {
+            UmFamilyConfig::NewRenoLike(c) => c.param_docs(),
+            UmFamilyConfig::VegasLike(c) => c.param_docs(),
+            UmFamilyConfig::CtcpLike(c) => c.param_docs(),
+            UmFamilyConfig::Tfrc(c) => c.param_docs(),
+            UmFamilyConfig::Um(c) => c.param_docs(),
+            UmFamilyConfig::AdaptiveUm(c) => c.param_docs(),
         }
     }
 
