@@ -6,9 +6,8 @@
 //! matching receiver. On hot paths the halves are enums ([`AnySender`], [`AnyReceiver`]) so that
 //! calls are static dispatch.
 //!
-//! Adding a scheme: a module with its config (`Default` = the paper's values), its parameter
-//! struct ([`params`]: serde, kebab-case keys, `deny_unknown_fields`, a [`params::Validate`]
-//! impl), sender and receiver; a variant in [`SchemeConfig`], [`AnySender`] and
+//! Adding a scheme: a module with its config (`Default` = the paper's values, `set` for
+//! parameters), sender and receiver; a variant in [`SchemeConfig`], [`AnySender`] and
 //! [`AnyReceiver`]; an entry in [`SCHEMES`].
 
 pub mod cbr;
