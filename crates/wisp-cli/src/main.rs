@@ -94,9 +94,12 @@ enum Command {
     Reproduce(Box<reproduce::ReproduceArgs>),
     /// List the schemes with their parameters.
     Schemes {
-        /// Print one JSON object instead of a table.
+        /// Print one JSON object instead of a table (each parameter with its default and help).
         #[arg(long)]
         json: bool,
+        /// List each parameter on a line of its own, with its default and help text.
+        #[arg(long)]
+        params: bool,
     },
     /// Inspect link traces.
     Trace {
@@ -144,7 +147,7 @@ fn main() -> ExitCode {
         Command::Bench(a) => bench::bench(*a),
         Command::Sweep(a) => sweep::sweep(*a),
         Command::Reproduce(a) => reproduce::reproduce(*a),
-        Command::Schemes { json } => schemes(json),
+        Command::Schemes { json, params } => schemes(json, params),
         Command::Trace { command } => trace::trace(command),
         Command::Send(a) => net::send(a),
         Command::Recv(a) => net::recv(a),
@@ -165,20 +168,63 @@ fn main() -> ExitCode {
     }
 }
 
-fn schemes(json: bool) -> Result<(), CliError> {
+/// Each key of a scheme with its default (`None` for an optional key that is unset by
+/// default, such as `cbr`'s `packet-bytes`) and its help text.
+fn scheme_params(s: &wisp_core::scheme::SchemeInfo) -> Vec<(String, Option<String>, String)> {
+    let list = s.param_list();
+    let docs = s.param_docs();
+    let mut out: Vec<_> = list
+        .iter()
+        .map(|(k, v)| {
+            let doc = docs.iter().find(|(d, _)| d == k).map(|(_, t)| t.clone());
+            (k.to_string(), Some(v.clone()), doc.unwrap_or_default())
+        })
+        .collect();
+    for (k, doc) in docs {
+        if !list.iter().any(|(l, _)| *l == k) {
+            out.push((k, None, doc));
+        }
+    }
+    out
+}
+
+fn schemes(json: bool, long: bool) -> Result<(), CliError> {
     use wisp_core::scheme::SCHEMES;
     if json {
         let list: Vec<_> = SCHEMES
             .iter()
-            .map(|s| serde_json::json!({"name": s.name, "summary": s.summary, "params": s.params}))
+            .map(|s| {
+                let params: Vec<_> = scheme_params(s)
+                    .into_iter()
+                    .map(|(k, v, doc)| serde_json::json!({"name": k, "default": v, "doc": doc}))
+                    .collect();
+                serde_json::json!({
+                    "name": s.name,
+                    "summary": s.summary,
+                    "params": s.params(),
+                    "parameters": params,
+                })
+            })
             .collect();
         output::print_json(&serde_json::json!({ "schemes": list }))
     } else {
         let w = SCHEMES.iter().map(|s| s.name.len()).max().unwrap_or(0);
         for s in SCHEMES {
             println!("{:w$}  {}", s.name, s.summary);
-            if !s.params.is_empty() {
-                println!("{:w$}  params: {}", "", s.params);
+            if long {
+                let list: Vec<_> = scheme_params(s)
+                    .into_iter()
+                    .map(|(k, v, doc)| (v.map_or(k.clone(), |v| format!("{k}={v}")), doc))
+                    .collect();
+                let kw = list.iter().map(|(kv, _)| kv.len()).max().unwrap_or(0);
+                for (kv, doc) in list {
+                    println!("{:w$}    {kv:kw$}  {doc}", "");
+                }
+                continue;
+            }
+            let params = s.params();
+            if !params.is_empty() {
+                println!("{:w$}  params: {params}", "");
             }
         }
         Ok(())

@@ -86,14 +86,17 @@ pub fn apply_params(
             e => CliError::Input(format!("--rate-kbps: {e}")),
         })?;
     }
+    // All at once, so that cross checks (`min-kbps` ≤ `max-kbps`) see every value given.
+    let mut given = vec![];
     for p in params {
         let (k, v) = p
             .split_once('=')
             .ok_or_else(|| CliError::Input(format!("--param `{p}` is not KEY=VALUE")))?;
-        scheme
-            .set_param(k.trim(), v.trim())
-            .map_err(|e| CliError::Input(format!("--param: {e}")))?;
+        given.push((k.trim(), v.trim()));
     }
+    scheme
+        .set_params(&given)
+        .map_err(|e| CliError::Input(format!("--param: {e}")))?;
     Ok(())
 }
 

@@ -63,6 +63,48 @@ fn bad_input_is_one_line_and_exit_code_2() {
         &["run", "--scheme", "cbr:speed=2", "--link", "const:1mbps"],
         "speed",
     );
+    // Every scheme's parameters are checked the same way: an unknown key lists the accepted
+    // ones; a value names its key; ranges and cross checks (GCC's rates as the UM family's).
+    assert_bad_input(
+        &["run", "--scheme", "cubic:gamma=1", "--link", "const:1mbps"],
+        "accepted: c, beta, fast-convergence, hystart, iw, rto-min-ms, rwnd-kb",
+    );
+    assert_bad_input(
+        &[
+            "run",
+            "--scheme",
+            "gcc:min-kbps=3000",
+            "--link",
+            "const:1mbps",
+        ],
+        "scheme `gcc`: invalid value `3000` for `min-kbps`: expected min-kbps ≤ start-kbps ≤ max-kbps",
+    );
+    assert_bad_input(
+        &["run", "--scheme", "um:max-kbps=40", "--link", "const:1mbps"],
+        "invalid value `40` for `max-kbps`: expected min-kbps ≤ start-kbps ≤ max-kbps",
+    );
+    assert_bad_input(
+        &[
+            "run",
+            "--scheme",
+            "sprout:ticks=2.5",
+            "--link",
+            "const:1mbps",
+        ],
+        "invalid value `2.5` for `ticks`: expected a whole number",
+    );
+    assert_bad_input(
+        &[
+            "run",
+            "--scheme",
+            "gcc",
+            "--link",
+            "const:1mbps",
+            "--param",
+            "max-kbps=200",
+        ],
+        "--param: scheme `gcc`: invalid value `200` for `max-kbps`",
+    );
     bad_cbr_run(&["--link", "const:1mbps", "--queue", "fifo"], "--queue");
     bad_cbr_run(
         &["--link", "const:1mbps", "--queue", "droptail:packets=0"],
@@ -353,4 +395,66 @@ fn the_help_names_only_schemes_that_exist() {
             "the help names `{name}`, which `wisp schemes` does not list"
         );
     }
+}
+
+#[test]
+fn schemes_lists_every_parameter_with_its_default_and_help() {
+    let o = wisp(&["schemes", "--json"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let schemes = v["schemes"].as_array().unwrap();
+    assert_eq!(schemes.len(), 18);
+    for s in schemes {
+        let listed: Vec<String> = s["parameters"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|p| !p["default"].is_null())
+            .map(|p| {
+                format!(
+                    "{}={}",
+                    p["name"].as_str().unwrap(),
+                    p["default"].as_str().unwrap()
+                )
+            })
+            .collect();
+        assert_eq!(
+            listed.join(","),
+            s["params"].as_str().unwrap(),
+            "{}",
+            s["name"]
+        );
+        for p in s["parameters"].as_array().unwrap() {
+            assert!(
+                !p["doc"].as_str().unwrap().is_empty(),
+                "{} {}",
+                s["name"],
+                p["name"]
+            );
+        }
+        // The listed defaults parse back as a spec.
+        let spec = format!(
+            "{}:{}",
+            s["name"].as_str().unwrap(),
+            s["params"].as_str().unwrap()
+        );
+        let o = wisp(&[
+            "run",
+            "--scheme",
+            &spec,
+            "--link",
+            "const:1mbps",
+            "--duration-s",
+            "1",
+            "--warmup-s",
+            "0",
+        ]);
+        assert_eq!(o.status.code(), Some(0), "{spec}: {}", stderr(&o));
+    }
+    let o = wisp(&["schemes", "--params"]);
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        text.contains("packet-bytes") && text.contains("min-kbps=50"),
+        "{text}"
+    );
 }

@@ -13,6 +13,7 @@ use crate::units::{Bitrate, DataSize};
 use crate::wire::NoFeedback;
 
 use super::ParamError;
+use super::params::{self, Checked, Configurable, Validate, check, range, scheme_params};
 
 /// Configuration of [`CbrSender`].
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -37,44 +38,85 @@ impl CbrConfig {
         self.rate = rate;
         self
     }
+}
 
-    pub(super) fn set(&mut self, key: &str, value: &str) -> Result<(), ParamError> {
-        match key {
-            "rate-kbps" | "rate_kbps" => {
-                let kbps: f64 = value
-                    .parse()
-                    .map_err(|_| ParamError::value(key, value, "a number of kbit/s"))?;
-                if !(kbps.is_finite() && kbps > 0.0) {
-                    return Err(ParamError::value(key, value, "a positive number of kbit/s"));
-                }
-                self.rate = Bitrate::from_kbps_f64(kbps);
-            }
-            "rate" => {
-                self.rate = value
-                    .parse()
-                    .map_err(|_| ParamError::value(key, value, "a rate such as 2mbps"))?
-            }
-            "packet-bytes" | "packet_bytes" => {
-                let expected = "a packet size in bytes, 40 to 65535";
-                let b: u64 = value
-                    .parse()
-                    .map_err(|_| ParamError::value(key, value, expected))?;
-                if !(40..=65535).contains(&b) {
-                    return Err(ParamError::value(key, value, expected));
-                }
-                self.packet_size = Some(DataSize::from_bytes(b));
-            }
-            _ => return Err(ParamError::unknown(key, "rate-kbps, rate, packet-bytes")),
+scheme_params! {
+    /// `cbr`'s parameters.
+    pub struct CbrParams {
+        /// Sending rate, kbit/s.
+        pub rate_kbps: f64,
+        /// Sending rate with a unit (`2mbps`); of `rate` and `rate-kbps`, the one given last counts.
+        #[serde(skip_serializing, default, deserialize_with = "rate_text::deserialize")]
+        pub rate: Option<Bitrate>,
+        /// Packet size on the wire, bytes (default: the MTU).
+        #[serde(skip_serializing_if = "Option::is_none", default)]
+        pub packet_bytes: Option<u64>,
+    }
+}
+
+impl Validate for CbrParams {
+    fn validate(&self) -> Checked {
+        let rate = self.rate.map_or(self.rate_kbps, Bitrate::kbps_f64);
+        let key = if self.rate.is_some() {
+            "rate"
+        } else {
+            "rate-kbps"
+        };
+        check(key, rate > 0.0, "a positive number of kbit/s")?;
+        if let Some(b) = self.packet_bytes {
+            range(
+                "packet-bytes",
+                b as f64,
+                40.0,
+                65535.0,
+                "a packet size in bytes, 40 to 65535",
+            )?;
         }
         Ok(())
     }
+}
 
-    pub(super) fn params(&self) -> Vec<(&'static str, String)> {
-        let mut v = vec![("rate-kbps", format!("{}", self.rate.kbps_f64()))];
-        if let Some(s) = self.packet_size {
-            v.push(("packet-bytes", s.bytes().to_string()));
+impl Configurable for CbrConfig {
+    type Params = CbrParams;
+    fn to_params(&self) -> CbrParams {
+        CbrParams {
+            rate_kbps: self.rate.kbps_f64(),
+            rate: None,
+            packet_bytes: self.packet_size.map(DataSize::bytes),
         }
-        v
+    }
+    fn apply(&mut self, p: CbrParams) {
+        self.rate = p.rate.unwrap_or(Bitrate::from_kbps_f64(p.rate_kbps));
+        self.packet_size = p.packet_bytes.map(DataSize::from_bytes);
+    }
+
+    /// As every scheme's, except that of `rate` and `rate-kbps` the one given last counts.
+    fn set_params(&mut self, given: &[(&str, &str)]) -> Result<(), ParamError> {
+        let last = |key: &str| given.iter().rposition(|(k, _)| params::normalise(k) == key);
+        let given: Vec<(&str, &str)> = match (last("rate"), last("rate-kbps")) {
+            (Some(r), Some(k)) if k > r => given
+                .iter()
+                .copied()
+                .filter(|(k, _)| params::normalise(k) != "rate")
+                .collect(),
+            _ => given.to_vec(),
+        };
+        let p = params::overlay(&self.to_params(), &given)?;
+        self.apply(p);
+        Ok(())
+    }
+}
+
+/// `rate=2mbps`: a [`Bitrate`] as text.
+mod rate_text {
+    use crate::units::Bitrate;
+    use serde::{Deserialize, Deserializer, de};
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Bitrate>, D::Error> {
+        let s = String::deserialize(d)?;
+        s.parse()
+            .map(Some)
+            .map_err(|_| de::Error::invalid_value(de::Unexpected::Str(&s), &"a rate such as 2mbps"))
     }
 }
 

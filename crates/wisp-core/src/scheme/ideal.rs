@@ -12,6 +12,7 @@
 //! Deviations: opportunities earlier than *d* after the start cannot be reached by any sender and
 //! are skipped (the simulator's ideal-delay metric skips them too).
 
+use super::params::{Configurable, NoParams};
 use crate::controller::{Allowance, SendContext, Sender, SenderStats};
 use crate::packet::DataHeader;
 use crate::time::Instant;
@@ -25,6 +26,14 @@ pub type IdealSchedule = Box<dyn Iterator<Item = (Instant, DataSize)> + Send>;
 /// Configuration of [`IdealSender`] (it has no parameters; the schedule comes from the link).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct IdealConfig;
+
+impl Configurable for IdealConfig {
+    type Params = NoParams;
+    fn to_params(&self) -> NoParams {
+        NoParams
+    }
+    fn apply(&mut self, _: NoParams) {}
+}
 
 /// Sends exactly what the link will deliver, exactly in time.
 pub struct IdealSender {

@@ -13,6 +13,7 @@
 pub mod cbr;
 pub mod gcc;
 pub mod ideal;
+pub mod params;
 pub mod sprout;
 pub mod tcp;
 pub mod um;
@@ -48,8 +49,28 @@ pub use um::{UmFamilyConfig, UmSender};
 pub struct SchemeInfo {
     pub name: &'static str,
     pub summary: &'static str,
-    /// Parameters it accepts, `key=default` separated by commas.
-    pub params: &'static str,
+}
+
+impl SchemeInfo {
+    /// The parameters it accepts with their defaults, serialised from the scheme's parameter
+    /// struct: `(key, default)`.
+    pub fn param_list(&self) -> Vec<(&'static str, String)> {
+        SchemeConfig::from_name(self.name)
+            .expect("every listed scheme has a config")
+            .param_list()
+    }
+
+    /// Every key it accepts with its help text.
+    pub fn param_docs(&self) -> Vec<(String, String)> {
+        SchemeConfig::from_name(self.name)
+            .expect("every listed scheme has a config")
+            .param_docs()
+    }
+
+    /// [`SchemeInfo::param_list`] as `key=default` separated by commas.
+    pub fn params(&self) -> String {
+        params::join(&self.param_list())
+    }
 }
 
 /// Every scheme wisp knows, in the order `wisp schemes` lists them.
@@ -57,98 +78,76 @@ pub const SCHEMES: &[SchemeInfo] = &[
     SchemeInfo {
         name: "ideal",
         summary: "oracle sender of the Sprout paper: uses every delivery opportunity, never queues (simulation only)",
-        params: "",
     },
     SchemeInfo {
         name: "cbr",
         summary: "constant bit rate, no feedback",
-        params: "rate-kbps=1000",
     },
     SchemeInfo {
         name: "sprout",
         summary: "Sprout (NSDI'13): Bayesian forecast of a cellular link's delivery rate, window = 5th-percentile deliveries in 100 ms minus the queue",
-        params: sprout::PARAMS,
     },
     SchemeInfo {
         name: "sprout-ewma",
         summary: "Sprout-EWMA (NSDI'13 §6.4): Sprout's protocol with an EWMA of the per-tick count instead of the cautious forecast",
-        params: sprout::EWMA_PARAMS,
     },
     SchemeInfo {
         name: "gcc",
         summary: "Google Congestion Control (ANRW'16 §3): Kalman delay-based receiver + loss-based sender, video call",
-        params: "prefilter=off,filter=kalman,threshold=libwebrtc,interval-ms=5,rate-window-ms=500,start-kbps=300,min-kbps=50,max-kbps=2500,pace-factor=2.5,audio-kbps=32",
     },
     SchemeInfo {
         name: "gcc-grouping",
         summary: "GCC with the packet-grouping pre-filter for Wi-Fi bursts (ANRW'16 Algorithm 1 exactly, which bounds no merged group; prefilter=libwebrtc caps bursts at 100 ms)",
-        params: "prefilter=paper,filter=kalman,threshold=libwebrtc,interval-ms=5,rate-window-ms=500,start-kbps=300,min-kbps=50,max-kbps=2500,pace-factor=2.5,audio-kbps=32",
     },
     SchemeInfo {
         name: "gcc-trendline",
         summary: "GCC with libwebrtc's trendline estimator instead of the Kalman filter",
-        params: "prefilter=off,filter=trendline,threshold=libwebrtc,interval-ms=5,rate-window-ms=500,start-kbps=300,min-kbps=50,max-kbps=2500,pace-factor=2.5,audio-kbps=32",
     },
     SchemeInfo {
         name: "cubic",
         summary: "TCP CUBIC bulk transfer (RFC 9438), ACK-clocked; `--queue codel` for CUBIC over CoDel",
-        params: "c=0.4,beta=0.7,fast-convergence=true,hystart=true,iw=10,rto-min-ms=1000,rwnd-kb=none",
     },
     SchemeInfo {
         name: "newreno",
         summary: "TCP NewReno bulk transfer (RFC 5681 + RFC 6582 recovery)",
-        params: "iw=10,rto-min-ms=1000,rwnd-kb=none",
     },
     SchemeInfo {
         name: "vegas",
         summary: "TCP Vegas bulk transfer (Brakmo & Peterson 1995): keeps alpha..beta segments queued",
-        params: "alpha=2,beta=4,gamma=1,iw=10,rto-min-ms=1000,rwnd-kb=none",
     },
     SchemeInfo {
         name: "compound",
         summary: "Compound TCP bulk transfer (Tan et al. 2006): Reno window + delay window",
-        params: "alpha=0.125,beta=0.5,k=0.75,gamma=30,zeta=1,iw=10,rto-min-ms=1000,rwnd-kb=none",
     },
     SchemeInfo {
         name: "ledbat",
         summary: "LEDBAT bulk transfer (RFC 6817): targets 100 ms of one-way queueing delay",
-        params: "target-ms=100,gain=1,base-history=10,current-filter=4,min-cwnd=2,allowed-increase=1,iw=2,rto-min-ms=1000,rwnd-kb=none",
     },
     SchemeInfo {
         name: "newreno-like",
         summary: "NewReno-like rate control for media (Mehrotra et al. §IV-A): +M²/(R·SRTT²) per ACK, −R/2 per NACK",
-        params: UM_SHARED,
     },
     SchemeInfo {
         name: "vegas-like",
         summary: "Vegas-like rate control (Mehrotra et al. §IV-B): ±M²/(R·SRTT²) per ACK by queueing delay against κ, ζ (2 and 4 segments queued)",
-        params: "alpha=2,beta=4,start-kbps=100,min-kbps=50,max-kbps=10000,pace-factor=2.5,audio-kbps=32,base-window-s=600",
     },
     SchemeInfo {
         name: "ctcp-like",
         summary: "Compound-TCP-like rate control (Mehrotra et al. §IV-C): CTCP's loss and delay windows over W = R·SRTT, once per loss event",
-        params: "alpha=0.125,beta=0.5,k=0.75,gamma=30,zeta=1,start-kbps=100,min-kbps=50,max-kbps=10000,pace-factor=2.5,audio-kbps=32,base-window-s=600",
     },
     SchemeInfo {
         name: "tfrc",
         summary: "TCP-Friendly Rate Control (RFC 5348) for a media call, per-packet ACKs",
-        params: UM_SHARED,
     },
     SchemeInfo {
         name: "um",
         summary: "primal-dual utility maximisation (Mehrotra et al. eq. 1): ΔR = k2(k0 − δR)ΔT per ACK, fixed k0, k2",
-        params: "k0=25000,k2=1.6,start-kbps=100,min-kbps=50,max-kbps=10000,pace-factor=2.5,audio-kbps=32,base-window-s=600",
     },
     SchemeInfo {
         name: "adaptive-um",
         summary: "adaptive utility maximisation (Mehrotra et al. §V, eqs. 2–4) with the congestion threshold δ̂ learned online from calibration windows",
-        params: "alpha-max=25000,alpha-min=1250,beta-min=0.1,beta-max=1,delta-max=2,delta-hat-ms=auto,probe-every-s=30,probe-first-s=5,depth=0.4,window-ms=1000,window-samples=50,settle-ms=300,quantile=0.99,margin=0.25,memory-s=180,samples=200,floor-ms=10,start-kbps=100,min-kbps=50,max-kbps=10000,pace-factor=2.5,audio-kbps=32,base-window-s=600",
     },
 ];
-
-/// The parameters every scheme of the Mehrotra et al. family takes.
-const UM_SHARED: &str =
-    "start-kbps=100,min-kbps=50,max-kbps=10000,pace-factor=2.5,audio-kbps=32,base-window-s=600";
 
 /// An error in a scheme spec or its parameters.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -159,35 +158,21 @@ pub enum ParamError {
     UnknownParam {
         scheme: String,
         key: String,
-        accepted: &'static str,
+        /// The accepted keys, separated by `, ` (`(none)` for a scheme without parameters).
+        accepted: String,
     },
     #[error("scheme `{scheme}`: invalid value `{value}` for `{key}`: expected {expected}")]
     BadValue {
         scheme: String,
         key: String,
         value: String,
-        expected: &'static str,
+        expected: String,
     },
     #[error("scheme `{scheme}`: parameter `{item}` is not of the form KEY=VALUE")]
     Malformed { scheme: String, item: String },
 }
 
 impl ParamError {
-    fn unknown(key: &str, accepted: &'static str) -> Self {
-        ParamError::UnknownParam {
-            scheme: String::new(),
-            key: key.to_string(),
-            accepted,
-        }
-    }
-    fn value(key: &str, value: &str, expected: &'static str) -> Self {
-        ParamError::BadValue {
-            scheme: String::new(),
-            key: key.to_string(),
-            value: value.to_string(),
-            expected,
-        }
-    }
     fn in_scheme(self, name: &str) -> Self {
         match self {
             ParamError::UnknownParam { key, accepted, .. } => ParamError::UnknownParam {
@@ -328,36 +313,74 @@ impl SchemeConfig {
 
     /// Sets one parameter (`KEY=VALUE` of the spec string).
     pub fn set_param(&mut self, key: &str, value: &str) -> Result<(), ParamError> {
+        self.set_params(&[(key, value)])
+    }
+
+    /// Sets parameters (`KEY=VALUE` pairs of the spec string), all or none: the values are
+    /// read by the scheme's parameter struct and validated together.
+    pub fn set_params(&mut self, given: &[(&str, &str)]) -> Result<(), ParamError> {
+        use params::Configurable;
         let name = self.name();
         let r = match self {
-            SchemeConfig::Ideal(_) => Err(ParamError::unknown(key, "(none)")),
-            SchemeConfig::Cbr(c) => c.set(key, value),
-            SchemeConfig::Sprout(c) => c.set(key, value),
-            SchemeConfig::Gcc(c) => c.set(key, value),
-            SchemeConfig::Cubic(c) => c.set(key, value),
-            SchemeConfig::NewReno(c) => c.set(key, value),
-            SchemeConfig::Vegas(c) => c.set(key, value),
-            SchemeConfig::Compound(c) => c.set(key, value),
-            SchemeConfig::Ledbat(c) => c.set(key, value),
-            SchemeConfig::Um(c) => c.set(key, value),
+            SchemeConfig::Ideal(c) => c.set_params(given),
+            SchemeConfig::Cbr(c) => c.set_params(given),
+            SchemeConfig::Sprout(c) => c.set_params(given),
+            SchemeConfig::Gcc(c) => c.set_params(given),
+            SchemeConfig::Cubic(c) => c.set_params(given),
+            SchemeConfig::NewReno(c) => c.set_params(given),
+            SchemeConfig::Vegas(c) => c.set_params(given),
+            SchemeConfig::Compound(c) => c.set_params(given),
+            SchemeConfig::Ledbat(c) => c.set_params(given),
+            SchemeConfig::Um(c) => c.set_params(given),
         };
         r.map_err(|e| e.in_scheme(name))
     }
 
-    /// The parameters that differ from none: `(key, value)` for the canonical spec string.
-    fn params(&self) -> Vec<(&'static str, String)> {
+    /// Every parameter with its value (`wisp schemes` lists them for the defaults).
+    pub fn param_list(&self) -> Vec<(&'static str, String)> {
+        use params::Configurable;
         match self {
-            SchemeConfig::Ideal(_) => vec![],
-            SchemeConfig::Cbr(c) => c.params(),
-            SchemeConfig::Sprout(c) => c.params(),
-            SchemeConfig::Gcc(c) => c.params(),
-            SchemeConfig::Cubic(c) => c.params(),
-            SchemeConfig::NewReno(c) => c.params(),
-            SchemeConfig::Vegas(c) => c.params(),
-            SchemeConfig::Compound(c) => c.params(),
-            SchemeConfig::Ledbat(c) => c.params(),
-            SchemeConfig::Um(c) => c.params(),
+            SchemeConfig::Ideal(c) => c.param_list(),
+            SchemeConfig::Cbr(c) => c.param_list(),
+            SchemeConfig::Sprout(c) => c.param_list(),
+            SchemeConfig::Gcc(c) => c.param_list(),
+            SchemeConfig::Cubic(c) => c.param_list(),
+            SchemeConfig::NewReno(c) => c.param_list(),
+            SchemeConfig::Vegas(c) => c.param_list(),
+            SchemeConfig::Compound(c) => c.param_list(),
+            SchemeConfig::Ledbat(c) => c.param_list(),
+            SchemeConfig::Um(c) => c.param_list(),
         }
+    }
+
+    /// Every key the scheme accepts with its help text (its parameter struct's doc comment).
+    pub fn param_docs(&self) -> Vec<(String, String)> {
+        use params::Configurable;
+        match self {
+            SchemeConfig::Ideal(c) => c.param_docs(),
+            SchemeConfig::Cbr(c) => c.param_docs(),
+            SchemeConfig::Sprout(c) => c.param_docs(),
+            SchemeConfig::Gcc(c) => c.param_docs(),
+            SchemeConfig::Cubic(c) => c.param_docs(),
+            SchemeConfig::NewReno(c) => c.param_docs(),
+            SchemeConfig::Vegas(c) => c.param_docs(),
+            SchemeConfig::Compound(c) => c.param_docs(),
+            SchemeConfig::Ledbat(c) => c.param_docs(),
+            SchemeConfig::Um(c) => c.param_docs(),
+        }
+    }
+
+    /// The parameters for the canonical spec string: those that differ from the defaults of
+    /// [`SchemeConfig::name`] (and `cbr`'s rate, always named).
+    fn params(&self) -> Vec<(&'static str, String)> {
+        let base = SchemeConfig::from_name(self.name())
+            .expect("a config's name is registered")
+            .param_list();
+        let always: &[&str] = match self {
+            SchemeConfig::Cbr(_) => &["rate-kbps"],
+            _ => &[],
+        };
+        params::diff(self.param_list(), &base, always)
     }
 
     /// Builds the flow driver and receiver.
@@ -460,13 +483,15 @@ impl FromStr for SchemeConfig {
         let s = s.trim();
         let (name, params) = s.split_once(':').unwrap_or((s, ""));
         let mut config = SchemeConfig::from_name(name)?;
+        let mut given = vec![];
         for item in params.split(',').map(str::trim).filter(|i| !i.is_empty()) {
             let (k, v) = item.split_once('=').ok_or_else(|| ParamError::Malformed {
                 scheme: name.to_string(),
                 item: item.to_string(),
             })?;
-            config.set_param(k.trim(), v.trim())?;
+            given.push((k.trim(), v.trim()));
         }
+        config.set_params(&given)?;
         Ok(config)
     }
 }
@@ -626,10 +651,281 @@ mod tests {
         }
     }
 
+    /// The parameter lists `wisp schemes` showed when they were written by hand (before the
+    /// lists were generated from the parameter structs): the generated lists must be the same
+    /// keys, in the same order, with the same defaults.
+    const HAND_WRITTEN: &[(&str, &str)] = &[
+        ("ideal", ""),
+        ("cbr", "rate-kbps=1000"),
+        (
+            "sprout",
+            "sigma=200,outage-escape=1,outage-entry=0.05,bins=256,max-rate=1000,tick-ms=20,\
+             ticks=8,quantile=0.05,forecast=paper,lookahead=5,reorder-ms=10,heartbeat-ms=20,\
+             heartbeat-bytes=64,heartbeat-max-ms=100,sigmas=none,share=0.002",
+        ),
+        (
+            "sprout-ewma",
+            "alpha=0.125,tick-ms=20,ticks=8,lookahead=5,reorder-ms=10,heartbeat-ms=20,\
+             heartbeat-bytes=64,heartbeat-max-ms=100",
+        ),
+        (
+            "gcc",
+            "prefilter=off,filter=kalman,threshold=libwebrtc,interval-ms=5,rate-window-ms=500,\
+             start-kbps=300,min-kbps=50,max-kbps=2500,pace-factor=2.5,audio-kbps=32",
+        ),
+        (
+            "gcc-grouping",
+            "prefilter=paper,filter=kalman,threshold=libwebrtc,interval-ms=5,rate-window-ms=500,\
+             start-kbps=300,min-kbps=50,max-kbps=2500,pace-factor=2.5,audio-kbps=32",
+        ),
+        (
+            "gcc-trendline",
+            "prefilter=off,filter=trendline,threshold=libwebrtc,interval-ms=5,rate-window-ms=500,\
+             start-kbps=300,min-kbps=50,max-kbps=2500,pace-factor=2.5,audio-kbps=32",
+        ),
+        (
+            "cubic",
+            "c=0.4,beta=0.7,fast-convergence=true,hystart=true,iw=10,rto-min-ms=1000,rwnd-kb=none",
+        ),
+        ("newreno", "iw=10,rto-min-ms=1000,rwnd-kb=none"),
+        (
+            "vegas",
+            "alpha=2,beta=4,gamma=1,iw=10,rto-min-ms=1000,rwnd-kb=none",
+        ),
+        (
+            "compound",
+            "alpha=0.125,beta=0.5,k=0.75,gamma=30,zeta=1,iw=10,rto-min-ms=1000,rwnd-kb=none",
+        ),
+        (
+            "ledbat",
+            "target-ms=100,gain=1,base-history=10,current-filter=4,min-cwnd=2,allowed-increase=1,\
+             iw=2,rto-min-ms=1000,rwnd-kb=none",
+        ),
+        (
+            "newreno-like",
+            "start-kbps=100,min-kbps=50,max-kbps=10000,pace-factor=2.5,audio-kbps=32,\
+             base-window-s=600",
+        ),
+        (
+            "vegas-like",
+            "alpha=2,beta=4,start-kbps=100,min-kbps=50,max-kbps=10000,pace-factor=2.5,\
+             audio-kbps=32,base-window-s=600",
+        ),
+        (
+            "ctcp-like",
+            "alpha=0.125,beta=0.5,k=0.75,gamma=30,zeta=1,start-kbps=100,min-kbps=50,\
+             max-kbps=10000,pace-factor=2.5,audio-kbps=32,base-window-s=600",
+        ),
+        (
+            "tfrc",
+            "start-kbps=100,min-kbps=50,max-kbps=10000,pace-factor=2.5,audio-kbps=32,\
+             base-window-s=600",
+        ),
+        (
+            "um",
+            "k0=25000,k2=1.6,start-kbps=100,min-kbps=50,max-kbps=10000,pace-factor=2.5,\
+             audio-kbps=32,base-window-s=600",
+        ),
+        (
+            "adaptive-um",
+            "alpha-max=25000,alpha-min=1250,beta-min=0.1,beta-max=1,delta-max=2,\
+             delta-hat-ms=auto,probe-every-s=30,probe-first-s=5,depth=0.4,window-ms=1000,\
+             window-samples=50,settle-ms=300,quantile=0.99,margin=0.25,memory-s=180,samples=200,\
+             floor-ms=10,start-kbps=100,min-kbps=50,max-kbps=10000,pace-factor=2.5,audio-kbps=32,\
+             base-window-s=600",
+        ),
+    ];
+
+    #[test]
+    fn generated_parameter_lists_are_the_hand_written_ones() {
+        assert_eq!(
+            SCHEMES.iter().map(|s| s.name).collect::<Vec<_>>(),
+            HAND_WRITTEN.iter().map(|(n, _)| *n).collect::<Vec<_>>()
+        );
+        for (info, (_, expected)) in SCHEMES.iter().zip(HAND_WRITTEN) {
+            assert_eq!(info.params(), *expected, "{}", info.name);
+        }
+    }
+
+    /// Every scheme reports bad parameters the same way: an unknown key lists the accepted
+    /// ones, a value that does not parse or is out of range names the key and what was
+    /// expected, always with the scheme's name.
+    #[test]
+    fn every_scheme_reports_bad_parameters_the_same_way() {
+        for info in SCHEMES {
+            let e = format!("{}:speed=3", info.name)
+                .parse::<SchemeConfig>()
+                .unwrap_err();
+            let ParamError::UnknownParam {
+                scheme,
+                key,
+                accepted,
+            } = &e
+            else {
+                panic!("{}: {e:?}", info.name)
+            };
+            assert_eq!((scheme.as_str(), key.as_str()), (info.name, "speed"));
+            for (k, _) in info.param_list() {
+                assert!(
+                    accepted.split(", ").any(|a| a == k),
+                    "{}: {k} in {accepted}",
+                    info.name
+                );
+            }
+            let msg = e.to_string();
+            assert!(
+                msg.contains(&format!("`{}`", info.name)) && msg.contains("`speed`"),
+                "{msg}"
+            );
+            // Each listed key: a value of the wrong kind, then (for numbers) a negative one.
+            for (k, default) in info.param_list() {
+                for bad in ["x", "-1e12"] {
+                    if bad != "x" && default.parse::<f64>().is_err() && default != "none" {
+                        continue;
+                    }
+                    let spec = format!("{}:{k}={bad}", info.name);
+                    match spec.parse::<SchemeConfig>() {
+                        Err(ParamError::BadValue {
+                            scheme, key, value, ..
+                        }) => {
+                            assert_eq!(
+                                (scheme.as_str(), key.as_str(), value.as_str()),
+                                (info.name, k, bad),
+                                "{spec}"
+                            );
+                        }
+                        r => panic!("{spec}: {r:?}"),
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn every_listed_parameter_has_help_text() {
+        for info in SCHEMES {
+            let docs = info.param_docs();
+            for (k, _) in info.param_list() {
+                assert!(
+                    docs.iter().any(|(d, text)| d == k && !text.is_empty()),
+                    "{}: {k}",
+                    info.name
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn snake_case_keys_are_read_as_kebab_case() {
+        let a: SchemeConfig = "gcc:start_kbps=400,pace_factor=2".parse().unwrap();
+        let b: SchemeConfig = "gcc:start-kbps=400,pace-factor=2".parse().unwrap();
+        assert_eq!(a, b);
+        assert_eq!(a.to_string(), "gcc:start-kbps=400,pace-factor=2");
+    }
+
+    #[test]
+    fn gcc_rates_are_cross_checked_like_the_um_familys() {
+        for name in [
+            "gcc",
+            "gcc-grouping",
+            "gcc-trendline",
+            "um",
+            "tfrc",
+            "adaptive-um",
+        ] {
+            for (given, blamed) in [
+                ("min-kbps=3000", "min-kbps"),
+                ("max-kbps=40", "max-kbps"),
+                ("start-kbps=20", "start-kbps"),
+                ("start-kbps=20000", "start-kbps"),
+                ("max-kbps=500,min-kbps=600", "min-kbps"),
+            ] {
+                let spec = format!("{name}:{given}");
+                match spec.parse::<SchemeConfig>() {
+                    Err(ParamError::BadValue {
+                        scheme,
+                        key,
+                        expected,
+                        ..
+                    }) => {
+                        assert_eq!((scheme.as_str(), key.as_str()), (name, blamed), "{spec}");
+                        assert!(
+                            expected.starts_with("min-kbps ≤ start-kbps ≤ max-kbps"),
+                            "{expected}"
+                        );
+                    }
+                    r => panic!("{spec}: {r:?}"),
+                }
+            }
+            // Consistent together, though not one key at a time from the defaults.
+            let c: SchemeConfig = format!("{name}:min-kbps=3000,max-kbps=4000,start-kbps=3500")
+                .parse()
+                .unwrap();
+            assert_eq!(
+                c.to_string(),
+                format!("{name}:start-kbps=3500,min-kbps=3000,max-kbps=4000")
+            );
+        }
+        let mut c: SchemeConfig = "gcc".parse().unwrap();
+        assert!(c.set_param("min-kbps", "3000").is_err());
+        assert_eq!(
+            c,
+            "gcc".parse().unwrap(),
+            "a rejected value changes nothing"
+        );
+    }
+
+    #[test]
+    fn canonical_strings_are_unchanged() {
+        for (spec, canonical) in [
+            ("cbr", "cbr:rate-kbps=1000"),
+            ("cbr:rate=2mbps", "cbr:rate-kbps=2000"),
+            // Of `rate` and `rate-kbps`, the one given last counts.
+            ("cbr:rate=2mbps,rate-kbps=300", "cbr:rate-kbps=300"),
+            ("cbr:rate-kbps=300,rate=2mbps", "cbr:rate-kbps=2000"),
+            (
+                "cbr:rate_kbps=1200,packet-bytes=300",
+                "cbr:rate-kbps=1200,packet-bytes=300",
+            ),
+            (
+                "gcc-grouping:prefilter=libwebrtc",
+                "gcc-grouping:prefilter=libwebrtc",
+            ),
+            ("gcc:prefilter=algorithm1", "gcc-grouping"),
+            ("gcc-grouping:prefilter=none", "gcc"),
+            ("gcc:filter=trendline", "gcc-trendline"),
+            (
+                "gcc:threshold=draft,filter=scalar",
+                "gcc:filter=scalar,threshold=draft",
+            ),
+            (
+                "sprout:sigmas=50/100/200/400/800",
+                "sprout:sigmas=50/100/200/400/800",
+            ),
+            ("sprout:sigmas=none", "sprout"),
+            (
+                "sprout-ewma:alpha=0.25,tick-ms=10",
+                "sprout-ewma:alpha=0.25,tick-ms=10",
+            ),
+            (
+                "cubic:hystart=off,rwnd-kb=4500",
+                "cubic:hystart=false,rwnd-kb=4500",
+            ),
+            ("ledbat:iw=2", "ledbat"),
+            ("adaptive-um:delta-hat-ms=40", "adaptive-um:delta-hat-ms=40"),
+            ("adaptive-um:delta-hat-ms=auto", "adaptive-um"),
+            ("ideal", "ideal"),
+        ] {
+            let c: SchemeConfig = spec.parse().unwrap();
+            assert_eq!(c.to_string(), canonical, "{spec}");
+            assert_eq!(canonical.parse::<SchemeConfig>().unwrap(), c, "{spec}");
+        }
+    }
+
     #[test]
     fn listed_parameters_are_the_defaults() {
         for info in SCHEMES {
-            let listed: SchemeConfig = format!("{}:{}", info.name, info.params).parse().unwrap();
+            let listed: SchemeConfig = format!("{}:{}", info.name, info.params()).parse().unwrap();
             assert_eq!(
                 listed,
                 SchemeConfig::from_name(info.name).unwrap(),

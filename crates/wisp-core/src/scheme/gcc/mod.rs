@@ -64,7 +64,7 @@
 //! | `threshold` | `libwebrtc` (k_u 0.0087, k_d 0.039, γ against min(n, 60)·m), `draft` (k_u 0.01, k_d 0.00018, γ against m, as draft-ietf-rmcat-gcc-02 §5.4) |
 //! | `interval-ms` | ΔT, the pacer and grouping interval (5) |
 //! | `rate-window-ms` | the window of R (500) |
-//! | `start-kbps`, `min-kbps`, `max-kbps` | A at the start, and the range of A and of the encoder (300, 50, 2500) |
+//! | `start-kbps`, `min-kbps`, `max-kbps` | A at the start, and the range of A and of the encoder (300, 50, 2500; `min-kbps` ≤ `start-kbps` ≤ `max-kbps`, as the Mehrotra family's) |
 //! | `pace-factor` | pacing rate / A (2.5) |
 //! | `audio-kbps` | the audio stream (32; 0 for none) |
 //!
@@ -107,10 +107,11 @@ pub use receiver::{GccReceiver, RemoteEstimator};
 pub use sender::GccSender;
 pub use wire::GccFeedback;
 
-use super::ParamError;
+use super::params::{Checked, Configurable, Validate, ordered, range, scheme_params};
 use crate::source::MediaConfig;
 use crate::time::Duration;
 use crate::units::Bitrate;
+use serde::{Deserialize, Serialize};
 
 /// Configuration of GCC. `Default` is `gcc`; see [`GccConfig::grouping`] and
 /// [`GccConfig::trendline`] for the other two names.
@@ -159,8 +160,6 @@ impl Default for GccConfig {
     }
 }
 
-const ACCEPTED: &str = "prefilter, filter, threshold, interval-ms, rate-window-ms, start-kbps, min-kbps, max-kbps, pace-factor, audio-kbps";
-
 impl GccConfig {
     /// `gcc-grouping`: GCC with Algorithm 1.
     pub fn grouping() -> Self {
@@ -196,110 +195,179 @@ impl GccConfig {
             _ => GccConfig::default(),
         }
     }
+}
 
-    pub(crate) fn set(&mut self, key: &str, value: &str) -> Result<(), ParamError> {
-        let number = |expected: &'static str, lo: f64, hi: f64| {
-            value
-                .parse::<f64>()
-                .ok()
-                .filter(|v| v.is_finite() && *v >= lo && *v <= hi)
-                .ok_or_else(|| ParamError::value(key, value, expected))
-        };
-        match key {
-            "prefilter" => {
-                self.prefilter = match value {
-                    "off" | "none" => Prefilter::Off,
-                    "paper" | "algorithm1" => Prefilter::Paper,
-                    "libwebrtc" => Prefilter::Libwebrtc,
-                    _ => return Err(ParamError::value(key, value, "off, paper or libwebrtc")),
-                }
-            }
-            "filter" => {
-                self.filter = match value {
-                    "kalman" => FilterKind::Kalman,
-                    "scalar" => FilterKind::Scalar,
-                    "trendline" => FilterKind::Trendline,
-                    _ => return Err(ParamError::value(key, value, "kalman, scalar or trendline")),
-                }
-            }
-            "threshold" => {
-                self.threshold = match value {
-                    "libwebrtc" => ThresholdConfig::LIBWEBRTC,
-                    "draft" => ThresholdConfig::DRAFT,
-                    _ => return Err(ParamError::value(key, value, "libwebrtc or draft")),
-                }
-            }
-            "interval-ms" => {
-                self.interval =
-                    Duration::from_millis_f64(number("a time in ms, 0.1 to 100", 0.1, 100.0)?)
-            }
-            "rate-window-ms" => {
-                self.rate_window = Duration::from_millis(
-                    number("a whole number of ms, 10 to 10000", 10.0, 10_000.0)?.round() as u64,
-                )
-            }
-            "start-kbps" => {
-                self.start_rate =
-                    Bitrate::from_kbps_f64(number("a rate in kbit/s, 1 to 1e6", 1.0, 1e6)?)
-            }
-            "min-kbps" => {
-                self.min_rate =
-                    Bitrate::from_kbps_f64(number("a rate in kbit/s, 1 to 1e6", 1.0, 1e6)?);
-                self.media.min_rate = self.min_rate;
-            }
-            "max-kbps" => {
-                self.max_rate =
-                    Bitrate::from_kbps_f64(number("a rate in kbit/s, 1 to 1e6", 1.0, 1e6)?);
-                self.media.max_rate = self.max_rate;
-            }
-            "pace-factor" => self.pace_factor = number("a factor, 1 to 100", 1.0, 100.0)?,
-            "audio-kbps" => {
-                self.media.audio_rate =
-                    Bitrate::from_kbps_f64(number("a rate in kbit/s, 0 to 1000", 0.0, 1000.0)?)
-            }
-            _ => return Err(ParamError::unknown(key, ACCEPTED)),
+scheme_params! {
+    /// The parameters of `gcc`, `gcc-grouping` and `gcc-trendline` (the names differ only in their
+    /// defaults).
+    pub struct GccParams {
+        /// The burst pre-filter: `off`, `paper` (ANRW'16 Algorithm 1) or `libwebrtc` (bursts capped
+        /// at 100 ms).
+        pub prefilter: PrefilterName,
+        /// The arrival-time filter: `kalman` (libwebrtc's two-state filter), `scalar` (eq. 3 as
+        /// written) or `trendline`.
+        pub filter: FilterName,
+        /// The over-use threshold's gains: `libwebrtc` (k_u 0.0087, k_d 0.039) or `draft` (k_u 0.01,
+        /// k_d 0.00018).
+        pub threshold: ThresholdName,
+        /// ΔT, the pacer and grouping interval, ms.
+        pub interval_ms: f64,
+        /// The window of the received rate R, ms.
+        pub rate_window_ms: f64,
+        /// A at the start, kbit/s.
+        pub start_kbps: f64,
+        /// The lowest A and encoder rate, kbit/s.
+        pub min_kbps: f64,
+        /// The highest A and encoder rate, kbit/s.
+        pub max_kbps: f64,
+        /// Pacing rate / A.
+        pub pace_factor: f64,
+        /// The audio stream, kbit/s (0 for none).
+        pub audio_kbps: f64,
+    }
+}
+
+/// [`Prefilter`] by name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum PrefilterName {
+    #[serde(alias = "none")]
+    Off,
+    #[serde(alias = "algorithm1")]
+    Paper,
+    Libwebrtc,
+}
+
+/// [`FilterKind`] by name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum FilterName {
+    Kalman,
+    Scalar,
+    Trendline,
+}
+
+/// [`ThresholdConfig`]'s two sets of gains by name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ThresholdName {
+    Libwebrtc,
+    Draft,
+}
+
+impl Validate for GccParams {
+    fn validate(&self) -> Checked {
+        let kbps = "a rate in kbit/s, 1 to 1e6";
+        range(
+            "interval-ms",
+            self.interval_ms,
+            0.1,
+            100.0,
+            "a time in ms, 0.1 to 100",
+        )?;
+        range(
+            "rate-window-ms",
+            self.rate_window_ms,
+            10.0,
+            10_000.0,
+            "a whole number of ms, 10 to 10000",
+        )?;
+        range("start-kbps", self.start_kbps, 1.0, 1e6, kbps)?;
+        range("min-kbps", self.min_kbps, 1.0, 1e6, kbps)?;
+        range("max-kbps", self.max_kbps, 1.0, 1e6, kbps)?;
+        range(
+            "pace-factor",
+            self.pace_factor,
+            1.0,
+            100.0,
+            "a factor, 1 to 100",
+        )?;
+        range(
+            "audio-kbps",
+            self.audio_kbps,
+            0.0,
+            1000.0,
+            "a rate in kbit/s, 0 to 1000",
+        )?;
+        ordered(&[
+            ("min-kbps", self.min_kbps),
+            ("start-kbps", self.start_kbps),
+            ("max-kbps", self.max_kbps),
+        ])
+    }
+}
+
+impl Configurable for GccConfig {
+    type Params = GccParams;
+    fn to_params(&self) -> GccParams {
+        GccParams {
+            prefilter: match self.prefilter {
+                Prefilter::Off => PrefilterName::Off,
+                Prefilter::Paper => PrefilterName::Paper,
+                Prefilter::Libwebrtc => PrefilterName::Libwebrtc,
+            },
+            filter: match self.filter {
+                FilterKind::Kalman => FilterName::Kalman,
+                FilterKind::Scalar => FilterName::Scalar,
+                FilterKind::Trendline => FilterName::Trendline,
+            },
+            threshold: if self.threshold == ThresholdConfig::DRAFT {
+                ThresholdName::Draft
+            } else {
+                ThresholdName::Libwebrtc
+            },
+            interval_ms: self.interval.as_millis_f64(),
+            rate_window_ms: self.rate_window.as_millis_f64(),
+            start_kbps: self.start_rate.kbps_f64(),
+            min_kbps: self.min_rate.kbps_f64(),
+            max_kbps: self.max_rate.kbps_f64(),
+            pace_factor: self.pace_factor,
+            audio_kbps: self.media.audio_rate.kbps_f64(),
         }
-        Ok(())
     }
 
-    /// The parameters that differ from the defaults of [`GccConfig::name`].
-    pub(crate) fn params(&self) -> Vec<(&'static str, String)> {
-        let base = GccConfig::for_name(self.name());
-        let mut v = vec![];
-        if self.prefilter != base.prefilter {
-            v.push(("prefilter", self.prefilter.as_str().to_string()));
-        }
-        if self.filter != base.filter {
-            v.push(("filter", self.filter.as_str().to_string()));
-        }
-        if self.threshold != base.threshold {
-            let t = if self.threshold == ThresholdConfig::DRAFT {
-                "draft"
-            } else {
-                "libwebrtc"
+    fn apply(&mut self, p: GccParams) {
+        let before = self.to_params();
+        self.prefilter = match p.prefilter {
+            PrefilterName::Off => Prefilter::Off,
+            PrefilterName::Paper => Prefilter::Paper,
+            PrefilterName::Libwebrtc => Prefilter::Libwebrtc,
+        };
+        self.filter = match p.filter {
+            FilterName::Kalman => FilterKind::Kalman,
+            FilterName::Scalar => FilterKind::Scalar,
+            FilterName::Trendline => FilterKind::Trendline,
+        };
+        // Gains other than the two named sets (set in code) stay unless a name is given.
+        if p.threshold != before.threshold {
+            self.threshold = match p.threshold {
+                ThresholdName::Libwebrtc => ThresholdConfig::LIBWEBRTC,
+                ThresholdName::Draft => ThresholdConfig::DRAFT,
             };
-            v.push(("threshold", t.to_string()));
         }
-        if self.interval != base.interval {
-            v.push(("interval-ms", format!("{}", self.interval.as_millis_f64())));
+        // Values are set only when they change, so a configuration built in code keeps
+        // its exact values (and an encoder range apart from A's) through unrelated keys.
+        if p.interval_ms != before.interval_ms {
+            self.interval = Duration::from_millis_f64(p.interval_ms);
         }
-        if self.rate_window != base.rate_window {
-            v.push(("rate-window-ms", self.rate_window.as_millis().to_string()));
+        if p.rate_window_ms != before.rate_window_ms {
+            self.rate_window = Duration::from_millis(p.rate_window_ms.round() as u64);
         }
-        for (key, mine, theirs) in [
-            ("start-kbps", self.start_rate, base.start_rate),
-            ("min-kbps", self.min_rate, base.min_rate),
-            ("max-kbps", self.max_rate, base.max_rate),
-            ("audio-kbps", self.media.audio_rate, base.media.audio_rate),
-        ] {
-            if mine != theirs {
-                v.push((key, format!("{}", mine.kbps_f64())));
-            }
+        if p.start_kbps != before.start_kbps {
+            self.start_rate = Bitrate::from_kbps_f64(p.start_kbps);
         }
-        if self.pace_factor != base.pace_factor {
-            v.push(("pace-factor", format!("{}", self.pace_factor)));
+        if p.min_kbps != before.min_kbps {
+            self.min_rate = Bitrate::from_kbps_f64(p.min_kbps);
+            self.media.min_rate = self.min_rate;
         }
-        v
+        if p.max_kbps != before.max_kbps {
+            self.max_rate = Bitrate::from_kbps_f64(p.max_kbps);
+            self.media.max_rate = self.max_rate;
+        }
+        self.pace_factor = p.pace_factor;
+        if p.audio_kbps != before.audio_kbps {
+            self.media.audio_rate = Bitrate::from_kbps_f64(p.audio_kbps);
+        }
     }
 }
 

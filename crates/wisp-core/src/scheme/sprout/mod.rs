@@ -182,8 +182,10 @@ pub use receiver::{SproutReceiver, TickRecord};
 pub use sender::SproutSender;
 
 use super::ParamError;
+use super::params::{self, Checked, Validate, check, range, scheme_params};
 use crate::time::Duration;
 use crate::units::DataSize;
+use serde::{Deserialize, Serialize};
 
 /// Which estimator the receiver runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -253,27 +255,6 @@ impl Default for SproutConfig {
     }
 }
 
-/// The parameters `sprout` accepts, with their defaults (`sigmas=50/100/200/400/800` turns on
-/// the experimental σ inference).
-pub const PARAMS: &str = "sigma=200,outage-escape=1,outage-entry=0.05,bins=256,max-rate=1000,tick-ms=20,ticks=8,\
-quantile=0.05,forecast=paper,lookahead=5,reorder-ms=10,heartbeat-ms=20,heartbeat-bytes=64,\
-heartbeat-max-ms=100,sigmas=none,share=0.002";
-
-/// The parameters `sprout-ewma` accepts, with their defaults.
-pub const EWMA_PARAMS: &str = "alpha=0.125,tick-ms=20,ticks=8,lookahead=5,reorder-ms=10,heartbeat-ms=20,heartbeat-bytes=64,\
-heartbeat-max-ms=100";
-
-/// Parameters of the protocol, shared by both variants.
-const PROTOCOL_KEYS: &[&str] = &[
-    "tick-ms",
-    "ticks",
-    "lookahead",
-    "reorder-ms",
-    "heartbeat-ms",
-    "heartbeat-bytes",
-    "heartbeat-max-ms",
-];
-
 impl SproutConfig {
     /// The default configuration of a variant.
     pub fn new(variant: Variant) -> Self {
@@ -307,181 +288,333 @@ impl SproutConfig {
         }
     }
 
-    pub(crate) fn set(&mut self, key: &str, value: &str) -> Result<(), ParamError> {
-        let num = |expected: &'static str| -> Result<f64, ParamError> {
-            value
-                .parse::<f64>()
-                .ok()
-                .filter(|v| v.is_finite())
-                .ok_or_else(|| ParamError::value(key, value, expected))
-        };
-        let int = |expected: &'static str| -> Result<usize, ParamError> {
-            value
-                .parse::<usize>()
-                .map_err(|_| ParamError::value(key, value, expected))
-        };
-        let applies = PROTOCOL_KEYS.contains(&key)
-            || match self.variant {
-                Variant::Sprout => key != "alpha",
-                Variant::Ewma => key == "alpha",
-            };
-        if !applies {
-            return Err(ParamError::unknown(key, self.accepted()));
-        }
-        let mut next = self.clone();
-        let m = &mut next.model;
-        match key {
-            "sigma" => m.sigma = num("a positive σ in packets/s per √s")?,
-            "outage-escape" => m.outage_escape = num("a non-negative rate per second")?,
-            "outage-entry" => m.outage_entry = num("a rate per second in [0, 100)")?,
-            "bins" => m.bins = int("a number of bins, 2 to 4096")?,
-            "max-rate" => m.max_rate = num("a positive rate in packets/s")?,
-            "tick-ms" => {
-                m.tick = Duration::from_millis_f64(num("a tick in ms, in (0, 1000]")?);
-            }
-            "ticks" => m.ticks = int("a horizon of 1 to 16 ticks")?,
-            "quantile" => m.quantile = num("a probability in (0, 1)")?,
-            "forecast" => {
-                m.method = match value {
-                    "paper" => ForecastMethod::Paper,
-                    "joint" => ForecastMethod::Joint,
-                    _ => return Err(ParamError::value(key, value, "paper or joint")),
-                }
-            }
-            "lookahead" => next.lookahead = int("a number of ticks, 1 or more")?,
-            "reorder-ms" => {
-                next.reorder_limit =
-                    Duration::from_millis_f64(num("a non-negative time in ms")?.max(0.0));
-            }
-            "heartbeat-ms" => {
-                next.heartbeat_interval = Duration::from_millis_f64(num("a time in ms")?);
-            }
-            "heartbeat-bytes" => {
-                next.heartbeat_size = DataSize::from_bytes(
-                    value
-                        .parse::<u64>()
-                        .ok()
-                        .filter(|b| (1..=1500).contains(b))
-                        .ok_or_else(|| ParamError::value(key, value, "1 to 1500 bytes"))?,
-                );
-            }
-            "heartbeat-max-ms" => {
-                next.heartbeat_max = Duration::from_millis_f64(num("a time in ms")?);
-            }
-            "alpha" => next.ewma_alpha = num("a weight in (0, 1]")?,
-            "sigmas" if value == "none" => next.sigmas.clear(),
-            "sigmas" => {
-                next.sigmas = value
-                    .split('/')
-                    .map(|s| s.trim().parse::<f64>())
-                    .collect::<Result<Vec<_>, _>>()
-                    .map_err(|_| ParamError::value(key, value, "σ values separated by `/`"))?;
-            }
-            "share" => next.share = num("a probability in [0, 1)")?,
-            _ => return Err(ParamError::unknown(key, self.accepted())),
-        }
-        next.validate()
-            .map_err(|expected| ParamError::value(key, value, expected))?;
-        *self = next;
-        Ok(())
-    }
-
-    fn accepted(&self) -> &'static str {
+    /// Every parameter of the variant with its value.
+    pub fn param_list(&self) -> Vec<(&'static str, String)> {
         match self.variant {
-            Variant::Sprout => PARAMS,
-            Variant::Ewma => EWMA_PARAMS,
+            Variant::Sprout => params::pairs(&SproutParams::from(self)),
+            Variant::Ewma => params::pairs(&SproutEwmaParams::from(self)),
         }
     }
 
-    fn validate(&self) -> Result<(), &'static str> {
-        self.model.validate()?;
-        if self.lookahead == 0 {
-            return Err("a lookahead of 1 tick or more");
+    /// Every key of the variant with its help text.
+    pub fn param_docs(&self) -> Vec<(String, String)> {
+        match self.variant {
+            Variant::Sprout => params::docs::<SproutParams>(),
+            Variant::Ewma => params::docs::<SproutEwmaParams>(),
         }
-        if self.heartbeat_interval.is_zero() {
-            return Err("a positive heartbeat interval");
-        }
-        if !(self.ewma_alpha > 0.0 && self.ewma_alpha <= 1.0) {
-            return Err("a weight in (0, 1]");
-        }
-        if !self.sigmas.is_empty()
-            && (self.sigmas.len() < 2
-                || self.sigmas.len() > 16
-                || self.sigmas.iter().any(|s| !(s.is_finite() && *s > 0.0)))
-        {
-            return Err("2 to 16 positive σ values separated by `/`");
-        }
-        if !(0.0..1.0).contains(&self.share) {
-            return Err("a probability in [0, 1)");
+    }
+
+    /// Sets parameters of the variant, all or none.
+    pub fn set_params(&mut self, given: &[(&str, &str)]) -> Result<(), ParamError> {
+        match self.variant {
+            Variant::Sprout => params::overlay(&SproutParams::from(&*self), given)?.apply(self),
+            Variant::Ewma => params::overlay(&SproutEwmaParams::from(&*self), given)?.apply(self),
         }
         Ok(())
     }
+}
 
-    /// The parameters that differ from the variant's defaults, for the canonical spec string.
-    pub(crate) fn params(&self) -> Vec<(&'static str, String)> {
-        let d = SproutConfig::new(self.variant);
-        let ms = |t: Duration| format!("{}", t.as_millis_f64());
-        let mut v = vec![];
-        let (m, dm) = (&self.model, &d.model);
-        if m.sigma != dm.sigma {
-            v.push(("sigma", m.sigma.to_string()));
+scheme_params! {
+    /// `sprout`'s parameters (the model of §3.1, the forecast of §3.3, the protocol of §3.4–3.5).
+    pub struct SproutParams {
+        /// σ, the rate's Brownian noise power, packets/s per √s.
+        pub sigma: f64,
+        /// λz, the outage escape rate per second.
+        pub outage_escape: f64,
+        /// The rate per second at which the link drops into the outage from any rate (deviation 3).
+        pub outage_entry: f64,
+        /// Rate bins besides the outage state.
+        pub bins: usize,
+        /// The largest rate, MTU-sized packets per second.
+        pub max_rate: f64,
+        /// The inference tick, ms.
+        pub tick_ms: f64,
+        /// The forecast horizon, ticks.
+        pub ticks: usize,
+        /// The forecast's quantile.
+        pub quantile: f64,
+        /// `paper` (ticks' counts independent given the state) or `joint` (the exact law).
+        pub forecast: ForecastName,
+        /// Ticks of forecast the window looks ahead.
+        pub lookahead: usize,
+        /// Packets sent further apart than this are not reordered, ms.
+        pub reorder_ms: f64,
+        /// A heartbeat after this long without sending, ms.
+        pub heartbeat_ms: f64,
+        /// A heartbeat's size on the wire, bytes.
+        pub heartbeat_bytes: u64,
+        /// The longest heartbeat interval the back-off reaches, ms.
+        pub heartbeat_max_ms: f64,
+        /// Experimental: infer σ from this grid (`/`-separated, two or more; `none`: fixed σ).
+        pub sigmas: Vec<f64>,
+        /// The σ mixture's switching probability per tick.
+        pub share: f64,
+    }
+}
+
+scheme_params! {
+    /// `sprout-ewma`'s parameters.
+    pub struct SproutEwmaParams {
+        /// The EWMA's weight per tick.
+        pub alpha: f64,
+        /// The tick, ms.
+        pub tick_ms: f64,
+        /// The forecast horizon, ticks.
+        pub ticks: usize,
+        /// Ticks of forecast the window looks ahead.
+        pub lookahead: usize,
+        /// Packets sent further apart than this are not reordered, ms.
+        pub reorder_ms: f64,
+        /// A heartbeat after this long without sending, ms.
+        pub heartbeat_ms: f64,
+        /// A heartbeat's size on the wire, bytes.
+        pub heartbeat_bytes: u64,
+        /// The longest heartbeat interval the back-off reaches, ms.
+        pub heartbeat_max_ms: f64,
+    }
+}
+
+/// [`ForecastMethod`] by name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ForecastName {
+    Paper,
+    Joint,
+}
+
+/// The protocol's checks, shared by both variants.
+fn check_protocol(
+    tick_ms: f64,
+    ticks: usize,
+    lookahead: usize,
+    reorder_ms: f64,
+    heartbeat_ms: f64,
+    heartbeat_bytes: u64,
+    heartbeat_max_ms: f64,
+) -> Checked {
+    let tick = Duration::from_millis_f64(tick_ms);
+    check(
+        "tick-ms",
+        !tick.is_zero() && tick <= Duration::from_secs(1),
+        "a tick in ms, in (0, 1000]",
+    )?;
+    range(
+        "ticks",
+        ticks as f64,
+        1.0,
+        model::MAX_TICKS as f64,
+        "a horizon of 1 to 16 ticks",
+    )?;
+    check("lookahead", lookahead >= 1, "a number of ticks, 1 or more")?;
+    check("reorder-ms", reorder_ms >= 0.0, "a non-negative time in ms")?;
+    check(
+        "heartbeat-ms",
+        !Duration::from_millis_f64(heartbeat_ms).is_zero(),
+        "a positive time in ms",
+    )?;
+    range(
+        "heartbeat-bytes",
+        heartbeat_bytes as f64,
+        1.0,
+        1500.0,
+        "1 to 1500 bytes",
+    )?;
+    check(
+        "heartbeat-max-ms",
+        heartbeat_max_ms >= 0.0,
+        "a non-negative time in ms",
+    )
+}
+
+impl Validate for SproutParams {
+    fn validate(&self) -> Checked {
+        check(
+            "sigma",
+            self.sigma > 0.0,
+            "a positive σ in packets/s per √s",
+        )?;
+        check(
+            "outage-escape",
+            self.outage_escape >= 0.0,
+            "a non-negative rate per second",
+        )?;
+        check(
+            "outage-entry",
+            (0.0..100.0).contains(&self.outage_entry),
+            "a rate per second in [0, 100)",
+        )?;
+        range(
+            "bins",
+            self.bins as f64,
+            2.0,
+            4096.0,
+            "a number of bins, 2 to 4096",
+        )?;
+        check(
+            "max-rate",
+            self.max_rate > 0.0 && self.max_rate <= 1e5,
+            "a positive rate in packets/s, at most 100000",
+        )?;
+        check(
+            "quantile",
+            self.quantile > 0.0 && self.quantile < 1.0,
+            "a probability in (0, 1)",
+        )?;
+        check_protocol(
+            self.tick_ms,
+            self.ticks,
+            self.lookahead,
+            self.reorder_ms,
+            self.heartbeat_ms,
+            self.heartbeat_bytes,
+            self.heartbeat_max_ms,
+        )?;
+        let count = self.max_rate
+            * Duration::from_millis_f64(self.tick_ms).as_secs_f64()
+            * self.ticks as f64;
+        if count.ceil() + 1.0 > 20_000.0 {
+            return Err(params::Invalid {
+                keys: vec!["max-rate", "tick-ms", "ticks"],
+                expected: "max-rate × tick × ticks of at most 20000 packets".to_string(),
+            });
         }
-        if m.outage_escape != dm.outage_escape {
-            v.push(("outage-escape", m.outage_escape.to_string()));
+        check(
+            "sigmas",
+            self.sigmas.is_empty()
+                || ((2..=16).contains(&self.sigmas.len()) && self.sigmas.iter().all(|s| *s > 0.0)),
+            "2 to 16 positive σ values separated by `/`",
+        )?;
+        check(
+            "share",
+            (0.0..1.0).contains(&self.share),
+            "a probability in [0, 1)",
+        )
+    }
+}
+
+impl Validate for SproutEwmaParams {
+    fn validate(&self) -> Checked {
+        check(
+            "alpha",
+            self.alpha > 0.0 && self.alpha <= 1.0,
+            "a weight in (0, 1]",
+        )?;
+        check_protocol(
+            self.tick_ms,
+            self.ticks,
+            self.lookahead,
+            self.reorder_ms,
+            self.heartbeat_ms,
+            self.heartbeat_bytes,
+            self.heartbeat_max_ms,
+        )
+    }
+}
+
+fn ms(t: Duration) -> f64 {
+    t.as_millis_f64()
+}
+
+impl From<&SproutConfig> for SproutParams {
+    fn from(c: &SproutConfig) -> Self {
+        let m = &c.model;
+        SproutParams {
+            sigma: m.sigma,
+            outage_escape: m.outage_escape,
+            outage_entry: m.outage_entry,
+            bins: m.bins,
+            max_rate: m.max_rate,
+            tick_ms: ms(m.tick),
+            ticks: m.ticks,
+            quantile: m.quantile,
+            forecast: match m.method {
+                ForecastMethod::Paper => ForecastName::Paper,
+                ForecastMethod::Joint => ForecastName::Joint,
+            },
+            lookahead: c.lookahead,
+            reorder_ms: ms(c.reorder_limit),
+            heartbeat_ms: ms(c.heartbeat_interval),
+            heartbeat_bytes: c.heartbeat_size.bytes(),
+            heartbeat_max_ms: ms(c.heartbeat_max),
+            sigmas: c.sigmas.clone(),
+            share: c.share,
         }
-        if m.outage_entry != dm.outage_entry {
-            v.push(("outage-entry", m.outage_entry.to_string()));
+    }
+}
+
+impl From<&SproutConfig> for SproutEwmaParams {
+    fn from(c: &SproutConfig) -> Self {
+        SproutEwmaParams {
+            alpha: c.ewma_alpha,
+            tick_ms: ms(c.model.tick),
+            ticks: c.model.ticks,
+            lookahead: c.lookahead,
+            reorder_ms: ms(c.reorder_limit),
+            heartbeat_ms: ms(c.heartbeat_interval),
+            heartbeat_bytes: c.heartbeat_size.bytes(),
+            heartbeat_max_ms: ms(c.heartbeat_max),
         }
-        if m.bins != dm.bins {
-            v.push(("bins", m.bins.to_string()));
-        }
-        if m.max_rate != dm.max_rate {
-            v.push(("max-rate", m.max_rate.to_string()));
-        }
-        if m.tick != dm.tick {
-            v.push(("tick-ms", ms(m.tick)));
-        }
-        if m.ticks != dm.ticks {
-            v.push(("ticks", m.ticks.to_string()));
-        }
-        if m.quantile != dm.quantile {
-            v.push(("quantile", m.quantile.to_string()));
-        }
-        if m.method != dm.method {
-            v.push(("forecast", "joint".to_string()));
-        }
-        if self.lookahead != d.lookahead {
-            v.push(("lookahead", self.lookahead.to_string()));
-        }
-        if self.reorder_limit != d.reorder_limit {
-            v.push(("reorder-ms", ms(self.reorder_limit)));
-        }
-        if self.heartbeat_interval != d.heartbeat_interval {
-            v.push(("heartbeat-ms", ms(self.heartbeat_interval)));
-        }
-        if self.heartbeat_size != d.heartbeat_size {
-            v.push(("heartbeat-bytes", self.heartbeat_size.bytes().to_string()));
-        }
-        if self.heartbeat_max != d.heartbeat_max {
-            v.push(("heartbeat-max-ms", ms(self.heartbeat_max)));
-        }
-        if self.ewma_alpha != d.ewma_alpha {
-            v.push(("alpha", self.ewma_alpha.to_string()));
-        }
-        if self.sigmas != d.sigmas {
-            let s: Vec<String> = self.sigmas.iter().map(f64::to_string).collect();
-            v.push(("sigmas", s.join("/")));
-        }
-        if self.share != d.share {
-            v.push(("share", self.share.to_string()));
-        }
-        v
+    }
+}
+
+/// Sets `*slot` to `to(value)` if `value` differs from what `slot` holds (so a configuration
+/// built in code keeps its exact values through unrelated keys).
+fn set_ms(slot: &mut Duration, value: f64) {
+    if value != ms(*slot) {
+        *slot = Duration::from_millis_f64(value);
+    }
+}
+
+impl SproutParams {
+    fn apply(self, c: &mut SproutConfig) {
+        let m = &mut c.model;
+        m.sigma = self.sigma;
+        m.outage_escape = self.outage_escape;
+        m.outage_entry = self.outage_entry;
+        m.bins = self.bins;
+        m.max_rate = self.max_rate;
+        set_ms(&mut m.tick, self.tick_ms);
+        m.ticks = self.ticks;
+        m.quantile = self.quantile;
+        m.method = match self.forecast {
+            ForecastName::Paper => ForecastMethod::Paper,
+            ForecastName::Joint => ForecastMethod::Joint,
+        };
+        c.lookahead = self.lookahead;
+        set_ms(&mut c.reorder_limit, self.reorder_ms);
+        set_ms(&mut c.heartbeat_interval, self.heartbeat_ms);
+        c.heartbeat_size = DataSize::from_bytes(self.heartbeat_bytes);
+        set_ms(&mut c.heartbeat_max, self.heartbeat_max_ms);
+        c.sigmas = self.sigmas;
+        c.share = self.share;
+    }
+}
+
+impl SproutEwmaParams {
+    fn apply(self, c: &mut SproutConfig) {
+        c.ewma_alpha = self.alpha;
+        set_ms(&mut c.model.tick, self.tick_ms);
+        c.model.ticks = self.ticks;
+        c.lookahead = self.lookahead;
+        set_ms(&mut c.reorder_limit, self.reorder_ms);
+        set_ms(&mut c.heartbeat_interval, self.heartbeat_ms);
+        c.heartbeat_size = DataSize::from_bytes(self.heartbeat_bytes);
+        set_ms(&mut c.heartbeat_max, self.heartbeat_max_ms);
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The parameters that differ from the variant's defaults.
+    fn changed(c: &SproutConfig) -> Vec<(&'static str, String)> {
+        params::diff(
+            c.param_list(),
+            &SproutConfig::new(c.variant).param_list(),
+            &[],
+        )
+    }
 
     /// Every field of the default configuration, against the paper's value where it gives one
     /// (NSDI 2013 §3) and otherwise against the deviation that sets it (module doc; facts on the
@@ -553,38 +686,23 @@ mod tests {
         assert!(sigmas.is_empty());
         assert_eq!(share, 0.002);
         // The canonical spec of the default names no parameter.
-        assert!(SproutConfig::default().params().is_empty());
-        assert!(SproutConfig::new(Variant::Ewma).params().is_empty());
-    }
-
-    /// `PARAMS` and `EWMA_PARAMS` (what `wisp schemes` prints as the defaults) state the
-    /// defaults: setting each listed value leaves the default configuration unchanged.
-    #[test]
-    fn the_listed_parameters_are_the_defaults() {
-        for (variant, list) in [(Variant::Sprout, PARAMS), (Variant::Ewma, EWMA_PARAMS)] {
-            let d = SproutConfig::new(variant);
-            let mut c = d.clone();
-            for kv in list.split(',') {
-                let (k, v) = kv.split_once('=').unwrap();
-                c.set(k, v).unwrap_or_else(|e| panic!("{kv}: {e:?}"));
-                assert_eq!(c, d, "{kv} is not the default");
-            }
-        }
+        assert!(changed(&SproutConfig::default()).is_empty());
+        assert!(changed(&SproutConfig::new(Variant::Ewma)).is_empty());
     }
 
     #[test]
     fn parameters_are_validated_and_round_trip() {
         let mut c = SproutConfig::default();
-        c.set("sigma", "150").unwrap();
-        c.set("tick-ms", "10").unwrap();
-        c.set("forecast", "joint").unwrap();
-        c.set("sigmas", "100/300").unwrap();
+        c.set_params(&[("sigma", "150")]).unwrap();
+        c.set_params(&[("tick-ms", "10")]).unwrap();
+        c.set_params(&[("forecast", "joint")]).unwrap();
+        c.set_params(&[("sigmas", "100/300")]).unwrap();
         assert_eq!(c.model.sigma, 150.0);
         assert_eq!(c.model.tick, Duration::from_millis(10));
         assert_eq!(c.sigmas, vec![100.0, 300.0]);
         let mut back = SproutConfig::default();
-        for (k, v) in c.params() {
-            back.set(k, &v).unwrap();
+        for (k, v) in changed(&c) {
+            back.set_params(&[(k, v.as_str())]).unwrap();
         }
         assert_eq!(back, c);
         for (k, v) in [
@@ -601,13 +719,13 @@ mod tests {
         ] {
             let before = c.clone();
             assert!(
-                matches!(c.set(k, v), Err(ParamError::BadValue { .. })),
+                matches!(c.set_params(&[(k, v)]), Err(ParamError::BadValue { .. })),
                 "{k}={v}"
             );
             assert_eq!(c, before, "a rejected value leaves the config unchanged");
         }
         assert!(matches!(
-            c.set("speed", "1"),
+            c.set_params(&[("speed", "1")]),
             Err(ParamError::UnknownParam { .. })
         ));
         assert!(matches!(
@@ -620,16 +738,19 @@ mod tests {
         ));
         // Each variant takes only the parameters that apply to it.
         let mut e = SproutConfig::new(Variant::Ewma);
-        e.set("alpha", "0.25").unwrap();
-        e.set("lookahead", "4").unwrap();
+        e.set_params(&[("alpha", "0.25")]).unwrap();
+        e.set_params(&[("lookahead", "4")]).unwrap();
         for k in ["sigma", "sigmas", "quantile", "forecast"] {
             assert!(
-                matches!(e.set(k, "1"), Err(ParamError::UnknownParam { .. })),
+                matches!(
+                    e.set_params(&[(k, "1")]),
+                    Err(ParamError::UnknownParam { .. })
+                ),
                 "{k}"
             );
         }
         assert!(matches!(
-            SproutConfig::default().set("alpha", "0.5"),
+            SproutConfig::default().set_params(&[("alpha", "0.5")]),
             Err(ParamError::UnknownParam { .. })
         ));
     }

@@ -578,7 +578,7 @@ mod tests {
         assert_eq!(h.s.heartbeat_interval(), before);
         // heartbeat-max-ms equal to heartbeat-ms turns the back-off off.
         let mut c = SproutConfig::default();
-        c.set("heartbeat-max-ms", "20").unwrap();
+        c.set_params(&[("heartbeat-max-ms", "20")]).unwrap();
         let mut s = SproutSender::new(&c, DataSize::from_bytes(MTU));
         s.unacked_heartbeats = 50;
         assert_eq!(s.heartbeat_interval(), ms(20));

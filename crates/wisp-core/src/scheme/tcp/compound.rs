@@ -29,8 +29,8 @@
 //! * No minimum window below which the delay component is off (Windows reportedly enables it
 //!   only for larger windows; the paper's equations have no such threshold).
 
-use super::{AckSample, TcpParams, Window, WindowAdjustment, fmt_f64, parse_f64, reno_ssthresh};
-use crate::scheme::ParamError;
+use super::{AckSample, TcpParams, Window, WindowAdjustment, reno_ssthresh, tcp_params};
+use crate::scheme::params::{Checked, Configurable, Validate, range};
 use crate::time::{Duration, Instant};
 
 /// Configuration of [`Compound`] (`compound:alpha=0.125,beta=0.5,k=0.75,gamma=30,zeta=1`).
@@ -58,41 +58,62 @@ impl Default for CompoundConfig {
     }
 }
 
-impl CompoundConfig {
-    const KEYS: &'static str = "alpha, beta, k, gamma, zeta, iw, rto-min-ms, rwnd-kb";
-
-    pub(crate) fn set(&mut self, key: &str, value: &str) -> Result<(), ParamError> {
-        match key {
-            "alpha" => self.alpha = parse_f64(key, value, 0.0, 100.0, "a number, 0 to 100")?,
-            "beta" => self.beta = parse_f64(key, value, 0.0, 1.0, "a number, 0 to 1")?,
-            "k" => self.k = parse_f64(key, value, 0.0, 2.0, "a number, 0 to 2")?,
-            "gamma" => self.gamma = parse_f64(key, value, 0.0, 100_000.0, "segments, 0 to 100000")?,
-            "zeta" => self.zeta = parse_f64(key, value, 0.0, 100.0, "a number, 0 to 100")?,
-            _ => {
-                if !self.tcp.set(key, value)? {
-                    return Err(ParamError::unknown(key, Self::KEYS));
-                }
-            }
-        }
-        Ok(())
+tcp_params! {
+    /// `compound`'s parameters.
+    pub struct CompoundParams {
+        /// α, the delay window's growth.
+        pub alpha: f64,
+        /// β, the delay window's multiplicative decrease on a loss.
+        pub beta: f64,
+        /// k, the exponent of the delay window's growth.
+        pub k: f64,
+        /// γ, the queued segments at which the delay window backs off.
+        pub gamma: f64,
+        /// ζ, the delay window's decrease per queued segment beyond γ.
+        pub zeta: f64,
     }
+}
 
-    pub(crate) fn params(&self) -> Vec<(&'static str, String)> {
-        let d = CompoundConfig::default();
-        let mut v = vec![];
-        for (k, x, dx) in [
-            ("alpha", self.alpha, d.alpha),
-            ("beta", self.beta, d.beta),
-            ("k", self.k, d.k),
-            ("gamma", self.gamma, d.gamma),
-            ("zeta", self.zeta, d.zeta),
-        ] {
-            if x != dx {
-                v.push((k, fmt_f64(x)));
-            }
+impl CompoundParams {
+    /// The checks of the delay window's constants (shared with `ctcp-like`).
+    pub(crate) fn check_constants(alpha: f64, beta: f64, k: f64, gamma: f64, zeta: f64) -> Checked {
+        range("alpha", alpha, 0.0, 100.0, "a number, 0 to 100")?;
+        range("beta", beta, 0.0, 1.0, "a number, 0 to 1")?;
+        range("k", k, 0.0, 2.0, "a number, 0 to 2")?;
+        range("gamma", gamma, 0.0, 100_000.0, "segments, 0 to 100000")?;
+        range("zeta", zeta, 0.0, 100.0, "a number, 0 to 100")
+    }
+}
+
+impl Validate for CompoundParams {
+    fn validate(&self) -> Checked {
+        Self::check_constants(self.alpha, self.beta, self.k, self.gamma, self.zeta)?;
+        self.check_tcp()
+    }
+}
+
+impl Configurable for CompoundConfig {
+    type Params = CompoundParams;
+    fn to_params(&self) -> CompoundParams {
+        let (iw, rto_min_ms, rwnd_kb) = self.tcp.keys();
+        CompoundParams {
+            alpha: self.alpha,
+            beta: self.beta,
+            k: self.k,
+            gamma: self.gamma,
+            zeta: self.zeta,
+            iw,
+            rto_min_ms,
+            rwnd_kb,
         }
-        v.extend(self.tcp.params(&d.tcp));
-        v
+    }
+    fn apply(&mut self, p: CompoundParams) {
+        self.alpha = p.alpha;
+        self.beta = p.beta;
+        self.k = p.k;
+        self.gamma = p.gamma;
+        self.zeta = p.zeta;
+        self.tcp.set_keys(p.iw, p.rto_min_ms, p.rwnd_kb);
     }
 }
 
@@ -202,6 +223,7 @@ mod tests {
     use super::super::RoundSample;
     use super::super::harness::{Harness, MSS};
     use super::*;
+    use crate::scheme::params::changed;
     use crate::time::ms;
 
     const BASE: Duration = ms(100);
@@ -312,10 +334,10 @@ mod tests {
     #[test]
     fn config() {
         let mut c = CompoundConfig::default();
-        assert!(c.params().is_empty());
-        c.set("gamma", "10").unwrap();
-        assert_eq!(c.params(), vec![("gamma", "10".to_string())]);
-        assert!(c.set("beta", "2").is_err());
-        assert!(c.set("eta", "1").is_err());
+        assert!(changed(&c).is_empty());
+        c.set_params(&[("gamma", "10")]).unwrap();
+        assert_eq!(changed(&c), vec![("gamma", "10".to_string())]);
+        assert!(c.set_params(&[("beta", "2")]).is_err());
+        assert!(c.set_params(&[("eta", "1")]).is_err());
     }
 }

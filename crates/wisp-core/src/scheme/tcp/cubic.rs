@@ -31,8 +31,8 @@
 //!   k times), so a lost ACK does not slow the growth.
 
 use super::hystart::HyStartPlusPlus;
-use super::{AckSample, TcpParams, Window, WindowAdjustment, fmt_f64, parse_bool, parse_f64};
-use crate::scheme::ParamError;
+use super::{AckSample, TcpParams, Window, WindowAdjustment, tcp_params};
+use crate::scheme::params::{Checked, Configurable, Validate, check, range};
 use crate::time::Instant;
 
 /// Configuration of [`Cubic`] (`cubic:c=0.4,beta=0.7,fast-convergence=true,hystart=true`).
@@ -61,49 +61,52 @@ impl Default for CubicConfig {
     }
 }
 
-impl CubicConfig {
-    const KEYS: &'static str = "c, beta, fast-convergence, hystart, iw, rto-min-ms, rwnd-kb";
-
-    pub(crate) fn set(&mut self, key: &str, value: &str) -> Result<(), ParamError> {
-        match key {
-            "c" => self.c = parse_f64(key, value, 1e-6, 1e3, "a positive number")?,
-            "beta" => {
-                let b = parse_f64(key, value, 0.0, 1.0, "a number between 0 and 1")?;
-                if b <= 0.0 || b >= 1.0 {
-                    return Err(ParamError::value(key, value, "a number between 0 and 1"));
-                }
-                self.beta = b;
-            }
-            "fast-convergence" | "fast_convergence" => {
-                self.fast_convergence = parse_bool(key, value)?
-            }
-            "hystart" => self.hystart = parse_bool(key, value)?,
-            _ => {
-                if !self.tcp.set(key, value)? {
-                    return Err(ParamError::unknown(key, Self::KEYS));
-                }
-            }
-        }
-        Ok(())
+tcp_params! {
+    /// `cubic`'s parameters.
+    pub struct CubicParams {
+        /// C, segments/s³.
+        pub c: f64,
+        /// β_cubic, the window's multiplicative decrease.
+        pub beta: f64,
+        /// Fast convergence (§4.7).
+        pub fast_convergence: bool,
+        /// HyStart++ in the initial slow start (RFC 9406).
+        pub hystart: bool,
     }
+}
 
-    pub(crate) fn params(&self) -> Vec<(&'static str, String)> {
-        let d = CubicConfig::default();
-        let mut v = vec![];
-        if self.c != d.c {
-            v.push(("c", fmt_f64(self.c)));
+impl Validate for CubicParams {
+    fn validate(&self) -> Checked {
+        range("c", self.c, 1e-6, 1e3, "a positive number, at most 1000")?;
+        check(
+            "beta",
+            self.beta > 0.0 && self.beta < 1.0,
+            "a number between 0 and 1",
+        )?;
+        self.check_tcp()
+    }
+}
+
+impl Configurable for CubicConfig {
+    type Params = CubicParams;
+    fn to_params(&self) -> CubicParams {
+        let (iw, rto_min_ms, rwnd_kb) = self.tcp.keys();
+        CubicParams {
+            c: self.c,
+            beta: self.beta,
+            fast_convergence: self.fast_convergence,
+            hystart: self.hystart,
+            iw,
+            rto_min_ms,
+            rwnd_kb,
         }
-        if self.beta != d.beta {
-            v.push(("beta", fmt_f64(self.beta)));
-        }
-        if self.fast_convergence != d.fast_convergence {
-            v.push(("fast-convergence", self.fast_convergence.to_string()));
-        }
-        if self.hystart != d.hystart {
-            v.push(("hystart", self.hystart.to_string()));
-        }
-        v.extend(self.tcp.params(&d.tcp));
-        v
+    }
+    fn apply(&mut self, p: CubicParams) {
+        self.c = p.c;
+        self.beta = p.beta;
+        self.fast_convergence = p.fast_convergence;
+        self.hystart = p.hystart;
+        self.tcp.set_keys(p.iw, p.rto_min_ms, p.rwnd_kb);
     }
 }
 
@@ -294,6 +297,8 @@ impl WindowAdjustment for Cubic {
 mod tests {
     use super::super::harness::{Harness, MSS};
     use super::*;
+    use crate::scheme::ParamError;
+    use crate::scheme::params::changed;
     use crate::time::{Duration, ms};
 
     fn ack(acked_segments: u64, srtt: Duration) -> AckSample {
@@ -505,13 +510,12 @@ mod tests {
     #[test]
     fn config() {
         let mut c = CubicConfig::default();
-        assert!(c.params().is_empty());
-        c.set("beta", "0.5").unwrap();
-        c.set("fast-convergence", "off").unwrap();
-        c.set("hystart", "false").unwrap();
-        c.set("iw", "4").unwrap();
+        assert!(changed(&c).is_empty());
+        c.set_params(&[("beta", "0.5"), ("fast-convergence", "off")])
+            .unwrap();
+        c.set_params(&[("hystart", "false"), ("iw", "4")]).unwrap();
         assert_eq!(
-            c.params(),
+            changed(&c),
             vec![
                 ("beta", "0.5".to_string()),
                 ("fast-convergence", "false".to_string()),
@@ -519,10 +523,10 @@ mod tests {
                 ("iw", "4".to_string())
             ]
         );
-        assert!(c.set("beta", "1").is_err());
-        assert!(c.set("c", "-1").is_err());
+        assert!(c.set_params(&[("beta", "1")]).is_err());
+        assert!(c.set_params(&[("c", "-1")]).is_err());
         assert!(matches!(
-            c.set("gamma", "1"),
+            c.set_params(&[("gamma", "1")]),
             Err(ParamError::UnknownParam { .. })
         ));
     }

@@ -33,8 +33,8 @@
 //! * During fast recovery the delay filters are updated but the window is not (RFC 6675 keeps
 //!   the window during recovery, as for every scheme here).
 
-use super::{AckSample, TcpParams, Window, WindowAdjustment, fmt_f64, parse_f64, parse_u32};
-use crate::scheme::ParamError;
+use super::{AckSample, TcpParams, Window, WindowAdjustment, tcp_params};
+use crate::scheme::params::{Checked, Configurable, Validate, check, range};
 use crate::stats::WindowedMin;
 use crate::time::{Duration, Instant};
 use std::collections::VecDeque;
@@ -75,71 +75,94 @@ impl Default for LedbatConfig {
     }
 }
 
-impl LedbatConfig {
-    const KEYS: &'static str = "target-ms, gain, base-history, current-filter, min-cwnd, \
-                                allowed-increase, iw, rto-min-ms, rwnd-kb";
-
-    pub(crate) fn set(&mut self, key: &str, value: &str) -> Result<(), ParamError> {
-        match key {
-            "target-ms" | "target_ms" => {
-                let ms = parse_f64(key, value, 0.001, 100.0, "milliseconds, above 0 and ≤ 100")?;
-                self.target = Duration::from_millis_f64(ms);
-            }
-            "gain" => {
-                let g = parse_f64(key, value, 0.0, 1.0, "a number above 0 and ≤ 1")?;
-                if g <= 0.0 {
-                    return Err(ParamError::value(key, value, "a number above 0 and ≤ 1"));
-                }
-                self.gain = g;
-            }
-            "base-history" | "base_history" => {
-                self.base_history = parse_u32(key, value, 1, 1000, "minutes, 1 to 1000")?
-            }
-            "current-filter" | "current_filter" => {
-                self.current_filter = parse_u32(key, value, 1, 1000, "samples, 1 to 1000")?
-            }
-            "min-cwnd" | "min_cwnd" => {
-                self.min_cwnd = parse_u32(key, value, 1, 1000, "segments, 1 to 1000")?
-            }
-            "allowed-increase" | "allowed_increase" => {
-                let a = parse_f64(key, value, 0.0, 1000.0, "segments, above 0")?;
-                if a <= 0.0 {
-                    return Err(ParamError::value(key, value, "segments, above 0"));
-                }
-                self.allowed_increase = a;
-            }
-            _ => {
-                if !self.tcp.set(key, value)? {
-                    return Err(ParamError::unknown(key, Self::KEYS));
-                }
-            }
-        }
-        Ok(())
+tcp_params! {
+    /// `ledbat`'s parameters (`iw` is INIT_CWND).
+    pub struct LedbatParams {
+        /// TARGET, ms.
+        pub target_ms: f64,
+        /// GAIN.
+        pub gain: f64,
+        /// BASE_HISTORY, minutes.
+        pub base_history: u32,
+        /// CURRENT_FILTER, samples.
+        pub current_filter: u32,
+        /// MIN_CWND, segments.
+        pub min_cwnd: u32,
+        /// ALLOWED_INCREASE, segments.
+        pub allowed_increase: f64,
     }
+}
 
-    pub(crate) fn params(&self) -> Vec<(&'static str, String)> {
-        let d = LedbatConfig::default();
-        let mut v = vec![];
-        if self.target != d.target {
-            v.push(("target-ms", fmt_f64(self.target.as_millis_f64())));
+impl Validate for LedbatParams {
+    fn validate(&self) -> Checked {
+        range(
+            "target-ms",
+            self.target_ms,
+            0.001,
+            100.0,
+            "milliseconds, above 0 and ≤ 100",
+        )?;
+        check(
+            "gain",
+            self.gain > 0.0 && self.gain <= 1.0,
+            "a number above 0 and ≤ 1",
+        )?;
+        range(
+            "base-history",
+            f64::from(self.base_history),
+            1.0,
+            1000.0,
+            "minutes, 1 to 1000",
+        )?;
+        range(
+            "current-filter",
+            f64::from(self.current_filter),
+            1.0,
+            1000.0,
+            "samples, 1 to 1000",
+        )?;
+        range(
+            "min-cwnd",
+            f64::from(self.min_cwnd),
+            1.0,
+            1000.0,
+            "segments, 1 to 1000",
+        )?;
+        check(
+            "allowed-increase",
+            self.allowed_increase > 0.0 && self.allowed_increase <= 1000.0,
+            "segments, above 0, at most 1000",
+        )?;
+        self.check_tcp()
+    }
+}
+
+impl Configurable for LedbatConfig {
+    type Params = LedbatParams;
+    fn to_params(&self) -> LedbatParams {
+        let (iw, rto_min_ms, rwnd_kb) = self.tcp.keys();
+        LedbatParams {
+            target_ms: self.target.as_millis_f64(),
+            gain: self.gain,
+            base_history: self.base_history,
+            current_filter: self.current_filter,
+            min_cwnd: self.min_cwnd,
+            allowed_increase: self.allowed_increase,
+            iw,
+            rto_min_ms,
+            rwnd_kb,
         }
-        if self.gain != d.gain {
-            v.push(("gain", fmt_f64(self.gain)));
+    }
+    fn apply(&mut self, p: LedbatParams) {
+        if p.target_ms != self.target.as_millis_f64() {
+            self.target = Duration::from_millis_f64(p.target_ms);
         }
-        if self.base_history != d.base_history {
-            v.push(("base-history", self.base_history.to_string()));
-        }
-        if self.current_filter != d.current_filter {
-            v.push(("current-filter", self.current_filter.to_string()));
-        }
-        if self.min_cwnd != d.min_cwnd {
-            v.push(("min-cwnd", self.min_cwnd.to_string()));
-        }
-        if self.allowed_increase != d.allowed_increase {
-            v.push(("allowed-increase", fmt_f64(self.allowed_increase)));
-        }
-        v.extend(self.tcp.params(&d.tcp));
-        v
+        self.gain = p.gain;
+        self.base_history = p.base_history;
+        self.current_filter = p.current_filter;
+        self.min_cwnd = p.min_cwnd;
+        self.allowed_increase = p.allowed_increase;
+        self.tcp.set_keys(p.iw, p.rto_min_ms, p.rwnd_kb);
     }
 }
 
@@ -236,6 +259,7 @@ impl WindowAdjustment for Ledbat {
 mod tests {
     use super::super::harness::{Harness, MSS};
     use super::*;
+    use crate::scheme::params::changed;
     use crate::time::ms;
 
     fn ack(owd: Duration, acked: u64, prior_in_flight: u64) -> AckSample {
@@ -400,18 +424,18 @@ mod tests {
     #[test]
     fn config() {
         let mut c = LedbatConfig::default();
-        assert!(c.params().is_empty());
-        c.set("target-ms", "60").unwrap();
-        c.set("iw", "4").unwrap();
+        assert!(changed(&c).is_empty());
+        c.set_params(&[("target-ms", "60")]).unwrap();
+        c.set_params(&[("iw", "4")]).unwrap();
         assert_eq!(
-            c.params(),
+            changed(&c),
             vec![("target-ms", "60".to_string()), ("iw", "4".to_string())]
         );
         assert!(
-            c.set("target-ms", "150").is_err(),
+            c.set_params(&[("target-ms", "150")]).is_err(),
             "TARGET must be ≤ 100 ms"
         );
-        assert!(c.set("gain", "2").is_err(), "GAIN must be ≤ 1");
-        assert!(c.set("gain", "0").is_err());
+        assert!(c.set_params(&[("gain", "2")]).is_err(), "GAIN must be ≤ 1");
+        assert!(c.set_params(&[("gain", "0")]).is_err());
     }
 }

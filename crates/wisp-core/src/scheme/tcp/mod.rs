@@ -89,7 +89,7 @@ pub use sender::{TcpCounters, TcpSender};
 use crate::time::{Duration, Instant};
 use core::fmt;
 
-use super::ParamError;
+use super::params::{Checked, range};
 
 /// RFC 6675's DupThresh: a packet is lost when one sent this many packets later is acknowledged.
 pub const DUP_THRESH: u64 = 3;
@@ -289,91 +289,88 @@ impl Default for TcpParams {
 }
 
 impl TcpParams {
-    /// The keys every TCP scheme accepts besides its own.
-    pub const KEYS: &'static str = "iw, rto-min-ms, rwnd-kb";
+    /// The shared keys' values: `iw`, `rto-min-ms`, `rwnd-kb`.
+    pub(crate) fn keys(&self) -> (u32, f64, Option<f64>) {
+        (
+            self.initial_window,
+            self.rto_min.as_millis_f64(),
+            self.rwnd.map(|b| b as f64 / 1000.0),
+        )
+    }
 
-    /// Sets a shared parameter; `Ok(false)` if `key` is not one.
-    pub(super) fn set(&mut self, key: &str, value: &str) -> Result<bool, ParamError> {
-        match key {
-            "iw" => {
-                self.initial_window =
-                    parse_u32(key, value, 1, 1000, "a whole number of segments, 1 to 1000")?;
+    /// Sets the shared keys (each only if it changed, so values set in code stay exact).
+    pub(crate) fn set_keys(&mut self, iw: u32, rto_min_ms: f64, rwnd_kb: Option<f64>) {
+        let (_, rto, rwnd) = self.keys();
+        self.initial_window = iw;
+        if rto_min_ms != rto {
+            self.rto_min = Duration::from_millis_f64(rto_min_ms);
+        }
+        if rwnd_kb != rwnd {
+            self.rwnd = rwnd_kb.map(|kb| (kb * 1000.0).round() as u64);
+        }
+    }
+
+    /// The shared keys' ranges.
+    pub(crate) fn check_keys(iw: u32, rto_min_ms: f64, rwnd_kb: Option<f64>) -> Checked {
+        range(
+            "iw",
+            f64::from(iw),
+            1.0,
+            1000.0,
+            "a whole number of segments, 1 to 1000",
+        )?;
+        range(
+            "rto-min-ms",
+            rto_min_ms,
+            1.0,
+            60_000.0,
+            "milliseconds, 1 to 60000",
+        )?;
+        if let Some(kb) = rwnd_kb {
+            range(
+                "rwnd-kb",
+                kb,
+                1.5,
+                1e9,
+                "kilobytes (1000 B), at least 1.5, or none",
+            )?;
+        }
+        Ok(())
+    }
+}
+
+/// Declares a TCP scheme's parameter struct: its own fields, then the shared `iw`,
+/// `rto-min-ms` and `rwnd-kb` ([`TcpParams`]).
+macro_rules! tcp_params {
+    (
+        $(#[$m:meta])*
+        pub struct $name:ident {
+            $($(#[doc = $doc:literal])* pub $f:ident: $t:ty,)*
+        }
+    ) => {
+        $crate::scheme::params::scheme_params! {
+            $(#[$m])*
+            pub struct $name {
+                $($(#[doc = $doc])* pub $f: $t,)*
+                /// Initial window, segments.
+                pub iw: u32,
+                /// Lower bound of the retransmission timeout, ms.
+                pub rto_min_ms: f64,
+                /// The receiver's advertised window, kB (1000 bytes); `none`: unlimited.
+                pub rwnd_kb: Option<f64>,
             }
-            "rto-min-ms" | "rto_min_ms" => {
-                let v = parse_f64(key, value, 1.0, 60_000.0, "milliseconds, 1 to 60000")?;
-                self.rto_min = Duration::from_millis_f64(v);
+        }
+
+        impl $name {
+            /// Checks the shared keys.
+            #[allow(dead_code)]
+            fn check_tcp(&self) -> $crate::scheme::params::Checked {
+                TcpParams::check_keys(self.iw, self.rto_min_ms, self.rwnd_kb)
             }
-            "rwnd-kb" | "rwnd_kb" => {
-                self.rwnd = if value.trim().eq_ignore_ascii_case("none") {
-                    None
-                } else {
-                    let expected = "kilobytes (1000 B), at least 1.5, or none";
-                    let kb = parse_f64(key, value, 1.5, 1e9, expected)?;
-                    Some((kb * 1000.0).round() as u64)
-                };
-            }
-            _ => return Ok(false),
         }
-        Ok(true)
-    }
-
-    /// The shared parameters that differ from the scheme's defaults `d`.
-    pub(super) fn params(&self, d: &TcpParams) -> Vec<(&'static str, String)> {
-        let mut v = vec![];
-        if self.initial_window != d.initial_window {
-            v.push(("iw", self.initial_window.to_string()));
-        }
-        if self.rto_min != d.rto_min {
-            v.push(("rto-min-ms", fmt_f64(self.rto_min.as_millis_f64())));
-        }
-        if let Some(b) = self.rwnd.filter(|_| self.rwnd != d.rwnd) {
-            v.push(("rwnd-kb", fmt_f64(b as f64 / 1000.0)));
-        }
-        v
-    }
+    };
 }
-
-/// Parses a finite number in `lo..=hi`.
-pub(super) fn parse_f64(
-    key: &str,
-    value: &str,
-    lo: f64,
-    hi: f64,
-    expected: &'static str,
-) -> Result<f64, ParamError> {
-    match value.trim().parse::<f64>() {
-        Ok(v) if v.is_finite() && (lo..=hi).contains(&v) => Ok(v),
-        _ => Err(ParamError::value(key, value, expected)),
-    }
-}
-
-/// Parses a whole number in `lo..=hi`.
-pub(super) fn parse_u32(
-    key: &str,
-    value: &str,
-    lo: u32,
-    hi: u32,
-    expected: &'static str,
-) -> Result<u32, ParamError> {
-    match value.trim().parse::<u32>() {
-        Ok(v) if (lo..=hi).contains(&v) => Ok(v),
-        _ => Err(ParamError::value(key, value, expected)),
-    }
-}
-
-/// Parses `true`/`false` (also `on`/`off`, `1`/`0`, `yes`/`no`).
-pub(super) fn parse_bool(key: &str, value: &str) -> Result<bool, ParamError> {
-    match value.trim().to_ascii_lowercase().as_str() {
-        "true" | "on" | "1" | "yes" => Ok(true),
-        "false" | "off" | "0" | "no" => Ok(false),
-        _ => Err(ParamError::value(key, value, "true or false")),
-    }
-}
-
-/// Formats a number the shortest way that parses back to it.
-pub(super) fn fmt_f64(v: f64) -> String {
-    format!("{v}")
-}
+pub(crate) use tcp_params;
 
 #[cfg(test)]
 pub(crate) mod harness;
@@ -381,6 +378,8 @@ pub(crate) mod harness;
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::scheme::ParamError;
+    use crate::scheme::params::{Configurable, changed};
 
     #[test]
     fn slow_start_follows_eq_2_and_stops_at_ssthresh() {
@@ -423,24 +422,36 @@ mod tests {
 
     #[test]
     fn shared_params_parse_and_print() {
-        let mut p = TcpParams::default();
-        assert!(p.params(&TcpParams::default()).is_empty());
-        assert_eq!(p.set("iw", "4"), Ok(true));
-        assert_eq!(p.set("rto-min-ms", "200"), Ok(true));
-        assert_eq!(p.set("rwnd-kb", "4500"), Ok(true));
-        assert_eq!(p.rwnd, Some(4_500_000));
-        assert!(p.set("rwnd-kb", "1").is_err());
-        assert_eq!(p.set("beta", "0.5"), Ok(false));
-        assert!(p.set("iw", "0").is_err());
-        assert!(p.set("iw", "2.5").is_err());
-        assert!(p.set("rto-min-ms", "x").is_err());
+        let mut c = newreno::NewRenoConfig::default();
+        assert!(changed(&c).is_empty());
+        c.set_params(&[("iw", "4"), ("rto-min-ms", "200"), ("rwnd-kb", "4500")])
+            .unwrap();
+        assert_eq!(c.tcp.rwnd, Some(4_500_000));
+        assert_eq!(c.tcp.rto_min, Duration::from_millis(200));
+        for (k, v) in [
+            ("rwnd-kb", "1"),
+            ("iw", "0"),
+            ("iw", "2.5"),
+            ("rto-min-ms", "x"),
+        ] {
+            assert!(
+                matches!(c.set_params(&[(k, v)]), Err(ParamError::BadValue { .. })),
+                "{k}={v}"
+            );
+        }
+        assert!(matches!(
+            c.set_params(&[("beta", "0.5")]),
+            Err(ParamError::UnknownParam { .. })
+        ));
         assert_eq!(
-            p.params(&TcpParams::default()),
+            changed(&c),
             vec![
                 ("iw", "4".to_string()),
                 ("rto-min-ms", "200".to_string()),
                 ("rwnd-kb", "4500".to_string())
             ]
         );
+        c.set_params(&[("rwnd_kb", "none")]).unwrap();
+        assert_eq!(c.tcp.rwnd, None);
     }
 }

@@ -21,8 +21,9 @@
 //! * The partial-ACK rule "retransmit the first unacknowledged segment" needs no code of its own:
 //!   the ranges reveal every hole a partial ACK would, and DupThresh/RACK declare it lost.
 
+use super::tcp_params;
 use super::{AckSample, TcpParams, Window, WindowAdjustment, reno_ssthresh};
-use crate::scheme::ParamError;
+use crate::scheme::params::{Checked, Configurable, Validate};
 use crate::time::Instant;
 
 /// Configuration of [`NewReno`] (`newreno:iw=10,rto-min-ms=1000`).
@@ -31,17 +32,29 @@ pub struct NewRenoConfig {
     pub tcp: TcpParams,
 }
 
-impl NewRenoConfig {
-    pub(crate) fn set(&mut self, key: &str, value: &str) -> Result<(), ParamError> {
-        if self.tcp.set(key, value)? {
-            Ok(())
-        } else {
-            Err(ParamError::unknown(key, TcpParams::KEYS))
+tcp_params! {
+    /// `newreno`'s parameters (the shared ones only).
+    pub struct NewRenoParams {}
+}
+
+impl Validate for NewRenoParams {
+    fn validate(&self) -> Checked {
+        self.check_tcp()
+    }
+}
+
+impl Configurable for NewRenoConfig {
+    type Params = NewRenoParams;
+    fn to_params(&self) -> NewRenoParams {
+        let (iw, rto_min_ms, rwnd_kb) = self.tcp.keys();
+        NewRenoParams {
+            iw,
+            rto_min_ms,
+            rwnd_kb,
         }
     }
-
-    pub(crate) fn params(&self) -> Vec<(&'static str, String)> {
-        self.tcp.params(&TcpParams::default())
+    fn apply(&mut self, p: NewRenoParams) {
+        self.tcp.set_keys(p.iw, p.rto_min_ms, p.rwnd_kb);
     }
 }
 
@@ -84,6 +97,7 @@ impl WindowAdjustment for NewReno {
 mod tests {
     use super::super::harness::{Harness, MSS};
     use super::*;
+    use crate::scheme::params::changed;
     use crate::time::ms;
 
     fn harness() -> Harness<NewReno> {
@@ -203,8 +217,8 @@ mod tests {
     #[test]
     fn config_parses_shared_keys_only() {
         let mut c = NewRenoConfig::default();
-        c.set("iw", "4").unwrap();
-        assert_eq!(c.params(), vec![("iw", "4".to_string())]);
-        assert!(c.set("beta", "0.5").is_err());
+        c.set_params(&[("iw", "4")]).unwrap();
+        assert_eq!(changed(&c), vec![("iw", "4".to_string())]);
+        assert!(c.set_params(&[("beta", "0.5")]).is_err());
     }
 }

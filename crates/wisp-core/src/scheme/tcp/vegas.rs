@@ -33,9 +33,9 @@
 //!   which holds for a bulk sender).
 
 use super::{
-    AckSample, RoundSample, TcpParams, Window, WindowAdjustment, fmt_f64, parse_f64, reno_ssthresh,
+    AckSample, RoundSample, TcpParams, Window, WindowAdjustment, reno_ssthresh, tcp_params,
 };
-use crate::scheme::ParamError;
+use crate::scheme::params::{Checked, Configurable, Validate, ordered, range};
 use crate::time::{Duration, Instant};
 
 /// Configuration of [`Vegas`] (`vegas:alpha=2,beta=4,gamma=1`), thresholds in segments.
@@ -58,47 +58,47 @@ impl Default for VegasConfig {
     }
 }
 
-impl VegasConfig {
-    const KEYS: &'static str = "alpha, beta, gamma, iw, rto-min-ms, rwnd-kb";
-
-    pub(crate) fn set(&mut self, key: &str, value: &str) -> Result<(), ParamError> {
-        let expected = "a number of segments, 0 to 1000";
-        let mut next = self.clone();
-        match key {
-            "alpha" => next.alpha = parse_f64(key, value, 0.0, 1000.0, expected)?,
-            "beta" => next.beta = parse_f64(key, value, 0.0, 1000.0, expected)?,
-            "gamma" => next.gamma = parse_f64(key, value, 0.0, 1000.0, expected)?,
-            _ => {
-                if !next.tcp.set(key, value)? {
-                    return Err(ParamError::unknown(key, Self::KEYS));
-                }
-            }
-        }
-        if next.alpha > next.beta {
-            return Err(ParamError::value(
-                key,
-                value,
-                "a value keeping alpha ≤ beta",
-            ));
-        }
-        *self = next;
-        Ok(())
+tcp_params! {
+    /// `vegas`'s parameters (thresholds in segments).
+    pub struct VegasParams {
+        /// α: fewer segments queued than this, the window grows.
+        pub alpha: f64,
+        /// β: more segments queued than this, the window shrinks.
+        pub beta: f64,
+        /// γ: slow start ends with more segments queued than this.
+        pub gamma: f64,
     }
+}
 
-    pub(crate) fn params(&self) -> Vec<(&'static str, String)> {
-        let d = VegasConfig::default();
-        let mut v = vec![];
-        for (k, x, dx) in [
-            ("alpha", self.alpha, d.alpha),
-            ("beta", self.beta, d.beta),
-            ("gamma", self.gamma, d.gamma),
-        ] {
-            if x != dx {
-                v.push((k, fmt_f64(x)));
-            }
+impl Validate for VegasParams {
+    fn validate(&self) -> Checked {
+        let expected = "a number of segments, 0 to 1000";
+        range("alpha", self.alpha, 0.0, 1000.0, expected)?;
+        range("beta", self.beta, 0.0, 1000.0, expected)?;
+        range("gamma", self.gamma, 0.0, 1000.0, expected)?;
+        ordered(&[("alpha", self.alpha), ("beta", self.beta)])?;
+        self.check_tcp()
+    }
+}
+
+impl Configurable for VegasConfig {
+    type Params = VegasParams;
+    fn to_params(&self) -> VegasParams {
+        let (iw, rto_min_ms, rwnd_kb) = self.tcp.keys();
+        VegasParams {
+            alpha: self.alpha,
+            beta: self.beta,
+            gamma: self.gamma,
+            iw,
+            rto_min_ms,
+            rwnd_kb,
         }
-        v.extend(self.tcp.params(&d.tcp));
-        v
+    }
+    fn apply(&mut self, p: VegasParams) {
+        self.alpha = p.alpha;
+        self.beta = p.beta;
+        self.gamma = p.gamma;
+        self.tcp.set_keys(p.iw, p.rto_min_ms, p.rwnd_kb);
     }
 }
 
@@ -215,6 +215,7 @@ impl WindowAdjustment for Vegas {
 mod tests {
     use super::super::harness::{Harness, MSS};
     use super::*;
+    use crate::scheme::params::changed;
     use crate::time::ms;
 
     const BASE: Duration = ms(100);
@@ -390,14 +391,14 @@ mod tests {
     #[test]
     fn config() {
         let mut c = VegasConfig::default();
-        assert!(c.params().is_empty());
-        c.set("alpha", "1").unwrap();
-        c.set("beta", "3").unwrap();
+        assert!(changed(&c).is_empty());
+        c.set_params(&[("alpha", "1")]).unwrap();
+        c.set_params(&[("beta", "3")]).unwrap();
         assert_eq!(
-            c.params(),
+            changed(&c),
             vec![("alpha", "1".to_string()), ("beta", "3".to_string())]
         );
-        assert!(c.set("alpha", "5").is_err(), "alpha above beta");
-        assert!(c.set("delta", "1").is_err());
+        assert!(c.set_params(&[("alpha", "5")]).is_err(), "alpha above beta");
+        assert!(c.set_params(&[("delta", "1")]).is_err());
     }
 }

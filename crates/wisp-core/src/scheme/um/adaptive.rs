@@ -84,9 +84,9 @@
 //! * The learner above (the paper only says δ̂ should be learnt).
 
 use super::RateParams;
+use super::rate_params;
 use super::sender::{AckInfo, LossInfo, RateLaw};
-use crate::scheme::ParamError;
-use crate::scheme::tcp::{fmt_f64, parse_f64, parse_u32};
+use crate::scheme::params::{self, Checked, Configurable, Validate, ordered, range};
 use crate::stats::{quantile_sorted, quantiles};
 use crate::time::{Duration, Instant};
 use std::collections::VecDeque;
@@ -169,119 +169,199 @@ impl Default for AdaptiveConfig {
     }
 }
 
-impl AdaptiveConfig {
-    pub const KEYS: &'static str = "alpha-max, alpha-min, beta-min, beta-max, delta-max, delta-hat-ms, probe-every-s, probe-first-s, depth, window-ms, window-samples, settle-ms, quantile, margin, memory-s, samples, floor-ms, start-kbps, min-kbps, max-kbps, pace-factor, audio-kbps, base-window-s";
+rate_params! {
+    /// `adaptive-um`'s parameters.
+    pub struct AdaptiveParams {
+        /// α_max, bytes/s per second.
+        pub alpha_max: f64,
+        /// α_min, bytes/s per second.
+        pub alpha_min: f64,
+        /// β_min, fraction of R per second.
+        pub beta_min: f64,
+        /// β_max, fraction of R per second.
+        pub beta_max: f64,
+        /// δ_max / δ̂.
+        pub delta_max: f64,
+        /// A fixed δ̂, ms (no learning), or `auto`.
+        #[serde(with = "params::auto")]
+        pub delta_hat_ms: Option<f64>,
+        /// Time between calibration windows once the estimate has settled, s.
+        pub probe_every_s: f64,
+        /// The first interval between windows, s.
+        pub probe_first_s: f64,
+        /// The rate in a window, as a fraction of R.
+        pub depth: f64,
+        /// The shortest sampling time of a window, ms.
+        pub window_ms: f64,
+        /// Packets a window samples at least.
+        pub window_samples: u32,
+        /// The settling time of a window, ms.
+        pub settle_ms: f64,
+        /// The quantile of the congestion-free set taken as δ_T.
+        pub quantile: f64,
+        /// δ̂ = (1 + margin)·δ_T.
+        pub margin: f64,
+        /// Windows are pooled for this long, s…
+        pub memory_s: f64,
+        /// …and beyond it until at least this many samples are pooled.
+        pub samples: usize,
+        /// The smallest δ̂, ms.
+        pub floor_ms: f64,
+    }
+}
 
-    pub(crate) fn set(&mut self, key: &str, value: &str) -> Result<bool, ParamError> {
-        let l = &mut self.learner;
-        let ms = |v: &str, lo: f64, hi: f64, what: &'static str| -> Result<Duration, ParamError> {
-            Ok(Duration::from_millis_f64(parse_f64(key, v, lo, hi, what)?))
-        };
-        let secs =
-            |v: &str, lo: f64, hi: f64, what: &'static str| -> Result<Duration, ParamError> {
-                Ok(Duration::from_secs_f64(parse_f64(key, v, lo, hi, what)?))
-            };
-        match key {
-            "alpha-max" => {
-                self.alpha_max = parse_f64(key, value, 0.0, 1e8, "bytes/s per second, 0 to 1e8")?
-            }
-            "alpha-min" => {
-                self.alpha_min = parse_f64(key, value, 0.0, 1e8, "bytes/s per second, 0 to 1e8")?
-            }
-            "beta-min" => {
-                self.beta_min = parse_f64(key, value, 0.0, 100.0, "per second, 0 to 100")?
-            }
-            "beta-max" => {
-                self.beta_max = parse_f64(key, value, 0.0, 100.0, "per second, 0 to 100")?
-            }
-            "delta-max" => {
-                self.delta_max = parse_f64(key, value, 1.01, 100.0, "a factor, 1.01 to 100")?
-            }
-            "delta-hat-ms" => {
-                self.delta_hat = if value.trim().eq_ignore_ascii_case("auto") {
-                    None
-                } else {
-                    Some(ms(
-                        value,
-                        0.1,
-                        60_000.0,
-                        "milliseconds (0.1 to 60000) or auto",
-                    )?)
-                }
-            }
-            "probe-every-s" => l.probe_every = secs(value, 1.0, 3600.0, "seconds, 1 to 3600")?,
-            "probe-first-s" => l.probe_first = secs(value, 1.0, 3600.0, "seconds, 1 to 3600")?,
-            "depth" => l.depth = parse_f64(key, value, 0.0, 1.0, "a fraction, 0 to 1")?,
-            "window-ms" => l.window = ms(value, 10.0, 3000.0, "milliseconds, 10 to 3000")?,
-            "window-samples" => {
-                l.window_samples = parse_u32(key, value, 1, 100_000, "a count, 1 to 100000")?
-            }
-            "settle-ms" => l.settle = ms(value, 0.0, 60_000.0, "milliseconds, 0 to 60000")?,
-            "quantile" => l.quantile = parse_f64(key, value, 0.5, 1.0, "a quantile, 0.5 to 1")?,
-            "margin" => l.margin = parse_f64(key, value, 0.0, 10.0, "a fraction, 0 to 10")?,
-            "memory-s" => l.memory = secs(value, 0.0, 86_400.0, "seconds, 0 to 86400")?,
-            "samples" => {
-                l.samples = parse_u32(key, value, 1, 100_000, "a count, 1 to 100000")? as usize
-            }
-            "floor-ms" => l.floor = ms(value, 0.0, 10_000.0, "milliseconds, 0 to 10000")?,
-            _ => return Ok(false),
+impl Validate for AdaptiveParams {
+    fn validate(&self) -> Checked {
+        let alpha = "bytes/s per second, 0 to 1e8";
+        range("alpha-max", self.alpha_max, 0.0, 1e8, alpha)?;
+        range("alpha-min", self.alpha_min, 0.0, 1e8, alpha)?;
+        ordered(&[("alpha-min", self.alpha_min), ("alpha-max", self.alpha_max)])?;
+        range(
+            "beta-min",
+            self.beta_min,
+            0.0,
+            100.0,
+            "per second, 0 to 100",
+        )?;
+        range(
+            "beta-max",
+            self.beta_max,
+            0.0,
+            100.0,
+            "per second, 0 to 100",
+        )?;
+        ordered(&[("beta-min", self.beta_min), ("beta-max", self.beta_max)])?;
+        range(
+            "delta-max",
+            self.delta_max,
+            1.01,
+            100.0,
+            "a factor, 1.01 to 100",
+        )?;
+        if let Some(d) = self.delta_hat_ms {
+            range(
+                "delta-hat-ms",
+                d,
+                0.1,
+                60_000.0,
+                "milliseconds (0.1 to 60000) or auto",
+            )?;
         }
-        Ok(true)
+        let secs = "seconds, 1 to 3600";
+        range("probe-every-s", self.probe_every_s, 1.0, 3600.0, secs)?;
+        range("probe-first-s", self.probe_first_s, 1.0, 3600.0, secs)?;
+        range("depth", self.depth, 0.0, 1.0, "a fraction, 0 to 1")?;
+        range(
+            "window-ms",
+            self.window_ms,
+            10.0,
+            3000.0,
+            "milliseconds, 10 to 3000",
+        )?;
+        let count = "a count, 1 to 100000";
+        range(
+            "window-samples",
+            f64::from(self.window_samples),
+            1.0,
+            1e5,
+            count,
+        )?;
+        range(
+            "settle-ms",
+            self.settle_ms,
+            0.0,
+            60_000.0,
+            "milliseconds, 0 to 60000",
+        )?;
+        range("quantile", self.quantile, 0.5, 1.0, "a quantile, 0.5 to 1")?;
+        range("margin", self.margin, 0.0, 10.0, "a fraction, 0 to 10")?;
+        range(
+            "memory-s",
+            self.memory_s,
+            0.0,
+            86_400.0,
+            "seconds, 0 to 86400",
+        )?;
+        range("samples", self.samples as f64, 1.0, 1e5, count)?;
+        range(
+            "floor-ms",
+            self.floor_ms,
+            0.0,
+            10_000.0,
+            "milliseconds, 0 to 10000",
+        )?;
+        RateParams::check_keys(self.rate_keys())
+    }
+}
+
+impl Configurable for AdaptiveConfig {
+    type Params = AdaptiveParams;
+    fn to_params(&self) -> AdaptiveParams {
+        let l = &self.learner;
+        let [
+            start_kbps,
+            min_kbps,
+            max_kbps,
+            pace_factor,
+            audio_kbps,
+            base_window_s,
+        ] = self.rate.keys();
+        AdaptiveParams {
+            alpha_max: self.alpha_max,
+            alpha_min: self.alpha_min,
+            beta_min: self.beta_min,
+            beta_max: self.beta_max,
+            delta_max: self.delta_max,
+            delta_hat_ms: self.delta_hat.map(Duration::as_millis_f64),
+            probe_every_s: l.probe_every.as_secs_f64(),
+            probe_first_s: l.probe_first.as_secs_f64(),
+            depth: l.depth,
+            window_ms: l.window.as_millis_f64(),
+            window_samples: l.window_samples,
+            settle_ms: l.settle.as_millis_f64(),
+            quantile: l.quantile,
+            margin: l.margin,
+            memory_s: l.memory.as_secs_f64(),
+            samples: l.samples,
+            floor_ms: l.floor.as_millis_f64(),
+            start_kbps,
+            min_kbps,
+            max_kbps,
+            pace_factor,
+            audio_kbps,
+            base_window_s,
+        }
     }
 
-    pub(crate) fn params(&self) -> Vec<(&'static str, String)> {
-        let d = AdaptiveConfig::default();
-        let (l, dl) = (&self.learner, &d.learner);
-        let mut v = vec![];
-        let mut num = |k: &'static str, a: f64, b: f64| {
-            if a != b {
-                v.push((k, fmt_f64(a)));
+    fn apply(&mut self, p: AdaptiveParams) {
+        let before = self.to_params();
+        self.alpha_max = p.alpha_max;
+        self.alpha_min = p.alpha_min;
+        self.beta_min = p.beta_min;
+        self.beta_max = p.beta_max;
+        self.delta_max = p.delta_max;
+        if p.delta_hat_ms != before.delta_hat_ms {
+            self.delta_hat = p.delta_hat_ms.map(Duration::from_millis_f64);
+        }
+        let l = &mut self.learner;
+        // Times are set only when they change, so values set in code stay exact.
+        let secs = |slot: &mut Duration, new: f64, old: f64| {
+            if new != old {
+                *slot = Duration::from_secs_f64(new);
             }
         };
-        num("alpha-max", self.alpha_max, d.alpha_max);
-        num("alpha-min", self.alpha_min, d.alpha_min);
-        num("beta-min", self.beta_min, d.beta_min);
-        num("beta-max", self.beta_max, d.beta_max);
-        num("delta-max", self.delta_max, d.delta_max);
-        num(
-            "probe-every-s",
-            l.probe_every.as_secs_f64(),
-            dl.probe_every.as_secs_f64(),
-        );
-        num(
-            "probe-first-s",
-            l.probe_first.as_secs_f64(),
-            dl.probe_first.as_secs_f64(),
-        );
-        num("depth", l.depth, dl.depth);
-        num(
-            "window-ms",
-            l.window.as_millis_f64(),
-            dl.window.as_millis_f64(),
-        );
-        num(
-            "window-samples",
-            f64::from(l.window_samples),
-            f64::from(dl.window_samples),
-        );
-        num(
-            "settle-ms",
-            l.settle.as_millis_f64(),
-            dl.settle.as_millis_f64(),
-        );
-        num("quantile", l.quantile, dl.quantile);
-        num("margin", l.margin, dl.margin);
-        num("memory-s", l.memory.as_secs_f64(), dl.memory.as_secs_f64());
-        num("samples", l.samples as f64, dl.samples as f64);
-        num(
-            "floor-ms",
-            l.floor.as_millis_f64(),
-            dl.floor.as_millis_f64(),
-        );
-        if let Some(d) = self.delta_hat {
-            v.push(("delta-hat-ms", fmt_f64(d.as_millis_f64())));
-        }
-        v
+        secs(&mut l.probe_every, p.probe_every_s, before.probe_every_s);
+        secs(&mut l.probe_first, p.probe_first_s, before.probe_first_s);
+        secs(&mut l.window, p.window_ms / 1e3, before.window_ms / 1e3);
+        secs(&mut l.settle, p.settle_ms / 1e3, before.settle_ms / 1e3);
+        secs(&mut l.memory, p.memory_s, before.memory_s);
+        secs(&mut l.floor, p.floor_ms / 1e3, before.floor_ms / 1e3);
+        l.depth = p.depth;
+        l.window_samples = p.window_samples;
+        l.quantile = p.quantile;
+        l.margin = p.margin;
+        l.samples = p.samples;
+        self.rate.set_keys(p.rate_keys());
     }
 }
 
@@ -976,20 +1056,26 @@ mod tests {
 
     #[test]
     fn params() {
+        use crate::scheme::ParamError;
+        use crate::scheme::params::changed;
         let mut c = AdaptiveConfig::default();
-        assert_eq!(c.set("delta-hat-ms", "400"), Ok(true));
+        c.set_params(&[("delta-hat-ms", "400")]).unwrap();
         assert_eq!(c.delta_hat, Some(ms(400)));
-        assert_eq!(c.set("quantile", "0.95"), Ok(true));
+        c.set_params(&[("quantile", "0.95")]).unwrap();
         assert_eq!(
-            c.params(),
+            changed(&c),
             vec![
-                ("quantile", "0.95".to_string()),
-                ("delta-hat-ms", "400".to_string())
+                ("delta-hat-ms", "400".to_string()),
+                ("quantile", "0.95".to_string())
             ]
         );
-        assert_eq!(c.set("delta-hat-ms", "auto"), Ok(true));
+        c.set_params(&[("delta-hat-ms", "auto")]).unwrap();
         assert_eq!(c.delta_hat, None);
-        assert!(c.set("depth", "2").is_err());
-        assert_eq!(c.set("k0", "1"), Ok(false));
+        assert!(c.set_params(&[("depth", "2")]).is_err());
+        assert!(c.set_params(&[("alpha-min", "30000")]).is_err());
+        assert!(matches!(
+            c.set_params(&[("k0", "1")]),
+            Err(ParamError::UnknownParam { .. })
+        ));
     }
 }

@@ -28,9 +28,10 @@
 //! R before the next update.
 
 use super::RateParams;
+use super::rate_params;
 use super::sender::{AckInfo, LossInfo, RateLaw};
-use crate::scheme::ParamError;
-use crate::scheme::tcp::compound::{Compound, CompoundConfig};
+use crate::scheme::params::{Checked, Configurable, Validate};
+use crate::scheme::tcp::compound::{Compound, CompoundConfig, CompoundParams};
 use crate::scheme::tcp::{AckSample, Window, WindowAdjustment};
 use crate::time::{Duration, Instant};
 
@@ -42,21 +43,59 @@ pub struct CtcpLikeConfig {
     pub rate: RateParams,
 }
 
-impl CtcpLikeConfig {
-    pub const KEYS: &'static str = "alpha, beta, k, gamma, zeta, start-kbps, min-kbps, max-kbps, pace-factor, audio-kbps, base-window-s";
+rate_params! {
+    /// `ctcp-like`'s parameters (Compound TCP's constants).
+    pub struct CtcpLikeParams {
+        /// α, the delay window's growth.
+        pub alpha: f64,
+        /// β, the delay window's multiplicative decrease on a loss.
+        pub beta: f64,
+        /// k, the exponent of the delay window's growth.
+        pub k: f64,
+        /// γ, the queued segments at which the delay window backs off.
+        pub gamma: f64,
+        /// ζ, the delay window's decrease per queued segment beyond γ.
+        pub zeta: f64,
+    }
+}
 
-    pub(crate) fn set(&mut self, key: &str, value: &str) -> Result<bool, ParamError> {
-        match key {
-            "alpha" | "beta" | "k" | "gamma" | "zeta" => {
-                self.compound.set(key, value)?;
-                Ok(true)
-            }
-            _ => Ok(false),
+impl Validate for CtcpLikeParams {
+    fn validate(&self) -> Checked {
+        CompoundParams::check_constants(self.alpha, self.beta, self.k, self.gamma, self.zeta)?;
+        RateParams::check_keys(self.rate_keys())
+    }
+}
+
+impl Configurable for CtcpLikeConfig {
+    type Params = CtcpLikeParams;
+    fn to_params(&self) -> CtcpLikeParams {
+        let c = &self.compound;
+        let [
+            start_kbps,
+            min_kbps,
+            max_kbps,
+            pace_factor,
+            audio_kbps,
+            base_window_s,
+        ] = self.rate.keys();
+        CtcpLikeParams {
+            alpha: c.alpha,
+            beta: c.beta,
+            k: c.k,
+            gamma: c.gamma,
+            zeta: c.zeta,
+            start_kbps,
+            min_kbps,
+            max_kbps,
+            pace_factor,
+            audio_kbps,
+            base_window_s,
         }
     }
-
-    pub(crate) fn params(&self) -> Vec<(&'static str, String)> {
-        self.compound.params()
+    fn apply(&mut self, p: CtcpLikeParams) {
+        let c = &mut self.compound;
+        (c.alpha, c.beta, c.k, c.gamma, c.zeta) = (p.alpha, p.beta, p.k, p.gamma, p.zeta);
+        self.rate.set_keys(p.rate_keys());
     }
 }
 

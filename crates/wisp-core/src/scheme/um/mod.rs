@@ -26,7 +26,7 @@
 //! Parameters every scheme of the family takes (`NAME:KEY=VALUE,…`): `start-kbps` (100: the
 //! rate before feedback), `min-kbps` (50) and `max-kbps` (10000) bounding R and the encoder,
 //! `pace-factor` (2.5, as GCC's), `audio-kbps` (32), `base-window-s` (600: the window of the
-//! base one-way delay, RFC 6817's ten minutes).
+//! base one-way delay, RFC 6817's ten minutes); `min-kbps` ≤ `start-kbps` ≤ `max-kbps`.
 //!
 //! Deviations shared by the family:
 //! * δ is the one-way delay of the acknowledged packet (its echoed send time to its arrival)
@@ -57,7 +57,7 @@ pub use um::{Um, UmConfig};
 pub use vegas_like::{VegasLike, VegasLikeConfig};
 
 use super::ParamError;
-use super::tcp::{fmt_f64, parse_f64};
+use super::params::{Checked, Configurable, Validate, ordered, range};
 use crate::controller::{Allowance, SendContext, Sender, SenderStats};
 use crate::packet::DataHeader;
 use crate::scheme::tcp::ack::TcpAck;
@@ -98,81 +98,150 @@ impl Default for RateParams {
 }
 
 impl RateParams {
-    pub const KEYS: &'static str =
-        "start-kbps, min-kbps, max-kbps, pace-factor, audio-kbps, base-window-s";
-
-    /// Sets a shared parameter; `Ok(false)` if `key` is not one.
-    pub(crate) fn set(&mut self, key: &str, value: &str) -> Result<bool, ParamError> {
-        let kbps = |v: &str| -> Result<Bitrate, ParamError> {
-            Ok(Bitrate::from_kbps_f64(parse_f64(
-                key,
-                v,
-                1.0,
-                1e7,
-                "kbit/s, 1 to 10000000",
-            )?))
-        };
-        match key {
-            "start-kbps" | "start_kbps" => self.start = kbps(value)?,
-            "min-kbps" | "min_kbps" => {
-                self.min = kbps(value)?;
-                self.media.min_rate = self.min;
-            }
-            "max-kbps" | "max_kbps" => {
-                self.max = kbps(value)?;
-                self.media.max_rate = self.max;
-            }
-            "pace-factor" | "pace_factor" => {
-                self.pace_factor = parse_f64(key, value, 1.0, 100.0, "a number, 1 to 100")?
-            }
-            "audio-kbps" | "audio_kbps" => {
-                self.media.audio_rate =
-                    Bitrate::from_kbps_f64(parse_f64(key, value, 0.0, 1000.0, "kbit/s, 0 to 1000")?)
-            }
-            "base-window-s" | "base_window_s" => {
-                self.base_window = Duration::from_secs_f64(parse_f64(
-                    key,
-                    value,
-                    1.0,
-                    86_400.0,
-                    "seconds, 1 to 86400",
-                )?)
-            }
-            _ => return Ok(false),
-        }
-        if self.min > self.max {
-            return Err(ParamError::value(
-                key,
-                value,
-                "min-kbps must not exceed max-kbps",
-            ));
-        }
-        Ok(true)
+    /// The shared keys' values: `start-kbps`, `min-kbps`, `max-kbps`, `pace-factor`,
+    /// `audio-kbps`, `base-window-s`.
+    pub(crate) fn keys(&self) -> [f64; 6] {
+        [
+            self.start.kbps_f64(),
+            self.min.kbps_f64(),
+            self.max.kbps_f64(),
+            self.pace_factor,
+            self.media.audio_rate.kbps_f64(),
+            self.base_window.as_secs_f64(),
+        ]
     }
 
-    /// The shared parameters that differ from the defaults.
-    pub(crate) fn params(&self) -> Vec<(&'static str, String)> {
-        let d = RateParams::default();
-        let mut v = vec![];
-        if self.start != d.start {
-            v.push(("start-kbps", fmt_f64(self.start.kbps_f64())));
+    /// Sets the shared keys (each only if it changed, so values set in code stay exact).
+    pub(crate) fn set_keys(&mut self, keys: [f64; 6]) {
+        let [start, min, max, pace, audio, window] = keys;
+        let [start0, min0, max0, _, audio0, window0] = self.keys();
+        if start != start0 {
+            self.start = Bitrate::from_kbps_f64(start);
         }
-        if self.min != d.min {
-            v.push(("min-kbps", fmt_f64(self.min.kbps_f64())));
+        if min != min0 {
+            self.min = Bitrate::from_kbps_f64(min);
+            self.media.min_rate = self.min;
         }
-        if self.max != d.max {
-            v.push(("max-kbps", fmt_f64(self.max.kbps_f64())));
+        if max != max0 {
+            self.max = Bitrate::from_kbps_f64(max);
+            self.media.max_rate = self.max;
         }
-        if self.pace_factor != d.pace_factor {
-            v.push(("pace-factor", fmt_f64(self.pace_factor)));
+        self.pace_factor = pace;
+        if audio != audio0 {
+            self.media.audio_rate = Bitrate::from_kbps_f64(audio);
         }
-        if self.media.audio_rate != d.media.audio_rate {
-            v.push(("audio-kbps", fmt_f64(self.media.audio_rate.kbps_f64())));
+        if window != window0 {
+            self.base_window = Duration::from_secs_f64(window);
         }
-        if self.base_window != d.base_window {
-            v.push(("base-window-s", fmt_f64(self.base_window.as_secs_f64())));
+    }
+
+    /// The shared keys' ranges, and `min-kbps ≤ start-kbps ≤ max-kbps`.
+    pub(crate) fn check_keys(keys: [f64; 6]) -> Checked {
+        let [start, min, max, pace, audio, window] = keys;
+        let kbps = "kbit/s, 1 to 10000000";
+        range("start-kbps", start, 1.0, 1e7, kbps)?;
+        range("min-kbps", min, 1.0, 1e7, kbps)?;
+        range("max-kbps", max, 1.0, 1e7, kbps)?;
+        range("pace-factor", pace, 1.0, 100.0, "a number, 1 to 100")?;
+        range("audio-kbps", audio, 0.0, 1000.0, "kbit/s, 0 to 1000")?;
+        range(
+            "base-window-s",
+            window,
+            1.0,
+            86_400.0,
+            "seconds, 1 to 86400",
+        )?;
+        ordered(&[("min-kbps", min), ("start-kbps", start), ("max-kbps", max)])
+    }
+}
+
+/// Declares a parameter struct of the family: the scheme's own fields, then the shared
+/// `start-kbps`, `min-kbps`, `max-kbps`, `pace-factor`, `audio-kbps`, `base-window-s`
+/// ([`RateParams`]).
+macro_rules! rate_params {
+    (
+        $(#[$m:meta])*
+        pub struct $name:ident {
+            $($(#[doc = $doc:literal])* $(#[serde $sa:tt])* pub $f:ident: $t:ty,)*
         }
-        v
+    ) => {
+        $crate::scheme::params::scheme_params! {
+            $(#[$m])*
+            pub struct $name {
+                $($(#[doc = $doc])* $(#[serde $sa])* pub $f: $t,)*
+                /// R before any feedback, kbit/s.
+                pub start_kbps: f64,
+                /// The lowest R and encoder rate, kbit/s.
+                pub min_kbps: f64,
+                /// The highest R and encoder rate, kbit/s.
+                pub max_kbps: f64,
+                /// Pacing rate / R.
+                pub pace_factor: f64,
+                /// The audio stream, kbit/s (0 for none).
+                pub audio_kbps: f64,
+                /// The window of the base one-way delay, s.
+                pub base_window_s: f64,
+            }
+        }
+
+        impl $name {
+            /// The shared keys' values.
+            #[allow(dead_code)]
+            fn rate_keys(&self) -> [f64; 6] {
+                [
+                    self.start_kbps,
+                    self.min_kbps,
+                    self.max_kbps,
+                    self.pace_factor,
+                    self.audio_kbps,
+                    self.base_window_s,
+                ]
+            }
+        }
+    };
+}
+pub(crate) use rate_params;
+
+rate_params! {
+    /// The parameters of `newreno-like` and `tfrc` (the shared ones only).
+    pub struct RateOnlyParams {}
+}
+
+impl Validate for RateOnlyParams {
+    fn validate(&self) -> Checked {
+        RateParams::check_keys(self.rate_keys())
+    }
+}
+
+impl From<&RateParams> for RateOnlyParams {
+    fn from(r: &RateParams) -> Self {
+        let [
+            start_kbps,
+            min_kbps,
+            max_kbps,
+            pace_factor,
+            audio_kbps,
+            base_window_s,
+        ] = r.keys();
+        RateOnlyParams {
+            start_kbps,
+            min_kbps,
+            max_kbps,
+            pace_factor,
+            audio_kbps,
+            base_window_s,
+        }
+    }
+}
+
+/// `newreno-like`.
+impl Configurable for RateParams {
+    type Params = RateOnlyParams;
+    fn to_params(&self) -> RateOnlyParams {
+        RateOnlyParams::from(self)
+    }
+    fn apply(&mut self, p: RateOnlyParams) {
+        self.set_keys(p.rate_keys());
     }
 }
 
@@ -234,57 +303,40 @@ impl UmFamilyConfig {
         }
     }
 
-    pub(crate) fn set(&mut self, key: &str, value: &str) -> Result<(), ParamError> {
-        let (rate, own): (&mut RateParams, Option<&'static str>) = match self {
-            UmFamilyConfig::NewRenoLike(p) => (p, None),
-            UmFamilyConfig::VegasLike(c) => {
-                if c.set(key, value)? {
-                    return Ok(());
-                }
-                (&mut c.rate, Some(VegasLikeConfig::KEYS))
-            }
-            UmFamilyConfig::CtcpLike(c) => {
-                if c.set(key, value)? {
-                    return Ok(());
-                }
-                (&mut c.rate, Some(CtcpLikeConfig::KEYS))
-            }
-            UmFamilyConfig::Tfrc(c) => (&mut c.rate, None),
-            UmFamilyConfig::Um(c) => {
-                if c.set(key, value)? {
-                    return Ok(());
-                }
-                (&mut c.rate, Some(UmConfig::KEYS))
-            }
-            UmFamilyConfig::AdaptiveUm(c) => {
-                if c.set(key, value)? {
-                    return Ok(());
-                }
-                (&mut c.rate, Some(AdaptiveConfig::KEYS))
-            }
-        };
-        if rate.set(key, value)? {
-            return Ok(());
+    /// Every parameter of the scheme with its value.
+    pub fn param_list(&self) -> Vec<(&'static str, String)> {
+        match self {
+            UmFamilyConfig::NewRenoLike(c) => c.param_list(),
+            UmFamilyConfig::VegasLike(c) => c.param_list(),
+            UmFamilyConfig::CtcpLike(c) => c.param_list(),
+            UmFamilyConfig::Tfrc(c) => c.param_list(),
+            UmFamilyConfig::Um(c) => c.param_list(),
+            UmFamilyConfig::AdaptiveUm(c) => c.param_list(),
         }
-        Err(ParamError::unknown(
-            key,
-            match own {
-                None => RateParams::KEYS,
-                Some(k) => k,
-            },
-        ))
     }
 
-    pub(crate) fn params(&self) -> Vec<(&'static str, String)> {
-        let mut v = match self {
-            UmFamilyConfig::NewRenoLike(_) | UmFamilyConfig::Tfrc(_) => vec![],
-            UmFamilyConfig::VegasLike(c) => c.params(),
-            UmFamilyConfig::CtcpLike(c) => c.params(),
-            UmFamilyConfig::Um(c) => c.params(),
-            UmFamilyConfig::AdaptiveUm(c) => c.params(),
-        };
-        v.extend(self.rate_params().params());
-        v
+    /// Every key of the scheme with its help text.
+    pub fn param_docs(&self) -> Vec<(String, String)> {
+        match self {
+            UmFamilyConfig::NewRenoLike(c) => c.param_docs(),
+            UmFamilyConfig::VegasLike(c) => c.param_docs(),
+            UmFamilyConfig::CtcpLike(c) => c.param_docs(),
+            UmFamilyConfig::Tfrc(c) => c.param_docs(),
+            UmFamilyConfig::Um(c) => c.param_docs(),
+            UmFamilyConfig::AdaptiveUm(c) => c.param_docs(),
+        }
+    }
+
+    /// Sets parameters of the scheme, all or none.
+    pub fn set_params(&mut self, given: &[(&str, &str)]) -> Result<(), ParamError> {
+        match self {
+            UmFamilyConfig::NewRenoLike(c) => c.set_params(given),
+            UmFamilyConfig::VegasLike(c) => c.set_params(given),
+            UmFamilyConfig::CtcpLike(c) => c.set_params(given),
+            UmFamilyConfig::Tfrc(c) => c.set_params(given),
+            UmFamilyConfig::Um(c) => c.set_params(given),
+            UmFamilyConfig::AdaptiveUm(c) => c.set_params(given),
+        }
     }
 
     /// The sender half.
@@ -381,17 +433,25 @@ mod tests {
     #[test]
     fn shared_params_parse_and_print() {
         let mut c = config_for("um").unwrap();
-        c.set("start-kbps", "300").unwrap();
-        c.set("max-kbps", "6000").unwrap();
-        c.set("k0", "30000").unwrap();
+        c.set_params(&[("start-kbps", "300"), ("max-kbps", "6000"), ("k0", "30000")])
+            .unwrap();
         assert_eq!(c.rate_params().start, Bitrate::from_kbps(300));
         assert_eq!(c.rate_params().media.max_rate, Bitrate::from_kbps(6000));
-        let p = c.params();
+        let p = c.param_list();
         assert!(p.contains(&("start-kbps", "300".to_string())), "{p:?}");
         assert!(p.contains(&("k0", "30000".to_string())), "{p:?}");
-        assert!(c.set("min-kbps", "7000").is_err());
+        // min ≤ start ≤ max, checked on the whole set.
+        assert!(c.set_params(&[("min-kbps", "7000")]).is_err());
+        assert!(c.set_params(&[("start-kbps", "7000")]).is_err());
+        c.set_params(&[
+            ("min-kbps", "7000"),
+            ("max-kbps", "9000"),
+            ("start-kbps", "8000"),
+        ])
+        .unwrap();
+        assert_eq!(c.rate_params().media.min_rate, Bitrate::from_kbps(7000));
         assert!(matches!(
-            c.set("nope", "1"),
+            c.set_params(&[("nope", "1")]),
             Err(ParamError::UnknownParam { .. })
         ));
         for n in NAMES {

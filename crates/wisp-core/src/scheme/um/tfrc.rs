@@ -29,8 +29,9 @@
 //! senders); the rate before the first RTT sample is `start-kbps` (the RFC's is one packet per
 //! second, below the encoder's minimum).
 
-use super::RateParams;
 use super::sender::{AckInfo, LossInfo, RateLaw};
+use super::{RateOnlyParams, RateParams};
+use crate::scheme::params::Configurable;
 use crate::stats::Ewma;
 use crate::time::{Duration, Instant};
 
@@ -38,6 +39,17 @@ use crate::time::{Duration, Instant};
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct TfrcConfig {
     pub rate: RateParams,
+}
+
+/// `tfrc` takes the shared parameters only.
+impl Configurable for TfrcConfig {
+    type Params = RateOnlyParams;
+    fn to_params(&self) -> RateOnlyParams {
+        RateOnlyParams::from(&self.rate)
+    }
+    fn apply(&mut self, p: RateOnlyParams) {
+        self.rate.set_keys(p.rate_keys());
+    }
 }
 
 /// §5.4's weights.

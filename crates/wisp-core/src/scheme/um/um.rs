@@ -17,9 +17,9 @@
 //! adjustment).
 
 use super::RateParams;
+use super::rate_params;
 use super::sender::{AckInfo, LossInfo, RateLaw};
-use crate::scheme::ParamError;
-use crate::scheme::tcp::{fmt_f64, parse_f64};
+use crate::scheme::params::{Checked, Configurable, Validate, range};
 use crate::time::{Duration, Instant};
 
 /// Configuration of [`Um`].
@@ -42,29 +42,50 @@ impl Default for UmConfig {
     }
 }
 
-impl UmConfig {
-    pub const KEYS: &'static str =
-        "k0, k2, start-kbps, min-kbps, max-kbps, pace-factor, audio-kbps, base-window-s";
-
-    pub(crate) fn set(&mut self, key: &str, value: &str) -> Result<bool, ParamError> {
-        match key {
-            "k0" => self.k0 = parse_f64(key, value, 0.0, 1e9, "bytes, 0 to 1e9")?,
-            "k2" => self.k2 = parse_f64(key, value, 0.0, 1000.0, "a number, 0 to 1000")?,
-            _ => return Ok(false),
-        }
-        Ok(true)
+rate_params! {
+    /// `um`'s parameters.
+    pub struct UmParams {
+        /// k₀, bytes.
+        pub k0: f64,
+        /// k₂, 1/s².
+        pub k2: f64,
     }
+}
 
-    pub(crate) fn params(&self) -> Vec<(&'static str, String)> {
-        let d = UmConfig::default();
-        let mut v = vec![];
-        if self.k0 != d.k0 {
-            v.push(("k0", fmt_f64(self.k0)));
+impl Validate for UmParams {
+    fn validate(&self) -> Checked {
+        range("k0", self.k0, 0.0, 1e9, "bytes, 0 to 1e9")?;
+        range("k2", self.k2, 0.0, 1000.0, "a number, 0 to 1000")?;
+        RateParams::check_keys(self.rate_keys())
+    }
+}
+
+impl Configurable for UmConfig {
+    type Params = UmParams;
+    fn to_params(&self) -> UmParams {
+        let [
+            start_kbps,
+            min_kbps,
+            max_kbps,
+            pace_factor,
+            audio_kbps,
+            base_window_s,
+        ] = self.rate.keys();
+        UmParams {
+            k0: self.k0,
+            k2: self.k2,
+            start_kbps,
+            min_kbps,
+            max_kbps,
+            pace_factor,
+            audio_kbps,
+            base_window_s,
         }
-        if self.k2 != d.k2 {
-            v.push(("k2", fmt_f64(self.k2)));
-        }
-        v
+    }
+    fn apply(&mut self, p: UmParams) {
+        self.k0 = p.k0;
+        self.k2 = p.k2;
+        self.rate.set_keys(p.rate_keys());
     }
 }
 

@@ -21,9 +21,9 @@
 
 use super::RateParams;
 use super::newreno_like::tcp_increase;
+use super::rate_params;
 use super::sender::{AckInfo, LossInfo, RateLaw};
-use crate::scheme::ParamError;
-use crate::scheme::tcp::{fmt_f64, parse_f64};
+use crate::scheme::params::{Checked, Configurable, Validate, ordered, range};
 use crate::time::Instant;
 
 /// Configuration of [`VegasLike`].
@@ -46,34 +46,51 @@ impl Default for VegasLikeConfig {
     }
 }
 
-impl VegasLikeConfig {
-    pub const KEYS: &'static str =
-        "alpha, beta, start-kbps, min-kbps, max-kbps, pace-factor, audio-kbps, base-window-s";
-
-    pub(crate) fn set(&mut self, key: &str, value: &str) -> Result<bool, ParamError> {
-        let (mut alpha, mut beta) = (self.alpha, self.beta);
-        match key {
-            "alpha" => alpha = parse_f64(key, value, 0.0, 1000.0, "segments, 0 to 1000")?,
-            "beta" => beta = parse_f64(key, value, 0.0, 1000.0, "segments, 0 to 1000")?,
-            _ => return Ok(false),
-        }
-        if alpha > beta {
-            return Err(ParamError::value(key, value, "alpha must not exceed beta"));
-        }
-        (self.alpha, self.beta) = (alpha, beta);
-        Ok(true)
+rate_params! {
+    /// `vegas-like`'s parameters.
+    pub struct VegasLikeParams {
+        /// κ, segments queued.
+        pub alpha: f64,
+        /// ζ, segments queued.
+        pub beta: f64,
     }
+}
 
-    pub(crate) fn params(&self) -> Vec<(&'static str, String)> {
-        let d = VegasLikeConfig::default();
-        let mut v = vec![];
-        if self.alpha != d.alpha {
-            v.push(("alpha", fmt_f64(self.alpha)));
+impl Validate for VegasLikeParams {
+    fn validate(&self) -> Checked {
+        range("alpha", self.alpha, 0.0, 1000.0, "segments, 0 to 1000")?;
+        range("beta", self.beta, 0.0, 1000.0, "segments, 0 to 1000")?;
+        ordered(&[("alpha", self.alpha), ("beta", self.beta)])?;
+        RateParams::check_keys(self.rate_keys())
+    }
+}
+
+impl Configurable for VegasLikeConfig {
+    type Params = VegasLikeParams;
+    fn to_params(&self) -> VegasLikeParams {
+        let [
+            start_kbps,
+            min_kbps,
+            max_kbps,
+            pace_factor,
+            audio_kbps,
+            base_window_s,
+        ] = self.rate.keys();
+        VegasLikeParams {
+            alpha: self.alpha,
+            beta: self.beta,
+            start_kbps,
+            min_kbps,
+            max_kbps,
+            pace_factor,
+            audio_kbps,
+            base_window_s,
         }
-        if self.beta != d.beta {
-            v.push(("beta", fmt_f64(self.beta)));
-        }
-        v
+    }
+    fn apply(&mut self, p: VegasLikeParams) {
+        self.alpha = p.alpha;
+        self.beta = p.beta;
+        self.rate.set_keys(p.rate_keys());
     }
 }
 
@@ -158,10 +175,15 @@ mod tests {
 
     #[test]
     fn params() {
+        use crate::scheme::ParamError;
+        use crate::scheme::params::changed;
         let mut c = VegasLikeConfig::default();
-        assert_eq!(c.set("alpha", "1"), Ok(true));
-        assert_eq!(c.set("gamma", "1"), Ok(false));
-        assert!(c.set("alpha", "9").is_err());
-        assert_eq!(c.params(), vec![("alpha", "1".to_string())]);
+        c.set_params(&[("alpha", "1")]).unwrap();
+        assert!(matches!(
+            c.set_params(&[("gamma", "1")]),
+            Err(ParamError::UnknownParam { .. })
+        ));
+        assert!(c.set_params(&[("alpha", "9")]).is_err());
+        assert_eq!(changed(&c), vec![("alpha", "1".to_string())]);
     }
 }
