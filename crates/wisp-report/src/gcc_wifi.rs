@@ -1,6 +1,6 @@
 //! Figures and page of `wisp reproduce gcc-wifi` (ANRW'16 Figs. 6, 8, 9 and 10).
 
-use crate::{STYLE, claims_table, color, esc, hex};
+use crate::{Csv, STYLE, claims_table, color, esc, hex};
 use plotters::prelude::*;
 use std::fmt::Write as _;
 use wisp_sim::reproduce::gcc_wifi::{
@@ -299,69 +299,88 @@ pub fn boxplot_svg(case: &Case) -> String {
 
 /// The d_m densities of every case as CSV: `case,scheme,dm_ms,density_per_ms`.
 pub fn dm_pdf_csv(r: &GccWifi) -> String {
-    let mut out = String::from("case,scheme,dm_ms,density_per_ms\n");
+    let mut out = Csv::new(&["case", "scheme", "dm_ms", "density_per_ms"]);
     for case in &r.cases {
         let kind = case.spec.id;
         for run in &case.runs {
             for (x, p) in dm_density(&run.dm) {
-                let _ = writeln!(out, "{kind},{},{x:.1},{p:.6}", run.summary.scheme);
+                out.row(&[
+                    &kind,
+                    &run.summary.scheme,
+                    &format!("{x:.1}"),
+                    &format!("{p:.6}"),
+                ]);
             }
         }
     }
-    out
+    out.finish()
 }
 
 /// The series of every run as CSV: `case,scheme,series,t_s,value`.
 pub fn timeseries_csv(r: &GccWifi) -> String {
-    let mut out = String::from("case,scheme,series,t_s,value\n");
+    let mut out = Csv::new(&["case", "scheme", "series", "t_s", "value"]);
     for case in &r.cases {
         let kind = case.spec.id;
         for run in &case.runs {
             let s = &run.summary.scheme;
-            for (t, v) in &run.rate {
-                let _ = writeln!(out, "{kind},{s},send_kbps,{t:.1},{v:.3}");
-            }
-            for (t, v) in &run.owd {
-                let _ = writeln!(out, "{kind},{s},owd_ms,{t:.1},{v:.3}");
+            for (series, points) in [("send_kbps", &run.rate), ("owd_ms", &run.owd)] {
+                for (t, v) in points {
+                    out.row(&[&kind, s, &series, &format!("{t:.1}"), &format!("{v:.3}")]);
+                }
             }
         }
     }
-    out
+    out.finish()
 }
 
 /// One row per run: `case,scheme,link,mean_rate_kbps,std_rate_kbps,throughput_kbps,owd_p5_ms,…`.
 pub fn summary_csv(r: &GccWifi) -> String {
-    let mut out = String::from(
-        "case,scheme,link,mean_rate_kbps,std_rate_kbps,throughput_kbps,owd_p5_ms,owd_p25_ms,owd_p50_ms,owd_p75_ms,owd_p95_ms,loss_rate,dm_groups,dm_below_minus10,dm_within_10,dm_above_40\n",
-    );
+    let mut out = Csv::new(&[
+        "case",
+        "scheme",
+        "link",
+        "mean_rate_kbps",
+        "std_rate_kbps",
+        "throughput_kbps",
+        "owd_p5_ms",
+        "owd_p25_ms",
+        "owd_p50_ms",
+        "owd_p75_ms",
+        "owd_p95_ms",
+        "loss_rate",
+        "dm_groups",
+        "dm_below_minus10",
+        "dm_within_10",
+        "dm_above_40",
+    ]);
     for case in &r.cases {
         for run in &case.runs {
             let s = &run.summary;
             let o = s.owd_ms;
             let m = s.dm_modes;
-            let _ = writeln!(
-                out,
-                "{},{},\"{}\",{:.1},{:.1},{:.1},{:.1},{:.1},{:.1},{:.1},{:.1},{:.5},{},{:.4},{:.4},{:.4}",
-                case.spec.id,
-                s.scheme,
-                s.link,
-                s.mean_rate_kbps,
-                s.std_rate_kbps,
-                s.throughput_kbps,
-                o[0],
-                o[1],
-                o[2],
-                o[3],
-                o[4],
-                s.loss_rate,
-                m.samples,
-                m.negative,
-                m.central,
-                m.positive
-            );
+            let f1 = |v: f64| format!("{v:.1}");
+            let f4 = |v: f64| format!("{v:.4}");
+            out.row(&[
+                &case.spec.id,
+                &s.scheme,
+                &s.link,
+                &f1(s.mean_rate_kbps),
+                &f1(s.std_rate_kbps),
+                &f1(s.throughput_kbps),
+                &f1(o[0]),
+                &f1(o[1]),
+                &f1(o[2]),
+                &f1(o[3]),
+                &f1(o[4]),
+                &format!("{:.5}", s.loss_rate),
+                &m.samples,
+                &f4(m.negative),
+                &f4(m.central),
+                &f4(m.positive),
+            ]);
         }
     }
-    out
+    out.finish()
 }
 
 /// The SVG figures: `(file name, svg)`.

@@ -431,6 +431,35 @@ pub(crate) fn claims_table<'a>(
     out.push_str("</table>\n");
 }
 
+/// A CSV file built in memory through the `csv` crate: a header, then one record per row. The
+/// fields come formatted by the caller, so each number keeps its fixed digits; the crate quotes
+/// a field only when it must (a comma, a quote or a line break in it).
+pub(crate) struct Csv(csv::Writer<Vec<u8>>);
+
+/// Why writing a [`Csv`] cannot fail: it writes to memory, and every row of a table has the
+/// header's number of fields (the writer rejects a row that does not — a bug in the caller).
+const CSV_IN_MEMORY: &str = "a CSV row of the header's length written to memory";
+
+impl Csv {
+    pub(crate) fn new(header: &[&str]) -> Self {
+        let mut w = csv::Writer::from_writer(vec![]);
+        w.write_record(header).expect(CSV_IN_MEMORY);
+        Csv(w)
+    }
+
+    /// One record; each field as `Display` prints it.
+    pub(crate) fn row(&mut self, fields: &[&dyn std::fmt::Display]) {
+        self.0
+            .write_record(fields.iter().map(|f| f.to_string()))
+            .expect(CSV_IN_MEMORY);
+    }
+
+    pub(crate) fn finish(self) -> String {
+        let bytes = self.0.into_inner().expect(CSV_IN_MEMORY);
+        String::from_utf8(bytes).expect("CSV of UTF-8 fields")
+    }
+}
+
 pub(crate) fn esc(s: &str) -> String {
     s.replace('&', "&amp;")
         .replace('<', "&lt;")

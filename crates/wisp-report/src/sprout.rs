@@ -1,7 +1,7 @@
 //! Figures, tables and page of `wisp reproduce sprout` (NSDI'13 §1 table, §6.3–6.4 charts, §6.5
 //! loss table).
 
-use crate::{STYLE, ScatterPoint, color, esc, hex, scatter_svg};
+use crate::{Csv, STYLE, ScatterPoint, color, esc, hex, scatter_svg};
 use std::fmt::Write as _;
 use wisp_sim::reproduce::sprout::{
     Check, Direction, LOSS_NETWORK, LOSS_RATES, PAPER_LOSS, Reproduction, SummaryRow, TraceRuns,
@@ -66,9 +66,27 @@ fn opt(v: Option<f64>, digits: usize) -> String {
 /// Every run as CSV, one row per run (the loss runs with their loss probability):
 /// `network,direction,trace,reverse,entry,scheme,queue,loss,throughput_kbps,…`.
 pub fn results_csv(r: &Reproduction) -> String {
-    let mut out = String::from(
-        "network,direction,trace,reverse,entry,scheme,queue,loss,throughput_kbps,capacity_kbps,utilization,self_inflicted_delay_ms,e2e_delay_p95_ms,ideal_e2e_delay_p95_ms,delay_p50_ms,delay_p95_ms,loss_rate,packets_sent,packets_delivered\n",
-    );
+    let mut out = Csv::new(&[
+        "network",
+        "direction",
+        "trace",
+        "reverse",
+        "entry",
+        "scheme",
+        "queue",
+        "loss",
+        "throughput_kbps",
+        "capacity_kbps",
+        "utilization",
+        "self_inflicted_delay_ms",
+        "e2e_delay_p95_ms",
+        "ideal_e2e_delay_p95_ms",
+        "delay_p50_ms",
+        "delay_p95_ms",
+        "loss_rate",
+        "packets_sent",
+        "packets_delivered",
+    ]);
     let rows = r
         .traces
         .iter()
@@ -84,53 +102,60 @@ pub fn results_csv(r: &Reproduction) -> String {
         );
     for (network, dir, entry, loss, rep) in rows {
         let f = &rep.flows[0];
-        let _ = writeln!(
-            out,
-            "{network},{},{},{},{entry},\"{}\",\"{}\",{loss},{:.1},{:.1},{:.4},{},{},{},{},{},{:.5},{},{}",
-            dir.word(),
-            rep.trace,
-            rep.reverse,
-            rep.scheme,
-            rep.queue,
-            f.throughput_kbps,
-            f.capacity_kbps,
-            f.utilization,
-            opt(f.self_inflicted_delay_ms, 1),
-            opt(f.e2e_delay_p95_ms, 1),
-            opt(f.ideal_e2e_delay_p95_ms, 1),
-            opt(f.delay_p50_ms, 1),
-            opt(f.delay_p95_ms, 1),
-            f.loss_rate,
-            f.packets_sent,
-            f.packets_delivered
-        );
+        out.row(&[
+            &network,
+            &dir.word(),
+            &rep.trace,
+            &rep.reverse,
+            &entry,
+            &rep.scheme,
+            &rep.queue,
+            &loss,
+            &format!("{:.1}", f.throughput_kbps),
+            &format!("{:.1}", f.capacity_kbps),
+            &format!("{:.4}", f.utilization),
+            &opt(f.self_inflicted_delay_ms, 1),
+            &opt(f.e2e_delay_p95_ms, 1),
+            &opt(f.ideal_e2e_delay_p95_ms, 1),
+            &opt(f.delay_p50_ms, 1),
+            &opt(f.delay_p95_ms, 1),
+            &format!("{:.5}", f.loss_rate),
+            &f.packets_sent,
+            &f.packets_delivered,
+        ]);
     }
-    out
+    out.finish()
 }
 
 /// The §1 table as CSV: `scheme,traces,speedup,delay_reduction,mean_delay_ms,sprout_mean_delay_ms,
 /// paper_speedup,paper_delay_reduction,paper_mean_delay_s`.
 pub fn summary_csv(r: &Reproduction) -> String {
-    let mut out = String::from(
-        "scheme,traces,speedup,delay_reduction,mean_delay_ms,sprout_mean_delay_ms,paper_speedup,paper_delay_reduction,paper_mean_delay_s\n",
-    );
+    let mut out = Csv::new(&[
+        "scheme",
+        "traces",
+        "speedup",
+        "delay_reduction",
+        "mean_delay_ms",
+        "sprout_mean_delay_ms",
+        "paper_speedup",
+        "paper_delay_reduction",
+        "paper_mean_delay_s",
+    ]);
     for s in r.summary() {
         let p = s.paper;
-        let _ = writeln!(
-            out,
-            "{},{},{:.3},{:.3},{:.1},{:.1},{},{},{}",
-            s.entry,
-            s.traces,
-            s.speedup,
-            s.delay_reduction,
-            s.mean_delay_ms,
-            s.sprout_mean_delay_ms,
-            opt(p.map(|p| p.speedup), 1),
-            opt(p.map(|p| p.delay_reduction), 1),
-            opt(p.map(|p| p.mean_delay_s), 2)
-        );
+        out.row(&[
+            &s.entry,
+            &s.traces,
+            &format!("{:.3}", s.speedup),
+            &format!("{:.3}", s.delay_reduction),
+            &format!("{:.1}", s.mean_delay_ms),
+            &format!("{:.1}", s.sprout_mean_delay_ms),
+            &opt(p.map(|p| p.speedup), 1),
+            &opt(p.map(|p| p.delay_reduction), 1),
+            &opt(p.map(|p| p.mean_delay_s), 2),
+        ]);
     }
-    out
+    out.finish()
 }
 
 fn paper_loss(dir: Direction, loss: f64) -> Option<(f64, f64)> {
@@ -143,29 +168,35 @@ fn paper_loss(dir: Direction, loss: f64) -> Option<(f64, f64)> {
 /// The §6.5 table as CSV: `direction,loss,throughput_kbps,utilization,self_inflicted_delay_ms,
 /// loss_rate,paper_kbps,paper_delay_ms`.
 pub fn loss_csv(r: &Reproduction) -> String {
-    let mut out = String::from(
-        "direction,loss,throughput_kbps,utilization,self_inflicted_delay_ms,loss_rate,paper_kbps,paper_delay_ms\n",
-    );
+    let mut out = Csv::new(&[
+        "direction",
+        "loss",
+        "throughput_kbps",
+        "utilization",
+        "self_inflicted_delay_ms",
+        "loss_rate",
+        "paper_kbps",
+        "paper_delay_ms",
+    ]);
     for dir in Direction::BOTH {
         for p in LOSS_RATES {
             let Some(f) = r.loss_metrics(dir, p) else {
                 continue;
             };
             let paper = paper_loss(dir, p);
-            let _ = writeln!(
-                out,
-                "{},{p},{:.1},{:.4},{},{:.5},{},{}",
-                dir.word(),
-                f.throughput_kbps,
-                f.utilization,
-                opt(f.self_inflicted_delay_ms, 1),
-                f.loss_rate,
-                opt(paper.map(|p| p.0), 0),
-                opt(paper.map(|p| p.1), 0)
-            );
+            out.row(&[
+                &dir.word(),
+                &p,
+                &format!("{:.1}", f.throughput_kbps),
+                &format!("{:.4}", f.utilization),
+                &opt(f.self_inflicted_delay_ms, 1),
+                &format!("{:.5}", f.loss_rate),
+                &opt(paper.map(|p| p.0), 0),
+                &opt(paper.map(|p| p.1), 0),
+            ]);
         }
     }
-    out
+    out.finish()
 }
 
 fn times(x: f64) -> String {
