@@ -1,6 +1,7 @@
 //! Figures, tables and page of `wisp sweep` (Mehrotra et al. Figs. 2–7 and 19).
 
-use crate::{Csv, STYLE, esc};
+use crate::Csv;
+use maud::html;
 use plotters::prelude::*;
 use std::fmt::Write as _;
 use wisp_core::stats::quantile_sorted;
@@ -449,17 +450,26 @@ pub fn table(sw: &Sweep) -> String {
 
 /// A page with the table and both figures.
 pub fn html(sw: &Sweep) -> String {
-    let mut out = String::new();
     let title = format!("wisp sweep: {}", sw.link);
-    let _ = write!(
-        out,
-        "<!DOCTYPE html>\n<html lang=en><head><meta charset=utf-8><title>{t}</title><style>{STYLE}</style></head><body>\n<h1>{t}</h1>\n<pre>{table}</pre>\n<figure>{fig}<figcaption>Per rate: minimum to maximum (line), 10th percentile (circle), median (diamond), 90th percentile (cross), mean (star); green congestion-free, orange transition, red congested (Mehrotra et al. Fig. 2).</figcaption></figure>\n<figure>{pdf}<figcaption>Densities of the congestion-free and congested samples with the separating thresholds (Fig. 19).</figcaption></figure>\n</body></html>\n",
-        t = esc(&title),
-        table = esc(&table(sw)),
-        fig = figure_svg(sw),
-        pdf = zones_pdf_svg(sw)
-    );
-    out
+    let body = html! {
+        pre { (table(sw)) }
+        figure {
+            (crate::inline_svg(&figure_svg(sw)))
+            figcaption {
+                "Per rate: minimum to maximum (line), 10th percentile (circle), median (diamond), \
+                 90th percentile (cross), mean (star); green congestion-free, orange transition, \
+                 red congested (Mehrotra et al. Fig. 2)."
+            }
+        }
+        figure {
+            (crate::inline_svg(&zones_pdf_svg(sw)))
+            figcaption {
+                "Densities of the congestion-free and congested samples with the separating \
+                 thresholds (Fig. 19)."
+            }
+        }
+    };
+    crate::page(&title, body)
 }
 
 #[cfg(test)]
