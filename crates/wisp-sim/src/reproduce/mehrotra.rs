@@ -692,6 +692,9 @@ fn handover(
         .filter(|x| x.0 >= sw)
         .map(|x| x.0)
         .chain(std::iter::once(sw))
+        // Staying in range needs 10 s of run left to stay in: a candidate closer to the end
+        // would pass on no evidence.
+        .filter(|&t| t + 10.0 <= end.as_secs_f64())
         .filter(|&t| {
             near(at(t))
                 && dh
