@@ -908,6 +908,35 @@ mod tests {
     }
 
     #[test]
+    fn a_comparison_with_no_other_scheme_is_not_met() {
+        let t = trace(
+            0,
+            Direction::Down,
+            &[
+                (IDEAL, 1000.0, 0.0),
+                (SPROUT, 800.0, 100.0),
+                (SPROUT_EWMA, 900.0, 150.0),
+            ],
+        );
+        // Sprout-EWMA is the only other scheme for Sprout's rank, and Sprout the only other
+        // for Sprout-EWMA's throughput: both comparisons have something to compare.
+        assert!(check_sprout_rank(&t).unwrap().met);
+        assert!(check_ewma_highest(&t).unwrap().met);
+        let alone = trace(
+            0,
+            Direction::Down,
+            &[(IDEAL, 1000.0, 0.0), (SPROUT, 800.0, 100.0)],
+        );
+        assert!(!check_sprout_rank(&alone).unwrap().met);
+        let alone = trace(
+            0,
+            Direction::Down,
+            &[(IDEAL, 1000.0, 0.0), (SPROUT_EWMA, 900.0, 150.0)],
+        );
+        assert!(!check_ewma_highest(&alone).unwrap().met);
+    }
+
+    #[test]
     fn sprout_rank_ignores_the_ideal_sender_and_counts_strictly_lower_delays() {
         let t = trace(
             0,
