@@ -2,7 +2,6 @@
 
 use crate::error::CliError;
 use clap::Args;
-use std::io::Write;
 use std::path::PathBuf;
 use wisp_core::Duration;
 use wisp_core::packet::DEFAULT_MTU;
@@ -47,26 +46,20 @@ pub fn forecast(a: ForecastArgs) -> Result<(), CliError> {
     let trace = Trace::load(&a.trace, TraceUnit::for_path(&a.trace))?;
     let duration = a.duration_s.unwrap_or_else(|| trace.period());
     let ticks = wisp_sim::forecast::saturated(&trace, duration, config, DEFAULT_MTU);
-    let mut out = String::with_capacity(ticks.len() * 48);
-    out.push_str("t_ms,received_or_lost");
-    for i in 0..config.model.ticks {
-        out.push_str(&format!(",counts{i}"));
-    }
-    out.push('\n');
+    let err = |e: csv::Error| CliError::Io(format!("cannot write to stdout: {e}"));
+    let mut w = csv::Writer::from_writer(std::io::BufWriter::new(std::io::stdout().lock()));
+    let mut header = vec!["t_ms".to_string(), "received_or_lost".to_string()];
+    header.extend((0..config.model.ticks).map(|i| format!("counts{i}")));
+    w.write_record(&header).map_err(err)?;
     let mtu = DEFAULT_MTU.bytes();
     for t in &ticks {
-        out.push_str(&format!(
-            "{},{}",
-            t.end.as_millis_f64(),
-            t.received_or_lost / mtu
-        ));
-        for c in t.forecast.cumulative() {
-            out.push_str(&format!(",{c}"));
-        }
-        out.push('\n');
+        let mut row = vec![
+            t.end.as_millis_f64().to_string(),
+            (t.received_or_lost / mtu).to_string(),
+        ];
+        row.extend(t.forecast.cumulative().iter().map(|c| c.to_string()));
+        w.write_record(&row).map_err(err)?;
     }
-    std::io::stdout()
-        .lock()
-        .write_all(out.as_bytes())
+    w.flush()
         .map_err(|e| CliError::Io(format!("cannot write to stdout: {e}")))
 }

@@ -174,16 +174,29 @@ pub fn reproduce(a: ReproduceArgs) -> Result<(), CliError> {
                 wisp_report::mehrotra::timeseries_csv(&result),
             );
             let checks = result.checks();
+            let calibration = result.calibration_checks();
             let summary = serde_json::json!({
                 "paper": "mehrotra",
                 "result": &result,
                 "checks": &checks,
+                "calibration": &calibration,
             });
             files.add("summary.json", to_json(&summary)?);
             files.commit(&out)?;
-            for c in checks {
+            for c in &calibration {
+                let claim = format!("calibration (not a claim): {}", c.claim);
+                print_check(c.met, &claim, &c.measured, &c.expected);
+            }
+            for c in &checks {
                 print_check(c.met, &c.claim, &c.measured, &c.expected);
             }
+            let met = checks.iter().filter(|c| c.met).count();
+            let calibrated = calibration.iter().filter(|c| c.met).count();
+            println!(
+                "{met} of {} claims met (calibration checks apart: {calibrated} of {} met)",
+                checks.len(),
+                calibration.len()
+            );
             eprintln!("wisp: wrote {}", out.join("report.html").display());
         }
     }

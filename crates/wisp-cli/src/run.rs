@@ -179,7 +179,7 @@ fn write_run_files(r: &RunResult) -> Result<OutputDir, CliError> {
     let mut out = OutputDir::default();
     let json = serde_json::to_vec_pretty(&r.report).map_err(|e| CliError::Io(e.to_string()))?;
     out.add("run.json", json);
-    out.add("timeseries.csv", timeseries_csv(r));
+    out.add("timeseries.csv", timeseries_csv(r)?);
     let mut packets = Vec::new();
     r.log
         .write_csv(&mut packets)
@@ -189,34 +189,40 @@ fn write_run_files(r: &RunResult) -> Result<OutputDir, CliError> {
     Ok(out)
 }
 
-fn timeseries_csv(r: &RunResult) -> String {
-    use std::fmt::Write;
+fn timeseries_csv(r: &RunResult) -> Result<Vec<u8>, CliError> {
+    let err = |e: csv::Error| CliError::Io(format!("cannot write timeseries.csv: {e}"));
     let s = &r.series;
-    let mut out = String::from("t_s,capacity_kbps");
+    let mut w = csv::Writer::from_writer(vec![]);
+    let mut header = vec!["t_s".to_string(), "capacity_kbps".to_string()];
     for i in 0..s.flows.len() {
-        let _ = write!(
-            out,
-            ",f{i}_send_kbps,f{i}_throughput_kbps,f{i}_delay_ms,f{i}_queue_delay_ms,f{i}_queue_delay_max_ms"
-        );
+        for col in [
+            "send_kbps",
+            "throughput_kbps",
+            "delay_ms",
+            "queue_delay_ms",
+            "queue_delay_max_ms",
+        ] {
+            header.push(format!("f{i}_{col}"));
+        }
     }
-    out.push('\n');
-    let opt = |v: Option<f64>| v.map(|x| format!("{x:.3}")).unwrap_or_default();
+    w.write_record(&header).map_err(err)?;
+    let f3 = |x: f64| format!("{x:.3}");
+    let opt = |v: Option<f64>| v.map(f3).unwrap_or_default();
     for (b, t) in s.t_s.iter().enumerate() {
-        let _ = write!(out, "{t:.3},{:.3}", s.capacity_kbps[b]);
+        let mut row = vec![f3(*t), f3(s.capacity_kbps[b])];
         for f in &s.flows {
-            let _ = write!(
-                out,
-                ",{:.3},{:.3},{},{},{}",
-                f.send_kbps[b],
-                f.throughput_kbps[b],
+            row.extend([
+                f3(f.send_kbps[b]),
+                f3(f.throughput_kbps[b]),
                 opt(f.delay_ms[b]),
                 opt(f.queue_delay_ms[b]),
-                opt(f.queue_delay_max_ms[b])
-            );
+                opt(f.queue_delay_max_ms[b]),
+            ]);
         }
-        out.push('\n');
+        w.write_record(&row).map_err(err)?;
     }
-    out
+    w.into_inner()
+        .map_err(|e| CliError::Io(format!("cannot write timeseries.csv: {e}")))
 }
 
 fn print_table(r: &RunReport) -> Result<(), CliError> {

@@ -331,8 +331,8 @@ fn bench_writes_results_and_a_scatter_per_trace() {
     let csv = std::fs::read_to_string(out.join("results.csv")).unwrap();
     assert_eq!(csv.lines().count(), 5);
     let html = std::fs::read_to_string(out.join("report.html")).unwrap();
-    assert_eq!(html.matches("<figure class=scatter>").count(), 2);
-    assert_eq!(html.matches("<figure class=timeseries>").count(), 4);
+    assert_eq!(html.matches("<figure class=\"scatter\">").count(), 2);
+    assert_eq!(html.matches("<figure class=\"timeseries\">").count(), 4);
     assert!(
         !html.contains("<script") && !html.contains("src=\"http"),
         "the report must be self-contained"

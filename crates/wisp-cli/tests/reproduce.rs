@@ -56,7 +56,11 @@ fn quick_gcc_wifi_writes_figures_and_data_deterministically() {
     )
     .unwrap();
     assert_eq!(summary["seed"], 3);
-    assert!(!summary["checks"].as_array().unwrap().is_empty());
+    assert_claims_met(
+        &summary["checks"],
+        |c| c["claim"].as_str().unwrap().to_string(),
+        GCC_WIFI_QUICK_MET,
+    );
     // Each form of the pre-filter on each synthetic outage link, against the same link without
     // outages (the quick run has the 3 and 2 Mbit/s pairs).
     let pairs = summary["against_no_outage"].as_array().unwrap();
@@ -119,6 +123,53 @@ fn file<'a>(files: &'a [(PathBuf, Vec<u8>)], name: &str) -> &'a [u8] {
         .unwrap_or_else(|| panic!("{name} missing"))
         .1
 }
+
+/// The Sprout claims met by `wisp reproduce sprout --quick --seed 5`, as `id @ scope`.
+const SPROUT_QUICK_MET: [&str; 19] = [
+    "sprout-low-delay @ Verizon-LTE-short.down",
+    "sprout-low-delay @ Verizon-LTE-short.up",
+    "sprout-low-delay @ TMobile-LTE-short.up",
+    "ewma-more @ Verizon-LTE-short.down",
+    "ewma-more @ Verizon-LTE-short.up",
+    "ewma-more @ TMobile-LTE-short.down",
+    "ewma-more @ TMobile-LTE-short.up",
+    "cubic-seconds @ Verizon-LTE-short.down",
+    "cubic-seconds @ Verizon-LTE-short.up",
+    "cubic-seconds @ TMobile-LTE-short.down",
+    "cubic-seconds @ TMobile-LTE-short.up",
+    "codel-between @ Verizon-LTE-short.down",
+    "codel-between @ Verizon-LTE-short.up",
+    "codel-between @ TMobile-LTE-short.up",
+    "lte-downlink @ Verizon-LTE-short.down",
+    "loss-falls @ Verizon-LTE-short.down, loss in both directions",
+    "loss-falls @ Verizon-LTE-short.up, loss in both directions",
+    "loss-resilient @ Verizon-LTE-short.down, loss in both directions",
+    "loss-resilient @ Verizon-LTE-short.up, loss in both directions",
+];
+
+// ---- gcc-wifi: the expected set of claims met (update here on merge) ----------------------
+/// The gcc-wifi claims met by `wisp reproduce gcc-wifi --quick --seed 3`, by claim text. This is
+/// the one list to update when GCC or the gcc-wifi claims change (e.g. the paper's > 20 % rate
+/// claim judged beside the 15 % threshold): a claim that stops being met fails the test, and one
+/// that starts being met must be added here.
+const GCC_WIFI_QUICK_MET: &[&str] = &[
+    "trace, Algorithm 1: the median one-way delay grows little",
+    "trace, Algorithm 1: the 75th-percentile one-way delay grows little",
+    "trace, libwebrtc form: the median one-way delay grows little",
+    "trace, libwebrtc form: the 75th-percentile one-way delay grows little",
+    "outage-3mbps, Algorithm 1: the pre-filter raises the average sending rate",
+    "outage-3mbps, Algorithm 1: the side modes of d_m are removed",
+    "outage-3mbps, libwebrtc form: the pre-filter raises the average sending rate",
+    "no-outage-3mbps, Algorithm 1: without outages both variants send the same",
+    "no-outage-3mbps, libwebrtc form: without outages both variants send the same",
+    "outage-2mbps, Algorithm 1: the median one-way delay grows little",
+    "outage-2mbps, Algorithm 1: the 75th-percentile one-way delay grows little",
+    "outage-2mbps, libwebrtc form: the median one-way delay grows little",
+    "outage-2mbps, libwebrtc form: the 75th-percentile one-way delay grows little",
+    "no-outage-2mbps, Algorithm 1: without outages both variants send the same",
+    "no-outage-2mbps, libwebrtc form: without outages both variants send the same",
+];
+// ---- end of the gcc-wifi expected set -------------------------------------------------------
 
 #[test]
 fn quick_sprout_writes_tables_figures_and_claims_deterministically() {
@@ -248,23 +299,20 @@ fn quick_sprout_writes_tables_figures_and_claims_deterministically() {
         .count();
     assert_eq!(printed, checks.len(), "{stdout}");
 
-    // The claims that hold with a wide margin on the quick subset.
-    let met = |id: &str, scope: &str| {
-        checks
-            .iter()
-            .filter(|c| c["id"] == id && c["scope"].as_str().unwrap().starts_with(scope))
-            .all(|c| c["met"] == true)
-    };
-    for (id, scope) in [
-        ("lte-downlink", "Verizon-LTE-short.down"),
-        ("sprout-low-delay", "Verizon-LTE-short"),
-        ("ewma-more", ""),
-        ("cubic-seconds", ""),
-        ("loss-falls", ""),
-        ("loss-resilient", ""),
-    ] {
-        assert!(met(id, scope), "{id} on {scope}: {stdout}");
-    }
+    // Exactly the claims met at --quick with seed 5 (the paper's claims; this list pins what
+    // wisp meets today). Not met today: Sprout's delay rank and CoDel-between on
+    // TMobile-LTE-short.down, and Sprout-EWMA having the highest throughput anywhere.
+    assert_claims_met(
+        &json["checks"],
+        |c| {
+            format!(
+                "{} @ {}",
+                c["id"].as_str().unwrap(),
+                c["scope"].as_str().unwrap()
+            )
+        },
+        &SPROUT_QUICK_MET,
+    );
 
     let html = String::from_utf8(file(&fa, "report.html").to_vec()).unwrap();
     assert!(html.matches("<svg").count() >= 4, "the charts are inlined");

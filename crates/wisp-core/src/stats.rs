@@ -1,4 +1,13 @@
-//! Small statistics shared by estimators and metrics.
+//! Small statistics shared by estimators and metrics, and the random draws the simulator's link
+//! models use.
+//!
+//! The draws ([`standard_normal`], [`standard_exponential`]) are written here on purpose rather
+//! than taken from `rand_distr`: wisp promises that a scenario and a seed give the same bytes of
+//! output, and the rand project allows a new (0.x) release of `rand_distr` to change what a
+//! distribution draws for a given generator state (a faster algorithm, a different number of
+//! uniforms consumed per draw), which would silently shift every stochastic link after a
+//! dependency update. Box–Muller and inversion here are two lines each, consume a fixed number
+//! of uniforms per draw, and change only when this file does.
 
 /// The `q`-quantile (0 ≤ q ≤ 1) of `sorted` by the nearest-rank method: the smallest value
 /// with at least `q·n` values at or below it. `None` for an empty slice.

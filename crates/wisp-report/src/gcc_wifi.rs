@@ -1,8 +1,8 @@
 //! Figures and page of `wisp reproduce gcc-wifi` (ANRW'16 Figs. 6, 8, 9 and 10).
 
-use crate::{STYLE, claims_table, color, esc, hex};
+use crate::{Csv, claims_table, color, inline_svg, page, swatch};
+use maud::{Markup, html};
 use plotters::prelude::*;
-use std::fmt::Write as _;
 use wisp_sim::reproduce::gcc_wifi::{
     Case, DM_MAX_MS, DM_MIN_MS, GccWifi, RunData, WITH, WITH_LIBWEBRTC, WITHOUT, dm_density,
 };
@@ -299,69 +299,88 @@ pub fn boxplot_svg(case: &Case) -> String {
 
 /// The d_m densities of every case as CSV: `case,scheme,dm_ms,density_per_ms`.
 pub fn dm_pdf_csv(r: &GccWifi) -> String {
-    let mut out = String::from("case,scheme,dm_ms,density_per_ms\n");
+    let mut out = Csv::new(&["case", "scheme", "dm_ms", "density_per_ms"]);
     for case in &r.cases {
         let kind = case.spec.id;
         for run in &case.runs {
             for (x, p) in dm_density(&run.dm) {
-                let _ = writeln!(out, "{kind},{},{x:.1},{p:.6}", run.summary.scheme);
+                out.row(&[
+                    &kind,
+                    &run.summary.scheme,
+                    &format!("{x:.1}"),
+                    &format!("{p:.6}"),
+                ]);
             }
         }
     }
-    out
+    out.finish()
 }
 
 /// The series of every run as CSV: `case,scheme,series,t_s,value`.
 pub fn timeseries_csv(r: &GccWifi) -> String {
-    let mut out = String::from("case,scheme,series,t_s,value\n");
+    let mut out = Csv::new(&["case", "scheme", "series", "t_s", "value"]);
     for case in &r.cases {
         let kind = case.spec.id;
         for run in &case.runs {
             let s = &run.summary.scheme;
-            for (t, v) in &run.rate {
-                let _ = writeln!(out, "{kind},{s},send_kbps,{t:.1},{v:.3}");
-            }
-            for (t, v) in &run.owd {
-                let _ = writeln!(out, "{kind},{s},owd_ms,{t:.1},{v:.3}");
+            for (series, points) in [("send_kbps", &run.rate), ("owd_ms", &run.owd)] {
+                for (t, v) in points {
+                    out.row(&[&kind, s, &series, &format!("{t:.1}"), &format!("{v:.3}")]);
+                }
             }
         }
     }
-    out
+    out.finish()
 }
 
 /// One row per run: `case,scheme,link,mean_rate_kbps,std_rate_kbps,throughput_kbps,owd_p5_ms,…`.
 pub fn summary_csv(r: &GccWifi) -> String {
-    let mut out = String::from(
-        "case,scheme,link,mean_rate_kbps,std_rate_kbps,throughput_kbps,owd_p5_ms,owd_p25_ms,owd_p50_ms,owd_p75_ms,owd_p95_ms,loss_rate,dm_groups,dm_below_minus10,dm_within_10,dm_above_40\n",
-    );
+    let mut out = Csv::new(&[
+        "case",
+        "scheme",
+        "link",
+        "mean_rate_kbps",
+        "std_rate_kbps",
+        "throughput_kbps",
+        "owd_p5_ms",
+        "owd_p25_ms",
+        "owd_p50_ms",
+        "owd_p75_ms",
+        "owd_p95_ms",
+        "loss_rate",
+        "dm_groups",
+        "dm_below_minus10",
+        "dm_within_10",
+        "dm_above_40",
+    ]);
     for case in &r.cases {
         for run in &case.runs {
             let s = &run.summary;
             let o = s.owd_ms;
             let m = s.dm_modes;
-            let _ = writeln!(
-                out,
-                "{},{},\"{}\",{:.1},{:.1},{:.1},{:.1},{:.1},{:.1},{:.1},{:.1},{:.5},{},{:.4},{:.4},{:.4}",
-                case.spec.id,
-                s.scheme,
-                s.link,
-                s.mean_rate_kbps,
-                s.std_rate_kbps,
-                s.throughput_kbps,
-                o[0],
-                o[1],
-                o[2],
-                o[3],
-                o[4],
-                s.loss_rate,
-                m.samples,
-                m.negative,
-                m.central,
-                m.positive
-            );
+            let f1 = |v: f64| format!("{v:.1}");
+            let f4 = |v: f64| format!("{v:.4}");
+            out.row(&[
+                &case.spec.id,
+                &s.scheme,
+                &s.link,
+                &f1(s.mean_rate_kbps),
+                &f1(s.std_rate_kbps),
+                &f1(s.throughput_kbps),
+                &f1(o[0]),
+                &f1(o[1]),
+                &f1(o[2]),
+                &f1(o[3]),
+                &f1(o[4]),
+                &format!("{:.5}", s.loss_rate),
+                &m.samples,
+                &f4(m.negative),
+                &f4(m.central),
+                &f4(m.positive),
+            ]);
         }
     }
-    out
+    out.finish()
 }
 
 /// The SVG figures: `(file name, svg)`.
@@ -379,133 +398,156 @@ pub fn figures(r: &GccWifi) -> Vec<(String, String)> {
 
 /// The page: the claims checked, then per case the three figures (inlined) and a table.
 pub fn html(r: &GccWifi) -> String {
-    let mut out = String::new();
     let title = "GCC over Wi-Fi with and without packet grouping (ANRW'16)";
-    let _ = write!(
-        out,
-        "<!DOCTYPE html>\n<html lang=en><head><meta charset=utf-8><title>{t}</title><style>{STYLE}</style></head><body>\n<h1>{t}</h1>\n\
-         <p class=meta>Carlucci, De Cicco, Holmer, Mascolo, “Making Google Congestion Control robust over Wi-Fi networks using packet grouping”, ANRW 2016. \
-         A {d:.0}-s video call (30 frames/s, 50–2500 kbit/s) per run; {delay:.0} ms one-way propagation delay each way; infinite bottleneck queue; seed {seed}. \
-         The Wi-Fi trace is replayed as the paper's simulation framework does, one packet per line. \
-         “Algorithm 1” is the paper's pre-filter exactly (<code>gcc-grouping</code>); “libwebrtc form” is libwebrtc's burst grouping \
-         (<code>gcc-grouping:prefilter=libwebrtc</code>: 5 ms burst threshold, 100 ms maximum burst).</p>\n",
-        t = esc(title),
-        d = r.duration.as_secs_f64(),
-        delay = r.delay.as_millis_f64(),
-        seed = r.seed
-    );
-    out.push_str("<h2>The paper's claims, measured</h2>\n");
-    claims_table(
-        &mut out,
-        r.checks().iter().map(|c| {
+    let body = html! {
+        p.meta {
+            "Carlucci, De Cicco, Holmer, Mascolo, “Making Google Congestion Control robust over \
+             Wi-Fi networks using packet grouping”, ANRW 2016. A "
+            (format!("{:.0}", r.duration.as_secs_f64()))
+            "-s video call (30 frames/s, 50–2500 kbit/s) per run; "
+            (format!("{:.0}", r.delay.as_millis_f64()))
+            " ms one-way propagation delay each way; infinite bottleneck queue; seed " (r.seed)
+            ". The Wi-Fi trace is replayed as the paper's simulation framework does, one packet \
+             per line. “Algorithm 1” is the paper's pre-filter exactly ("
+            code { "gcc-grouping" }
+            "); “libwebrtc form” is libwebrtc's burst grouping ("
+            code { "gcc-grouping:prefilter=libwebrtc" }
+            ": 5 ms burst threshold, 100 ms maximum burst)."
+        }
+        h2 { "The paper's claims, measured" }
+        (claims_table(r.checks().iter().map(|c| {
             (
                 c.claim.as_str(),
                 c.expected.as_str(),
                 c.measured.as_str(),
                 c.met,
             )
-        }),
-    );
-    against_no_outage(&mut out, r);
-    for case in &r.cases {
-        let _ = writeln!(
-            out,
-            "<h2 id=\"{}\">{}</h2><p class=meta>link: {}</p>",
-            case.spec.id,
-            esc(case.spec.title),
-            esc(&case.link)
-        );
-        out.push_str("<table><tr><th>scheme</th><th>mean rate kbit/s</th><th>std kbit/s</th><th>OWD p5</th><th>p25</th><th>p50</th><th>p75</th><th>p95 ms</th><th>d_m &lt; −10 ms</th><th>|d_m| ≤ 10 ms</th><th>d_m &gt; 40 ms</th></tr>\n");
-        for (i, run) in ordered(case).into_iter().enumerate() {
-            let s = &run.summary;
-            let o = s.owd_ms;
-            let m = s.dm_modes;
-            let _ = writeln!(
-                out,
-                "<tr><td><span class=sw style=\"background:{}\"></span>{}</td><td>{:.0}</td><td>{:.0}</td><td>{:.0}</td><td>{:.0}</td><td>{:.0}</td><td>{:.0}</td><td>{:.0}</td><td>{:.1} %</td><td>{:.1} %</td><td>{:.1} %</td></tr>",
-                hex(color(i)),
-                esc(&s.scheme),
-                s.mean_rate_kbps,
-                s.std_rate_kbps,
-                o[0],
-                o[1],
-                o[2],
-                o[3],
-                o[4],
-                100.0 * m.negative,
-                100.0 * m.central,
-                100.0 * m.positive
-            );
+        })))
+        (against_no_outage(r))
+        @for case in &r.cases {
+            h2 id=(case.spec.id) { (case.spec.title) }
+            p.meta { "link: " (case.link) }
+            table {
+                tr {
+                    th { "scheme" } th { "mean rate kbit/s" } th { "std kbit/s" } th { "OWD p5" }
+                    th { "p25" } th { "p50" } th { "p75" } th { "p95 ms" }
+                    th { "d_m < −10 ms" } th { "|d_m| ≤ 10 ms" } th { "d_m > 40 ms" }
+                }
+                @for (i, run) in ordered(case).into_iter().enumerate() {
+                    @let s = &run.summary;
+                    @let m = s.dm_modes;
+                    tr {
+                        td { (swatch(color(i))) (s.scheme) }
+                        td { (format!("{:.0}", s.mean_rate_kbps)) }
+                        td { (format!("{:.0}", s.std_rate_kbps)) }
+                        @for o in s.owd_ms {
+                            td { (format!("{o:.0}")) }
+                        }
+                        td { (format!("{:.1}", 100.0 * m.negative)) " %" }
+                        td { (format!("{:.1}", 100.0 * m.central)) " %" }
+                        td { (format!("{:.1}", 100.0 * m.positive)) " %" }
+                    }
+                }
+            }
+            figure {
+                (inline_svg(&dm_pdf_svg(case)))
+                figcaption { "Figs. 6 and 8: density of the one-way delay variation between groups." }
+            }
+            figure {
+                (inline_svg(&dynamics_svg(case, r.duration.as_secs_f64())))
+                figcaption {
+                    "Fig. 9: sending rate (1-s bins; dashed: mean) and one-way delay (mean per \
+                     200 ms)."
+                }
+            }
+            figure {
+                (inline_svg(&boxplot_svg(case)))
+                figcaption {
+                    "Fig. 10: average sending rate with its standard deviation over 1-s bins; \
+                     one-way delay percentiles (whiskers 5th/95th, box 25th/75th, red: median)."
+                }
+            }
         }
-        out.push_str("</table>\n<figure>");
-        out.push_str(&dm_pdf_svg(case));
-        out.push_str("<figcaption>Figs. 6 and 8: density of the one-way delay variation between groups.</figcaption></figure>\n<figure>");
-        out.push_str(&dynamics_svg(case, r.duration.as_secs_f64()));
-        out.push_str("<figcaption>Fig. 9: sending rate (1-s bins; dashed: mean) and one-way delay (mean per 200 ms).</figcaption></figure>\n<figure>");
-        out.push_str(&boxplot_svg(case));
-        out.push_str("<figcaption>Fig. 10: average sending rate with its standard deviation over 1-s bins; one-way delay percentiles (whiskers 5th/95th, box 25th/75th, red: median).</figcaption></figure>\n");
-    }
-    out.push_str(NOTES);
-    out.push_str("</body></html>\n");
-    out
+        (notes())
+    };
+    page(title, body)
 }
 
 /// The pre-filter's call on each synthetic outage link against the same scheme on that link
 /// without outages ([`GccWifi::no_outage_pairs`]): not a claim of the paper, but what tells the
 /// pre-filter's own delay cost from its higher rate's.
-fn against_no_outage(out: &mut String, r: &GccWifi) {
+fn against_no_outage(r: &GccWifi) -> Markup {
     let rows = r.no_outage_pairs();
     if rows.is_empty() {
-        return;
+        return html! {};
     }
-    out.push_str(
-        "<h2>The pre-filter against the same link without outages</h2>\n\
-         <p>Not one of the paper's claims. The claims above compare the pre-filter with plain GCC on \
-         the same outage link, so a higher rate and its larger frames count against the delay. Here \
-         the pre-filter's call on each synthetic outage link is set against the same scheme on that \
-         link without outages: where the rates match, the delay the outages still cost is the \
-         difference.</p>\n\
-         <table><tr><th>link</th><th>scheme</th><th>rate kbit/s (no outages → outages)</th>\
-         <th>OWD p50 ms</th><th>p75 ms</th><th>p95 ms</th></tr>\n",
-    );
-    for (c, without, with) in rows {
-        let (a, b) = (&without.summary, &with.summary);
-        let _ = writeln!(
-            out,
-            "<tr><td>{}</td><td>{}</td><td>{:.0} → {:.0}</td><td>{:.1} → {:.1}</td><td>{:.1} → {:.1}</td><td>{:.1} → {:.1}</td></tr>",
-            esc(c.spec.id),
-            esc(&b.scheme),
-            a.mean_rate_kbps,
-            b.mean_rate_kbps,
-            a.owd_ms[2],
-            b.owd_ms[2],
-            a.owd_ms[3],
-            b.owd_ms[3],
-            a.owd_ms[4],
-            b.owd_ms[4]
-        );
+    html! {
+        h2 { "The pre-filter against the same link without outages" }
+        p {
+            "Not one of the paper's claims. The claims above compare the pre-filter with plain GCC \
+             on the same outage link, so a higher rate and its larger frames count against the \
+             delay. Here the pre-filter's call on each synthetic outage link is set against the \
+             same scheme on that link without outages: where the rates match, the delay the \
+             outages still cost is the difference."
+        }
+        table {
+            tr {
+                th { "link" } th { "scheme" } th { "rate kbit/s (no outages → outages)" }
+                th { "OWD p50 ms" } th { "p75 ms" } th { "p95 ms" }
+            }
+            @for (c, without, with) in rows {
+                @let (a, b) = (&without.summary, &with.summary);
+                tr {
+                    td { (c.spec.id) }
+                    td { (b.scheme) }
+                    td { (format!("{:.0} → {:.0}", a.mean_rate_kbps, b.mean_rate_kbps)) }
+                    @for i in 2..5 {
+                        td { (format!("{:.1} → {:.1}", a.owd_ms[i], b.owd_ms[i])) }
+                    }
+                }
+            }
+        }
     }
-    out.push_str("</table>\n");
 }
 
-const NOTES: &str = "<h2>Notes</h2><ul>\
-<li>The trace lists when a loaded 802.11n network forwarded the packets of a 3 Mbit/s stream of \
-1200-byte packets. It is replayed one packet per line whatever the packet's size, as the WebRTC \
-simulation framework the paper used does (<code>trace-packets:</code>); the Mahimahi case credits \
-1500 bytes per line instead, 25 % more capacity than the trace offered.</li>\
-<li>The one-way delay is per packet and includes the 20-ms propagation delay (the paper does not \
-state its own); relative delay growth depends on that choice.</li>\
-<li>At 3 Mbit/s without outages neither variant regulates (the encoder's 2.5 Mbit/s ceiling is \
-below the link), so equal rates there say little; the 2 Mbit/s control is the informative one.</li>\
-<li>Algorithm 1 as written bounds no merged group: the packets of a standing queue arrive less \
-than ΔT apart and faster than they were sent, so a queue that stood across the gaps between video \
-frames would make one group that never closes. The estimator takes only video packets as delay \
-samples (audio counts towards its rate), as libwebrtc's did; with audio among them, they bridged \
-the gaps and the 2 Mbit/s cases went blind. libwebrtc's form caps a merged burst at 100 ms.</li>\
-<li>The d_m density is of the video packets, the receiver's delay samples.</li>\
-<li>The trace does not release what an outage held in one burst: in the 20–50 ms after a gap of \
-80 ms or more it delivers at a median 5.2 Mbit/s, with about two pauses of 5 ms or more inside each \
-release. Each pause fails Algorithm 1's burst test (an arrival gap below ΔT) and leaves a negative \
-d_m, so on the trace the side mode below −10 ms stays; the synthetic link's cleaner bursts (at the \
-same 5 Mbit/s) lose it.</li>\
-</ul>\n";
+fn notes() -> Markup {
+    html! {
+        h2 { "Notes" }
+        ul {
+            li {
+                "The trace lists when a loaded 802.11n network forwarded the packets of a 3 Mbit/s \
+                 stream of 1200-byte packets. It is replayed one packet per line whatever the \
+                 packet's size, as the WebRTC simulation framework the paper used does ("
+                code { "trace-packets:" }
+                "); the Mahimahi case credits 1500 bytes per line instead, 25 % more capacity \
+                 than the trace offered."
+            }
+            li {
+                "The one-way delay is per packet and includes the 20-ms propagation delay (the \
+                 paper does not state its own); relative delay growth depends on that choice."
+            }
+            li {
+                "At 3 Mbit/s without outages neither variant regulates (the encoder's 2.5 Mbit/s \
+                 ceiling is below the link), so equal rates there say little; the 2 Mbit/s \
+                 control is the informative one."
+            }
+            li {
+                "Algorithm 1 as written bounds no merged group: the packets of a standing queue \
+                 arrive less than ΔT apart and faster than they were sent, so a queue that stood \
+                 across the gaps between video frames would make one group that never closes. \
+                 The estimator takes only video packets as delay samples (audio counts towards \
+                 its rate), as libwebrtc's did; with audio among them, they bridged the gaps and \
+                 the 2 Mbit/s cases went blind. libwebrtc's form caps a merged burst at 100 ms."
+            }
+            li { "The d_m density is of the video packets, the receiver's delay samples." }
+            li {
+                "The trace does not release what an outage held in one burst: in the 20–50 ms \
+                 after a gap of 80 ms or more it delivers at a median 5.2 Mbit/s, with about two \
+                 pauses of 5 ms or more inside each release. Each pause fails Algorithm 1's burst \
+                 test (an arrival gap below ΔT) and leaves a negative d_m, so on the trace the \
+                 side mode below −10 ms stays; the synthetic link's cleaner bursts (at the same \
+                 5 Mbit/s) lose it."
+            }
+        }
+    }
+}

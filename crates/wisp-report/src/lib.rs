@@ -12,15 +12,19 @@
 //! * [`sprout`]: the charts, tables and page of `wisp reproduce sprout`;
 //! * [`sweep`]: the table, figures and page of `wisp sweep`;
 //! * [`mehrotra`]: the figures and page of `wisp reproduce mehrotra`.
+//!
+//! The pages are `maud` templates (checked at compile time, every spliced value HTML-escaped;
+//! only the SVGs drawn here and the shared style sheet go in unescaped), and the CSV files are
+//! written through the `csv` crate.
 
 pub mod gcc_wifi;
 pub mod mehrotra;
 pub mod sprout;
 pub mod sweep;
 
+use maud::{DOCTYPE, Markup, PreEscaped, html};
 use plotters::coord::ranged1d::{KeyPointHint, NoDefaultFormatting, Ranged, ValueFormatter};
 use plotters::prelude::*;
-use std::fmt::Write as _;
 use std::ops::Range;
 use wisp_sim::metrics::TimeSeries;
 use wisp_sim::run::{RunReport, RunResult};
@@ -413,29 +417,78 @@ fn draw_timeseries(
 
 /// The table of a reproduction's claims: one row per (claim, expected, measured, met).
 pub(crate) fn claims_table<'a>(
-    out: &mut String,
     rows: impl IntoIterator<Item = (&'a str, &'a str, &'a str, bool)>,
-) {
-    use std::fmt::Write as _;
-    out.push_str("<table><tr><th>claim</th><th>expected</th><th>measured</th><th>met</th></tr>\n");
-    for (claim, expected, measured, met) in rows {
-        let _ = writeln!(
-            out,
-            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
-            esc(claim),
-            esc(expected),
-            esc(measured),
-            if met { "yes" } else { "<b>no</b>" }
-        );
+) -> Markup {
+    html! {
+        table {
+            tr { th { "claim" } th { "expected" } th { "measured" } th { "met" } }
+            @for (claim, expected, measured, met) in rows {
+                tr {
+                    td { (claim) } td { (expected) } td { (measured) }
+                    td { @if met { "yes" } @else { b { "no" } } }
+                }
+            }
+        }
     }
-    out.push_str("</table>\n");
 }
 
-pub(crate) fn esc(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
+/// A whole page: the doctype, the shared style, `title` as the title and the first heading,
+/// then `body`.
+pub(crate) fn page(title: &str, body: Markup) -> String {
+    html! {
+        (DOCTYPE)
+        html lang="en" {
+            head {
+                meta charset="utf-8";
+                title { (title) }
+                style { (PreEscaped(STYLE)) }
+            }
+            body {
+                h1 { (title) }
+                (body)
+            }
+        }
+    }
+    .into_string()
+}
+
+/// The colour swatch in front of a scheme's name.
+pub(crate) fn swatch(c: RGBColor) -> Markup {
+    html! { span.sw style={ "background:" (hex(c)) } {} }
+}
+
+/// An inlined SVG drawn by this crate.
+pub(crate) fn inline_svg(s: &str) -> PreEscaped<&str> {
+    PreEscaped(s)
+}
+
+/// A CSV file built in memory through the `csv` crate: a header, then one record per row. The
+/// fields come formatted by the caller, so each number keeps its fixed digits; the crate quotes
+/// a field only when it must (a comma, a quote or a line break in it).
+pub(crate) struct Csv(csv::Writer<Vec<u8>>);
+
+/// Why writing a [`Csv`] cannot fail: it writes to memory, and every row of a table has the
+/// header's number of fields (the writer rejects a row that does not — a bug in the caller).
+const CSV_IN_MEMORY: &str = "a CSV row of the header's length written to memory";
+
+impl Csv {
+    pub(crate) fn new(header: &[&str]) -> Self {
+        let mut w = csv::Writer::from_writer(vec![]);
+        w.write_record(header).expect(CSV_IN_MEMORY);
+        Csv(w)
+    }
+
+    /// One record; each field as `Display` prints it.
+    pub(crate) fn row(&mut self, fields: &[&dyn std::fmt::Display]) {
+        self.0
+            .write_record(fields.iter().map(|f| f.to_string()))
+            .expect(CSV_IN_MEMORY);
+    }
+
+    pub(crate) fn finish(self) -> String {
+        let bytes = self.0.into_inner().expect(CSV_IN_MEMORY);
+        String::from_utf8(bytes).expect("CSV of UTF-8 fields")
+    }
 }
 
 fn fmt_opt(v: Option<f64>, digits: usize) -> String {
@@ -448,29 +501,30 @@ th{background:#f4f4f4}td:first-child,th:first-child{text-align:left;white-space:
 details{margin:0.3em 0}summary{cursor:pointer;color:#245}h2{border-bottom:2px solid #ccc;padding-bottom:4px;margin-top:2em}\
 .meta{color:#666;font-size:90%}svg{max-width:100%;height:auto}";
 
-fn metrics_table(out: &mut String, rows: &[(usize, &RunReport)]) {
-    out.push_str(
-        "<table><tr><th>scheme</th><th>throughput kbit/s</th><th>utilization</th><th>self-inflicted ms</th>\
-         <th>95% e2e ms</th><th>delay p50 ms</th><th>delay p95 ms</th><th>loss</th></tr>\n",
-    );
-    for &(ci, r) in rows {
-        for f in &r.flows {
-            let _ = writeln!(
-                out,
-                "<tr><td><span class=sw style=\"background:{}\"></span>{}</td><td>{:.0}</td><td>{:.3}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.4}</td></tr>",
-                hex(color(ci)),
-                esc(&f.scheme),
-                f.throughput_kbps,
-                f.utilization,
-                fmt_opt(f.self_inflicted_delay_ms, 0),
-                fmt_opt(f.e2e_delay_p95_ms, 0),
-                fmt_opt(f.delay_p50_ms, 0),
-                fmt_opt(f.delay_p95_ms, 0),
-                f.loss_rate
-            );
+fn metrics_table(rows: &[(usize, &RunReport)]) -> Markup {
+    html! {
+        table {
+            tr {
+                th { "scheme" } th { "throughput kbit/s" } th { "utilization" }
+                th { "self-inflicted ms" } th { "95% e2e ms" } th { "delay p50 ms" }
+                th { "delay p95 ms" } th { "loss" }
+            }
+            @for &(ci, r) in rows {
+                @for f in &r.flows {
+                    tr {
+                        td { (swatch(color(ci))) (f.scheme) }
+                        td { (format!("{:.0}", f.throughput_kbps)) }
+                        td { (format!("{:.3}", f.utilization)) }
+                        td { (fmt_opt(f.self_inflicted_delay_ms, 0)) }
+                        td { (fmt_opt(f.e2e_delay_p95_ms, 0)) }
+                        td { (fmt_opt(f.delay_p50_ms, 0)) }
+                        td { (fmt_opt(f.delay_p95_ms, 0)) }
+                        td { (format!("{:.4}", f.loss_rate)) }
+                    }
+                }
+            }
         }
     }
-    out.push_str("</table>\n");
 }
 
 /// The traces of `reports`, in first-seen order.
@@ -514,70 +568,54 @@ pub fn trace_scatter_svg(trace: &str, reports: &[&RunReport], schemes: &[String]
 pub fn bench_html(title: &str, subtitle: &str, runs: &[&RunResult], schemes: &[String]) -> String {
     let reports: Vec<&RunReport> = runs.iter().map(|r| &r.report).collect();
     let color_of = |scheme: &str| schemes.iter().position(|s| s == scheme).unwrap_or(0);
-    let mut out = String::new();
-    let _ = write!(
-        out,
-        "<!DOCTYPE html>\n<html lang=en><head><meta charset=utf-8><title>{t}</title><style>{STYLE}</style></head><body>\n<h1>{t}</h1><p class=meta>{s}</p>\n",
-        t = esc(title),
-        s = esc(subtitle)
-    );
-    for trace in &traces_of(reports.iter().copied()) {
-        let here: Vec<&RunResult> = runs
-            .iter()
-            .copied()
-            .filter(|r| &r.report.trace == trace)
-            .collect();
-        let _ = writeln!(out, "<h2 id=\"{0}\">{0}</h2>", esc(trace));
-        out.push_str("<figure class=scatter>");
-        out.push_str(&trace_scatter_svg(trace, &reports, schemes));
-        out.push_str("</figure>\n");
-        let rows: Vec<(usize, &RunReport)> = here
-            .iter()
-            .map(|r| (color_of(&r.report.scheme), &r.report))
-            .collect();
-        metrics_table(&mut out, &rows);
-        for r in &here {
-            let labels: Vec<String> = r.report.flows.iter().map(|f| f.scheme.clone()).collect();
-            let _ = writeln!(
-                out,
-                "<details><summary>{} on {}: time series</summary><figure class=timeseries>{}</figure></details>",
-                esc(&r.report.scheme),
-                esc(trace),
-                timeseries_svg(
-                    &format!("{} on {}", r.report.scheme, trace),
-                    &r.series,
-                    &labels,
-                    900
-                )
-            );
+    let body = html! {
+        p.meta { (subtitle) }
+        @for trace in &traces_of(reports.iter().copied()) {
+            @let here: Vec<&RunResult> = runs
+                .iter()
+                .copied()
+                .filter(|r| &r.report.trace == trace)
+                .collect();
+            @let rows: Vec<(usize, &RunReport)> = here
+                .iter()
+                .map(|r| (color_of(&r.report.scheme), &r.report))
+                .collect();
+            h2 id=(trace) { (trace) }
+            figure.scatter { (inline_svg(&trace_scatter_svg(trace, &reports, schemes))) }
+            (metrics_table(&rows))
+            @for r in &here {
+                @let labels: Vec<String> = r.report.flows.iter().map(|f| f.scheme.clone()).collect();
+                details {
+                    summary { (r.report.scheme) " on " (trace) ": time series" }
+                    figure.timeseries {
+                        (inline_svg(&timeseries_svg(
+                            &format!("{} on {}", r.report.scheme, trace),
+                            &r.series,
+                            &labels,
+                            900
+                        )))
+                    }
+                }
+            }
         }
-    }
-    out.push_str("</body></html>\n");
-    out
+    };
+    page(title, body)
 }
 
 /// The report of one run: its metrics and time series.
 pub fn run_html(result: &RunResult) -> String {
     let r = &result.report;
     let title = format!("{} on {}", r.scheme, r.trace);
-    let mut out = String::new();
-    let _ = write!(
-        out,
-        "<!DOCTYPE html>\n<html lang=en><head><meta charset=utf-8><title>{t}</title><style>{STYLE}</style></head><body>\n<h1>{t}</h1>\n<p class=meta>reverse path {rev}; {d} ms one-way delay; queue {q}; loss {l}; {dur} s (warm-up {w} s); seed {seed}</p>\n",
-        t = esc(&title),
-        rev = esc(&r.reverse),
-        d = r.delay_ms,
-        q = esc(&r.queue),
-        l = esc(&r.loss),
-        dur = r.duration_s,
-        w = r.warmup_s,
-        seed = r.seed
-    );
-    metrics_table(&mut out, &[(0, r)]);
     let labels: Vec<String> = r.flows.iter().map(|f| f.scheme.clone()).collect();
-    out.push_str(&timeseries_svg(&title, &result.series, &labels, 1200));
-    out.push_str("\n</body></html>\n");
-    out
+    let body = html! {
+        p.meta {
+            "reverse path " (r.reverse) "; " (r.delay_ms) " ms one-way delay; queue " (r.queue)
+            "; loss " (r.loss) "; " (r.duration_s) " s (warm-up " (r.warmup_s) " s); seed " (r.seed)
+        }
+        (metrics_table(&[(0, r)]))
+        (inline_svg(&timeseries_svg(&title, &result.series, &labels, 1200)))
+    };
+    page(&title, body)
 }
 
 #[cfg(test)]

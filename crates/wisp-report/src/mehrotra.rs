@@ -2,9 +2,9 @@
 //! Figs. 2–5, 9–23).
 
 use crate::sweep::{density, figure_svg, svg, tick, zones_pdf_svg};
-use crate::{STYLE, claims_table, color, esc, hex};
+use crate::{Csv, claims_table, color, inline_svg, page, swatch};
+use maud::{Markup, html};
 use plotters::prelude::*;
-use std::fmt::Write as _;
 use wisp_sim::reproduce::mehrotra::{
     CONTROLLERS, ControllerRun, Mehrotra, NETWORKS, PAPER_TABLE_I, PAPER_TABLE_II,
 };
@@ -363,29 +363,39 @@ pub fn figures(r: &Mehrotra) -> Vec<(String, String)> {
 
 /// Tables I and II with the paper's rows: `link,scheme,throughput_kbps,utilization,delay_s,…`.
 pub fn table_csv(r: &Mehrotra) -> String {
-    let mut out = String::from(
-        "link,scheme,throughput_kbps,capacity_kbps,utilization,delay_mean_s,delay_p50_s,delay_p95_s,loss_rate,paper_throughput_kbps,paper_delay_s,paper_loss\n",
-    );
+    let mut out = Csv::new(&[
+        "link",
+        "scheme",
+        "throughput_kbps",
+        "capacity_kbps",
+        "utilization",
+        "delay_mean_s",
+        "delay_p50_s",
+        "delay_p95_s",
+        "loss_rate",
+        "paper_throughput_kbps",
+        "paper_delay_s",
+        "paper_loss",
+    ]);
     for x in &r.table {
         let paper = paper_row(&x.link, &x.scheme);
-        let _ = writeln!(
-            out,
-            "{},{},{:.1},{:.1},{:.4},{:.4},{:.4},{:.4},{:.5},{},{},{}",
-            x.link,
-            x.scheme,
-            x.throughput_kbps,
-            x.capacity_kbps,
-            x.utilization,
-            x.delay_mean_s,
-            x.delay_p50_s,
-            x.delay_p95_s,
-            x.loss_rate,
-            paper.map_or(String::new(), |p| format!("{}", p.1)),
-            paper.map_or(String::new(), |p| format!("{}", p.2)),
-            paper.map_or(String::new(), |p| format!("{}", p.3)),
-        );
+        let f4 = |v: f64| format!("{v:.4}");
+        out.row(&[
+            &x.link,
+            &x.scheme,
+            &format!("{:.1}", x.throughput_kbps),
+            &format!("{:.1}", x.capacity_kbps),
+            &f4(x.utilization),
+            &f4(x.delay_mean_s),
+            &f4(x.delay_p50_s),
+            &f4(x.delay_p95_s),
+            &format!("{:.5}", x.loss_rate),
+            &paper.map_or(String::new(), |p| format!("{}", p.1)),
+            &paper.map_or(String::new(), |p| format!("{}", p.2)),
+            &paper.map_or(String::new(), |p| format!("{}", p.3)),
+        ]);
     }
-    out
+    out.finish()
 }
 
 fn paper_row(link: &str, scheme: &str) -> Option<(&'static str, f64, f64, f64)> {
@@ -398,37 +408,55 @@ fn paper_row(link: &str, scheme: &str) -> Option<(&'static str, f64, f64, f64)> 
 }
 
 pub fn delta_sweep_csv(r: &Mehrotra) -> String {
-    let mut out =
-        String::from("link,delta_hat_ms,throughput_kbps,utilization,delay_mean_ms,loss_rate\n");
+    let mut out = Csv::new(&[
+        "link",
+        "delta_hat_ms",
+        "throughput_kbps",
+        "utilization",
+        "delay_mean_ms",
+        "loss_rate",
+    ]);
     for p in &r.delta_sweep {
-        let _ = writeln!(
-            out,
-            "{},{},{:.1},{:.4},{:.2},{:.5}",
-            p.link, p.delta_hat_ms, p.throughput_kbps, p.utilization, p.delay_mean_ms, p.loss_rate
-        );
+        out.row(&[
+            &p.link,
+            &p.delta_hat_ms,
+            &format!("{:.1}", p.throughput_kbps),
+            &format!("{:.4}", p.utilization),
+            &format!("{:.2}", p.delay_mean_ms),
+            &format!("{:.5}", p.loss_rate),
+        ]);
     }
-    out
+    out.finish()
 }
 
 pub fn sensitivity_csv(r: &Mehrotra) -> String {
-    let mut out =
-        String::from("variant,link,throughput_kbps,utilization,delay_mean_ms,loss_rate\n");
+    let mut out = Csv::new(&[
+        "variant",
+        "link",
+        "throughput_kbps",
+        "utilization",
+        "delay_mean_ms",
+        "loss_rate",
+    ]);
     for s in &r.sensitivity {
-        let _ = writeln!(
-            out,
-            "\"{}\",{},{:.1},{:.4},{:.2},{:.5}",
-            s.variant, s.link, s.throughput_kbps, s.utilization, s.delay_mean_ms, s.loss_rate
-        );
+        out.row(&[
+            &s.variant,
+            &s.link,
+            &format!("{:.1}", s.throughput_kbps),
+            &format!("{:.4}", s.utilization),
+            &format!("{:.2}", s.delay_mean_ms),
+            &format!("{:.5}", s.loss_rate),
+        ]);
     }
-    out
+    out.finish()
 }
 
 /// The time series: `figure,series,t_s,value` (controllers' rates and δ̂, fairness, handover).
 pub fn timeseries_csv(r: &Mehrotra) -> String {
-    let mut out = String::from("figure,series,t_s,value\n");
+    let mut out = Csv::new(&["figure", "series", "t_s", "value"]);
     let mut put = |fig: &str, series: &str, pts: &[(f64, f64)]| {
         for (t, v) in pts {
-            let _ = writeln!(out, "{fig},{series},{t:.1},{v:.3}");
+            out.row(&[&fig, &series, &format!("{t:.1}"), &format!("{v:.3}")]);
         }
     };
     for x in &r.table {
@@ -447,161 +475,195 @@ pub fn timeseries_csv(r: &Mehrotra) -> String {
     put("handover", "throughput_kbps", &h.rate);
     put("handover", "capacity_kbps", &h.capacity);
     put("handover", "delta_hat_ms", &h.delta_hat);
-    out
+    out.finish()
 }
 
-fn table_html(out: &mut String, r: &Mehrotra, link: &str, title: &str) {
-    let _ = writeln!(
-        out,
-        "<h3>{}</h3><table><tr><th>controller</th><th>throughput kbit/s</th><th>utilisation</th><th>delay s (mean)</th><th>delay p95 s</th><th>loss</th><th>paper: throughput</th><th>delay</th><th>loss</th></tr>",
-        esc(title)
-    );
-    for (i, c) in CONTROLLERS.iter().enumerate() {
-        let Some(x) = r.run_of(link, c) else { continue };
-        let p = paper_row(link, c);
-        let _ = writeln!(
-            out,
-            "<tr><td><span class=sw style=\"background:{}\"></span>{}</td><td>{:.0}</td><td>{:.2}</td><td>{:.3}</td><td>{:.3}</td><td>{:.3}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
-            hex(color(i)),
-            esc(c),
-            x.throughput_kbps,
-            x.utilization,
-            x.delay_mean_s,
-            x.delay_p95_s,
-            x.loss_rate,
-            p.map_or("-".into(), |p| format!("{:.0}", p.1)),
-            p.map_or("-".into(), |p| format!("{:.3}", p.2)),
-            p.map_or("-".into(), |p| format!("{:.3}", p.3)),
-        );
+fn table_html(r: &Mehrotra, link: &str, title: &str) -> Markup {
+    html! {
+        h3 { (title) }
+        table {
+            tr {
+                th { "controller" } th { "throughput kbit/s" } th { "utilisation" }
+                th { "delay s (mean)" } th { "delay p95 s" } th { "loss" }
+                th { "paper: throughput" } th { "delay" } th { "loss" }
+            }
+            @for (i, c) in CONTROLLERS.iter().enumerate() {
+                @if let Some(x) = r.run_of(link, c) {
+                    @let p = paper_row(link, c);
+                    tr {
+                        td { (swatch(color(i))) (c) }
+                        td { (format!("{:.0}", x.throughput_kbps)) }
+                        td { (format!("{:.2}", x.utilization)) }
+                        td { (format!("{:.3}", x.delay_mean_s)) }
+                        td { (format!("{:.3}", x.delay_p95_s)) }
+                        td { (format!("{:.3}", x.loss_rate)) }
+                        td { (p.map_or("-".into(), |p| format!("{:.0}", p.1))) }
+                        td { (p.map_or("-".into(), |p| format!("{:.3}", p.2))) }
+                        td { (p.map_or("-".into(), |p| format!("{:.3}", p.3))) }
+                    }
+                }
+            }
+        }
     }
-    out.push_str("</table>\n");
+}
+
+/// A table of checks, one row per (claim, expected, measured, met).
+fn checks_table(checks: &[wisp_sim::reproduce::Check]) -> Markup {
+    claims_table(checks.iter().map(|c| {
+        (
+            c.claim.as_str(),
+            c.expected.as_str(),
+            c.measured.as_str(),
+            c.met,
+        )
+    }))
 }
 
 /// The page: the claims checked, then every figure and table.
 pub fn html(r: &Mehrotra) -> String {
-    let mut out = String::new();
     let title = "Bandwidth management for mobile media delivery (Mehrotra et al.)";
-    let _ = write!(
-        out,
-        "<!DOCTYPE html>\n<html lang=en><head><meta charset=utf-8><title>{t}</title><style>{STYLE}</style></head><body>\n<h1>{t}</h1>\n\
-         <p class=meta>S. Mehrotra, H. Chen, S. Jain, J. Li, B. Li, M. Chen, “Bandwidth Management for Mobile Media Delivery”. \
-         Simulated on wisp's mobile-broadband profiles (<code>3g-up</code>, <code>wimax-down</code>, <code>cable-up</code>), calibrated to the paper's §III measurements; \
-         a 30-frames/s video call with audio per controller, per-packet ACKs, 20 ms of propagation delay each way; \
-         table runs {d:.0} s, measured after a {w:.0}-s warm-up; seed {seed}{q}.</p>\n",
-        t = esc(title),
-        d = r.table_duration_s,
-        w = r.warmup_s,
-        seed = r.seed,
-        q = if r.quick {
-            " (--quick: shorter runs, fewer cases)"
-        } else {
-            ""
-        }
-    );
-    out.push_str("<h2>The claims, measured</h2>\n");
-    claims_table(
-        &mut out,
-        r.checks().iter().map(|c| {
-            (
-                c.claim.as_str(),
-                c.expected.as_str(),
-                c.measured.as_str(),
-                c.met,
-            )
-        }),
-    );
-    out.push_str("<h2>§III: the networks (Figs. 2–5, 19)</h2>\n");
-    for s in &r.sweeps {
-        let title = NETWORKS
-            .iter()
-            .find(|n| n.link == s.link)
-            .map_or(s.link.as_str(), |n| n.title);
-        let _ = writeln!(
-            out,
-            "<h3>{}</h3><pre>{}</pre><figure>{}</figure><figure>{}</figure>",
-            esc(title),
-            esc(&crate::sweep::table(s)),
-            figure_svg(s),
-            zones_pdf_svg(s)
-        );
-    }
-    out.push_str("<h2>§IV–V: the controllers (Tables I, II; Figs. 9–18, 20, 21)</h2>\n");
-    table_html(&mut out, r, "3g-up", "Table I: 3G uplink");
-    table_html(&mut out, r, "wimax-down", "Table II: WiMAX downlink");
-    for l in ["3g-up", "wimax-down"] {
-        let _ = writeln!(out, "<figure>{}</figure>", controllers_svg(r, l));
-    }
+    let checks = r.checks();
     let f = &r.fairness;
-    let _ = writeln!(
-        out,
-        "<h2>Fig. 22: fairness</h2><p>Measured over {:.0}–{:.0} s (the overlap after {:.0} s of convergence): flow 1 {:.0} kbit/s, flow 2 {:.0} kbit/s of {:.0}; Jain's index {:.3}; queueing delay {:.1} ms with two flows, {:.1} ms with one; loss {:.1} %.</p><figure>{}</figure>",
-        f.start2_s + f.settle_s,
-        f.stop2_s,
-        f.settle_s,
-        f.overlap_kbps[0],
-        f.overlap_kbps[1],
-        f.capacity_kbps,
-        f.jain,
-        f.delay_overlap_ms,
-        f.delay_single_ms,
-        100.0 * f.loss_rate,
-        fairness_svg(r)
-    );
-    let _ = writeln!(
-        out,
-        "<h2>Fig. 23: a fixed δ̂</h2><p>eq. (2) with δ̂ fixed (<code>adaptive-um:delta-hat-ms=N</code>); the solid line is the δ̂ <code>adaptive-um</code> learned on the network (median), the dashed one the sweep's δ_T.</p><figure>{}</figure>",
-        delta_sweep_svg(r)
-    );
     let h = &r.handover;
-    let _ = writeln!(
-        out,
-        "<h2>Handover</h2><p>δ̂ {:.0} ms before the switch at {:.0} s; the new network's range {:.0}–{:.0} ms; reached after {}; utilisation from 30 s after the switch {:.1} %.</p><figure>{}</figure>",
-        h.delta_hat_before_ms,
-        h.switch_s,
-        h.new_level_ms.0,
-        h.new_level_ms.1,
-        h.settle_s.map_or("never".into(), |s| format!("{s:.1} s")),
-        100.0 * h.utilization_after,
-        handover_svg(r)
-    );
-    if !r.sensitivity.is_empty() {
-        out.push_str("<h2>Sensitivity of adaptive-um (same defaults on every network)</h2>\n<table><tr><th>variant</th><th>network</th><th>throughput kbit/s</th><th>utilisation</th><th>delay ms (mean)</th><th>loss</th></tr>\n");
-        for s in &r.sensitivity {
-            let _ = writeln!(
-                out,
-                "<tr><td><code>{}</code></td><td>{}</td><td>{:.0}</td><td>{:.2}</td><td>{:.1}</td><td>{:.3}</td></tr>",
-                esc(&s.variant),
-                esc(&s.link),
-                s.throughput_kbps,
-                s.utilization,
-                s.delay_mean_ms,
-                s.loss_rate
-            );
+    let body = html! {
+        p.meta {
+            "S. Mehrotra, H. Chen, S. Jain, J. Li, B. Li, M. Chen, “Bandwidth Management for \
+             Mobile Media Delivery”. Simulated on wisp's mobile-broadband profiles ("
+            code { "3g-up" } ", " code { "wimax-down" } ", " code { "cable-up" }
+            "), calibrated to the paper's §III measurements; a 30-frames/s video call with audio \
+             per controller, per-packet ACKs, 20 ms of propagation delay each way; table runs "
+            (format!("{:.0}", r.table_duration_s)) " s, measured after a "
+            (format!("{:.0}", r.warmup_s)) "-s warm-up; seed " (r.seed)
+            @if r.quick { " (--quick: shorter runs, fewer cases)" }
+            "."
         }
-        out.push_str("</table>\n");
-    }
-    out.push_str(NOTES);
-    out.push_str("</body></html>\n");
-    out
+        h2 { "The claims, measured" }
+        p { (checks.iter().filter(|c| c.met).count()) " of " (checks.len()) " claims met." }
+        (checks_table(&checks))
+        h2 { "Calibration of the profiles" }
+        p {
+            "Not reproduced claims and not counted above: the " code { "3g-up" } " and "
+            code { "wimax-down" } " profiles were tuned to produce these sweep zones, so meeting \
+             them shows only that the profiles still match the paper's §III measurements."
+        }
+        (checks_table(&r.calibration_checks()))
+        h2 { "§III: the networks (Figs. 2–5, 19)" }
+        @for s in &r.sweeps {
+            @let title = NETWORKS
+                .iter()
+                .find(|n| n.link == s.link)
+                .map_or(s.link.as_str(), |n| n.title);
+            h3 { (title) }
+            pre { (crate::sweep::table(s)) }
+            figure { (inline_svg(&figure_svg(s))) }
+            figure { (inline_svg(&zones_pdf_svg(s))) }
+        }
+        h2 { "§IV–V: the controllers (Tables I, II; Figs. 9–18, 20, 21)" }
+        (table_html(r, "3g-up", "Table I: 3G uplink"))
+        (table_html(r, "wimax-down", "Table II: WiMAX downlink"))
+        @for l in ["3g-up", "wimax-down"] {
+            figure { (inline_svg(&controllers_svg(r, l))) }
+        }
+        h2 { "Fig. 22: fairness" }
+        p {
+            (format!(
+                "Measured over {:.0}–{:.0} s (the overlap after {:.0} s of convergence): flow 1 \
+                 {:.0} kbit/s, flow 2 {:.0} kbit/s of {:.0}; Jain's index {:.3}; queueing delay \
+                 {:.1} ms with two flows, {:.1} ms with one; loss {:.1} %.",
+                f.start2_s + f.settle_s,
+                f.stop2_s,
+                f.settle_s,
+                f.overlap_kbps[0],
+                f.overlap_kbps[1],
+                f.capacity_kbps,
+                f.jain,
+                f.delay_overlap_ms,
+                f.delay_single_ms,
+                100.0 * f.loss_rate,
+            ))
+        }
+        figure { (inline_svg(&fairness_svg(r))) }
+        h2 { "Fig. 23: a fixed δ̂" }
+        p {
+            "eq. (2) with δ̂ fixed (" code { "adaptive-um:delta-hat-ms=N" } "); the solid line is \
+             the δ̂ " code { "adaptive-um" } " learned on the network (median), the dashed one \
+             the sweep's δ_T."
+        }
+        figure { (inline_svg(&delta_sweep_svg(r))) }
+        h2 { "Handover" }
+        p {
+            (format!(
+                "δ̂ {:.0} ms before the switch at {:.0} s; the new network's range {:.0}–{:.0} ms; \
+                 reached after {}; utilisation from 30 s after the switch {:.1} %.",
+                h.delta_hat_before_ms,
+                h.switch_s,
+                h.new_level_ms.0,
+                h.new_level_ms.1,
+                h.settle_s.map_or("never".into(), |s| format!("{s:.1} s")),
+                100.0 * h.utilization_after,
+            ))
+        }
+        figure { (inline_svg(&handover_svg(r))) }
+        @if !r.sensitivity.is_empty() {
+            h2 { "Sensitivity of adaptive-um (same defaults on every network)" }
+            table {
+                tr {
+                    th { "variant" } th { "network" } th { "throughput kbit/s" }
+                    th { "utilisation" } th { "delay ms (mean)" } th { "loss" }
+                }
+                @for s in &r.sensitivity {
+                    tr {
+                        td { code { (s.variant) } }
+                        td { (s.link) }
+                        td { (format!("{:.0}", s.throughput_kbps)) }
+                        td { (format!("{:.2}", s.utilization)) }
+                        td { (format!("{:.1}", s.delay_mean_ms)) }
+                        td { (format!("{:.3}", s.loss_rate)) }
+                    }
+                }
+            }
+        }
+        (notes())
+    };
+    page(title, body)
 }
 
-const NOTES: &str = "<h2>Notes</h2><ul>\
-<li>The paper simulated its controllers on the collected traces; this reproduction runs them on \
-queue-based profiles whose noise (fades retried by the link layer, residual loss, jitter) does not \
-depend on the sending rate. Every profile has an inherent loss of 2–3 % that no controller can \
-avoid, which bounds how far apart the controllers' loss rates can be.</li>\
-<li>The paper's CTCP-like and UM rows show 10–75 % loss; here CTCP-like's delay window never grows \
-at 3G window sizes (Compound TCP's dwnd needs about 16 segments) and its loss-based part is held \
-down by the random loss, and UM's operating point k₀/R (40 ms at 5 Mbit/s) fits the WiMAX buffer, \
-so both lose little beyond the inherent loss.</li>\
-<li>Delay is the one-way queueing delay: each packet's one-way delay less the smallest of the run.</li>\
-<li>Two adaptive-um flows share the link fairly once the newcomer's early calibration windows, taken \
-while the incumbent's queue moves, have aged out of its congestion-free set: that takes one to two \
-minutes here, longer than the 20–30 s the paper reports, so the overlap is measured from 60 s after \
-the second flow starts.</li>\
-<li>TFRC's packet size s is the mean size of the call's packets (RFC 5348 §4.1), audio included, \
-which lowers its rate against a video-only stream.</li>\
-</ul>\n";
+fn notes() -> Markup {
+    html! {
+        h2 { "Notes" }
+        ul {
+            li {
+                "The paper simulated its controllers on the collected traces; this reproduction \
+                 runs them on queue-based profiles whose noise (fades retried by the link layer, \
+                 residual loss, jitter) does not depend on the sending rate. Every profile has an \
+                 inherent loss of 2–3 % that no controller can avoid, which bounds how far apart \
+                 the controllers' loss rates can be."
+            }
+            li {
+                "The paper's CTCP-like and UM rows show 10–75 % loss; here CTCP-like's delay \
+                 window never grows at 3G window sizes (Compound TCP's dwnd needs about 16 \
+                 segments) and its loss-based part is held down by the random loss, and UM's \
+                 operating point k₀/R (40 ms at 5 Mbit/s) fits the WiMAX buffer, so both lose \
+                 little beyond the inherent loss."
+            }
+            li {
+                "Delay is the one-way queueing delay: each packet's one-way delay less the \
+                 smallest of the run."
+            }
+            li {
+                "Two adaptive-um flows share the link fairly once the newcomer's early calibration \
+                 windows, taken while the incumbent's queue moves, have aged out of its \
+                 congestion-free set: that takes one to two minutes here, longer than the 20–30 s \
+                 the paper reports, so the overlap is measured from 60 s after the second flow \
+                 starts."
+            }
+            li {
+                "TFRC's packet size s is the mean size of the call's packets (RFC 5348 §4.1), \
+                 audio included, which lowers its rate against a video-only stream."
+            }
+        }
+    }
+}
 
 #[cfg(test)]
 mod tests {

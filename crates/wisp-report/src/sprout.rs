@@ -1,8 +1,8 @@
 //! Figures, tables and page of `wisp reproduce sprout` (NSDI'13 §1 table, §6.3–6.4 charts, §6.5
 //! loss table).
 
-use crate::{STYLE, ScatterPoint, color, esc, hex, scatter_svg};
-use std::fmt::Write as _;
+use crate::{Csv, ScatterPoint, color, inline_svg, page, scatter_svg, swatch};
+use maud::{Markup, html};
 use wisp_sim::reproduce::sprout::{
     Check, Direction, LOSS_NETWORK, LOSS_RATES, PAPER_LOSS, Reproduction, SummaryRow, TraceRuns,
     entry_index, fmt_delay,
@@ -66,9 +66,27 @@ fn opt(v: Option<f64>, digits: usize) -> String {
 /// Every run as CSV, one row per run (the loss runs with their loss probability):
 /// `network,direction,trace,reverse,entry,scheme,queue,loss,throughput_kbps,…`.
 pub fn results_csv(r: &Reproduction) -> String {
-    let mut out = String::from(
-        "network,direction,trace,reverse,entry,scheme,queue,loss,throughput_kbps,capacity_kbps,utilization,self_inflicted_delay_ms,e2e_delay_p95_ms,ideal_e2e_delay_p95_ms,delay_p50_ms,delay_p95_ms,loss_rate,packets_sent,packets_delivered\n",
-    );
+    let mut out = Csv::new(&[
+        "network",
+        "direction",
+        "trace",
+        "reverse",
+        "entry",
+        "scheme",
+        "queue",
+        "loss",
+        "throughput_kbps",
+        "capacity_kbps",
+        "utilization",
+        "self_inflicted_delay_ms",
+        "e2e_delay_p95_ms",
+        "ideal_e2e_delay_p95_ms",
+        "delay_p50_ms",
+        "delay_p95_ms",
+        "loss_rate",
+        "packets_sent",
+        "packets_delivered",
+    ]);
     let rows = r
         .traces
         .iter()
@@ -84,53 +102,60 @@ pub fn results_csv(r: &Reproduction) -> String {
         );
     for (network, dir, entry, loss, rep) in rows {
         let f = &rep.flows[0];
-        let _ = writeln!(
-            out,
-            "{network},{},{},{},{entry},\"{}\",\"{}\",{loss},{:.1},{:.1},{:.4},{},{},{},{},{},{:.5},{},{}",
-            dir.word(),
-            rep.trace,
-            rep.reverse,
-            rep.scheme,
-            rep.queue,
-            f.throughput_kbps,
-            f.capacity_kbps,
-            f.utilization,
-            opt(f.self_inflicted_delay_ms, 1),
-            opt(f.e2e_delay_p95_ms, 1),
-            opt(f.ideal_e2e_delay_p95_ms, 1),
-            opt(f.delay_p50_ms, 1),
-            opt(f.delay_p95_ms, 1),
-            f.loss_rate,
-            f.packets_sent,
-            f.packets_delivered
-        );
+        out.row(&[
+            &network,
+            &dir.word(),
+            &rep.trace,
+            &rep.reverse,
+            &entry,
+            &rep.scheme,
+            &rep.queue,
+            &loss,
+            &format!("{:.1}", f.throughput_kbps),
+            &format!("{:.1}", f.capacity_kbps),
+            &format!("{:.4}", f.utilization),
+            &opt(f.self_inflicted_delay_ms, 1),
+            &opt(f.e2e_delay_p95_ms, 1),
+            &opt(f.ideal_e2e_delay_p95_ms, 1),
+            &opt(f.delay_p50_ms, 1),
+            &opt(f.delay_p95_ms, 1),
+            &format!("{:.5}", f.loss_rate),
+            &f.packets_sent,
+            &f.packets_delivered,
+        ]);
     }
-    out
+    out.finish()
 }
 
 /// The §1 table as CSV: `scheme,traces,speedup,delay_reduction,mean_delay_ms,sprout_mean_delay_ms,
 /// paper_speedup,paper_delay_reduction,paper_mean_delay_s`.
 pub fn summary_csv(r: &Reproduction) -> String {
-    let mut out = String::from(
-        "scheme,traces,speedup,delay_reduction,mean_delay_ms,sprout_mean_delay_ms,paper_speedup,paper_delay_reduction,paper_mean_delay_s\n",
-    );
+    let mut out = Csv::new(&[
+        "scheme",
+        "traces",
+        "speedup",
+        "delay_reduction",
+        "mean_delay_ms",
+        "sprout_mean_delay_ms",
+        "paper_speedup",
+        "paper_delay_reduction",
+        "paper_mean_delay_s",
+    ]);
     for s in r.summary() {
         let p = s.paper;
-        let _ = writeln!(
-            out,
-            "{},{},{:.3},{:.3},{:.1},{:.1},{},{},{}",
-            s.entry,
-            s.traces,
-            s.speedup,
-            s.delay_reduction,
-            s.mean_delay_ms,
-            s.sprout_mean_delay_ms,
-            opt(p.map(|p| p.speedup), 1),
-            opt(p.map(|p| p.delay_reduction), 1),
-            opt(p.map(|p| p.mean_delay_s), 2)
-        );
+        out.row(&[
+            &s.entry,
+            &s.traces,
+            &format!("{:.3}", s.speedup),
+            &format!("{:.3}", s.delay_reduction),
+            &format!("{:.1}", s.mean_delay_ms),
+            &format!("{:.1}", s.sprout_mean_delay_ms),
+            &opt(p.map(|p| p.speedup), 1),
+            &opt(p.map(|p| p.delay_reduction), 1),
+            &opt(p.map(|p| p.mean_delay_s), 2),
+        ]);
     }
-    out
+    out.finish()
 }
 
 fn paper_loss(dir: Direction, loss: f64) -> Option<(f64, f64)> {
@@ -143,29 +168,35 @@ fn paper_loss(dir: Direction, loss: f64) -> Option<(f64, f64)> {
 /// The §6.5 table as CSV: `direction,loss,throughput_kbps,utilization,self_inflicted_delay_ms,
 /// loss_rate,paper_kbps,paper_delay_ms`.
 pub fn loss_csv(r: &Reproduction) -> String {
-    let mut out = String::from(
-        "direction,loss,throughput_kbps,utilization,self_inflicted_delay_ms,loss_rate,paper_kbps,paper_delay_ms\n",
-    );
+    let mut out = Csv::new(&[
+        "direction",
+        "loss",
+        "throughput_kbps",
+        "utilization",
+        "self_inflicted_delay_ms",
+        "loss_rate",
+        "paper_kbps",
+        "paper_delay_ms",
+    ]);
     for dir in Direction::BOTH {
         for p in LOSS_RATES {
             let Some(f) = r.loss_metrics(dir, p) else {
                 continue;
             };
             let paper = paper_loss(dir, p);
-            let _ = writeln!(
-                out,
-                "{},{p},{:.1},{:.4},{},{:.5},{},{}",
-                dir.word(),
-                f.throughput_kbps,
-                f.utilization,
-                opt(f.self_inflicted_delay_ms, 1),
-                f.loss_rate,
-                opt(paper.map(|p| p.0), 0),
-                opt(paper.map(|p| p.1), 0)
-            );
+            out.row(&[
+                &dir.word(),
+                &p,
+                &format!("{:.1}", f.throughput_kbps),
+                &format!("{:.4}", f.utilization),
+                &opt(f.self_inflicted_delay_ms, 1),
+                &format!("{:.5}", f.loss_rate),
+                &opt(paper.map(|p| p.0), 0),
+                &opt(paper.map(|p| p.1), 0),
+            ]);
         }
     }
-    out
+    out.finish()
 }
 
 fn times(x: f64) -> String {
@@ -178,205 +209,202 @@ fn times(x: f64) -> String {
     }
 }
 
-fn sw(entry: &str) -> String {
-    format!(
-        "<span class=sw style=\"background:{}\"></span>",
-        hex(color(entry_index(entry)))
-    )
+fn sw(entry: &str) -> Markup {
+    swatch(color(entry_index(entry)))
 }
 
-fn claims(out: &mut String, checks: &[Check]) {
+fn claims(checks: &[Check]) -> Markup {
     let met = checks.iter().filter(|c| c.met).count();
-    let _ = writeln!(
-        out,
-        "<p>{met} of {} checks met. Each claim is checked on every trace on its own; the paper's \
-         wording is quoted with its section.</p>",
-        checks.len()
-    );
-    crate::claims_table(
-        out,
-        checks.iter().map(|c| {
+    html! {
+        p {
+            (met) " of " (checks.len()) " checks met. Each claim is checked on every trace on its \
+             own; the paper's wording is quoted with its section."
+        }
+        (crate::claims_table(checks.iter().map(|c| {
             (
                 c.claim.as_str(),
                 c.expected.as_str(),
                 c.measured.as_str(),
                 c.met,
             )
-        }),
-    );
-}
-
-fn summary_table(out: &mut String, rows: &[SummaryRow]) {
-    out.push_str(
-        "<table><tr><th>scheme</th><th>traces</th><th>avg. speedup</th><th>delay reduction (scheme's avg. delay)</th>\
-         <th>paper: speedup</th><th>paper: delay reduction</th></tr>\n",
-    );
-    for s in rows {
-        let (ps, pd) = match s.paper {
-            Some(p) => (
-                if p.speedup == 1.0 {
-                    "Same".to_string()
-                } else {
-                    format!("{:.1}×", p.speedup)
-                },
-                format!("{}× ({} s)", p.delay_reduction, p.mean_delay_s),
-            ),
-            None => ("–".into(), "–".into()),
-        };
-        let _ = writeln!(
-            out,
-            "<tr><td>{}{}</td><td>{}</td><td>{}</td><td>{} ({})</td><td>{ps}</td><td>{pd}</td></tr>",
-            sw(s.entry),
-            esc(s.entry),
-            s.traces,
-            times(s.speedup),
-            times(s.delay_reduction),
-            fmt_delay(s.mean_delay_ms)
-        );
-    }
-    out.push_str("</table>\n");
-    if let Some(s) = rows.first() {
-        let _ = writeln!(
-            out,
-            "<p class=meta>Sprout's mean self-inflicted delay over the same traces: {}. (The paper's: about 0.32 s.)</p>",
-            fmt_delay(s.sprout_mean_delay_ms)
-        );
+        })))
     }
 }
 
-fn loss_table(out: &mut String, r: &Reproduction) {
-    out.push_str(
-        "<table><tr><th>direction, loss</th><th>throughput kbit/s</th><th>utilization</th><th>self-inflicted ms</th>\
-         <th>measured loss</th><th>paper kbit/s</th><th>paper ms</th></tr>\n",
-    );
-    for dir in Direction::BOTH {
-        for p in LOSS_RATES {
-            let Some(f) = r.loss_metrics(dir, p) else {
-                continue;
-            };
-            let paper = paper_loss(dir, p);
-            let _ = writeln!(
-                out,
-                "<tr><td>{} {:.0} %</td><td>{:.0}</td><td>{:.3}</td><td>{}</td><td>{:.2} %</td><td>{}</td><td>{}</td></tr>",
-                dir.word(),
-                100.0 * p,
-                f.throughput_kbps,
-                f.utilization,
-                opt(f.self_inflicted_delay_ms, 0),
-                100.0 * f.loss_rate,
-                opt(paper.map(|p| p.0), 0),
-                opt(paper.map(|p| p.1), 0)
-            );
+fn summary_table(rows: &[SummaryRow]) -> Markup {
+    html! {
+        table {
+            tr {
+                th { "scheme" } th { "traces" } th { "avg. speedup" }
+                th { "delay reduction (scheme's avg. delay)" }
+                th { "paper: speedup" } th { "paper: delay reduction" }
+            }
+            @for s in rows {
+                @let (ps, pd) = match s.paper {
+                    Some(p) => (
+                        if p.speedup == 1.0 {
+                            "Same".to_string()
+                        } else {
+                            format!("{:.1}×", p.speedup)
+                        },
+                        format!("{}× ({} s)", p.delay_reduction, p.mean_delay_s),
+                    ),
+                    None => ("–".into(), "–".into()),
+                };
+                tr {
+                    td { (sw(s.entry)) (s.entry) }
+                    td { (s.traces) }
+                    td { (times(s.speedup)) }
+                    td { (times(s.delay_reduction)) " (" (fmt_delay(s.mean_delay_ms)) ")" }
+                    td { (ps) }
+                    td { (pd) }
+                }
+            }
+        }
+        @if let Some(s) = rows.first() {
+            p.meta {
+                "Sprout's mean self-inflicted delay over the same traces: "
+                (fmt_delay(s.sprout_mean_delay_ms)) ". (The paper's: about 0.32 s.)"
+            }
         }
     }
-    out.push_str("</table>\n");
 }
 
-fn trace_table(out: &mut String, t: &TraceRuns) {
-    out.push_str(
-        "<table><tr><th>scheme</th><th>throughput kbit/s</th><th>utilization</th><th>self-inflicted ms</th>\
-         <th>95% e2e ms</th><th>delay p50 ms</th><th>delay p95 ms</th><th>loss</th></tr>\n",
-    );
-    for run in &t.runs {
-        let f = run.metrics();
-        let _ = writeln!(
-            out,
-            "<tr><td>{}{}</td><td>{:.0}</td><td>{:.3}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.4}</td></tr>",
-            sw(run.entry),
-            esc(run.entry),
-            f.throughput_kbps,
-            f.utilization,
-            opt(f.self_inflicted_delay_ms, 0),
-            opt(f.e2e_delay_p95_ms, 0),
-            opt(f.delay_p50_ms, 0),
-            opt(f.delay_p95_ms, 0),
-            f.loss_rate
-        );
+fn loss_table(r: &Reproduction) -> Markup {
+    html! {
+        table {
+            tr {
+                th { "direction, loss" } th { "throughput kbit/s" } th { "utilization" }
+                th { "self-inflicted ms" } th { "measured loss" } th { "paper kbit/s" }
+                th { "paper ms" }
+            }
+            @for dir in Direction::BOTH {
+                @for p in LOSS_RATES {
+                    @if let Some(f) = r.loss_metrics(dir, p) {
+                        @let paper = paper_loss(dir, p);
+                        tr {
+                            td { (dir.word()) " " (format!("{:.0}", 100.0 * p)) " %" }
+                            td { (format!("{:.0}", f.throughput_kbps)) }
+                            td { (format!("{:.3}", f.utilization)) }
+                            td { (opt(f.self_inflicted_delay_ms, 0)) }
+                            td { (format!("{:.2}", 100.0 * f.loss_rate)) " %" }
+                            td { (opt(paper.map(|p| p.0), 0)) }
+                            td { (opt(paper.map(|p| p.1), 0)) }
+                        }
+                    }
+                }
+            }
+        }
     }
-    out.push_str("</table>\n");
+}
+
+fn trace_table(t: &TraceRuns) -> Markup {
+    html! {
+        table {
+            tr {
+                th { "scheme" } th { "throughput kbit/s" } th { "utilization" }
+                th { "self-inflicted ms" } th { "95% e2e ms" } th { "delay p50 ms" }
+                th { "delay p95 ms" } th { "loss" }
+            }
+            @for run in &t.runs {
+                @let f = run.metrics();
+                tr {
+                    td { (sw(run.entry)) (run.entry) }
+                    td { (format!("{:.0}", f.throughput_kbps)) }
+                    td { (format!("{:.3}", f.utilization)) }
+                    td { (opt(f.self_inflicted_delay_ms, 0)) }
+                    td { (opt(f.e2e_delay_p95_ms, 0)) }
+                    td { (opt(f.delay_p50_ms, 0)) }
+                    td { (opt(f.delay_p95_ms, 0)) }
+                    td { (format!("{:.4}", f.loss_rate)) }
+                }
+            }
+        }
+    }
 }
 
 /// The page: setup, the claims checked, the §1 summary, the §6.5 loss table, then per trace the
 /// scatter (inlined) and a table.
 pub fn html(r: &Reproduction) -> String {
-    let mut out = String::new();
     let title = "Sprout over cellular links (NSDI'13)";
     let traces: Vec<&str> = r.traces.iter().map(|t| t.trace.as_str()).collect();
-    let _ = write!(
-        out,
-        "<!DOCTYPE html>\n<html lang=en><head><meta charset=utf-8><title>{t}</title><style>{STYLE}</style></head><body>\n<h1>{t}</h1>\n\
-         <p class=meta>Winstein, Sivaraman, Balakrishnan, “Stochastic Forecasts Achieve High Throughput and Low Delay over Cellular Networks”, NSDI 2013 \
-         (the Alfalfa/Sprout paper). Each scheme alone over each trace for one period of it, with the paired trace carrying the feedback \
-         (<code>.down</code> data with <code>.up</code> feedback and back); {delay:.0} ms one-way propagation delay each way before the bottleneck; \
-         infinite queues (CoDel with RFC 8289's 5 ms / 100 ms on the data path for <code>cubic-codel</code>); no loss; seed {seed}{quick}. \
-         Traces: {list}.</p>\n",
-        t = esc(title),
-        delay = r.delay_ms,
-        seed = r.seed,
-        quick = if r.quick {
-            "; --quick: the two 140-s LTE pairs only"
-        } else {
-            ""
-        },
-        list = esc(&traces.join(", "))
-    );
-    out.push_str("<h2>The paper's claims, measured</h2>\n");
-    claims(&mut out, &r.checks());
     let summary = r.summary();
     let n = summary.first().map_or(0, |s| s.traces);
-    let _ = writeln!(
-        out,
-        "<h2>Summary (§1 table)</h2>\n<p>Sprout against each scheme over the {n} traces of the paper's networks (both directions; \
-         TMobile-LTE-short is not one of them). <b>Avg. speedup</b> = the mean over the traces of Sprout's throughput ÷ the scheme's \
-         (above 1: Sprout is faster). <b>Delay reduction</b> = the scheme's mean self-inflicted delay ÷ Sprout's mean (a ratio of means, \
-         as the paper's table implies: each of its rows gives the scheme's mean delay, and delay ÷ reduction is the same 0.32 s in every row).</p>"
-    );
-    summary_table(&mut out, &summary);
-    let _ = writeln!(
-        out,
-        "<h2>Loss resilience (§6.5 table)</h2>\n<p>Sprout on {LOSS_NETWORK} with Bernoulli loss on both the data and the feedback path. \
-         The paper's figures are from its 17-minute Verizon LTE traces.</p>"
-    );
-    loss_table(&mut out, r);
-    for t in &r.traces {
-        let _ = writeln!(
-            out,
-            "<h2 id=\"{id}\">{h}</h2><p class=meta>{net}; feedback over {rev}; capacity {cap:.0} kbit/s over {dur:.0} s.</p>",
-            id = esc(&t.trace),
-            h = esc(&chart_title(t)),
-            net = esc(t.network.title),
-            rev = esc(&t.reverse),
-            cap = t.capacity_kbps,
-            dur = t.duration_s
-        );
-        out.push_str("<figure class=scatter>");
-        out.push_str(&scatter(t));
-        out.push_str("</figure>\n");
-        trace_table(&mut out, t);
-    }
-    out.push_str(NOTES);
-    if coincide(r, "newreno", "compound") {
-        out.push_str(
-            "<li>NewReno and Compound TCP give the same figures on every trace: without a loss \
-             neither leaves slow start, and Compound's delay window acts only in congestion \
-             avoidance.</li>\n",
-        );
-    }
-    out.push_str("</ul>\n</body></html>\n");
-    out
+    let body = html! {
+        p.meta {
+            "Winstein, Sivaraman, Balakrishnan, “Stochastic Forecasts Achieve High Throughput and \
+             Low Delay over Cellular Networks”, NSDI 2013 (the Alfalfa/Sprout paper). Each scheme \
+             alone over each trace for one period of it, with the paired trace carrying the \
+             feedback (" code { ".down" } " data with " code { ".up" } " feedback and back); "
+            (format!("{:.0}", r.delay_ms))
+            " ms one-way propagation delay each way before the bottleneck; infinite queues (CoDel \
+             with RFC 8289's 5 ms / 100 ms on the data path for " code { "cubic-codel" } "); no \
+             loss; seed " (r.seed)
+            @if r.quick { "; --quick: the two 140-s LTE pairs only" }
+            ". Traces: " (traces.join(", ")) "."
+        }
+        h2 { "The paper's claims, measured" }
+        (claims(&r.checks()))
+        h2 { "Summary (§1 table)" }
+        p {
+            "Sprout against each scheme over the " (n) " traces of the paper's networks (both \
+             directions; TMobile-LTE-short is not one of them). " b { "Avg. speedup" } " = the \
+             mean over the traces of Sprout's throughput ÷ the scheme's (above 1: Sprout is \
+             faster). " b { "Delay reduction" } " = the scheme's mean self-inflicted delay ÷ \
+             Sprout's mean (a ratio of means, as the paper's table implies: each of its rows gives \
+             the scheme's mean delay, and delay ÷ reduction is the same 0.32 s in every row)."
+        }
+        (summary_table(&summary))
+        h2 { "Loss resilience (§6.5 table)" }
+        p {
+            "Sprout on " (LOSS_NETWORK) " with Bernoulli loss on both the data and the feedback \
+             path. The paper's figures are from its 17-minute Verizon LTE traces."
+        }
+        (loss_table(r))
+        @for t in &r.traces {
+            h2 id=(t.trace) { (chart_title(t)) }
+            p.meta {
+                (t.network.title) "; feedback over " (t.reverse) "; capacity "
+                (format!("{:.0}", t.capacity_kbps)) " kbit/s over "
+                (format!("{:.0}", t.duration_s)) " s."
+            }
+            figure.scatter { (inline_svg(&scatter(t))) }
+            (trace_table(t))
+        }
+        h2 { "Notes" }
+        ul {
+            li {
+                "The self-inflicted delay is the 95th percentile over every millisecond of the age \
+                 of the most recently sent packet delivered so far, minus the same for the ideal \
+                 sender (§6.2). The ideal sender is not drawn: its throughput is the dashed \
+                 capacity line, its self-inflicted delay zero."
+            }
+            li {
+                "Skype, Hangout and Facetime, on the paper's charts, are applications and are not \
+                 simulated."
+            }
+            li {
+                "On an infinite queue no packet is ever lost, so the loss-based TCPs grow their \
+                 windows for the whole run and the queue with them: CUBIC's delay grows with the \
+                 trace's length (the paper reports over 25 s on its 17-minute traces). No receive \
+                 window bounds them here (the TCP schemes' " code { "rwnd-kb" } " parameter, off \
+                 by default); a real host's would."
+            }
+            li {
+                "Verizon-LTE-short is a 140-s excerpt; the paper's Verizon LTE drives are not \
+                 public. The other paper networks are the published 13–18-minute drives."
+            }
+            @if coincide(r, "newreno", "compound") {
+                li {
+                    "NewReno and Compound TCP give the same figures on every trace: without a loss \
+                     neither leaves slow start, and Compound's delay window acts only in \
+                     congestion avoidance."
+                }
+            }
+        }
+    };
+    page(title, body)
 }
-
-const NOTES: &str = "<h2>Notes</h2><ul>\
-<li>The self-inflicted delay is the 95th percentile over every millisecond of the age of the most \
-recently sent packet delivered so far, minus the same for the ideal sender (§6.2). The ideal sender is \
-not drawn: its throughput is the dashed capacity line, its self-inflicted delay zero.</li>\
-<li>Skype, Hangout and Facetime, on the paper's charts, are applications and are not simulated.</li>\
-<li>On an infinite queue no packet is ever lost, so the loss-based TCPs grow their windows for the \
-whole run and the queue with them: CUBIC's delay grows with the trace's length (the paper reports \
-over 25 s on its 17-minute traces). No receive window bounds them here (the TCP schemes' \
-<code>rwnd-kb</code> parameter, off by default); a real host's would.</li>\
-<li>Verizon-LTE-short is a 140-s excerpt; the paper's Verizon LTE drives are not public. The other \
-paper networks are the published 13–18-minute drives.</li>\n";
 
 /// Whether entries `a` and `b` have the same metrics on every trace.
 fn coincide(r: &Reproduction, a: &str, b: &str) -> bool {

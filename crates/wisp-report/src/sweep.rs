@@ -1,6 +1,7 @@
 //! Figures, tables and page of `wisp sweep` (Mehrotra et al. Figs. 2–7 and 19).
 
-use crate::{STYLE, esc};
+use crate::Csv;
+use maud::html;
 use plotters::prelude::*;
 use std::fmt::Write as _;
 use wisp_core::stats::quantile_sorted;
@@ -294,42 +295,57 @@ fn opt(s: Option<Summary>, f: impl Fn(&Summary) -> f64, digits: usize) -> String
 
 /// One row per rate.
 pub fn csv(sw: &Sweep) -> String {
-    let mut out = String::from(
-        "rate_kbps,zone,packets,delivered,throughput_kbps,delay_min_ms,delay_p10_ms,delay_p50_ms,delay_p90_ms,delay_mean_ms,delay_max_ms,loss_rate,loss32_min,loss32_p10,loss32_p50,loss32_p90,loss32_mean,loss32_max\n",
-    );
+    let mut out = Csv::new(&[
+        "rate_kbps",
+        "zone",
+        "packets",
+        "delivered",
+        "throughput_kbps",
+        "delay_min_ms",
+        "delay_p10_ms",
+        "delay_p50_ms",
+        "delay_p90_ms",
+        "delay_mean_ms",
+        "delay_max_ms",
+        "loss_rate",
+        "loss32_min",
+        "loss32_p10",
+        "loss32_p50",
+        "loss32_p90",
+        "loss32_mean",
+        "loss32_max",
+    ]);
     for p in &sw.points {
         let d = p.delay_ms;
         let l = p.loss_window;
-        let _ = writeln!(
-            out,
-            "{:.1},{},{},{},{:.1},{},{},{},{},{},{},{:.5},{},{},{},{},{},{}",
-            p.rate_kbps,
-            p.zone.as_str(),
-            p.packets,
-            p.delivered,
-            p.throughput_kbps,
-            opt(d, |s| s.min, 2),
-            opt(d, |s| s.p10, 2),
-            opt(d, |s| s.p50, 2),
-            opt(d, |s| s.p90, 2),
-            opt(d, |s| s.mean, 2),
-            opt(d, |s| s.max, 2),
-            p.loss_rate,
-            opt(l, |s| s.min, 5),
-            opt(l, |s| s.p10, 5),
-            opt(l, |s| s.p50, 5),
-            opt(l, |s| s.p90, 5),
-            opt(l, |s| s.mean, 5),
-            opt(l, |s| s.max, 5),
-        );
+        out.row(&[
+            &format!("{:.1}", p.rate_kbps),
+            &p.zone.as_str(),
+            &p.packets,
+            &p.delivered,
+            &format!("{:.1}", p.throughput_kbps),
+            &opt(d, |s| s.min, 2),
+            &opt(d, |s| s.p10, 2),
+            &opt(d, |s| s.p50, 2),
+            &opt(d, |s| s.p90, 2),
+            &opt(d, |s| s.mean, 2),
+            &opt(d, |s| s.max, 2),
+            &format!("{:.5}", p.loss_rate),
+            &opt(l, |s| s.min, 5),
+            &opt(l, |s| s.p10, 5),
+            &opt(l, |s| s.p50, 5),
+            &opt(l, |s| s.p90, 5),
+            &opt(l, |s| s.mean, 5),
+            &opt(l, |s| s.max, 5),
+        ]);
     }
-    out
+    out.finish()
 }
 
 /// Fig. 19's densities: `zone,metric,x,density`.
 pub fn zones_pdf_csv(sw: &Sweep) -> String {
     let s = &sw.samples;
-    let mut out = String::from("zone,metric,x,density\n");
+    let mut out = Csv::new(&["zone", "metric", "x", "density"]);
     let dhi = s
         .free_delay_ms
         .iter()
@@ -345,10 +361,10 @@ pub fn zones_pdf_csv(sw: &Sweep) -> String {
             continue;
         }
         for (x, d) in density(v, hi, 100) {
-            let _ = writeln!(out, "{zone},{metric},{x:.4},{d:.6}");
+            out.row(&[&zone, &metric, &format!("{x:.4}"), &format!("{d:.6}")]);
         }
     }
-    out
+    out.finish()
 }
 
 /// The table `wisp sweep` prints.
@@ -434,17 +450,26 @@ pub fn table(sw: &Sweep) -> String {
 
 /// A page with the table and both figures.
 pub fn html(sw: &Sweep) -> String {
-    let mut out = String::new();
     let title = format!("wisp sweep: {}", sw.link);
-    let _ = write!(
-        out,
-        "<!DOCTYPE html>\n<html lang=en><head><meta charset=utf-8><title>{t}</title><style>{STYLE}</style></head><body>\n<h1>{t}</h1>\n<pre>{table}</pre>\n<figure>{fig}<figcaption>Per rate: minimum to maximum (line), 10th percentile (circle), median (diamond), 90th percentile (cross), mean (star); green congestion-free, orange transition, red congested (Mehrotra et al. Fig. 2).</figcaption></figure>\n<figure>{pdf}<figcaption>Densities of the congestion-free and congested samples with the separating thresholds (Fig. 19).</figcaption></figure>\n</body></html>\n",
-        t = esc(&title),
-        table = esc(&table(sw)),
-        fig = figure_svg(sw),
-        pdf = zones_pdf_svg(sw)
-    );
-    out
+    let body = html! {
+        pre { (table(sw)) }
+        figure {
+            (crate::inline_svg(&figure_svg(sw)))
+            figcaption {
+                "Per rate: minimum to maximum (line), 10th percentile (circle), median (diamond), \
+                 90th percentile (cross), mean (star); green congestion-free, orange transition, \
+                 red congested (Mehrotra et al. Fig. 2)."
+            }
+        }
+        figure {
+            (crate::inline_svg(&zones_pdf_svg(sw)))
+            figcaption {
+                "Densities of the congestion-free and congested samples with the separating \
+                 thresholds (Fig. 19)."
+            }
+        }
+    };
+    crate::page(&title, body)
 }
 
 #[cfg(test)]

@@ -24,6 +24,7 @@ pub mod loss;
 pub mod metrics;
 pub mod mobile;
 pub mod queue;
+pub(crate) mod rate;
 pub mod reproduce;
 pub mod run;
 pub mod seed;

@@ -105,29 +105,34 @@ pub struct RunLog {
 impl RunLog {
     /// Writes the log as CSV: `flow,seq,size,sent_ms,enqueued_ms,delivered_ms,dropped_ms,drop_reason`
     /// (empty fields for what did not happen).
-    pub fn write_csv(&self, mut w: impl Write) -> io::Result<()> {
-        writeln!(
-            w,
-            "flow,seq,size,sent_ms,enqueued_ms,delivered_ms,dropped_ms,drop_reason"
-        )?;
+    pub fn write_csv(&self, w: impl Write) -> io::Result<()> {
+        let mut w = csv::Writer::from_writer(w);
+        w.write_record([
+            "flow",
+            "seq",
+            "size",
+            "sent_ms",
+            "enqueued_ms",
+            "delivered_ms",
+            "dropped_ms",
+            "drop_reason",
+        ])?;
         let ms = |t: Option<Instant>| {
             t.map(|t| format!("{:.6}", t.as_millis_f64()))
                 .unwrap_or_default()
         };
         for p in &self.packets {
-            writeln!(
-                w,
-                "{},{},{},{:.6},{},{},{},{}",
-                p.flow,
-                p.header.seq,
-                p.header.size.bytes(),
-                p.sent().as_millis_f64(),
+            w.write_record([
+                p.flow.to_string(),
+                p.header.seq.to_string(),
+                p.header.size.bytes().to_string(),
+                format!("{:.6}", p.sent().as_millis_f64()),
                 ms(p.enqueued),
                 ms(p.delivered),
                 ms(p.dropped),
-                p.reason.as_str()
-            )?;
+                p.reason.as_str().to_string(),
+            ])?;
         }
-        Ok(())
+        w.flush()
     }
 }

@@ -99,7 +99,7 @@
 //! `wisp sweep --link PROFILE` measures a profile the way §III measured the networks; its output
 //! for each profile is in the reproduction's report.
 
-use crate::link::{rate_integral_bits, rate_next_start, rate_serve};
+use crate::rate::{rate_integral_bits, rate_next_start, rate_serve};
 use rand::RngExt;
 use rand_chacha::ChaCha8Rng;
 use std::sync::Arc;

@@ -49,13 +49,22 @@ fn flow(s: &Scenario) -> FlowMetrics {
 }
 
 /// The paper's Verizon LTE downlink point is 4,533 kbit/s at 73 ms self-inflicted delay (§6.5,
-/// on a longer trace than the one shipped).
+/// on a longer trace than the one shipped); on the shipped trace wisp measures 4192 kbit/s at
+/// 72 ms, checked with a margin (the reproduction's `lte-downlink` claim uses the same bounds).
 #[test]
 fn sprout_on_verizon_lte_downlink_uses_the_link_without_a_standing_queue() {
+    use wisp_sim::reproduce::sprout::{LTE_DOWNLINK_MAX_DELAY_MS, LTE_DOWNLINK_MIN_UTILIZATION};
     let f = flow(&scenario("sprout", "Verizon-LTE-short", "down"));
-    assert!(f.utilization >= 0.6, "utilization {}", f.utilization);
+    assert!(
+        f.utilization >= LTE_DOWNLINK_MIN_UTILIZATION,
+        "utilization {}",
+        f.utilization
+    );
     let d = f.self_inflicted_delay_ms.unwrap();
-    assert!(d < 150.0, "self-inflicted delay {d} ms");
+    assert!(
+        d <= LTE_DOWNLINK_MAX_DELAY_MS,
+        "self-inflicted delay {d} ms"
+    );
     assert_eq!(f.loss_rate, 0.0);
 }
 

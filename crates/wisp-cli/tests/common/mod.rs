@@ -69,3 +69,31 @@ pub fn files(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
     out.sort();
     out
 }
+
+/// Asserts that the claims met in `checks` (a summary.json `checks` array; each claim named by
+/// `name`) are exactly `expected`: a claim that stops being met fails, and so does one that
+/// starts being met (then the expected list is updated, with the reason in the commit). An empty
+/// `checks` array fails too.
+pub fn assert_claims_met(
+    checks: &serde_json::Value,
+    name: impl Fn(&serde_json::Value) -> String,
+    expected: &[&str],
+) {
+    let checks = checks.as_array().expect("a checks array");
+    assert!(!checks.is_empty(), "no claims were checked");
+    let mut met: Vec<String> = checks
+        .iter()
+        .filter(|c| c["met"].as_bool().expect("met is a boolean"))
+        .map(&name)
+        .collect();
+    met.sort();
+    let mut want: Vec<String> = expected.iter().map(|s| s.to_string()).collect();
+    want.sort();
+    let lost: Vec<&String> = want.iter().filter(|w| !met.contains(w)).collect();
+    let gained: Vec<&String> = met.iter().filter(|m| !want.contains(m)).collect();
+    assert!(
+        lost.is_empty() && gained.is_empty(),
+        "claims met changed.\n  no longer met: {lost:#?}\n  newly met (update the expected list): {gained:#?}"
+    );
+    assert_eq!(met, want, "a claim is listed twice");
+}

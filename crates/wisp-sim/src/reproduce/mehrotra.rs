@@ -692,6 +692,9 @@ fn handover(
         .filter(|x| x.0 >= sw)
         .map(|x| x.0)
         .chain(std::iter::once(sw))
+        // Staying in range needs 10 s of run left to stay in: a candidate closer to the end
+        // would pass on no evidence.
+        .filter(|&t| t + 10.0 <= end.as_secs_f64())
         .filter(|&t| {
             near(at(t))
                 && dh
@@ -773,8 +776,14 @@ impl Mehrotra {
         self.sweeps.iter().find(|s| s.link == link)
     }
 
-    /// The acceptance claims, measured.
-    pub fn checks(&self) -> Vec<Check> {
+    /// Calibration checks, not reproduced claims: the §III zones of the rate sweeps. The
+    /// `3g-up` and `wimax-down` profiles were tuned to produce exactly these zones (the capacity
+    /// of `3g-up` sits between 250 and 640 kbit/s; `wimax-down` is a constant 5 Mbit/s so that
+    /// 4.9 is free and 5.1 congested; see [`crate::mobile`]), so meeting them shows the profiles
+    /// still match the paper's measurements, not that anything of the paper was reproduced. They
+    /// are reported apart (`calibration` in summary.json, their own table in the report) and do
+    /// not count among the claims met.
+    pub fn calibration_checks(&self) -> Vec<Check> {
         let mut out = vec![];
         let kbps = |v: Option<f64>| v.map_or("none".to_string(), |v| format!("{v:.0} kbit/s"));
         for (l, free, cong) in [("3g-up", 250.0, 640.0), ("wimax-down", 4900.0, 5100.0)] {
@@ -793,6 +802,14 @@ impl Mehrotra {
                 });
             }
         }
+        out
+    }
+
+    /// The paper's claims (and the additions' acceptance claims), measured: what the
+    /// controllers do on the profiles. The profiles' own calibration is in
+    /// [`Mehrotra::calibration_checks`].
+    pub fn checks(&self) -> Vec<Check> {
+        let mut out = vec![];
         for l in ["3g-up", "wimax-down"] {
             let Some(a) = self.run_of(l, "adaptive-um") else {
                 continue;
@@ -873,9 +890,11 @@ impl Mehrotra {
             }
             out.push(Check {
                 claim: format!(
-                    "{l}, Fig. 23: above δ_T ({dt:.0} ms) a larger fixed δ̂ does not cost throughput"
+                    "{l}, Fig. 23: above δ_T a larger fixed δ̂ does not cost throughput"
                 ),
-                expected: "each δ̂ within 5 % of the best smaller one".into(),
+                expected: format!(
+                    "each δ̂ ≥ δ_T ({dt:.0} ms) within 5 % of the best smaller one"
+                ),
                 measured: format!(
                     "{} fixed δ̂ from {:.0} to {:.0} ms: {:.0} → {:.0} kbit/s; largest shortfall {}{}",
                     pts.len(),

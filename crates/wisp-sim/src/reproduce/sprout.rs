@@ -101,6 +101,14 @@ pub const LOSS_NETWORK: &str = "Verizon-LTE-short";
 /// The loss probabilities of §6.5 (in each direction), after the lossless run.
 pub const LOSS_RATES: [f64; 3] = [0.0, 0.05, 0.10];
 
+/// Sprout on the shipped Verizon LTE downlink (the `lte-downlink` claim), checked against the
+/// point wisp measures there (4192 kbit/s, utilisation 0.83, 72 ms self-inflicted delay; the
+/// paper's 4533 kbit/s at 73 ms was on a longer trace) with a margin: a change that costs
+/// Sprout 5 % of the link or 18 ms of delay fails it.
+pub const LTE_DOWNLINK_MIN_UTILIZATION: f64 = 0.78;
+/// See [`LTE_DOWNLINK_MIN_UTILIZATION`].
+pub const LTE_DOWNLINK_MAX_DELAY_MS: f64 = 90.0;
+
 /// The data direction.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -496,7 +504,8 @@ impl Reproduction {
             .map(LossRun::metrics)
     }
 
-    /// The paper's claims, checked on every trace.
+    /// The paper's claims, checked on every trace. A comparison with nothing to compare against
+    /// (no other scheme on the trace) is not met.
     pub fn checks(&self) -> Vec<Check> {
         let mut out = vec![];
         let per_trace: [fn(&TraceRuns) -> Option<Check>; 5] = [
@@ -521,14 +530,14 @@ impl Reproduction {
                 id: "lte-downlink",
                 scope: t.trace.clone(),
                 claim: "Sprout uses most of the Verizon LTE downlink without a standing queue (§6.5: 4533 kbit/s, 73 ms)".into(),
-                expected: "utilization ≥ 0.6 and self-inflicted delay < 150 ms".into(),
+                expected: "utilization ≥ 0.78 and self-inflicted delay ≤ 90 ms".into(),
                 measured: format!(
                     "utilization {:.3} ({:.0} kbit/s), {}",
                     m.utilization,
                     m.throughput_kbps,
                     fmt_delay(d)
                 ),
-                met: m.utilization >= 0.6 && d < 150.0,
+                met: m.utilization >= LTE_DOWNLINK_MIN_UTILIZATION && d <= LTE_DOWNLINK_MAX_DELAY_MS,
             });
         }
         for dir in Direction::BOTH {
@@ -576,6 +585,7 @@ fn check_sprout_rank(t: &TraceRuns) -> Option<Check> {
         .collect();
     lower.sort_by(|a, b| a.delay_ms().total_cmp(&b.delay_ms()));
     let rank = lower.len() + 1;
+    let others = t.real().filter(|r| r.entry != SPROUT).count();
     let below: Vec<String> = lower
         .iter()
         .map(|r| format!("{} {}", r.entry, fmt_delay(r.delay_ms())))
@@ -598,7 +608,7 @@ fn check_sprout_rank(t: &TraceRuns) -> Option<Check> {
                 below.join(", ")
             )
         },
-        met: !d.is_nan() && rank <= 2,
+        met: others > 0 && !d.is_nan() && rank <= 2,
     })
 }
 
@@ -629,6 +639,7 @@ fn check_ewma_vs_sprout(t: &TraceRuns) -> Option<Check> {
 /// Compound TCP and CUBIC (both with and without CoDel)".
 fn check_ewma_highest(t: &TraceRuns) -> Option<Check> {
     let e = t.run(SPROUT_EWMA)?;
+    let others = t.real().filter(|r| r.entry != SPROUT_EWMA).count();
     let above: Vec<String> = t
         .real()
         .filter(|r| r.entry != SPROUT_EWMA && r.throughput_kbps() >= e.throughput_kbps())
@@ -651,7 +662,7 @@ fn check_ewma_highest(t: &TraceRuns) -> Option<Check> {
                 above.join(", ")
             )
         },
-        met: above.is_empty(),
+        met: others > 0 && above.is_empty(),
     })
 }
 
@@ -894,6 +905,35 @@ mod tests {
         let vegas = s.iter().find(|r| r.entry == "vegas").unwrap();
         assert_eq!(vegas.traces, 0);
         assert!(!s.iter().any(|r| r.entry == SPROUT || r.entry == IDEAL));
+    }
+
+    #[test]
+    fn a_comparison_with_no_other_scheme_is_not_met() {
+        let t = trace(
+            0,
+            Direction::Down,
+            &[
+                (IDEAL, 1000.0, 0.0),
+                (SPROUT, 800.0, 100.0),
+                (SPROUT_EWMA, 900.0, 150.0),
+            ],
+        );
+        // Sprout-EWMA is the only other scheme for Sprout's rank, and Sprout the only other
+        // for Sprout-EWMA's throughput: both comparisons have something to compare.
+        assert!(check_sprout_rank(&t).unwrap().met);
+        assert!(check_ewma_highest(&t).unwrap().met);
+        let alone = trace(
+            0,
+            Direction::Down,
+            &[(IDEAL, 1000.0, 0.0), (SPROUT, 800.0, 100.0)],
+        );
+        assert!(!check_sprout_rank(&alone).unwrap().met);
+        let alone = trace(
+            0,
+            Direction::Down,
+            &[(IDEAL, 1000.0, 0.0), (SPROUT_EWMA, 900.0, 150.0)],
+        );
+        assert!(!check_ewma_highest(&alone).unwrap().met);
     }
 
     #[test]
