@@ -121,7 +121,18 @@ enum Command {
     Forecast(forecast::ForecastArgs),
 }
 
+/// A closed pipe on stdout (`wisp schemes | head`) ends the process quietly, as it does any
+/// Unix filter, instead of making every `println!` panic: Rust starts programs with SIGPIPE
+/// ignored, so the default action is restored first.
+fn default_sigpipe() {
+    use nix::sys::signal::{SigHandler, Signal, signal};
+    // SAFETY: SIG_DFL installs no handler of ours, and this runs before any thread is started.
+    #[allow(unsafe_code)]
+    let _ = unsafe { signal(Signal::SIGPIPE, SigHandler::SigDfl) };
+}
+
 fn main() -> ExitCode {
+    default_sigpipe();
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) if !e.use_stderr() => {
@@ -189,9 +200,9 @@ fn scheme_params(s: &wisp_core::scheme::SchemeInfo) -> Vec<(String, Option<Strin
 }
 
 fn schemes(json: bool, long: bool) -> Result<(), CliError> {
-    use wisp_core::scheme::SCHEMES;
+    let schemes = wisp_core::scheme::schemes();
     if json {
-        let list: Vec<_> = SCHEMES
+        let list: Vec<_> = schemes
             .iter()
             .map(|s| {
                 let params: Vec<_> = scheme_params(s)
@@ -208,8 +219,8 @@ fn schemes(json: bool, long: bool) -> Result<(), CliError> {
             .collect();
         output::print_json(&serde_json::json!({ "schemes": list }))
     } else {
-        let w = SCHEMES.iter().map(|s| s.name.len()).max().unwrap_or(0);
-        for s in SCHEMES {
+        let w = schemes.iter().map(|s| s.name.len()).max().unwrap_or(0);
+        for s in &schemes {
             println!("{:w$}  {}", s.name, s.summary);
             if long {
                 let list: Vec<_> = scheme_params(s)

@@ -12,7 +12,6 @@
 use crate::controller::{Allowance, SendContext, WireSender};
 use crate::pacer::Pacer;
 use crate::packet::{Content, DataHeader, SchemeFields};
-use crate::scheme::AnySender;
 use crate::source::Source;
 use crate::time::Instant;
 use crate::units::DataSize;
@@ -25,10 +24,11 @@ pub struct FlowCounters {
     pub bytes: u64,
 }
 
-/// Drives one flow's sending side.
+/// Drives one flow's sending side: the scheme's sender `S` (at the wire level; the registry's
+/// flows use [`AnySender`](crate::scheme::AnySender)).
 #[derive(Debug)]
-pub struct FlowSender {
-    sender: AnySender,
+pub struct FlowSender<S> {
+    sender: S,
     source: Source,
     pacer: Pacer,
     mtu: DataSize,
@@ -38,8 +38,8 @@ pub struct FlowSender {
     pacer_wake: Option<Instant>,
 }
 
-impl FlowSender {
-    pub fn new(sender: AnySender, source: Source, pacer: Pacer, mtu: DataSize) -> Self {
+impl<S: WireSender> FlowSender<S> {
+    pub fn new(sender: S, source: Source, pacer: Pacer, mtu: DataSize) -> Self {
         FlowSender {
             sender,
             source,
@@ -51,7 +51,7 @@ impl FlowSender {
         }
     }
 
-    pub fn sender(&self) -> &AnySender {
+    pub fn sender(&self) -> &S {
         &self.sender
     }
 

@@ -33,7 +33,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use wisp_core::controller::{WireReceiver, WireSender};
 use wisp_core::flow::FlowSender;
 use wisp_core::packet::{DEFAULT_MTU, DataHeader, IP_UDP_OVERHEAD};
-use wisp_core::scheme::{AnyReceiver, BuildError, SchemeConfig, SchemeContext};
+use wisp_core::scheme::{AnyReceiver, AnySender, BuildError, SchemeConfig, SchemeContext};
 use wisp_core::tables::Tables;
 use wisp_core::{DataSize, Duration, Instant};
 
@@ -407,7 +407,13 @@ impl SenderState {
         rtcp::encode_scheme(ssrc, spec, out).map_err(e)
     }
 
-    fn on_datagram(&mut self, buf: &[u8], now: Instant, ssrc: u32, flow: &mut FlowSender) {
+    fn on_datagram(
+        &mut self,
+        buf: &[u8],
+        now: Instant,
+        ssrc: u32,
+        flow: &mut FlowSender<AnySender>,
+    ) {
         if !rtp::is_rtcp(buf) {
             self.foreign += 1;
             return;

@@ -23,7 +23,7 @@ use std::collections::BinaryHeap;
 use wisp_core::controller::{WireReceiver, WireSender};
 use wisp_core::flow::FlowSender;
 use wisp_core::packet::{DEFAULT_MTU, IP_UDP_OVERHEAD};
-use wisp_core::scheme::{AnyReceiver, BuildError, SchemeConfig, SchemeContext};
+use wisp_core::scheme::{AnyReceiver, AnySender, BuildError, SchemeConfig, SchemeContext};
 use wisp_core::tables::Tables;
 use wisp_core::wire::Feedback;
 use wisp_core::{DataSize, Duration, Instant};
@@ -203,7 +203,7 @@ impl Link {
 
 #[derive(Debug)]
 struct Flow {
-    sender: FlowSender,
+    sender: FlowSender<AnySender>,
     receiver: AnyReceiver,
     active: bool,
     stop: Instant,

@@ -383,7 +383,7 @@ pub fn simulate(
         .map(|&rate| {
             let mut sc = Scenario::new(
                 s.link.clone(),
-                SchemeConfig::Cbr(CbrConfig::default().rate(rate)),
+                SchemeConfig::from(CbrConfig::default().rate(rate)),
             );
             sc.duration = s.duration;
             sc.delay = s.delay;

@@ -12,8 +12,12 @@ use crate::time::Instant;
 use crate::units::{Bitrate, DataSize};
 use crate::wire::NoFeedback;
 
-use super::ParamError;
 use super::params::{self, Checked, Configurable, Validate, check, range, scheme_params};
+use super::registry::{Halves, Scheme, SchemeInfo};
+use super::{BuildError, ParamError, SchemeContext};
+use crate::pacer::Pacer;
+use crate::source::Source;
+use crate::time::Duration;
 
 /// Configuration of [`CbrSender`].
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -161,4 +165,33 @@ impl Receiver for SilentReceiver {
     type Feedback = NoFeedback;
     type Fields = ();
     fn on_packet_received(&mut self, _now: Instant, _packet: &DataHeader, _fields: &()) {}
+}
+impl Scheme for CbrConfig {
+    type Sender = CbrSender;
+    type Receiver = SilentReceiver;
+    const NAMES: &'static [SchemeInfo] = &[SchemeInfo {
+        name: "cbr",
+        summary: "constant bit rate, no feedback",
+    }];
+    const ALWAYS_NAMED: &'static [&'static str] = &["rate-kbps"];
+
+    fn named(name: &str) -> Option<Self> {
+        (name == "cbr").then(CbrConfig::default)
+    }
+
+    fn name(&self) -> &'static str {
+        "cbr"
+    }
+
+    /// Packets of `packet-bytes` (default: the MTU) from a bulk source, paced at the rate.
+    fn build(&self, ctx: SchemeContext) -> Result<Halves<CbrSender, SilentReceiver>, BuildError> {
+        let size = self.packet_size.unwrap_or(ctx.mtu());
+        Ok(Halves {
+            sender: CbrSender::new(self),
+            receiver: SilentReceiver,
+            source: Source::bulk(size),
+            pacer: Pacer::new(Duration::ZERO),
+            mtu: size,
+        })
+    }
 }

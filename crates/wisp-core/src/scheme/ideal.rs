@@ -12,9 +12,14 @@
 //! Deviations: opportunities earlier than *d* after the start cannot be reached by any sender and
 //! are skipped (the simulator's ideal-delay metric skips them too).
 
+use super::cbr::SilentReceiver;
 use super::params::{Configurable, NoParams};
+use super::registry::{Halves, Scheme, SchemeInfo};
+use super::{BuildError, SchemeContext};
 use crate::controller::{Allowance, SendContext, Sender, SenderStats};
+use crate::pacer::Pacer;
 use crate::packet::DataHeader;
+use crate::source::Source;
 use crate::time::Instant;
 use crate::units::DataSize;
 use crate::wire::NoFeedback;
@@ -98,6 +103,36 @@ impl Sender for IdealSender {
             target_rate: None,
             window: Some(DataSize::from_bytes(self.credit)),
         }
+    }
+}
+
+impl Scheme for IdealConfig {
+    type Sender = IdealSender;
+    type Receiver = SilentReceiver;
+    const NAMES: &'static [SchemeInfo] = &[SchemeInfo {
+        name: "ideal",
+        summary: "oracle sender of the Sprout paper: uses every delivery opportunity, never queues (simulation only)",
+    }];
+
+    fn named(name: &str) -> Option<Self> {
+        (name == "ideal").then_some(IdealConfig)
+    }
+
+    fn name(&self) -> &'static str {
+        "ideal"
+    }
+
+    /// A bulk source, unpaced: the sender's credit is the pacing. Needs the link's schedule.
+    fn build(&self, ctx: SchemeContext) -> Result<Halves<IdealSender, SilentReceiver>, BuildError> {
+        let mtu = ctx.mtu();
+        let schedule = ctx.ideal_schedule.ok_or(BuildError::NeedsOracle("ideal"))?;
+        Ok(Halves {
+            sender: IdealSender::new(schedule),
+            receiver: SilentReceiver,
+            source: Source::bulk(mtu),
+            pacer: Pacer::default(),
+            mtu,
+        })
     }
 }
 

@@ -2,18 +2,21 @@
 //!
 //! A scheme is named by a spec string `NAME[:KEY=VALUE,...]` (`cbr`, `cbr:rate-kbps=2000`),
 //! parsed into a [`SchemeConfig`] whose defaults match the scheme's paper. [`SchemeConfig::build`]
-//! makes a [`FlowSender`] (the scheme's [`Sender`](crate::controller::Sender) with its traffic source and pacer) and the
-//! matching receiver. On hot paths the halves are enums ([`AnySender`], [`AnyReceiver`]) so that
-//! calls are static dispatch.
+//! makes a [`FlowSender`] (the scheme's [`Sender`](crate::controller::Sender) with its traffic
+//! source and pacer) and the matching receiver. On hot paths the halves are enums
+//! ([`AnySender`], [`AnyReceiver`]) so that calls are static dispatch.
 //!
-//! Adding a scheme: a module with its config (`Default` = the paper's values, `set` for
-//! parameters), sender and receiver; a variant in [`SchemeConfig`], [`AnySender`] and
-//! [`AnyReceiver`]; an entry in [`SCHEMES`].
+//! Adding a scheme is one module and one line: the module's configuration type implements
+//! [`Scheme`] (its names, typed parameters and the factory of its halves, whose messages are the
+//! module's own types), and the line names it in the `schemes!` list below, which generates the
+//! enums. A scheme from outside the crate is added at run time instead ([`Registry::with`]).
+//! See `docs/adding-a-scheme.md`.
 
 pub mod cbr;
 pub mod gcc;
 pub mod ideal;
 pub mod params;
+pub mod registry;
 pub mod sprout;
 pub mod tcp;
 pub mod um;
@@ -22,19 +25,20 @@ use crate::controller::{
     Allowance, ExtraPacket, SendContext, SenderStats, WireReceiver, WireSender,
 };
 use crate::flow::FlowSender;
-use crate::pacer::Pacer;
 use crate::packet::{DEFAULT_MTU, DataHeader};
-use crate::source::{Source, SourceRng};
+use crate::source::SourceRng;
 use crate::tables::Tables;
 use crate::time::{Duration, Instant};
 use crate::units::DataSize;
 use crate::wire::{Feedback, WireError};
 use core::fmt;
 use core::str::FromStr;
+use params::Parameters;
 
 pub use cbr::{CbrConfig, CbrSender, SilentReceiver};
 pub use gcc::{GccConfig, GccReceiver, GccSender};
 pub use ideal::{IdealConfig, IdealSchedule, IdealSender};
+pub use registry::{CustomScheme, DynScheme, Halves, Registry, Scheme, SchemeInfo};
 pub use sprout::{SproutConfig, SproutReceiver, SproutSender};
 pub use tcp::compound::{Compound, CompoundConfig};
 pub use tcp::cubic::{Cubic, CubicConfig};
@@ -43,111 +47,6 @@ pub use tcp::newreno::{NewReno, NewRenoConfig};
 pub use tcp::vegas::{Vegas, VegasConfig};
 pub use tcp::{TcpReceiver, TcpSender};
 pub use um::{UmFamilyConfig, UmSender};
-
-/// One line of `wisp schemes`.
-#[derive(Clone, Copy, Debug)]
-pub struct SchemeInfo {
-    pub name: &'static str,
-    pub summary: &'static str,
-}
-
-impl SchemeInfo {
-    /// The parameters it accepts with their defaults, serialised from the scheme's parameter
-    /// struct: `(key, default)`.
-    pub fn param_list(&self) -> Vec<(&'static str, String)> {
-        SchemeConfig::from_name(self.name)
-            .expect("every listed scheme has a config")
-            .param_list()
-    }
-
-    /// Every key it accepts with its help text.
-    pub fn param_docs(&self) -> Vec<(String, String)> {
-        SchemeConfig::from_name(self.name)
-            .expect("every listed scheme has a config")
-            .param_docs()
-    }
-
-    /// [`SchemeInfo::param_list`] as `key=default` separated by commas.
-    pub fn params(&self) -> String {
-        params::join(&self.param_list())
-    }
-}
-
-/// Every scheme wisp knows, in the order `wisp schemes` lists them.
-pub const SCHEMES: &[SchemeInfo] = &[
-    SchemeInfo {
-        name: "ideal",
-        summary: "oracle sender of the Sprout paper: uses every delivery opportunity, never queues (simulation only)",
-    },
-    SchemeInfo {
-        name: "cbr",
-        summary: "constant bit rate, no feedback",
-    },
-    SchemeInfo {
-        name: "sprout",
-        summary: "Sprout (NSDI'13): Bayesian forecast of a cellular link's delivery rate, window = 5th-percentile deliveries in 100 ms minus the queue",
-    },
-    SchemeInfo {
-        name: "sprout-ewma",
-        summary: "Sprout-EWMA (NSDI'13 §6.4): Sprout's protocol with an EWMA of the per-tick count instead of the cautious forecast",
-    },
-    SchemeInfo {
-        name: "gcc",
-        summary: "Google Congestion Control (ANRW'16 §3): Kalman delay-based receiver + loss-based sender, video call",
-    },
-    SchemeInfo {
-        name: "gcc-grouping",
-        summary: "GCC with the packet-grouping pre-filter for Wi-Fi bursts (ANRW'16 Algorithm 1 exactly, which bounds no merged group; prefilter=libwebrtc caps bursts at 100 ms)",
-    },
-    SchemeInfo {
-        name: "gcc-trendline",
-        summary: "GCC with libwebrtc's trendline estimator instead of the Kalman filter",
-    },
-    SchemeInfo {
-        name: "cubic",
-        summary: "TCP CUBIC bulk transfer (RFC 9438), ACK-clocked; `--queue codel` for CUBIC over CoDel",
-    },
-    SchemeInfo {
-        name: "newreno",
-        summary: "TCP NewReno bulk transfer (RFC 5681 + RFC 6582 recovery)",
-    },
-    SchemeInfo {
-        name: "vegas",
-        summary: "TCP Vegas bulk transfer (Brakmo & Peterson 1995): keeps alpha..beta segments queued",
-    },
-    SchemeInfo {
-        name: "compound",
-        summary: "Compound TCP bulk transfer (Tan et al. 2006): Reno window + delay window",
-    },
-    SchemeInfo {
-        name: "ledbat",
-        summary: "LEDBAT bulk transfer (RFC 6817): targets 100 ms of one-way queueing delay",
-    },
-    SchemeInfo {
-        name: "newreno-like",
-        summary: "NewReno-like rate control for media (Mehrotra et al. §IV-A): +M²/(R·SRTT²) per ACK, −R/2 per NACK",
-    },
-    SchemeInfo {
-        name: "vegas-like",
-        summary: "Vegas-like rate control (Mehrotra et al. §IV-B): ±M²/(R·SRTT²) per ACK by queueing delay against κ, ζ (2 and 4 segments queued)",
-    },
-    SchemeInfo {
-        name: "ctcp-like",
-        summary: "Compound-TCP-like rate control (Mehrotra et al. §IV-C): CTCP's loss and delay windows over W = R·SRTT, once per loss event",
-    },
-    SchemeInfo {
-        name: "tfrc",
-        summary: "TCP-Friendly Rate Control (RFC 5348) for a media call, per-packet ACKs",
-    },
-    SchemeInfo {
-        name: "um",
-        summary: "primal-dual utility maximisation (Mehrotra et al. eq. 1): ΔR = k2(k0 − δR)ΔT per ACK, fixed k0, k2",
-    },
-    SchemeInfo {
-        name: "adaptive-um",
-        summary: "adaptive utility maximisation (Mehrotra et al. §V, eqs. 2–4) with the congestion threshold δ̂ learned online from calibration windows",
-    },
-];
 
 /// An error in a scheme spec or its parameters.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -233,6 +132,15 @@ impl fmt::Debug for SchemeContext {
 }
 
 impl SchemeContext {
+    /// The MTU, or the default one if none was set.
+    pub fn mtu(&self) -> DataSize {
+        if self.mtu == DataSize::ZERO {
+            DEFAULT_MTU
+        } else {
+            self.mtu
+        }
+    }
+
     pub fn new() -> Self {
         SchemeContext {
             mtu: DEFAULT_MTU,
@@ -243,278 +151,112 @@ impl SchemeContext {
     }
 }
 
-/// A scheme with its parameters.
-#[derive(Clone, Debug, PartialEq)]
-pub enum SchemeConfig {
-    Ideal(IdealConfig),
-    Cbr(CbrConfig),
-    /// `sprout` and `sprout-ewma` (by [`SproutConfig::variant`]); boxed to keep the enum small.
-    Sprout(Box<SproutConfig>),
-    /// `gcc`, `gcc-grouping`, `gcc-trendline`.
-    Gcc(Box<GccConfig>),
-    Cubic(CubicConfig),
-    NewReno(NewRenoConfig),
-    Vegas(VegasConfig),
-    Compound(CompoundConfig),
-    Ledbat(LedbatConfig),
-    /// `newreno-like`, `vegas-like`, `ctcp-like`, `tfrc`, `um`, `adaptive-um`.
-    Um(Box<UmFamilyConfig>),
-}
-
-impl SchemeConfig {
-    /// The scheme's registry name.
-    pub fn name(&self) -> &'static str {
-        match self {
-            SchemeConfig::Ideal(_) => "ideal",
-            SchemeConfig::Cbr(_) => "cbr",
-            SchemeConfig::Sprout(c) => c.name(),
-            SchemeConfig::Gcc(c) => c.name(),
-            SchemeConfig::Cubic(_) => "cubic",
-            SchemeConfig::NewReno(_) => "newreno",
-            SchemeConfig::Vegas(_) => "vegas",
-            SchemeConfig::Compound(_) => "compound",
-            SchemeConfig::Ledbat(_) => "ledbat",
-            SchemeConfig::Um(c) => c.name(),
+/// Generates, from the list of built-in schemes, the enums the layers below dispatch on:
+/// [`SchemeConfig`] (a scheme with its parameters), [`AnySender`] and [`AnyReceiver`] (its halves
+/// at the wire level), each with a `Custom` variant for schemes registered at run time.
+macro_rules! schemes {
+    ($($variant:ident($config:ty)),* $(,)?) => {
+        /// A scheme with its parameters.
+        #[derive(Clone, Debug, PartialEq)]
+        pub enum SchemeConfig {
+            $($variant(Box<$config>),)*
+            /// A scheme registered at run time ([`Registry::with`]).
+            Custom(CustomScheme),
         }
-    }
 
-    /// The default configuration of the scheme called `name`.
-    pub fn from_name(name: &str) -> Result<Self, ParamError> {
-        Ok(match name {
-            "ideal" => SchemeConfig::Ideal(IdealConfig),
-            "cbr" => SchemeConfig::Cbr(CbrConfig::default()),
-            "sprout" => SchemeConfig::Sprout(Box::new(SproutConfig::new(sprout::Variant::Sprout))),
-            "sprout-ewma" => {
-                SchemeConfig::Sprout(Box::new(SproutConfig::new(sprout::Variant::Ewma)))
+        $(impl From<$config> for SchemeConfig {
+            fn from(c: $config) -> Self {
+                SchemeConfig::$variant(Box::new(c))
             }
-            _ if gcc::config_for(name).is_some() => {
-                SchemeConfig::Gcc(Box::new(gcc::config_for(name).expect("checked")))
-            }
-            "cubic" => SchemeConfig::Cubic(CubicConfig::default()),
-            "newreno" => SchemeConfig::NewReno(NewRenoConfig::default()),
-            "vegas" => SchemeConfig::Vegas(VegasConfig::default()),
-            "compound" => SchemeConfig::Compound(CompoundConfig::default()),
-            "ledbat" => SchemeConfig::Ledbat(LedbatConfig::default()),
-            _ if um::config_for(name).is_some() => {
-                SchemeConfig::Um(Box::new(um::config_for(name).expect("checked")))
-            }
-            _ => {
-                return Err(ParamError::UnknownScheme {
-                    name: name.to_string(),
-                    known: SCHEMES
-                        .iter()
-                        .map(|s| s.name)
-                        .collect::<Vec<_>>()
-                        .join(", "),
-                });
-            }
-        })
-    }
+        })*
 
-    /// Sets one parameter (`KEY=VALUE` of the spec string).
-    pub fn set_param(&mut self, key: &str, value: &str) -> Result<(), ParamError> {
-        self.set_params(&[(key, value)])
-    }
+        impl SchemeConfig {
+            /// The built-in schemes' names, each with the factory of its default configuration.
+            fn builtin_entries() -> Vec<(SchemeInfo, fn(&str) -> Option<SchemeConfig>)> {
+                let mut v: Vec<(SchemeInfo, fn(&str) -> Option<SchemeConfig>)> = vec![];
+                $(for info in <$config as Scheme>::NAMES {
+                    v.push((*info, |name| <$config as Scheme>::named(name).map(SchemeConfig::from)));
+                })*
+                v
+            }
 
-    /// Sets parameters (`KEY=VALUE` pairs of the spec string), all or none: the values are
-    /// read by the scheme's parameter struct and validated together.
-    pub fn set_params(&mut self, given: &[(&str, &str)]) -> Result<(), ParamError> {
-        use params::Configurable;
-        let name = self.name();
-        let r = match self {
-            SchemeConfig::Ideal(c) => c.set_params(given),
-            SchemeConfig::Cbr(c) => c.set_params(given),
-            SchemeConfig::Sprout(c) => c.set_params(given),
-            SchemeConfig::Gcc(c) => c.set_params(given),
-            SchemeConfig::Cubic(c) => c.set_params(given),
-            SchemeConfig::NewReno(c) => c.set_params(given),
-            SchemeConfig::Vegas(c) => c.set_params(given),
-            SchemeConfig::Compound(c) => c.set_params(given),
-            SchemeConfig::Ledbat(c) => c.set_params(given),
-            SchemeConfig::Um(c) => c.set_params(given),
-        };
-        r.map_err(|e| e.in_scheme(name))
-    }
+            /// The scheme's registry name.
+            pub fn name(&self) -> &'static str {
+                match self {
+                    $(SchemeConfig::$variant(c) => Scheme::name(&**c),)*
+                    SchemeConfig::Custom(c) => c.name(),
+                }
+            }
 
-    /// Every parameter with its value (`wisp schemes` lists them for the defaults).
-    pub fn param_list(&self) -> Vec<(&'static str, String)> {
-        use params::Configurable;
-        match self {
-            SchemeConfig::Ideal(c) => c.param_list(),
-            SchemeConfig::Cbr(c) => c.param_list(),
-            SchemeConfig::Sprout(c) => c.param_list(),
-            SchemeConfig::Gcc(c) => c.param_list(),
-            SchemeConfig::Cubic(c) => c.param_list(),
-            SchemeConfig::NewReno(c) => c.param_list(),
-            SchemeConfig::Vegas(c) => c.param_list(),
-            SchemeConfig::Compound(c) => c.param_list(),
-            SchemeConfig::Ledbat(c) => c.param_list(),
-            SchemeConfig::Um(c) => c.param_list(),
+            /// Sets parameters (`KEY=VALUE` pairs of the spec string), all or none: the values
+            /// are read by the scheme's parameter struct and validated together.
+            pub fn set_params(&mut self, given: &[(&str, &str)]) -> Result<(), ParamError> {
+                let name = self.name();
+                let r = match self {
+                    $(SchemeConfig::$variant(c) => Parameters::set_params(&mut **c, given),)*
+                    SchemeConfig::Custom(c) => c.set_params(given),
+                };
+                r.map_err(|e| e.in_scheme(name))
+            }
+
+            /// Every parameter with its value (`wisp schemes` lists them for the defaults).
+            pub fn param_list(&self) -> Vec<(&'static str, String)> {
+                match self {
+                    $(SchemeConfig::$variant(c) => Parameters::param_list(&**c),)*
+                    SchemeConfig::Custom(c) => c.param_list(),
+                }
+            }
+
+            /// Every key the scheme accepts with its help text (its parameter struct's doc
+            /// comment).
+            pub fn param_docs(&self) -> Vec<(String, String)> {
+                match self {
+                    $(SchemeConfig::$variant(c) => Parameters::param_docs(&**c),)*
+                    SchemeConfig::Custom(c) => c.param_docs(),
+                }
+            }
+
+            /// The parameters of the default configuration of this one's name.
+            fn default_param_list(&self) -> Vec<(&'static str, String)> {
+                match self {
+                    $(SchemeConfig::$variant(c) => {
+                        let d = <$config as Scheme>::named(Scheme::name(&**c))
+                            .expect("a scheme's name is one of its own");
+                        Parameters::param_list(&d)
+                    })*
+                    SchemeConfig::Custom(c) => c.default_param_list(),
+                }
+            }
+
+            fn always_named(&self) -> &'static [&'static str] {
+                match self {
+                    $(SchemeConfig::$variant(_) => <$config as Scheme>::ALWAYS_NAMED,)*
+                    SchemeConfig::Custom(c) => c.always_named(),
+                }
+            }
+
+            /// Builds the flow driver and receiver.
+            pub fn build(
+                &self,
+                ctx: SchemeContext,
+            ) -> Result<(FlowSender<AnySender>, AnyReceiver), BuildError> {
+                match self {
+                    $(SchemeConfig::$variant(c) => {
+                        let h = Scheme::build(&**c, ctx)?;
+                        Ok((
+                            FlowSender::new(AnySender::$variant(h.sender), h.source, h.pacer, h.mtu),
+                            AnyReceiver::$variant(h.receiver),
+                        ))
+                    })*
+                    SchemeConfig::Custom(c) => c.build(ctx),
+                }
+            }
         }
-    }
 
-    /// Every key the scheme accepts with its help text (its parameter struct's doc comment).
-    pub fn param_docs(&self) -> Vec<(String, String)> {
-        use params::Configurable;
-        match self {
-            SchemeConfig::Ideal(c) => c.param_docs(),
-            SchemeConfig::Cbr(c) => c.param_docs(),
-            SchemeConfig::Sprout(c) => c.param_docs(),
-            SchemeConfig::Gcc(c) => c.param_docs(),
-            SchemeConfig::Cubic(c) => c.param_docs(),
-            SchemeConfig::NewReno(c) => c.param_docs(),
-            SchemeConfig::Vegas(c) => c.param_docs(),
-            SchemeConfig::Compound(c) => c.param_docs(),
-            SchemeConfig::Ledbat(c) => c.param_docs(),
-            SchemeConfig::Um(c) => c.param_docs(),
-        }
-    }
-
-    /// The parameters for the canonical spec string: those that differ from the defaults of
-    /// [`SchemeConfig::name`] (and `cbr`'s rate, always named).
-    fn params(&self) -> Vec<(&'static str, String)> {
-        let base = SchemeConfig::from_name(self.name())
-            .expect("a config's name is registered")
-            .param_list();
-        let always: &[&str] = match self {
-            SchemeConfig::Cbr(_) => &["rate-kbps"],
-            _ => &[],
-        };
-        params::diff(self.param_list(), &base, always)
-    }
-
-    /// Builds the flow driver and receiver.
-    pub fn build(&self, ctx: SchemeContext) -> Result<(FlowSender, AnyReceiver), BuildError> {
-        let mtu = if ctx.mtu == DataSize::ZERO {
-            DEFAULT_MTU
-        } else {
-            ctx.mtu
-        };
-        Ok(match self {
-            SchemeConfig::Ideal(_) => {
-                let schedule = ctx.ideal_schedule.ok_or(BuildError::NeedsOracle("ideal"))?;
-                (
-                    FlowSender::new(
-                        AnySender::Ideal(IdealSender::new(schedule)),
-                        Source::bulk(mtu),
-                        Pacer::default(),
-                        mtu,
-                    ),
-                    AnyReceiver::Silent(SilentReceiver),
-                )
-            }
-            SchemeConfig::Cbr(c) => {
-                let size = c.packet_size.unwrap_or(mtu);
-                (
-                    FlowSender::new(
-                        AnySender::Cbr(CbrSender::new(c)),
-                        Source::bulk(size),
-                        Pacer::new(Duration::ZERO),
-                        size,
-                    ),
-                    AnyReceiver::Silent(SilentReceiver),
-                )
-            }
-            SchemeConfig::Sprout(c) => (
-                FlowSender::new(
-                    AnySender::Sprout(SproutSender::new(c, mtu)),
-                    Source::bulk(mtu),
-                    Pacer::default(),
-                    mtu,
-                ),
-                AnyReceiver::Sprout(Box::new(SproutReceiver::new(c, mtu, &ctx.tables))),
-            ),
-            SchemeConfig::Gcc(c) => (
-                FlowSender::new(
-                    AnySender::Gcc(GccSender::new(c)),
-                    Source::media(c.media.clone(), ctx.rng, mtu),
-                    Pacer::periodic(c.interval),
-                    mtu,
-                ),
-                AnyReceiver::Gcc(Box::new(GccReceiver::new(c))),
-            ),
-            SchemeConfig::Cubic(c) => tcp_flow(
-                AnySender::Cubic(TcpSender::new(&c.tcp, mtu, Cubic::new(c))),
-                mtu,
-            ),
-            SchemeConfig::NewReno(c) => tcp_flow(
-                AnySender::NewReno(TcpSender::new(&c.tcp, mtu, NewReno::new(c))),
-                mtu,
-            ),
-            SchemeConfig::Vegas(c) => tcp_flow(
-                AnySender::Vegas(TcpSender::new(&c.tcp, mtu, Vegas::new(c))),
-                mtu,
-            ),
-            SchemeConfig::Compound(c) => tcp_flow(
-                AnySender::Compound(TcpSender::new(&c.tcp, mtu, Compound::new(c))),
-                mtu,
-            ),
-            SchemeConfig::Ledbat(c) => tcp_flow(
-                AnySender::Ledbat(TcpSender::new(&c.tcp, mtu, Ledbat::new(c))),
-                mtu,
-            ),
-            // A media call, per-packet ACKs, GCC's 5-ms pacer.
-            SchemeConfig::Um(c) => (
-                FlowSender::new(
-                    AnySender::Um(Box::new(c.sender())),
-                    Source::media(c.rate_params().media.clone(), ctx.rng, mtu),
-                    Pacer::periodic(Duration::from_millis(5)),
-                    mtu,
-                ),
-                AnyReceiver::Tcp(TcpReceiver::new()),
-            ),
-        })
-    }
-}
-
-/// A TCP scheme's halves: an ACK-clocked bulk sender (full-size packets, no pacing) and the
-/// shared per-packet-ACK receiver.
-fn tcp_flow(sender: AnySender, mtu: DataSize) -> (FlowSender, AnyReceiver) {
-    (
-        FlowSender::new(sender, Source::bulk(mtu), Pacer::default(), mtu),
-        AnyReceiver::Tcp(TcpReceiver::new()),
-    )
-}
-
-/// `NAME[:KEY=VALUE,...]`.
-impl FromStr for SchemeConfig {
-    type Err = ParamError;
-    fn from_str(s: &str) -> Result<Self, ParamError> {
-        let s = s.trim();
-        let (name, params) = s.split_once(':').unwrap_or((s, ""));
-        let mut config = SchemeConfig::from_name(name)?;
-        let mut given = vec![];
-        for item in params.split(',').map(str::trim).filter(|i| !i.is_empty()) {
-            let (k, v) = item.split_once('=').ok_or_else(|| ParamError::Malformed {
-                scheme: name.to_string(),
-                item: item.to_string(),
-            })?;
-            given.push((k.trim(), v.trim()));
-        }
-        config.set_params(&given)?;
-        Ok(config)
-    }
-}
-
-/// The canonical spec string (parses back to an equal config).
-impl fmt::Display for SchemeConfig {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())?;
-        let params = self.params();
-        for (i, (k, v)) in params.iter().enumerate() {
-            write!(f, "{}{k}={v}", if i == 0 { ':' } else { ',' })?;
-        }
-        Ok(())
-    }
-}
-
-/// Generates an enum over sender types that implements [`WireSender`] by static dispatch.
-macro_rules! any_sender {
-    ($($variant:ident($ty:ty)),* $(,)?) => {
         /// Every scheme's sender half, at the wire level (feedback as bytes).
         #[derive(Debug)]
         pub enum AnySender {
-            $($variant($ty),)*
+            $($variant(<$config as Scheme>::Sender),)*
             /// A scheme registered at run time (a test's, or one written in Python).
             Custom(Box<dyn WireSender + Send>),
         }
@@ -575,16 +317,11 @@ macro_rules! any_sender {
                 }
             }
         }
-    };
-}
 
-/// Generates an enum over receiver types that implements [`WireReceiver`] by static dispatch.
-macro_rules! any_receiver {
-    ($($variant:ident($ty:ty)),* $(,)?) => {
         /// Every scheme's receiver half, at the wire level (feedback as bytes).
         #[derive(Debug)]
         pub enum AnyReceiver {
-            $($variant($ty),)*
+            $($variant(<$config as Scheme>::Receiver),)*
             /// A scheme registered at run time.
             Custom(Box<dyn WireReceiver + Send>),
         }
@@ -618,24 +355,65 @@ macro_rules! any_receiver {
     };
 }
 
-any_sender! {
-    Ideal(IdealSender),
-    Cbr(CbrSender),
-    Sprout(SproutSender),
-    Gcc(GccSender),
-    Cubic(TcpSender<Cubic>),
-    NewReno(TcpSender<NewReno>),
-    Vegas(TcpSender<Vegas>),
-    Compound(TcpSender<Compound>),
-    Ledbat(TcpSender<Ledbat>),
-    Um(Box<UmSender>),
+// The built-in schemes, in the order `wisp schemes` lists them: one line each.
+schemes! {
+    Ideal(IdealConfig),
+    Cbr(CbrConfig),
+    Sprout(SproutConfig),
+    Gcc(GccConfig),
+    Cubic(CubicConfig),
+    NewReno(NewRenoConfig),
+    Vegas(VegasConfig),
+    Compound(CompoundConfig),
+    Ledbat(LedbatConfig),
+    Um(UmFamilyConfig),
 }
 
-any_receiver! {
-    Silent(SilentReceiver),
-    Sprout(Box<SproutReceiver>),
-    Gcc(Box<GccReceiver>),
-    Tcp(TcpReceiver),
+/// Every built-in scheme, in listing order.
+pub fn schemes() -> Vec<SchemeInfo> {
+    Registry::builtin().schemes().collect()
+}
+
+impl SchemeConfig {
+    /// The default configuration of the built-in scheme called `name`.
+    pub fn from_name(name: &str) -> Result<Self, ParamError> {
+        Registry::builtin().named(name)
+    }
+
+    /// Sets one parameter (`KEY=VALUE` of the spec string).
+    pub fn set_param(&mut self, key: &str, value: &str) -> Result<(), ParamError> {
+        self.set_params(&[(key, value)])
+    }
+
+    /// The parameters for the canonical spec string: those that differ from the defaults of
+    /// the scheme's name (and those it always names, like `cbr`'s rate).
+    fn params(&self) -> Vec<(&'static str, String)> {
+        params::diff(
+            self.param_list(),
+            &self.default_param_list(),
+            self.always_named(),
+        )
+    }
+}
+
+/// `NAME[:KEY=VALUE,...]`, a built-in scheme ([`Registry::builtin`]).
+impl FromStr for SchemeConfig {
+    type Err = ParamError;
+    fn from_str(s: &str) -> Result<Self, ParamError> {
+        Registry::builtin().parse(s)
+    }
+}
+
+/// The canonical spec string (parses back to an equal config).
+impl fmt::Display for SchemeConfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())?;
+        let params = self.params();
+        for (i, (k, v)) in params.iter().enumerate() {
+            write!(f, "{}{k}={v}", if i == 0 { ':' } else { ',' })?;
+        }
+        Ok(())
+    }
 }
 
 #[cfg(test)]
@@ -644,7 +422,7 @@ mod tests {
 
     #[test]
     fn every_registered_scheme_parses_and_round_trips() {
-        for info in SCHEMES {
+        for info in schemes() {
             let c: SchemeConfig = info.name.parse().unwrap();
             assert_eq!(c.name(), info.name);
             assert_eq!(c.to_string().parse::<SchemeConfig>().unwrap(), c);
@@ -739,10 +517,10 @@ mod tests {
     #[test]
     fn generated_parameter_lists_are_the_hand_written_ones() {
         assert_eq!(
-            SCHEMES.iter().map(|s| s.name).collect::<Vec<_>>(),
+            schemes().iter().map(|s| s.name).collect::<Vec<_>>(),
             HAND_WRITTEN.iter().map(|(n, _)| *n).collect::<Vec<_>>()
         );
-        for (info, (_, expected)) in SCHEMES.iter().zip(HAND_WRITTEN) {
+        for (info, (_, expected)) in schemes().iter().zip(HAND_WRITTEN) {
             assert_eq!(info.params(), *expected, "{}", info.name);
         }
     }
@@ -752,7 +530,7 @@ mod tests {
     /// expected, always with the scheme's name.
     #[test]
     fn every_scheme_reports_bad_parameters_the_same_way() {
-        for info in SCHEMES {
+        for info in schemes() {
             let e = format!("{}:speed=3", info.name)
                 .parse::<SchemeConfig>()
                 .unwrap_err();
@@ -803,7 +581,7 @@ mod tests {
 
     #[test]
     fn every_listed_parameter_has_help_text() {
-        for info in SCHEMES {
+        for info in schemes() {
             let docs = info.param_docs();
             for (k, _) in info.param_list() {
                 assert!(
@@ -924,7 +702,7 @@ mod tests {
 
     #[test]
     fn listed_parameters_are_the_defaults() {
-        for info in SCHEMES {
+        for info in schemes() {
             let listed: SchemeConfig = format!("{}:{}", info.name, info.params()).parse().unwrap();
             assert_eq!(
                 listed,
@@ -969,7 +747,7 @@ mod tests {
         let c: SchemeConfig = "cbr:rate-kbps=2000".parse().unwrap();
         assert_eq!(
             c,
-            SchemeConfig::Cbr(CbrConfig::default().rate(crate::units::Bitrate::from_kbps(2000)))
+            SchemeConfig::from(CbrConfig::default().rate(crate::units::Bitrate::from_kbps(2000)))
         );
         assert_eq!(c.to_string(), "cbr:rate-kbps=2000");
         assert!(matches!(

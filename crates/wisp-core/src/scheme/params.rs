@@ -68,8 +68,10 @@ pub fn docs<P: Documented>() -> Vec<(String, String)> {
 
 /// Declares a parameter struct: serde with kebab-case keys and `deny_unknown_fields`, and
 /// [`Documented`] from the fields' doc comments. Fields take doc comments, then `#[serde(…)]`
-/// attributes.
-macro_rules! scheme_params {
+/// attributes. (The crate using it needs `serde` with its `derive` feature.)
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __scheme_params {
     (
         $(#[$m:meta])*
         pub struct $name:ident {
@@ -97,7 +99,7 @@ macro_rules! scheme_params {
         }
     };
 }
-pub(crate) use scheme_params;
+pub use crate::__scheme_params as scheme_params;
 
 /// A scheme configuration whose parameters are a [`Params`] struct.
 pub trait Configurable {
@@ -122,6 +124,30 @@ pub trait Configurable {
         let p = overlay(&self.to_params(), given)?;
         self.apply(p);
         Ok(())
+    }
+}
+
+/// What the registry asks of a scheme's configuration about its parameters. Every
+/// [`Configurable`] type has it; a configuration whose parameter struct depends on its variant
+/// (Sprout's, the Mehrotra family's) implements it by choosing the struct.
+pub trait Parameters {
+    /// Every parameter with its value.
+    fn param_list(&self) -> Vec<(&'static str, String)>;
+    /// Every key with its help text.
+    fn param_docs(&self) -> Vec<(String, String)>;
+    /// Sets the `given` parameters, all or none.
+    fn set_params(&mut self, given: &[(&str, &str)]) -> Result<(), ParamError>;
+}
+
+impl<C: Configurable> Parameters for C {
+    fn param_list(&self) -> Vec<(&'static str, String)> {
+        Configurable::param_list(self)
+    }
+    fn param_docs(&self) -> Vec<(String, String)> {
+        Configurable::param_docs(self)
+    }
+    fn set_params(&mut self, given: &[(&str, &str)]) -> Result<(), ParamError> {
+        Configurable::set_params(self, given)
     }
 }
 

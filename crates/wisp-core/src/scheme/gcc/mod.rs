@@ -108,7 +108,11 @@ pub use sender::GccSender;
 pub use wire::GccFeedback;
 
 use super::params::{Checked, Configurable, Validate, ordered, range, scheme_params};
+use super::registry::{Halves, Scheme, SchemeInfo};
+use super::{BuildError, SchemeContext};
+use crate::pacer::Pacer;
 use crate::source::MediaConfig;
+use crate::source::Source;
 use crate::time::Duration;
 use crate::units::Bitrate;
 use serde::{Deserialize, Serialize};
@@ -185,14 +189,6 @@ impl GccConfig {
             "gcc-grouping"
         } else {
             "gcc"
-        }
-    }
-
-    fn for_name(name: &str) -> Self {
-        match name {
-            "gcc-grouping" => GccConfig::grouping(),
-            "gcc-trendline" => GccConfig::trendline(),
-            _ => GccConfig::default(),
         }
     }
 }
@@ -370,9 +366,46 @@ impl Configurable for GccConfig {
         }
     }
 }
+impl Scheme for GccConfig {
+    type Sender = GccSender;
+    type Receiver = Box<GccReceiver>;
+    const NAMES: &'static [SchemeInfo] = &[
+        SchemeInfo {
+            name: "gcc",
+            summary: "Google Congestion Control (ANRW'16 §3): Kalman delay-based receiver + loss-based sender, video call",
+        },
+        SchemeInfo {
+            name: "gcc-grouping",
+            summary: "GCC with the packet-grouping pre-filter for Wi-Fi bursts (ANRW'16 Algorithm 1 exactly, which bounds no merged group; prefilter=libwebrtc caps bursts at 100 ms)",
+        },
+        SchemeInfo {
+            name: "gcc-trendline",
+            summary: "GCC with libwebrtc's trendline estimator instead of the Kalman filter",
+        },
+    ];
 
-/// The registry's entry point: the default configuration of `name` (`gcc`, `gcc-grouping`,
-/// `gcc-trendline`).
-pub fn config_for(name: &str) -> Option<GccConfig> {
-    matches!(name, "gcc" | "gcc-grouping" | "gcc-trendline").then(|| GccConfig::for_name(name))
+    fn named(name: &str) -> Option<Self> {
+        match name {
+            "gcc" => Some(GccConfig::default()),
+            "gcc-grouping" => Some(GccConfig::grouping()),
+            "gcc-trendline" => Some(GccConfig::trendline()),
+            _ => None,
+        }
+    }
+
+    fn name(&self) -> &'static str {
+        GccConfig::name(self)
+    }
+
+    /// A video call (frames at the target rate, plus audio) through the pacer's ΔT ticks.
+    fn build(&self, ctx: SchemeContext) -> Result<Halves<GccSender, Box<GccReceiver>>, BuildError> {
+        let mtu = ctx.mtu();
+        Ok(Halves {
+            sender: GccSender::new(self),
+            receiver: Box::new(GccReceiver::new(self)),
+            source: Source::media(self.media.clone(), ctx.rng, mtu),
+            pacer: Pacer::periodic(self.interval),
+            mtu,
+        })
+    }
 }

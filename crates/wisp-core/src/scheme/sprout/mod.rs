@@ -168,6 +168,10 @@
 //! `sigmas` (the experimental σ grid, `/`-separated, or `none`), `share` (its switching probability
 //! per tick).
 
+use super::registry::{Halves, Scheme, SchemeInfo};
+use super::{BuildError, SchemeContext};
+use crate::pacer::Pacer;
+use crate::source::Source;
 use crate::tables::Tables;
 
 pub mod filter;
@@ -182,7 +186,7 @@ pub use receiver::{SproutReceiver, TickRecord};
 pub use sender::SproutSender;
 
 use super::ParamError;
-use super::params::{self, Checked, Validate, check, range, scheme_params};
+use super::params::{self, Checked, Parameters, Validate, check, range, scheme_params};
 use crate::time::Duration;
 use crate::units::DataSize;
 use serde::{Deserialize, Serialize};
@@ -264,12 +268,6 @@ impl SproutConfig {
         }
     }
 
-    /// The registry name.
-    pub fn name(&self) -> &'static str {
-        self.variant.name()
-    }
-
-    /// The receiver's estimator (the model tables are built, or shared, here).
     /// The receiver's estimator, its model tables from `tables`.
     pub fn estimator(&self, tables: &Tables) -> Estimator {
         match self.variant {
@@ -287,9 +285,11 @@ impl SproutConfig {
             }
         }
     }
+}
 
+impl Parameters for SproutConfig {
     /// Every parameter of the variant with its value.
-    pub fn param_list(&self) -> Vec<(&'static str, String)> {
+    fn param_list(&self) -> Vec<(&'static str, String)> {
         match self.variant {
             Variant::Sprout => params::pairs(&SproutParams::from(self)),
             Variant::Ewma => params::pairs(&SproutEwmaParams::from(self)),
@@ -297,7 +297,7 @@ impl SproutConfig {
     }
 
     /// Every key of the variant with its help text.
-    pub fn param_docs(&self) -> Vec<(String, String)> {
+    fn param_docs(&self) -> Vec<(String, String)> {
         match self.variant {
             Variant::Sprout => params::docs::<SproutParams>(),
             Variant::Ewma => params::docs::<SproutEwmaParams>(),
@@ -305,7 +305,7 @@ impl SproutConfig {
     }
 
     /// Sets parameters of the variant, all or none.
-    pub fn set_params(&mut self, given: &[(&str, &str)]) -> Result<(), ParamError> {
+    fn set_params(&mut self, given: &[(&str, &str)]) -> Result<(), ParamError> {
         match self.variant {
             Variant::Sprout => params::overlay(&SproutParams::from(&*self), given)?.apply(self),
             Variant::Ewma => params::overlay(&SproutEwmaParams::from(&*self), given)?.apply(self),
@@ -600,6 +600,49 @@ impl SproutEwmaParams {
         set_ms(&mut c.heartbeat_interval, self.heartbeat_ms);
         c.heartbeat_size = DataSize::from_bytes(self.heartbeat_bytes);
         set_ms(&mut c.heartbeat_max, self.heartbeat_max_ms);
+    }
+}
+
+impl Scheme for SproutConfig {
+    type Sender = SproutSender;
+    type Receiver = Box<SproutReceiver>;
+    const NAMES: &'static [SchemeInfo] = &[
+        SchemeInfo {
+            name: "sprout",
+            summary: "Sprout (NSDI'13): Bayesian forecast of a cellular link's delivery rate, window = 5th-percentile deliveries in 100 ms minus the queue",
+        },
+        SchemeInfo {
+            name: "sprout-ewma",
+            summary: "Sprout-EWMA (NSDI'13 §6.4): Sprout's protocol with an EWMA of the per-tick count instead of the cautious forecast",
+        },
+    ];
+
+    fn named(name: &str) -> Option<Self> {
+        match name {
+            "sprout" => Some(SproutConfig::new(Variant::Sprout)),
+            "sprout-ewma" => Some(SproutConfig::new(Variant::Ewma)),
+            _ => None,
+        }
+    }
+
+    fn name(&self) -> &'static str {
+        self.variant.name()
+    }
+
+    /// A bulk source, unpaced (the window is the pacing); the receiver's model tables come from
+    /// `ctx.tables`.
+    fn build(
+        &self,
+        ctx: SchemeContext,
+    ) -> Result<Halves<SproutSender, Box<SproutReceiver>>, BuildError> {
+        let mtu = ctx.mtu();
+        Ok(Halves {
+            sender: SproutSender::new(self, mtu),
+            receiver: Box::new(SproutReceiver::new(self, mtu, &ctx.tables)),
+            source: Source::bulk(mtu),
+            pacer: Pacer::default(),
+            mtu,
+        })
     }
 }
 

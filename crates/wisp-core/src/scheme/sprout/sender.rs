@@ -280,6 +280,7 @@ impl Sender for SproutSender {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::scheme::params::Parameters;
     use crate::time::ms;
 
     const MTU: u64 = 1500;

@@ -86,6 +86,16 @@ pub use receiver::TcpReceiver;
 pub(crate) use sender::Rounds;
 pub use sender::{TcpCounters, TcpSender};
 
+use super::registry::{Halves, Scheme, SchemeInfo};
+use super::{BuildError, SchemeContext};
+use crate::pacer::Pacer;
+use crate::source::Source;
+use compound::{Compound, CompoundConfig};
+use cubic::{Cubic, CubicConfig};
+use ledbat::{Ledbat, LedbatConfig};
+use newreno::{NewReno, NewRenoConfig};
+use vegas::{Vegas, VegasConfig};
+
 use crate::time::{Duration, Instant};
 use core::fmt;
 
@@ -371,6 +381,74 @@ macro_rules! tcp_params {
     };
 }
 pub(crate) use tcp_params;
+
+/// A TCP scheme: an ACK-clocked bulk sender (full-size packets, no pacing) with window
+/// adjustment `$w`, and the per-packet-ACK receiver.
+macro_rules! tcp_scheme {
+    ($config:ty, $w:ty, $name:literal, $summary:literal) => {
+        impl Scheme for $config {
+            type Sender = TcpSender<$w>;
+            type Receiver = TcpReceiver;
+            const NAMES: &'static [SchemeInfo] = &[SchemeInfo {
+                name: $name,
+                summary: $summary,
+            }];
+
+            fn named(name: &str) -> Option<Self> {
+                (name == $name).then(<$config>::default)
+            }
+
+            fn name(&self) -> &'static str {
+                $name
+            }
+
+            fn build(
+                &self,
+                ctx: SchemeContext,
+            ) -> Result<Halves<TcpSender<$w>, TcpReceiver>, BuildError> {
+                let mtu = ctx.mtu();
+                Ok(Halves {
+                    sender: TcpSender::new(&self.tcp, mtu, <$w>::new(self)),
+                    receiver: TcpReceiver::new(),
+                    source: Source::bulk(mtu),
+                    pacer: Pacer::default(),
+                    mtu,
+                })
+            }
+        }
+    };
+}
+
+tcp_scheme!(
+    CubicConfig,
+    Cubic,
+    "cubic",
+    "TCP CUBIC bulk transfer (RFC 9438), ACK-clocked; `--queue codel` for CUBIC over CoDel"
+);
+tcp_scheme!(
+    NewRenoConfig,
+    NewReno,
+    "newreno",
+    "TCP NewReno bulk transfer (RFC 5681 + RFC 6582 recovery)"
+);
+tcp_scheme!(
+    VegasConfig,
+    Vegas,
+    "vegas",
+    "TCP Vegas bulk transfer (Brakmo & Peterson 1995): keeps alpha..beta segments queued"
+);
+tcp_scheme!(
+    CompoundConfig,
+    Compound,
+    "compound",
+    "Compound TCP bulk transfer (Tan et al. 2006): Reno window + delay window"
+);
+tcp_scheme!(
+    LedbatConfig,
+    Ledbat,
+    "ledbat",
+    "LEDBAT bulk transfer (RFC 6817): targets 100 ms of one-way queueing delay"
+);
 
 #[cfg(test)]
 pub(crate) mod harness;

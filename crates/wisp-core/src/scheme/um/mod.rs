@@ -5,7 +5,7 @@
 //! Every controller is **rate-based** and updates its rate R (bytes/s) **per ACK** from one
 //! machinery ([`RateSender`]): a media source ([`crate::source::MediaSource`], 30 frames/s)
 //! encodes at R, a pacer spaces its packets at 2.5·R, and the receiver acknowledges every packet
-//! ([`TcpReceiver`](super::tcp::TcpReceiver), [`TcpAck`] — the packet's
+//! ([`TcpReceiver`], [`TcpAck`] — the packet's
 //! echoed send time, its arrival time and SACK-like ranges). From each ACK the sender takes the
 //! RTT (RFC 6298's SRTT, [`RttEstimator`](super::tcp::rtt::RttEstimator)), the one-way queueing
 //! delay δ = one-way delay − the smallest one-way delay of the last 10 minutes
@@ -57,11 +57,16 @@ pub use um::{Um, UmConfig};
 pub use vegas_like::{VegasLike, VegasLikeConfig};
 
 use super::ParamError;
-use super::params::{Checked, Configurable, Validate, ordered, range};
+use super::params::{Checked, Configurable, Parameters, Validate, ordered, range};
+use super::registry::{Halves, Scheme, SchemeInfo};
+use super::tcp::TcpReceiver;
+use super::{BuildError, SchemeContext};
 use crate::controller::{Allowance, SendContext, Sender, SenderStats};
+use crate::pacer::Pacer;
 use crate::packet::DataHeader;
 use crate::scheme::tcp::ack::TcpAck;
 use crate::source::MediaConfig;
+use crate::source::Source;
 use crate::time::{Duration, Instant};
 use crate::units::Bitrate;
 
@@ -266,19 +271,6 @@ pub const NAMES: [&str; 6] = [
     "adaptive-um",
 ];
 
-/// The default configuration of `name`, if it names a scheme of the family.
-pub fn config_for(name: &str) -> Option<UmFamilyConfig> {
-    Some(match name {
-        "newreno-like" => UmFamilyConfig::NewRenoLike(RateParams::default()),
-        "vegas-like" => UmFamilyConfig::VegasLike(VegasLikeConfig::default()),
-        "ctcp-like" => UmFamilyConfig::CtcpLike(CtcpLikeConfig::default()),
-        "tfrc" => UmFamilyConfig::Tfrc(TfrcConfig::default()),
-        "um" => UmFamilyConfig::Um(UmConfig::default()),
-        "adaptive-um" => UmFamilyConfig::AdaptiveUm(AdaptiveConfig::default()),
-        _ => return None,
-    })
-}
-
 impl UmFamilyConfig {
     pub fn name(&self) -> &'static str {
         match self {
@@ -303,42 +295,6 @@ impl UmFamilyConfig {
         }
     }
 
-    /// Every parameter of the scheme with its value.
-    pub fn param_list(&self) -> Vec<(&'static str, String)> {
-        match self {
-            UmFamilyConfig::NewRenoLike(c) => c.param_list(),
-            UmFamilyConfig::VegasLike(c) => c.param_list(),
-            UmFamilyConfig::CtcpLike(c) => c.param_list(),
-            UmFamilyConfig::Tfrc(c) => c.param_list(),
-            UmFamilyConfig::Um(c) => c.param_list(),
-            UmFamilyConfig::AdaptiveUm(c) => c.param_list(),
-        }
-    }
-
-    /// Every key of the scheme with its help text.
-    pub fn param_docs(&self) -> Vec<(String, String)> {
-        match self {
-            UmFamilyConfig::NewRenoLike(c) => c.param_docs(),
-            UmFamilyConfig::VegasLike(c) => c.param_docs(),
-            UmFamilyConfig::CtcpLike(c) => c.param_docs(),
-            UmFamilyConfig::Tfrc(c) => c.param_docs(),
-            UmFamilyConfig::Um(c) => c.param_docs(),
-            UmFamilyConfig::AdaptiveUm(c) => c.param_docs(),
-        }
-    }
-
-    /// Sets parameters of the scheme, all or none.
-    pub fn set_params(&mut self, given: &[(&str, &str)]) -> Result<(), ParamError> {
-        match self {
-            UmFamilyConfig::NewRenoLike(c) => c.set_params(given),
-            UmFamilyConfig::VegasLike(c) => c.set_params(given),
-            UmFamilyConfig::CtcpLike(c) => c.set_params(given),
-            UmFamilyConfig::Tfrc(c) => c.set_params(given),
-            UmFamilyConfig::Um(c) => c.set_params(given),
-            UmFamilyConfig::AdaptiveUm(c) => c.set_params(given),
-        }
-    }
-
     /// The sender half.
     pub fn sender(&self) -> UmSender {
         match self {
@@ -356,6 +312,44 @@ impl UmFamilyConfig {
             UmFamilyConfig::AdaptiveUm(c) => {
                 UmSender::AdaptiveUm(Box::new(RateSender::new(&c.rate, AdaptiveUm::new(c))))
             }
+        }
+    }
+}
+
+impl Parameters for UmFamilyConfig {
+    /// Every parameter of the scheme with its value.
+    fn param_list(&self) -> Vec<(&'static str, String)> {
+        match self {
+            UmFamilyConfig::NewRenoLike(c) => Configurable::param_list(c),
+            UmFamilyConfig::VegasLike(c) => Configurable::param_list(c),
+            UmFamilyConfig::CtcpLike(c) => Configurable::param_list(c),
+            UmFamilyConfig::Tfrc(c) => Configurable::param_list(c),
+            UmFamilyConfig::Um(c) => Configurable::param_list(c),
+            UmFamilyConfig::AdaptiveUm(c) => Configurable::param_list(c),
+        }
+    }
+
+    /// Every key of the scheme with its help text.
+    fn param_docs(&self) -> Vec<(String, String)> {
+        match self {
+            UmFamilyConfig::NewRenoLike(c) => Configurable::param_docs(c),
+            UmFamilyConfig::VegasLike(c) => Configurable::param_docs(c),
+            UmFamilyConfig::CtcpLike(c) => Configurable::param_docs(c),
+            UmFamilyConfig::Tfrc(c) => Configurable::param_docs(c),
+            UmFamilyConfig::Um(c) => Configurable::param_docs(c),
+            UmFamilyConfig::AdaptiveUm(c) => Configurable::param_docs(c),
+        }
+    }
+
+    /// Sets parameters of the scheme, all or none.
+    fn set_params(&mut self, given: &[(&str, &str)]) -> Result<(), ParamError> {
+        match self {
+            UmFamilyConfig::NewRenoLike(c) => Configurable::set_params(c, given),
+            UmFamilyConfig::VegasLike(c) => Configurable::set_params(c, given),
+            UmFamilyConfig::CtcpLike(c) => Configurable::set_params(c, given),
+            UmFamilyConfig::Tfrc(c) => Configurable::set_params(c, given),
+            UmFamilyConfig::Um(c) => Configurable::set_params(c, given),
+            UmFamilyConfig::AdaptiveUm(c) => Configurable::set_params(c, given),
         }
     }
 }
@@ -426,13 +420,72 @@ impl Sender for UmSender {
     }
 }
 
+impl Scheme for UmFamilyConfig {
+    type Sender = Box<UmSender>;
+    type Receiver = TcpReceiver;
+    const NAMES: &'static [SchemeInfo] = &[
+        SchemeInfo {
+            name: "newreno-like",
+            summary: "NewReno-like rate control for media (Mehrotra et al. §IV-A): +M²/(R·SRTT²) per ACK, −R/2 per NACK",
+        },
+        SchemeInfo {
+            name: "vegas-like",
+            summary: "Vegas-like rate control (Mehrotra et al. §IV-B): ±M²/(R·SRTT²) per ACK by queueing delay against κ, ζ (2 and 4 segments queued)",
+        },
+        SchemeInfo {
+            name: "ctcp-like",
+            summary: "Compound-TCP-like rate control (Mehrotra et al. §IV-C): CTCP's loss and delay windows over W = R·SRTT, once per loss event",
+        },
+        SchemeInfo {
+            name: "tfrc",
+            summary: "TCP-Friendly Rate Control (RFC 5348) for a media call, per-packet ACKs",
+        },
+        SchemeInfo {
+            name: "um",
+            summary: "primal-dual utility maximisation (Mehrotra et al. eq. 1): ΔR = k2(k0 − δR)ΔT per ACK, fixed k0, k2",
+        },
+        SchemeInfo {
+            name: "adaptive-um",
+            summary: "adaptive utility maximisation (Mehrotra et al. §V, eqs. 2–4) with the congestion threshold δ̂ learned online from calibration windows",
+        },
+    ];
+
+    fn named(name: &str) -> Option<Self> {
+        Some(match name {
+            "newreno-like" => UmFamilyConfig::NewRenoLike(RateParams::default()),
+            "vegas-like" => UmFamilyConfig::VegasLike(VegasLikeConfig::default()),
+            "ctcp-like" => UmFamilyConfig::CtcpLike(CtcpLikeConfig::default()),
+            "tfrc" => UmFamilyConfig::Tfrc(TfrcConfig::default()),
+            "um" => UmFamilyConfig::Um(UmConfig::default()),
+            "adaptive-um" => UmFamilyConfig::AdaptiveUm(AdaptiveConfig::default()),
+            _ => return None,
+        })
+    }
+
+    fn name(&self) -> &'static str {
+        UmFamilyConfig::name(self)
+    }
+
+    /// A media call with per-packet ACKs, through GCC's 5-ms pacer.
+    fn build(&self, ctx: SchemeContext) -> Result<Halves<Box<UmSender>, TcpReceiver>, BuildError> {
+        let mtu = ctx.mtu();
+        Ok(Halves {
+            sender: Box::new(self.sender()),
+            receiver: TcpReceiver::new(),
+            source: Source::media(self.rate_params().media.clone(), ctx.rng, mtu),
+            pacer: Pacer::periodic(Duration::from_millis(5)),
+            mtu,
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn shared_params_parse_and_print() {
-        let mut c = config_for("um").unwrap();
+        let mut c = <UmFamilyConfig as Scheme>::named("um").unwrap();
         c.set_params(&[("start-kbps", "300"), ("max-kbps", "6000"), ("k0", "30000")])
             .unwrap();
         assert_eq!(c.rate_params().start, Bitrate::from_kbps(300));
@@ -455,8 +508,8 @@ mod tests {
             Err(ParamError::UnknownParam { .. })
         ));
         for n in NAMES {
-            assert_eq!(config_for(n).unwrap().name(), n);
+            assert_eq!(<UmFamilyConfig as Scheme>::named(n).unwrap().name(), n);
         }
-        assert!(config_for("vegas").is_none());
+        assert!(<UmFamilyConfig as Scheme>::named("vegas").is_none());
     }
 }

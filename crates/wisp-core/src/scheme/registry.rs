@@ -1,0 +1,280 @@
+//! The seam every scheme plugs into: the [`Scheme`] trait, and a [`Registry`] of the schemes a
+//! spec string may name.
+//!
+//! A scheme is one module. Its configuration type implements [`Scheme`]: the names it is listed
+//! under, its parameters ([`Parameters`], a typed struct per scheme), and the factory of its two
+//! halves ([`Scheme::build`]), whose [`Sender`] and [`Receiver`] talk through the scheme's own
+//! message types. Nothing shared lists a scheme's messages or header fields.
+//!
+//! Built-in schemes are listed once, in the `schemes!` invocation of [`crate::scheme`], which
+//! generates the enums the simulator and `wisp-net` dispatch on statically
+//! ([`SchemeConfig`], [`AnySender`],
+//! [`AnyReceiver`]). A scheme from outside the crate (a test's, one written
+//! in Python) is added at run time with [`Registry::with`] and runs through the same enums'
+//! `Custom` variants, by dynamic dispatch. `docs/adding-a-scheme.md` walks through both.
+
+use super::params::Parameters;
+use super::{AnyReceiver, AnySender, BuildError, ParamError, SchemeConfig, SchemeContext};
+use crate::controller::{Receiver, Sender};
+use crate::flow::FlowSender;
+use crate::pacer::Pacer;
+use crate::source::Source;
+use crate::units::DataSize;
+use core::fmt;
+
+/// One line of `wisp schemes`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SchemeInfo {
+    pub name: &'static str,
+    pub summary: &'static str,
+}
+
+impl SchemeInfo {
+    /// The parameters it accepts with their defaults, serialised from the scheme's parameter
+    /// struct: `(key, default)`.
+    pub fn param_list(&self) -> Vec<(&'static str, String)> {
+        self.defaults().param_list()
+    }
+
+    /// Every key it accepts with its help text.
+    pub fn param_docs(&self) -> Vec<(String, String)> {
+        self.defaults().param_docs()
+    }
+
+    /// [`SchemeInfo::param_list`] as `key=default` separated by commas.
+    pub fn params(&self) -> String {
+        super::params::join(&self.param_list())
+    }
+
+    fn defaults(&self) -> SchemeConfig {
+        Registry::builtin()
+            .named(self.name)
+            .expect("every listed built-in scheme has a config")
+    }
+}
+
+/// What a scheme's configuration builds: its two halves, and the traffic source and pacer the
+/// flow driver feeds the sender's allowance to.
+#[derive(Debug)]
+pub struct Halves<S, R> {
+    pub sender: S,
+    pub receiver: R,
+    pub source: Source,
+    pub pacer: Pacer,
+    /// The largest packet the flow sends.
+    pub mtu: DataSize,
+}
+
+/// A scheme, as its configuration: the factory of its halves.
+///
+/// Default values come from [`Scheme::named`], which must give the paper's values; the
+/// parameters are a typed struct ([`Parameters`], usually through
+/// [`Configurable`](super::params::Configurable)). The sender and receiver must agree on
+/// the message types (the bounds say so), so that the simulator and `wisp-net` can carry their
+/// bytes without knowing them.
+pub trait Scheme: Parameters + Clone + PartialEq + fmt::Debug + Send + Sync + 'static {
+    type Sender: Sender + fmt::Debug + Send + 'static;
+    type Receiver: Receiver<
+            Feedback = <Self::Sender as Sender>::Feedback,
+            Fields = <Self::Sender as Sender>::Fields,
+        > + fmt::Debug
+        + Send
+        + 'static;
+
+    /// The names it is listed under, with their one-line summaries, in listing order. Several
+    /// names are presets of one configuration type (`gcc`, `gcc-grouping`).
+    const NAMES: &'static [SchemeInfo];
+
+    /// Parameters the canonical spec names even at their default (`cbr`'s rate).
+    const ALWAYS_NAMED: &'static [&'static str] = &[];
+
+    /// The default configuration of `name`, one of [`Scheme::NAMES`].
+    fn named(name: &str) -> Option<Self>;
+
+    /// The name this configuration is listed under.
+    fn name(&self) -> &'static str;
+
+    /// Builds the two halves for a flow in `ctx`.
+    fn build(&self, ctx: SchemeContext)
+    -> Result<Halves<Self::Sender, Self::Receiver>, BuildError>;
+}
+
+/// A [`Scheme`] behind a trait object: how a scheme registered at run time is configured and
+/// built. Implemented for every [`Scheme`].
+pub trait DynScheme: fmt::Debug + Send + Sync {
+    fn name(&self) -> &'static str;
+    fn param_list(&self) -> Vec<(&'static str, String)>;
+    fn param_docs(&self) -> Vec<(String, String)>;
+    /// The parameters of the default configuration of this one's name.
+    fn default_param_list(&self) -> Vec<(&'static str, String)>;
+    fn always_named(&self) -> &'static [&'static str];
+    fn set_params(&mut self, given: &[(&str, &str)]) -> Result<(), ParamError>;
+    fn build(&self, ctx: SchemeContext)
+    -> Result<(FlowSender<AnySender>, AnyReceiver), BuildError>;
+    fn clone_box(&self) -> Box<dyn DynScheme>;
+}
+
+impl<T: Scheme> DynScheme for T {
+    fn name(&self) -> &'static str {
+        Scheme::name(self)
+    }
+    fn param_list(&self) -> Vec<(&'static str, String)> {
+        Parameters::param_list(self)
+    }
+    fn param_docs(&self) -> Vec<(String, String)> {
+        Parameters::param_docs(self)
+    }
+    fn default_param_list(&self) -> Vec<(&'static str, String)> {
+        let d = T::named(Scheme::name(self)).expect("a scheme's name is one of its own");
+        Parameters::param_list(&d)
+    }
+    fn always_named(&self) -> &'static [&'static str] {
+        T::ALWAYS_NAMED
+    }
+    fn set_params(&mut self, given: &[(&str, &str)]) -> Result<(), ParamError> {
+        Parameters::set_params(self, given)
+    }
+    fn build(
+        &self,
+        ctx: SchemeContext,
+    ) -> Result<(FlowSender<AnySender>, AnyReceiver), BuildError> {
+        let h = Scheme::build(self, ctx)?;
+        Ok((
+            FlowSender::new(
+                AnySender::Custom(Box::new(h.sender)),
+                h.source,
+                h.pacer,
+                h.mtu,
+            ),
+            AnyReceiver::Custom(Box::new(h.receiver)),
+        ))
+    }
+    fn clone_box(&self) -> Box<dyn DynScheme> {
+        Box::new(self.clone())
+    }
+}
+
+/// The configuration of a scheme registered at run time ([`SchemeConfig::Custom`]). Two are
+/// equal when they name the same scheme with the same parameters.
+#[derive(Debug)]
+pub struct CustomScheme(Box<dyn DynScheme>);
+
+impl CustomScheme {
+    pub fn new<T: Scheme>(config: T) -> Self {
+        CustomScheme(Box::new(config))
+    }
+}
+
+impl core::ops::Deref for CustomScheme {
+    type Target = dyn DynScheme;
+    fn deref(&self) -> &(dyn DynScheme + 'static) {
+        &*self.0
+    }
+}
+
+impl core::ops::DerefMut for CustomScheme {
+    fn deref_mut(&mut self) -> &mut (dyn DynScheme + 'static) {
+        &mut *self.0
+    }
+}
+
+impl Clone for CustomScheme {
+    fn clone(&self) -> Self {
+        CustomScheme(self.0.clone_box())
+    }
+}
+
+impl PartialEq for CustomScheme {
+    fn eq(&self, other: &Self) -> bool {
+        self.0.name() == other.0.name() && self.0.param_list() == other.0.param_list()
+    }
+}
+
+/// A scheme the registry can make by name.
+#[derive(Clone, Copy)]
+struct Entry {
+    info: SchemeInfo,
+    make: fn(&str) -> Option<SchemeConfig>,
+}
+
+/// The schemes a spec string may name: the built-in ones, and any added with
+/// [`Registry::with`]. `"NAME:K=V,…".parse::<SchemeConfig>()` uses [`Registry::builtin`].
+#[derive(Clone)]
+pub struct Registry {
+    entries: Vec<Entry>,
+}
+
+impl fmt::Debug for Registry {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_list()
+            .entries(self.entries.iter().map(|e| e.info.name))
+            .finish()
+    }
+}
+
+impl Registry {
+    /// The built-in schemes, in listing order.
+    pub fn builtin() -> Self {
+        Registry {
+            entries: SchemeConfig::builtin_entries()
+                .into_iter()
+                .map(|(info, make)| Entry { info, make })
+                .collect(),
+        }
+    }
+
+    /// Adds the scheme `T` (all its names) to the registry. A name already registered is
+    /// shadowed by the new one.
+    pub fn with<T: Scheme>(mut self) -> Self {
+        fn make<T: Scheme>(name: &str) -> Option<SchemeConfig> {
+            T::named(name).map(|c| SchemeConfig::Custom(CustomScheme::new(c)))
+        }
+        for info in T::NAMES {
+            self.entries.retain(|e| e.info.name != info.name);
+            self.entries.push(Entry {
+                info: *info,
+                make: make::<T>,
+            });
+        }
+        self
+    }
+
+    /// Every scheme, in listing order.
+    pub fn schemes(&self) -> impl Iterator<Item = SchemeInfo> + '_ {
+        self.entries.iter().map(|e| e.info)
+    }
+
+    /// The default configuration of the scheme called `name`.
+    pub fn named(&self, name: &str) -> Result<SchemeConfig, ParamError> {
+        self.entries
+            .iter()
+            .find(|e| e.info.name == name)
+            .and_then(|e| (e.make)(name))
+            .ok_or_else(|| ParamError::UnknownScheme {
+                name: name.to_string(),
+                known: self
+                    .entries
+                    .iter()
+                    .map(|e| e.info.name)
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            })
+    }
+
+    /// Parses a spec string, `NAME[:KEY=VALUE,...]`.
+    pub fn parse(&self, spec: &str) -> Result<SchemeConfig, ParamError> {
+        let s = spec.trim();
+        let (name, params) = s.split_once(':').unwrap_or((s, ""));
+        let mut config = self.named(name)?;
+        let mut given = vec![];
+        for item in params.split(',').map(str::trim).filter(|i| !i.is_empty()) {
+            let (k, v) = item.split_once('=').ok_or_else(|| ParamError::Malformed {
+                scheme: name.to_string(),
+                item: item.to_string(),
+            })?;
+            given.push((k.trim(), v.trim()));
+        }
+        config.set_params(&given)?;
+        Ok(config)
+    }
+}
