@@ -51,11 +51,7 @@ pub fn saturated(
                 content: Content::Bulk,
                 fields: SchemeFields::EMPTY,
             };
-            let fields = SproutFields {
-                time_to_next: Some(Duration::ZERO),
-                throwaway: Some(0),
-            };
-            rx.on_packet_received(at, &h, &fields);
+            rx.on_packet_received(at, &h, &SproutFields::SATURATED);
             seq += 1;
             byte_seq += mtu.bytes();
         }

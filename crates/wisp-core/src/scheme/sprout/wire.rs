@@ -70,6 +70,15 @@ pub struct SproutFields {
     pub throwaway: Option<u64>,
 }
 
+impl SproutFields {
+    /// The fields of a packet inside an endless flight (a saturated sender): no gap promised,
+    /// nothing thrown away.
+    pub const SATURATED: SproutFields = SproutFields {
+        time_to_next: Some(Duration::ZERO),
+        throwaway: Some(0),
+    };
+}
+
 impl HeaderFields for SproutFields {
     fn emit(&self) -> SchemeFields {
         if self.time_to_next.is_none() && self.throwaway.is_none() {
