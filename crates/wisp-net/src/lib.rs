@@ -31,6 +31,8 @@ pub mod rtcp;
 pub mod rtp;
 pub mod session;
 pub mod timer;
+pub mod twcc;
+pub mod twcc_recv;
 
 use wisp_core::{Duration, Instant};
 
