@@ -6,6 +6,7 @@ require (
 	github.com/pion/interceptor v0.1.51
 	github.com/pion/rtcp v1.2.20
 	github.com/pion/rtp v1.10.6
+	golang.org/x/sys v0.35.0
 )
 
 require (

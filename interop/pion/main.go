@@ -42,6 +42,7 @@ import (
 	"github.com/pion/interceptor/pkg/twcc"
 	"github.com/pion/rtcp"
 	"github.com/pion/rtp"
+	"golang.org/x/sys/unix"
 )
 
 const (
@@ -80,15 +81,16 @@ func usage() {
 // send
 
 type sample struct {
-	Type         string  `json:"type"`
-	T            float64 `json:"t_s"`
-	TargetBps    int     `json:"target_bps"`
-	DelayBps     any     `json:"delay_target_bps"`
-	LossBps      any     `json:"loss_target_bps"`
-	Usage        any     `json:"usage"`
-	State        any     `json:"state"`
-	SentBps      float64 `json:"sent_bps"`
-	FeedbackSeen int64   `json:"feedback_packets"`
+	Type         string   `json:"type"`
+	T            float64  `json:"t_s"`
+	TargetBps    int      `json:"target_bps"`
+	DelayBps     any      `json:"delay_target_bps"`
+	LossBps      any      `json:"loss_target_bps"`
+	Usage        any      `json:"usage"`
+	State        any      `json:"state"`
+	LinkT        *float64 `json:"link_t_s,omitempty"`
+	SentBps      float64  `json:"sent_bps"`
+	FeedbackSeen int64    `json:"feedback_packets"`
 }
 
 type sendSummary struct {
@@ -110,6 +112,7 @@ func send(args []string) error {
 	minKbps := fs.Int("min-kbps", 100, "GCC's minimum target")
 	maxKbps := fs.Int("max-kbps", 10000, "GCC's maximum target")
 	logPath := fs.String("log", "", "JSON-lines log file (default stdout)")
+	epochNs := fs.Int64("epoch-ns", 0, "also log link_t_s, seconds since this CLOCK_MONOTONIC instant (wisp link's $WISP_LINK_EPOCH_NS)")
 	_ = fs.Parse(args)
 	if *to == "" {
 		return errors.New("send: -to is required")
@@ -252,10 +255,15 @@ func send(args []string) error {
 		case t := <-logTick.C:
 			st := bwe.GetStats()
 			b := bytes.Load()
+			var linkT *float64
+			if *epochNs != 0 {
+				v := float64(monotonicNs()-*epochNs) / 1e9
+				linkT = &v
+			}
 			_ = enc.Encode(sample{
 				Type: "sample", T: t.Sub(start).Seconds(), TargetBps: bwe.GetTargetBitrate(),
 				DelayBps: st["delayTargetBitrate"], LossBps: st["lossTargetBitrate"],
-				Usage: st["usage"], State: st["state"],
+				Usage: st["usage"], State: st["state"], LinkT: linkT,
 				SentBps:      float64(b-lastBytes) * 8 / t.Sub(lastLog).Seconds(),
 				FeedbackSeen: feedback.Load(),
 			})
@@ -269,6 +277,15 @@ func send(args []string) error {
 		BytesSent: bytes.Load(), FeedbackPackets: feedback.Load(), OtherRTCP: otherRTCP.Load(),
 		ParseErrors: parseErrors.Load(), FinalTargetBps: bwe.GetTargetBitrate(),
 	})
+}
+
+// monotonicNs reads CLOCK_MONOTONIC, the clock of wisp's instants and of $WISP_LINK_EPOCH_NS.
+func monotonicNs() int64 {
+	var ts unix.Timespec
+	if err := unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts); err != nil {
+		return 0
+	}
+	return ts.Nano()
 }
 
 // ---------------------------------------------------------------------------------------------
