@@ -112,6 +112,7 @@ func send(args []string) error {
 	minKbps := fs.Int("min-kbps", 100, "GCC's minimum target")
 	maxKbps := fs.Int("max-kbps", 10000, "GCC's maximum target")
 	logPath := fs.String("log", "", "JSON-lines log file (default stdout)")
+	linger := fs.Duration("linger", 2*time.Second, "after sending, keep reading feedback this long (the link's queue drains)")
 	epochNs := fs.Int64("epoch-ns", 0, "also log link_t_s, seconds since this CLOCK_MONOTONIC instant (wisp link's $WISP_LINK_EPOCH_NS)")
 	_ = fs.Parse(args)
 	if *to == "" {
@@ -166,7 +167,6 @@ func send(args []string) error {
 	// As pion's webrtc registry orders them: the header-extension interceptor is outermost, so
 	// a packet has its transport-wide sequence number before the estimator records it as sent.
 	chain := interceptor.NewChain([]interceptor.Interceptor{ccI, extI})
-	defer chain.Close()
 
 	ssrc := rand.Uint32()
 	info := &interceptor.StreamInfo{
@@ -270,12 +270,19 @@ func send(args []string) error {
 			lastLog, lastBytes = t, b
 		}
 	}
+	// Stop sending (the pacer drops what it still holds), then wait for the last feedback.
+	stopped := time.Since(start).Seconds()
+	finalTarget := bwe.GetTargetBitrate()
+	if err := chain.Close(); err != nil {
+		return err
+	}
+	time.Sleep(*linger)
 	done.Store(true)
 	wg.Wait()
 	return enc.Encode(sendSummary{
-		Type: "summary", DurationS: time.Since(start).Seconds(), PacketsSent: packets.Load(),
+		Type: "summary", DurationS: stopped, PacketsSent: packets.Load(),
 		BytesSent: bytes.Load(), FeedbackPackets: feedback.Load(), OtherRTCP: otherRTCP.Load(),
-		ParseErrors: parseErrors.Load(), FinalTargetBps: bwe.GetTargetBitrate(),
+		ParseErrors: parseErrors.Load(), FinalTargetBps: finalTarget,
 	})
 }
 
