@@ -15,7 +15,6 @@ mod common;
 use common::*;
 
 use serde_json::Value;
-use std::io::{BufRead, BufReader};
 use std::net::UdpSocket;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
