@@ -514,6 +514,29 @@ mod tests {
         }
 
         #[test]
+        fn any_sequence_numbers_in_any_order_give_decodable_feedback(
+            packets in proptest::collection::vec((any::<u16>(), 0u64..20_000_000_000), 1..200),
+            rounds in 1usize..4,
+        ) {
+            let mut r = TwccRecorder::new(1);
+            let mut received = 0usize;
+            let mut fbs = 0usize;
+            for chunk in packets.chunks(packets.len().div_ceil(rounds)) {
+                for &(seq, at) in chunk {
+                    r.on_packet(seq, 2, Instant::from_nanos(at));
+                }
+                received += chunk.len();
+                for f in wire(&r.take_feedback()) {
+                    fbs += 1;
+                    prop_assert!(f.packets.len() as i64 <= MAX_STATUSES);
+                    prop_assert!(f.packets.iter().any(|p| p.1.is_some()));
+                }
+            }
+            // Never more feedback packets than packets received.
+            prop_assert!(fbs <= received);
+        }
+
+        #[test]
         fn any_arrivals_round_trip(
             start_ms in 0u64..1_000_000_000,
             first in any::<u16>(),
