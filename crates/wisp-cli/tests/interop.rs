@@ -7,7 +7,10 @@
 //! * `wisp send --scheme gcc` → a pion relay that parses every datagram of both directions with
 //!   pion's parsers → `wisp recv`: zero parse errors, every packet type counted.
 //!
-//! These need root (namespaces, TUN) and Go (`go build` fetches the pinned modules through the
+//! * Without root: pion's sender and `wisp recv --twcc` on loopback (the loop runs), and the
+//!   mode's bad-input errors.
+//!
+//! The link tests need root (namespaces, TUN); all pion tests need Go (`go build` fetches the pinned modules through the
 //! module proxy). Outside CI they skip with a message when either is missing; in CI
 //! (`CI=true`) they fail. Traffic goes only to the namespace the link creates and to loopback.
 
@@ -374,4 +377,63 @@ fn pion_parses_every_packet_of_a_wisp_gcc_session() {
     // The REMB pion read is a plausible estimate for a 3 Mbit/s link.
     let remb = back["last_remb_bps"].as_f64().unwrap();
     assert!(remb > 100e3 && remb < 10e6, "{tap}");
+}
+
+#[test]
+fn pion_and_wisp_recv_twcc_over_loopback() {
+    // Without root: the feedback loop on loopback (no link, so no rate figure to check).
+    let t = "pion_and_wisp_recv_twcc_over_loopback";
+    let Some(pion) = pion(t) else { return };
+    let _real_time = real_time();
+    let port = free_port();
+    let recv = spawn(Command::new(bin()).args([
+        "recv",
+        "--listen",
+        &format!("127.0.0.1:{port}"),
+        "--twcc",
+        "--duration-s",
+        "13",
+        "--idle-timeout-s",
+        "1",
+        "--json",
+    ]));
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let o = Command::new(&pion)
+        .args([
+            "send",
+            "-to",
+            &format!("127.0.0.1:{port}"),
+            "-duration",
+            "3s",
+        ])
+        .output()
+        .unwrap();
+    assert_ok(&o, "pion send");
+    let got = recv.wait_with_output().unwrap();
+    assert_ok(&got, "wisp recv --twcc");
+    let summary = String::from_utf8_lossy(&o.stdout)
+        .lines()
+        .map(|l| json(l.as_bytes()))
+        .find(|v| v["type"] == "summary")
+        .expect("pion's summary");
+    feedback_flowed(&summary, &json(&got.stdout), 3.0);
+}
+
+#[test]
+fn twcc_mode_refuses_a_scheme_and_a_bad_extension_id() {
+    for args in [
+        &["--twcc", "--scheme", "gcc"][..],
+        &["--twcc=15"][..],
+        &["--twcc=0"][..],
+    ] {
+        let o = wisp_command()
+            .args(["recv", "--listen", "127.0.0.1:0"])
+            .args(args)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains("--twcc"), "{args:?}: {err}");
+        assert!(!err.contains("panicked"), "{err}");
+    }
 }
