@@ -102,6 +102,17 @@ pub struct RecvArgs {
     #[arg(long, value_name = "NS")]
     pub link_epoch_ns: Option<u64>,
 
+    /// Receive a foreign RTP stream (a WebRTC sender with send-side bandwidth estimation, e.g.
+    /// pion or libwebrtc) instead of a wisp flow: read only the transport-wide sequence number
+    /// (RTP header extension with this one-byte id, default 2; URI
+    /// http://www.ietf.org/id/draft-holmer-rmcat-transport-wide-cc-extensions-01) and answer
+    /// with transport-wide congestion control feedback (RTCP RTPFB FMT 15) every 50 ms. No
+    /// scheme runs; --scheme, --link and --trace do not apply.
+    #[arg(long, value_name = "EXT_ID", num_args = 0..=1, default_missing_value = "2",
+          value_parser = clap::value_parser!(u8).range(1..=14),
+          conflicts_with_all = ["scheme", "link", "trace"])]
+    pub twcc: Option<u8>,
+
     /// Print one JSON summary on stdout at the end.
     #[arg(long)]
     pub json: bool,
@@ -180,6 +191,9 @@ pub fn send(a: SendArgs) -> Result<(), CliError> {
 
 pub fn recv(a: RecvArgs) -> Result<(), CliError> {
     let listen = resolve("--listen", &a.listen)?;
+    if let Some(ext_id) = a.twcc {
+        return recv_twcc(&a, listen, ext_id);
+    }
     let mut o = RecvOptions::new(listen);
     o.scheme = a.scheme.clone();
     o.duration = a.duration_s;
@@ -239,6 +253,35 @@ pub fn recv(a: RecvArgs) -> Result<(), CliError> {
     );
     if a.json {
         output::print_json(&report)?;
+    }
+    Ok(())
+}
+
+/// `wisp recv --twcc`: a foreign stream answered with transport-wide feedback.
+fn recv_twcc(a: &RecvArgs, listen: SocketAddr, ext_id: u8) -> Result<(), CliError> {
+    let mut o = wisp_net::twcc_recv::TwccRecvOptions::new(listen);
+    o.ext_id = ext_id;
+    o.duration = a.duration_s;
+    o.idle_timeout = a.idle_timeout_s;
+    let stop = stop_flag()?;
+    eprintln!("wisp recv: transport-wide feedback mode (extension id {ext_id}) on {listen}");
+    let r = wisp_net::twcc_recv::recv(&o, &stop, &mut |l| eprintln!("wisp recv: {l}"))
+        .map_err(net_error)?;
+    eprintln!(
+        "wisp recv: {} packets from {} ({:.1} kbit/s), {} lost, {} feedback packets{}",
+        r.packets_received,
+        r.peer.as_deref().unwrap_or("-"),
+        r.throughput_kbps,
+        r.packets_lost,
+        r.feedback_packets,
+        if r.malformed_packets > 0 {
+            format!(", {} malformed datagrams dropped", r.malformed_packets)
+        } else {
+            String::new()
+        }
+    );
+    if a.json {
+        output::print_json(&r)?;
     }
     Ok(())
 }

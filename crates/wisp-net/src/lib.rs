@@ -10,6 +10,9 @@
 //! * [`session`]: `wisp send` / `wisp recv` — one flow of any registered scheme over UDP, paced
 //!   with sub-millisecond accuracy ([`timer`]), with per-second progress and a summary
 //!   ([`report`]).
+//! * [`twcc`], [`twcc_recv`]: transport-wide congestion control feedback
+//!   (draft-holmer-rmcat-transport-wide-cc-extensions-01) and `wisp recv --twcc`, which answers a
+//!   foreign RTP stream (pion, libwebrtc) with it; `interop/pion/` tests this against pion's GCC.
 //! * [`emulator`]: `wisp link` — a user-space, trace-driven link emulator between a network
 //!   namespace and the host, built on the simulator's own link, queue and loss code, with
 //!   Mahimahi-format logs ([`mmlog`]) that `wisp analyze` reads back.
@@ -31,6 +34,8 @@ pub mod rtcp;
 pub mod rtp;
 pub mod session;
 pub mod timer;
+pub mod twcc;
+pub mod twcc_recv;
 
 use wisp_core::{Duration, Instant};
 

@@ -132,7 +132,7 @@ fn same_host(cname: &str) -> bool {
     }
 }
 
-fn set_buffers(sock: &UdpSocket) {
+pub(crate) fn set_buffers(sock: &UdpSocket) {
     use nix::sys::socket::{setsockopt, sockopt};
     // Best effort: the kernel caps these at net.core.[rw]mem_max.
     let _ = setsockopt(sock, sockopt::RcvBuf, &(4 << 20));
@@ -142,7 +142,7 @@ fn set_buffers(sock: &UdpSocket) {
 /// Asks the kernel to stamp each received datagram (`SO_TIMESTAMPNS`), so that arrival instants
 /// do not include how late the receiving thread woke up. Best effort: without it, arrivals are
 /// stamped when read.
-fn enable_receive_timestamps(sock: &UdpSocket) -> bool {
+pub(crate) fn enable_receive_timestamps(sock: &UdpSocket) -> bool {
     use nix::sys::socket::{setsockopt, sockopt};
     setsockopt(sock, sockopt::ReceiveTimestampns, &true).is_ok()
 }
@@ -150,7 +150,7 @@ fn enable_receive_timestamps(sock: &UdpSocket) -> bool {
 /// One datagram with its arrival instant on `clock`: the kernel's receive timestamp when there
 /// is one (`CLOCK_REALTIME`, mapped onto the monotonic clock through the two clocks' offset
 /// read now), else the instant of reading. Also returns how long ago the kernel stamped it.
-fn recv_stamped(
+pub(crate) fn recv_stamped(
     sock: &UdpSocket,
     buf: &mut [u8],
     clock: &Clock,
