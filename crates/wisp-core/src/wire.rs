@@ -227,6 +227,9 @@ pub mod kind {
 }
 
 /// A periodic receiver report (RTCP RR-like, RFC 3550 §6.4.2), kind 2.
+///
+/// Encoding: `highest_seq: u64`, `received: u64`, `cumulative_lost: u64`, `fraction_lost: u8`,
+/// then `1` and the [`RttEcho`] (two u64, ns) or `0` without one.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ReceiverReport {
     /// Highest sequence number received.
@@ -237,6 +240,19 @@ pub struct ReceiverReport {
     pub cumulative_lost: u64,
     /// Fraction lost since the previous report, in 1/256 (RFC 3550 §6.4.1).
     pub fraction_lost: u8,
+    /// What the sender needs to measure the round-trip time, as RTCP's LSR and DLSR.
+    pub echo: Option<RttEcho>,
+}
+
+/// The round-trip time echo of a [`ReceiverReport`] (RFC 3550 §6.4.1's LSR/DLSR, on the newest
+/// data packet instead of the newest sender report): the sender measures RTT = now − `sent` −
+/// `held`, all on its own clock but for `held`, which is a duration.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RttEcho {
+    /// The send time (the sender's clock) of the newest data packet received.
+    pub sent: Instant,
+    /// How long the receiver held it before this report.
+    pub held: crate::time::Duration,
 }
 
 impl ReceiverReport {
@@ -245,6 +261,14 @@ impl ReceiverReport {
         out.put_u64(self.received);
         out.put_u64(self.cumulative_lost);
         out.put_u8(self.fraction_lost);
+        match self.echo {
+            None => out.put_u8(0),
+            Some(e) => {
+                out.put_u8(1);
+                out.put_instant(e.sent);
+                out.put_u64(e.held.as_nanos());
+            }
+        }
     }
     fn parse_payload(p: &mut Reader<'_>) -> Result<Self, WireError> {
         Ok(ReceiverReport {
@@ -252,6 +276,14 @@ impl ReceiverReport {
             received: p.u64()?,
             cumulative_lost: p.u64()?,
             fraction_lost: p.u8()?,
+            echo: match p.u8()? {
+                0 => None,
+                1 => Some(RttEcho {
+                    sent: p.instant()?,
+                    held: crate::time::Duration::from_nanos(p.u64()?),
+                }),
+                _ => return Err(WireError::Invalid("RTT echo flag")),
+            },
         })
     }
 }
@@ -355,11 +387,28 @@ mod tests {
             received: 95,
             cumulative_lost: 4,
             fraction_lost: 10,
+            echo: None,
         };
         let fb = Feedback::encode(&rr);
-        assert_eq!(fb.len(), 28);
+        assert_eq!(fb.len(), 29);
         assert_eq!(fb.kind(), kind::RECEIVER_REPORT);
-        assert_eq!(fb.decode::<ReceiverReport>(), Ok(rr));
+        assert_eq!(fb.decode::<ReceiverReport>(), Ok(rr.clone()));
+        let echoed = ReceiverReport {
+            echo: Some(RttEcho {
+                sent: Instant::from_millis(7),
+                held: crate::time::Duration::from_micros(300),
+            }),
+            ..rr
+        };
+        let fb = Feedback::encode(&echoed);
+        assert_eq!(fb.len(), 45);
+        assert_eq!(fb.decode::<ReceiverReport>(), Ok(echoed));
+        let mut bad = fb.as_bytes().to_vec();
+        bad[28] = 2;
+        assert_eq!(
+            ReceiverReport::parse(&bad),
+            Err(WireError::Invalid("RTT echo flag"))
+        );
         let remb = Remb::new(Bitrate::from_kbps(1234));
         let fb = Feedback::encode(&remb);
         assert_eq!(fb.len(), 11);

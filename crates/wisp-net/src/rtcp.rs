@@ -489,6 +489,7 @@ mod tests {
                 received: 95,
                 cumulative_lost: 4,
                 fraction_lost: 10,
+                echo: None,
             }),
         ]
     }

@@ -46,7 +46,7 @@ use crate::controller::Receiver;
 use crate::packet::{Content, DataHeader};
 use crate::time::{Duration, Instant};
 use crate::units::{Bitrate, DataSize};
-use crate::wire::{ReceiverReport, Remb};
+use crate::wire::{ReceiverReport, Remb, RttEcho};
 
 /// The delay-based estimator: grouping → arrival-time filter → over-use detector → remote rate
 /// controller, with the receiving-rate counter.
@@ -162,7 +162,7 @@ impl LossStats {
     }
 
     /// A report, and the interval counters reset.
-    fn report(&mut self) -> ReceiverReport {
+    fn report(&mut self, echo: Option<RttEcho>) -> ReceiverReport {
         // The flow numbers its packets from 0.
         let expected = self.highest.map_or(0, |h| h + 1);
         let expected_interval = expected - self.expected_prior;
@@ -180,6 +180,7 @@ impl LossStats {
             received: self.received,
             cumulative_lost: expected.saturating_sub(self.received),
             fraction_lost,
+            echo,
         }
     }
 }
@@ -192,6 +193,9 @@ pub struct GccReceiver {
     report_interval: Duration,
     next_report: Option<Instant>,
     last_remb: Option<(Instant, Bitrate)>,
+    /// The newest packet received (highest sequence number): its send time and arrival, for the
+    /// report's RTT echo.
+    newest: Option<(u64, Instant, Instant)>,
     /// At most a compound of two messages is pending.
     pending: [Option<GccFeedback>; 2],
 }
@@ -207,6 +211,7 @@ impl GccReceiver {
             report_interval: config.report_interval,
             next_report: None,
             last_remb: None,
+            newest: None,
             pending: [None, None],
         }
     }
@@ -216,7 +221,11 @@ impl GccReceiver {
     }
 
     fn queue_report(&mut self, now: Instant) {
-        let rr = self.loss.report();
+        let echo = self.newest.map(|(_, sent, arrived)| RttEcho {
+            sent,
+            held: now.saturating_duration_since(arrived),
+        });
+        let rr = self.loss.report(echo);
         self.pending[0] = Some(GccFeedback::Report(rr));
         self.next_report = Some(now + self.report_interval);
     }
@@ -228,6 +237,9 @@ impl Receiver for GccReceiver {
 
     fn on_packet_received(&mut self, now: Instant, packet: &DataHeader, _fields: &()) {
         self.loss.on_packet(packet.seq);
+        if self.newest.is_none_or(|(seq, _, _)| packet.seq > seq) {
+            self.newest = Some((packet.seq, packet.send_time, now));
+        }
         if self.next_report.is_none() {
             self.next_report = Some(now + self.report_interval);
         }
@@ -430,7 +442,7 @@ mod tests {
         for seq in [0, 1, 2, 4, 5, 7] {
             l.on_packet(seq);
         }
-        let r = l.report();
+        let r = l.report(None);
         // Expected 8, received 6: 2/8 = 64/256.
         assert_eq!(
             r,
@@ -438,16 +450,17 @@ mod tests {
                 highest_seq: 7,
                 received: 6,
                 cumulative_lost: 2,
-                fraction_lost: 64
+                fraction_lost: 64,
+                echo: None,
             }
         );
         for seq in 8..12 {
             l.on_packet(seq);
         }
-        assert_eq!(l.report().fraction_lost, 0);
+        assert_eq!(l.report(None).fraction_lost, 0);
         // A late (reordered) packet does not make the fraction negative.
         l.on_packet(3);
-        let r = l.report();
+        let r = l.report(None);
         assert_eq!((r.fraction_lost, r.cumulative_lost), (0, 1));
     }
 }

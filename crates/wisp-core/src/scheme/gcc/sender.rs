@@ -14,9 +14,10 @@
 //! (`kBweIncreaseInterval` 1 s, `kBweDecreaseInterval` 300 ms), A_s increases at most once per
 //! second and decreases at most once per 300 ms + RTT; a report that comes sooner (one goes out
 //! with every REMB, up to five a second) leaves A_s as it is. Before this, every report applied
-//! eq. (1), so A_s grew by 5 % per REMB, up to 28 % a second. The RTT is zero (libwebrtc's value
-//! before its first measurement) until [`GccSender::set_rtt`] gives one: wisp's receiver reports
-//! carry no LSR/DLSR yet.
+//! eq. (1), so A_s grew by 5 % per REMB, up to 28 % a second. The RTT is the last one a receiver
+//! report's echo gave (RFC 3550's LSR/DLSR on the newest data packet: now − its send time − how
+//! long the receiver held it), zero before the first (libwebrtc's value before its first
+//! measurement).
 //!
 //! The target A drives the encoder and the pacer,
 //! which releases groups every ΔT = 5 ms at 2.5·A (libwebrtc's `kDefaultPaceMultiplier`) so the
@@ -98,9 +99,9 @@ impl GccSender {
         self.a_s = self.a_s.clamp(self.min, self.max);
     }
 
-    /// The round-trip time the decrease interval adds to 300 ms.
-    pub fn set_rtt(&mut self, rtt: Duration) {
-        self.rtt = rtt;
+    /// The round-trip time the decrease interval adds to 300 ms (the last measured).
+    pub fn rtt(&self) -> Duration {
+        self.rtt
     }
 
     /// Eq. (1) for a report carrying fraction lost `f` that arrived at `now`, at libwebrtc's
@@ -131,6 +132,9 @@ impl Sender for GccSender {
     fn on_feedback(&mut self, now: Instant, feedback: &GccFeedback) {
         match feedback {
             GccFeedback::Report(rr) => {
+                if let Some(e) = rr.echo {
+                    self.rtt = now.saturating_duration_since(e.sent).saturating_sub(e.held);
+                }
                 self.on_fraction_lost(now, f64::from(rr.fraction_lost) / 256.0);
             }
             GccFeedback::Remb(remb) => {
@@ -159,7 +163,7 @@ impl Sender for GccSender {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::wire::{ReceiverReport, Remb};
+    use crate::wire::{ReceiverReport, Remb, RttEcho};
 
     fn rr(fraction_lost: u8) -> GccFeedback {
         GccFeedback::Report(ReceiverReport {
@@ -167,6 +171,7 @@ mod tests {
             received: 0,
             cumulative_lost: 0,
             fraction_lost,
+            echo: None,
         })
     }
 
@@ -243,10 +248,21 @@ mod tests {
             s.on_feedback(at(2100 + 100 * k), &rr(64));
         }
         assert!(close(s.a_s, before * 0.875_f64.powi(3)), "{}", s.a_s);
-        // With a 200-ms RTT, 500 ms apart: at 3000 ms (300 after the last) nothing, at 3200 one.
-        s.set_rtt(Duration::from_millis(200));
+        // With a 200-ms RTT (a report echoing a packet sent at 2750 ms and held 50 ms), 500 ms
+        // apart: at 3000 ms (300 after the last) nothing, at 3200 one.
         let before = s.a_s;
-        s.on_feedback(at(3000), &rr(64));
+        let GccFeedback::Report(echoed) = rr(64) else {
+            unreachable!()
+        };
+        let echoed = GccFeedback::Report(ReceiverReport {
+            echo: Some(RttEcho {
+                sent: at(2750),
+                held: Duration::from_millis(50),
+            }),
+            ..echoed
+        });
+        s.on_feedback(at(3000), &echoed);
+        assert_eq!(s.rtt(), Duration::from_millis(200));
         assert_eq!(s.a_s, before);
         s.on_feedback(at(3200), &rr(64));
         assert!(close(s.a_s, before * 0.875), "{}", s.a_s);

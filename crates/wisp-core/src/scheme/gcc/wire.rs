@@ -41,6 +41,10 @@ mod tests {
             received: 8,
             cumulative_lost: 1,
             fraction_lost: 28,
+            echo: Some(crate::wire::RttEcho {
+                sent: crate::time::Instant::from_millis(3),
+                held: crate::time::Duration::from_millis(1),
+            }),
         });
         let remb = GccFeedback::Remb(Remb::new(Bitrate::from_kbps(850)));
         for m in [rr, remb] {
