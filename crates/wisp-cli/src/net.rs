@@ -105,7 +105,7 @@ pub struct RecvArgs {
     /// Receive a foreign RTP stream (a WebRTC sender with send-side bandwidth estimation, e.g.
     /// pion or libwebrtc) instead of a wisp flow: read only the transport-wide sequence number
     /// (RTP header extension with this one-byte id, default 2; URI
-    /// http://www.ietf.org/id/draft-holmer-rmcat-transport-wide-cc-extensions-01) and answer
+    /// `http://www.ietf.org/id/draft-holmer-rmcat-transport-wide-cc-extensions-01`) and answer
     /// with transport-wide congestion control feedback (RTCP RTPFB FMT 15) every 50 ms. No
     /// scheme runs; --scheme, --link and --trace do not apply.
     #[arg(long, value_name = "EXT_ID", num_args = 0..=1, default_missing_value = "2",
