@@ -97,6 +97,7 @@ pub mod rate_control;
 pub mod receiver;
 pub mod sender;
 pub mod trendline;
+pub mod twcc;
 pub mod wire;
 
 pub use arrival::{ArrivalFilter, FilterKind};
