@@ -10,7 +10,8 @@
 //!   transport-wide feedback generator (`pkg/twcc`) answers: wisp's target follows the link.
 //!
 //! * Without root: pion's sender and `wisp recv --twcc` on loopback (the loop runs), and the
-//!   mode's bad-input errors.
+//!   mode's bad-input errors; `wisp send --scheme gcc-twcc` to `wisp recv` (which runs the
+//!   scheme's receiver half) and to `wisp recv --twcc` (standard feedback only) on loopback.
 //!
 //! The link tests need root (namespaces, TUN); all pion tests need Go (`go build` fetches the pinned modules through the
 //! module proxy). Outside CI they skip with a message when either is missing; in CI
@@ -486,6 +487,40 @@ wisp send: {sent}"
         "target left 1.4–2.4 Mbit/s: {}",
         fmt()
     );
+}
+
+#[test]
+fn wisp_gcc_twcc_reads_its_own_receivers_and_standard_feedback_over_loopback() {
+    // No root, no Go: the loop runs against both receivers, and the feedback moves the target.
+    let _real_time = real_time();
+    for standard_only in [false, true] {
+        let port = free_port();
+        let addr = format!("127.0.0.1:{port}");
+        let mut args = vec!["recv", "--listen", &addr, "--idle-timeout-s", "1", "--json"];
+        if standard_only {
+            args.push("--twcc");
+        }
+        let recv = spawn(Command::new(bin()).args(&args));
+        std::thread::sleep(std::time::Duration::from_millis(300));
+        let o = Command::new(bin())
+            .args(["send", "--scheme", "gcc-twcc", "--to", &addr])
+            .args(["--duration-s", "4", "--json"])
+            .output()
+            .unwrap();
+        assert_ok(&o, "wisp send --scheme gcc-twcc");
+        let got = recv.wait_with_output().unwrap();
+        assert_ok(&got, "wisp recv");
+        let sent = json(&o.stdout);
+        let flow = &sent["flows"][0];
+        // Transport-wide feedback every 50 ms, each read by the sender half.
+        let fb = flow["feedback_messages"].as_f64().unwrap();
+        assert!(fb >= 4.0 / 0.05 * 0.9 && fb <= 4.0 / 0.05 + 2.0, "{sent}");
+        assert_eq!(flow["malformed_packets"], 0, "{sent}");
+        // Without feedback the target would stay at the 300-kbit/s start.
+        let targets = wisp_targets(&o.stderr);
+        let last = targets.last().expect("progress lines").1;
+        assert!(last > 310.0, "standard only: {standard_only}: {targets:?}");
+    }
 }
 
 #[test]
