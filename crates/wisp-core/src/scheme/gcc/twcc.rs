@@ -34,12 +34,13 @@
 //! * target A = min(loss-based, delay-based), at least `min-kbps`.
 //!
 //! The RTT is measured on each feedback as its arrival minus the send time of the newest packet
-//! it acknowledges. This includes the time the receiver held the packet's report (up to one
-//! feedback interval, 50 ms) — libwebrtc subtracts it only for RFC 8888/with send-side
-//! timestamps; pion's `SendSideBWE` estimates it from the feedback's own arrival deltas. It
-//! serves the loss-based decrease interval (300 ms + RTT) and the rate controller's
-//! `TimeToReduceFurther`, where an RTT too long by up to 50 ms delays a further decrease by as
-//! much.
+//! it acknowledges, and nothing is subtracted: it includes the time the receiver held that
+//! packet's report (up to one feedback interval, 50 ms). pion's `SendSideBWE` subtracts that
+//! holding time, estimated from the arrival times (now − departure − (feedback sent − arrival),
+//! the minimum over the acknowledged packets); libwebrtc likewise separates a propagation RTT
+//! from the feedback RTT. Here it serves the loss-based decrease interval (300 ms + RTT) only:
+//! an RTT too long by up to 50 ms delays a loss-based decrease by as much. (The rate
+//! controller's `TimeToReduceFurther` keeps its configured 200 ms, as in `gcc`.)
 //!
 //! The media source and the pacer are `gcc`'s: a video call (30 frames/s, 50–2500 kbit/s, audio
 //! 32 kbit/s) encoded at A, released every ΔT = 5 ms at 2.5·A.
