@@ -471,7 +471,7 @@ impl GccTwccSender {
             self.rtt = Some(rtt);
             self.loss.set_rtt(rtt);
         }
-        if self.delay_based.is_none() {
+        if self.feedbacks == 1 {
             // libwebrtc `DelayBasedBwe::SetStartBitrate`.
             self.rate_control.set_estimate(self.start_rate, now);
         }
