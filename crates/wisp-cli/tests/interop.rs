@@ -421,8 +421,10 @@ fn wisp_gcc_twcc_follows_a_2_mbps_link_on_pions_transport_wide_feedback() {
     std::thread::sleep(std::time::Duration::from_millis(300));
     // wisp starts at 1.5 Mbit/s (as pion's sender in the tests above: without probing, GCC's
     // increase of 5–8 %/s from the 300-kbit/s default would take ~40 s to reach the link).
+    // The link lingers a second after wisp send ends, as pion's sender does, so that what is
+    // still queued (the last packets, the BYE) reaches pion before the link is torn down.
     let script = format!(
-        "{} send --scheme gcc-twcc:start-kbps=1500 --to $WISP_LINK_PEER:{port} --duration-s {secs} --json",
+        "{} send --scheme gcc-twcc:start-kbps=1500 --to $WISP_LINK_PEER:{port} --duration-s {secs} --json; rc=$?; sleep 1; exit $rc",
         bin()
     );
     let o = link(
