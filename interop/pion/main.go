@@ -2,7 +2,7 @@
 // its send-side congestion controller (github.com/pion/interceptor/pkg/gcc).
 //
 //	pion-interop send -to HOST:PORT [-duration 20s] [-initial-kbps 1000] [-log FILE]
-//	pion-interop recv -listen HOST:PORT [-forward HOST:PORT] [-duration 10s]
+//	pion-interop recv -listen HOST:PORT [-forward HOST:PORT | -twcc] [-duration 10s]
 //
 // send: a pion sender with pion's GCC (the transport-wide sequence number header-extension
 // interceptor plus the cc interceptor around gcc.SendSideBWE with its leaky-bucket pacer). A
@@ -18,6 +18,11 @@
 // there is parsed the same way and returned to the last source, so both directions of a session
 // (media and sender reports one way, receiver feedback such as REMB the other) pass through
 // pion's parsers. At the end (-duration, or -idle without traffic) it prints a JSON summary.
+// With -twcc it is a WebRTC receiver's congestion-control half instead: pion's own transport-wide
+// feedback generator (pkg/twcc's SenderInterceptor, bound to the remote stream with the
+// transport-cc extension at id 2) sees every RTP packet and its RTCP TransportLayerCC feedback
+// (every -twcc-interval, 50 ms by default as libwebrtc's at these rates; pion's default is 100 ms)
+// goes back to the RTP packets' source address.
 //
 // Both send traffic only to the addresses given and end by themselves.
 package main
@@ -399,6 +404,9 @@ type recvSummary struct {
 	ParseErrors   int64      `json:"parse_errors"`
 	RTCPTypes     []string   `json:"rtcp_types"`
 	ForwardErrors int64      `json:"forward_errors"`
+	// -twcc: TransportLayerCC packets pion's generator wrote, and datagrams that failed to go.
+	TWCCFeedback    *int64 `json:"twcc_feedback_packets,omitempty"`
+	TWCCWriteErrors int64  `json:"twcc_write_errors"`
 }
 
 func recv(args []string) error {
@@ -408,9 +416,14 @@ func recv(args []string) error {
 	duration := fs.Duration("duration", 10*time.Second, "stop this long after the first datagram")
 	idle := fs.Duration("idle", 5*time.Second, "stop after this long without datagrams (once started)")
 	wait := fs.Duration("wait", 30*time.Second, "give up if nothing arrives for this long")
+	withTWCC := fs.Bool("twcc", false, "answer the RTP with pion's transport-wide feedback (pkg/twcc)")
+	twccInterval := fs.Duration("twcc-interval", 50*time.Millisecond, "transport-wide feedback interval with -twcc")
 	_ = fs.Parse(args)
 	if *listen == "" {
 		return errors.New("recv: -listen is required")
+	}
+	if *withTWCC && *forward != "" {
+		return errors.New("recv: -twcc and -forward exclude each other")
 	}
 	laddr, err := net.ResolveUDPAddr("udp", *listen)
 	if err != nil {
@@ -448,6 +461,62 @@ func recv(args []string) error {
 	started := time.Now()
 	var done atomic.Bool
 	var wg sync.WaitGroup
+	// -twcc: pion's feedback generator, bound to the stream at its first RTP packet.
+	var twccFeedback, twccWriteErrors int64
+	var twccGen interceptor.Interceptor
+	var twccReader interceptor.RTPReader
+	var current []byte
+	if *withTWCC {
+		f, err := twcc.NewSenderInterceptor(twcc.SendInterval(*twccInterval))
+		if err != nil {
+			return err
+		}
+		if twccGen, err = f.NewInterceptor(""); err != nil {
+			return err
+		}
+		defer twccGen.Close()
+		twccGen.BindRTCPWriter(interceptor.RTCPWriterFunc(
+			func(pkts []rtcp.Packet, _ interceptor.Attributes) (int, error) {
+				b, err := rtcp.Marshal(pkts)
+				if err != nil {
+					return 0, err
+				}
+				mu.Lock()
+				c := client
+				twccFeedback += int64(len(pkts))
+				mu.Unlock()
+				if c == nil {
+					return 0, nil
+				}
+				n, err := ls.WriteToUDP(b, c)
+				if err != nil {
+					mu.Lock()
+					twccWriteErrors++
+					mu.Unlock()
+				}
+				return n, err
+			}))
+	}
+	// feedTWCC hands one RTP datagram to the generator (under mu: current is the datagram).
+	feedTWCC := func(b []byte) {
+		var h rtp.Header
+		if _, err := h.Unmarshal(b); err != nil {
+			return
+		}
+		if twccReader == nil {
+			twccReader = twccGen.BindRemoteStream(&interceptor.StreamInfo{
+				SSRC:                h.SSRC,
+				RTPHeaderExtensions: []interceptor.RTPHeaderExtension{{URI: transportCCURI, ID: transportCCID}},
+			}, interceptor.RTPReaderFunc(func(out []byte, a interceptor.Attributes) (int, interceptor.Attributes, error) {
+				return copy(out, current), a, nil
+			}))
+		}
+		current = b
+		rb := make([]byte, len(b))
+		if _, _, err := twccReader.Read(rb, nil); err != nil {
+			fromSender.fail("twcc", err)
+		}
+	}
 	if up != nil {
 		wg.Add(1)
 		go func() {
@@ -498,7 +567,11 @@ func recv(args []string) error {
 		last = now
 		client = from
 		fromSender.parse(buf[:n])
+		isRTP := n >= 2 && !(buf[1] >= 192 && buf[1] <= 223)
 		mu.Unlock()
+		if twccGen != nil && isRTP {
+			feedTWCC(buf[:n])
+		}
 		if up != nil {
 			if _, err := up.Write(buf[:n]); err != nil {
 				mu.Lock()
@@ -509,7 +582,18 @@ func recv(args []string) error {
 	}
 	done.Store(true)
 	wg.Wait()
+	if twccGen != nil {
+		// Stops the generator's loop (its last feedback goes out first).
+		_ = twccGen.Close()
+	}
 	s := recvSummary{FromSender: fromSender, ForwardErrors: forwardErrors}
+	if twccGen != nil {
+		mu.Lock()
+		fb := twccFeedback
+		s.TWCCWriteErrors = twccWriteErrors
+		mu.Unlock()
+		s.TWCCFeedback = &fb
+	}
 	if !first.IsZero() {
 		s.DurationS = last.Sub(first).Seconds()
 	}

@@ -80,6 +80,16 @@ fn bad_input_is_one_line_and_exit_code_2() {
         "scheme `gcc`: invalid value `3000` for `min-kbps`: expected min-kbps ≤ start-kbps ≤ max-kbps",
     );
     assert_bad_input(
+        &[
+            "send",
+            "--scheme",
+            "gcc-twcc:start-kbps=2600",
+            "--to",
+            "127.0.0.1:9",
+        ],
+        "scheme `gcc-twcc`: invalid value `2600` for `start-kbps`: expected min-kbps ≤ start-kbps ≤ max-kbps",
+    );
+    assert_bad_input(
         &["run", "--scheme", "um:max-kbps=40", "--link", "const:1mbps"],
         "invalid value `40` for `max-kbps`: expected min-kbps ≤ start-kbps ≤ max-kbps",
     );
@@ -403,7 +413,7 @@ fn schemes_lists_every_parameter_with_its_default_and_help() {
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     let schemes = v["schemes"].as_array().unwrap();
-    assert_eq!(schemes.len(), 18);
+    assert_eq!(schemes.len(), 19);
     for s in schemes {
         let listed: Vec<String> = s["parameters"]
             .as_array()

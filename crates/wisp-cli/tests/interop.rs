@@ -6,9 +6,12 @@
 //!   link (on 2 Mbit/s and after a step down to 0.6 Mbit/s).
 //! * `wisp send --scheme gcc` → a pion relay that parses every datagram of both directions with
 //!   pion's parsers → `wisp recv`: zero parse errors, every packet type counted.
+//! * `wisp send --scheme gcc-twcc` (send-side GCC) → `wisp link` → pion's receiver, whose own
+//!   transport-wide feedback generator (`pkg/twcc`) answers: wisp's target follows the link.
 //!
 //! * Without root: pion's sender and `wisp recv --twcc` on loopback (the loop runs), and the
-//!   mode's bad-input errors.
+//!   mode's bad-input errors; `wisp send --scheme gcc-twcc` to `wisp recv` (which runs the
+//!   scheme's receiver half) and to `wisp recv --twcc` (standard feedback only) on loopback.
 //!
 //! The link tests need root (namespaces, TUN); all pion tests need Go (`go build` fetches the pinned modules through the
 //! module proxy). Outside CI they skip with a message when either is missing; in CI
@@ -377,6 +380,149 @@ fn pion_parses_every_packet_of_a_wisp_gcc_session() {
     // The REMB pion read is a plausible estimate for a 3 Mbit/s link.
     let remb = back["last_remb_bps"].as_f64().unwrap();
     assert!(remb > 100e3 && remb < 10e6, "{tap}");
+}
+
+/// `(seconds since the start, target kbit/s)` from `wisp send`'s progress lines
+/// (`wisp send:    6.0 s  send … kbit/s  target 1915.7 kbit/s  …`).
+fn wisp_targets(stderr: &[u8]) -> Vec<(f64, f64)> {
+    String::from_utf8_lossy(stderr)
+        .lines()
+        .filter_map(|l| {
+            let rest = l.strip_prefix("wisp send:")?;
+            let t = rest.split_whitespace().next()?.parse().ok()?;
+            let target = rest.split("target").nth(1)?.split_whitespace().next()?;
+            Some((t, target.parse().ok()?))
+        })
+        .collect()
+}
+
+#[test]
+fn wisp_gcc_twcc_follows_a_2_mbps_link_on_pions_transport_wide_feedback() {
+    let t = "wisp_gcc_twcc_follows_a_2_mbps_link_on_pions_transport_wide_feedback";
+    if !privileged(t) {
+        return;
+    }
+    let Some(pion) = pion(t) else { return };
+    let _real_time = real_time();
+    let secs = 25;
+    // pion's receiver on the host: parses every datagram and answers the RTP with pion's
+    // transport-wide feedback (every 50 ms) to where it came from.
+    let port = free_port();
+    let recv = spawn(Command::new(&pion).args([
+        "recv",
+        "-listen",
+        &format!("0.0.0.0:{port}"),
+        "-twcc",
+        "-duration",
+        &format!("{}s", secs + 10),
+        "-idle",
+        "2s",
+    ]));
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    // wisp starts at 1.5 Mbit/s (as pion's sender in the tests above: without probing, GCC's
+    // increase of 5–8 %/s from the 300-kbit/s default would take ~40 s to reach the link).
+    // The link lingers a second after wisp send ends, as pion's sender does, so that what is
+    // still queued (the last packets, the BYE) reaches pion before the link is torn down.
+    let script = format!(
+        "{} send --scheme gcc-twcc:start-kbps=1500 --to $WISP_LINK_PEER:{port} --duration-s {secs} --json; rc=$?; sleep 1; exit $rc",
+        bin()
+    );
+    let o = link(
+        &["--uplink", "const:2mbps", "--downlink", "const:10mbps"],
+        &script,
+    );
+    assert_ok(&o, "wisp link + wisp send");
+    let sent = json(&o.stdout);
+    let got = recv.wait_with_output().unwrap();
+    assert_ok(&got, "pion recv -twcc");
+    let tap = json(&got.stdout);
+    let flow = &sent["flows"][0];
+    eprintln!(
+        "pion's receiver: {tap}
+wisp send: {sent}"
+    );
+    // The feedback loop: pion parsed everything wisp sent and answered every 50 ms; wisp's
+    // sender read every feedback packet as transport-wide feedback.
+    assert_eq!(tap["parse_errors"], 0, "{tap}");
+    assert_eq!(tap["twcc_write_errors"], 0, "{tap}");
+    assert_eq!(
+        tap["from_sender"]["transport_cc_extensions"], flow["packets_sent"],
+        "{tap}\n{sent}"
+    );
+    let written = tap["twcc_feedback_packets"].as_f64().unwrap();
+    let read = flow["feedback_messages"].as_f64().unwrap();
+    let secs = f64::from(secs);
+    assert!(
+        written >= secs / 0.05 * 0.9 && written <= secs / 0.05 * 1.1 + 10.0,
+        "{tap}"
+    );
+    assert!(read >= written * 0.95 && read <= written, "{tap}\n{sent}");
+    assert_eq!(flow["malformed_packets"], 0, "{sent}");
+    assert_eq!(flow["foreign_packets"], 0, "{sent}");
+    // wisp's target settles on the link: from 8 s on within 1.4–2.4 Mbit/s.
+    let samples = wisp_targets(&o.stderr);
+    let mut settled: Vec<f64> = samples
+        .iter()
+        .filter(|s| s.0 >= 8.0)
+        .map(|s| s.1 / 1e3)
+        .collect();
+    let fmt = || {
+        samples
+            .iter()
+            .map(|(t, r)| format!("{t:.0}:{:.2}", r / 1e3))
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    assert!(settled.len() >= 15, "{}", fmt());
+    settled.sort_by(f64::total_cmp);
+    let (lo, med, hi) = (
+        settled[0],
+        settled[settled.len() / 2],
+        settled[settled.len() - 1],
+    );
+    eprintln!(
+        "wisp gcc-twcc's target on const:2mbps (pion's feedback) from 8 s: median {med:.3} Mbit/s, range {lo:.3}–{hi:.3}; {}",
+        fmt()
+    );
+    assert!(
+        lo >= 1.4 && hi <= 2.4,
+        "target left 1.4–2.4 Mbit/s: {}",
+        fmt()
+    );
+}
+
+#[test]
+fn wisp_gcc_twcc_reads_its_own_receivers_and_standard_feedback_over_loopback() {
+    // No root, no Go: the loop runs against both receivers, and the feedback moves the target.
+    let _real_time = real_time();
+    for standard_only in [false, true] {
+        let port = free_port();
+        let addr = format!("127.0.0.1:{port}");
+        let mut args = vec!["recv", "--listen", &addr, "--idle-timeout-s", "1", "--json"];
+        if standard_only {
+            args.push("--twcc");
+        }
+        let recv = spawn(Command::new(bin()).args(&args));
+        std::thread::sleep(std::time::Duration::from_millis(300));
+        let o = Command::new(bin())
+            .args(["send", "--scheme", "gcc-twcc", "--to", &addr])
+            .args(["--duration-s", "4", "--json"])
+            .output()
+            .unwrap();
+        assert_ok(&o, "wisp send --scheme gcc-twcc");
+        let got = recv.wait_with_output().unwrap();
+        assert_ok(&got, "wisp recv");
+        let sent = json(&o.stdout);
+        let flow = &sent["flows"][0];
+        // Transport-wide feedback every 50 ms, each read by the sender half.
+        let fb = flow["feedback_messages"].as_f64().unwrap();
+        assert!((72.0..=82.0).contains(&fb), "{sent}");
+        assert_eq!(flow["malformed_packets"], 0, "{sent}");
+        // Without feedback the target would stay at the 300-kbit/s start.
+        let targets = wisp_targets(&o.stderr);
+        let last = targets.last().expect("progress lines").1;
+        assert!(last > 310.0, "standard only: {standard_only}: {targets:?}");
+    }
 }
 
 #[test]

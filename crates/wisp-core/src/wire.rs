@@ -10,15 +10,16 @@
 //! Framing: `kind: u8`, `length: u16` (big-endian, bytes of payload), payload. All integers are
 //! big-endian. Parsing never panics: truncated input, unknown kinds and trailing bytes are errors.
 //!
-//! Kinds 1–9 are the **standard** messages defined here ([`ReceiverReport`], [`Remb`]), which a
-//! scheme's message type may include; `wisp-net` sends those as their standard RTCP packets
-//! (RTCP RR, REMB) and everything else in an RTCP APP block. Scheme kinds are allocated by family
+//! Kinds 1–9 are the **standard** messages defined here ([`ReceiverReport`], [`Remb`],
+//! [`TransportFeedback`]), which a scheme's message type may include; `wisp-net` sends REMB and
+//! transport-wide feedback as their standard RTCP packets (PSFB REMB, RTPFB TransportLayerCC) and
+//! everything else in an RTCP APP block. Scheme kinds are allocated by family
 //! (a receiver only ever talks to the sender of its own scheme, so the ranges only keep the
 //! logs readable): 10–19 Sprout, 20–29 GCC, 30–39 TCP baselines, 40–49 utility-maximisation
 //! controllers, 50–59 Ping-Pair/Kwikr, 60–69 WBest and other probers, 200–254 for schemes outside
 //! the tree (tests, Python).
 
-use crate::time::Instant;
+use crate::time::{Duration, Instant};
 use crate::units::Bitrate;
 use core::fmt;
 
@@ -224,6 +225,7 @@ impl Message for NoFeedback {
 pub mod kind {
     pub const RECEIVER_REPORT: u8 = 2;
     pub const REMB: u8 = 3;
+    pub const TRANSPORT_FEEDBACK: u8 = 4;
 }
 
 /// A periodic receiver report (RTCP RR-like, RFC 3550 §6.4.2), kind 2.
@@ -375,6 +377,271 @@ impl Message for Remb {
     }
 }
 
+/// Transport-wide congestion control feedback
+/// (draft-holmer-rmcat-transport-wide-cc-extensions-01 §3.1), kind 4: for every transport-wide
+/// sequence number from `base_seq` on, whether the packet arrived and, if so, its arrival as a
+/// delta on the 250 µs grid from the previous reported arrival (the first from the reference
+/// time, a multiple of 64 ms).
+///
+/// This is the information model of the RTCP packet (RTPFB, FMT 15) and nothing more, so the
+/// simulator's sender reads what a real one reads; `wisp-net` marshals it to and from the RTCP
+/// packet. The rounding to the two grids happens when feedback is built
+/// ([`TransportFeedbackRecorder`]), as libwebrtc's `TransportFeedback` does it.
+///
+/// Payload: base (u16), reference (u32, < 2^24), feedback count (u8), status count (u16), then
+/// per status a symbol byte — 0 not received, 1 small delta (a u8 follows), 2 large delta (an
+/// i16 follows) — as the RTCP packet's two-bit symbols.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TransportFeedback {
+    /// The first transport-wide sequence number covered (16 bits on the wire).
+    pub base_seq: u16,
+    /// The reference time in multiples of 64 ms (24 bits on the wire; wraps after 12.4 days).
+    pub reference: u32,
+    /// The feedback packet counter (wraps at 256).
+    pub fb_count: u8,
+    /// One entry per sequence number from `base_seq` on: `None` not received, else the receive
+    /// delta in 250 µs ticks.
+    pub deltas: Vec<Option<i16>>,
+}
+
+impl TransportFeedback {
+    /// The receive-delta grid: 250 µs.
+    pub const TICK: Duration = Duration::from_micros(250);
+    /// The reference-time grid: 64 ms.
+    pub const REFERENCE_UNIT: Duration = Duration::from_millis(64);
+    /// The largest reference time (24 bits).
+    pub const MAX_REFERENCE: u32 = (1 << 24) - 1;
+
+    /// Every sequence number covered with its arrival on the receiver's clock in µs (reference
+    /// + cumulative deltas), or `None` when not received.
+    pub fn arrivals_us(&self) -> impl Iterator<Item = (u16, Option<i64>)> + '_ {
+        let mut t = i64::from(self.reference) * 64_000;
+        self.deltas.iter().enumerate().map(move |(k, d)| {
+            let seq = self.base_seq.wrapping_add(k as u16);
+            (
+                seq,
+                d.map(|d| {
+                    t += i64::from(d) * 250;
+                    t
+                }),
+            )
+        })
+    }
+
+    /// Packets reported received.
+    pub fn received(&self) -> usize {
+        self.deltas.iter().filter(|d| d.is_some()).count()
+    }
+}
+
+const TF_NOT_RECEIVED: u8 = 0;
+const TF_SMALL: u8 = 1;
+const TF_LARGE: u8 = 2;
+
+impl Message for TransportFeedback {
+    fn emit(&self, out: &mut Vec<u8>) {
+        frame(out, kind::TRANSPORT_FEEDBACK, |out| {
+            out.put_u16(self.base_seq);
+            out.put_u32(self.reference & TransportFeedback::MAX_REFERENCE);
+            out.put_u8(self.fb_count);
+            out.put_u16(self.deltas.len().min(usize::from(u16::MAX)) as u16);
+            for d in self.deltas.iter().take(usize::from(u16::MAX)) {
+                match *d {
+                    None => out.put_u8(TF_NOT_RECEIVED),
+                    Some(d) if (0..=255).contains(&d) => {
+                        out.put_u8(TF_SMALL);
+                        out.put_u8(d as u8);
+                    }
+                    Some(d) => {
+                        out.put_u8(TF_LARGE);
+                        out.put_u16(d as u16);
+                    }
+                }
+            }
+        });
+    }
+
+    fn parse(buf: &[u8]) -> Result<Self, WireError> {
+        match unframe(buf)? {
+            (kind::TRANSPORT_FEEDBACK, mut p) => {
+                let base_seq = p.u16()?;
+                let reference = p.u32()?;
+                if reference > TransportFeedback::MAX_REFERENCE {
+                    return Err(WireError::Invalid("reference time beyond 24 bits"));
+                }
+                let fb_count = p.u8()?;
+                let count = usize::from(p.u16()?);
+                // Each status takes at least a byte: a count beyond what is left is truncated.
+                if count > p.remaining() {
+                    return Err(WireError::Truncated {
+                        needed: count - p.remaining(),
+                    });
+                }
+                let mut deltas = Vec::with_capacity(count);
+                for _ in 0..count {
+                    deltas.push(match p.u8()? {
+                        TF_NOT_RECEIVED => None,
+                        TF_SMALL => Some(i16::from(p.u8()?)),
+                        TF_LARGE => Some(p.u16()? as i16),
+                        _ => return Err(WireError::Invalid("transport feedback status symbol")),
+                    });
+                }
+                p.finish()?;
+                Ok(TransportFeedback {
+                    base_seq,
+                    reference,
+                    fb_count,
+                    deltas,
+                })
+            }
+            (k, _) => Err(WireError::UnknownKind(k)),
+        }
+    }
+}
+
+/// The receiving side's record of transport-wide sequence numbers and arrivals, and the
+/// [`TransportFeedback`] messages built from it (what libwebrtc's `RemoteEstimatorProxy` and
+/// `TransportFeedback::AddReceivedPacket` decide):
+///
+/// * the reference time is the first reported arrival rounded down to 64 ms, and each receive
+///   delta is the difference of two arrival instants each rounded down to the 250 µs grid, so
+///   rounding never accumulates over a packet;
+/// * a packet whose delta does not fit an i16 of ticks (±8.19 s) starts a new message;
+/// * one message covers at most [`TransportFeedbackRecorder::MAX_STATUSES`] sequence numbers: a
+///   gap that would cross that starts a new message at the next received one, so there are never
+///   more messages than received packets, whatever sequence numbers a peer sends.
+///
+/// Sequence numbers are unwrapped (a step of at most ±2^15 from the highest so far). A packet
+/// older than what the previous message already covered is not reported again and is counted as
+/// late.
+#[derive(Debug, Clone, Default)]
+pub struct TransportFeedbackRecorder {
+    /// Unwrapped sequence number → arrival, not yet reported.
+    arrivals: std::collections::BTreeMap<i64, Instant>,
+    highest: Option<i64>,
+    /// The first sequence number the next message may report.
+    next_base: Option<i64>,
+    fb_count: u8,
+    /// Packets that came after feedback had covered their sequence number, or twice.
+    pub late_or_duplicate: u64,
+}
+
+impl TransportFeedbackRecorder {
+    /// The most sequence numbers one message covers (the RTCP packet stays below ~1.2 kB).
+    pub const MAX_STATUSES: i64 = 500;
+
+    pub fn new() -> Self {
+        TransportFeedbackRecorder::default()
+    }
+
+    /// Records a packet with transport-wide sequence number `seq` that arrived at `arrival`.
+    pub fn on_packet(&mut self, seq: u16, arrival: Instant) {
+        let unwrapped = match self.highest {
+            None => i64::from(seq),
+            Some(h) => h + i64::from(seq.wrapping_sub(h as u16) as i16),
+        };
+        if self.next_base.is_some_and(|b| unwrapped < b)
+            || self.arrivals.insert(unwrapped, arrival).is_some()
+        {
+            self.late_or_duplicate += 1;
+            return;
+        }
+        self.highest = Some(self.highest.map_or(unwrapped, |h| h.max(unwrapped)));
+    }
+
+    /// Whether packets wait to be reported.
+    pub fn has_pending(&self) -> bool {
+        !self.arrivals.is_empty()
+    }
+
+    /// Feedback on everything recorded since the previous call (usually one message).
+    pub fn take_feedback(&mut self) -> Vec<TransportFeedback> {
+        let arrivals = core::mem::take(&mut self.arrivals);
+        let mut out = vec![];
+        let mut cur: Option<FeedbackBuilder> = None;
+        for (&seq, &at) in &arrivals {
+            let fits = cur.as_mut().is_some_and(|b| b.try_add(seq, at));
+            if !fits {
+                if let Some(b) = cur.take() {
+                    out.push(self.finish(b));
+                }
+                // A new message starts at the first sequence number not yet covered, unless the
+                // gap to this one is too long: then it starts here.
+                let base = self
+                    .next_base
+                    .filter(|&b| b <= seq && seq - b < Self::MAX_STATUSES)
+                    .unwrap_or(seq);
+                let mut b = FeedbackBuilder::new(base, at);
+                let added = b.try_add(seq, at);
+                debug_assert!(added);
+                cur = Some(b);
+            }
+            self.next_base = Some(seq + 1);
+        }
+        if let Some(b) = cur {
+            out.push(self.finish(b));
+        }
+        out
+    }
+
+    fn finish(&mut self, b: FeedbackBuilder) -> TransportFeedback {
+        let fb = TransportFeedback {
+            base_seq: b.base as u16,
+            reference: ((b.ref_ticks / REF_TICKS) & u64::from(TransportFeedback::MAX_REFERENCE))
+                as u32,
+            fb_count: self.fb_count,
+            deltas: b.deltas,
+        };
+        self.fb_count = self.fb_count.wrapping_add(1);
+        fb
+    }
+}
+
+/// Ticks of 250 µs in 64 ms.
+const REF_TICKS: u64 = 256;
+
+fn ticks(t: Instant) -> u64 {
+    t.as_nanos() / TransportFeedback::TICK.as_nanos()
+}
+
+/// One message being filled.
+struct FeedbackBuilder {
+    base: i64,
+    /// The reference time in ticks (a multiple of 256).
+    ref_ticks: u64,
+    /// The tick of the previous received packet.
+    last_tick: u64,
+    deltas: Vec<Option<i16>>,
+}
+
+impl FeedbackBuilder {
+    fn new(base: i64, first_arrival: Instant) -> Self {
+        let ref_ticks = ticks(first_arrival) / REF_TICKS * REF_TICKS;
+        FeedbackBuilder {
+            base,
+            ref_ticks,
+            last_tick: ref_ticks,
+            deltas: vec![],
+        }
+    }
+
+    /// Adds a received packet (sequence numbers ascending); false if it does not fit.
+    fn try_add(&mut self, seq: i64, at: Instant) -> bool {
+        let index = seq - self.base;
+        if !(self.deltas.len() as i64..TransportFeedbackRecorder::MAX_STATUSES).contains(&index) {
+            return false;
+        }
+        let tick = ticks(at);
+        let Ok(delta) = i16::try_from(tick as i128 - self.last_tick as i128) else {
+            return false;
+        };
+        self.deltas.resize(index as usize, None);
+        self.deltas.push(Some(delta));
+        self.last_tick = tick;
+        true
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -473,9 +740,138 @@ mod tests {
         );
     }
 
+    #[test]
+    fn transport_feedback_round_trips_and_fixed_bytes() {
+        // Base 0x0102: received 1 ms after the 64-ms reference, one lost, one 100 ms later.
+        let mut r = TransportFeedbackRecorder::new();
+        r.on_packet(0x0102, Instant::from_millis(65));
+        r.on_packet(0x0104, Instant::from_millis(165));
+        let fbs = r.take_feedback();
+        assert_eq!(fbs.len(), 1);
+        let fb = &fbs[0];
+        assert_eq!(
+            *fb,
+            TransportFeedback {
+                base_seq: 0x0102,
+                reference: 1,
+                fb_count: 0,
+                deltas: vec![Some(4), None, Some(400)],
+            }
+        );
+        let bytes = Feedback::encode(fb);
+        assert_eq!(
+            bytes.as_bytes(),
+            [
+                4, 0, 15, // kind 4, 15 bytes
+                1, 2, // base
+                0, 0, 0, 1, // reference
+                0, // count
+                0, 3, // statuses
+                1, 4, // small 4
+                0, // not received
+                2, 1, 144, // large 400
+            ]
+        );
+        assert_eq!(bytes.decode::<TransportFeedback>().as_ref(), Ok(fb));
+        let arrivals: Vec<_> = fb.arrivals_us().collect();
+        assert_eq!(
+            arrivals,
+            vec![
+                (0x0102, Some(65_000)),
+                (0x0103, None),
+                (0x0104, Some(165_000))
+            ]
+        );
+        assert_eq!(fb.received(), 2);
+        // A negative large delta (reordering) round-trips.
+        let neg = TransportFeedback {
+            base_seq: 65_535,
+            reference: TransportFeedback::MAX_REFERENCE,
+            fb_count: 255,
+            deltas: vec![Some(10), Some(-3), None, Some(i16::MIN)],
+        };
+        assert_eq!(Feedback::encode(&neg).decode(), Ok(neg));
+        // Reference beyond 24 bits, bad symbol, short count.
+        assert_eq!(
+            TransportFeedback::parse(&[4, 0, 9, 0, 0, 1, 0, 0, 0, 0, 0, 0]),
+            Err(WireError::Invalid("reference time beyond 24 bits"))
+        );
+        assert_eq!(
+            TransportFeedback::parse(&[4, 0, 10, 0, 0, 0, 0, 0, 0, 0, 0, 1, 7]),
+            Err(WireError::Invalid("transport feedback status symbol"))
+        );
+        assert_eq!(
+            TransportFeedback::parse(&[4, 0, 10, 0, 0, 0, 0, 0, 0, 0, 0, 2, 0]),
+            Err(WireError::Truncated { needed: 1 })
+        );
+    }
+
+    #[test]
+    fn recorder_rounds_on_the_grid_without_accumulating_and_continues() {
+        let mut r = TransportFeedbackRecorder::new();
+        let t0 = Instant::from_millis(1000) + Duration::from_micros(1234);
+        // 0..20 every 1.1 ms: each arrival is rounded down to 250 µs on its own.
+        for s in 0u16..20 {
+            r.on_packet(s, t0 + Duration::from_micros(1100 * u64::from(s)));
+        }
+        let fb = &r.take_feedback()[0];
+        assert_eq!(fb.reference, 15); // 1001.234 ms → 960 ms
+        for (s, a) in fb.arrivals_us() {
+            let at = t0 + Duration::from_micros(1100 * u64::from(s));
+            assert_eq!(a, Some((at.as_nanos() / 250_000 * 250) as i64), "seq {s}");
+        }
+        // The next message starts where this one ended; late packets are not reported again.
+        r.on_packet(22, t0 + Duration::from_millis(150));
+        r.on_packet(3, t0 + Duration::from_millis(151));
+        assert_eq!(r.late_or_duplicate, 1);
+        let fb = &r.take_feedback()[0];
+        assert_eq!((fb.base_seq, fb.fb_count), (20, 1));
+        assert_eq!(fb.deltas.len(), 3);
+        // Wrapping sequence numbers, and gaps beyond MAX_STATUSES or ±8.19 s split.
+        let mut r = TransportFeedbackRecorder::new();
+        let t0 = Instant::from_secs(5);
+        r.on_packet(65_534, t0);
+        r.on_packet(1, t0 + Duration::from_millis(2));
+        r.on_packet(2000, t0 + Duration::from_millis(3));
+        r.on_packet(2001, t0 + Duration::from_secs(10));
+        let fbs = r.take_feedback();
+        assert_eq!(fbs.len(), 3);
+        assert_eq!((fbs[0].base_seq, fbs[0].deltas.len()), (65_534, 4));
+        assert_eq!(fbs[1].base_seq, 2000);
+        assert_eq!(fbs[2].base_seq, 2001);
+    }
+
     proptest! {
         #[test]
+        fn transport_feedback_round_trips(
+            base in any::<u16>(), reference in 0u32..(1 << 24), count in any::<u8>(),
+            deltas in proptest::collection::vec(proptest::option::of(any::<i16>()), 0..300),
+        ) {
+            let m = TransportFeedback { base_seq: base, reference, fb_count: count, deltas };
+            prop_assert_eq!(Feedback::encode(&m).decode::<TransportFeedback>(), Ok(m));
+        }
+
+        #[test]
+        fn recorder_never_reports_more_messages_than_packets(
+            packets in proptest::collection::vec((any::<u16>(), 0u64..20_000_000_000), 1..200),
+        ) {
+            let mut r = TransportFeedbackRecorder::new();
+            for &(seq, at) in &packets {
+                r.on_packet(seq, Instant::from_nanos(at));
+            }
+            let fbs = r.take_feedback();
+            prop_assert!(fbs.len() <= packets.len());
+            for f in &fbs {
+                prop_assert!(f.deltas.len() as i64 <= TransportFeedbackRecorder::MAX_STATUSES);
+                prop_assert!(f.received() > 0);
+                let bytes = Feedback::encode(f);
+                prop_assert_eq!(bytes.decode::<TransportFeedback>(), Ok(f.clone()));
+            }
+        }
+
+        #[test]
         fn parse_never_panics(bytes in proptest::collection::vec(any::<u8>(), 0..64)) {
+            let _ = TransportFeedback::parse(&bytes);
             let _ = Feedback::from_bytes(&bytes);
             let _ = Remb::parse(&bytes);
             let _ = ReceiverReport::parse(&bytes);

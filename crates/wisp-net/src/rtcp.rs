@@ -9,12 +9,15 @@
 //! | the sender's scheme (so `wisp recv` needs no `--scheme`) | APP (PT 204), name `WISP`, subtype 1, data = the scheme spec, in the sender's compound | sender → receiver |
 //! | end of the flow | BYE (PT 203) | sender → receiver |
 //! | a scheme's REMB ([`Remb`], kind 3) | PSFB REMB (PT 206, FMT 15), reduced-size | receiver → sender |
+//! | a scheme's transport-wide feedback ([`TransportFeedback`], kind 4) | RTPFB TransportLayerCC (PT 205, FMT 15, draft-holmer-rmcat-transport-wide-cc-extensions-01), reduced-size ([`crate::twcc`]) | receiver → sender |
 //! | every other scheme [`Feedback`] message | APP (PT 204), name `WISP`, subtype 0, data = the message's bytes ([`Feedback::as_bytes`]) padded with zeros to 32 bits, reduced-size | receiver → sender |
 //! | per-packet arrival feedback ([`Arrivals`]) | RTPFB CCFB (PT 205, FMT 11, RFC 8888) | receiver → sender |
 //!
 //! A REMB always goes as the standard packet: the core already holds A_r as REMB's 18-bit
 //! mantissa and exponent, so the sender half receives exactly what the receiver half emitted, as
-//! in the simulator. Every other message is opaque here: a new scheme's messages need no change
+//! in the simulator. So does transport-wide feedback: the core's message is already on the
+//! packet's 64-ms and 250-µs grids, and any TransportLayerCC a foreign receiver sends (pion's,
+//! libwebrtc's) decodes to the same message. Every other message is opaque here: a new scheme's messages need no change
 //! in this module; they travel as APP.
 //!
 //! The NTP timestamps of SR and the report timestamp of RFC 8888 are read from the sender's own
@@ -39,7 +42,8 @@ use rtcp::source_description::{
 use rtcp::transport_feedbacks::cc_feedback_report::{
     CcFeedbackMetricBlock, CcFeedbackReport, CcFeedbackReportBlock, Ecn,
 };
-use wisp_core::wire::{Feedback, Remb, kind as wire_kind};
+use rtcp::transport_feedbacks::transport_layer_cc::TransportLayerCc;
+use wisp_core::wire::{Feedback, Remb, TransportFeedback, kind as wire_kind};
 use wisp_core::{Bitrate, Duration, Instant};
 
 /// The APP packet name wisp uses.
@@ -246,7 +250,8 @@ fn remb_packet(sender_ssrc: u32, media_ssrc: u32, remb: Remb) -> ReceiverEstimat
 }
 
 /// One scheme feedback message as a reduced-size RTCP packet, appended to `out`: the standard
-/// REMB packet for a REMB, an APP packet carrying the message's bytes for anything else.
+/// REMB packet for a REMB, the standard TransportLayerCC for transport-wide feedback, an APP
+/// packet carrying the message's bytes for anything else.
 pub fn encode_feedback(
     fb: &Feedback,
     sender_ssrc: u32,
@@ -256,6 +261,10 @@ pub fn encode_feedback(
     if fb.kind() == wire_kind::REMB {
         let remb = fb.decode::<Remb>()?;
         return marshal(&remb_packet(sender_ssrc, media_ssrc, remb), out);
+    }
+    if fb.kind() == wire_kind::TRANSPORT_FEEDBACK {
+        let tf = fb.decode::<TransportFeedback>()?;
+        return marshal(&crate::twcc::to_rtcp(&tf, sender_ssrc, media_ssrc), out);
     }
     let mut data = fb.as_bytes().to_vec();
     data.resize(data.len().next_multiple_of(4), 0);
@@ -451,6 +460,10 @@ pub fn decode(buf: &[u8]) -> Result<Vec<RtcpItem>, RtcpError> {
             }
             let remb = Remb::new(Bitrate::from_bps(b as u64));
             items.push(RtcpItem::Feedback(Feedback::encode(&remb)));
+        } else if let Some(tcc) = any.downcast_ref::<TransportLayerCc>() {
+            let tf =
+                crate::twcc::from_rtcp(tcc).map_err(|e| RtcpError::Malformed(e.to_string()))?;
+            items.push(RtcpItem::Feedback(Feedback::encode(&tf)));
         } else if let Some(cc) = any.downcast_ref::<CcFeedbackReport>() {
             items.extend(decode_arrivals(cc));
         } else if let Some(raw) = any.downcast_ref::<RawPacket>() {
@@ -491,6 +504,21 @@ mod tests {
                 fraction_lost: 10,
                 echo: None,
             }),
+            Feedback::encode(&TransportFeedback {
+                base_seq: 65_530,
+                reference: 0x00ab_cdef,
+                fb_count: 9,
+                deltas: vec![
+                    Some(4),
+                    None,
+                    None,
+                    Some(300),
+                    Some(-2),
+                    Some(0),
+                    None,
+                    Some(255),
+                ],
+            }),
         ]
     }
 
@@ -518,6 +546,18 @@ mod tests {
         encode_feedback(&feedback_samples()[2], 1, 2, &mut out).unwrap();
         assert_eq!(out[1], 204);
         assert_eq!(&out[8..12], b"WISP");
+        // Transport-wide feedback: RTPFB, FMT 15, the bytes twcc's codec writes.
+        let mut out = Vec::new();
+        encode_feedback(&feedback_samples()[4], 1, 2, &mut out).unwrap();
+        assert_eq!((out[0] & 0x1f, out[1]), (15, 205));
+        assert!(crate::twcc::is_twcc(&out));
+        let d = crate::twcc::decode(&out).unwrap();
+        assert_eq!((d.sender_ssrc, d.media_ssrc, d.fb_count), (1, 2, 9));
+        assert_eq!(d.packets.len(), 8);
+        assert_eq!(
+            d.packets[7],
+            (65_537u32 as u16, Some(0xab_cdef * 64_000 + 557 * 250))
+        );
     }
 
     #[test]

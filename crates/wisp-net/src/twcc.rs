@@ -3,29 +3,23 @@
 //! libwebrtc's goog_cc or pion's `gcc` about every packet that carried a transport-wide sequence
 //! number (RTP header extension `http://www.ietf.org/id/draft-holmer-rmcat-transport-wide-cc-extensions-01`).
 //!
-//! * [`TwccRecorder`] (receiver side): records each packet's 16-bit transport-wide sequence
-//!   number and arrival instant, and turns what arrived since the previous call into feedback
-//!   packets ([`TwccRecorder::take_feedback`]).
-//! * [`decode`] (sender side, e.g. a future send-side scheme): a feedback packet's sequence
-//!   numbers and arrival times.
+//! * [`TwccRecorder`] (receiver side, `wisp recv --twcc`): records each packet's 16-bit
+//!   transport-wide sequence number and arrival instant, and turns what arrived since the
+//!   previous call into feedback packets ([`TwccRecorder::take_feedback`]);
+//! * [`to_rtcp`] / [`from_rtcp`]: the core's [`TransportFeedback`] (kind 4, what `gcc-twcc`'s
+//!   halves exchange, in the simulator too) to and from the RTCP packet;
+//! * [`decode`]: a feedback packet's sequence numbers and arrival times (for tests and tools).
 //!
-//! The wire format itself (chunks, deltas, padding) is `rtc-rtcp`'s [`TransportLayerCc`]; this
-//! module decides what goes in it, as libwebrtc's `TransportFeedback` does:
-//!
-//! * the reference time is the first reported arrival rounded down to a multiple of 64 ms
-//!   (24 bits, wraps after 12.4 days), and each receive delta is the difference of two arrival
-//!   instants both rounded down to the 250 µs grid, so rounding never accumulates over a packet;
-//! * a delta in [0, 63.75] ms is "small" (1 byte), otherwise "large" (2 bytes, signed, ±8.19 s);
-//!   a packet whose delta does not fit even that starts a new feedback packet;
-//! * statuses are run-length chunks where seven or more equal symbols follow, two-bit status
-//!   vectors (seven symbols, the last one padded with "not received") otherwise;
-//! * one feedback packet covers at most [`MAX_STATUSES`] sequence numbers: a gap that would cross
-//!   that starts a new packet at the next received one, so the number of feedback packets never
-//!   exceeds the number of received packets, whatever sequence numbers a peer sends.
-//!
-//! Sequence numbers are unwrapped to 64 bits (a step of at most ±2^15 from the highest so far).
-//! A packet older than what the previous feedback already covered is not reported again (libwebrtc
-//! re-reports within a window; pion's estimator ignores duplicates anyway) and is counted as late.
+//! The wire format itself (chunks, deltas, padding) is `rtc-rtcp`'s [`TransportLayerCc`]. What
+//! goes in it — the 64-ms reference time, the receive deltas on the 250-µs grid (each the
+//! difference of two rounded arrivals, so rounding never accumulates), which sequence numbers a
+//! packet covers (at most [`MAX_STATUSES`]; a gap that would cross that starts a new packet, so
+//! there are never more feedback packets than received packets), late packets not reported
+//! again — is decided in the core by [`TransportFeedbackRecorder`], as libwebrtc's
+//! `TransportFeedback` does; this module adds the SSRCs and chooses the status chunks: run-length
+//! where seven or more equal symbols follow, two-bit status vectors (seven symbols, the last one
+//! padded with "not received") otherwise. A delta in [0, 63.75] ms is "small" (1 byte),
+//! otherwise "large" (2 bytes, signed, ±8.19 s).
 //!
 //! [`decode`] never panics: any input is a [`TwccFeedback`] or a [`TwccError`].
 
@@ -35,7 +29,7 @@ use rtcp::transport_feedbacks::transport_layer_cc::{
     PacketStatusChunk, RecvDelta, RunLengthChunk, StatusChunkTypeTcc, StatusVectorChunk,
     SymbolSizeTypeTcc, SymbolTypeTcc, TransportLayerCc,
 };
-use std::collections::BTreeMap;
+use wisp_core::wire::{TransportFeedback, TransportFeedbackRecorder};
 use wisp_core::{Duration, Instant};
 
 /// The feedback cadence of `wisp recv --twcc`. libwebrtc's `RemoteEstimatorProxy` sends every
@@ -44,12 +38,10 @@ use wisp_core::{Duration, Instant};
 pub const FEEDBACK_INTERVAL: Duration = Duration::from_millis(50);
 
 /// The most sequence numbers one feedback packet covers (its size stays below ~1.2 kB).
-pub const MAX_STATUSES: i64 = 500;
+pub const MAX_STATUSES: i64 = TransportFeedbackRecorder::MAX_STATUSES;
 
 /// Receive-delta resolution: 250 µs.
 const TICK_NS: u64 = 250_000;
-/// Reference-time resolution: 64 ms = 256 ticks.
-const REF_TICKS: u64 = 256;
 
 /// Why bytes are not a transport-wide feedback packet.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -74,19 +66,14 @@ pub struct TwccFeedback {
     pub packets: Vec<(u16, Option<i64>)>,
 }
 
-/// The receiving side's record of transport-wide sequence numbers and arrivals.
+/// The receiving side's record of transport-wide sequence numbers and arrivals: the core's
+/// [`TransportFeedbackRecorder`] (which decides what each feedback covers and rounds the
+/// arrivals), with the SSRCs the RTCP packets carry.
 #[derive(Debug, Clone)]
 pub struct TwccRecorder {
     sender_ssrc: u32,
     media_ssrc: u32,
-    /// Unwrapped sequence number → arrival, not yet reported.
-    arrivals: BTreeMap<i64, Instant>,
-    highest: Option<i64>,
-    /// The first sequence number the next feedback may report.
-    next_base: Option<i64>,
-    fb_count: u8,
-    /// Packets that came after feedback had covered their sequence number, or twice.
-    pub late_or_duplicate: u64,
+    inner: TransportFeedbackRecorder,
 }
 
 impl TwccRecorder {
@@ -95,138 +82,122 @@ impl TwccRecorder {
         TwccRecorder {
             sender_ssrc,
             media_ssrc: 0,
-            arrivals: BTreeMap::new(),
-            highest: None,
-            next_base: None,
-            fb_count: 0,
-            late_or_duplicate: 0,
+            inner: TransportFeedbackRecorder::new(),
         }
+    }
+
+    /// Packets that came after feedback had covered their sequence number, or twice.
+    pub fn late_or_duplicate(&self) -> u64 {
+        self.inner.late_or_duplicate
     }
 
     /// Records a packet of media SSRC `media_ssrc` with transport-wide sequence number `seq`
     /// that arrived at `arrival`.
     pub fn on_packet(&mut self, seq: u16, media_ssrc: u32, arrival: Instant) {
-        let unwrapped = match self.highest {
-            None => i64::from(seq),
-            Some(h) => h + i64::from(seq.wrapping_sub(h as u16) as i16),
-        };
         self.media_ssrc = media_ssrc;
-        if self.next_base.is_some_and(|b| unwrapped < b)
-            || self.arrivals.insert(unwrapped, arrival).is_some()
-        {
-            self.late_or_duplicate += 1;
-            return;
-        }
-        self.highest = Some(self.highest.map_or(unwrapped, |h| h.max(unwrapped)));
+        self.inner.on_packet(seq, arrival);
     }
 
     /// Whether packets wait to be reported.
     pub fn has_pending(&self) -> bool {
-        !self.arrivals.is_empty()
+        self.inner.has_pending()
     }
 
     /// Feedback on everything recorded since the previous call, as RTCP packets (usually one).
     pub fn take_feedback(&mut self) -> Vec<TransportLayerCc> {
-        let arrivals = std::mem::take(&mut self.arrivals);
-        let mut out = vec![];
-        let mut cur: Option<Builder> = None;
-        for (&seq, &at) in &arrivals {
-            let fits = cur.as_mut().is_some_and(|b| b.try_add(seq, at));
-            if !fits {
-                if let Some(b) = cur.take() {
-                    out.push(self.finish(b));
-                }
-                // A new packet starts at the first sequence number not yet covered, unless the
-                // gap to this one is too long: then it starts here.
-                let base = self
-                    .next_base
-                    .filter(|&b| b <= seq && seq - b < MAX_STATUSES)
-                    .unwrap_or(seq);
-                let mut b = Builder::new(base, at);
-                let added = b.try_add(seq, at);
-                debug_assert!(added);
-                cur = Some(b);
+        self.inner
+            .take_feedback()
+            .iter()
+            .map(|f| to_rtcp(f, self.sender_ssrc, self.media_ssrc))
+            .collect()
+    }
+}
+
+/// The RTCP packet for a core [`TransportFeedback`].
+pub fn to_rtcp(fb: &TransportFeedback, sender_ssrc: u32, media_ssrc: u32) -> TransportLayerCc {
+    let symbols: Vec<SymbolTypeTcc> = fb
+        .deltas
+        .iter()
+        .map(|d| match d {
+            None => SymbolTypeTcc::PacketNotReceived,
+            Some(d) if (0..=255).contains(d) => SymbolTypeTcc::PacketReceivedSmallDelta,
+            Some(_) => SymbolTypeTcc::PacketReceivedLargeDelta,
+        })
+        .collect();
+    let recv_deltas = fb
+        .deltas
+        .iter()
+        .zip(&symbols)
+        .filter_map(|(d, &s)| {
+            d.map(|d| RecvDelta {
+                type_tcc_packet: s,
+                delta: i64::from(d) * (TICK_NS / 1000) as i64,
+            })
+        })
+        .collect();
+    TransportLayerCc {
+        sender_ssrc,
+        media_ssrc,
+        base_sequence_number: fb.base_seq,
+        packet_status_count: fb.deltas.len() as u16,
+        reference_time: fb.reference & TransportFeedback::MAX_REFERENCE,
+        fb_pkt_count: fb.fb_count,
+        packet_chunks: chunks(&symbols),
+        recv_deltas,
+    }
+}
+
+/// The core [`TransportFeedback`] a parsed RTCP packet states.
+pub fn from_rtcp(fb: &TransportLayerCc) -> Result<TransportFeedback, TwccError> {
+    let symbols = symbols(fb)?;
+    let mut deltas = fb.recv_deltas.iter();
+    let mut out = Vec::with_capacity(symbols.len());
+    for s in &symbols {
+        out.push(match s {
+            SymbolTypeTcc::PacketNotReceived => None,
+            SymbolTypeTcc::PacketReceivedSmallDelta | SymbolTypeTcc::PacketReceivedLargeDelta => {
+                let d = deltas.next().ok_or(TwccError::Inconsistent(
+                    "fewer deltas than received packets",
+                ))?;
+                let ticks = i16::try_from(d.delta.div_euclid((TICK_NS / 1000) as i64))
+                    .map_err(|_| TwccError::Inconsistent("receive delta beyond 16 bits"))?;
+                Some(ticks)
             }
-            self.next_base = Some(seq + 1);
-        }
-        if let Some(b) = cur {
-            out.push(self.finish(b));
-        }
-        out
-    }
-
-    fn finish(&mut self, b: Builder) -> TransportLayerCc {
-        let fb = b.build(self.sender_ssrc, self.media_ssrc, self.fb_count);
-        self.fb_count = self.fb_count.wrapping_add(1);
-        fb
-    }
-}
-
-/// One feedback packet being filled.
-struct Builder {
-    base: i64,
-    /// The reference time in ticks (a multiple of 256).
-    ref_ticks: u64,
-    /// The tick of the previous received packet.
-    last_tick: u64,
-    symbols: Vec<SymbolTypeTcc>,
-    deltas: Vec<RecvDelta>,
-}
-
-fn ticks(t: Instant) -> u64 {
-    t.as_nanos() / TICK_NS
-}
-
-impl Builder {
-    fn new(base: i64, first_arrival: Instant) -> Self {
-        let ref_ticks = ticks(first_arrival) / REF_TICKS * REF_TICKS;
-        Builder {
-            base,
-            ref_ticks,
-            last_tick: ref_ticks,
-            symbols: vec![],
-            deltas: vec![],
-        }
-    }
-
-    /// Adds a received packet (sequence numbers ascending); false if it does not fit.
-    fn try_add(&mut self, seq: i64, at: Instant) -> bool {
-        let index = seq - self.base;
-        if !(self.symbols.len() as i64..MAX_STATUSES).contains(&index) {
-            return false;
-        }
-        let tick = ticks(at);
-        let delta = tick as i128 - self.last_tick as i128;
-        let symbol = if (0..=255).contains(&delta) {
-            SymbolTypeTcc::PacketReceivedSmallDelta
-        } else if (i128::from(i16::MIN)..=i128::from(i16::MAX)).contains(&delta) {
-            SymbolTypeTcc::PacketReceivedLargeDelta
-        } else {
-            return false;
-        };
-        self.symbols
-            .resize(index as usize, SymbolTypeTcc::PacketNotReceived);
-        self.symbols.push(symbol);
-        self.deltas.push(RecvDelta {
-            type_tcc_packet: symbol,
-            delta: delta as i64 * (TICK_NS / 1000) as i64,
+            SymbolTypeTcc::PacketReceivedWithoutDelta => {
+                return Err(TwccError::Inconsistent("reserved status symbol"));
+            }
         });
-        self.last_tick = tick;
-        true
     }
+    Ok(TransportFeedback {
+        base_seq: fb.base_sequence_number,
+        reference: fb.reference_time & TransportFeedback::MAX_REFERENCE,
+        fb_count: fb.fb_pkt_count,
+        deltas: out,
+    })
+}
 
-    fn build(self, sender_ssrc: u32, media_ssrc: u32, fb_count: u8) -> TransportLayerCc {
-        TransportLayerCc {
-            sender_ssrc,
-            media_ssrc,
-            base_sequence_number: self.base as u16,
-            packet_status_count: self.symbols.len() as u16,
-            reference_time: ((self.ref_ticks / REF_TICKS) & 0x00ff_ffff) as u32,
-            fb_pkt_count: fb_count,
-            packet_chunks: chunks(&self.symbols),
-            recv_deltas: self.deltas,
+/// The status symbols of a parsed packet, as many as its status count.
+fn symbols(fb: &TransportLayerCc) -> Result<Vec<SymbolTypeTcc>, TwccError> {
+    let count = usize::from(fb.packet_status_count);
+    let mut symbols = Vec::with_capacity(count);
+    for c in &fb.packet_chunks {
+        match c {
+            PacketStatusChunk::RunLengthChunk(r) => {
+                let n = usize::from(r.run_length).min(count - symbols.len());
+                symbols.extend(std::iter::repeat_n(r.packet_status_symbol, n));
+            }
+            PacketStatusChunk::StatusVectorChunk(v) => {
+                let n = v.symbol_list.len().min(count - symbols.len());
+                symbols.extend_from_slice(&v.symbol_list[..n]);
+            }
         }
     }
+    if symbols.len() < count {
+        return Err(TwccError::Inconsistent(
+            "fewer statuses than the status count",
+        ));
+    }
+    Ok(symbols)
 }
 
 /// Status chunks for `symbols`: run-length where seven or more equal symbols follow (or the
@@ -289,25 +260,8 @@ pub fn decode(buf: &[u8]) -> Result<TwccFeedback, TwccError> {
 
 /// The sequence numbers and arrival times a parsed packet states.
 pub fn interpret(fb: &TransportLayerCc) -> Result<TwccFeedback, TwccError> {
-    let count = usize::from(fb.packet_status_count);
-    let mut symbols = Vec::with_capacity(count);
-    for c in &fb.packet_chunks {
-        match c {
-            PacketStatusChunk::RunLengthChunk(r) => {
-                let n = usize::from(r.run_length).min(count - symbols.len());
-                symbols.extend(std::iter::repeat_n(r.packet_status_symbol, n));
-            }
-            PacketStatusChunk::StatusVectorChunk(v) => {
-                let n = v.symbol_list.len().min(count - symbols.len());
-                symbols.extend_from_slice(&v.symbol_list[..n]);
-            }
-        }
-    }
-    if symbols.len() < count {
-        return Err(TwccError::Inconsistent(
-            "fewer statuses than the status count",
-        ));
-    }
+    let symbols = symbols(fb)?;
+    let count = symbols.len();
     let reference_us = i64::from(fb.reference_time) * 64_000;
     let mut t = reference_us;
     let mut deltas = fb.recv_deltas.iter();
@@ -342,6 +296,7 @@ pub fn interpret(fb: &TransportLayerCc) -> Result<TwccFeedback, TwccError> {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+    use std::collections::BTreeMap;
 
     fn us(t: Instant) -> i64 {
         (t.as_nanos() / TICK_NS * 250) as i64
@@ -395,7 +350,7 @@ mod tests {
         assert_eq!(d.packets, vec![(21, None), (22, Some(us(t0) + 150_000))]);
         // A packet the last feedback covered is late, not reported again.
         r.on_packet(21, 99, t0 + Duration::from_millis(151));
-        assert_eq!(r.late_or_duplicate, 1);
+        assert_eq!(r.late_or_duplicate(), 1);
         assert!(r.take_feedback().is_empty());
     }
 
@@ -494,6 +449,18 @@ mod tests {
     }
 
     proptest! {
+        #[test]
+        fn core_messages_round_trip_through_rtcp(
+            base in any::<u16>(), reference in 0u32..(1 << 24), count in any::<u8>(),
+            deltas in proptest::collection::vec(proptest::option::of(any::<i16>()), 1..300),
+        ) {
+            let m = TransportFeedback { base_seq: base, reference, fb_count: count, deltas };
+            let mut buf = vec![];
+            encode(&to_rtcp(&m, 1, 2), &mut buf).unwrap();
+            let parsed = TransportLayerCc::unmarshal(&mut Bytes::from(buf)).unwrap();
+            prop_assert_eq!(from_rtcp(&parsed).unwrap(), m);
+        }
+
         #[test]
         fn decode_never_panics(bytes in proptest::collection::vec(any::<u8>(), 0..400)) {
             let _ = decode(&bytes);

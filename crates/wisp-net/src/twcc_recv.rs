@@ -284,7 +284,7 @@ pub fn recv(
             0.0
         },
         packets_lost: s.lost,
-        packets_late_or_duplicate: rec.late_or_duplicate,
+        packets_late_or_duplicate: rec.late_or_duplicate(),
         rtcp_packets: s.rtcp,
         feedback_packets: s.feedback_packets,
         feedback_bytes: s.feedback_bytes,

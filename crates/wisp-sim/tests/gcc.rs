@@ -281,3 +281,22 @@ fn gcc_groups_do_not_depend_on_timer_jitter() {
         );
     }
 }
+
+/// `gcc-twcc` (send-side GCC on transport-wide feedback) on a constant 2 Mbit/s link: once both
+/// controllers have ramped from the 300-kbit/s start (eq. (1) at 5 %/s bounds it: ~40 s), it
+/// uses the link and keeps the queue short, as `gcc-trendline` does with the estimator at the
+/// receiver.
+#[test]
+fn gcc_twcc_settles_on_a_constant_link() {
+    let model = link("const:2mbps");
+    for scheme in ["gcc-twcc", "gcc-trendline"] {
+        let mut s = Scenario::new(model.clone(), scheme.parse().unwrap());
+        s.duration = Duration::from_secs(60);
+        let r = run(&s, None).unwrap();
+        let u = utilisation(&r, &model, 45.0, 60.0);
+        let q = queue_p95(&r, 45.0, 60.0);
+        println!("{scheme}: utilisation over 45–60 s {u:.3}, queueing delay p95 {q:.1} ms");
+        assert!(u >= 0.8, "{scheme}: {u}");
+        assert!(q < 60.0, "{scheme}: {q}");
+    }
+}

@@ -361,6 +361,7 @@ schemes! {
     Cbr(CbrConfig),
     Sprout(SproutConfig),
     Gcc(GccConfig),
+    GccTwcc(gcc::twcc::GccTwccConfig),
     Cubic(CubicConfig),
     NewReno(NewRenoConfig),
     Vegas(VegasConfig),
@@ -460,6 +461,11 @@ mod tests {
             "gcc-trendline",
             "prefilter=off,filter=trendline,threshold=libwebrtc,interval-ms=5,rate-window-ms=500,\
              start-kbps=300,min-kbps=50,max-kbps=2500,pace-factor=2.5,audio-kbps=32",
+        ),
+        (
+            "gcc-twcc",
+            "start-kbps=300,min-kbps=50,max-kbps=2500,pace-factor=2.5,audio-kbps=32,\
+             feedback-interval-ms=50",
         ),
         (
             "cubic",

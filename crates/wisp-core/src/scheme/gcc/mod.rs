@@ -47,7 +47,9 @@
 //!   [`kalman`], and libwebrtc's [`trendline`] estimator;
 //! * [`overuse`]: the adaptive threshold γ and the over-use detector;
 //! * [`rate`]: the windowed counter of the receiving rate R; [`rate_control`]: A_r;
-//! * [`receiver`], [`sender`]: the two halves.
+//! * [`receiver`], [`sender`]: the two halves;
+//! * [`twcc`]: `gcc-twcc`, the send-side form libwebrtc runs today (the same grouping, trendline
+//!   filter, detector and rate controller at the sender, on transport-wide feedback).
 //!
 //! Schemes and parameters (`NAME[:KEY=VALUE,…]`):
 //!
@@ -97,6 +99,7 @@ pub mod rate_control;
 pub mod receiver;
 pub mod sender;
 pub mod trendline;
+pub mod twcc;
 pub mod wire;
 
 pub use arrival::{ArrivalFilter, FilterKind};

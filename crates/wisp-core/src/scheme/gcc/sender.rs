@@ -104,9 +104,16 @@ impl GccSender {
         self.rtt
     }
 
+    /// A delay-based estimate (A_r) from wherever it was computed: a REMB here, the send-side
+    /// estimator of `gcc-twcc`. It caps A and A_s.
+    pub fn set_delay_based_rate(&mut self, rate: Bitrate) {
+        self.a_r = Some(rate.bps() as f64);
+        self.cap();
+    }
+
     /// Eq. (1) for a report carrying fraction lost `f` that arrived at `now`, at libwebrtc's
     /// cadence.
-    fn on_fraction_lost(&mut self, now: Instant, f: f64) {
+    pub fn on_fraction_lost(&mut self, now: Instant, f: f64) {
         self.reports += 1;
         self.last_fraction_lost = f;
         let since = |t: Option<Instant>| t.map(|t| now.saturating_duration_since(t));
@@ -137,10 +144,7 @@ impl Sender for GccSender {
                 }
                 self.on_fraction_lost(now, f64::from(rr.fraction_lost) / 256.0);
             }
-            GccFeedback::Remb(remb) => {
-                self.a_r = Some(remb.bitrate().bps() as f64);
-                self.cap();
-            }
+            GccFeedback::Remb(remb) => self.set_delay_based_rate(remb.bitrate()),
         }
     }
 

@@ -1,0 +1,804 @@
+//! `gcc-twcc` — send-side GCC on transport-wide feedback: the delay-based estimator with
+//! libwebrtc's trendline filter, run at the sender on what the receiver reports of every packet.
+//!
+//! This is GCC as libwebrtc's `goog_cc` runs it today (after Carlucci et al., MMSys 2016, whose
+//! receiver-side estimator it moved to the sender), built from the same pieces as `gcc`:
+//!
+//! **Receiver** ([`GccTwccReceiver`]), libwebrtc's `RemoteEstimatorProxy`: records each packet's
+//! transport-wide sequence number (16 bits on the wire, RTP header extension
+//! `draft-holmer-rmcat-transport-wide-cc-extensions-01`) and arrival, and every
+//! `feedback-interval-ms` (50 ms: `RemoteEstimatorProxy` sends every 50–250 ms, spending 5 % of the
+//! received rate on feedback, which at the rates of a call is its 50-ms floor) sends a
+//! [`TransportFeedback`]: for every sequence number since the last one, received or not and its
+//! arrival on the 250-µs grid ([`TransportFeedbackRecorder`]). It estimates nothing.
+//!
+//! **Sender** ([`GccTwccSender`]): keeps each packet's send time and size by its sequence number
+//! (libwebrtc `TransportFeedbackAdapter`), and on each feedback:
+//!
+//! * maps the reported arrivals to the sends (16-bit sequence numbers unwrapped against the
+//!   highest sent; the 24-bit reference time unwrapped against the previous feedback's);
+//! * in arrival order (`DelayBasedBwe` sorts by receive time), groups the packets by send time
+//!   ([`Grouper`] with libwebrtc's rule, `InterArrivalDelta` with burst grouping:
+//!   [`Prefilter::Libwebrtc`], ΔT = 5 ms), and runs each group delta through the trendline
+//!   filter ([`ArrivalFilter`] with [`FilterKind::Trendline`]: `TrendlineEstimator`, 20 groups,
+//!   smoothing 0.9, gain 4) and the over-use detector with the adaptive threshold
+//!   ([`OveruseDetector`], libwebrtc's gains);
+//! * updates the delay-based rate with [`AimdRateControl`] fed with the acknowledged bitrate —
+//!   the bytes the feedback acknowledges over the last 500 ms of arrivals ([`RateCounter`]) — at
+//!   every feedback, except during over-use, where it decreases again only when
+//!   `TimeToReduceFurther` allows (`DelayBasedBwe::MaybeUpdateEstimate`);
+//! * runs the loss-based controller of eq. (1) on the fraction of packets the feedbacks report
+//!   lost, over at least 20 packets (`SendSideBandwidthEstimation`'s `kLimitNumPackets`), at
+//!   libwebrtc's cadence (increase at most once a second, decrease at most once per
+//!   300 ms + RTT: `gcc`'s [`GccSender`], which this sender drives);
+//! * target A = min(loss-based, delay-based), at least `min-kbps`.
+//!
+//! The RTT is measured on each feedback as its arrival minus the send time of the newest packet
+//! it acknowledges, and nothing is subtracted: it includes the time the receiver held that
+//! packet's report (up to one feedback interval, 50 ms). pion's `SendSideBWE` subtracts that
+//! holding time, estimated from the arrival times (now − departure − (feedback sent − arrival),
+//! the minimum over the acknowledged packets); libwebrtc likewise separates a propagation RTT
+//! from the feedback RTT. Here it serves the loss-based decrease interval (300 ms + RTT) only:
+//! an RTT too long by up to 50 ms delays a loss-based decrease by as much. (The rate
+//! controller's `TimeToReduceFurther` keeps its configured 200 ms, as in `gcc`.)
+//!
+//! The media source and the pacer are `gcc`'s: a video call (30 frames/s, 50–2500 kbit/s, audio
+//! 32 kbit/s) encoded at A, released every ΔT = 5 ms at 2.5·A.
+//!
+//! Deviations:
+//! * No probing (`ProbeController`), no ALR detection, no congestion-window pushback, loss-based
+//!   v1 rather than LossBasedBweV2; the start is a plain 300 kbit/s, which the rate controller
+//!   takes as its first estimate (`SetStartBitrate`) and from which both controllers ramp (so it
+//!   takes ~40 s to reach 2 Mbit/s, where libwebrtc's initial probes at 3× and 6× the start
+//!   rate get there in a second or two).
+//! * The acknowledged bitrate is a 500-ms windowed rate over arrivals, not libwebrtc's Bayesian
+//!   `BitrateEstimator` (150-ms windows with uncertainty).
+//! * Audio packets count towards the acknowledged rate but are not delay samples, as in `gcc`'s
+//!   receiver (see [`super::receiver`] for why); libwebrtc's default feeds audio into the same
+//!   inter-arrival unless `WebRTC-Bwe-SeparateAudioPackets` is on.
+//! * Loss is counted on what the feedback reports: a packet reported lost that arrives later is
+//!   not re-reported by wisp's receiver and stays lost.
+
+use super::arrival::{ArrivalFilter, FilterKind};
+use super::grouping::{Grouper, Prefilter};
+use super::overuse::{BandwidthUsage, OveruseDetector, ThresholdConfig};
+use super::rate::RateCounter;
+use super::rate_control::{AimdConfig, AimdRateControl};
+use super::{GccConfig, GccSender};
+use crate::controller::{Allowance, Receiver, SendContext, Sender, SenderStats};
+use crate::pacer::Pacer;
+use crate::packet::{Content, DataHeader};
+use crate::scheme::params::{Checked, Configurable, Validate, ordered, range, scheme_params};
+use crate::scheme::registry::{Halves, Scheme, SchemeInfo};
+use crate::scheme::{BuildError, SchemeContext};
+use crate::source::{MediaConfig, Source};
+use crate::time::{Duration, Instant};
+use crate::units::{Bitrate, DataSize};
+use crate::wire::{TransportFeedback, TransportFeedbackRecorder};
+use std::collections::{BTreeMap, VecDeque};
+
+/// Configuration of `gcc-twcc`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct GccTwccConfig {
+    /// ΔT: the pacer's interval and the grouping interval (5 ms).
+    pub interval: Duration,
+    /// How often the receiver sends feedback (50 ms).
+    pub feedback_interval: Duration,
+    /// The window of the acknowledged bitrate (500 ms).
+    pub rate_window: Duration,
+    pub threshold: ThresholdConfig,
+    pub aimd: AimdConfig,
+    pub start_rate: Bitrate,
+    pub min_rate: Bitrate,
+    pub max_rate: Bitrate,
+    pub pace_factor: f64,
+    pub media: MediaConfig,
+}
+
+impl Default for GccTwccConfig {
+    fn default() -> Self {
+        let g = GccConfig::trendline();
+        GccTwccConfig {
+            interval: g.interval,
+            feedback_interval: Duration::from_millis(50),
+            rate_window: g.rate_window,
+            threshold: ThresholdConfig::LIBWEBRTC,
+            aimd: g.aimd,
+            start_rate: g.start_rate,
+            min_rate: g.min_rate,
+            max_rate: g.max_rate,
+            pace_factor: g.pace_factor,
+            media: g.media,
+        }
+    }
+}
+
+impl GccTwccConfig {
+    /// The `gcc` configuration whose loss-based controller this sender drives.
+    fn loss_config(&self) -> GccConfig {
+        GccConfig {
+            start_rate: self.start_rate,
+            min_rate: self.min_rate,
+            max_rate: self.max_rate,
+            pace_factor: self.pace_factor,
+            ..GccConfig::trendline()
+        }
+    }
+}
+
+scheme_params! {
+    /// The parameters of `gcc-twcc`.
+    pub struct GccTwccParams {
+        /// A at the start, kbit/s.
+        pub start_kbps: f64,
+        /// The lowest A and encoder rate, kbit/s.
+        pub min_kbps: f64,
+        /// The highest A and encoder rate, kbit/s.
+        pub max_kbps: f64,
+        /// Pacing rate / A.
+        pub pace_factor: f64,
+        /// The audio stream, kbit/s (0 for none).
+        pub audio_kbps: f64,
+        /// The receiver's feedback interval, ms.
+        pub feedback_interval_ms: f64,
+    }
+}
+
+impl Validate for GccTwccParams {
+    fn validate(&self) -> Checked {
+        let kbps = "a rate in kbit/s, 1 to 1e6";
+        range("start-kbps", self.start_kbps, 1.0, 1e6, kbps)?;
+        range("min-kbps", self.min_kbps, 1.0, 1e6, kbps)?;
+        range("max-kbps", self.max_kbps, 1.0, 1e6, kbps)?;
+        range(
+            "pace-factor",
+            self.pace_factor,
+            1.0,
+            100.0,
+            "a factor, 1 to 100",
+        )?;
+        range(
+            "audio-kbps",
+            self.audio_kbps,
+            0.0,
+            1000.0,
+            "a rate in kbit/s, 0 to 1000",
+        )?;
+        range(
+            "feedback-interval-ms",
+            self.feedback_interval_ms,
+            1.0,
+            1000.0,
+            "a time in ms, 1 to 1000",
+        )?;
+        ordered(&[
+            ("min-kbps", self.min_kbps),
+            ("start-kbps", self.start_kbps),
+            ("max-kbps", self.max_kbps),
+        ])
+    }
+}
+
+impl Configurable for GccTwccConfig {
+    type Params = GccTwccParams;
+    fn to_params(&self) -> GccTwccParams {
+        GccTwccParams {
+            start_kbps: self.start_rate.kbps_f64(),
+            min_kbps: self.min_rate.kbps_f64(),
+            max_kbps: self.max_rate.kbps_f64(),
+            pace_factor: self.pace_factor,
+            audio_kbps: self.media.audio_rate.kbps_f64(),
+            feedback_interval_ms: self.feedback_interval.as_millis_f64(),
+        }
+    }
+
+    fn apply(&mut self, p: GccTwccParams) {
+        let before = self.to_params();
+        // Values are set only when they change, so a configuration built in code keeps its
+        // exact values through unrelated keys.
+        if p.start_kbps != before.start_kbps {
+            self.start_rate = Bitrate::from_kbps_f64(p.start_kbps);
+        }
+        if p.min_kbps != before.min_kbps {
+            self.min_rate = Bitrate::from_kbps_f64(p.min_kbps);
+            self.media.min_rate = self.min_rate;
+        }
+        if p.max_kbps != before.max_kbps {
+            self.max_rate = Bitrate::from_kbps_f64(p.max_kbps);
+            self.media.max_rate = self.max_rate;
+        }
+        self.pace_factor = p.pace_factor;
+        if p.audio_kbps != before.audio_kbps {
+            self.media.audio_rate = Bitrate::from_kbps_f64(p.audio_kbps);
+        }
+        if p.feedback_interval_ms != before.feedback_interval_ms {
+            self.feedback_interval = Duration::from_millis_f64(p.feedback_interval_ms);
+        }
+    }
+}
+
+impl Scheme for GccTwccConfig {
+    type Sender = Box<GccTwccSender>;
+    type Receiver = GccTwccReceiver;
+    const NAMES: &'static [SchemeInfo] = &[SchemeInfo {
+        name: "gcc-twcc",
+        summary: "send-side GCC as libwebrtc runs it: transport-wide feedback, trendline estimator and AIMD on the acknowledged rate at the sender, loss-based eq. (1), video call",
+    }];
+
+    fn named(name: &str) -> Option<Self> {
+        (name == "gcc-twcc").then(GccTwccConfig::default)
+    }
+
+    fn name(&self) -> &'static str {
+        "gcc-twcc"
+    }
+
+    /// A video call (frames at the target rate, plus audio) through the pacer's ΔT ticks, as
+    /// `gcc`'s.
+    fn build(
+        &self,
+        ctx: SchemeContext,
+    ) -> Result<Halves<Box<GccTwccSender>, GccTwccReceiver>, BuildError> {
+        let mtu = ctx.mtu();
+        Ok(Halves {
+            sender: Box::new(GccTwccSender::new(self)),
+            receiver: GccTwccReceiver::new(self),
+            source: Source::media(self.media.clone(), ctx.rng, mtu),
+            pacer: Pacer::periodic(self.interval),
+            mtu,
+        })
+    }
+}
+
+/// `gcc-twcc`'s receiver: transport-wide feedback every feedback interval, nothing else.
+#[derive(Clone, Debug)]
+pub struct GccTwccReceiver {
+    recorder: TransportFeedbackRecorder,
+    interval: Duration,
+    next: Option<Instant>,
+    /// When the last feedback went out.
+    last_sent: Option<Instant>,
+    pending: VecDeque<TransportFeedback>,
+}
+
+impl GccTwccReceiver {
+    pub fn new(config: &GccTwccConfig) -> Self {
+        GccTwccReceiver {
+            recorder: TransportFeedbackRecorder::new(),
+            interval: config.feedback_interval,
+            next: None,
+            last_sent: None,
+            pending: VecDeque::new(),
+        }
+    }
+}
+
+impl Receiver for GccTwccReceiver {
+    type Feedback = TransportFeedback;
+    type Fields = ();
+
+    /// The transport-wide sequence number is the flow's packet number, 16 bits of it as on the
+    /// wire.
+    fn on_packet_received(&mut self, now: Instant, packet: &DataHeader, _fields: &()) {
+        self.recorder.on_packet(packet.seq as u16, now);
+        if self.next.is_none() {
+            // Every interval while packets come (libwebrtc's periodic task); the first an
+            // interval after the first packet.
+            self.next = Some(
+                self.last_sent
+                    .map_or(now + self.interval, |t| (t + self.interval).max(now)),
+            );
+        }
+    }
+
+    fn poll_feedback(&mut self, _now: Instant) -> Option<TransportFeedback> {
+        self.pending.pop_front()
+    }
+
+    fn poll_timeout(&self) -> Option<Instant> {
+        self.next
+    }
+
+    fn on_timeout(&mut self, now: Instant) {
+        if self.next.is_some_and(|t| t <= now) {
+            self.pending.extend(self.recorder.take_feedback());
+            // An idle receiver sends nothing: the next report is scheduled by the next packet.
+            self.next = None;
+            self.last_sent = Some(now);
+        }
+    }
+}
+
+/// What the sender remembers of a packet until feedback covers it.
+#[derive(Clone, Copy, Debug)]
+struct SentPacket {
+    send: Instant,
+    size: DataSize,
+    audio: bool,
+}
+
+/// `SendSideBandwidthEstimation`'s `kLimitNumPackets`: the loss fraction is computed over at
+/// least this many reported packets.
+const LOSS_MIN_PACKETS: u64 = 20;
+
+/// How many packets the sender remembers at most (beyond, the oldest are forgotten).
+const HISTORY: usize = 1 << 14;
+
+/// `gcc-twcc`'s sender: the delay-based estimator on transport-wide feedback and the loss-based
+/// controller.
+#[derive(Clone, Debug)]
+pub struct GccTwccSender {
+    loss: GccSender,
+    start_rate: Bitrate,
+    sent: BTreeMap<u64, SentPacket>,
+    highest_sent: Option<u64>,
+    /// The unwrapped reference time of the previous feedback (units of 64 ms).
+    reference: Option<i64>,
+    grouper: Grouper,
+    filter: ArrivalFilter,
+    detector: OveruseDetector,
+    rate_control: AimdRateControl,
+    acked: RateCounter,
+    /// The latest arrival added to `acked` (receiver clock).
+    acked_until: Option<Instant>,
+    delay_based: Option<Bitrate>,
+    loss_expected: u64,
+    loss_lost: u64,
+    rtt: Option<Duration>,
+    feedbacks: u64,
+}
+
+impl GccTwccSender {
+    pub fn new(config: &GccTwccConfig) -> Self {
+        GccTwccSender {
+            loss: GccSender::new(&config.loss_config()),
+            start_rate: config.start_rate,
+            sent: BTreeMap::new(),
+            highest_sent: None,
+            reference: None,
+            grouper: Grouper::new(Prefilter::Libwebrtc, config.interval),
+            filter: ArrivalFilter::new(FilterKind::Trendline),
+            detector: OveruseDetector::new(config.threshold),
+            rate_control: AimdRateControl::new(config.aimd),
+            acked: RateCounter::new(config.rate_window.as_millis().max(1)),
+            acked_until: None,
+            delay_based: None,
+            loss_expected: 0,
+            loss_lost: 0,
+            rtt: None,
+            feedbacks: 0,
+        }
+    }
+
+    /// A = min(loss-based, delay-based), at least the minimum.
+    pub fn target(&self) -> Bitrate {
+        self.loss.target()
+    }
+
+    /// The delay-based estimate, once feedback has produced one.
+    pub fn delay_based_rate(&self) -> Option<Bitrate> {
+        self.delay_based
+    }
+
+    /// The loss-based rate A_s.
+    pub fn loss_based_rate(&self) -> Bitrate {
+        self.loss.loss_based_rate()
+    }
+
+    /// The over-use detector's state.
+    pub fn usage(&self) -> BandwidthUsage {
+        self.detector.state()
+    }
+
+    /// The last RTT measured (feedback arrival − send time of the newest packet it acknowledges).
+    pub fn rtt(&self) -> Option<Duration> {
+        self.rtt
+    }
+
+    /// Feedback messages taken into account.
+    pub fn feedbacks(&self) -> u64 {
+        self.feedbacks
+    }
+
+    /// The sequence number `seq` (16 bits) stands for: the one nearest the highest sent.
+    fn unwrap_seq(&self, seq: u16) -> Option<u64> {
+        let highest = self.highest_sent?;
+        let back = i64::from((highest as u16).wrapping_sub(seq) as i16);
+        u64::try_from(highest as i64 - back).ok()
+    }
+
+    /// The reference time (24 bits of 64 ms) unwrapped against the previous one.
+    fn unwrap_reference(&mut self, reference: u32) -> i64 {
+        const MOD: i64 = 1 << 24;
+        let r = i64::from(reference);
+        let unwrapped = match self.reference {
+            None => r,
+            Some(prev) => {
+                let mut d = (r - prev).rem_euclid(MOD);
+                if d >= MOD / 2 {
+                    d -= MOD;
+                }
+                prev + d
+            }
+        };
+        self.reference = Some(unwrapped);
+        unwrapped
+    }
+
+    fn on_transport_feedback(&mut self, now: Instant, fb: &TransportFeedback) {
+        let Some(base) = self.unwrap_seq(fb.base_seq) else {
+            return;
+        };
+        let reference = self.unwrap_reference(fb.reference);
+        // Arrivals on the receiver's clock, ns from its (unwrapped) reference origin.
+        let mut t_ns = reference * 64_000_000;
+        let mut acked: Vec<(Instant, SentPacket)> = Vec::with_capacity(fb.deltas.len());
+        let mut newest: Option<(u64, Instant)> = None;
+        let (mut expected, mut lost) = (0u64, 0u64);
+        for (k, d) in fb.deltas.iter().enumerate() {
+            let seq = base + k as u64;
+            let Some(sent) = self.sent.remove(&seq) else {
+                // Not sent by us, or already reported: nothing to learn.
+                if let Some(d) = d {
+                    t_ns += i64::from(*d) * 250_000;
+                }
+                continue;
+            };
+            expected += 1;
+            match d {
+                None => lost += 1,
+                Some(d) => {
+                    t_ns += i64::from(*d) * 250_000;
+                    let Ok(at) = u64::try_from(t_ns) else {
+                        continue;
+                    };
+                    acked.push((Instant::from_nanos(at), sent));
+                    if newest.is_none_or(|(s, _)| seq > s) {
+                        newest = Some((seq, sent.send));
+                    }
+                }
+            }
+        }
+        // Forget what this feedback covered and anything older.
+        let end = base + fb.deltas.len() as u64;
+        self.sent = self.sent.split_off(&end);
+        if expected == 0 {
+            return;
+        }
+        self.feedbacks += 1;
+        if let Some((_, send)) = newest {
+            let rtt = now.saturating_duration_since(send);
+            self.rtt = Some(rtt);
+            self.loss.set_rtt(rtt);
+        }
+        if self.feedbacks == 1 {
+            // libwebrtc `DelayBasedBwe::SetStartBitrate`.
+            self.rate_control.set_estimate(self.start_rate, now);
+        }
+        self.delay_based_update(now, &mut acked);
+        self.loss_update(now, expected, lost);
+    }
+
+    /// The delay-based estimator on the acknowledged packets.
+    fn delay_based_update(&mut self, now: Instant, acked: &mut [(Instant, SentPacket)]) {
+        acked.sort_by_key(|&(at, p)| (at, p.send));
+        for &(at, p) in acked.iter() {
+            // Arrivals are added in non-decreasing order (a late one counts at the latest).
+            let at_rate = self.acked_until.map_or(at, |u| u.max(at));
+            self.acked.add(p.size, at_rate);
+            self.acked_until = Some(at_rate);
+            if p.audio {
+                continue;
+            }
+            if let Some(delta) = self.grouper.on_packet(p.send, at, p.size) {
+                let m = self.filter.update(&delta, self.detector.state());
+                self.detector
+                    .detect(m, delta.send_delta_ms, self.filter.num_deltas(), at);
+            }
+        }
+        let acked_rate = self.acked_until.and_then(|u| self.acked.rate(u));
+        let update = if self.detector.state() == BandwidthUsage::Overusing {
+            acked_rate.is_some_and(|r| self.rate_control.time_to_reduce_further(now, r))
+        } else {
+            true
+        };
+        if update {
+            if let Some(r) = self
+                .rate_control
+                .update(self.detector.state(), acked_rate, now)
+            {
+                self.delay_based = Some(r);
+                self.loss.set_delay_based_rate(r);
+            }
+        }
+    }
+
+    /// Eq. (1) on the fraction lost over at least [`LOSS_MIN_PACKETS`] reported packets.
+    fn loss_update(&mut self, now: Instant, expected: u64, lost: u64) {
+        self.loss_expected += expected;
+        self.loss_lost += lost;
+        if self.loss_expected >= LOSS_MIN_PACKETS {
+            let f = self.loss_lost as f64 / self.loss_expected as f64;
+            self.loss.on_fraction_lost(now, f);
+            self.loss_expected = 0;
+            self.loss_lost = 0;
+        }
+    }
+}
+
+impl Sender for GccTwccSender {
+    type Feedback = TransportFeedback;
+    type Fields = ();
+
+    fn on_packet_sent(&mut self, _now: Instant, packet: &DataHeader, _ctx: &SendContext) {
+        self.sent.insert(
+            packet.seq,
+            SentPacket {
+                send: packet.send_time,
+                size: packet.size,
+                audio: packet.content == Content::Audio,
+            },
+        );
+        self.highest_sent = Some(self.highest_sent.map_or(packet.seq, |h| h.max(packet.seq)));
+        while self.sent.len() > HISTORY {
+            self.sent.pop_first();
+        }
+    }
+
+    fn on_feedback(&mut self, now: Instant, feedback: &TransportFeedback) {
+        self.on_transport_feedback(now, feedback);
+    }
+
+    fn allowance(&self, now: Instant) -> Allowance {
+        Sender::allowance(&self.loss, now)
+    }
+
+    fn stats(&self) -> SenderStats {
+        SenderStats {
+            target_rate: Some(self.target()),
+            window: None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::wire::{Feedback, Message};
+
+    /// A sender and receiver over a synthetic path: packets of 1200 bytes at the target rate,
+    /// through a bottleneck whose capacity `capacity(t)` gives, 20 ms each way.
+    struct Path {
+        sender: GccTwccSender,
+        receiver: GccTwccReceiver,
+        seq: u64,
+        credit: f64,
+        /// When the bottleneck is free again.
+        busy_until: Instant,
+        in_flight: VecDeque<(Instant, DataHeader)>,
+        feedback: VecDeque<(Instant, Feedback)>,
+        /// Deliver feedback to the sender?
+        deliver: bool,
+        max_delay: Duration,
+    }
+
+    const ONE_WAY: Duration = Duration::from_millis(20);
+
+    impl Path {
+        fn new(deliver: bool) -> Self {
+            let c = GccTwccConfig::default();
+            Path {
+                sender: GccTwccSender::new(&c),
+                receiver: GccTwccReceiver::new(&c),
+                seq: 0,
+                credit: 0.0,
+                busy_until: Instant::ZERO,
+                in_flight: VecDeque::new(),
+                feedback: VecDeque::new(),
+                deliver,
+                max_delay: Duration::ZERO,
+            }
+        }
+
+        /// Runs 1-ms steps from `from` to `to` with the bottleneck at `capacity`.
+        fn run(&mut self, from: Duration, to: Duration, capacity: Bitrate) {
+            let mut t = Instant::ZERO + from;
+            while t < Instant::ZERO + to {
+                self.credit += self.sender.target().bps() as f64 / 8.0 / 1000.0;
+                while self.credit >= 1200.0 {
+                    self.credit -= 1200.0;
+                    let h = DataHeader {
+                        seq: self.seq,
+                        byte_seq: 1200 * self.seq,
+                        send_time: t,
+                        size: DataSize::from_bytes(1200),
+                        content: Content::Video {
+                            frame: 0,
+                            last: false,
+                            key: false,
+                        },
+                        fields: Default::default(),
+                    };
+                    self.seq += 1;
+                    self.sender.on_packet_sent(t, &h, &SendContext::default());
+                    let start = self.busy_until.max(t);
+                    let done = start + Duration::from_secs_f64(9600.0 / capacity.bps() as f64);
+                    self.busy_until = done;
+                    self.max_delay = self.max_delay.max(done - t);
+                    self.in_flight.push_back((done + ONE_WAY, h));
+                }
+                while self.in_flight.front().is_some_and(|(at, _)| *at <= t) {
+                    let (at, h) = self.in_flight.pop_front().unwrap();
+                    self.receiver.on_packet_received(at, &h, &());
+                }
+                if self.receiver.poll_timeout().is_some_and(|d| d <= t) {
+                    self.receiver.on_timeout(t);
+                }
+                while let Some(m) = self.receiver.poll_feedback(t) {
+                    self.feedback.push_back((t + ONE_WAY, Feedback::encode(&m)));
+                }
+                while self.feedback.front().is_some_and(|(at, _)| *at <= t) {
+                    let (_, fb) = self.feedback.pop_front().unwrap();
+                    if self.deliver {
+                        let m = TransportFeedback::parse(fb.as_bytes()).unwrap();
+                        self.sender.on_feedback(t, &m);
+                    }
+                }
+                t += Duration::from_millis(1);
+            }
+        }
+    }
+
+    fn s(secs: u64) -> Duration {
+        Duration::from_secs(secs)
+    }
+
+    #[test]
+    fn ramps_on_an_uncongested_path() {
+        let mut p = Path::new(true);
+        p.run(s(0), s(45), Bitrate::from_kbps(20_000));
+        let target = p.sender.target();
+        // Both controllers ramp from 300 kbit/s (eq. 1: 5 %/s; AIMD: 8 %/s) to the encoder's
+        // 2.5 Mbit/s ceiling without over-use.
+        assert!(target >= Bitrate::from_kbps(1800), "{target}");
+        assert!(p.sender.delay_based_rate().unwrap() >= target);
+        assert_ne!(p.sender.usage(), BandwidthUsage::Overusing);
+        // The RTT is the two one-way delays plus at most a feedback interval and a step.
+        let rtt = p.sender.rtt().unwrap();
+        assert!(
+            rtt >= Duration::from_millis(40) && rtt <= Duration::from_millis(92),
+            "{rtt:?}"
+        );
+        // 50-ms feedback: about 20 a second.
+        assert!(
+            (850..=910).contains(&p.sender.feedbacks()),
+            "{}",
+            p.sender.feedbacks()
+        );
+    }
+
+    #[test]
+    fn backs_off_on_a_delay_ramp() {
+        let mut p = Path::new(true);
+        p.run(s(0), s(45), Bitrate::from_kbps(20_000));
+        let before = p.sender.target();
+        assert!(before >= Bitrate::from_kbps(1800), "{before}");
+        // The capacity falls to 800 kbit/s: the queue grows, the trendline sees the delay ramp,
+        // and the delay-based rate drops below the capacity within 2 s; no loss is involved.
+        p.max_delay = Duration::ZERO;
+        p.run(s(45), s(47), Bitrate::from_kbps(800));
+        let after = p.sender.target();
+        assert!(after <= Bitrate::from_kbps(800), "{before} → {after}");
+        assert_eq!(
+            p.sender.loss_based_rate(),
+            after.max(p.sender.loss_based_rate())
+        );
+        // Then it keeps the queue short: over the next 20 s, the target stays near the
+        // capacity and the delay drains.
+        p.run(s(47), s(67), Bitrate::from_kbps(800));
+        let t = p.sender.target();
+        assert!(
+            t >= Bitrate::from_kbps(400) && t <= Bitrate::from_kbps(900),
+            "{t}"
+        );
+        p.max_delay = Duration::ZERO;
+        p.run(s(67), s(77), Bitrate::from_kbps(800));
+        assert!(
+            p.max_delay < Duration::from_millis(400),
+            "{:?}",
+            p.max_delay
+        );
+    }
+
+    /// Without the feedback the sender stays at its start rate: the test fails if feedback is
+    /// ignored.
+    #[test]
+    fn feedback_moves_the_target() {
+        let mut with = Path::new(true);
+        let mut without = Path::new(false);
+        with.run(s(0), s(15), Bitrate::from_kbps(20_000));
+        without.run(s(0), s(15), Bitrate::from_kbps(20_000));
+        assert_eq!(without.sender.target(), Bitrate::from_kbps(300));
+        assert!(without.sender.delay_based_rate().is_none());
+        assert!(with.sender.target() > Bitrate::from_kbps(450));
+        assert!(with.sender.delay_based_rate().is_some());
+    }
+
+    #[test]
+    fn losses_in_the_feedback_decrease_the_loss_based_rate() {
+        let c = GccTwccConfig::default();
+        let mut sender = GccTwccSender::new(&c);
+        for seq in 0..40u64 {
+            let h = DataHeader {
+                seq,
+                send_time: Instant::from_millis(seq),
+                size: DataSize::from_bytes(1200),
+                ..Default::default()
+            };
+            sender.on_packet_sent(h.send_time, &h, &SendContext::default());
+        }
+        // Every other packet lost: f = 0.5 → A_s × 0.75.
+        let fb = TransportFeedback {
+            base_seq: 0,
+            reference: 0,
+            fb_count: 0,
+            deltas: (0..40).map(|k| (k % 2 == 0).then_some(8)).collect(),
+        };
+        sender.on_feedback(Instant::from_millis(100), &fb);
+        assert_eq!(sender.loss_based_rate(), Bitrate::from_kbps(225));
+        assert_eq!(sender.target(), Bitrate::from_kbps(225));
+        // The same feedback again covers nothing unsent or unreported: ignored.
+        sender.on_feedback(Instant::from_millis(1500), &fb);
+        assert_eq!(sender.feedbacks(), 1);
+    }
+
+    #[test]
+    fn parameters_are_cross_checked() {
+        use crate::scheme::SchemeConfig;
+        let e = "gcc-twcc:min-kbps=3000"
+            .parse::<SchemeConfig>()
+            .unwrap_err();
+        assert!(e.to_string().contains("min-kbps"), "{e}");
+        let c: SchemeConfig = "gcc-twcc:max-kbps=4000,feedback-interval-ms=100"
+            .parse()
+            .unwrap();
+        assert_eq!(
+            c.to_string(),
+            "gcc-twcc:max-kbps=4000,feedback-interval-ms=100"
+        );
+        assert!(
+            "gcc-twcc:feedback-interval-ms=0"
+                .parse::<SchemeConfig>()
+                .is_err()
+        );
+    }
+
+    #[test]
+    fn sequence_numbers_and_reference_times_unwrap() {
+        let c = GccTwccConfig::default();
+        let mut sender = GccTwccSender::new(&c);
+        for seq in 65_530..65_560u64 {
+            let h = DataHeader {
+                seq,
+                send_time: Instant::from_millis(seq - 65_000),
+                size: DataSize::from_bytes(1200),
+                ..Default::default()
+            };
+            sender.on_packet_sent(h.send_time, &h, &SendContext::default());
+        }
+        assert_eq!(sender.unwrap_seq(65_535), Some(65_535));
+        assert_eq!(sender.unwrap_seq(3), Some(65_539));
+        assert_eq!(sender.unwrap_reference((1 << 24) - 1), (1 << 24) - 1);
+        assert_eq!(sender.unwrap_reference(1), (1 << 24) + 1);
+        // A feedback whose base wrapped acknowledges the packets past 2^16.
+        let fb = TransportFeedback {
+            base_seq: 65_534,
+            reference: 2,
+            fb_count: 0,
+            deltas: vec![Some(1); 10],
+        };
+        sender.on_feedback(Instant::from_millis(700), &fb);
+        assert_eq!(sender.feedbacks(), 1);
+        assert!(sender.sent.keys().all(|&s| s >= 65_544));
+    }
+}
