@@ -108,8 +108,6 @@ pub struct RecvArgs {
     /// `http://www.ietf.org/id/draft-holmer-rmcat-transport-wide-cc-extensions-01`) and answer
     /// with transport-wide congestion control feedback (RTCP RTPFB FMT 15) every 50 ms. No
     /// scheme runs; --scheme, --link and --trace do not apply.
-    // The URI stays bare: this comment is `wisp recv --help`'s text too.
-    #[allow(rustdoc::bare_urls)]
     #[arg(long, value_name = "EXT_ID", num_args = 0..=1, default_missing_value = "2",
           value_parser = clap::value_parser!(u8).range(1..=14),
           conflicts_with_all = ["scheme", "link", "trace"])]

@@ -104,6 +104,12 @@ impl GccSender {
         self.rtt
     }
 
+    /// Sets the round-trip time, for a sender that measures it another way (`gcc-twcc` from its
+    /// transport-wide feedback).
+    pub fn set_rtt(&mut self, rtt: Duration) {
+        self.rtt = rtt;
+    }
+
     /// A delay-based estimate (A_r) from wherever it was computed: a REMB here, the send-side
     /// estimator of `gcc-twcc`. It caps A and A_s.
     pub fn set_delay_based_rate(&mut self, rate: Bitrate) {
