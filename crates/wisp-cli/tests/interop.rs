@@ -21,38 +21,9 @@ mod common;
 use common::*;
 
 use serde_json::Value;
-use std::net::UdpSocket;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
-use std::sync::{Mutex, MutexGuard, OnceLock};
-
-/// The tests measure rates: one at a time.
-static REAL_TIME: Mutex<()> = Mutex::new(());
-
-fn real_time() -> MutexGuard<'static, ()> {
-    REAL_TIME.lock().unwrap_or_else(|e| e.into_inner())
-}
-
-fn bin() -> &'static str {
-    env!("CARGO_BIN_EXE_wisp")
-}
-
-fn in_ci() -> bool {
-    std::env::var("CI").is_ok_and(|v| v == "true" || v == "1")
-}
-
-/// Whether this test can use namespaces and TUN devices; in CI their absence is a failure.
-fn privileged(test: &str) -> bool {
-    let ok = nix::unistd::geteuid().is_root() && Path::new("/dev/net/tun").exists();
-    if !ok {
-        assert!(
-            !in_ci(),
-            "{test}: needs root and /dev/net/tun (CI runs as root)"
-        );
-        eprintln!("skipping {test}: needs root (network namespaces, TUN devices)");
-    }
-    ok
-}
+use std::sync::OnceLock;
 
 /// The pion program, built once per test run with `go build`; `None` (skip) when Go is missing
 /// outside CI.
@@ -89,19 +60,6 @@ fn pion(test: &str) -> Option<PathBuf> {
             None
         }
     }
-}
-
-fn free_port() -> u16 {
-    UdpSocket::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
-fn json(bytes: &[u8]) -> Value {
-    serde_json::from_slice(bytes)
-        .unwrap_or_else(|e| panic!("not JSON ({e}): {}", String::from_utf8_lossy(bytes)))
 }
 
 fn spawn(cmd: &mut Command) -> Child {

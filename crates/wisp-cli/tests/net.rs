@@ -14,17 +14,7 @@ use std::io::{BufRead, BufReader};
 use std::net::UdpSocket;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
-use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
-
-/// Tests whose figures depend on timing (delays, rates) or that load the machine with traffic
-/// take this lock, so that the harness's threads never run two of them at once on a small
-/// machine (one would disturb the other's figures).
-static REAL_TIME: Mutex<()> = Mutex::new(());
-
-fn real_time() -> MutexGuard<'static, ()> {
-    REAL_TIME.lock().unwrap_or_else(|e| e.into_inner())
-}
 
 /// Waits for `child` up to `limit`, then kills it (an iperf3 server whose client's last
 /// control segment was still in the link when the link exited waits forever).
@@ -38,27 +28,6 @@ fn reap(child: &mut Child, limit: Duration) {
     }
     let _ = child.kill();
     let _ = child.wait();
-}
-
-fn bin() -> &'static str {
-    env!("CARGO_BIN_EXE_wisp")
-}
-
-fn in_ci() -> bool {
-    std::env::var("CI").is_ok_and(|v| v == "true" || v == "1")
-}
-
-/// Whether this test can use namespaces and TUN devices; in CI their absence is a failure.
-fn privileged(test: &str) -> bool {
-    let ok = nix::unistd::geteuid().is_root() && Path::new("/dev/net/tun").exists();
-    if !ok {
-        assert!(
-            !in_ci(),
-            "{test}: needs root and /dev/net/tun (CI runs as root)"
-        );
-        eprintln!("skipping {test}: needs root (network namespaces, TUN devices)");
-    }
-    ok
 }
 
 /// Whether `tool` is installed; in CI its absence is a failure.
@@ -80,20 +49,6 @@ fn have(test: &str, tool: &str) -> bool {
 /// Asserts that a command succeeded, showing its stderr if not.
 fn assert_ok(o: &Output) {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-}
-
-/// A UDP port free on loopback right now.
-fn free_port() -> u16 {
-    UdpSocket::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
-fn json(bytes: &[u8]) -> Value {
-    serde_json::from_slice(bytes)
-        .unwrap_or_else(|e| panic!("not JSON ({e}): {}", String::from_utf8_lossy(bytes)))
 }
 
 fn spawn_recv(listen: &str, extra: &[&str]) -> Child {

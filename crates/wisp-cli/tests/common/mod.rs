@@ -97,3 +97,48 @@ pub fn assert_claims_met(
     );
     assert_eq!(met, want, "a claim is listed twice");
 }
+
+/// Tests whose figures depend on timing (delays, rates) or that load the machine with traffic
+/// take this lock, so that the harness's threads never run two of them at once on a small
+/// machine (one would disturb the other's figures). Each test binary has its own.
+static REAL_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+pub fn real_time() -> std::sync::MutexGuard<'static, ()> {
+    REAL_TIME.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+pub fn bin() -> &'static str {
+    env!("CARGO_BIN_EXE_wisp")
+}
+
+pub fn in_ci() -> bool {
+    std::env::var("CI").is_ok_and(|v| v == "true" || v == "1")
+}
+
+/// Whether this test can use namespaces and TUN devices; in CI their absence is a failure.
+pub fn privileged(test: &str) -> bool {
+    let ok = nix::unistd::geteuid().is_root() && Path::new("/dev/net/tun").exists();
+    if !ok {
+        assert!(
+            !in_ci(),
+            "{test}: needs root and /dev/net/tun (CI runs as root)"
+        );
+        eprintln!("skipping {test}: needs root (network namespaces, TUN devices)");
+    }
+    ok
+}
+
+/// A UDP port free on loopback now.
+pub fn free_port() -> u16 {
+    std::net::UdpSocket::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// `bytes` as JSON, or a panic that shows them.
+pub fn json(bytes: &[u8]) -> serde_json::Value {
+    serde_json::from_slice(bytes)
+        .unwrap_or_else(|e| panic!("not JSON ({e}): {}", String::from_utf8_lossy(bytes)))
+}
