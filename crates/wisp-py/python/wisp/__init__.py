@@ -121,7 +121,8 @@ class RunResult:
 
     def as_dict(self) -> dict[str, Any]:
         """The report, as ``wisp run --json`` prints it (a fresh copy)."""
-        return json.loads(json.dumps(self._report))
+        copy: dict[str, Any] = json.loads(json.dumps(self._report))
+        return copy
 
     @property
     def timeseries(self) -> pd.DataFrame:
@@ -328,7 +329,8 @@ class Trace:
     def stats(self) -> dict[str, Any]:
         """Duration, mean and 1-second percentile rates, outages: ``wisp trace stats --json``'s
         object for this trace."""
-        return json.loads(self._native.stats_json())
+        stats: dict[str, Any] = json.loads(self._native.stats_json())
+        return stats
 
     def rate(self, bin_ms: float = 1000.0) -> pd.DataFrame:
         """The link's rate over one period in bins of ``bin_ms``: ``t_s`` (bin start) and
