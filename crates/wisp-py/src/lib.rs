@@ -11,9 +11,6 @@
 //! wisp-report's. Bad input is a `ValueError` carrying the parser's message (what the command
 //! line prints after the option's name).
 
-// PyO3's macros expand to `unsafe` blocks (the CPython ABI); this crate writes none itself.
-#![allow(unsafe_code)]
-
 use pyo3::exceptions::{PyOSError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
