@@ -102,21 +102,27 @@ pub fn non_negative_us(s: &str) -> Result<Duration, String> {
 }
 
 impl SimOptions {
+    /// The options as the simulator takes them.
+    pub fn run_options(&self) -> wisp_sim::options::RunOptions {
+        wisp_sim::options::RunOptions {
+            delay: self.delay_ms,
+            queue: self.queue,
+            loss: self.loss,
+            reverse_loss: self.reverse_loss,
+            duration: self.duration_s,
+            warmup: self.warmup_s,
+            timer_jitter: self.timer_jitter_us,
+        }
+    }
+
     /// Checks the warm-up against the run's length on `link`, before anything runs.
     pub fn check_window(
         &self,
         link: &wisp_sim::link::LinkModel,
     ) -> Result<(), crate::error::CliError> {
-        let duration = self.duration_s.unwrap_or_else(|| link.default_duration());
-        if self.warmup_s >= duration {
-            return Err(crate::error::CliError::Input(format!(
-                "--warmup-s ({} s) must be shorter than the run on {} ({} s)",
-                self.warmup_s.as_secs_f64(),
-                link.name(),
-                duration.as_secs_f64()
-            )));
-        }
-        Ok(())
+        self.run_options()
+            .check_window(link)
+            .map_err(crate::error::CliError::Input)
     }
 }
 

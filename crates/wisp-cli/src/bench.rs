@@ -8,6 +8,7 @@ use crate::run::scenario;
 use clap::{Args, ValueEnum};
 use std::path::{Path, PathBuf};
 use wisp_core::scheme::SchemeConfig;
+use wisp_sim::bench::{expand_traces, paired_trace, split_schemes};
 use wisp_sim::link::{LinkModel, LinkSpec};
 use wisp_sim::run::{RunReport, RunResult};
 use wisp_sim::sim::FlowSpec;
@@ -52,78 +53,6 @@ pub struct BenchArgs {
     pub json: bool,
 }
 
-/// Splits a comma-separated list of scheme specs, where a spec's own parameters are also
-/// comma-separated: `cbr:rate-kbps=2000,ideal` → [`cbr:rate-kbps=2000`, `ideal`].
-pub fn split_schemes(list: &str) -> Vec<String> {
-    let mut out: Vec<String> = vec![];
-    for item in list.split(',').map(str::trim).filter(|s| !s.is_empty()) {
-        match out.last_mut() {
-            Some(prev) if item.contains('=') && !item.contains(':') => {
-                prev.push(',');
-                prev.push_str(item);
-            }
-            _ => out.push(item.to_string()),
-        }
-    }
-    out
-}
-
-/// Expands files and folders into trace files.
-pub fn expand_traces(list: &str) -> Result<Vec<PathBuf>, CliError> {
-    let mut out = vec![];
-    for item in list.split(',').map(str::trim).filter(|s| !s.is_empty()) {
-        let p = PathBuf::from(item);
-        if p.is_dir() {
-            let mut files: Vec<PathBuf> = std::fs::read_dir(&p)
-                .map_err(|e| CliError::Input(format!("{}: cannot list folder: {e}", p.display())))?
-                .filter_map(|e| e.ok().map(|e| e.path()))
-                .filter(|f| f.is_file() && is_trace_name(f))
-                .collect();
-            files.sort();
-            if files.is_empty() {
-                return Err(CliError::Input(format!(
-                    "{}: no trace files in this folder",
-                    p.display()
-                )));
-            }
-            out.extend(files);
-        } else if p.is_file() {
-            out.push(p);
-        } else {
-            return Err(CliError::Input(format!(
-                "{}: no such file or folder",
-                p.display()
-            )));
-        }
-    }
-    if out.is_empty() {
-        return Err(CliError::Input("--traces names no trace".into()));
-    }
-    Ok(out)
-}
-
-fn is_trace_name(p: &Path) -> bool {
-    let name = p
-        .file_name()
-        .map(|n| n.to_string_lossy().to_string())
-        .unwrap_or_default();
-    !name.starts_with('.') && !name.ends_with(".md") && !name.eq_ignore_ascii_case("README")
-}
-
-/// The other direction of a `.up`/`.down` trace, if it exists.
-pub fn paired_trace(p: &Path) -> Option<PathBuf> {
-    let name = p.file_name()?.to_string_lossy().to_string();
-    let other = if let Some(base) = name.strip_suffix(".down") {
-        format!("{base}.up")
-    } else if let Some(base) = name.strip_suffix(".up") {
-        format!("{base}.down")
-    } else {
-        return None;
-    };
-    let q = p.with_file_name(other);
-    q.is_file().then_some(q)
-}
-
 fn load(p: &Path) -> Result<LinkModel, CliError> {
     Ok(LinkSpec::Trace {
         path: p.to_path_buf(),
@@ -144,7 +73,7 @@ pub fn bench(a: BenchArgs) -> Result<(), CliError> {
                 .map_err(|e| CliError::Input(format!("--schemes: {e}")))
         })
         .collect::<Result<_, _>>()?;
-    let paths = expand_traces(&a.traces)?;
+    let paths = expand_traces(&a.traces).map_err(CliError::Input)?;
     let mut links = vec![];
     for p in &paths {
         let fwd = load(p)?;
@@ -315,18 +244,4 @@ fn results_csv(reports: &[&RunReport]) -> Result<Vec<u8>, CliError> {
     }
     w.into_inner()
         .map_err(|e| CliError::Io(format!("cannot write results.csv: {e}")))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn scheme_lists_keep_their_parameters() {
-        assert_eq!(split_schemes("ideal,cbr"), ["ideal", "cbr"]);
-        assert_eq!(
-            split_schemes("cbr:rate-kbps=2000,x=1, ideal"),
-            ["cbr:rate-kbps=2000,x=1", "ideal"]
-        );
-    }
 }

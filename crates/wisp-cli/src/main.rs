@@ -181,31 +181,14 @@ fn main() -> ExitCode {
 
 /// Each key of a scheme with its default (`None` for an optional key that is unset by
 /// default, such as `cbr`'s `packet-bytes`) and its help text.
-fn scheme_params(s: &wisp_core::scheme::SchemeInfo) -> Vec<(String, Option<String>, String)> {
-    let list = s.param_list();
-    let docs = s.param_docs();
-    let mut out: Vec<_> = list
-        .iter()
-        .map(|(k, v)| {
-            let doc = docs.iter().find(|(d, _)| d == k).map(|(_, t)| t.clone());
-            (k.to_string(), Some(v.clone()), doc.unwrap_or_default())
-        })
-        .collect();
-    for (k, doc) in docs {
-        if !list.iter().any(|(l, _)| *l == k) {
-            out.push((k, None, doc));
-        }
-    }
-    out
-}
-
 fn schemes(json: bool, long: bool) -> Result<(), CliError> {
     let schemes = wisp_core::scheme::schemes();
     if json {
         let list: Vec<_> = schemes
             .iter()
             .map(|s| {
-                let params: Vec<_> = scheme_params(s)
+                let params: Vec<_> = s
+                    .parameters()
                     .into_iter()
                     .map(|(k, v, doc)| serde_json::json!({"name": k, "default": v, "doc": doc}))
                     .collect();
@@ -223,7 +206,8 @@ fn schemes(json: bool, long: bool) -> Result<(), CliError> {
         for s in &schemes {
             println!("{:w$}  {}", s.name, s.summary);
             if long {
-                let list: Vec<_> = scheme_params(s)
+                let list: Vec<_> = s
+                    .parameters()
                     .into_iter()
                     .map(|(k, v, doc)| (v.map_or(k.clone(), |v| format!("{k}={v}")), doc))
                     .collect();

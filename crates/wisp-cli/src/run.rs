@@ -108,20 +108,7 @@ pub fn scenario(
     sim: &SimOptions,
     seed: u64,
 ) -> Scenario {
-    let mut s = Scenario::new(forward, flows[0].scheme.clone());
-    s.flows = flows;
-    s.reverse = reverse;
-    s.delay = sim.delay_ms;
-    s.queue = sim.queue;
-    s.loss = sim.loss;
-    s.reverse_loss = sim.reverse_loss;
-    if let Some(d) = sim.duration_s {
-        s.duration = d;
-    }
-    s.warmup = sim.warmup_s;
-    s.seed = seed;
-    s.timer_jitter = sim.timer_jitter_us;
-    s
+    sim.run_options().scenario(forward, reverse, flows, seed)
 }
 
 pub fn run(a: RunArgs) -> Result<(), CliError> {

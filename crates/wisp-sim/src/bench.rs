@@ -2,6 +2,7 @@
 
 use crate::run::{RunResult, run};
 use crate::sim::{Scenario, SimError};
+use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use wisp_core::tables::Tables;
@@ -57,6 +58,73 @@ pub fn run_all_map<T: Send>(
         .collect()
 }
 
+/// Splits a comma-separated list of scheme specs, where a spec's own parameters are also
+/// comma-separated: `cbr:rate-kbps=2000,ideal` → [`cbr:rate-kbps=2000`, `ideal`].
+pub fn split_schemes(list: &str) -> Vec<String> {
+    let mut out: Vec<String> = vec![];
+    for item in list.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+        match out.last_mut() {
+            Some(prev) if item.contains('=') && !item.contains(':') => {
+                prev.push(',');
+                prev.push_str(item);
+            }
+            _ => out.push(item.to_string()),
+        }
+    }
+    out
+}
+
+/// Expands a comma-separated list of trace files and folders (a folder: every trace file in it,
+/// in name order) into trace files. The error names the item at fault.
+pub fn expand_traces(list: &str) -> Result<Vec<PathBuf>, String> {
+    let mut out = vec![];
+    for item in list.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+        let p = PathBuf::from(item);
+        if p.is_dir() {
+            let mut files: Vec<PathBuf> = std::fs::read_dir(&p)
+                .map_err(|e| format!("{}: cannot list folder: {e}", p.display()))?
+                .filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|f| f.is_file() && is_trace_name(f))
+                .collect();
+            files.sort();
+            if files.is_empty() {
+                return Err(format!("{}: no trace files in this folder", p.display()));
+            }
+            out.extend(files);
+        } else if p.is_file() {
+            out.push(p);
+        } else {
+            return Err(format!("{}: no such file or folder", p.display()));
+        }
+    }
+    if out.is_empty() {
+        return Err("--traces names no trace".into());
+    }
+    Ok(out)
+}
+
+fn is_trace_name(p: &Path) -> bool {
+    let name = p
+        .file_name()
+        .map(|n| n.to_string_lossy().to_string())
+        .unwrap_or_default();
+    !name.starts_with('.') && !name.ends_with(".md") && !name.eq_ignore_ascii_case("README")
+}
+
+/// The other direction of a `.up`/`.down` trace, if it exists.
+pub fn paired_trace(p: &Path) -> Option<PathBuf> {
+    let name = p.file_name()?.to_string_lossy().to_string();
+    let other = if let Some(base) = name.strip_suffix(".down") {
+        format!("{base}.up")
+    } else if let Some(base) = name.strip_suffix(".up") {
+        format!("{base}.down")
+    } else {
+        return None;
+    };
+    let q = p.with_file_name(other);
+    q.is_file().then_some(q)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -88,6 +156,15 @@ mod tests {
         assert_eq!(
             full[3].as_ref().unwrap().report.flows[0].throughput_kbps,
             kept[3].1
+        );
+    }
+
+    #[test]
+    fn scheme_lists_keep_their_parameters() {
+        assert_eq!(split_schemes("ideal,cbr"), ["ideal", "cbr"]);
+        assert_eq!(
+            split_schemes("cbr:rate-kbps=2000,x=1, ideal"),
+            ["cbr:rate-kbps=2000,x=1", "ideal"]
         );
     }
 }

@@ -2,7 +2,7 @@
 //!
 //! A deterministic discrete-event simulator for wisp's schemes: trace-driven and rate links
 //! ([`link`]), mobile-broadband profiles ([`mobile`]), queues ([`queue`]), random loss ([`loss`]), a `(time, seq)` event engine
-//! ([`sim`]), the per-packet log ([`log`]), the metrics ([`metrics`]), the matrix runner
+//! ([`sim`]), a run's options ([`options`]), the per-packet log ([`log`]), the metrics ([`metrics`]), the matrix runner
 //! ([`bench`](mod@bench)), path characterisation ([`sweep`]), the papers' reproductions
 //! ([`reproduce`]) and Sprout's view of a saturated link ([`forecast`]). One master seed
 //! ([`seed`]) drives a run: the same scenario and seed give the same bytes of output.
@@ -23,6 +23,7 @@ pub mod log;
 pub mod loss;
 pub mod metrics;
 pub mod mobile;
+pub mod options;
 pub mod queue;
 pub(crate) mod rate;
 pub mod reproduce;

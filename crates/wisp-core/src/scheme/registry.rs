@@ -41,6 +41,26 @@ impl SchemeInfo {
         self.defaults().param_docs()
     }
 
+    /// Every key it accepts: `(key, default, help)`, first those with a default (in
+    /// [`SchemeInfo::param_list`]'s order), then those without one (unset by default).
+    pub fn parameters(&self) -> Vec<(String, Option<String>, String)> {
+        let list = self.param_list();
+        let docs = self.param_docs();
+        let mut out: Vec<_> = list
+            .iter()
+            .map(|(k, v)| {
+                let doc = docs.iter().find(|(d, _)| d == k).map(|(_, t)| t.clone());
+                (k.to_string(), Some(v.clone()), doc.unwrap_or_default())
+            })
+            .collect();
+        for (k, doc) in docs {
+            if !list.iter().any(|(l, _)| *l == k) {
+                out.push((k, None, doc));
+            }
+        }
+        out
+    }
+
     /// [`SchemeInfo::param_list`] as `key=default` separated by commas.
     pub fn params(&self) -> String {
         super::params::join(&self.param_list())

@@ -1,0 +1,341 @@
+"""wisp from Python: run the simulator, bench schemes over traces, inspect traces.
+
+The specs are the command line's: ``scheme="sprout"`` or ``"cbr:rate-kbps=2000"`` as
+``wisp run --scheme``, ``link="trace:traces/cellular/Verizon-LTE-short.down"`` or
+``"const:12mbps"`` as ``wisp run --link``. Metrics carry the names of ``wisp run --json``.
+Results come as pandas DataFrames built from whole columns (numpy arrays), never a Python
+object per row. Bad input raises ``ValueError`` with the parser's message, as the command line
+prints it.
+
+>>> import wisp
+>>> r = wisp.run(scheme="sprout", link="trace:traces/cellular/Verizon-LTE-short.down")
+>>> r.throughput_kbps, r.delay_p95_ms            # doctest: +SKIP
+>>> r.timeseries.plot(x="t_s", y=["capacity_kbps", "f0_throughput_kbps"])  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from typing import Any, Iterable, Sequence
+
+import numpy as np
+import pandas as pd
+
+from . import _wisp
+
+__all__ = ["RunResult", "Trace", "bench", "run", "schemes", "__version__"]
+
+__version__: str = _wisp.__version__
+
+#: The report's fields about the run, as ``wisp run --json`` names them.
+REPORT_FIELDS: tuple[str, ...] = (
+    "scheme",
+    "trace",
+    "seed",
+    "reverse",
+    "delay_ms",
+    "queue",
+    "loss",
+    "reverse_loss",
+    "duration_s",
+    "warmup_s",
+)
+
+#: A flow's metrics, as ``wisp run --json`` names them (in its ``flows`` list).
+METRICS: tuple[str, ...] = (
+    "window_start_s",
+    "window_end_s",
+    "throughput_kbps",
+    "capacity_kbps",
+    "utilization",
+    "delay_p50_ms",
+    "delay_p95_ms",
+    "queue_delay_p95_ms",
+    "e2e_delay_p95_ms",
+    "ideal_e2e_delay_p95_ms",
+    "self_inflicted_delay_ms",
+    "loss_rate",
+    "packets_sent",
+    "packets_delivered",
+    "packets_lost",
+)
+
+_INT_METRICS = frozenset({"packets_sent", "packets_delivered", "packets_lost"})
+
+
+def _frame(columns: Sequence[tuple[str, str, bytes]]) -> pd.DataFrame:
+    """A DataFrame from ``(name, dtype, raw bytes)`` columns, one numpy array per column."""
+    return pd.DataFrame(
+        {name: np.frombuffer(raw, dtype=np.dtype(dtype)) for name, dtype, raw in columns}
+    )
+
+
+class RunResult:
+    """The outcome of :func:`run`.
+
+    The first flow's metrics are attributes (``throughput_kbps``, ``delay_p95_ms``,
+    ``self_inflicted_delay_ms``, …; ``None`` where ``--json`` has ``null``), as are the run's
+    fields (``scheme``, ``trace``, ``seed``, …). ``flows`` is every flow's metrics as dicts,
+    ``as_dict()`` the whole ``--json`` object.
+    """
+
+    scheme: str
+    trace: str
+    seed: int
+    reverse: str
+    delay_ms: float
+    queue: str
+    loss: str
+    reverse_loss: str
+    duration_s: float
+    warmup_s: float
+    flows: list[dict[str, Any]]
+    window_start_s: float
+    window_end_s: float
+    throughput_kbps: float
+    capacity_kbps: float
+    utilization: float
+    delay_p50_ms: float | None
+    delay_p95_ms: float | None
+    queue_delay_p95_ms: float | None
+    e2e_delay_p95_ms: float | None
+    ideal_e2e_delay_p95_ms: float | None
+    self_inflicted_delay_ms: float | None
+    loss_rate: float
+    packets_sent: int
+    packets_delivered: int
+    packets_lost: int
+
+    def __init__(self, output: _wisp.RunOutput) -> None:
+        self._output = output
+        self._report: dict[str, Any] = json.loads(output.report_json())
+        for k in REPORT_FIELDS:
+            setattr(self, k, self._report[k])
+        self.flows = self._report["flows"]
+        for k in METRICS:
+            setattr(self, k, self.flows[0][k])
+        self._timeseries: pd.DataFrame | None = None
+        self._packets: pd.DataFrame | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        """The report, as ``wisp run --json`` prints it (a fresh copy)."""
+        copy: dict[str, Any] = json.loads(json.dumps(self._report))
+        return copy
+
+    @property
+    def timeseries(self) -> pd.DataFrame:
+        """Per 100-ms bin: ``t_s``, ``capacity_kbps``, and per flow i ``f{i}_send_kbps``,
+        ``f{i}_throughput_kbps``, ``f{i}_delay_ms``, ``f{i}_queue_delay_ms``,
+        ``f{i}_queue_delay_max_ms`` (NaN where nothing was delivered): timeseries.csv of
+        ``wisp run --out``."""
+        if self._timeseries is None:
+            self._timeseries = _frame(self._output.timeseries_columns())
+        return self._timeseries
+
+    @property
+    def packets(self) -> pd.DataFrame:
+        """Every data packet: ``flow``, ``seq``, ``size`` (bytes), ``sent_ms``, ``enqueued_ms``,
+        ``delivered_ms``, ``dropped_ms`` (NaN for what did not happen) and ``drop_reason`` (a
+        categorical; empty if not dropped): packets.csv of ``wisp run --out``."""
+        if self._packets is None:
+            cols = self._output.packets_columns()
+            df = _frame([c for c in cols if c[0] != "drop_reason"])
+            codes = next(np.frombuffer(raw, dtype=np.uint8) for n, _, raw in cols if n == "drop_reason")
+            df["drop_reason"] = pd.Categorical.from_codes(
+                codes.astype(np.int8), categories=_wisp.RunOutput.drop_reasons()
+            )
+            self._packets = df
+        return self._packets
+
+    def report(self, path: str | os.PathLike[str]) -> None:
+        """Writes the run's HTML report page (report.html of ``wisp run --out``) to ``path``."""
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(self._output.html())
+
+    def __repr__(self) -> str:
+        def fmt(v: float | None) -> str:
+            return "-" if v is None else f"{v:.0f}"
+
+        return (
+            f"<wisp.RunResult {self.scheme} on {self.trace}: {self.throughput_kbps:.0f} kbit/s, "
+            f"delay p95 {fmt(self.delay_p95_ms)} ms, seed {self.seed}>"
+        )
+
+
+def run(
+    scheme: str,
+    link: str,
+    reverse: str | os.PathLike[str] | None = None,
+    delay_ms: float = 20.0,
+    queue: str | None = None,
+    loss: str | float | None = None,
+    reverse_loss: str | float | None = None,
+    duration_s: float | None = None,
+    warmup_s: float = 0.0,
+    seed: int | None = None,
+    timer_jitter_us: float = 0.0,
+    flows: int = 1,
+) -> RunResult:
+    """Simulates one scenario, as ``wisp run`` does.
+
+    Args:
+        scheme: ``NAME[:KEY=VALUE,…]`` (``wisp run --scheme``; see :func:`schemes`).
+        link: the data direction's link spec (``wisp run --link``): ``trace:FILE``,
+            ``trace-ns:FILE``, ``trace-packets:FILE``, ``const:RATE``, ``steps:RATE@T,…``,
+            ``wifi-outage[:…]``, ``3g-up``, ``wimax-down``, ``cable-up``, ``handover:…``.
+        reverse: the feedback direction's trace file (``--reverse-trace``); ``None``: the
+            propagation delay only.
+        delay_ms: one-way propagation delay in each direction.
+        queue: the bottleneck queue (``--queue``), default ``infinite``.
+        loss: random loss at the bottleneck (``--loss``): a probability or ``ge:p=P,r=R``.
+        reverse_loss: random loss of feedback (``--reverse-loss``).
+        duration_s: simulated seconds (default: one period of the trace; 60 s otherwise).
+        warmup_s: seconds at the start that metrics ignore.
+        seed: the master seed (default: ``$WISP_SEED``, else 1).
+        timer_jitter_us: wake each sender late by a random 0 to N µs (``--timer-jitter-us``).
+        flows: flows of the scheme sharing the bottleneck.
+
+    Raises:
+        ValueError: bad input (an unknown scheme or parameter, a bad spec, a missing or
+            malformed trace), with the message the command line prints.
+
+    The simulation runs with the GIL released.
+    """
+    return RunResult(
+        _wisp.run(
+            scheme,
+            link,
+            reverse=None if reverse is None else os.fspath(reverse),
+            delay_ms=float(delay_ms),
+            queue=queue,
+            loss=None if loss is None else str(loss),
+            reverse_loss=None if reverse_loss is None else str(reverse_loss),
+            duration_s=None if duration_s is None else float(duration_s),
+            warmup_s=float(warmup_s),
+            seed=seed,
+            timer_jitter_us=float(timer_jitter_us),
+            flows=flows,
+        )
+    )
+
+
+def _listed(x: str | os.PathLike[str] | Iterable[str | os.PathLike[str]]) -> list[str]:
+    if isinstance(x, (str, os.PathLike)):
+        return [os.fspath(x)]
+    return [os.fspath(i) for i in x]
+
+
+def bench(
+    schemes: str | Iterable[str],
+    traces: str | os.PathLike[str] | Iterable[str | os.PathLike[str]],
+    reverse: str = "pair",
+    delay_ms: float = 20.0,
+    queue: str | None = None,
+    loss: str | float | None = None,
+    reverse_loss: str | float | None = None,
+    duration_s: float | None = None,
+    warmup_s: float = 0.0,
+    seed: int | None = None,
+    timer_jitter_us: float = 0.0,
+    jobs: int | None = None,
+) -> pd.DataFrame:
+    """Runs every scheme over every trace, in parallel, as ``wisp bench`` does.
+
+    Args:
+        schemes: scheme specs, a list or one comma-separated string as ``--schemes``
+            (``"cbr:rate-kbps=2000,ideal"``).
+        traces: trace files or folders (a folder: every trace in it, in name order), a list or
+            one comma-separated string as ``--traces``.
+        reverse: ``"pair"`` (feedback over the paired ``.up``/``.down`` trace when it exists) or
+            ``"delay"`` (the propagation delay only).
+        jobs: runs in parallel (default: the number of cores).
+        The other arguments are :func:`run`'s.
+
+    Returns:
+        One row per run, traces outer and schemes inner (results.json's order): the run's fields
+        (``scheme``, ``trace``, ``seed``, …) and the flow's metrics (``throughput_kbps``, …; NaN
+        where results.json has ``null``).
+
+    Raises:
+        ValueError: bad input, with the message the command line prints.
+    """
+    specs = _wisp.split_schemes(schemes) if isinstance(schemes, str) else list(schemes)
+    trace_list = [t for item in _listed(traces) for t in item.split(",") if t.strip()]
+    reports = json.loads(
+        _wisp.bench(
+            specs,
+            trace_list,
+            reverse=reverse,
+            delay_ms=float(delay_ms),
+            queue=queue,
+            loss=None if loss is None else str(loss),
+            reverse_loss=None if reverse_loss is None else str(reverse_loss),
+            duration_s=None if duration_s is None else float(duration_s),
+            warmup_s=float(warmup_s),
+            seed=seed,
+            timer_jitter_us=float(timer_jitter_us),
+            jobs=jobs,
+        )
+    )
+    columns: dict[str, Any] = {}
+    for k in REPORT_FIELDS:
+        columns[k] = [r[k] for r in reports]
+    for k in METRICS:
+        values = [r["flows"][0][k] for r in reports]
+        if k in _INT_METRICS:
+            columns[k] = np.array(values, dtype=np.int64)
+        else:
+            columns[k] = np.array([math.nan if v is None else v for v in values], dtype=np.float64)
+    return pd.DataFrame(columns)
+
+
+def schemes() -> pd.DataFrame:
+    """The built-in schemes (``wisp schemes``): one row per scheme with ``name``, ``summary`` and
+    ``params``, a dict of each parameter's default as a spec string writes it (``None``: unset
+    unless given), and ``help``, a dict of each parameter's help text."""
+    rows = _wisp.schemes()
+    return pd.DataFrame(
+        {
+            "name": [n for n, _, _ in rows],
+            "summary": [s for _, s, _ in rows],
+            "params": [{k: v for k, v, _ in p} for _, _, p in rows],
+            "help": [{k: h for k, _, h in p} for _, _, p in rows],
+        }
+    )
+
+
+class Trace:
+    """A link trace (Mahimahi format: one line per 1500-byte delivery opportunity)."""
+
+    def __init__(self, native: _wisp.Trace) -> None:
+        self._native = native
+
+    @staticmethod
+    def load(path: str | os.PathLike[str], ns: bool = False) -> Trace:
+        """Reads a trace file (``.rx`` files, and any with ``ns=True``, hold nanoseconds).
+
+        Raises:
+            ValueError: a missing or malformed file, naming the file (and line).
+        """
+        return Trace(_wisp.Trace.load(os.fspath(path), ns))
+
+    @property
+    def name(self) -> str:
+        """The file name."""
+        return self._native.name
+
+    def stats(self) -> dict[str, Any]:
+        """Duration, mean and 1-second percentile rates, outages: ``wisp trace stats --json``'s
+        object for this trace."""
+        stats: dict[str, Any] = json.loads(self._native.stats_json())
+        return stats
+
+    def rate(self, bin_ms: float = 1000.0) -> pd.DataFrame:
+        """The link's rate over one period in bins of ``bin_ms``: ``t_s`` (bin start) and
+        ``rate_kbps`` (1500 bytes per line; the last bin may be partial)."""
+        return _frame(self._native.rate_columns(float(bin_ms)))
+
+    def __repr__(self) -> str:
+        return repr(self._native)

@@ -1,0 +1,62 @@
+"""Type stubs of the native module ``wisp._wisp`` (crate wisp-py). Use the ``wisp`` package's
+functions; these are its building blocks."""
+
+from typing import final
+
+__version__: str
+
+# (name, numpy dtype string, raw little-endian bytes)
+Column = tuple[str, str, bytes]
+
+@final
+class RunOutput:
+    """A run's report, time series and per-packet log, kept in Rust until asked for."""
+
+    def report_json(self) -> str: ...
+    def timeseries_columns(self) -> list[Column]: ...
+    def packets_columns(self) -> list[Column]: ...
+    @staticmethod
+    def drop_reasons() -> list[str]: ...
+    def html(self) -> str: ...
+
+@final
+class Trace:
+    """A link trace."""
+
+    @staticmethod
+    def load(path: str, ns: bool = False) -> Trace: ...
+    @property
+    def name(self) -> str: ...
+    def stats_json(self) -> str: ...
+    def rate_columns(self, bin_ms: float) -> list[Column]: ...
+
+def run(
+    scheme: str,
+    link: str,
+    reverse: str | None = None,
+    delay_ms: float = 20.0,
+    queue: str | None = None,
+    loss: str | None = None,
+    reverse_loss: str | None = None,
+    duration_s: float | None = None,
+    warmup_s: float = 0.0,
+    seed: int | None = None,
+    timer_jitter_us: float = 0.0,
+    flows: int = 1,
+) -> RunOutput: ...
+def bench(
+    schemes: list[str],
+    traces: list[str],
+    reverse: str = "pair",
+    delay_ms: float = 20.0,
+    queue: str | None = None,
+    loss: str | None = None,
+    reverse_loss: str | None = None,
+    duration_s: float | None = None,
+    warmup_s: float = 0.0,
+    seed: int | None = None,
+    timer_jitter_us: float = 0.0,
+    jobs: int | None = None,
+) -> str: ...
+def split_schemes(list: str) -> list[str]: ...
+def schemes() -> list[tuple[str, str, list[tuple[str, str | None, str]]]]: ...

@@ -1,0 +1,448 @@
+//! # wisp-py
+//!
+//! The native half of the Python package `wisp` (module `wisp._wisp`): it parses the same specs
+//! as the command line with wisp-sim's and wisp-core's parsers, runs the simulator with the GIL
+//! released, and hands results back as JSON (the same serialisation as `wisp run --json` and
+//! `wisp bench`'s results.json) and as columns of raw little-endian numbers, which the Python
+//! half turns into numpy arrays and pandas DataFrames without a Python object per row.
+//!
+//! It holds no logic of its own: scenario building is [`wisp_sim::options::RunOptions`], the
+//! matrix helpers are [`wisp_sim::bench`], the metrics are wisp-sim's, the report page is
+//! wisp-report's. Bad input is a `ValueError` carrying the parser's message (what the command
+//! line prints after the option's name).
+
+use pyo3::exceptions::{PyOSError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::PyBytes;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use wisp_core::scheme::SchemeConfig;
+use wisp_core::{Duration, Instant};
+use wisp_sim::link::{BYTES_PER_LINE, LinkModel, LinkSpec};
+use wisp_sim::log::DropReason;
+use wisp_sim::options::RunOptions;
+use wisp_sim::run::{RunReport, RunResult};
+use wisp_sim::sim::FlowSpec;
+use wisp_sim::trace::TraceUnit;
+
+fn value_error(message: impl std::fmt::Display) -> PyErr {
+    PyValueError::new_err(message.to_string())
+}
+
+/// `(name, numpy dtype, bytes)`: one column of a DataFrame.
+type Column<'py> = (String, &'static str, Bound<'py, PyBytes>);
+
+fn f64_column<'py>(py: Python<'py>, name: &str, values: impl Iterator<Item = f64>) -> Column<'py> {
+    let bytes: Vec<u8> = values.flat_map(f64::to_le_bytes).collect();
+    (name.to_string(), "<f8", PyBytes::new(py, &bytes))
+}
+
+fn u64_column<'py>(py: Python<'py>, name: &str, values: impl Iterator<Item = u64>) -> Column<'py> {
+    let bytes: Vec<u8> = values.flat_map(u64::to_le_bytes).collect();
+    (name.to_string(), "<u8", PyBytes::new(py, &bytes))
+}
+
+fn opt_ms(t: Option<Instant>) -> f64 {
+    t.map_or(f64::NAN, Instant::as_millis_f64)
+}
+
+fn number(name: &str, v: f64) -> PyResult<f64> {
+    if !v.is_finite() {
+        return Err(value_error(format!("{name}: `{v}` is not a finite number")));
+    }
+    Ok(v)
+}
+
+fn non_negative(name: &str, v: f64) -> PyResult<f64> {
+    if number(name, v)? < 0.0 {
+        return Err(value_error(format!("{name}: must not be negative")));
+    }
+    Ok(v)
+}
+
+/// The run options of the keyword arguments shared by `run` and `bench`.
+#[allow(clippy::too_many_arguments)]
+fn run_options(
+    delay_ms: f64,
+    queue: Option<&str>,
+    loss: Option<&str>,
+    reverse_loss: Option<&str>,
+    duration_s: Option<f64>,
+    warmup_s: f64,
+    timer_jitter_us: f64,
+) -> PyResult<RunOptions> {
+    let mut o = RunOptions {
+        delay: Duration::from_millis_f64(non_negative("delay_ms", delay_ms)?),
+        warmup: Duration::from_secs_f64(non_negative("warmup_s", warmup_s)?),
+        ..RunOptions::default()
+    };
+    if let Some(q) = queue {
+        o.queue = q.parse().map_err(|e| value_error(format!("queue: {e}")))?;
+    }
+    if let Some(l) = loss {
+        o.loss = l.parse().map_err(|e| value_error(format!("loss: {e}")))?;
+    }
+    if let Some(l) = reverse_loss {
+        o.reverse_loss = l
+            .parse()
+            .map_err(|e| value_error(format!("reverse_loss: {e}")))?;
+    }
+    if let Some(d) = duration_s {
+        if number("duration_s", d)? <= 0.0 {
+            return Err(value_error("duration_s: must be positive"));
+        }
+        o.duration = Some(Duration::from_secs_f64(d));
+    }
+    let jitter = number("timer_jitter_us", timer_jitter_us)?;
+    if !(0.0..=1e6).contains(&jitter) {
+        return Err(value_error("timer_jitter_us: must be 0 to 1000000 µs"));
+    }
+    o.timer_jitter = Duration::from_nanos((jitter * 1e3).round() as u64);
+    Ok(o)
+}
+
+fn resolve_seed(seed: Option<u64>) -> PyResult<u64> {
+    wisp_sim::seed::resolve_seed(seed)
+        .map(|(s, _)| s)
+        .map_err(value_error)
+}
+
+fn trace_link(path: &Path) -> PyResult<LinkModel> {
+    LinkSpec::Trace {
+        path: path.to_path_buf(),
+        unit: TraceUnit::for_path(path),
+    }
+    .load()
+    .map_err(value_error)
+}
+
+fn report_json(r: &impl serde::Serialize) -> PyResult<String> {
+    serde_json::to_string(r).map_err(|e| PyOSError::new_err(format!("cannot serialise: {e}")))
+}
+
+/// The outcome of one run: its report, time series and per-packet log, kept in Rust until asked
+/// for.
+#[pyclass(frozen, module = "wisp._wisp", name = "RunOutput")]
+struct RunOutput {
+    result: RunResult,
+}
+
+#[pymethods]
+impl RunOutput {
+    /// The report as one JSON object, exactly as `wisp run --json` prints it.
+    fn report_json(&self) -> PyResult<String> {
+        report_json(&self.result.report)
+    }
+
+    /// The time series as columns (`t_s`, `capacity_kbps`, then per flow `f{i}_send_kbps`,
+    /// `f{i}_throughput_kbps`, `f{i}_delay_ms`, `f{i}_queue_delay_ms`, `f{i}_queue_delay_max_ms`;
+    /// NaN where a bin had no delivery), as timeseries.csv has them.
+    fn timeseries_columns<'py>(&self, py: Python<'py>) -> Vec<Column<'py>> {
+        let s = &self.result.series;
+        let nan = |v: &Option<f64>| v.unwrap_or(f64::NAN);
+        let mut cols = vec![
+            f64_column(py, "t_s", s.t_s.iter().copied()),
+            f64_column(py, "capacity_kbps", s.capacity_kbps.iter().copied()),
+        ];
+        for (i, f) in s.flows.iter().enumerate() {
+            cols.push(f64_column(
+                py,
+                &format!("f{i}_send_kbps"),
+                f.send_kbps.iter().copied(),
+            ));
+            cols.push(f64_column(
+                py,
+                &format!("f{i}_throughput_kbps"),
+                f.throughput_kbps.iter().copied(),
+            ));
+            cols.push(f64_column(
+                py,
+                &format!("f{i}_delay_ms"),
+                f.delay_ms.iter().map(nan),
+            ));
+            cols.push(f64_column(
+                py,
+                &format!("f{i}_queue_delay_ms"),
+                f.queue_delay_ms.iter().map(nan),
+            ));
+            cols.push(f64_column(
+                py,
+                &format!("f{i}_queue_delay_max_ms"),
+                f.queue_delay_max_ms.iter().map(nan),
+            ));
+        }
+        cols
+    }
+
+    /// The per-packet log as columns (`flow`, `seq`, `size`, `sent_ms`, `enqueued_ms`,
+    /// `delivered_ms`, `dropped_ms`; NaN for what did not happen), as packets.csv has them, and
+    /// the drop reasons as codes into `drop_reasons()` (a one-byte column `drop_reason`).
+    fn packets_columns<'py>(&self, py: Python<'py>) -> Vec<Column<'py>> {
+        let p = &self.result.log.packets;
+        let reasons: Vec<u8> = p
+            .iter()
+            .map(|r| {
+                DROP_REASONS
+                    .iter()
+                    .position(|&d| d == r.reason)
+                    .unwrap_or(0) as u8
+            })
+            .collect();
+        vec![
+            u64_column(py, "flow", p.iter().map(|r| u64::from(r.flow))),
+            u64_column(py, "seq", p.iter().map(|r| r.header.seq)),
+            u64_column(py, "size", p.iter().map(|r| r.header.size.bytes())),
+            f64_column(py, "sent_ms", p.iter().map(|r| r.sent().as_millis_f64())),
+            f64_column(py, "enqueued_ms", p.iter().map(|r| opt_ms(r.enqueued))),
+            f64_column(py, "delivered_ms", p.iter().map(|r| opt_ms(r.delivered))),
+            f64_column(py, "dropped_ms", p.iter().map(|r| opt_ms(r.dropped))),
+            ("drop_reason".to_string(), "u1", PyBytes::new(py, &reasons)),
+        ]
+    }
+
+    /// The names of the `drop_reason` codes (code 0 is the empty name: not dropped).
+    #[staticmethod]
+    fn drop_reasons() -> Vec<&'static str> {
+        DROP_REASONS.iter().map(|d| d.as_str()).collect()
+    }
+
+    /// The run's report page (report.html of `wisp run --out`).
+    fn html(&self, py: Python<'_>) -> String {
+        py.allow_threads(|| wisp_report::run_html(&self.result))
+    }
+}
+
+const DROP_REASONS: [DropReason; 6] = [
+    DropReason::None,
+    DropReason::Loss,
+    DropReason::Queue,
+    DropReason::Aqm,
+    DropReason::Discard,
+    DropReason::Link,
+];
+
+/// Runs one scenario (see `wisp.run` for the arguments).
+#[pyfunction]
+#[pyo3(signature = (
+    scheme, link, reverse=None, delay_ms=20.0, queue=None, loss=None, reverse_loss=None,
+    duration_s=None, warmup_s=0.0, seed=None, timer_jitter_us=0.0, flows=1
+))]
+#[allow(clippy::too_many_arguments)]
+fn run(
+    py: Python<'_>,
+    scheme: &str,
+    link: &str,
+    reverse: Option<PathBuf>,
+    delay_ms: f64,
+    queue: Option<&str>,
+    loss: Option<&str>,
+    reverse_loss: Option<&str>,
+    duration_s: Option<f64>,
+    warmup_s: f64,
+    seed: Option<u64>,
+    timer_jitter_us: f64,
+    flows: u16,
+) -> PyResult<RunOutput> {
+    let scheme: SchemeConfig = scheme.parse().map_err(value_error)?;
+    let spec: LinkSpec = link.parse().map_err(value_error)?;
+    let options = run_options(
+        delay_ms,
+        queue,
+        loss,
+        reverse_loss,
+        duration_s,
+        warmup_s,
+        timer_jitter_us,
+    )?;
+    if flows == 0 {
+        return Err(value_error("flows: must be at least 1"));
+    }
+    let forward = spec.load().map_err(value_error)?;
+    let reverse = reverse.as_deref().map(trace_link).transpose()?;
+    options.check_window(&forward).map_err(value_error)?;
+    let seed = resolve_seed(seed)?;
+    let flows = (0..flows).map(|_| FlowSpec::new(scheme.clone())).collect();
+    let scenario = options.scenario(forward, reverse, flows, seed);
+    let result = py
+        .allow_threads(|| wisp_sim::run::run(&scenario, None))
+        .map_err(value_error)?;
+    Ok(RunOutput { result })
+}
+
+/// Runs every scheme over every trace (see `wisp.bench`); returns the reports as one JSON list,
+/// as results.json of `wisp bench`.
+#[pyfunction]
+#[pyo3(signature = (
+    schemes, traces, reverse="pair", delay_ms=20.0, queue=None, loss=None, reverse_loss=None,
+    duration_s=None, warmup_s=0.0, seed=None, timer_jitter_us=0.0, jobs=None
+))]
+#[pyo3(name = "bench")]
+#[allow(clippy::too_many_arguments)]
+fn bench_runs(
+    py: Python<'_>,
+    schemes: Vec<String>,
+    traces: Vec<String>,
+    reverse: &str,
+    delay_ms: f64,
+    queue: Option<&str>,
+    loss: Option<&str>,
+    reverse_loss: Option<&str>,
+    duration_s: Option<f64>,
+    warmup_s: f64,
+    seed: Option<u64>,
+    timer_jitter_us: f64,
+    jobs: Option<usize>,
+) -> PyResult<String> {
+    let pair = match reverse {
+        "pair" => true,
+        "delay" => false,
+        r => {
+            return Err(value_error(format!(
+                "reverse: `{r}` is neither `pair` nor `delay`"
+            )));
+        }
+    };
+    let schemes: Vec<SchemeConfig> = schemes
+        .iter()
+        .map(|s| s.parse().map_err(|e| value_error(format!("schemes: {e}"))))
+        .collect::<Result<_, _>>()?;
+    if schemes.is_empty() {
+        return Err(value_error("schemes: names no scheme"));
+    }
+    let mut paths = vec![];
+    for t in &traces {
+        paths.extend(wisp_sim::bench::expand_traces(t).map_err(value_error)?);
+    }
+    if paths.is_empty() {
+        return Err(value_error("traces: names no trace"));
+    }
+    let options = run_options(
+        delay_ms,
+        queue,
+        loss,
+        reverse_loss,
+        duration_s,
+        warmup_s,
+        timer_jitter_us,
+    )?;
+    let mut scenarios = vec![];
+    let seed = resolve_seed(seed)?;
+    for p in &paths {
+        let fwd = trace_link(p)?;
+        let rev = match wisp_sim::bench::paired_trace(p) {
+            Some(q) if pair => Some(trace_link(&q)?),
+            _ => None,
+        };
+        options.check_window(&fwd).map_err(value_error)?;
+        for s in &schemes {
+            scenarios.push(options.scenario(
+                fwd.clone(),
+                rev.clone(),
+                vec![FlowSpec::new(s.clone())],
+                seed,
+            ));
+        }
+    }
+    let jobs = jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    let reports: Vec<RunReport> = py
+        .allow_threads(|| {
+            wisp_sim::bench::run_all_map(&scenarios, jobs, &|_, _, _| {}, &|_, r| r.report)
+        })
+        .into_iter()
+        .collect::<Result<_, _>>()
+        .map_err(value_error)?;
+    report_json(&reports)
+}
+
+/// Splits a comma-separated list of scheme specs as `wisp bench --schemes` does
+/// (`cbr:rate-kbps=2000,x=1,ideal` → `cbr:rate-kbps=2000,x=1`, `ideal`).
+#[pyfunction]
+fn split_schemes(list: &str) -> Vec<String> {
+    wisp_sim::bench::split_schemes(list)
+}
+
+/// The built-in schemes: `(name, summary, [(key, default, help)])`; a default of `None`: the
+/// parameter is unset unless given.
+#[pyfunction]
+#[allow(clippy::type_complexity)]
+fn schemes() -> Vec<(String, String, Vec<(String, Option<String>, String)>)> {
+    wisp_core::scheme::schemes()
+        .iter()
+        .map(|s| (s.name.to_string(), s.summary.to_string(), s.parameters()))
+        .collect()
+}
+
+/// A link trace (Mahimahi format; `.rx` files and `ns=True` read nanosecond timestamps).
+#[pyclass(frozen, module = "wisp._wisp", name = "Trace")]
+struct Trace {
+    trace: Arc<wisp_sim::trace::Trace>,
+}
+
+#[pymethods]
+impl Trace {
+    #[staticmethod]
+    #[pyo3(signature = (path, ns=false))]
+    fn load(path: PathBuf, ns: bool) -> PyResult<Trace> {
+        let unit = if ns {
+            TraceUnit::Nanos
+        } else {
+            TraceUnit::for_path(&path)
+        };
+        let trace = wisp_sim::trace::Trace::load(&path, unit).map_err(value_error)?;
+        Ok(Trace { trace })
+    }
+
+    /// The file name.
+    #[getter]
+    fn name(&self) -> String {
+        self.trace.name().to_string()
+    }
+
+    /// `wisp trace stats --json`'s object for this trace, as JSON.
+    fn stats_json(&self) -> PyResult<String> {
+        report_json(&self.trace.stats(BYTES_PER_LINE))
+    }
+
+    /// The capacity over one period in bins of `bin_ms`: columns `t_s` (bin start) and
+    /// `rate_kbps` (1500 bytes per line, as the simulator credits; the last bin may be partial).
+    fn rate_columns<'py>(&self, py: Python<'py>, bin_ms: f64) -> PyResult<Vec<Column<'py>>> {
+        if number("bin_ms", bin_ms)? <= 0.0 {
+            return Err(value_error("bin_ms: must be positive"));
+        }
+        let bin = Duration::from_millis_f64(bin_ms);
+        if bin.is_zero() {
+            return Err(value_error("bin_ms: must be positive"));
+        }
+        let link = LinkModel::Trace(self.trace.clone());
+        let end = Instant::ZERO + self.trace.period();
+        let bytes = link.capacity_bins(Instant::ZERO, end, bin);
+        let bin_s = bin.as_secs_f64();
+        Ok(vec![
+            f64_column(py, "t_s", (0..bytes.len()).map(|i| i as f64 * bin_s)),
+            f64_column(py, "rate_kbps", bytes.iter().map(|b| b * 8.0 / bin_s / 1e3)),
+        ])
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "Trace({:?}, lines={}, period_s={})",
+            self.trace.name(),
+            self.trace.lines(),
+            self.trace.period().as_secs_f64()
+        )
+    }
+}
+
+/// The native half of the `wisp` package.
+#[pymodule]
+#[pyo3(name = "_wisp")]
+fn wisp_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(run, m)?)?;
+    m.add_function(wrap_pyfunction!(bench_runs, m)?)?;
+    m.add_function(wrap_pyfunction!(schemes, m)?)?;
+    m.add_function(wrap_pyfunction!(split_schemes, m)?)?;
+    m.add_class::<RunOutput>()?;
+    m.add_class::<Trace>()?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    Ok(())
+}

@@ -1,0 +1,84 @@
+//! The options of a simulated run besides its links and schemes, as `wisp run`, `wisp bench` and
+//! the Python package take them, and the scenario they build.
+
+use crate::link::LinkModel;
+use crate::loss::LossSpec;
+use crate::queue::QueueSpec;
+use crate::sim::{FlowSpec, Scenario};
+use wisp_core::Duration;
+
+/// Delay, queue, loss and timing of a run (the command line's `--delay-ms`, `--queue`, `--loss`,
+/// `--reverse-loss`, `--duration-s`, `--warmup-s`, `--timer-jitter-us`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct RunOptions {
+    /// One-way propagation delay in each direction.
+    pub delay: Duration,
+    pub queue: QueueSpec,
+    pub loss: LossSpec,
+    pub reverse_loss: LossSpec,
+    /// `None`: the link's default (one period of a trace; 60 s for a constant link).
+    pub duration: Option<Duration>,
+    pub warmup: Duration,
+    pub timer_jitter: Duration,
+}
+
+impl Default for RunOptions {
+    /// The command line's defaults: 20 ms each way, an infinite queue, no loss, the link's
+    /// default duration, no warm-up, no timer jitter.
+    fn default() -> Self {
+        RunOptions {
+            delay: Duration::from_millis(20),
+            queue: QueueSpec::Infinite,
+            loss: LossSpec::None,
+            reverse_loss: LossSpec::None,
+            duration: None,
+            warmup: Duration::ZERO,
+            timer_jitter: Duration::ZERO,
+        }
+    }
+}
+
+impl RunOptions {
+    /// Checks the warm-up against the run's length on `link`, before anything runs. The message
+    /// names the command line's option.
+    pub fn check_window(&self, link: &LinkModel) -> Result<(), String> {
+        let duration = self.duration.unwrap_or_else(|| link.default_duration());
+        if self.warmup >= duration {
+            return Err(format!(
+                "--warmup-s ({} s) must be shorter than the run on {} ({} s)",
+                self.warmup.as_secs_f64(),
+                link.name(),
+                duration.as_secs_f64()
+            ));
+        }
+        Ok(())
+    }
+
+    /// The scenario of `flows` over `forward` (and `reverse`, `None` for the propagation delay
+    /// only) with these options and `seed`.
+    ///
+    /// # Panics
+    /// If `flows` is empty.
+    pub fn scenario(
+        &self,
+        forward: LinkModel,
+        reverse: Option<LinkModel>,
+        flows: Vec<FlowSpec>,
+        seed: u64,
+    ) -> Scenario {
+        let mut s = Scenario::new(forward, flows[0].scheme.clone());
+        s.flows = flows;
+        s.reverse = reverse;
+        s.delay = self.delay;
+        s.queue = self.queue;
+        s.loss = self.loss;
+        s.reverse_loss = self.reverse_loss;
+        if let Some(d) = self.duration {
+            s.duration = d;
+        }
+        s.warmup = self.warmup;
+        s.seed = seed;
+        s.timer_jitter = self.timer_jitter;
+        s
+    }
+}
