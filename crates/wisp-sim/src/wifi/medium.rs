@@ -398,3 +398,189 @@ impl Medium {
         });
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::wifi::phy::Standard;
+
+    fn us(n: u64) -> Duration {
+        Duration::from_micros(n)
+    }
+    fn rate(mbps: f64) -> PhyRate {
+        PhyRate::from_mbps(mbps).unwrap()
+    }
+
+    #[test]
+    fn a_lone_frame_on_an_idle_medium_goes_at_once() {
+        // 11a, DCF: the medium has been idle since 0; a frame queued at 1 ms with the
+        // station's counter already run down goes at 1 ms and is acknowledged.
+        let phy = Phy::new(Standard::A);
+        let mut m = Medium::new(phy, 1);
+        let s = m.add_station(StationConfig::dcf(&phy, rate(54.0)));
+        m.run_until(Instant::from_millis(1));
+        assert!(m.enqueue(s, AccessCategory::Be, 1500));
+        m.run_until(Instant::from_millis(2));
+        let r = m.records();
+        assert_eq!(r.len(), 1);
+        let f = r[0];
+        assert_eq!(f.outcome, Outcome::Acked);
+        assert_eq!((f.seq, f.retry), (0, false));
+        assert_eq!(f.airtime, us(248));
+        assert_eq!(f.queueing, Duration::ZERO);
+        // DIFS + counter·slot ≤ 34 + 15·9 = 169 µs < 1 ms: it goes when it arrives.
+        assert_eq!(f.tx_start, Instant::from_millis(1));
+        assert_eq!(f.access, Duration::ZERO);
+        assert_eq!(m.station(s).stats().delivered_bytes, 1500);
+    }
+
+    #[test]
+    fn a_queue_records_queueing_access_and_sequence_numbers() {
+        let phy = Phy::new(Standard::A);
+        let mut m = Medium::new(phy, 7);
+        let s = m.add_station(StationConfig::dcf(&phy, rate(24.0)));
+        for _ in 0..3 {
+            assert!(m.enqueue(s, AccessCategory::Be, 1000));
+        }
+        m.run_until(Instant::from_millis(10));
+        let r = m.records();
+        assert_eq!(r.len(), 3);
+        assert_eq!(r.iter().map(|f| f.seq).collect::<Vec<_>>(), [0, 1, 2]);
+        // Each frame after the first waits for the one ahead: its queueing time is the
+        // previous exchange plus its access; its access is DIFS + backoff (≤ 34 + 15·9 µs).
+        for w in r.windows(2) {
+            let exchange = w[0].airtime + phy.sifs + phy.ack_duration(rate(24.0));
+            assert_eq!(w[1].queueing, w[0].queueing + w[0].access + exchange);
+            assert!(w[1].access >= us(34) && w[1].access <= us(34 + 15 * 9));
+            assert_eq!(
+                w[1].tx_start,
+                w[0].tx_start + exchange + w[1].access,
+                "{w:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn frame_errors_retry_with_the_retry_flag_up_to_the_limit() {
+        let phy = Phy::new(Standard::B);
+        let mut m = Medium::new(phy, 5);
+        m.set_frame_error_rate(0.999_999);
+        let s = m.add_station(StationConfig::dcf(&phy, rate(11.0)));
+        m.enqueue(s, AccessCategory::Be, 500);
+        m.run_until(Instant::from_secs(1));
+        let r = m.records();
+        // dot11ShortRetryLimit = 7 attempts, all the same sequence number, then a drop.
+        assert_eq!(r.len(), 7, "{r:?}");
+        assert!(
+            r.iter()
+                .all(|f| f.seq == 0 && f.outcome == Outcome::Errored)
+        );
+        assert!(!r[0].retry && r[1..].iter().all(|f| f.retry));
+        assert!(r[6].dropped && !r[5].dropped);
+        // After an error a transmitter waits its Ack timeout, then DIFS, then its backoff.
+        for w in r.windows(2) {
+            let gap = w[1].tx_start - (w[0].tx_start + w[0].airtime);
+            assert!(gap >= phy.ack_timeout() + phy.difs(), "{gap:?}");
+            assert_eq!(w[1].access, gap - phy.ack_timeout());
+        }
+        let st = m.station(s).stats();
+        assert_eq!(
+            (st.retry_drops, st.attempts, st.delivered_packets),
+            (1, 7, 0)
+        );
+    }
+
+    #[test]
+    fn two_stations_collide_when_their_counters_match() {
+        // Saturated stations: some slots have two counters at zero; every collision is
+        // recorded for both, and the channel counts it once.
+        let phy = Phy::new(Standard::A);
+        let mut m = Medium::new(phy, 11);
+        for _ in 0..2 {
+            let mut c = StationConfig::dcf(&phy, rate(54.0));
+            c.saturated = Some((AccessCategory::Be, 1500));
+            m.add_station(c);
+        }
+        m.run_until(Instant::from_secs(1));
+        let r = m.records();
+        let collided: Vec<_> = r
+            .iter()
+            .filter(|f| f.outcome == Outcome::Collision)
+            .collect();
+        let stats = m.channel_stats();
+        assert!(stats.collisions > 0);
+        assert_eq!(collided.len() as u64, 2 * stats.collisions);
+        for pair in collided.chunks(2) {
+            assert_eq!(pair[0].tx_start, pair[1].tx_start);
+            assert_ne!(pair[0].station, pair[1].station);
+        }
+        // A frame's next attempt after a collision carries the retry flag.
+        let next = r
+            .iter()
+            .find(|f| f.station == collided[0].station && f.tx_start > collided[0].tx_start)
+            .unwrap();
+        assert!(next.retry && next.seq == collided[0].seq);
+        assert_eq!(stats.successes, m.totals().delivered_packets);
+    }
+
+    #[test]
+    fn a_txop_sends_a_burst_and_the_higher_ac_wins_inside_a_station() {
+        // AC_VO on 11a: a 500-byte MSDU is a 536-byte MPDU, 20 + 4·⌈(16+8·536+6)/216⌉ = 100 µs
+        // at 54 Mbit/s; an exchange is 100 + SIFS 16 + Ack 28 = 144 µs, the next one SIFS
+        // later. The 1.504-ms TXOP holds k exchanges while 144 + 160·(k−1) ≤ 1504: k = 9.
+        let phy = Phy::new(Standard::A);
+        let mut m = Medium::new(phy, 3);
+        let s = m.add_station(StationConfig::edca(&phy, rate(54.0)));
+        for _ in 0..12 {
+            m.enqueue(s, AccessCategory::Vo, 500);
+        }
+        m.run_until(Instant::from_millis(20));
+        let r = m.records();
+        assert_eq!(r.len(), 12);
+        let sifs_apart = r
+            .windows(2)
+            .filter(|w| w[1].tx_start == w[0].tx_start + w[0].airtime + us(16 + 28 + 16))
+            .count();
+        // Twelve frames: a TXOP of 9 and one of 3, so 8 + 2 frames follow SIFS after an Ack.
+        assert_eq!(sifs_apart, 10, "{r:?}");
+
+        // Two ACs of one station whose counters expire together: VO goes, BE backs off.
+        let mut m = Medium::new(phy, 3);
+        let mut c = StationConfig::edca(&phy, rate(54.0));
+        c.edca[AccessCategory::Be.index()] = c.edca[AccessCategory::Vo.index()];
+        let s = m.add_station(c);
+        let mut internal = 0;
+        for k in 0..200 {
+            m.run_until(Instant::from_millis(10 * k));
+            m.enqueue(s, AccessCategory::Be, 200);
+            m.enqueue(s, AccessCategory::Vo, 200);
+            m.run_until(Instant::from_millis(10 * k + 5));
+            for f in m.take_records() {
+                if f.outcome == Outcome::InternalCollision {
+                    internal += 1;
+                    assert_eq!(f.ac, AccessCategory::Be);
+                    assert_eq!(f.airtime, Duration::ZERO);
+                }
+                assert_ne!(f.outcome, Outcome::Collision);
+            }
+        }
+        assert!(internal > 0);
+    }
+
+    #[test]
+    fn the_same_seed_gives_the_same_frames() {
+        let phy = Phy::new(Standard::G);
+        let run = |seed| {
+            let mut m = Medium::new(phy, seed);
+            for _ in 0..5 {
+                let mut c = StationConfig::dcf(&phy, rate(24.0));
+                c.saturated = Some((AccessCategory::Be, 1200));
+                m.add_station(c);
+            }
+            m.run_until(Instant::from_millis(200));
+            m.take_records()
+        };
+        assert_eq!(run(4), run(4));
+        assert_ne!(run(4), run(5));
+    }
+}
