@@ -11,11 +11,14 @@
 //!   one root (Bianchi §III), found by bisection to 1e-12 (60 halvings).
 //! - `P_tr = 1 − (1 − τ)^n`, `P_s = n·τ·(1 − τ)^{n−1} / P_tr`.
 //! - Eq. (13): `S = P_s·P_tr·E[P] / [(1 − P_tr)·σ + P_tr·P_s·T_s + P_tr·(1 − P_s)·T_c]`.
-//! - Eq. (17), basic access with δ = 0: `T_s = H + E[P] + SIFS + ACK + DIFS`,
+//! - T_s and T_c for basic access (§IV), with δ = 0: `T_s = H + E[P] + SIFS + ACK + DIFS`,
 //!   `T_c = H + E[P*] + DIFS`. `H + E[P]` is the PPDU airtime of the whole MPDU
-//!   ([`Phy::ppdu_duration`]), E[P] counts the MSDU bits.
+//!   ([`Phy::ppdu_duration`]), `E[P]` counts the MSDU bits.
 //! - The EIFS form: `T_c = H + E[P*] + EIFS`, since stations that heard a collision wait EIFS
 //!   (`SIFS + Ack at the lowest rate + DIFS`) rather than DIFS.
+//!
+//! The paper is not in `papers/`: the equation numbers are as cited in the literature and
+//! should be checked against the text.
 //!
 //! Deviations:
 //! - No propagation delay (δ = 0), as in the simulated medium.
