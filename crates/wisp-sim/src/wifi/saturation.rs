@@ -166,12 +166,14 @@ mod tests {
         }
     }
 
-    /// The cases of issue 16's acceptance that miss 3%: with 50 stations the simulated medium
-    /// freezes counters while the medium is busy (as the standard and ns-3 do), where Bianchi's
-    /// chain counts a busy period as a slot; with W = 16 that gives fewer collisions than the
-    /// model and 3–4% more throughput. A miss that starts passing fails this test too (then the
-    /// list is updated, with the reason in the commit).
-    const KNOWN_MISSES: &[&str] = &["11a 6 n=50", "11a 54 n=50", "11g 6 n=50", "11g 54 n=50"];
+    /// The cases of issue 16's acceptance that miss 3% (by 3.4–3.8%): with 50 stations and
+    /// W = 16 the simulation has fewer collisions than the model. Two standard behaviours
+    /// Bianchi's chain leaves out cause it: counters freeze while the medium is busy (the chain
+    /// counts a busy period as a slot), and after a collision the colliders count again after
+    /// their Ack timeout + DIFS while the others wait EIFS (15 µs later on 11a, 21 µs on 11g).
+    /// 11a at 54 Mbit/s with 50 stations passes at 2.86%. A miss that starts passing fails this
+    /// test too (then the list is updated, with the reason in the commit).
+    const KNOWN_MISSES: &[&str] = &["11a 6 n=50", "11g 6 n=50", "11g 54 n=50"];
 
     /// Issue 16's acceptance: within 3% of the nearer of the DIFS and EIFS forms, for 11b at 1
     /// and 11 Mbit/s and 11a/g at 6, 24 and 54 Mbit/s, 5 to 50 stations.
@@ -179,18 +181,19 @@ mod tests {
     fn wifi_saturation_matches_bianchi() {
         let mut misses = vec![];
         let mut report = String::new();
-        for (std, mbps, secs) in [
-            (Standard::B, 1.0, 300),
-            (Standard::B, 11.0, 60),
-            (Standard::A, 6.0, 60),
-            (Standard::A, 24.0, 20),
-            (Standard::A, 54.0, 20),
-            (Standard::G, 6.0, 60),
-            (Standard::G, 24.0, 20),
-            (Standard::G, 54.0, 20),
+        // 100 simulated seconds each, as `wisp wifi bianchi` runs by default.
+        for (std, mbps) in [
+            (Standard::B, 1.0),
+            (Standard::B, 11.0),
+            (Standard::A, 6.0),
+            (Standard::A, 24.0),
+            (Standard::A, 54.0),
+            (Standard::G, 6.0),
+            (Standard::G, 24.0),
+            (Standard::G, 54.0),
         ] {
             for n in [5, 10, 20, 50] {
-                let r = run(&config(std, mbps, n, secs)).unwrap();
+                let r = run(&config(std, mbps, n, 100)).unwrap();
                 let name = format!("{} {mbps} n={n}", std.name());
                 let err = r.nearer_error();
                 report += &format!(
