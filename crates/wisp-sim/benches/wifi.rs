@@ -1,5 +1,7 @@
 //! The 802.11 medium's speed: 10 saturated 11g stations at 54 Mbit/s, 1500-byte packets, for
-//! 10 simulated seconds, with and without the per-attempt records.
+//! 10 simulated seconds, with and without the per-attempt records. Measured on the shared
+//! 2-core machine: 4.4 ms per run (≈ 2,300× real time, 8.1 M frames on air per CPU second);
+//! with records 4.9 ms.
 //!
 //! Real-time factor = 10 s / time per iteration (issue 16 asks ≥ 1,000×); the throughput
 //! criterion prints is transmission attempts (frames on the air) per second of CPU.

@@ -92,6 +92,8 @@ pub struct Medium {
     who: Vec<(usize, usize)>,
     contenders: Vec<Contender>,
     winners: Vec<usize>,
+    on_air: Vec<(usize, usize)>,
+    ends: Vec<Instant>,
 }
 
 impl Medium {
@@ -111,6 +113,8 @@ impl Medium {
             who: vec![],
             contenders: vec![],
             winners: vec![],
+            on_air: vec![],
+            ends: vec![],
         }
     }
 
@@ -233,10 +237,11 @@ impl Medium {
             }
             t
         };
-        // Keep only the winners in `who`.
-        let winners: Vec<(usize, usize)> = self.winners.iter().map(|&k| self.who[k]).collect();
-        self.who.clear();
-        self.who.extend(winners);
+        // Keep only the winners in `who` (their indices increase).
+        for (j, &k) in self.winners.iter().enumerate() {
+            self.who[j] = self.who[k];
+        }
+        self.who.truncate(self.winners.len());
         self.transmit(t, None);
         Some(t)
     }
@@ -255,7 +260,10 @@ impl Medium {
         }
         // Internal collisions: per station, the highest AC goes.
         self.who.sort_unstable();
-        let mut on_air: Vec<(usize, usize)> = Vec::with_capacity(self.who.len());
+        let mut on_air = std::mem::take(&mut self.on_air);
+        let mut ends = std::mem::take(&mut self.ends);
+        on_air.clear();
+        ends.clear();
         for k in 0..self.who.len() {
             let (i, ac) = self.who[k];
             let higher = self.who[k + 1..].iter().any(|&(j, _)| j == i);
@@ -267,7 +275,6 @@ impl Medium {
         }
         // Airtime of each frame.
         let mut busy_end = t;
-        let mut ends = Vec::with_capacity(on_air.len());
         for &(i, ac) in &on_air {
             let s = &self.stations[i];
             let bytes = s.head(ac).map_or(0, |f| f.bytes);
@@ -315,6 +322,8 @@ impl Medium {
                     }
                 }
             }
+            self.on_air = on_air;
+            self.ends = ends;
             return;
         }
         // Collision or frame error: nobody is acknowledged.
@@ -333,6 +342,8 @@ impl Medium {
             self.stations[i].idle_from = resume;
             self.fail(i, ac, t, ends[k] - t, outcome, resume);
         }
+        self.on_air = on_air;
+        self.ends = ends;
     }
 
     fn internal_collision(&mut self, i: usize, ac: usize, t: Instant) {
