@@ -594,4 +594,79 @@ mod tests {
         assert_eq!(run(4), run(4));
         assert_ne!(run(4), run(5));
     }
+
+    use proptest::prelude::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+
+        /// Whatever arrives when: the medium carries one exchange at a time (acknowledged
+        /// frames never overlap, nor overlap a collision), attempts come in time order, every
+        /// queued MSDU is delivered or dropped, and the sequence numbers of one station's
+        /// acknowledged frames increase within each AC (the ACs share one counter).
+        #[test]
+        fn wifi_medium_invariants(
+            seed in 0u64..1000,
+            std in 0usize..3,
+            stations in 1usize..8,
+            arrivals in proptest::collection::vec((0usize..8, 0usize..4, 0u64..50_000, 40u32..2000), 1..200),
+            fer in 0.0f64..0.3,
+        ) {
+            let standard = [Standard::B, Standard::A, Standard::G][std];
+            let phy = Phy::new(standard);
+            let r = PhyRate::from_100kbps(phy.rates()[(seed as usize) % phy.rates().len()]);
+            let mut m = Medium::new(phy, seed);
+            m.set_frame_error_rate(fer);
+            for _ in 0..stations {
+                m.add_station(StationConfig::edca(&phy, r));
+            }
+            let mut arrivals = arrivals;
+            arrivals.sort_by_key(|a| a.2);
+            let mut queued = 0u64;
+            for (sta, ac, at_us, bytes) in arrivals {
+                m.run_until(Instant::from_micros(at_us));
+                if m.enqueue(sta % stations, AccessCategory::ALL[ac], bytes) {
+                    queued += 1;
+                }
+            }
+            m.run_until(Instant::from_secs(5));
+            let recs: Vec<_> = m
+                .records()
+                .iter()
+                .filter(|f| f.outcome != Outcome::InternalCollision)
+                .copied()
+                .collect();
+            let mut busy_until = Instant::ZERO;
+            let mut last: Option<FrameRecord> = None;
+            for f in &recs {
+                match last {
+                    // Transmissions in the same slot are a collision, all of them.
+                    Some(l) if f.tx_start == l.tx_start => {
+                        prop_assert!(f.outcome == Outcome::Collision && l.outcome == Outcome::Collision,
+                            "{l:?} and {f:?} share a start");
+                    }
+                    // A new transmission starts once the last busy period is over.
+                    _ => prop_assert!(f.tx_start >= busy_until, "{f:?} starts before {busy_until:?}"),
+                }
+                let end = f.tx_start + f.airtime
+                    + if f.outcome == Outcome::Acked { phy.sifs + phy.ack_duration(f.rate) } else { Duration::ZERO };
+                busy_until = busy_until.max(end);
+                last = Some(*f);
+            }
+            let totals = m.totals();
+            prop_assert!(totals.delivered_packets + totals.retry_drops <= queued);
+            // With 5 s to drain, every queued frame was delivered or dropped.
+            prop_assert_eq!(totals.delivered_packets + totals.retry_drops, queued);
+            for (i, ac) in (0..stations).flat_map(|i| AccessCategory::ALL.map(|ac| (i, ac))) {
+                let seqs: Vec<u16> = recs
+                    .iter()
+                    .filter(|f| f.station == i as u32 && f.ac == ac && f.outcome == Outcome::Acked)
+                    .map(|f| f.seq)
+                    .collect();
+                for w in seqs.windows(2) {
+                    prop_assert!(w[1] > w[0], "{seqs:?}");
+                }
+            }
+        }
+    }
 }
