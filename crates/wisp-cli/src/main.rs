@@ -12,6 +12,7 @@ mod reproduce;
 mod run;
 mod sweep;
 mod trace;
+mod wifi;
 
 use clap::{Parser, Subcommand};
 use error::CliError;
@@ -37,6 +38,7 @@ Examples:
   wisp reproduce gcc-wifi --quick --out /tmp/gcc-wifi
   wisp reproduce sprout --out /tmp/sprout
   wisp forecast --trace traces/cellular/Verizon-LTE-short.down --duration-s 10
+  wisp wifi bianchi --std 11g --rate-mbps 54 --stations 10
   wisp schemes
   wisp recv --listen 0.0.0.0:9000 --json            # then, elsewhere:
   wisp send --scheme cbr --rate-kbps 2000 --to HOST:9000 --duration-s 30
@@ -119,6 +121,12 @@ enum Command {
     /// Feed a trace to a Sprout receiver as a saturated link and print its forecast every
     /// tick (CSV).
     Forecast(forecast::ForecastArgs),
+    /// The simulated 802.11 medium: `wisp wifi bianchi` compares N saturated stations with
+    /// Bianchi's model.
+    Wifi {
+        #[command(subcommand)]
+        command: wifi::WifiCommand,
+    },
 }
 
 /// A closed pipe on stdout (`wisp schemes | head`) ends the process quietly, as it does any
@@ -169,6 +177,7 @@ fn main() -> ExitCode {
         },
         Command::Analyze(a) => link::analyze(a),
         Command::Forecast(a) => forecast::forecast(a),
+        Command::Wifi { command } => wifi::wifi(command),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

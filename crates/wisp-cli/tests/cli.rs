@@ -468,3 +468,98 @@ fn schemes_lists_every_parameter_with_its_default_and_help() {
         "{text}"
     );
 }
+
+/// `wisp wifi bianchi`: one JSON object with the inputs and the three throughputs, replayed by
+/// its seed; bad input is one line and exit code 2.
+#[test]
+fn wifi_bianchi_json_and_bad_input() {
+    let args = [
+        "wifi",
+        "bianchi",
+        "--std",
+        "11a",
+        "--rate-mbps",
+        "54",
+        "--stations",
+        "10",
+        "--duration-s",
+        "5",
+        "--seed",
+        "3",
+        "--json",
+    ];
+    let a = wisp(&args);
+    assert!(a.status.success(), "{}", stderr(&a));
+    assert_eq!(a.stdout, wisp(&args).stdout, "same seed, different output");
+    let text = String::from_utf8(a.stdout).unwrap();
+    assert_eq!(text.lines().count(), 1);
+    let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(v["std"], "11a");
+    assert_eq!(v["rate_mbps"], 54.0);
+    assert_eq!(v["stations"], 10);
+    assert_eq!(v["bytes"], 1500);
+    assert_eq!(v["seed"], 3);
+    let sim = v["simulated_mbps"].as_f64().unwrap();
+    let difs = v["bianchi_difs_mbps"].as_f64().unwrap();
+    let eifs = v["bianchi_eifs_mbps"].as_f64().unwrap();
+    assert!(eifs < difs, "{v}");
+    let nearer = ((sim - difs).abs() / difs).min((sim - eifs).abs() / eifs);
+    assert!(nearer < 0.03, "{v}");
+
+    // Text output names the same quantities.
+    let t = wisp(&[
+        "wifi",
+        "bianchi",
+        "--std",
+        "11b",
+        "--rate-mbps",
+        "11",
+        "--stations",
+        "5",
+        "--duration-s",
+        "2",
+    ]);
+    assert!(t.status.success(), "{}", stderr(&t));
+    let out = String::from_utf8(t.stdout).unwrap();
+    for key in ["simulated_mbps", "bianchi_difs_mbps", "bianchi_eifs_mbps"] {
+        assert!(out.contains(key), "{out}");
+    }
+
+    let bad = |extra: &[&str], needle: &str| {
+        let mut full = vec!["wifi", "bianchi"];
+        full.extend_from_slice(extra);
+        let o = wisp(&full);
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "{full:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "{full:?}: {err}");
+        assert!(err.contains(needle), "{full:?}: `{err}` lacks `{needle}`");
+        assert!(o.stdout.is_empty(), "{full:?}");
+    };
+    let base = ["--std", "11a", "--rate-mbps", "54", "--stations", "5"];
+    bad(
+        &["--std", "11a", "--rate-mbps", "11", "--stations", "5"],
+        "--rate-mbps: 11 Mbit/s is not an 802.11a rate (6, 9, 12, 18, 24, 36, 48, 54)",
+    );
+    bad(
+        &["--std", "11n", "--rate-mbps", "54", "--stations", "5"],
+        "--std",
+    );
+    bad(
+        &["--std", "11a", "--rate-mbps", "x", "--stations", "5"],
+        "--rate-mbps",
+    );
+    bad(
+        &["--std", "11a", "--rate-mbps", "54", "--stations", "0"],
+        "--stations",
+    );
+    bad(
+        &["--std", "11a", "--rate-mbps", "54", "--stations", "-1"],
+        "--stations",
+    );
+    bad(&[&base[..], &["--bytes", "3000"]].concat(), "--bytes");
+    bad(
+        &[&base[..], &["--duration-s", "-1"]].concat(),
+        "--duration-s",
+    );
+    bad(&["--std", "11a", "--stations", "5"], "--rate-mbps");
+}

@@ -4,7 +4,8 @@
 //! ([`link`]), mobile-broadband profiles ([`mobile`]), queues ([`queue`]), random loss ([`loss`]), a `(time, seq)` event engine
 //! ([`sim`]), a run's options ([`options`]), the per-packet log ([`log`]), the metrics ([`metrics`]), the matrix runner
 //! ([`bench`](mod@bench)), path characterisation ([`sweep`]), the papers' reproductions
-//! ([`reproduce`]) and Sprout's view of a saturated link ([`forecast`]). One master seed
+//! ([`reproduce`]), Sprout's view of a saturated link ([`forecast`]) and an 802.11 EDCA medium
+//! ([`wifi`]). One master seed
 //! ([`seed`]) drives a run: the same scenario and seed give the same bytes of output.
 //!
 //! ```no_run
@@ -32,3 +33,4 @@ pub mod seed;
 pub mod sim;
 pub mod sweep;
 pub mod trace;
+pub mod wifi;

@@ -1,0 +1,672 @@
+//! The medium — stations on one channel, with one PHY (IEEE 802.11-2016 10.3.2, 10.22.2).
+//!
+//! Wires [`Station`]s (queues, EDCAFs, sequence numbers), the [`Channel`] (who transmits,
+//! collisions) and the [`Phy`] (airtime, interframe spaces) into a discrete-event loop that
+//! jumps from one transmission to the next. One frame exchange, basic access (no RTS/CTS):
+//!
+//! - success: `DATA, SIFS, ACK`; everyone's idle count starts at the end of the Ack;
+//! - collision (two or more transmitters in the same slot) or frame error (probability
+//!   `frame_error_rate`, drawn per attempt): the medium is busy until the longest frame ends;
+//!   the transmitters wait their Ack timeout (`SIFS + slot + preamble`), the others EIFS
+//!   (`SIFS + Ack at the lowest rate + AIFS`), before counting again (10.3.2.3.7);
+//! - an internal collision (two ACs of one station in the same slot) goes to the higher AC;
+//!   the lower one behaves as after a collision, without airtime (10.22.2.4);
+//! - within a TXOP (limit > 0), the winner sends its next frame SIFS after the Ack while the
+//!   exchange still ends inside the limit (10.22.2.8).
+//!
+//! Every attempt is written to [`FrameRecord`]s (ground truth: sequence number, retry flag,
+//! PHY rate, queueing and channel-access time, outcome).
+//!
+//! Deviations:
+//! - No RTS/CTS, fragmentation, NAV, beacons or management frames.
+//! - Acks are never lost; the frame error rate is one constant for every rate and station.
+
+use super::channel::{Channel, ChannelStats, Contender};
+use super::edca::{AccessCategory, AfterFailure};
+use super::phy::{Phy, PhyRate};
+use super::station::{Station, StationConfig, StationStats};
+use rand::RngExt;
+use wisp_core::{Duration, Instant};
+
+/// How an attempt ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Outcome {
+    /// Acknowledged.
+    Acked,
+    /// Another station transmitted in the same slot.
+    Collision,
+    /// Lost to the frame error rate.
+    Errored,
+    /// Lost an internal collision to a higher AC of the same station (no airtime).
+    InternalCollision,
+}
+
+/// Ground truth for one transmission attempt.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FrameRecord {
+    pub station: u32,
+    pub ac: AccessCategory,
+    /// 802.11 sequence number (12 bits).
+    pub seq: u16,
+    /// The retry flag: not the frame's first attempt.
+    pub retry: bool,
+    pub rate: PhyRate,
+    /// MSDU bytes (the IP packet).
+    pub msdu_bytes: u32,
+    pub enqueued: Instant,
+    pub tx_start: Instant,
+    /// PPDU airtime (zero for an internal collision).
+    pub airtime: Duration,
+    /// From enqueue to the head of the queue.
+    pub queueing: Duration,
+    /// From when this attempt became eligible (head of the queue, or the end of the previous
+    /// attempt) to its start: AIFS/EIFS, backoff and frozen periods.
+    pub access: Duration,
+    pub outcome: Outcome,
+    /// The MSDU was dropped after this attempt (retry limit).
+    pub dropped: bool,
+}
+
+/// A TXOP in progress: the holder sends its next frame without contending.
+#[derive(Clone, Copy, Debug)]
+struct Txop {
+    station: usize,
+    ac: usize,
+    at: Instant,
+    start: Instant,
+}
+
+/// Stations sharing one channel.
+#[derive(Debug)]
+pub struct Medium {
+    phy: Phy,
+    channel: Channel,
+    stations: Vec<Station>,
+    frame_error_rate: f64,
+    seed: u64,
+    now: Instant,
+    txop: Option<Txop>,
+    records: Vec<FrameRecord>,
+    recording: bool,
+    // Scratch space, reused between transmissions.
+    who: Vec<(usize, usize)>,
+    contenders: Vec<Contender>,
+    winners: Vec<usize>,
+    on_air: Vec<(usize, usize)>,
+    ends: Vec<Instant>,
+}
+
+impl Medium {
+    /// An empty medium on `phy`; `seed` is the run's master seed (each station draws from its
+    /// own stream, `wifi/station/<i>`).
+    pub fn new(phy: Phy, seed: u64) -> Self {
+        Medium {
+            phy,
+            channel: Channel::new(phy.slot),
+            stations: vec![],
+            frame_error_rate: 0.0,
+            seed,
+            now: Instant::ZERO,
+            txop: None,
+            records: vec![],
+            recording: true,
+            who: vec![],
+            contenders: vec![],
+            winners: vec![],
+            on_air: vec![],
+            ends: vec![],
+        }
+    }
+
+    /// Probability that a lone transmission is lost (0 by default).
+    pub fn set_frame_error_rate(&mut self, p: f64) {
+        self.frame_error_rate = if p.is_finite() {
+            p.clamp(0.0, 1.0)
+        } else {
+            0.0
+        };
+    }
+
+    /// Whether attempts are recorded (on by default).
+    pub fn set_recording(&mut self, on: bool) {
+        self.recording = on;
+    }
+
+    pub fn phy(&self) -> &Phy {
+        &self.phy
+    }
+
+    pub fn now(&self) -> Instant {
+        self.now
+    }
+
+    /// Adds a station; returns its index.
+    pub fn add_station(&mut self, config: StationConfig) -> usize {
+        let i = self.stations.len();
+        let rng = crate::seed::stream(self.seed, &format!("wifi/station/{i}"));
+        let saturated = config.saturated;
+        let mut s = Station::new(config, rng);
+        s.idle_from = self.now;
+        if let Some((ac, bytes)) = saturated {
+            s.enqueue(ac, bytes, self.now);
+        }
+        self.stations.push(s);
+        i
+    }
+
+    pub fn station(&self, i: usize) -> &Station {
+        &self.stations[i]
+    }
+
+    pub fn stations(&self) -> &[Station] {
+        &self.stations
+    }
+
+    pub fn channel_stats(&self) -> ChannelStats {
+        self.channel.stats()
+    }
+
+    /// Queues an MSDU of `bytes` at station `i` now; `false` if its queue is full.
+    pub fn enqueue(&mut self, i: usize, ac: AccessCategory, bytes: u32) -> bool {
+        let now = self.now;
+        self.stations[i].enqueue(ac, bytes, now)
+    }
+
+    /// The attempts recorded so far.
+    pub fn records(&self) -> &[FrameRecord] {
+        &self.records
+    }
+
+    /// Takes the attempts recorded so far.
+    pub fn take_records(&mut self) -> Vec<FrameRecord> {
+        std::mem::take(&mut self.records)
+    }
+
+    /// Sum of the stations' statistics.
+    pub fn totals(&self) -> StationStats {
+        let mut t = StationStats::default();
+        for s in &self.stations {
+            let x = s.stats();
+            t.delivered_packets += x.delivered_packets;
+            t.delivered_bytes += x.delivered_bytes;
+            t.attempts += x.attempts;
+            t.retry_drops += x.retry_drops;
+            t.queue_drops += x.queue_drops;
+        }
+        t
+    }
+
+    /// Runs every transmission that starts before `end`, then sets the clock to `end`.
+    pub fn run_until(&mut self, end: Instant) {
+        while let Some(t) = self.step(end) {
+            self.now = t;
+        }
+        self.now = self.now.max(end);
+    }
+
+    /// Carries out the next transmission if it starts before `end`; returns its start.
+    fn step(&mut self, end: Instant) -> Option<Instant> {
+        self.who.clear();
+        let t = if let Some(x) = self.txop.take() {
+            if x.at >= end {
+                self.txop = Some(x);
+                return None;
+            }
+            self.who.push((x.station, x.ac));
+            self.transmit(x.at, Some(x.start));
+            return Some(x.at);
+        } else {
+            self.contenders.clear();
+            for (i, s) in self.stations.iter().enumerate() {
+                for ac in 0..4 {
+                    if let Some(f) = s.head(ac) {
+                        self.who.push((i, ac));
+                        self.contenders.push(Contender {
+                            ready: s.ready(ac, &self.phy),
+                            counter: s.edcaf[ac].counter(),
+                            head: f.eligible,
+                        });
+                    }
+                }
+            }
+            let t = self
+                .channel
+                .next_access(self.contenders.iter().copied(), &mut self.winners)?;
+            if t >= end {
+                return None;
+            }
+            t
+        };
+        // Keep only the winners in `who` (their indices increase).
+        for (j, &k) in self.winners.iter().enumerate() {
+            self.who[j] = self.who[k];
+        }
+        self.who.truncate(self.winners.len());
+        self.transmit(t, None);
+        Some(t)
+    }
+
+    /// The EDCAFs in `self.who` start transmitting at `t` (`txop`: the start of the TXOP this
+    /// frame continues).
+    fn transmit(&mut self, t: Instant, txop: Option<Instant>) {
+        let phy = self.phy;
+        // Every EDCAF counts the idle slots up to `t`, then freezes.
+        for s in &mut self.stations {
+            for ac in 0..4 {
+                let ready = s.ready(ac, &phy);
+                let n = self.channel.idle_slots(ready, t);
+                s.edcaf[ac].count_down(n);
+            }
+        }
+        // Internal collisions: per station, the highest AC goes.
+        self.who.sort_unstable();
+        let mut on_air = std::mem::take(&mut self.on_air);
+        let mut ends = std::mem::take(&mut self.ends);
+        on_air.clear();
+        ends.clear();
+        for k in 0..self.who.len() {
+            let (i, ac) = self.who[k];
+            let higher = self.who[k + 1..].iter().any(|&(j, _)| j == i);
+            if higher {
+                self.internal_collision(i, ac, t);
+            } else {
+                on_air.push((i, ac));
+            }
+        }
+        // Airtime of each frame.
+        let mut busy_end = t;
+        for &(i, ac) in &on_air {
+            let s = &self.stations[i];
+            let bytes = s.head(ac).map_or(0, |f| f.bytes);
+            let end = t + phy.ppdu_duration(Phy::mpdu_bytes(bytes), s.config.rate);
+            busy_end = busy_end.max(end);
+            ends.push(end);
+        }
+        let lone = on_air.len() == 1;
+        let errored = lone
+            && self.frame_error_rate > 0.0
+            && self.stations[on_air[0].0].rng.random::<f64>() < self.frame_error_rate;
+        if lone && !errored {
+            let (i, ac) = on_air[0];
+            let rate = self.stations[i].config.rate;
+            let ack_end = ends[0] + phy.sifs + phy.ack_duration(rate);
+            self.channel.on_busy(t, ack_end, 1, true);
+            for s in &mut self.stations {
+                s.idle_from = ack_end;
+            }
+            self.record(i, ac, t, ends[0] - t, Outcome::Acked, false);
+            let s = &mut self.stations[i];
+            let bytes = s.head(ac).map_or(0, |f| f.bytes);
+            s.stats.delivered_packets += 1;
+            s.stats.delivered_bytes += u64::from(bytes);
+            s.stats.attempts += 1;
+            let Station { edcaf, rng, .. } = s;
+            edcaf[ac].on_success(rng);
+            s.pop(ac, ack_end);
+            // Continue the TXOP while the next exchange ends within the limit.
+            let limit = s.config.edca[ac].txop_limit;
+            if !limit.is_zero() {
+                let start = txop.unwrap_or(t);
+                if let Some(next) = s.head(ac) {
+                    let at = ack_end + phy.sifs;
+                    let exchange = phy.ppdu_duration(Phy::mpdu_bytes(next.bytes), s.config.rate)
+                        + phy.sifs
+                        + phy.ack_duration(s.config.rate);
+                    if (at + exchange).saturating_duration_since(start) <= limit {
+                        self.txop = Some(Txop {
+                            station: i,
+                            ac,
+                            at,
+                            start,
+                        });
+                    }
+                }
+            }
+            self.on_air = on_air;
+            self.ends = ends;
+            return;
+        }
+        // Collision or frame error: nobody is acknowledged.
+        let outcome = if lone {
+            Outcome::Errored
+        } else {
+            Outcome::Collision
+        };
+        self.channel.on_busy(t, busy_end, on_air.len(), false);
+        let eifs_ext = phy.eifs_minus_aifs();
+        for s in &mut self.stations {
+            s.idle_from = busy_end + eifs_ext;
+        }
+        for (k, &(i, ac)) in on_air.iter().enumerate() {
+            let resume = (ends[k] + phy.ack_timeout()).max(busy_end);
+            self.stations[i].idle_from = resume;
+            self.fail(i, ac, t, ends[k] - t, outcome, resume);
+        }
+        self.on_air = on_air;
+        self.ends = ends;
+    }
+
+    fn internal_collision(&mut self, i: usize, ac: usize, t: Instant) {
+        self.fail(i, ac, t, Duration::ZERO, Outcome::InternalCollision, t);
+    }
+
+    /// The attempt of `(i, ac)` at `t` failed; the frame is retried from `resume` or dropped.
+    fn fail(
+        &mut self,
+        i: usize,
+        ac: usize,
+        t: Instant,
+        airtime: Duration,
+        outcome: Outcome,
+        resume: Instant,
+    ) {
+        let s = &mut self.stations[i];
+        if outcome != Outcome::InternalCollision {
+            s.stats.attempts += 1;
+        }
+        let Station { edcaf, rng, .. } = s;
+        let verdict = edcaf[ac].on_failure(rng);
+        let dropped = verdict == AfterFailure::Drop;
+        self.record(i, ac, t, airtime, outcome, dropped);
+        let s = &mut self.stations[i];
+        if dropped {
+            s.stats.retry_drops += 1;
+            s.pop(ac, resume);
+        } else if let Some(f) = s.head_mut(ac) {
+            f.eligible = resume;
+        }
+    }
+
+    fn record(
+        &mut self,
+        i: usize,
+        ac: usize,
+        t: Instant,
+        airtime: Duration,
+        outcome: Outcome,
+        dropped: bool,
+    ) {
+        let s = &mut self.stations[i];
+        let (seq, retry) = s.sequence(ac);
+        if !self.recording {
+            return;
+        }
+        let Some(f) = s.head(ac) else { return };
+        self.records.push(FrameRecord {
+            station: i as u32,
+            ac: AccessCategory::ALL[ac],
+            seq,
+            retry,
+            rate: s.config.rate,
+            msdu_bytes: f.bytes,
+            enqueued: f.enqueued,
+            tx_start: t,
+            airtime,
+            queueing: f.head_at.saturating_duration_since(f.enqueued),
+            access: t.saturating_duration_since(f.eligible),
+            outcome,
+            dropped,
+        });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::wifi::phy::Standard;
+
+    fn us(n: u64) -> Duration {
+        Duration::from_micros(n)
+    }
+    fn rate(mbps: f64) -> PhyRate {
+        PhyRate::from_mbps(mbps).unwrap()
+    }
+
+    #[test]
+    fn a_lone_frame_on_an_idle_medium_goes_at_once() {
+        // 11a, DCF: the medium has been idle since 0; a frame queued at 1 ms with the
+        // station's counter already run down goes at 1 ms and is acknowledged.
+        let phy = Phy::new(Standard::A);
+        let mut m = Medium::new(phy, 1);
+        let s = m.add_station(StationConfig::dcf(&phy, rate(54.0)));
+        m.run_until(Instant::from_millis(1));
+        assert!(m.enqueue(s, AccessCategory::Be, 1500));
+        m.run_until(Instant::from_millis(2));
+        let r = m.records();
+        assert_eq!(r.len(), 1);
+        let f = r[0];
+        assert_eq!(f.outcome, Outcome::Acked);
+        assert_eq!((f.seq, f.retry), (0, false));
+        assert_eq!(f.airtime, us(248));
+        assert_eq!(f.queueing, Duration::ZERO);
+        // DIFS + counter·slot ≤ 34 + 15·9 = 169 µs < 1 ms: it goes when it arrives.
+        assert_eq!(f.tx_start, Instant::from_millis(1));
+        assert_eq!(f.access, Duration::ZERO);
+        assert_eq!(m.station(s).stats().delivered_bytes, 1500);
+    }
+
+    #[test]
+    fn a_queue_records_queueing_access_and_sequence_numbers() {
+        let phy = Phy::new(Standard::A);
+        let mut m = Medium::new(phy, 7);
+        let s = m.add_station(StationConfig::dcf(&phy, rate(24.0)));
+        for _ in 0..3 {
+            assert!(m.enqueue(s, AccessCategory::Be, 1000));
+        }
+        m.run_until(Instant::from_millis(10));
+        let r = m.records();
+        assert_eq!(r.len(), 3);
+        assert_eq!(r.iter().map(|f| f.seq).collect::<Vec<_>>(), [0, 1, 2]);
+        // Each frame after the first waits for the one ahead: its queueing time is the
+        // previous exchange plus its access; its access is DIFS + backoff (≤ 34 + 15·9 µs).
+        for w in r.windows(2) {
+            let exchange = w[0].airtime + phy.sifs + phy.ack_duration(rate(24.0));
+            assert_eq!(w[1].queueing, w[0].queueing + w[0].access + exchange);
+            assert!(w[1].access >= us(34) && w[1].access <= us(34 + 15 * 9));
+            assert_eq!(
+                w[1].tx_start,
+                w[0].tx_start + exchange + w[1].access,
+                "{w:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn frame_errors_retry_with_the_retry_flag_up_to_the_limit() {
+        let phy = Phy::new(Standard::B);
+        let mut m = Medium::new(phy, 5);
+        m.set_frame_error_rate(0.999_999);
+        let s = m.add_station(StationConfig::dcf(&phy, rate(11.0)));
+        m.enqueue(s, AccessCategory::Be, 500);
+        m.run_until(Instant::from_secs(1));
+        let r = m.records();
+        // dot11ShortRetryLimit = 7 attempts, all the same sequence number, then a drop.
+        assert_eq!(r.len(), 7, "{r:?}");
+        assert!(
+            r.iter()
+                .all(|f| f.seq == 0 && f.outcome == Outcome::Errored)
+        );
+        assert!(!r[0].retry && r[1..].iter().all(|f| f.retry));
+        assert!(r[6].dropped && !r[5].dropped);
+        // After an error a transmitter waits its Ack timeout, then DIFS, then its backoff.
+        for w in r.windows(2) {
+            let gap = w[1].tx_start - (w[0].tx_start + w[0].airtime);
+            assert!(gap >= phy.ack_timeout() + phy.difs(), "{gap:?}");
+            assert_eq!(w[1].access, gap - phy.ack_timeout());
+        }
+        let st = m.station(s).stats();
+        assert_eq!(
+            (st.retry_drops, st.attempts, st.delivered_packets),
+            (1, 7, 0)
+        );
+    }
+
+    #[test]
+    fn two_stations_collide_when_their_counters_match() {
+        // Saturated stations: some slots have two counters at zero; every collision is
+        // recorded for both, and the channel counts it once.
+        let phy = Phy::new(Standard::A);
+        let mut m = Medium::new(phy, 11);
+        for _ in 0..2 {
+            let mut c = StationConfig::dcf(&phy, rate(54.0));
+            c.saturated = Some((AccessCategory::Be, 1500));
+            m.add_station(c);
+        }
+        m.run_until(Instant::from_secs(1));
+        let r = m.records();
+        let collided: Vec<_> = r
+            .iter()
+            .filter(|f| f.outcome == Outcome::Collision)
+            .collect();
+        let stats = m.channel_stats();
+        assert!(stats.collisions > 0);
+        assert_eq!(collided.len() as u64, 2 * stats.collisions);
+        for pair in collided.chunks(2) {
+            assert_eq!(pair[0].tx_start, pair[1].tx_start);
+            assert_ne!(pair[0].station, pair[1].station);
+        }
+        // A frame's next attempt after a collision carries the retry flag.
+        let next = r
+            .iter()
+            .find(|f| f.station == collided[0].station && f.tx_start > collided[0].tx_start)
+            .unwrap();
+        assert!(next.retry && next.seq == collided[0].seq);
+        assert_eq!(stats.successes, m.totals().delivered_packets);
+    }
+
+    #[test]
+    fn a_txop_sends_a_burst_and_the_higher_ac_wins_inside_a_station() {
+        // AC_VO on 11a: a 500-byte MSDU is a 536-byte MPDU, 20 + 4·⌈(16+8·536+6)/216⌉ = 100 µs
+        // at 54 Mbit/s; an exchange is 100 + SIFS 16 + Ack 28 = 144 µs, the next one SIFS
+        // later. The 1.504-ms TXOP holds k exchanges while 144 + 160·(k−1) ≤ 1504: k = 9.
+        let phy = Phy::new(Standard::A);
+        let mut m = Medium::new(phy, 3);
+        let s = m.add_station(StationConfig::edca(&phy, rate(54.0)));
+        for _ in 0..12 {
+            m.enqueue(s, AccessCategory::Vo, 500);
+        }
+        m.run_until(Instant::from_millis(20));
+        let r = m.records();
+        assert_eq!(r.len(), 12);
+        let sifs_apart = r
+            .windows(2)
+            .filter(|w| w[1].tx_start == w[0].tx_start + w[0].airtime + us(16 + 28 + 16))
+            .count();
+        // Twelve frames: a TXOP of 9 and one of 3, so 8 + 2 frames follow SIFS after an Ack.
+        assert_eq!(sifs_apart, 10, "{r:?}");
+
+        // Two ACs of one station whose counters expire together: VO goes, BE backs off.
+        let mut m = Medium::new(phy, 3);
+        let mut c = StationConfig::edca(&phy, rate(54.0));
+        c.edca[AccessCategory::Be.index()] = c.edca[AccessCategory::Vo.index()];
+        let s = m.add_station(c);
+        let mut internal = 0;
+        for k in 0..200 {
+            m.run_until(Instant::from_millis(10 * k));
+            m.enqueue(s, AccessCategory::Be, 200);
+            m.enqueue(s, AccessCategory::Vo, 200);
+            m.run_until(Instant::from_millis(10 * k + 5));
+            for f in m.take_records() {
+                if f.outcome == Outcome::InternalCollision {
+                    internal += 1;
+                    assert_eq!(f.ac, AccessCategory::Be);
+                    assert_eq!(f.airtime, Duration::ZERO);
+                }
+                assert_ne!(f.outcome, Outcome::Collision);
+            }
+        }
+        assert!(internal > 0);
+    }
+
+    #[test]
+    fn the_same_seed_gives_the_same_frames() {
+        let phy = Phy::new(Standard::G);
+        let run = |seed| {
+            let mut m = Medium::new(phy, seed);
+            for _ in 0..5 {
+                let mut c = StationConfig::dcf(&phy, rate(24.0));
+                c.saturated = Some((AccessCategory::Be, 1200));
+                m.add_station(c);
+            }
+            m.run_until(Instant::from_millis(200));
+            m.take_records()
+        };
+        assert_eq!(run(4), run(4));
+        assert_ne!(run(4), run(5));
+    }
+
+    use proptest::prelude::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+
+        /// Whatever arrives when: the medium carries one exchange at a time (acknowledged
+        /// frames never overlap, nor overlap a collision), attempts come in time order, every
+        /// queued MSDU is delivered or dropped, and the sequence numbers of one station's
+        /// acknowledged frames increase within each AC (the ACs share one counter).
+        #[test]
+        fn wifi_medium_invariants(
+            seed in 0u64..1000,
+            std in 0usize..3,
+            stations in 1usize..8,
+            arrivals in proptest::collection::vec((0usize..8, 0usize..4, 0u64..50_000, 40u32..2000), 1..200),
+            fer in 0.0f64..0.3,
+        ) {
+            let standard = [Standard::B, Standard::A, Standard::G][std];
+            let phy = Phy::new(standard);
+            let r = PhyRate::from_100kbps(phy.rates()[(seed as usize) % phy.rates().len()]);
+            let mut m = Medium::new(phy, seed);
+            m.set_frame_error_rate(fer);
+            for _ in 0..stations {
+                m.add_station(StationConfig::edca(&phy, r));
+            }
+            let mut arrivals = arrivals;
+            arrivals.sort_by_key(|a| a.2);
+            let mut queued = 0u64;
+            for (sta, ac, at_us, bytes) in arrivals {
+                m.run_until(Instant::from_micros(at_us));
+                if m.enqueue(sta % stations, AccessCategory::ALL[ac], bytes) {
+                    queued += 1;
+                }
+            }
+            m.run_until(Instant::from_secs(5));
+            let recs: Vec<_> = m
+                .records()
+                .iter()
+                .filter(|f| f.outcome != Outcome::InternalCollision)
+                .copied()
+                .collect();
+            let mut busy_until = Instant::ZERO;
+            let mut last: Option<FrameRecord> = None;
+            for f in &recs {
+                match last {
+                    // Transmissions in the same slot are a collision, all of them.
+                    Some(l) if f.tx_start == l.tx_start => {
+                        prop_assert!(f.outcome == Outcome::Collision && l.outcome == Outcome::Collision,
+                            "{l:?} and {f:?} share a start");
+                    }
+                    // A new transmission starts once the last busy period is over.
+                    _ => prop_assert!(f.tx_start >= busy_until, "{f:?} starts before {busy_until:?}"),
+                }
+                let end = f.tx_start + f.airtime
+                    + if f.outcome == Outcome::Acked { phy.sifs + phy.ack_duration(f.rate) } else { Duration::ZERO };
+                busy_until = busy_until.max(end);
+                last = Some(*f);
+            }
+            let totals = m.totals();
+            prop_assert!(totals.delivered_packets + totals.retry_drops <= queued);
+            // With 5 s to drain, every queued frame was delivered or dropped.
+            prop_assert_eq!(totals.delivered_packets + totals.retry_drops, queued);
+            for (i, ac) in (0..stations).flat_map(|i| AccessCategory::ALL.map(|ac| (i, ac))) {
+                let seqs: Vec<u16> = recs
+                    .iter()
+                    .filter(|f| f.station == i as u32 && f.ac == ac && f.outcome == Outcome::Acked)
+                    .map(|f| f.seq)
+                    .collect();
+                for w in seqs.windows(2) {
+                    prop_assert!(w[1] > w[0], "{seqs:?}");
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,179 @@
+//! A station's MAC — IEEE 802.11-2016 10.22.2 (EDCA), 10.3.2.11–12 (sequence numbers, retry
+//! flag).
+//!
+//! A transmitter (a station or an AP): its PHY rate, one queue and one EDCAF per access
+//! category, its 12-bit sequence counter, and when its idle-medium count may start. The
+//! [`Medium`](super::medium::Medium) wires stations to the shared channel.
+//!
+//! Deviations:
+//! - One sequence counter per transmitter (the standard keeps one per receiver and TID).
+//! - A fixed PHY rate per station (rate adaptation comes later).
+
+use super::edca::{AccessCategory, EdcaParams, Edcaf};
+use super::phy::{Phy, PhyRate};
+use rand_chacha::ChaCha8Rng;
+use std::collections::VecDeque;
+use wisp_core::Instant;
+
+/// How a station is set up.
+#[derive(Clone, Debug)]
+pub struct StationConfig {
+    pub rate: PhyRate,
+    /// EDCA parameters per access category (indexed by [`AccessCategory::index`]).
+    pub edca: [EdcaParams; 4],
+    /// Frames each AC queue holds (the head included); more are dropped.
+    pub queue_limit: usize,
+    /// Always backlogged: a new MSDU of this many bytes joins this AC's queue whenever it is
+    /// empty.
+    pub saturated: Option<(AccessCategory, u32)>,
+}
+
+impl StationConfig {
+    /// A QoS station with the default EDCA parameter set.
+    pub fn edca(phy: &Phy, rate: PhyRate) -> Self {
+        StationConfig {
+            rate,
+            edca: AccessCategory::ALL.map(|ac| EdcaParams::default_for(ac, phy)),
+            queue_limit: 1000,
+            saturated: None,
+        }
+    }
+
+    /// A non-QoS (DCF) station: every AC uses the DCF parameters; traffic goes to AC_BE.
+    pub fn dcf(phy: &Phy, rate: PhyRate) -> Self {
+        StationConfig {
+            rate,
+            edca: [EdcaParams::dcf(phy); 4],
+            queue_limit: 1000,
+            saturated: None,
+        }
+    }
+}
+
+/// An MSDU waiting in a queue.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Frame {
+    pub bytes: u32,
+    pub enqueued: Instant,
+    /// When it reached the head of its queue.
+    pub head_at: Instant,
+    /// When its current attempt became eligible (head_at, or when the last attempt failed).
+    pub eligible: Instant,
+    /// Its sequence number, once it has been sent.
+    pub seq: Option<u16>,
+}
+
+/// What a station delivered and lost.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct StationStats {
+    pub delivered_packets: u64,
+    pub delivered_bytes: u64,
+    /// Transmission attempts (first tries and retries).
+    pub attempts: u64,
+    /// MSDUs dropped at the retry limit.
+    pub retry_drops: u64,
+    /// MSDUs dropped because the queue was full.
+    pub queue_drops: u64,
+}
+
+/// One transmitter on the channel.
+#[derive(Debug)]
+pub struct Station {
+    pub config: StationConfig,
+    pub(crate) queues: [VecDeque<Frame>; 4],
+    pub(crate) edcaf: [Edcaf; 4],
+    /// When the medium was last seen idle (before any AIFS): the end of the last busy period,
+    /// plus the EIFS extension after an errored reception or the Ack timeout after a failed
+    /// transmission.
+    pub(crate) idle_from: Instant,
+    next_seq: u16,
+    pub(crate) rng: ChaCha8Rng,
+    pub(crate) stats: StationStats,
+}
+
+impl Station {
+    pub(crate) fn new(config: StationConfig, mut rng: ChaCha8Rng) -> Self {
+        let edcaf = config.edca.map(|p| Edcaf::new(p, &mut rng));
+        Station {
+            config,
+            queues: Default::default(),
+            edcaf,
+            idle_from: Instant::ZERO,
+            next_seq: 0,
+            rng,
+            stats: StationStats::default(),
+        }
+    }
+
+    pub fn stats(&self) -> StationStats {
+        self.stats
+    }
+
+    /// Frames in `ac`'s queue.
+    pub fn queued(&self, ac: AccessCategory) -> usize {
+        self.queues[ac.index()].len()
+    }
+
+    /// When `ac`'s counter starts to run: `idle_from + AIFS[ac]`.
+    pub(crate) fn ready(&self, ac: usize, phy: &Phy) -> Instant {
+        self.idle_from + phy.aifs(self.config.edca[ac].aifsn)
+    }
+
+    /// Queues an MSDU at `now`; `false` if the queue is full.
+    pub(crate) fn enqueue(&mut self, ac: AccessCategory, bytes: u32, now: Instant) -> bool {
+        let q = &mut self.queues[ac.index()];
+        if q.len() >= self.config.queue_limit {
+            self.stats.queue_drops += 1;
+            return false;
+        }
+        q.push_back(Frame {
+            bytes,
+            enqueued: now,
+            head_at: now,
+            eligible: now,
+            seq: None,
+        });
+        true
+    }
+
+    /// Removes `ac`'s head frame at `now`; the next frame becomes the head (a saturated
+    /// station queues a new one).
+    pub(crate) fn pop(&mut self, ac: usize, now: Instant) {
+        self.queues[ac].pop_front();
+        if let Some((sat_ac, bytes)) = self.config.saturated
+            && sat_ac.index() == ac
+            && self.queues[ac].is_empty()
+        {
+            self.enqueue(sat_ac, bytes, now);
+        }
+        if let Some(f) = self.queues[ac].front_mut() {
+            f.head_at = f.head_at.max(now);
+            f.eligible = f.head_at;
+        }
+    }
+
+    /// The sequence number of `ac`'s head frame, assigned on its first attempt, and whether
+    /// this attempt is a retry.
+    pub(crate) fn sequence(&mut self, ac: usize) -> (u16, bool) {
+        let next = &mut self.next_seq;
+        let f = self.queues[ac].front_mut().expect("a head frame");
+        match f.seq {
+            Some(s) => (s, true),
+            None => {
+                let s = *next;
+                *next = (*next + 1) % 4096;
+                f.seq = Some(s);
+                (s, false)
+            }
+        }
+    }
+
+    /// How long the head of `ac` has waited since it became eligible (for the record).
+    pub(crate) fn head(&self, ac: usize) -> Option<&Frame> {
+        self.queues[ac].front()
+    }
+
+    pub(crate) fn head_mut(&mut self, ac: usize) -> Option<&mut Frame> {
+        self.queues[ac].front_mut()
+    }
+}
