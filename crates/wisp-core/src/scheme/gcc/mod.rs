@@ -256,7 +256,6 @@ pub enum ThresholdName {
 
 impl Validate for GccParams {
     fn validate(&self) -> Checked {
-        let kbps = "a rate in kbit/s, 1 to 1e6";
         range(
             "interval-ms",
             self.interval_ms,
@@ -271,29 +270,42 @@ impl Validate for GccParams {
             10_000.0,
             "a whole number of ms, 10 to 10000",
         )?;
-        range("start-kbps", self.start_kbps, 1.0, 1e6, kbps)?;
-        range("min-kbps", self.min_kbps, 1.0, 1e6, kbps)?;
-        range("max-kbps", self.max_kbps, 1.0, 1e6, kbps)?;
-        range(
-            "pace-factor",
+        check_call_keys(
+            self.start_kbps,
+            self.min_kbps,
+            self.max_kbps,
             self.pace_factor,
-            1.0,
-            100.0,
-            "a factor, 1 to 100",
-        )?;
-        range(
-            "audio-kbps",
             self.audio_kbps,
-            0.0,
-            1000.0,
-            "a rate in kbit/s, 0 to 1000",
-        )?;
-        ordered(&[
-            ("min-kbps", self.min_kbps),
-            ("start-kbps", self.start_kbps),
-            ("max-kbps", self.max_kbps),
-        ])
+        )
     }
+}
+
+/// The checks of the keys every GCC form shares (the call's rates, pacing and audio): each in
+/// range, and `min-kbps ≤ start-kbps ≤ max-kbps`.
+pub(crate) fn check_call_keys(
+    start_kbps: f64,
+    min_kbps: f64,
+    max_kbps: f64,
+    pace_factor: f64,
+    audio_kbps: f64,
+) -> Checked {
+    let kbps = "a rate in kbit/s, 1 to 1e6";
+    range("start-kbps", start_kbps, 1.0, 1e6, kbps)?;
+    range("min-kbps", min_kbps, 1.0, 1e6, kbps)?;
+    range("max-kbps", max_kbps, 1.0, 1e6, kbps)?;
+    range("pace-factor", pace_factor, 1.0, 100.0, "a factor, 1 to 100")?;
+    range(
+        "audio-kbps",
+        audio_kbps,
+        0.0,
+        1000.0,
+        "a rate in kbit/s, 0 to 1000",
+    )?;
+    ordered(&[
+        ("min-kbps", min_kbps),
+        ("start-kbps", start_kbps),
+        ("max-kbps", max_kbps),
+    ])
 }
 
 impl Configurable for GccConfig {

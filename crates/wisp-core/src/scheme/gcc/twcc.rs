@@ -68,7 +68,7 @@ use super::{GccConfig, GccSender};
 use crate::controller::{Allowance, Receiver, SendContext, Sender, SenderStats};
 use crate::pacer::Pacer;
 use crate::packet::{Content, DataHeader};
-use crate::scheme::params::{Checked, Configurable, Validate, ordered, range, scheme_params};
+use crate::scheme::params::{Checked, Configurable, Validate, range, scheme_params};
 use crate::scheme::registry::{Halves, Scheme, SchemeInfo};
 use crate::scheme::{BuildError, SchemeContext};
 use crate::source::{MediaConfig, Source};
@@ -146,24 +146,6 @@ scheme_params! {
 
 impl Validate for GccTwccParams {
     fn validate(&self) -> Checked {
-        let kbps = "a rate in kbit/s, 1 to 1e6";
-        range("start-kbps", self.start_kbps, 1.0, 1e6, kbps)?;
-        range("min-kbps", self.min_kbps, 1.0, 1e6, kbps)?;
-        range("max-kbps", self.max_kbps, 1.0, 1e6, kbps)?;
-        range(
-            "pace-factor",
-            self.pace_factor,
-            1.0,
-            100.0,
-            "a factor, 1 to 100",
-        )?;
-        range(
-            "audio-kbps",
-            self.audio_kbps,
-            0.0,
-            1000.0,
-            "a rate in kbit/s, 0 to 1000",
-        )?;
         range(
             "feedback-interval-ms",
             self.feedback_interval_ms,
@@ -171,11 +153,13 @@ impl Validate for GccTwccParams {
             1000.0,
             "a time in ms, 1 to 1000",
         )?;
-        ordered(&[
-            ("min-kbps", self.min_kbps),
-            ("start-kbps", self.start_kbps),
-            ("max-kbps", self.max_kbps),
-        ])
+        super::check_call_keys(
+            self.start_kbps,
+            self.min_kbps,
+            self.max_kbps,
+            self.pace_factor,
+            self.audio_kbps,
+        )
     }
 }
 
