@@ -25,6 +25,11 @@ use wisp_sim::run::{RunReport, RunResult};
 use wisp_sim::sim::FlowSpec;
 use wisp_sim::trace::TraceUnit;
 
+mod controller;
+mod twin;
+
+use controller::{ControllerError, PyController, Shared};
+
 fn value_error(message: impl std::fmt::Display) -> PyErr {
     PyValueError::new_err(message.to_string())
 }
@@ -125,6 +130,9 @@ fn report_json(r: &impl serde::Serialize) -> PyResult<String> {
 #[pyclass(frozen, module = "wisp._wisp", name = "RunOutput")]
 struct RunOutput {
     result: RunResult,
+    /// Python callbacks the run made (0 without a Python controller).
+    #[pyo3(get)]
+    callbacks: u64,
 }
 
 #[pymethods]
@@ -230,7 +238,7 @@ const DROP_REASONS: [DropReason; 6] = [
 #[allow(clippy::too_many_arguments)]
 fn run(
     py: Python<'_>,
-    scheme: &str,
+    scheme: &Bound<'_, PyAny>,
     link: &str,
     reverse: Option<PathBuf>,
     delay_ms: f64,
@@ -243,7 +251,16 @@ fn run(
     timer_jitter_us: f64,
     flows: u16,
 ) -> PyResult<RunOutput> {
-    let scheme: SchemeConfig = scheme.parse().map_err(value_error)?;
+    let shared = Arc::new(Shared::default());
+    let (scheme, calls_python): (SchemeConfig, bool) =
+        if let Ok(c) = scheme.downcast::<PyController>() {
+            c.get().scheme(py, &shared)
+        } else {
+            let s: &str = scheme
+                .extract()
+                .map_err(|_| value_error("scheme: expected a spec string or a wisp.Controller"))?;
+            (s.parse().map_err(value_error)?, false)
+        };
     let spec: LinkSpec = link.parse().map_err(value_error)?;
     let options = run_options(
         delay_ms,
@@ -263,10 +280,20 @@ fn run(
     let seed = resolve_seed(seed)?;
     let flows = (0..flows).map(|_| FlowSpec::new(scheme.clone())).collect();
     let scenario = options.scenario(forward, reverse, flows, seed);
-    let result = py
-        .allow_threads(|| wisp_sim::run::run(&scenario, None))
-        .map_err(value_error)?;
-    Ok(RunOutput { result })
+    // A Python controller needs the GIL at every callback: the run keeps it.
+    let result = if calls_python {
+        wisp_sim::run::run(&scenario, None)
+    } else {
+        py.allow_threads(|| wisp_sim::run::run(&scenario, None))
+    };
+    if let Some(e) = shared.take_error() {
+        return Err(e);
+    }
+    let result = result.map_err(value_error)?;
+    Ok(RunOutput {
+        result,
+        callbacks: shared.calls(),
+    })
 }
 
 /// Runs every scheme over every trace (see `wisp.bench`); returns the reports as one JSON list,
@@ -443,6 +470,11 @@ fn wisp_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(split_schemes, m)?)?;
     m.add_class::<RunOutput>()?;
     m.add_class::<Trace>()?;
+    m.add_class::<PyController>()?;
+    m.add_class::<controller::PyRate>()?;
+    m.add_class::<controller::PyWindow>()?;
+    m.add_class::<controller::PyPacket>()?;
+    m.add("ControllerError", m.py().get_type::<ControllerError>())?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

@@ -24,8 +24,23 @@ import numpy as np
 import pandas as pd
 
 from . import _wisp
+from .controller import Controller, ControllerError, Packet, Rate, Receiver, Sender, Window
 
-__all__ = ["RunResult", "Trace", "bench", "run", "schemes", "__version__"]
+__all__ = [
+    "Controller",
+    "ControllerError",
+    "Packet",
+    "Rate",
+    "Receiver",
+    "RunResult",
+    "Sender",
+    "Trace",
+    "Window",
+    "bench",
+    "run",
+    "schemes",
+    "__version__",
+]
 
 __version__: str = _wisp.__version__
 
@@ -111,6 +126,8 @@ class RunResult:
     def __init__(self, output: _wisp.RunOutput) -> None:
         self._output = output
         self._report: dict[str, Any] = json.loads(output.report_json())
+        #: Python callbacks the run made (0 without a Python controller).
+        self.callbacks: int = output.callbacks
         for k in REPORT_FIELDS:
             setattr(self, k, self._report[k])
         self.flows = self._report["flows"]
@@ -165,7 +182,7 @@ class RunResult:
 
 
 def run(
-    scheme: str,
+    scheme: str | Controller,
     link: str,
     reverse: str | os.PathLike[str] | None = None,
     delay_ms: float = 20.0,
@@ -181,7 +198,8 @@ def run(
     """Simulates one scenario, as ``wisp run`` does.
 
     Args:
-        scheme: ``NAME[:KEY=VALUE,…]`` (``wisp run --scheme``; see :func:`schemes`).
+        scheme: ``NAME[:KEY=VALUE,…]`` (``wisp run --scheme``; see :func:`schemes`), or a
+            :class:`Controller` written in Python.
         link: the data direction's link spec (``wisp run --link``): ``trace:FILE``,
             ``trace-ns:FILE``, ``trace-packets:FILE``, ``const:RATE``, ``steps:RATE@T,…``,
             ``wifi-outage[:…]``, ``3g-up``, ``wimax-down``, ``cable-up``, ``handover:…``.
@@ -200,12 +218,13 @@ def run(
     Raises:
         ValueError: bad input (an unknown scheme or parameter, a bad spec, a missing or
             malformed trace), with the message the command line prints.
+        ControllerError: a :class:`Controller`'s hook raised or returned garbage.
 
-    The simulation runs with the GIL released.
+    The simulation runs with the GIL released (but for a Python controller, which needs it).
     """
     return RunResult(
         _wisp.run(
-            scheme,
+            scheme._native if isinstance(scheme, Controller) else scheme,
             link,
             reverse=None if reverse is None else os.fspath(reverse),
             delay_ms=float(delay_ms),

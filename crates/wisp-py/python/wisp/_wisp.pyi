@@ -1,7 +1,7 @@
 """Type stubs of the native module ``wisp._wisp`` (crate wisp-py). Use the ``wisp`` package's
 functions; these are its building blocks."""
 
-from typing import final
+from typing import Any, Callable, final
 
 __version__: str
 
@@ -18,6 +18,8 @@ class RunOutput:
     @staticmethod
     def drop_reasons() -> list[str]: ...
     def html(self) -> str: ...
+    @property
+    def callbacks(self) -> int: ...
 
 @final
 class Trace:
@@ -30,8 +32,58 @@ class Trace:
     def stats_json(self) -> str: ...
     def rate_columns(self, bin_ms: float) -> list[Column]: ...
 
+class ControllerError(RuntimeError): ...
+
+@final
+class Rate:
+    def __init__(self, kbps: float, pacing_kbps: float | None = None) -> None: ...
+    @property
+    def kbps(self) -> float: ...
+    @property
+    def pacing_kbps(self) -> float: ...
+
+@final
+class Window:
+    def __init__(self, bytes: int, pacing_kbps: float | None = None) -> None: ...
+    @property
+    def bytes(self) -> int: ...
+    @property
+    def pacing_kbps(self) -> float | None: ...
+
+@final
+class Packet:
+    @property
+    def seq(self) -> int: ...
+    @property
+    def byte_seq(self) -> int: ...
+    @property
+    def send_time(self) -> float: ...
+    @property
+    def size(self) -> int: ...
+
+@final
+class Controller:
+    """Factories of a Python scheme's halves: each returns (object, class name, [hooks])."""
+
+    def __init__(
+        self,
+        name: str,
+        sender: Callable[[], tuple[Any, str, list[str]]],
+        receiver: Callable[[], tuple[Any, str, list[str]]],
+    ) -> None: ...
+    @staticmethod
+    def rust_example_aimd(
+        start_kbps: float = 300.0,
+        target_s: float = 0.040,
+        beta: float = 0.85,
+        step_kbps: float = 50.0,
+        interval_s: float = 0.050,
+    ) -> Controller: ...
+    @property
+    def name(self) -> str: ...
+
 def run(
-    scheme: str,
+    scheme: str | Controller,
     link: str,
     reverse: str | None = None,
     delay_ms: float = 20.0,

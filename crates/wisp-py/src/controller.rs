@@ -1,0 +1,814 @@
+//! Controllers written in Python: a `wisp.Sender` / `wisp.Receiver` pair runs in the simulator
+//! through the scheme seam's run-time variant (`SchemeConfig::Custom`), like any scheme
+//! registered from outside wisp-core (`docs/adding-a-scheme.md`).
+//!
+//! The Python halves see the Rust contract with Python types: times are `float` seconds since
+//! the start of the run (`Instant` nanoseconds / 1e9; a time the controller returns is rounded
+//! to the nanosecond), rates `float` kbit/s, sizes `int` bytes. The scheme's feedback message is
+//! `bytes` (carried in one framed message of kind 200, so it costs the reverse path its length
+//! plus the 3-byte frame header), its per-packet header fields `bytes` of at most 16 (one RTP
+//! header extension element, as for every scheme). The seam's conversions are the functions
+//! below ([`secs`], [`instant_of`], [`rate_of`]); the Rust twin of the Python example
+//! ([`crate::twin`]) uses the same ones, so the two run the same arithmetic.
+//!
+//! A callback that raises, or returns what the contract does not allow, stops the controller:
+//! the error is kept (the first one), the flow's halves stop calling Python (the sender's
+//! allowance becomes an empty window, its timers stop), the run finishes quickly, and `wisp.run`
+//! raises `wisp.ControllerError` naming the class, the callback, the simulated time and the
+//! problem, with the Python exception as its `__cause__`. Ctrl-C is checked every 4096 callbacks
+//! and stops the run the same way.
+//!
+//! Deviations from the Rust contract: no `poll_extra` (a Python sender cannot send packets
+//! outside its allowance), no `delay_target`; `stats()` reports the target rate of the last
+//! `Rate` allowance. The traffic source is always a backlogged bulk source of MTU-sized packets.
+//! A hook a class does not override is not called at all (`on_time`, `poll_timeout`, …), so the
+//! seam costs only the callbacks a controller defines.
+
+use pyo3::exceptions::PyRuntimeError;
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyString};
+use pyo3::{create_exception, intern};
+use std::cell::Cell;
+use std::collections::HashSet;
+use std::fmt;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+use wisp_core::controller::{Allowance, Receiver, SendContext, Sender, SenderStats};
+use wisp_core::pacer::Pacer;
+use wisp_core::packet::{DataHeader, HeaderFields, SchemeFields};
+use wisp_core::scheme::params::Parameters;
+use wisp_core::scheme::{
+    BuildError, CustomScheme, Halves, ParamError, Scheme, SchemeConfig, SchemeContext, SchemeInfo,
+};
+use wisp_core::source::Source;
+use wisp_core::wire::{Message, WireError, frame, unframe};
+use wisp_core::{Bitrate, DataSize, Instant};
+
+create_exception!(
+    _wisp,
+    ControllerError,
+    PyRuntimeError,
+    "A controller written in Python raised, or returned what the contract does not allow."
+);
+
+/// The frame kind of a Python scheme's feedback (schemes outside the tree use 200–254).
+pub const KIND: u8 = 200;
+/// The largest feedback message a Python receiver may return, bytes.
+pub const MAX_FEEDBACK: usize = 1200;
+/// The largest rate a controller may ask for, kbit/s (100 Gbit/s).
+const MAX_KBPS: f64 = 1e8;
+
+/// A time as the Python halves see it: seconds since the start of the run.
+pub fn secs(t: Instant) -> f64 {
+    t.as_nanos() as f64 / 1e9
+}
+
+/// A time a Python half returned (seconds), rounded to the nanosecond; `None` if it is not a
+/// finite, non-negative number.
+pub fn instant_of(s: f64) -> Option<Instant> {
+    let ns = (s * 1e9).round();
+    (ns.is_finite() && ns >= 0.0 && ns < u64::MAX as f64).then(|| Instant::from_nanos(ns as u64))
+}
+
+/// A rate a Python half returned (kbit/s); `None` if it is not finite or out of 0 to 1e8.
+pub fn rate_of(kbps: f64) -> Option<Bitrate> {
+    (kbps.is_finite() && (0.0..=MAX_KBPS).contains(&kbps)).then(|| Bitrate::from_kbps_f64(kbps))
+}
+
+/// A Python scheme's feedback message: the bytes its receiver returned.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PyMessage(pub Vec<u8>);
+
+impl Message for PyMessage {
+    fn emit(&self, out: &mut Vec<u8>) {
+        frame(out, KIND, |out| out.extend_from_slice(&self.0));
+    }
+    fn parse(buf: &[u8]) -> Result<Self, WireError> {
+        let (kind, mut p) = unframe(buf)?;
+        if kind != KIND {
+            return Err(WireError::UnknownKind(kind));
+        }
+        let body = p.bytes(p.remaining())?.to_vec();
+        p.finish()?;
+        Ok(PyMessage(body))
+    }
+}
+
+/// A Python scheme's per-packet header fields: the bytes its sender returned.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PyFields(pub SchemeFields);
+
+impl HeaderFields for PyFields {
+    fn emit(&self) -> SchemeFields {
+        self.0
+    }
+    fn parse(fields: &SchemeFields) -> Result<Self, WireError> {
+        Ok(PyFields(*fields))
+    }
+}
+
+/// `wisp.Rate(kbps, pacing_kbps=None)`: send at `kbps`, paced at `pacing_kbps` (default: the
+/// same).
+#[pyclass(frozen, module = "wisp._wisp", name = "Rate")]
+#[derive(Clone, Copy, Debug)]
+pub struct PyRate {
+    #[pyo3(get)]
+    kbps: f64,
+    #[pyo3(get)]
+    pacing_kbps: f64,
+}
+
+#[pymethods]
+impl PyRate {
+    #[new]
+    #[pyo3(signature = (kbps, pacing_kbps=None))]
+    fn new(kbps: f64, pacing_kbps: Option<f64>) -> Self {
+        PyRate {
+            kbps,
+            pacing_kbps: pacing_kbps.unwrap_or(kbps),
+        }
+    }
+    fn __repr__(&self) -> String {
+        format!("Rate({}, pacing_kbps={})", self.kbps, self.pacing_kbps)
+    }
+}
+
+/// `wisp.Window(bytes, pacing_kbps=None)`: `bytes` more may be sent now, paced at
+/// `pacing_kbps` if given (else back to back).
+#[pyclass(frozen, module = "wisp._wisp", name = "Window")]
+#[derive(Clone, Copy, Debug)]
+pub struct PyWindow {
+    #[pyo3(get)]
+    bytes: u64,
+    #[pyo3(get)]
+    pacing_kbps: Option<f64>,
+}
+
+#[pymethods]
+impl PyWindow {
+    #[new]
+    #[pyo3(signature = (bytes, pacing_kbps=None))]
+    fn new(bytes: u64, pacing_kbps: Option<f64>) -> Self {
+        PyWindow { bytes, pacing_kbps }
+    }
+    fn __repr__(&self) -> String {
+        format!("Window({}, pacing_kbps={:?})", self.bytes, self.pacing_kbps)
+    }
+}
+
+/// `wisp.Packet`: what a controller is told of a data packet.
+#[pyclass(frozen, module = "wisp._wisp", name = "Packet")]
+#[derive(Debug)]
+pub struct PyPacket {
+    /// Per-flow sequence number, from 0.
+    #[pyo3(get)]
+    seq: u64,
+    /// Bytes of the flow sent before this packet.
+    #[pyo3(get)]
+    byte_seq: u64,
+    /// When it was sent, seconds.
+    #[pyo3(get)]
+    send_time: f64,
+    /// Wire size, bytes.
+    #[pyo3(get)]
+    size: u64,
+}
+
+#[pymethods]
+impl PyPacket {
+    fn __repr__(&self) -> String {
+        format!(
+            "Packet(seq={}, byte_seq={}, send_time={}, size={})",
+            self.seq, self.byte_seq, self.send_time, self.size
+        )
+    }
+}
+
+fn packet(p: &DataHeader) -> PyPacket {
+    PyPacket {
+        seq: p.seq,
+        byte_seq: p.byte_seq,
+        send_time: secs(p.send_time),
+        size: p.size.bytes(),
+    }
+}
+
+/// What the halves of one run share: the first error, and a count of callbacks.
+#[derive(Debug, Default)]
+pub struct Shared {
+    error: Mutex<Option<PyErr>>,
+    failed: AtomicBool,
+    calls: AtomicU64,
+}
+
+impl Shared {
+    fn fail(&self, e: PyErr) {
+        let mut slot = self.error.lock().unwrap_or_else(|p| p.into_inner());
+        if slot.is_none() {
+            *slot = Some(e);
+        }
+        self.failed.store(true, Ordering::Relaxed);
+    }
+
+    fn failed(&self) -> bool {
+        self.failed.load(Ordering::Relaxed)
+    }
+
+    /// The first error, if any.
+    pub fn take_error(&self) -> Option<PyErr> {
+        self.error.lock().unwrap_or_else(|p| p.into_inner()).take()
+    }
+
+    /// Python callbacks made so far.
+    pub fn calls(&self) -> u64 {
+        self.calls.load(Ordering::Relaxed)
+    }
+}
+
+/// The name of a class, kept for the life of the process (a scheme's name is `&'static str`;
+/// each distinct name is stored once).
+fn intern_name(name: &str) -> &'static str {
+    static NAMES: OnceLock<Mutex<HashSet<&'static str>>> = OnceLock::new();
+    let mut set = NAMES
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(|p| p.into_inner());
+    if let Some(n) = set.get(name) {
+        return n;
+    }
+    let leaked: &'static str = Box::leak(name.to_string().into_boxed_str());
+    set.insert(leaked);
+    leaked
+}
+
+/// One Python half: the object, its class name, the hooks it overrides, and the run's shared
+/// state.
+struct Half {
+    obj: Py<PyAny>,
+    class: String,
+    hooks: Vec<String>,
+    shared: Arc<Shared>,
+    /// The latest time a callback was told (a returned wake-up must not be earlier).
+    now: Cell<Instant>,
+}
+
+impl fmt::Debug for Half {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} (Python)", self.class)
+    }
+}
+
+impl Half {
+    fn has(&self, hook: &str) -> bool {
+        self.hooks.iter().any(|h| h == hook)
+    }
+
+    /// Whether Python may be called (no error so far); counts the call and checks for Ctrl-C
+    /// every 4096 calls.
+    fn live(&self, py: Python<'_>) -> bool {
+        if self.shared.failed() {
+            return false;
+        }
+        let n = self.shared.calls.fetch_add(1, Ordering::Relaxed);
+        if n & 0xFFF == 0xFFF {
+            if let Err(e) = py.check_signals() {
+                self.shared.fail(e);
+                return false;
+            }
+        }
+        true
+    }
+
+    fn raised(&self, py: Python<'_>, hook: &str, now: Option<Instant>, e: PyErr) {
+        let at = now.map_or(String::new(), |t| format!(" at t={:.6} s", secs(t)));
+        let what = e
+            .get_type(py)
+            .qualname()
+            .map_or_else(|_| "an exception".to_string(), |n| n.to_string());
+        let err = ControllerError::new_err(format!(
+            "{}.{hook}{at} raised {what}: {}",
+            self.class,
+            e.value(py)
+        ));
+        err.set_cause(py, Some(e));
+        self.shared.fail(err);
+    }
+
+    fn garbage(&self, hook: &str, now: Option<Instant>, got: &Bound<'_, PyAny>, expected: &str) {
+        let at = now.map_or(String::new(), |t| format!(" at t={:.6} s", secs(t)));
+        let shown = got
+            .repr()
+            .map_or_else(|_| "?".to_string(), |r| r.to_string());
+        let ty = got
+            .get_type()
+            .qualname()
+            .map_or_else(|_| "?".to_string(), |n| n.to_string());
+        self.shared.fail(ControllerError::new_err(format!(
+            "{}.{hook}{at} returned {shown} ({ty}): expected {expected}",
+            self.class
+        )));
+    }
+
+    /// Calls `hook(*args)`; `None` if it raised (the error is kept).
+    fn call<'py>(
+        &self,
+        py: Python<'py>,
+        hook: &Bound<'py, PyString>,
+        now: Option<Instant>,
+        args: impl pyo3::call::PyCallArgs<'py>,
+    ) -> Option<Bound<'py, PyAny>> {
+        if let Some(t) = now {
+            self.now.set(t);
+        }
+        match self.obj.bind(py).call_method1(hook, args) {
+            Ok(v) => Some(v),
+            Err(e) => {
+                self.raised(py, hook.to_str().unwrap_or("?"), now, e);
+                None
+            }
+        }
+    }
+
+    /// `poll_timeout()`: `None` or a time not earlier than the last one the half was told.
+    fn poll_timeout(&self) -> Option<Instant> {
+        if !self.has("poll_timeout") {
+            return None;
+        }
+        Python::with_gil(|py| {
+            if !self.live(py) {
+                return None;
+            }
+            let v = self.call(py, intern!(py, "poll_timeout"), None, ())?;
+            if v.is_none() {
+                return None;
+            }
+            let expected = "None or a time in seconds, not earlier than now";
+            match v.extract::<f64>().ok().and_then(instant_of) {
+                Some(t) if t >= self.now.get() => Some(t),
+                _ => {
+                    self.garbage("poll_timeout", Some(self.now.get()), &v, expected);
+                    None
+                }
+            }
+        })
+    }
+
+    fn on_timeout(&mut self, now: Instant) {
+        if !self.has("on_timeout") {
+            return;
+        }
+        Python::with_gil(|py| {
+            if self.live(py) {
+                self.call(py, intern!(py, "on_timeout"), Some(now), (secs(now),));
+            }
+        });
+    }
+}
+
+/// The sending half of a Python scheme.
+#[derive(Debug)]
+pub struct PySender {
+    half: Half,
+    last_rate: Cell<Option<Bitrate>>,
+}
+
+impl Sender for PySender {
+    type Feedback = PyMessage;
+    type Fields = PyFields;
+
+    fn on_packet_sent(&mut self, now: Instant, p: &DataHeader, _: &SendContext) -> PyFields {
+        if !self.half.has("on_packet_sent") {
+            return PyFields::default();
+        }
+        Python::with_gil(|py| {
+            let h = &self.half;
+            if !h.live(py) {
+                return PyFields::default();
+            }
+            let Some(v) = h.call(
+                py,
+                intern!(py, "on_packet_sent"),
+                Some(now),
+                (secs(now), packet(p)),
+            ) else {
+                return PyFields::default();
+            };
+            if v.is_none() {
+                return PyFields::default();
+            }
+            match v
+                .downcast::<PyBytes>()
+                .ok()
+                .and_then(|b| SchemeFields::new(b.as_bytes()))
+            {
+                Some(f) => PyFields(f),
+                None => {
+                    h.garbage(
+                        "on_packet_sent",
+                        Some(now),
+                        &v,
+                        "None or bytes of at most 16 (the packet's header fields)",
+                    );
+                    PyFields::default()
+                }
+            }
+        })
+    }
+
+    fn on_feedback(&mut self, now: Instant, m: &PyMessage) {
+        Python::with_gil(|py| {
+            if self.half.live(py) {
+                let body = PyBytes::new(py, &m.0);
+                self.half
+                    .call(py, intern!(py, "on_feedback"), Some(now), (secs(now), body));
+            }
+        });
+    }
+
+    fn on_time(&mut self, now: Instant) {
+        if !self.half.has("on_time") {
+            return;
+        }
+        Python::with_gil(|py| {
+            if self.half.live(py) {
+                self.half
+                    .call(py, intern!(py, "on_time"), Some(now), (secs(now),));
+            }
+        });
+    }
+
+    fn allowance(&self, now: Instant) -> Allowance {
+        let stop = Allowance::Window {
+            bytes: DataSize::ZERO,
+            pacing: None,
+        };
+        Python::with_gil(|py| {
+            let h = &self.half;
+            if !h.live(py) {
+                return stop;
+            }
+            let Some(v) = h.call(py, intern!(py, "allowance"), Some(now), (secs(now),)) else {
+                return stop;
+            };
+            let a = if let Ok(r) = v.downcast::<PyRate>() {
+                let r = r.get();
+                rate_of(r.kbps)
+                    .zip(rate_of(r.pacing_kbps))
+                    .map(|(target, pacing)| Allowance::Rate { target, pacing })
+            } else if let Ok(w) = v.downcast::<PyWindow>() {
+                let w = w.get();
+                match w.pacing_kbps.map(rate_of) {
+                    Some(None) => None,
+                    pacing => Some(Allowance::Window {
+                        bytes: DataSize::from_bytes(w.bytes),
+                        pacing: pacing.flatten(),
+                    }),
+                }
+            } else if v.is_instance_of::<pyo3::types::PyBool>() {
+                None
+            } else {
+                v.extract::<f64>()
+                    .ok()
+                    .and_then(rate_of)
+                    .map(|r| Allowance::Rate {
+                        target: r,
+                        pacing: r,
+                    })
+            };
+            match a {
+                Some(a) => {
+                    if let Allowance::Rate { target, .. } = a {
+                        self.last_rate.set(Some(target));
+                    }
+                    a
+                }
+                None => {
+                    h.garbage(
+                        "allowance",
+                        Some(now),
+                        &v,
+                        "a rate in kbit/s (0 to 1e8), wisp.Rate or wisp.Window",
+                    );
+                    stop
+                }
+            }
+        })
+    }
+
+    fn poll_timeout(&self) -> Option<Instant> {
+        self.half.poll_timeout()
+    }
+
+    fn on_timeout(&mut self, now: Instant) {
+        self.half.on_timeout(now);
+    }
+
+    fn stats(&self) -> SenderStats {
+        SenderStats {
+            target_rate: self.last_rate.get(),
+            window: None,
+        }
+    }
+}
+
+/// The receiving half of a Python scheme.
+#[derive(Debug)]
+pub struct PyReceiver {
+    half: Half,
+}
+
+impl Receiver for PyReceiver {
+    type Feedback = PyMessage;
+    type Fields = PyFields;
+
+    fn on_packet_received(&mut self, now: Instant, p: &DataHeader, fields: &PyFields) {
+        Python::with_gil(|py| {
+            if self.half.live(py) {
+                let f = PyBytes::new(py, fields.0.as_slice());
+                self.half.call(
+                    py,
+                    intern!(py, "on_packet_received"),
+                    Some(now),
+                    (secs(now), packet(p), f),
+                );
+            }
+        });
+    }
+
+    fn poll_feedback(&mut self, now: Instant) -> Option<PyMessage> {
+        if !self.half.has("poll_feedback") {
+            return None;
+        }
+        Python::with_gil(|py| {
+            let h = &self.half;
+            if !h.live(py) {
+                return None;
+            }
+            let v = h.call(py, intern!(py, "poll_feedback"), Some(now), (secs(now),))?;
+            if v.is_none() {
+                return None;
+            }
+            match v.downcast::<PyBytes>() {
+                Ok(b) if b.as_bytes().len() <= MAX_FEEDBACK => {
+                    Some(PyMessage(b.as_bytes().to_vec()))
+                }
+                _ => {
+                    h.garbage(
+                        "poll_feedback",
+                        Some(now),
+                        &v,
+                        "None or bytes of at most 1200 (a feedback message)",
+                    );
+                    None
+                }
+            }
+        })
+    }
+
+    fn poll_timeout(&self) -> Option<Instant> {
+        self.half.poll_timeout()
+    }
+
+    fn on_timeout(&mut self, now: Instant) {
+        self.half.on_timeout(now);
+    }
+}
+
+/// A Python scheme's configuration: the factories of its halves (Python callables returning
+/// `(object, class name, [overridden hooks])`) and the run's shared state.
+pub struct PyScheme {
+    name: &'static str,
+    factories: Option<(Py<PyAny>, Py<PyAny>)>,
+    shared: Arc<Shared>,
+}
+
+impl PyScheme {
+    pub fn new(name: &str, sender: Py<PyAny>, receiver: Py<PyAny>, shared: Arc<Shared>) -> Self {
+        PyScheme {
+            name: intern_name(name),
+            factories: Some((sender, receiver)),
+            shared,
+        }
+    }
+
+    /// As a scheme the simulator runs.
+    pub fn config(self) -> SchemeConfig {
+        SchemeConfig::Custom(CustomScheme::new(self))
+    }
+
+    fn make(&self, py: Python<'_>, factory: &Py<PyAny>, which: &str) -> Option<Half> {
+        let made = factory
+            .call0(py)
+            .and_then(|v| v.extract::<(Py<PyAny>, String, Vec<String>)>(py));
+        match made {
+            Ok((obj, class, hooks)) => Some(Half {
+                obj,
+                class,
+                hooks,
+                shared: self.shared.clone(),
+                now: Cell::new(Instant::ZERO),
+            }),
+            Err(e) => {
+                let err = ControllerError::new_err(format!(
+                    "making the {which} of `{}` raised {}",
+                    self.name,
+                    e.value(py)
+                ));
+                err.set_cause(py, Some(e));
+                self.shared.fail(err);
+                None
+            }
+        }
+    }
+}
+
+impl fmt::Debug for PyScheme {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "PyScheme({})", self.name)
+    }
+}
+
+impl Clone for PyScheme {
+    fn clone(&self) -> Self {
+        PyScheme {
+            name: self.name,
+            factories: self
+                .factories
+                .as_ref()
+                .map(|(s, r)| Python::with_gil(|py| (s.clone_ref(py), r.clone_ref(py)))),
+            shared: self.shared.clone(),
+        }
+    }
+}
+
+impl PartialEq for PyScheme {
+    fn eq(&self, other: &Self) -> bool {
+        self.name == other.name
+            && match (&self.factories, &other.factories) {
+                (Some((a, b)), Some((c, d))) => a.is(c) && b.is(d),
+                (None, None) => true,
+                _ => false,
+            }
+    }
+}
+
+impl Parameters for PyScheme {
+    fn param_list(&self) -> Vec<(&'static str, String)> {
+        vec![]
+    }
+    fn param_docs(&self) -> Vec<(String, String)> {
+        vec![]
+    }
+    fn set_params(&mut self, given: &[(&str, &str)]) -> Result<(), ParamError> {
+        match given.first() {
+            None => Ok(()),
+            Some((k, _)) => Err(ParamError::UnknownParam {
+                scheme: self.name.to_string(),
+                key: k.to_string(),
+                accepted: "(none: a Python controller takes its parameters in Python)".to_string(),
+            }),
+        }
+    }
+}
+
+impl Scheme for PyScheme {
+    type Sender = PySender;
+    type Receiver = PyReceiver;
+    const NAMES: &'static [SchemeInfo] = &[SchemeInfo {
+        name: "python",
+        summary: "a controller written in Python (wisp.Controller)",
+    }];
+
+    fn named(name: &str) -> Option<Self> {
+        // Only `DynScheme::default_param_list` asks (for a scheme without parameters): a
+        // configuration without factories, which builds inert halves.
+        Some(PyScheme {
+            name: intern_name(name),
+            factories: None,
+            shared: Arc::default(),
+        })
+    }
+
+    fn name(&self) -> &'static str {
+        self.name
+    }
+
+    fn build(&self, ctx: SchemeContext) -> Result<Halves<PySender, PyReceiver>, BuildError> {
+        let mtu = ctx.mtu();
+        let (sender, receiver) = Python::with_gil(|py| {
+            let (s, r) = match &self.factories {
+                Some((s, r)) => (self.make(py, s, "sender"), self.make(py, r, "receiver")),
+                None => (None, None),
+            };
+            let inert = |py: Python<'_>| {
+                self.shared.fail(ControllerError::new_err(format!(
+                    "`{}` has no controller to build",
+                    self.name
+                )));
+                Half {
+                    obj: py.None(),
+                    class: String::new(),
+                    hooks: vec![],
+                    shared: self.shared.clone(),
+                    now: Cell::new(Instant::ZERO),
+                }
+            };
+            (
+                s.unwrap_or_else(|| inert(py)),
+                r.unwrap_or_else(|| inert(py)),
+            )
+        });
+        Ok(Halves {
+            sender: PySender {
+                half: sender,
+                last_rate: Cell::new(None),
+            },
+            receiver: PyReceiver { half: receiver },
+            source: Source::bulk(mtu),
+            pacer: Pacer::default(),
+            mtu,
+        })
+    }
+}
+
+/// `wisp._wisp.Controller`: what `wisp.Controller` hands the native module — the factories of
+/// a Python scheme's halves, or a Rust scheme (the example's twin).
+#[pyclass(frozen, module = "wisp._wisp", name = "Controller")]
+#[derive(Debug)]
+pub struct PyController {
+    pub name: String,
+    pub kind: ControllerKind,
+}
+
+#[derive(Debug)]
+pub enum ControllerKind {
+    Python {
+        sender: Py<PyAny>,
+        receiver: Py<PyAny>,
+    },
+    Rust(SchemeConfig),
+}
+
+#[pymethods]
+impl PyController {
+    /// `sender()` and `receiver()` return `(object, class name, [overridden hooks])`.
+    #[new]
+    fn new(name: String, sender: Py<PyAny>, receiver: Py<PyAny>) -> Self {
+        PyController {
+            name,
+            kind: ControllerKind::Python { sender, receiver },
+        }
+    }
+
+    /// The Rust twin of `examples/aimd.py` (AIMD on delay), with its parameters.
+    #[staticmethod]
+    #[pyo3(signature = (start_kbps=300.0, target_s=0.040, beta=0.85, step_kbps=50.0, interval_s=0.050))]
+    fn rust_example_aimd(
+        start_kbps: f64,
+        target_s: f64,
+        beta: f64,
+        step_kbps: f64,
+        interval_s: f64,
+    ) -> Self {
+        PyController {
+            name: "example-aimd (Rust)".to_string(),
+            kind: ControllerKind::Rust(SchemeConfig::Custom(CustomScheme::new(
+                crate::twin::AimdConfig {
+                    start_kbps,
+                    target_s,
+                    beta,
+                    step_kbps,
+                    interval_s,
+                },
+            ))),
+        }
+    }
+
+    #[getter]
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn __repr__(&self) -> String {
+        format!("Controller({:?})", self.name)
+    }
+}
+
+impl PyController {
+    /// The scheme for one run, with the run's shared state, and whether it calls Python.
+    pub fn scheme(&self, py: Python<'_>, shared: &Arc<Shared>) -> (SchemeConfig, bool) {
+        match &self.kind {
+            ControllerKind::Python { sender, receiver } => (
+                PyScheme::new(
+                    &self.name,
+                    sender.clone_ref(py),
+                    receiver.clone_ref(py),
+                    shared.clone(),
+                )
+                .config(),
+                true,
+            ),
+            ControllerKind::Rust(c) => (c.clone(), false),
+        }
+    }
+}

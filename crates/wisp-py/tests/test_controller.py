@@ -1,0 +1,179 @@
+"""Controllers written in Python (wisp.Sender / wisp.Receiver through wisp.Controller)."""
+
+from __future__ import annotations
+
+import struct
+
+import pandas as pd
+import pytest
+
+import wisp
+from wisp.examples import aimd
+
+LINKS = ["trace:traces/cellular/Verizon-LTE-short.down", "const:2mbps"]
+
+
+def _metrics(r: wisp.RunResult) -> list[dict]:
+    return [{k: v for k, v in f.items() if k != "scheme"} for f in r.flows]
+
+
+@pytest.mark.parametrize("link", LINKS)
+def test_the_python_example_matches_its_rust_twin_bit_for_bit(link: str) -> None:
+    kw = dict(link=link, duration_s=30, warmup_s=2, seed=5, loss=0.01)
+    py = wisp.run(scheme=aimd.controller(), **kw)
+    rust = wisp.run(scheme=wisp.Controller.rust_example_aimd(), **kw)
+    assert py.callbacks > 1000, "the Python halves ran"
+    assert rust.callbacks == 0
+    # The AIMD did adapt (not a constant rate): its rate moved both ways.
+    assert py.packets_sent > 100 and py.packets_lost > 0
+    assert _metrics(py) == _metrics(rust)  # every metric, to the last bit
+    pd.testing.assert_frame_equal(py.timeseries, rust.timeseries, check_exact=True)
+    pd.testing.assert_frame_equal(py.packets, rust.packets, check_exact=True)
+    # and it is not the same figures as a fixed rate would give
+    cbr = wisp.run(scheme="cbr:rate-kbps=300", **kw)
+    assert cbr.throughput_kbps != py.throughput_kbps
+
+
+def test_the_twin_comparison_can_fail() -> None:
+    """Different parameters on one side give different figures: the comparison above is not
+    vacuous."""
+    kw = dict(link=LINKS[0], duration_s=20, seed=5)
+    py = wisp.run(scheme=aimd.controller(beta=0.8), **kw)
+    rust = wisp.run(scheme=wisp.Controller.rust_example_aimd(beta=0.85), **kw)
+    assert _metrics(py) != _metrics(rust)
+
+
+class Stamper(wisp.Sender):
+    """A window sender that stamps each packet's sequence number; its feedback acknowledges."""
+
+    def __init__(self) -> None:
+        self.in_flight = 0
+        self.acked: list[int] = []
+
+    def on_packet_sent(self, now: float, packet: wisp.Packet) -> bytes:
+        self.in_flight += packet.size
+        return struct.pack("<Q", packet.seq)
+
+    def on_feedback(self, now: float, feedback: bytes) -> None:
+        seq, size = struct.unpack("<QI", feedback)
+        self.acked.append(seq)
+        self.in_flight -= size
+
+    def allowance(self, now: float) -> wisp.Window:
+        return wisp.Window(max(0, 15000 - self.in_flight))
+
+
+class Echo(wisp.Receiver):
+    def __init__(self) -> None:
+        self.pending: list[bytes] = []
+
+    def on_packet_received(self, now: float, packet: wisp.Packet, fields: bytes) -> None:
+        (seq,) = struct.unpack("<Q", fields)
+        assert seq == packet.seq
+        self.pending.append(struct.pack("<QI", seq, packet.size))
+
+    def poll_feedback(self, now: float) -> bytes | None:
+        return self.pending.pop(0) if self.pending else None
+
+
+def test_header_fields_and_feedback_cross_the_path_and_each_flow_has_its_own_halves() -> None:
+    made: list[Stamper] = []
+
+    def sender() -> Stamper:
+        made.append(Stamper())
+        return made[-1]
+
+    r = wisp.run(scheme=wisp.Controller(sender, Echo, name="window"), link="const:4mbps",
+                 duration_s=5, flows=2)
+    assert r.scheme == "window"
+    assert len(made) == 2 and made[0] is not made[1]
+    for s, f in zip(made, r.flows):
+        # every delivered packet was acknowledged with its own stamp, in order
+        assert len(s.acked) > 100
+        assert s.acked == sorted(s.acked)
+        assert f["packets_delivered"] >= len(s.acked)
+    # A 15-kB window over 40 ms of round trip is about 3 Mbit/s in all: the link is shared.
+    total = sum(f["throughput_kbps"] for f in r.flows)
+    assert 1500 < total <= 4000
+
+
+class Base(aimd.AimdSender):
+    pass
+
+
+def _run(sender, receiver=aimd.AimdReceiver) -> wisp.RunResult:
+    return wisp.run(scheme=wisp.Controller(sender, receiver), link="const:2mbps", duration_s=5)
+
+
+class RaisesInFeedback(Base):
+    def on_feedback(self, now: float, feedback: bytes) -> None:
+        raise ZeroDivisionError("on purpose")
+
+
+class GarbageAllowance(Base):
+    def allowance(self, now: float):
+        return "fast"
+
+
+class NanAllowance(Base):
+    def allowance(self, now: float):
+        return float("nan")
+
+
+class PastTimeout(Base):
+    def poll_timeout(self) -> float:
+        return -1.0
+
+
+class LongFields(Base):
+    def on_packet_sent(self, now: float, packet: wisp.Packet) -> bytes:
+        return bytes(17)
+
+
+class StrFeedback(aimd.AimdReceiver):
+    def poll_feedback(self, now: float):
+        return "report" if self.packets else None
+
+
+@pytest.mark.parametrize(
+    "sender, receiver, words",
+    [
+        (RaisesInFeedback, aimd.AimdReceiver, ["RaisesInFeedback.on_feedback", "ZeroDivisionError", "on purpose"]),
+        (GarbageAllowance, aimd.AimdReceiver, ["GarbageAllowance.allowance", "'fast'", "str", "kbit/s"]),
+        (NanAllowance, aimd.AimdReceiver, ["NanAllowance.allowance", "nan"]),
+        (PastTimeout, aimd.AimdReceiver, ["PastTimeout.poll_timeout", "-1.0", "not earlier than now"]),
+        (LongFields, aimd.AimdReceiver, ["LongFields.on_packet_sent", "at most 16"]),
+        (aimd.AimdSender, StrFeedback, ["StrFeedback.poll_feedback", "'report'", "bytes"]),
+    ],
+)
+def test_a_controller_that_raises_or_returns_garbage_raises_a_controller_error(sender, receiver, words) -> None:
+    with pytest.raises(wisp.ControllerError) as e:
+        _run(sender, receiver)
+    for w in words:
+        assert w in str(e.value), (w, str(e.value))
+    assert " at t=" in str(e.value)
+
+
+def test_the_original_exception_is_the_cause() -> None:
+    with pytest.raises(wisp.ControllerError) as e:
+        _run(RaisesInFeedback)
+    assert isinstance(e.value.__cause__, ZeroDivisionError)
+
+
+def test_bad_factories() -> None:
+    with pytest.raises(wisp.ControllerError, match="expected a wisp.Sender"):
+        _run(lambda: object())
+    with pytest.raises(wisp.ControllerError, match="boom"):
+        _run(lambda: 1 / 0 if False else (_ for _ in ()).throw(RuntimeError("boom")))
+    with pytest.raises(TypeError):
+        wisp.Controller(3, aimd.AimdReceiver)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="spec string or a wisp.Controller"):
+        wisp.run(scheme=3, link="const:1mbps")  # type: ignore[arg-type]
+
+
+def test_a_sender_without_allowance_names_the_missing_hook() -> None:
+    class Lazy(wisp.Sender):
+        pass
+
+    with pytest.raises(wisp.ControllerError, match="Lazy.allowance.*NotImplementedError"):
+        _run(Lazy)
