@@ -26,6 +26,7 @@ use wisp_sim::sim::FlowSpec;
 use wisp_sim::trace::TraceUnit;
 
 mod controller;
+mod gym;
 mod twin;
 
 use controller::{ControllerError, PyController, Shared};
@@ -474,6 +475,8 @@ fn wisp_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<controller::PyRate>()?;
     m.add_class::<controller::PyWindow>()?;
     m.add_class::<controller::PyPacket>()?;
+    m.add_class::<gym::PyLink>()?;
+    m.add_class::<gym::GymEpisode>()?;
     m.add("ControllerError", m.py().get_type::<ControllerError>())?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())

@@ -82,6 +82,35 @@ class Controller:
     @property
     def name(self) -> str: ...
 
+@final
+class Link:
+    """A link model loaded once (wisp.gym)."""
+
+    @staticmethod
+    def load(spec: str) -> Link: ...
+    @property
+    def name(self) -> str: ...
+
+@final
+class GymEpisode:
+    """One episode of wisp.gym.RateControlEnv: a simulation on its own thread."""
+
+    def __init__(
+        self,
+        link: Link,
+        steps: int,
+        mi_ms: float = 50.0,
+        start_kbps: float = 1000.0,
+        delay_ms: float = 20.0,
+        queue: str | None = None,
+        loss: str | None = None,
+        seed: int = 1,
+    ) -> None: ...
+    def step(
+        self, rate_kbps: float | None = None
+    ) -> tuple[float, float, float, float, float, float, float]: ...
+    def close(self) -> None: ...
+
 def run(
     scheme: str | Controller,
     link: str,
