@@ -39,6 +39,7 @@ __all__ = [
     "bench",
     "run",
     "schemes",
+    "sweep",
     "__version__",
 ]
 
@@ -135,6 +136,14 @@ class RunResult:
             setattr(self, k, self.flows[0][k])
         self._timeseries: pd.DataFrame | None = None
         self._packets: pd.DataFrame | None = None
+
+    def to_pandas(self) -> pd.DataFrame:
+        """One row per flow: the run's fields and the flow's metrics (``bench``'s columns)."""
+        rows = [{**{k: self._report[k] for k in REPORT_FIELDS}, **{k: f[k] for k in METRICS}} for f in self.flows]
+        df = pd.DataFrame(rows)
+        for k in METRICS:
+            df[k] = df[k].astype(np.int64 if k in _INT_METRICS else np.float64)
+        return df
 
     def as_dict(self) -> dict[str, Any]:
         """The report, as ``wisp run --json`` prints it (a fresh copy)."""
@@ -308,6 +317,13 @@ def bench(
         else:
             columns[k] = np.array([math.nan if v is None else v for v in values], dtype=np.float64)
     return pd.DataFrame(columns)
+
+
+def sweep(grid: Any, client: Any = None, jobs: int | None = None) -> pd.DataFrame:
+    """Runs every combination of a grid, locally or on a Dask cluster: see :func:`wisp._sweep.sweep`."""
+    from ._sweep import sweep as _sweep
+
+    return _sweep(grid, client=client, jobs=jobs)
 
 
 def schemes() -> pd.DataFrame:
