@@ -248,9 +248,16 @@ struct Half {
     class: String,
     hooks: Vec<String>,
     shared: Arc<Shared>,
-    /// The latest time a callback was told (a returned wake-up must not be earlier).
+    /// The latest time a callback was told (for messages).
     now: Cell<Instant>,
+    /// The last `on_timeout` instant and how many times in a row it was called at it.
+    fired: Cell<(Instant, u32)>,
 }
+
+/// `on_timeout` calls in a row, each less than [`BUSY_GAP`] after the last, that make a busy
+/// loop.
+const BUSY_LOOP: u32 = 1000;
+const BUSY_GAP: wisp_core::Duration = wisp_core::Duration::from_micros(1);
 
 impl fmt::Debug for Half {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -329,7 +336,7 @@ impl Half {
         }
     }
 
-    /// `poll_timeout()`: `None` or a time not earlier than the last one the half was told.
+    /// `poll_timeout()`: `None` or a time (one in the past fires at once, as in Rust).
     fn poll_timeout(&self) -> Option<Instant> {
         if !self.has("poll_timeout") {
             return None;
@@ -342,10 +349,10 @@ impl Half {
             if v.is_none() {
                 return None;
             }
-            let expected = "None or a time in seconds, not earlier than now";
+            let expected = "None or a time in seconds (finite, not negative)";
             match v.extract::<f64>().ok().and_then(instant_of) {
-                Some(t) if t >= self.now.get() => Some(t),
-                _ => {
+                Some(t) => Some(t),
+                None => {
                     self.garbage("poll_timeout", Some(self.now.get()), &v, expected);
                     None
                 }
@@ -354,6 +361,24 @@ impl Half {
     }
 
     fn on_timeout(&mut self, now: Instant) {
+        // The simulator wakes a half whose timer is not in the future 1 ns later: a timer left
+        // in the past is a busy loop that would crawl through time.
+        let (at, n) = self.fired.get();
+        let n = if at != Instant::MAX && now.saturating_duration_since(at) < BUSY_GAP {
+            n + 1
+        } else {
+            0
+        };
+        self.fired.set((now, n));
+        if n >= BUSY_LOOP {
+            self.shared.fail(ControllerError::new_err(format!(
+                "{}.poll_timeout at t={:.6} s: woken {BUSY_LOOP} times in a row less than 1 µs \
+                 apart (a busy loop): return a time after the one just served, or None",
+                self.class,
+                secs(now)
+            )));
+            return;
+        }
         if !self.has("on_timeout") {
             return;
         }
@@ -607,6 +632,7 @@ impl PyScheme {
                 hooks,
                 shared: self.shared.clone(),
                 now: Cell::new(Instant::ZERO),
+                fired: Cell::new((Instant::MAX, 0)),
             }),
             Err(e) => {
                 let err = ControllerError::new_err(format!(
@@ -711,6 +737,7 @@ impl Scheme for PyScheme {
                     hooks: vec![],
                     shared: self.shared.clone(),
                     now: Cell::new(Instant::ZERO),
+                    fired: Cell::new((Instant::MAX, 0)),
                 }
             };
             (

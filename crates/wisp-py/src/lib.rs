@@ -27,6 +27,7 @@ use wisp_sim::trace::TraceUnit;
 
 mod controller;
 mod gym;
+mod reproduce;
 mod twin;
 
 use controller::{ControllerError, PyController, Shared};
@@ -475,6 +476,7 @@ fn wisp_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<controller::PyRate>()?;
     m.add_class::<controller::PyWindow>()?;
     m.add_class::<controller::PyPacket>()?;
+    m.add_function(wrap_pyfunction!(reproduce::reproduce, m)?)?;
     m.add_class::<gym::PyLink>()?;
     m.add_class::<gym::GymEpisode>()?;
     m.add("ControllerError", m.py().get_type::<ControllerError>())?;

@@ -130,6 +130,19 @@ class LongFields(Base):
         return bytes(17)
 
 
+class BusyLoop(Base):
+    """Keeps asking to be woken at a time already served (the simulator wakes it 1 ns later,
+    again and again)."""
+
+    t = 0.1
+
+    def poll_timeout(self) -> float:
+        return self.t
+
+    def on_timeout(self, now: float) -> None:
+        pass
+
+
 class StrFeedback(aimd.AimdReceiver):
     def poll_feedback(self, now: float):
         return "report" if self.packets else None
@@ -141,9 +154,10 @@ class StrFeedback(aimd.AimdReceiver):
         (RaisesInFeedback, aimd.AimdReceiver, ["RaisesInFeedback.on_feedback", "ZeroDivisionError", "on purpose"]),
         (GarbageAllowance, aimd.AimdReceiver, ["GarbageAllowance.allowance", "'fast'", "str", "kbit/s"]),
         (NanAllowance, aimd.AimdReceiver, ["NanAllowance.allowance", "nan"]),
-        (PastTimeout, aimd.AimdReceiver, ["PastTimeout.poll_timeout", "-1.0", "not earlier than now"]),
+        (PastTimeout, aimd.AimdReceiver, ["PastTimeout.poll_timeout", "-1.0", "not negative"]),
         (LongFields, aimd.AimdReceiver, ["LongFields.on_packet_sent", "at most 16"]),
         (aimd.AimdSender, StrFeedback, ["StrFeedback.poll_feedback", "'report'", "bytes"]),
+        (BusyLoop, aimd.AimdReceiver, ["BusyLoop.poll_timeout", "busy loop", "t=0.1000"]),
     ],
 )
 def test_a_controller_that_raises_or_returns_garbage_raises_a_controller_error(sender, receiver, words) -> None:

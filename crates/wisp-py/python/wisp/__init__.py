@@ -37,6 +37,7 @@ __all__ = [
     "Trace",
     "Window",
     "bench",
+    "reproduce",
     "run",
     "schemes",
     "sweep",
@@ -324,6 +325,53 @@ def sweep(grid: Any, client: Any = None, jobs: int | None = None) -> pd.DataFram
     from ._sweep import sweep as _sweep
 
     return _sweep(grid, client=client, jobs=jobs)
+
+
+def reproduce(
+    paper: str,
+    quick: bool = False,
+    seed: int | None = None,
+    jobs: int | None = None,
+    trace: str | os.PathLike[str] | None = None,
+    traces: str | os.PathLike[str] | None = None,
+) -> pd.DataFrame:
+    """Re-runs a paper's experiments (``wisp reproduce PAPER``) and returns its claims.
+
+    Args:
+        paper: ``"sprout"``, ``"gcc-wifi"`` or ``"mehrotra"``.
+        quick: the shorter runs of ``--quick``.
+        seed: the master seed (default: ``$WISP_SEED``, else 1).
+        jobs: runs in parallel (default: the number of cores).
+        trace: gcc-wifi's Wi-Fi trace (``--trace``; default: the shipped one).
+        traces: sprout's folder of cellular trace pairs (``--traces``; default: the shipped one).
+
+    Returns:
+        One row per check, in the order the command line prints them: ``kind`` (``claim``, or
+        ``calibration`` for mehrotra's checks of its calibration), ``scope`` (the trace or
+        loss-table direction of a sprout check; empty otherwise), ``claim``, ``measured``,
+        ``expected`` and ``met``. The report pages and CSV files are the command line's.
+
+    Raises:
+        ValueError: an unknown paper, a misplaced or unreadable trace.
+    """
+    rows = _wisp.reproduce(
+        paper,
+        quick=quick,
+        seed=seed,
+        jobs=jobs,
+        trace=None if trace is None else os.fspath(trace),
+        traces=None if traces is None else os.fspath(traces),
+    )
+    return pd.DataFrame(
+        {
+            "kind": [r[0] for r in rows],
+            "scope": [r[1] for r in rows],
+            "claim": [r[2] for r in rows],
+            "measured": [r[3] for r in rows],
+            "expected": [r[4] for r in rows],
+            "met": np.array([r[5] for r in rows], dtype=bool),
+        }
+    )
 
 
 def schemes() -> pd.DataFrame:

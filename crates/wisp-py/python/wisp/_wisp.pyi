@@ -139,5 +139,13 @@ def bench(
     timer_jitter_us: float = 0.0,
     jobs: int | None = None,
 ) -> str: ...
+def reproduce(
+    paper: str,
+    quick: bool = False,
+    seed: int | None = None,
+    jobs: int | None = None,
+    trace: str | None = None,
+    traces: str | None = None,
+) -> list[tuple[str, str, str, str, str, bool]]: ...
 def split_schemes(list: str) -> list[str]: ...
 def schemes() -> list[tuple[str, str, list[tuple[str, str | None, str]]]]: ...

@@ -1,0 +1,134 @@
+//! `wisp.reproduce(paper, quick=…)`: the claims of `wisp reproduce PAPER`, as rows — the same
+//! runs (wisp-sim's `reproduce` modules) and the same checks the command line prints, without
+//! its output folder.
+
+use crate::{resolve_seed, value_error};
+use pyo3::prelude::*;
+use std::path::{Path, PathBuf};
+use wisp_sim::reproduce::{Check, gcc_wifi, mehrotra, sprout};
+
+/// A shipped file or folder: relative to the current folder, else to the source tree the
+/// extension was built from (as the command line does).
+fn shipped(path: &str) -> PathBuf {
+    let here = PathBuf::from(path);
+    if here.exists() {
+        return here;
+    }
+    let built = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .join(path);
+    if built.exists() { built } else { here }
+}
+
+/// One row: `(kind, scope, claim, measured, expected, met)`; kind is `claim` or `calibration`
+/// (mehrotra's checks of its calibration, which are not the paper's claims); scope is the trace
+/// (or loss-table direction) a sprout check was measured on, empty for the other papers.
+type Row = (String, String, String, String, String, bool);
+
+fn rows(kind: &str, checks: Vec<Check>) -> Vec<Row> {
+    checks
+        .into_iter()
+        .map(|c| {
+            (
+                kind.to_string(),
+                String::new(),
+                c.claim,
+                c.measured,
+                c.expected,
+                c.met,
+            )
+        })
+        .collect()
+}
+
+/// Runs a paper's reproduction (see `wisp.reproduce`).
+#[pyfunction]
+#[pyo3(signature = (paper, quick=false, seed=None, jobs=None, trace=None, traces=None))]
+pub fn reproduce(
+    py: Python<'_>,
+    paper: &str,
+    quick: bool,
+    seed: Option<u64>,
+    jobs: Option<usize>,
+    trace: Option<PathBuf>,
+    traces: Option<PathBuf>,
+) -> PyResult<Vec<Row>> {
+    let seed = resolve_seed(seed)?;
+    let jobs = jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    if jobs == 0 {
+        return Err(value_error("jobs: must be at least 1"));
+    }
+    let none = |_: usize, _: usize| {};
+    let misplaced = |opt: &str, takes: &str| {
+        Err(value_error(format!(
+            "{opt} does not apply to {paper} ({takes})"
+        )))
+    };
+    match paper {
+        "sprout" => {
+            if trace.is_some() {
+                return misplaced("trace", "it takes traces=DIR");
+            }
+            let dir = traces.unwrap_or_else(|| shipped("traces/cellular"));
+            let pairs = sprout::load_traces(&dir, quick).map_err(value_error)?;
+            let options = sprout::Options {
+                pairs,
+                quick,
+                seed,
+                jobs,
+            };
+            let r = py
+                .allow_threads(|| sprout::run(&options, &none))
+                .map_err(value_error)?;
+            Ok(r.results()
+                .checks
+                .into_iter()
+                .map(|c| {
+                    (
+                        "claim".to_string(),
+                        c.scope,
+                        c.claim,
+                        c.measured,
+                        c.expected,
+                        c.met,
+                    )
+                })
+                .collect())
+        }
+        "gcc-wifi" => {
+            if traces.is_some() {
+                return misplaced("traces", "it takes trace=FILE");
+            }
+            let path = trace.unwrap_or_else(|| shipped("traces/wifi/google-wifi-3mbps.rx"));
+            let trace = gcc_wifi::load_trace(&path).map_err(value_error)?;
+            let options = gcc_wifi::Options {
+                trace,
+                quick,
+                seed,
+                jobs,
+            };
+            let r = py
+                .allow_threads(|| gcc_wifi::run(&options, &none))
+                .map_err(value_error)?;
+            Ok(rows("claim", r.checks()))
+        }
+        "mehrotra" => {
+            if trace.is_some() || traces.is_some() {
+                return misplaced(
+                    if trace.is_some() { "trace" } else { "traces" },
+                    "it runs on the mobile-broadband profiles",
+                );
+            }
+            let options = mehrotra::Options { quick, seed, jobs };
+            let r = py
+                .allow_threads(|| mehrotra::run(&options, &none))
+                .map_err(value_error)?;
+            let mut out = rows("calibration", r.calibration_checks());
+            out.extend(rows("claim", r.checks()));
+            Ok(out)
+        }
+        p => Err(value_error(format!(
+            "unknown paper `{p}` (known: sprout, gcc-wifi, mehrotra)"
+        ))),
+    }
+}
