@@ -8,8 +8,13 @@
 //!
 //! It holds no logic of its own: scenario building is [`wisp_sim::options::RunOptions`], the
 //! matrix helpers are [`wisp_sim::bench`], the metrics are wisp-sim's, the report page is
-//! wisp-report's. Bad input is a `ValueError` carrying the parser's message (what the command
-//! line prints after the option's name).
+//! wisp-report's, the reproductions are [`wisp_sim::reproduce`]'s (`src/reproduce.rs`). Bad input is a
+//! `ValueError` carrying the parser's message (what the command line prints after the option's
+//! name).
+//!
+//! Two seams are its own: controllers written in Python run through the scheme seam's run-time
+//! variant (`src/controller.rs`; the example's Rust twin is `src/twin.rs`), and `wisp.gym` steps a
+//! simulation paused at every monitor interval on a thread of its own (`src/gym.rs`).
 
 use pyo3::exceptions::{PyOSError, PyValueError};
 use pyo3::prelude::*;

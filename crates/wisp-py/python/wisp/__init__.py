@@ -1,4 +1,6 @@
-"""wisp from Python: run the simulator, bench schemes over traces, inspect traces.
+"""wisp from Python: run the simulator, bench schemes over traces, inspect traces; controllers
+written in Python (:class:`Controller`), a Gymnasium environment (:mod:`wisp.gym`), sweeps
+locally or on Dask (:func:`sweep`), the papers' claims (:func:`reproduce`).
 
 The specs are the command line's: ``scheme="sprout"`` or ``"cbr:rate-kbps=2000"`` as
 ``wisp run --scheme``, ``link="trace:traces/cellular/Verizon-LTE-short.down"`` or
