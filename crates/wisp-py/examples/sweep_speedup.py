@@ -1,7 +1,7 @@
 """The speed-up of wisp.sweep on a Dask LocalCluster of 2 worker processes over 1 (one thread
 each): a 40-run sweep (2 schemes × 2 traces × 10 seeds), timed after the cluster has started.
 
-    python crates/wisp-py/examples/sweep_speedup.py [--duration-s 60]
+    python crates/wisp-py/examples/sweep_speedup.py [--duration-s 600]
 
 Run it by hand (from the repository root); it asserts nothing about speed.
 """
@@ -9,6 +9,7 @@ Run it by hand (from the repository root); it asserts nothing about speed.
 from __future__ import annotations
 
 import argparse
+import os
 import time
 
 import pandas as pd
@@ -19,7 +20,7 @@ import wisp
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--duration-s", type=float, default=60.0)
+    p.add_argument("--duration-s", type=float, default=600.0)
     a = p.parse_args()
     grid = {
         "schemes": ["sprout", "gcc"],
@@ -42,7 +43,8 @@ def main() -> None:
     pd.testing.assert_frame_equal(frames[1], frames[2], check_exact=True)
     pd.testing.assert_frame_equal(frames[1], local, check_exact=True)
     print(f"40 runs of {a.duration_s:g} s: 1 worker {times[1]:.2f} s, 2 workers {times[2]:.2f} s "
-          f"(speed-up {times[1] / times[2]:.2f}), local threads {t_local:.2f} s; frames equal")
+          f"(speed-up {times[1] / times[2]:.2f}), local threads {t_local:.2f} s; frames equal; "
+          f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
 
 
 if __name__ == "__main__":

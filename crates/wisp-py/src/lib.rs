@@ -18,7 +18,7 @@
 
 use pyo3::exceptions::{PyOSError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::PyBytes;
+use pyo3::types::{PyBytes, PyList, PyTuple};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use wisp_core::scheme::SchemeConfig;
@@ -259,15 +259,38 @@ fn run(
     flows: u16,
 ) -> PyResult<RunOutput> {
     let shared = Arc::new(Shared::default());
-    let (scheme, calls_python): (SchemeConfig, bool) =
-        if let Ok(c) = scheme.downcast::<PyController>() {
-            c.get().scheme(py, &shared)
+    // One scheme for every flow, or a list: one flow of each.
+    let given: Vec<Bound<'_, PyAny>> =
+        if scheme.is_instance_of::<PyList>() || scheme.is_instance_of::<PyTuple>() {
+            if flows != 1 {
+                return Err(value_error(
+                    "flows: a list of schemes gives one flow each; leave flows at 1",
+                ));
+            }
+            let list: Vec<Bound<'_, PyAny>> = scheme.try_iter()?.collect::<PyResult<_>>()?;
+            if list.is_empty() {
+                return Err(value_error("scheme: the list names no scheme"));
+            }
+            list
         } else {
-            let s: &str = scheme
-                .extract()
-                .map_err(|_| value_error("scheme: expected a spec string or a wisp.Controller"))?;
-            (s.parse().map_err(value_error)?, false)
+            vec![scheme.clone(); usize::from(flows)]
         };
+    let mut calls_python = false;
+    let mut schemes = Vec::with_capacity(given.len());
+    for s in &given {
+        if let Ok(c) = s.downcast::<PyController>() {
+            let (config, python) = c.get().scheme(py, &shared);
+            calls_python |= python;
+            schemes.push(config);
+        } else {
+            let spec: &str = s.extract().map_err(|_| {
+                value_error(
+                    "scheme: expected a spec string or a wisp.Controller (or a list of them)",
+                )
+            })?;
+            schemes.push(spec.parse::<SchemeConfig>().map_err(value_error)?);
+        }
+    }
     let spec: LinkSpec = link.parse().map_err(value_error)?;
     let options = run_options(
         delay_ms,
@@ -285,7 +308,7 @@ fn run(
     let reverse = reverse.as_deref().map(trace_link).transpose()?;
     options.check_window(&forward).map_err(value_error)?;
     let seed = resolve_seed(seed)?;
-    let flows = (0..flows).map(|_| FlowSpec::new(scheme.clone())).collect();
+    let flows = schemes.into_iter().map(FlowSpec::new).collect();
     let scenario = options.scenario(forward, reverse, flows, seed);
     // A Python controller needs the GIL at every callback: the run keeps it.
     let result = if calls_python {

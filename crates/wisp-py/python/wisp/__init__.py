@@ -193,8 +193,16 @@ class RunResult:
         )
 
 
+def _native_scheme(scheme: Any) -> Any:
+    if isinstance(scheme, Controller):
+        return scheme._native
+    if isinstance(scheme, (list, tuple)):
+        return [_native_scheme(s) for s in scheme]
+    return scheme
+
+
 def run(
-    scheme: str | Controller,
+    scheme: str | Controller | Sequence[str | Controller],
     link: str,
     reverse: str | os.PathLike[str] | None = None,
     delay_ms: float = 20.0,
@@ -211,7 +219,8 @@ def run(
 
     Args:
         scheme: ``NAME[:KEY=VALUE,…]`` (``wisp run --scheme``; see :func:`schemes`), or a
-            :class:`Controller` written in Python.
+            :class:`Controller` written in Python; or a list of those: one flow of each,
+            sharing the bottleneck (``flows`` must then stay 1).
         link: the data direction's link spec (``wisp run --link``): ``trace:FILE``,
             ``trace-ns:FILE``, ``trace-packets:FILE``, ``const:RATE``, ``steps:RATE@T,…``,
             ``wifi-outage[:…]``, ``3g-up``, ``wimax-down``, ``cable-up``, ``handover:…``.
@@ -236,7 +245,7 @@ def run(
     """
     return RunResult(
         _wisp.run(
-            scheme._native if isinstance(scheme, Controller) else scheme,
+            _native_scheme(scheme),
             link,
             reverse=None if reverse is None else os.fspath(reverse),
             delay_ms=float(delay_ms),

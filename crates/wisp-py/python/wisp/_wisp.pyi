@@ -112,7 +112,7 @@ class GymEpisode:
     def close(self) -> None: ...
 
 def run(
-    scheme: str | Controller,
+    scheme: str | Controller | list[str | Controller],
     link: str,
     reverse: str | None = None,
     delay_ms: float = 20.0,
