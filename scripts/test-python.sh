@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The Python tests: builds the `wisp` package (crates/wisp-py) as an abi3 wheel, installs it in a
-# virtual environment with maturin, pytest, numpy, pandas, gymnasium and dask[distributed] from PyPI, and runs pytest on
-# crates/wisp-py/tests. Works on a fresh machine with Python >= 3.10 (and its venv module) and
+# virtual environment with maturin, pytest, numpy, pandas, gymnasium and dask[distributed] from
+# PyPI, and runs pytest on crates/wisp-py/tests. Works on a fresh machine with Python >= 3.10 (and its venv module) and
 # Rust. The venv lives in $CARGO_TARGET_DIR (default target/)/py-venv and is reused when present;
 # WISP_PY_VENV chooses another place, PYTHON another interpreter.
 set -euo pipefail
