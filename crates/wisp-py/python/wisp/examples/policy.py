@@ -49,6 +49,18 @@ def episode_return(env: RateControlEnv, act: Act, seed: int) -> float:
     return total
 
 
+def episode_means(env: RateControlEnv, act: Act, seed: int) -> tuple[float, float, float]:
+    """Mean ``recv_kbps``, ``rtt_ms`` and ``loss_rate`` over one episode's MIs."""
+    obs, _ = env.reset(seed=seed)
+    rows, done = [], False
+    while not done:
+        obs, _, term, trunc, _ = env.step(np.array([act(obs)], dtype=np.float32))
+        rows.append(obs)
+        done = term or trunc
+    m = np.mean(rows, axis=0)
+    return float(m[1]), float(m[2]), float(m[5])
+
+
 def best_cbr(env: RateControlEnv, seed: int, rates: Sequence[float]) -> tuple[float, float]:
     """The CBR rate of ``rates`` with the highest return: ``(rate, return)``."""
     scored = [(episode_return(env, cbr_policy(r), seed), r) for r in rates]
@@ -83,8 +95,11 @@ def main(argv: Sequence[str] | None = None) -> None:
     rate, cbr = best_cbr(env, a.seed, np.geomspace(250, 16000, 25))
     w, ret = search(env, a.seed, a.rounds, a.population)
     print(f"{a.link}, {a.episode_s:g}-s episode, seed {a.seed}")
-    print(f"best CBR: {rate:.0f} kbit/s, return {cbr:.0f}")
-    print(f"policy w={np.round(w, 3).tolist()}: return {ret:.0f} ({'beats' if ret > cbr else 'does not beat'} CBR)")
+    for name, act, r in (("best CBR", cbr_policy(rate), cbr), ("policy", linear_policy(w, env.min_kbps), ret)):
+        kbps, rtt, loss = episode_means(env, act, a.seed)
+        print(f"{name:8}: return {r:.0f}; {kbps:.0f} kbit/s received, RTT {rtt:.0f} ms, loss {loss:.3f}")
+    print(f"CBR rate {rate:.0f} kbit/s; policy w={np.round(w, 3).tolist()} "
+          f"({'beats' if ret > cbr else 'does not beat'} CBR)")
     env.close()
 
 
