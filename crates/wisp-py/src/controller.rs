@@ -839,3 +839,64 @@ impl PyController {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn a_feedback_message_is_its_bytes_in_a_frame_of_kind_200() {
+        let mut out = vec![];
+        PyMessage(vec![1, 2, 3]).emit(&mut out);
+        assert_eq!(out, [200, 0, 3, 1, 2, 3]);
+        assert_eq!(PyMessage::parse(&out), Ok(PyMessage(vec![1, 2, 3])));
+        assert_eq!(
+            PyMessage::parse(&[201, 0, 0]),
+            Err(WireError::UnknownKind(201))
+        );
+    }
+
+    #[test]
+    fn times_and_rates_from_python_are_checked() {
+        assert_eq!(instant_of(0.25), Some(Instant::from_millis(250)));
+        assert_eq!(instant_of(1e-9), Some(Instant::from_nanos(1)));
+        for bad in [-1e-3, f64::NAN, f64::INFINITY, 1e12] {
+            assert_eq!(instant_of(bad), None, "{bad}");
+        }
+        assert_eq!(rate_of(1500.0), Some(Bitrate::from_kbps(1500)));
+        assert_eq!(rate_of(0.0), Some(Bitrate::ZERO));
+        for bad in [-1.0, f64::NAN, f64::INFINITY, 1.5e8] {
+            assert_eq!(rate_of(bad), None, "{bad}");
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn feedback_round_trips(body in proptest::collection::vec(any::<u8>(), 0..MAX_FEEDBACK)) {
+            let m = PyMessage(body);
+            let mut out = vec![];
+            m.emit(&mut out);
+            prop_assert_eq!(PyMessage::parse(&out), Ok(m));
+        }
+
+        #[test]
+        fn parsing_feedback_never_panics(buf in proptest::collection::vec(any::<u8>(), 0..64)) {
+            let _ = PyMessage::parse(&buf);
+        }
+
+        #[test]
+        fn header_fields_round_trip(bytes in proptest::collection::vec(any::<u8>(), 0..=16)) {
+            let f = PyFields(SchemeFields::new(&bytes).unwrap());
+            prop_assert_eq!(PyFields::parse(&f.emit()), Ok(f));
+            let emitted = f.emit();
+            prop_assert_eq!(emitted.as_slice(), &bytes[..]);
+        }
+
+        #[test]
+        fn a_time_survives_the_trip_through_python(ns in 0u64..1_000_000_000_000_000) {
+            let t = Instant::from_nanos(ns);
+            prop_assert_eq!(instant_of(secs(t)), Some(t));
+        }
+    }
+}

@@ -485,3 +485,97 @@ impl Drop for GymEpisode {
         self.mailbox.close();
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+    use wisp_core::packet::{Content, SchemeFields};
+
+    fn sender(rate_kbps: u64) -> GymSender {
+        let config = GymConfig {
+            start: Bitrate::from_kbps(rate_kbps),
+            mi: Duration::from_millis(50),
+            mailbox: Arc::default(),
+        };
+        config.build(SchemeContext::new()).unwrap().sender
+    }
+
+    fn header(seq: u64, ms: u64) -> DataHeader {
+        DataHeader {
+            seq,
+            byte_seq: seq * 1500,
+            send_time: Instant::from_millis(ms),
+            size: DataSize::from_bytes(1500),
+            content: Content::Bulk,
+            fields: SchemeFields::EMPTY,
+        }
+    }
+
+    #[test]
+    fn an_ack_is_16_bytes_in_a_frame_of_kind_201() {
+        let a = Ack {
+            seq: 7,
+            arrival: Instant::from_nanos(0x0102),
+        };
+        let mut out = vec![];
+        a.emit(&mut out);
+        assert_eq!(
+            out,
+            [201, 0, 16, 0, 0, 0, 0, 0, 0, 0, 7, 0, 0, 0, 0, 0, 0, 1, 2]
+        );
+        assert_eq!(Ack::parse(&out), Ok(a));
+    }
+
+    /// Ten packets 5 ms apart (2.4 Mbit/s over the 50-ms MI), acknowledged 40 ms after they
+    /// left plus a queueing delay growing 2 ms per packet (0.4 s per s of sending), but for
+    /// packet 3, lost.
+    #[test]
+    fn a_monitor_intervals_statistics() {
+        let mut s = sender(2400);
+        let ctx = SendContext::default();
+        for i in 0..10 {
+            Sender::on_packet_sent(&mut s, Instant::from_millis(5 * i), &header(i, 5 * i), &ctx);
+        }
+        for i in (0..10).filter(|&i| i != 3) {
+            let at = Instant::from_millis(5 * i + 40 + 2 * i);
+            let ack = Ack {
+                seq: i,
+                arrival: at,
+            };
+            Sender::on_feedback(&mut s, at, &ack);
+        }
+        let [send, recv, rtt, ratio, gradient, loss, rate] = s.observation();
+        assert!((send - 2400.0).abs() < 1e-9, "{send}");
+        assert!(
+            (recv - 9.0 * 1500.0 * 8.0 / 0.05 / 1e3).abs() < 1e-9,
+            "{recv}"
+        );
+        // mean of 40 + 2i over i ≠ 3: 40 + 2·(45 − 3)/9
+        let mean = 40.0 + 2.0 * 42.0 / 9.0;
+        assert!((rtt - mean).abs() < 1e-9, "{rtt}");
+        assert!((ratio - mean / 40.0).abs() < 1e-9, "{ratio}");
+        assert!((gradient - 0.4).abs() < 1e-9, "{gradient}");
+        assert!((loss - 0.1).abs() < 1e-12, "{loss}");
+        assert_eq!(rate, 2400.0);
+        // The next MI starts afresh: nothing sent or acknowledged, the last RTT kept.
+        let [send, recv, rtt2, _, gradient, loss, _] = s.observation();
+        assert_eq!((send, recv, gradient, loss), (0.0, 0.0, 0.0, 0.0));
+        assert_eq!(rtt2, rtt);
+    }
+
+    proptest! {
+        #[test]
+        fn acks_round_trip(seq in any::<u64>(), ns in any::<u64>()) {
+            let a = Ack { seq, arrival: Instant::from_nanos(ns) };
+            let mut out = vec![];
+            a.emit(&mut out);
+            prop_assert_eq!(Ack::parse(&out), Ok(a));
+        }
+
+        #[test]
+        fn parsing_an_ack_never_panics(buf in proptest::collection::vec(any::<u8>(), 0..40)) {
+            let _ = Ack::parse(&buf);
+        }
+    }
+}
