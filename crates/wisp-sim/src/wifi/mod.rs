@@ -4,7 +4,8 @@
 //! transmission to the next (idle slots are counted analytically, never ticked). One concern
 //! per module, as ns-3's `wifi/` splits them:
 //!
-//! - [`phy`]: slot, SIFS, DIFS/AIFS/EIFS, preamble and PPDU airtime for 11b, 11a and 11g;
+//! - [`phy`]: slot, SIFS, DIFS/AIFS/EIFS, preamble and PPDU airtime for 11b, 11a, 11g, and
+//!   11n/11ac (HT/VHT MCSs, one spatial stream, 20/40/80 MHz, long/short GI);
 //! - [`edca`]: per-AC parameters and the backoff state of one EDCA function;
 //! - [`channel`]: who transmits next, collisions, busy time;
 //! - [`station`]: a transmitter's queues, EDCAFs and sequence numbers;
@@ -33,7 +34,7 @@
 //! ```
 //!
 //! Deviations (details in each module):
-//! - 802.11n/ac (HT/VHT timing, A-MPDU and block Ack), rate adaptation, RTS/CTS and the AP's
+//! - A-MPDU and block Ack, rate adaptation, RTS/CTS and the AP's
 //!   WMM queues with DSCP mapping are not modelled yet.
 //! - No propagation delay; one collision domain.
 
