@@ -41,6 +41,7 @@
 pub mod bianchi;
 pub mod channel;
 pub mod edca;
+pub mod fer;
 pub mod medium;
 pub mod phy;
 pub mod saturation;
