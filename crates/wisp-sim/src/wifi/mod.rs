@@ -44,5 +44,6 @@ pub mod edca;
 pub mod fer;
 pub mod medium;
 pub mod phy;
+pub mod rate_control;
 pub mod saturation;
 pub mod station;
