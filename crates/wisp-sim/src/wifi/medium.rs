@@ -19,7 +19,12 @@
 //!
 //! Deviations:
 //! - No RTS/CTS, fragmentation, NAV, beacons or management frames.
-//! - Acks are never lost; the frame error rate is one constant for every rate and station.
+//! - Acks are never lost. A frame is lost with the probability the error model
+//!   ([`super::fer`]) gives for its rate, length and the sending station's SNR (when the
+//!   station has one), else with the medium's constant frame error rate.
+//! - Each attempt's rate comes from the station's rate control ([`super::rate_control`]),
+//!   which hears every attempt's outcome (collisions count as failures, as a real sender
+//!   cannot tell them apart).
 
 use super::channel::{Channel, ChannelStats, Contender};
 use super::edca::{AccessCategory, AfterFailure};
@@ -144,8 +149,10 @@ impl Medium {
     pub fn add_station(&mut self, config: StationConfig) -> usize {
         let i = self.stations.len();
         let rng = crate::seed::stream(self.seed, &format!("wifi/station/{i}"));
+        let rc_rng = crate::seed::stream(self.seed, &format!("wifi/station/{i}/rate"));
         let saturated = config.saturated;
-        let mut s = Station::new(config, rng);
+        let phy = self.phy;
+        let mut s = Station::new(config, &phy, rng, rc_rng);
         s.idle_from = self.now;
         if let Some((ac, bytes)) = saturated {
             s.enqueue(ac, bytes, self.now);
@@ -273,22 +280,32 @@ impl Medium {
                 on_air.push((i, ac));
             }
         }
-        // Airtime of each frame.
+        // Rate and airtime of each frame.
         let mut busy_end = t;
         for &(i, ac) in &on_air {
-            let s = &self.stations[i];
+            let s = &mut self.stations[i];
             let bytes = s.head(ac).map_or(0, |f| f.bytes);
-            let end = t + phy.ppdu_duration(Phy::mpdu_bytes(bytes), s.config.rate);
+            let rate = s.choose_rate(ac, t);
+            let end = t + phy.ppdu_duration(Phy::mpdu_bytes(bytes), rate);
             busy_end = busy_end.max(end);
             ends.push(end);
         }
         let lone = on_air.len() == 1;
-        let errored = lone
-            && self.frame_error_rate > 0.0
-            && self.stations[on_air[0].0].rng.random::<f64>() < self.frame_error_rate;
+        let errored = lone && {
+            let (i, ac) = on_air[0];
+            let s = &mut self.stations[i];
+            let bytes = Phy::mpdu_bytes(s.head(ac).map_or(0, |f| f.bytes));
+            let rate = s.cur_rate[ac];
+            match s.frame_error_rate(rate, bytes, t) {
+                Some(p) => s.rng.random::<f64>() < p,
+                None => {
+                    self.frame_error_rate > 0.0 && s.rng.random::<f64>() < self.frame_error_rate
+                }
+            }
+        };
         if lone && !errored {
             let (i, ac) = on_air[0];
-            let rate = self.stations[i].config.rate;
+            let rate = self.stations[i].cur_rate[ac];
             let ack_end = ends[0] + phy.sifs + phy.ack_duration(rate);
             self.channel.on_busy(t, ack_end, 1, true);
             for s in &mut self.stations {
@@ -300,6 +317,7 @@ impl Medium {
             s.stats.delivered_packets += 1;
             s.stats.delivered_bytes += u64::from(bytes);
             s.stats.attempts += 1;
+            s.report(ac, ack_end, true);
             let Station { edcaf, rng, .. } = s;
             edcaf[ac].on_success(rng);
             s.pop(ac, ack_end);
@@ -309,9 +327,9 @@ impl Medium {
                 let start = txop.unwrap_or(t);
                 if let Some(next) = s.head(ac) {
                     let at = ack_end + phy.sifs;
-                    let exchange = phy.ppdu_duration(Phy::mpdu_bytes(next.bytes), s.config.rate)
+                    let exchange = phy.ppdu_duration(Phy::mpdu_bytes(next.bytes), rate)
                         + phy.sifs
-                        + phy.ack_duration(s.config.rate);
+                        + phy.ack_duration(rate);
                     if (at + exchange).saturating_duration_since(start) <= limit {
                         self.txop = Some(Txop {
                             station: i,
@@ -363,6 +381,7 @@ impl Medium {
         let s = &mut self.stations[i];
         if outcome != Outcome::InternalCollision {
             s.stats.attempts += 1;
+            s.report(ac, t + airtime, false);
         }
         let Station { edcaf, rng, .. } = s;
         let verdict = edcaf[ac].on_failure(rng);
@@ -397,7 +416,7 @@ impl Medium {
             ac: AccessCategory::ALL[ac],
             seq,
             retry,
-            rate: s.config.rate,
+            rate: s.cur_rate[ac],
             msdu_bytes: f.bytes,
             enqueued: f.enqueued,
             tx_start: t,
@@ -593,6 +612,78 @@ mod tests {
         };
         assert_eq!(run(4), run(4));
         assert_ne!(run(4), run(5));
+    }
+
+    #[test]
+    fn a_stations_snr_sets_its_loss_rate() {
+        // 11a at 36 Mbit/s, 1500-byte packets, one saturated station at 16 dB: the share of
+        // attempts lost matches the error model's FER for the 1536-byte MPDU.
+        use crate::wifi::fer::{Snr, frame_error_rate};
+        let phy = Phy::new(Standard::A);
+        let mut m = Medium::new(phy, 2);
+        let mut c = StationConfig::dcf(&phy, rate(36.0));
+        c.saturated = Some((AccessCategory::Be, 1500));
+        c.snr = Some(Snr::Constant(16.0));
+        let s = m.add_station(c);
+        m.run_until(Instant::from_secs(5));
+        let fer = frame_error_rate(rate(36.0), 16.0, Phy::mpdu_bytes(1500));
+        assert!((0.05..0.6).contains(&fer), "{fer}");
+        let st = m.station(s).stats();
+        let lost = 1.0 - st.delivered_packets as f64 / st.attempts as f64;
+        assert!((lost - fer).abs() < 0.02, "lost {lost}, model {fer}");
+        assert!(m.records().iter().all(|f| f.outcome != Outcome::Collision));
+    }
+
+    #[test]
+    fn scripted_and_minstrel_rates_reach_the_records() {
+        use crate::wifi::fer::Snr;
+        use crate::wifi::rate_control::{MinstrelParams, RateControlConfig};
+        let phy = Phy::new(Standard::A);
+        // A script: 54 Mbit/s, then 12 from 1 s.
+        let mut m = Medium::new(phy, 4);
+        let mut c = StationConfig::dcf(&phy, rate(6.0));
+        c.saturated = Some((AccessCategory::Be, 1000));
+        c.rate_control = Some(
+            RateControlConfig::parse("script:0s:54,1s:12", rate(6.0), &phy.data_rates(20, false))
+                .unwrap(),
+        );
+        m.add_station(c);
+        m.run_until(Instant::from_secs(2));
+        for f in m.records() {
+            let want = if f.tx_start < Instant::from_secs(1) {
+                54.0
+            } else {
+                12.0
+            };
+            assert_eq!(f.rate, rate(want), "{f:?}");
+            assert_eq!(f.airtime, phy.ppdu_duration(Phy::mpdu_bytes(1000), f.rate));
+        }
+        // Minstrel with the SNR stepping from 35 dB to 12 dB at 2 s: most frames go at 54
+        // Mbit/s in the second before the step and at 24 Mbit/s or less in the last second
+        // (at 12 dB, 36 Mbit/s loses nearly every 1536-byte frame by the error model).
+        assert!(crate::wifi::fer::frame_error_rate(rate(36.0), 12.0, 1536) > 0.9);
+        let mut m = Medium::new(phy, 4);
+        let mut c = StationConfig::dcf(&phy, rate(6.0));
+        c.saturated = Some((AccessCategory::Be, 1500));
+        c.snr = Some(Snr::parse("0s:35,2s:12").unwrap());
+        c.rate_control = Some(RateControlConfig::Minstrel(MinstrelParams::default()));
+        let s = m.add_station(c);
+        m.run_until(Instant::from_secs(4));
+        let share = |from: u64, to: u64, ok: &dyn Fn(PhyRate) -> bool| {
+            let w: Vec<_> = m
+                .records()
+                .iter()
+                .filter(|f| {
+                    f.tx_start >= Instant::from_secs(from) && f.tx_start < Instant::from_secs(to)
+                })
+                .filter(|f| f.outcome == Outcome::Acked)
+                .collect();
+            assert!(!w.is_empty());
+            w.iter().filter(|f| ok(f.rate)).count() as f64 / w.len() as f64
+        };
+        assert!(share(1, 2, &|r| r == rate(54.0)) > 0.85);
+        assert!(share(3, 4, &|r| r <= rate(24.0)) > 0.9);
+        assert!(m.station(s).rate_control().best_rate().unwrap() <= rate(24.0));
     }
 
     use proptest::prelude::*;

@@ -7,10 +7,14 @@
 //!
 //! Deviations:
 //! - One sequence counter per transmitter (the standard keeps one per receiver and TID).
-//! - A fixed PHY rate per station (rate adaptation comes later).
+//! - The PHY rate of each attempt comes from the station's [`RateControl`] (fixed by
+//!   default; scripted or Minstrel-like); its rate set is the configured rate's: the MCSs at
+//!   its width and guard interval, or the PHY's non-HT rates.
 
 use super::edca::{AccessCategory, EdcaParams, Edcaf};
+use super::fer::{Snr, frame_error_rate};
 use super::phy::{Phy, PhyRate};
+use super::rate_control::{RateControl, RateControlConfig};
 use rand_chacha::ChaCha8Rng;
 use std::collections::VecDeque;
 use wisp_core::Instant;
@@ -26,6 +30,10 @@ pub struct StationConfig {
     /// Always backlogged: a new MSDU of this many bytes joins this AC's queue whenever it is
     /// empty.
     pub saturated: Option<(AccessCategory, u32)>,
+    /// The SNR its frames arrive with; `None`: the medium's constant frame error rate applies.
+    pub snr: Option<Snr>,
+    /// How it picks the rate of each attempt; `None`: always `rate`.
+    pub rate_control: Option<RateControlConfig>,
 }
 
 impl StationConfig {
@@ -36,6 +44,8 @@ impl StationConfig {
             edca: AccessCategory::ALL.map(|ac| EdcaParams::default_for(ac, phy)),
             queue_limit: 1000,
             saturated: None,
+            snr: None,
+            rate_control: None,
         }
     }
 
@@ -46,6 +56,8 @@ impl StationConfig {
             edca: [EdcaParams::dcf(phy); 4],
             queue_limit: 1000,
             saturated: None,
+            snr: None,
+            rate_control: None,
         }
     }
 }
@@ -89,12 +101,42 @@ pub struct Station {
     next_seq: u16,
     pub(crate) rng: ChaCha8Rng,
     pub(crate) stats: StationStats,
+    rc: RateControl,
+    /// Minstrel's sampling draws (a stream of their own, so a fixed-rate station's backoff
+    /// draws do not depend on whether rate control is on).
+    rc_rng: ChaCha8Rng,
+    /// The rate of each AC's attempt in flight.
+    pub(crate) cur_rate: [PhyRate; 4],
+    /// The last frame error rate computed: (rate, SNR bits, bytes, FER).
+    fer_cache: Option<(PhyRate, u64, u32, f64)>,
 }
 
 impl Station {
-    pub(crate) fn new(config: StationConfig, mut rng: ChaCha8Rng) -> Self {
+    pub(crate) fn new(
+        config: StationConfig,
+        phy: &Phy,
+        mut rng: ChaCha8Rng,
+        rc_rng: ChaCha8Rng,
+    ) -> Self {
         let edcaf = config.edca.map(|p| Edcaf::new(p, &mut rng));
+        let rates = match config.rate.mcs() {
+            Some(m) => phy.mcs_rates(m.width_mhz, m.short_gi),
+            None => phy.data_rates(20, false),
+        };
+        let rc = RateControl::new(
+            config
+                .rate_control
+                .clone()
+                .unwrap_or(RateControlConfig::Fixed(config.rate)),
+            phy,
+            &rates,
+        );
+        let cur_rate = [config.rate; 4];
         Station {
+            rc,
+            rc_rng,
+            cur_rate,
+            fer_cache: None,
             config,
             queues: Default::default(),
             edcaf,
@@ -107,6 +149,46 @@ impl Station {
 
     pub fn stats(&self) -> StationStats {
         self.stats
+    }
+
+    /// The station's rate control (Minstrel's statistics, for instance).
+    pub fn rate_control(&self) -> &RateControl {
+        &self.rc
+    }
+
+    /// Picks the rate of `ac`'s next attempt at `now` (the head frame's attempt number is its
+    /// EDCAF's failure count).
+    pub(crate) fn choose_rate(&mut self, ac: usize, now: Instant) -> PhyRate {
+        let attempt = self.edcaf[ac].failures();
+        let r = self.rc.rate(now, attempt, &mut self.rc_rng);
+        self.cur_rate[ac] = r;
+        r
+    }
+
+    /// Tells the rate control how `ac`'s attempt ended at `now`.
+    pub(crate) fn report(&mut self, ac: usize, now: Instant, success: bool) {
+        self.rc.report(now, self.cur_rate[ac], success);
+    }
+
+    /// The probability that an MPDU of `bytes` sent at `rate` at `now` is lost to noise, from
+    /// the station's SNR; `None` without one.
+    pub(crate) fn frame_error_rate(
+        &mut self,
+        rate: PhyRate,
+        bytes: u32,
+        now: Instant,
+    ) -> Option<f64> {
+        let db = self.config.snr.as_ref()?.at(now);
+        if let Some((r, d, b, f)) = self.fer_cache
+            && r == rate
+            && d == db.to_bits()
+            && b == bytes
+        {
+            return Some(f);
+        }
+        let f = frame_error_rate(rate, db, bytes);
+        self.fer_cache = Some((rate, db.to_bits(), bytes, f));
+        Some(f)
     }
 
     /// Frames in `ac`'s queue.
