@@ -240,20 +240,34 @@ pub fn bit_error_rate(rate: PhyRate, snr_db: f64) -> f64 {
     }
 }
 
-/// Probability that a PPDU carrying `bytes` (the PSDU) at `rate` is received, at `snr_db`.
-pub fn frame_success_rate(rate: PhyRate, snr_db: f64, bytes: u32) -> f64 {
+/// Probability that the data part of a PPDU carrying `bytes` (the PSDU, or one MPDU of an
+/// A-MPDU) at `rate` is received without error, at `snr_db`: `(1 − P_b)^(22 + 8·bytes)`.
+pub fn data_success_rate(rate: PhyRate, snr_db: f64, bytes: u32) -> f64 {
     if !snr_db.is_finite() {
         return if snr_db > 0.0 { 1.0 } else { 0.0 };
     }
     let data_bits = 22.0 + 8.0 * f64::from(bytes);
-    let data = (1.0 - bit_error_rate(rate, snr_db)).powf(data_bits);
+    (1.0 - bit_error_rate(rate, snr_db)).powf(data_bits)
+}
+
+/// Probability that the PHY header (L-SIG, plus HT-SIG / VHT-SIG-A for an MCS, at BPSK ½) is
+/// received, at `snr_db`; 1 for DSSS/CCK (whose header is part of the data model).
+pub fn header_success_rate(rate: PhyRate, snr_db: f64) -> f64 {
     if rate.is_dsss() {
-        return data;
+        return 1.0;
     }
-    // The PHY header at BPSK ½: L-SIG, plus HT-SIG / VHT-SIG-A for an MCS.
+    if !snr_db.is_finite() {
+        return if snr_db > 0.0 { 1.0 } else { 0.0 };
+    }
     let header_bits = if rate.mcs().is_some() { 72.0 } else { 24.0 };
     let p = coded_ber(1, 2, uncoded_ber(1, db_to_linear(snr_db)));
-    data * (1.0 - p).powf(header_bits)
+    (1.0 - p).powf(header_bits)
+}
+
+/// Probability that a PPDU carrying `bytes` (the PSDU) at `rate` is received, at `snr_db`:
+/// header and data.
+pub fn frame_success_rate(rate: PhyRate, snr_db: f64, bytes: u32) -> f64 {
+    header_success_rate(rate, snr_db) * data_success_rate(rate, snr_db, bytes)
 }
 
 /// `1 − frame_success_rate`.

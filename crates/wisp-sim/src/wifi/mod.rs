@@ -38,6 +38,7 @@
 //!   WMM queues with DSCP mapping are not modelled yet.
 //! - No propagation delay; one collision domain.
 
+pub mod ampdu;
 pub mod bianchi;
 pub mod channel;
 pub mod edca;

@@ -11,8 +11,9 @@
 //!   default; scripted or Minstrel-like); its rate set is the configured rate's: the MCSs at
 //!   its width and guard interval, or the PHY's non-HT rates.
 
+use super::ampdu::AmpduConfig;
 use super::edca::{AccessCategory, EdcaParams, Edcaf};
-use super::fer::{Snr, frame_error_rate};
+use super::fer::{Snr, data_success_rate, frame_error_rate, header_success_rate};
 use super::phy::{Phy, PhyRate};
 use super::rate_control::{RateControl, RateControlConfig};
 use rand_chacha::ChaCha8Rng;
@@ -34,6 +35,8 @@ pub struct StationConfig {
     pub snr: Option<Snr>,
     /// How it picks the rate of each attempt; `None`: always `rate`.
     pub rate_control: Option<RateControlConfig>,
+    /// A-MPDU aggregation with block Ack for HT/VHT rates; `None`: one MPDU per exchange.
+    pub ampdu: Option<AmpduConfig>,
 }
 
 impl StationConfig {
@@ -46,6 +49,7 @@ impl StationConfig {
             saturated: None,
             snr: None,
             rate_control: None,
+            ampdu: None,
         }
     }
 
@@ -58,6 +62,7 @@ impl StationConfig {
             saturated: None,
             snr: None,
             rate_control: None,
+            ampdu: None,
         }
     }
 }
@@ -73,6 +78,8 @@ pub(crate) struct Frame {
     pub eligible: Instant,
     /// Its sequence number, once it has been sent.
     pub seq: Option<u16>,
+    /// Failed attempts inside A-MPDUs (each MPDU's own retry count).
+    pub retries: u32,
 }
 
 /// What a station delivered and lost.
@@ -101,7 +108,7 @@ pub struct Station {
     next_seq: u16,
     pub(crate) rng: ChaCha8Rng,
     pub(crate) stats: StationStats,
-    rc: RateControl,
+    pub(crate) rc: RateControl,
     /// Minstrel's sampling draws (a stream of their own, so a fixed-rate station's backoff
     /// draws do not depend on whether rate control is on).
     rc_rng: ChaCha8Rng,
@@ -191,6 +198,21 @@ impl Station {
         Some(f)
     }
 
+    /// For an A-MPDU at `rate` at `now`: the probability that its PHY header is lost, and the
+    /// probability that one MPDU of `bytes` is lost given the header; `None` without an SNR.
+    pub(crate) fn ampdu_error_rates(
+        &self,
+        rate: PhyRate,
+        bytes: u32,
+        now: Instant,
+    ) -> Option<(f64, f64)> {
+        let db = self.config.snr.as_ref()?.at(now);
+        Some((
+            1.0 - header_success_rate(rate, db),
+            1.0 - data_success_rate(rate, db, bytes),
+        ))
+    }
+
     /// Frames in `ac`'s queue.
     pub fn queued(&self, ac: AccessCategory) -> usize {
         self.queues[ac.index()].len()
@@ -214,6 +236,7 @@ impl Station {
             head_at: now,
             eligible: now,
             seq: None,
+            retries: 0,
         });
         true
     }
@@ -237,8 +260,14 @@ impl Station {
     /// The sequence number of `ac`'s head frame, assigned on its first attempt, and whether
     /// this attempt is a retry.
     pub(crate) fn sequence(&mut self, ac: usize) -> (u16, bool) {
+        self.sequence_at(ac, 0)
+    }
+
+    /// The sequence number of `ac`'s `k`-th frame (assigned on its first attempt) and whether
+    /// this attempt is a retry.
+    pub(crate) fn sequence_at(&mut self, ac: usize, k: usize) -> (u16, bool) {
         let next = &mut self.next_seq;
-        let f = self.queues[ac].front_mut().expect("a head frame");
+        let f = self.queues[ac].get_mut(k).expect("a queued frame");
         match f.seq {
             Some(s) => (s, true),
             None => {
@@ -246,6 +275,57 @@ impl Station {
                 *next = (*next + 1) % 4096;
                 f.seq = Some(s);
                 (s, false)
+            }
+        }
+    }
+
+    /// `ac`'s queued MSDU sizes, head first.
+    pub(crate) fn queued_bytes(&self, ac: usize) -> impl Iterator<Item = u32> + '_ {
+        self.queues[ac].iter().map(|f| f.bytes)
+    }
+
+    /// `ac`'s `k`-th frame.
+    pub(crate) fn frame_mut(&mut self, ac: usize, k: usize) -> Option<&mut Frame> {
+        self.queues[ac].get_mut(k)
+    }
+
+    pub(crate) fn frame(&self, ac: usize, k: usize) -> Option<&Frame> {
+        self.queues[ac].get(k)
+    }
+
+    /// After an A-MPDU exchange ending at `now`: removes the first `n` frames that `keep`
+    /// rejects (acknowledged or dropped); the kept ones stay at the head, eligible from `now`;
+    /// a saturated station refills its queue.
+    pub(crate) fn settle_aggregate(&mut self, ac: usize, n: usize, keep: &[bool], now: Instant) {
+        let q = &mut self.queues[ac];
+        for k in (0..n).rev() {
+            if !keep[k] {
+                q.remove(k);
+            }
+        }
+        let kept = keep[..n].iter().filter(|&&k| k).count();
+        for f in q.iter_mut().take(kept) {
+            f.eligible = now;
+        }
+        self.refill(ac, now);
+        if kept == 0
+            && let Some(f) = self.queues[ac].front_mut()
+        {
+            f.head_at = f.head_at.max(now);
+            f.eligible = f.head_at;
+        }
+    }
+
+    /// A saturated station keeps `ac`'s queue filled: one MSDU, or an A-MPDU's worth.
+    pub(crate) fn refill(&mut self, ac: usize, now: Instant) {
+        if let Some((sat_ac, bytes)) = self.config.saturated
+            && sat_ac.index() == ac
+        {
+            let want = self.config.ampdu.map_or(1, |a| a.max_mpdus.clamp(1, 64)) as usize;
+            while self.queues[ac].len() < want {
+                if !self.enqueue(sat_ac, bytes, now) {
+                    break;
+                }
             }
         }
     }
