@@ -108,10 +108,10 @@ pub struct Station {
     next_seq: u16,
     pub(crate) rng: ChaCha8Rng,
     pub(crate) stats: StationStats,
-    pub(crate) rc: RateControl,
+    pub(crate) rc: Box<RateControl>,
     /// Minstrel's sampling draws (a stream of their own, so a fixed-rate station's backoff
     /// draws do not depend on whether rate control is on).
-    rc_rng: ChaCha8Rng,
+    rc_rng: Box<ChaCha8Rng>,
     /// The rate of each AC's attempt in flight.
     pub(crate) cur_rate: [PhyRate; 4],
     /// The last frame error rate computed: (rate, SNR bits, bytes, FER).
@@ -140,8 +140,8 @@ impl Station {
         );
         let cur_rate = [config.rate; 4];
         Station {
-            rc,
-            rc_rng,
+            rc: Box::new(rc),
+            rc_rng: Box::new(rc_rng),
             cur_rate,
             fer_cache: None,
             config,
@@ -167,7 +167,7 @@ impl Station {
     /// EDCAF's failure count).
     pub(crate) fn choose_rate(&mut self, ac: usize, now: Instant) -> PhyRate {
         let attempt = self.edcaf[ac].failures();
-        let r = self.rc.rate(now, attempt, &mut self.rc_rng);
+        let r = self.rc.rate(now, attempt, &mut *self.rc_rng);
         self.cur_rate[ac] = r;
         r
     }
