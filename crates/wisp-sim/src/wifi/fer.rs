@@ -246,8 +246,12 @@ pub fn data_success_rate(rate: PhyRate, snr_db: f64, bytes: u32) -> f64 {
     if !snr_db.is_finite() {
         return if snr_db > 0.0 { 1.0 } else { 0.0 };
     }
-    let data_bits = 22.0 + 8.0 * f64::from(bytes);
-    (1.0 - bit_error_rate(rate, snr_db)).powf(data_bits)
+    data_success_from_ber(bit_error_rate(rate, snr_db), bytes)
+}
+
+/// [`data_success_rate`] from a known decoded bit error probability.
+pub fn data_success_from_ber(ber: f64, bytes: u32) -> f64 {
+    (1.0 - ber).powf(22.0 + 8.0 * f64::from(bytes))
 }
 
 /// Probability that the PHY header (L-SIG, plus HT-SIG / VHT-SIG-A for an MCS, at BPSK ½) is

@@ -13,7 +13,7 @@
 
 use super::ampdu::AmpduConfig;
 use super::edca::{AccessCategory, EdcaParams, Edcaf};
-use super::fer::{Snr, data_success_rate, frame_error_rate, header_success_rate};
+use super::fer::{Snr, bit_error_rate, data_success_from_ber, header_success_rate};
 use super::phy::{Phy, PhyRate};
 use super::rate_control::{RateControl, RateControlConfig};
 use rand_chacha::ChaCha8Rng;
@@ -114,8 +114,9 @@ pub struct Station {
     rc_rng: Box<ChaCha8Rng>,
     /// The rate of each AC's attempt in flight.
     pub(crate) cur_rate: [PhyRate; 4],
-    /// The last frame error rate computed: (rate, SNR bits, bytes, FER).
-    fer_cache: Option<(PhyRate, u64, u32, f64)>,
+    /// The last link qualities computed, newest first: (rate, SNR bits, bit error rate,
+    /// header success).
+    ber_cache: [Option<(PhyRate, u64, f64, f64)>; 4],
 }
 
 impl Station {
@@ -143,7 +144,7 @@ impl Station {
             rc: Box::new(rc),
             rc_rng: Box::new(rc_rng),
             cur_rate,
-            fer_cache: None,
+            ber_cache: [None; 4],
             config,
             queues: Default::default(),
             edcaf,
@@ -177,6 +178,31 @@ impl Station {
         self.rc.report(now, self.cur_rate[ac], success);
     }
 
+    /// The decoded bit error probability and the PHY header's success probability at `rate`
+    /// and `now`, from the station's SNR (cached: both change only with the rate or the SNR).
+    fn link_quality(&mut self, rate: PhyRate, now: Instant) -> Option<(f64, f64)> {
+        let db = self.config.snr.as_ref()?.at(now);
+        let bits = db.to_bits();
+        if let Some(&(_, _, ber, header)) = self
+            .ber_cache
+            .iter()
+            .flatten()
+            .find(|c| c.0 == rate && c.1 == bits)
+        {
+            return Some((ber, header));
+        }
+        let q = if db.is_finite() {
+            (bit_error_rate(rate, db), header_success_rate(rate, db))
+        } else if db > 0.0 {
+            (0.0, 1.0)
+        } else {
+            (0.5, 0.0)
+        };
+        self.ber_cache.rotate_right(1);
+        self.ber_cache[0] = Some((rate, bits, q.0, q.1));
+        Some(q)
+    }
+
     /// The probability that an MPDU of `bytes` sent at `rate` at `now` is lost to noise, from
     /// the station's SNR; `None` without one.
     pub(crate) fn frame_error_rate(
@@ -185,32 +211,20 @@ impl Station {
         bytes: u32,
         now: Instant,
     ) -> Option<f64> {
-        let db = self.config.snr.as_ref()?.at(now);
-        if let Some((r, d, b, f)) = self.fer_cache
-            && r == rate
-            && d == db.to_bits()
-            && b == bytes
-        {
-            return Some(f);
-        }
-        let f = frame_error_rate(rate, db, bytes);
-        self.fer_cache = Some((rate, db.to_bits(), bytes, f));
-        Some(f)
+        let (ber, header) = self.link_quality(rate, now)?;
+        Some(1.0 - header * data_success_from_ber(ber, bytes))
     }
 
     /// For an A-MPDU at `rate` at `now`: the probability that its PHY header is lost, and the
     /// probability that one MPDU of `bytes` is lost given the header; `None` without an SNR.
     pub(crate) fn ampdu_error_rates(
-        &self,
+        &mut self,
         rate: PhyRate,
         bytes: u32,
         now: Instant,
     ) -> Option<(f64, f64)> {
-        let db = self.config.snr.as_ref()?.at(now);
-        Some((
-            1.0 - header_success_rate(rate, db),
-            1.0 - data_success_rate(rate, db, bytes),
-        ))
+        let (ber, header) = self.link_quality(rate, now)?;
+        Some((1.0 - header, 1.0 - data_success_from_ber(ber, bytes)))
     }
 
     /// Frames in `ac`'s queue.
