@@ -6,6 +6,10 @@
 //!
 //! - [`phy`]: slot, SIFS, DIFS/AIFS/EIFS, preamble and PPDU airtime for 11b, 11a, 11g, and
 //!   11n/11ac (HT/VHT MCSs, one spatial stream, 20/40/80 MHz, long/short GI);
+//! - [`fer`]: the frame error rate per PHY rate, SNR and length (a NIST-style bit-error
+//!   model), and SNR schedules;
+//! - [`rate_control`]: fixed, scripted and Minstrel-like rate adaptation;
+//! - [`ampdu`]: A-MPDU aggregation limits and framing (block Ack in the medium);
 //! - [`edca`]: per-AC parameters and the backoff state of one EDCA function;
 //! - [`channel`]: who transmits next, collisions, busy time;
 //! - [`station`]: a transmitter's queues, EDCAFs and sequence numbers;
@@ -34,8 +38,7 @@
 //! ```
 //!
 //! Deviations (details in each module):
-//! - A-MPDU and block Ack, rate adaptation, RTS/CTS and the AP's
-//!   WMM queues with DSCP mapping are not modelled yet.
+//! - RTS/CTS and the AP's WMM queues with DSCP mapping are not modelled yet.
 //! - No propagation delay; one collision domain.
 
 pub mod ampdu;

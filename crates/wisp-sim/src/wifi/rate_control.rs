@@ -451,6 +451,7 @@ mod tests {
         };
         let low = best_at(14.0);
         assert!(low < rate(54.0) && low > rate(6.0), "{low:?}");
+        eprintln!("throughput-best rate at 14 dB: {low}");
         let snr = Snr::parse("0s:40,2s:14,4s:40").unwrap();
         let mut rc = RateControl::new(
             RateControlConfig::Minstrel(MinstrelParams::default()),
