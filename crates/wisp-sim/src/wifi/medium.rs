@@ -990,5 +990,90 @@ mod tests {
                 }
             }
         }
+
+        /// HT/VHT stations with A-MPDU on or off, an SNR or a constant FER, fixed rates or
+        /// Minstrel: one busy period at a time (an A-MPDU's MPDUs share a start; two
+        /// stations' frames in one slot are a collision), every queued MSDU delivered or
+        /// dropped, none acknowledged twice, the retry flag set exactly on repeated attempts.
+        #[test]
+        fn wifi_medium_invariants_ht_ampdu(
+            seed in 0u64..1000,
+            ac_std in proptest::bool::ANY,
+            stations in 1usize..6,
+            arrivals in proptest::collection::vec((0usize..6, 0usize..4, 0u64..50_000, 40u32..2000), 1..300),
+            mcs in 0u8..8,
+            width in 0usize..2,
+            sgi in proptest::bool::ANY,
+            ampdu in proptest::bool::ANY,
+            snr in proptest::option::of(0.0f64..35.0),
+            minstrel in proptest::bool::ANY,
+            fer in 0.0f64..0.3,
+        ) {
+            use crate::wifi::ampdu::AmpduConfig;
+            use crate::wifi::fer::Snr;
+            use crate::wifi::rate_control::{MinstrelParams, RateControlConfig};
+            let standard = if ac_std { Standard::Ac } else { Standard::N5 };
+            let phy = Phy::new(standard);
+            let w = [20, 40][width];
+            let r = if ac_std { PhyRate::vht(mcs, w, sgi) } else { PhyRate::ht(mcs, w, sgi) }.unwrap();
+            let mut m = Medium::new(phy, seed);
+            m.set_frame_error_rate(fer);
+            for _ in 0..stations {
+                let mut c = StationConfig::edca(&phy, r);
+                c.snr = snr.map(Snr::Constant);
+                c.ampdu = ampdu.then(AmpduConfig::default);
+                if minstrel {
+                    c.rate_control = Some(RateControlConfig::Minstrel(MinstrelParams::default()));
+                }
+                m.add_station(c);
+            }
+            let mut arrivals = arrivals;
+            arrivals.sort_by_key(|a| a.2);
+            let mut queued = 0u64;
+            for (sta, ac, at_us, bytes) in arrivals {
+                m.run_until(Instant::from_micros(at_us));
+                if m.enqueue(sta % stations, AccessCategory::ALL[ac], bytes) {
+                    queued += 1;
+                }
+            }
+            m.run_until(Instant::from_secs(10));
+            let recs: Vec<_> = m
+                .records()
+                .iter()
+                .filter(|f| f.outcome != Outcome::InternalCollision)
+                .copied()
+                .collect();
+            let mut busy_until = Instant::ZERO;
+            let mut last: Option<FrameRecord> = None;
+            for f in &recs {
+                match last {
+                    Some(l) if f.tx_start == l.tx_start => {
+                        if f.station != l.station {
+                            prop_assert!(f.outcome == Outcome::Collision && l.outcome == Outcome::Collision,
+                                "{l:?} and {f:?} share a start");
+                        } else {
+                            // One A-MPDU: same airtime.
+                            prop_assert!(ampdu && f.airtime == l.airtime, "{l:?} and {f:?}");
+                        }
+                    }
+                    _ => prop_assert!(f.tx_start >= busy_until, "{f:?} starts before {busy_until:?}"),
+                }
+                let end = f.tx_start + f.airtime;
+                busy_until = busy_until.max(end);
+                last = Some(*f);
+            }
+            let totals = m.totals();
+            prop_assert_eq!(totals.delivered_packets + totals.retry_drops, queued);
+            // Fewer than 4096 MSDUs per station: sequence numbers do not wrap. (An internal
+            // collision is an attempt too.)
+            let mut tries = std::collections::HashMap::new();
+            for f in m.records() {
+                let e = tries.entry((f.station, f.seq)).or_insert((0u32, false));
+                prop_assert_eq!(f.retry, e.0 > 0, "{:?}", f);
+                prop_assert!(!e.1, "acknowledged twice: {:?}", f);
+                e.0 += 1;
+                e.1 = f.outcome == Outcome::Acked;
+            }
+        }
     }
 }
