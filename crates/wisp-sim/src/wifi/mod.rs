@@ -10,6 +10,8 @@
 //!   model), and SNR schedules;
 //! - [`rate_control`]: fixed, scripted and Minstrel-like rate adaptation;
 //! - [`ampdu`]: A-MPDU aggregation limits and framing (block Ack in the medium);
+//! - [`phy_options`]: the PHY-side keys of a `wifi:` spec (`bw`, `gi`, `snr`, `ra`,
+//!   `ampdu`) applied to a station;
 //! - [`edca`]: per-AC parameters and the backoff state of one EDCA function;
 //! - [`channel`]: who transmits next, collisions, busy time;
 //! - [`station`]: a transmitter's queues, EDCAFs and sequence numbers;
@@ -48,6 +50,7 @@ pub mod edca;
 pub mod fer;
 pub mod medium;
 pub mod phy;
+pub mod phy_options;
 pub mod rate_control;
 pub mod saturation;
 pub mod station;
