@@ -13,13 +13,18 @@
 //!
 //! | key | meaning |
 //! |---|---|
-//! | `std` | `11b`, `11a`, `11g` [`11g`] |
-//! | `rate` | PHY rate of every transmitter, e.g. `54mbps` or `5.5` (Mbit/s) [the PHY's highest] |
+//! | `std` | `11b`, `11a`, `11g`, `11n` (= `11n-2.4`), `11n-5`, `11ac` [`11g`] |
+//! | `rate` | PHY rate of every transmitter, e.g. `54mbps` or `5.5` (Mbit/s); for 11n/ac an MCS's rate at `bw` and `gi`, e.g. `65`, `72.2`, `433.3` [the PHY's highest there] |
 //! | `stations` | contenders besides the measured station, 0–200 [0] |
 //! | `load` | what the contenders do: `none`, `udp[:RATE]` (constant bit rate uplink, 1 Mbit/s if no rate), `tcp` (a bulk download each), `saturated` (always a frame for the AP) [`saturated`] |
 //! | `queue` | frames each AC queue of a transmitter holds, every destination together [1000] |
 //! | `wmm` | `on`: EDCA per AC (Table 9-137 defaults), DSCP → UP → AC; `off`: legacy DCF, one queue (AC_BE) [`on`] |
 //! | `bytes` | MSDU (IP packet) size of the background frames [1500] |
+//! | `bw` | channel width for 11n (20, 40) and 11ac (20, 40, 80) MHz [20] |
+//! | `gi` | guard interval of 11n/ac rates, `long` or `short` [`long`] |
+//! | `snr` | every transmitter's SNR in dB, or a schedule `0s:30;10s:12` (`;` between points): frames are lost with the error model's probability ([`super::fer`]) [none: no noise losses] |
+//! | `ra` | rate adaptation: `fixed` (always `rate`), `minstrel` (Minstrel-like over the rates at `bw`/`gi`), `script:0s:54;5s:24` (rate vs time) [`fixed`] |
+//! | `ampdu` | `on`: A-MPDU with block Ack for 11n/ac rates ([`super::ampdu`]) [`off`] |
 //!
 //! The run's seed (not the spec) drives the random draws, so one spec names one setting.
 //!
@@ -44,6 +49,7 @@
 use super::edca::AccessCategory;
 use super::medium::{FrameRecord, Medium, Outcome};
 use super::phy::{MAX_MSDU_BYTES, Phy, PhyRate, Standard};
+use super::phy_options::PhyOptions;
 use super::station::StationConfig;
 use super::wmm::WmmMap;
 use rand::RngExt;
@@ -106,6 +112,8 @@ pub struct WifiSpec {
     pub wmm: bool,
     /// MSDU bytes of the background load's frames.
     pub bytes: u32,
+    /// The PHY-side keys (`bw`, `gi`, `snr`, `ra`, `ampdu`), applied to every transmitter.
+    pub phy: PhyOptions,
 }
 
 impl Default for WifiSpec {
@@ -119,6 +127,7 @@ impl Default for WifiSpec {
             queue: 1000,
             wmm: true,
             bytes: 1500,
+            phy: PhyOptions::default(),
         }
     }
 }
@@ -135,7 +144,7 @@ pub struct WifiSpecError {
     pub message: String,
 }
 
-const KEYS: &str = "std, rate, stations, load, queue, wmm, bytes";
+const KEYS: &str = "std, rate, stations, load, queue, wmm, bytes, bw, gi, snr, ra, ampdu";
 
 impl FromStr for WifiSpec {
     type Err = WifiSpecError;
@@ -226,25 +235,22 @@ impl FromStr for WifiSpec {
                             )
                         })?
                 }
-                _ => return Err(err(k, format!("unknown key (keys: {KEYS})"))),
+                _ => {
+                    if !spec.phy.set(k, v).map_err(|e| err(k, e))? {
+                        return Err(err(k, format!("unknown key (keys: {KEYS})")));
+                    }
+                }
             }
         }
         let phy = Phy::new(spec.standard);
-        spec.rate = match rate {
-            None => highest_rate(&phy),
-            Some((text, mbps)) => PhyRate::from_mbps(mbps)
-                .filter(|r| phy.supports(*r))
-                .ok_or_else(|| {
-                    err(
-                        "rate",
-                        format!(
-                            "`{text}` is not an 802.{} rate ({} Mbit/s)",
-                            spec.standard.name(),
-                            phy.rates_text()
-                        ),
-                    )
-                })?,
-        };
+        spec.rate = spec
+            .phy
+            .rate(&phy, rate.as_ref().map(|(t, m)| (t.as_str(), *m)))
+            .map_err(|(k, e)| err(k, e))?;
+        // The rate control's script is checked against the rate set here, once.
+        spec.phy
+            .apply(&mut StationConfig::dcf(&phy, spec.rate), &phy, spec.rate)
+            .map_err(|(k, e)| err(k, e))?;
         Ok(spec)
     }
 }
@@ -262,7 +268,9 @@ impl fmt::Display for WifiSpec {
             self.queue,
             if self.wmm { "on" } else { "off" },
             self.bytes
-        )
+        )?;
+        // The PHY-side keys only when given, so a spec without them reads as before.
+        write!(f, "{}", self.phy.to_spec())
     }
 }
 
@@ -357,6 +365,9 @@ impl WifiLink {
             StationConfig::dcf(&phy, self.spec.rate)
         };
         c.queue_limit = self.spec.queue;
+        // Checked when the spec was parsed; a spec built by hand with a bad script keeps the
+        // fixed rate.
+        let _ = self.spec.phy.apply(&mut c, &phy, self.spec.rate);
         let id = self.medium.add_station(c) as NodeId;
         self.received.push(0);
         self.contender.push(contender);
@@ -572,6 +583,73 @@ mod tests {
             assert_eq!(e.key, key, "{bad}: {e}");
             assert!(e.to_string().starts_with(&format!("`{key}`")), "{e}");
         }
+    }
+
+    #[test]
+    fn phy_keys_parse_display_and_fail_by_key() {
+        let s = spec("std=11n-5,rate=72.2,gi=short,bw=20,snr=0s:30;10s:12,ra=minstrel,ampdu=on");
+        assert_eq!(s.rate, PhyRate::ht(7, 20, true).unwrap());
+        assert_eq!(s.to_string().parse::<WifiSpec>().unwrap(), s);
+        assert!(
+            s.to_string()
+                .ends_with(",bw=20,gi=short,snr=0s:30;10s:12,ra=minstrel,ampdu=on"),
+            "{s}"
+        );
+        // 11ac's default rate is its fastest at the width and GI: VHT80 MCS 9 short GI.
+        assert_eq!(
+            spec("std=11ac,bw=80,gi=short").rate,
+            PhyRate::vht(9, 80, true).unwrap()
+        );
+        for (bad, key) in [
+            ("std=11n-5,rate=54", "rate"),
+            ("std=11g,bw=40", "bw"),
+            ("std=11n,bw=80", "bw"),
+            ("bw=33", "bw"),
+            ("gi=wide", "gi"),
+            ("std=11a,gi=short", "gi"),
+            ("snr=loud", "snr"),
+            ("snr=10s:20;5s:30", "snr"),
+            ("ra=aarf", "ra"),
+            ("ra=script:0s:54;1s:11", "ra"),
+            ("ampdu=yes", "ampdu"),
+            ("std=11g,ampdu=on", "ampdu"),
+            ("snr=20,snr=30", "snr"),
+        ] {
+            let e = bad.parse::<WifiSpec>().unwrap_err();
+            assert_eq!(e.key, key, "{bad}: {e}");
+            assert!(e.to_string().starts_with(&format!("`{key}`")), "{e}");
+        }
+    }
+
+    #[test]
+    fn ampdu_and_minstrel_through_the_spec() {
+        // The measured station saturating the AP at HT20 MCS 7: A-MPDU on carries far more.
+        let run = |s: &str| {
+            let mut link = WifiLink::new(&spec(s), 1);
+            mbps(&saturate(&mut link, STATION, AP, 2), 2)
+        };
+        let off = run("std=11n-5,rate=65,stations=0");
+        let on = run("std=11n-5,rate=65,stations=0,ampdu=on");
+        assert!(off > 25.0 && off < 33.0, "{off}");
+        assert!(on > 1.5 * off && on < 65.0, "on {on}, off {off}");
+        // Minstrel with the SNR stepping from 35 to 12 dB: the delivered frames of the last
+        // second went at 24 Mbit/s or less.
+        let mut link = WifiLink::new(&spec("std=11a,stations=0,snr=0s:35;2s:12,ra=minstrel"), 1);
+        let outs = saturate(&mut link, STATION, AP, 4);
+        let late: Vec<_> = outs
+            .iter()
+            .filter(|o| o.at >= Instant::from_secs(3))
+            .collect();
+        assert!(late.len() > 100);
+        let slow = late
+            .iter()
+            .filter(|o| o.record.rate <= PhyRate::from_mbps(24.0).unwrap())
+            .count();
+        assert!(
+            slow as f64 > 0.9 * late.len() as f64,
+            "{slow} of {}",
+            late.len()
+        );
     }
 
     /// Keeps `n` packets queued from `from` to `to` for `secs`; returns the delivered outputs.

@@ -9,7 +9,7 @@ use super::phy::{Phy, PhyRate};
 use super::rate_control::RateControlConfig;
 use super::station::StationConfig;
 
-/// The keys [`PhyOptions::set`] knows.
+/// The keys [`PhyOptions::set`] knows (for error messages).
 pub const PHY_KEYS: &str = "bw, gi, snr, ra, ampdu";
 
 /// PHY-side options of a spec, as given.
@@ -66,9 +66,13 @@ impl PhyOptions {
         Ok(true)
     }
 
-    /// The data rate `mbps` (the `rate=` key) at the spec's width and guard interval, or the
-    /// PHY's fastest there when `None`. Errors are `(key, reason)`.
-    pub fn rate(&self, phy: &Phy, mbps: Option<f64>) -> Result<PhyRate, (&'static str, String)> {
+    /// The data rate of the `rate=` key (`(text, Mbit/s)`) at the spec's width and guard
+    /// interval, or the PHY's fastest there when `None`. Errors are `(key, reason)`.
+    pub fn rate(
+        &self,
+        phy: &Phy,
+        given: Option<(&str, f64)>,
+    ) -> Result<PhyRate, (&'static str, String)> {
         let std = phy.standard;
         let bw = self.bw.unwrap_or(20);
         let sgi = self.short_gi.unwrap_or(false);
@@ -99,22 +103,24 @@ impl PhyOptions {
             ));
         }
         let rates = phy.data_rates(bw, sgi);
-        match mbps {
+        let list = rates
+            .iter()
+            .map(|r| r.to_string())
+            .collect::<Vec<_>>()
+            .join(", ");
+        match given {
             None => Ok(*rates.last().expect("a PHY has rates")),
-            Some(m) => phy.find_rate(m, bw, sgi).ok_or_else(|| {
-                (
-                    "rate",
+            Some((text, m)) => phy.find_rate(m, bw, sgi).ok_or_else(|| {
+                let message = if std.is_ht() {
                     format!(
-                        "{m} Mbit/s is not an 802.{} rate at {bw} MHz, {} GI ({})",
+                        "`{text}` is not an 802.{} rate at {bw} MHz, {} GI ({list} Mbit/s)",
                         std.name(),
                         if sgi { "short" } else { "long" },
-                        rates
-                            .iter()
-                            .map(|r| r.to_string())
-                            .collect::<Vec<_>>()
-                            .join(", ")
-                    ),
-                )
+                    )
+                } else {
+                    format!("`{text}` is not an 802.{} rate ({list} Mbit/s)", std.name())
+                };
+                ("rate", message)
             }),
         }
     }
@@ -195,7 +201,7 @@ mod tests {
             ("ampdu", "on"),
         ])
         .unwrap();
-        let r = o.rate(&phy, Some(150.0)).unwrap();
+        let r = o.rate(&phy, Some(("150", 150.0))).unwrap();
         assert_eq!(r, PhyRate::ht(7, 40, true).unwrap());
         assert_eq!(o.rate(&phy, None).unwrap(), r);
         let mut c = StationConfig::edca(&phy, PhyRate::ht(0, 20, false).unwrap());
@@ -233,17 +239,20 @@ mod tests {
         assert!(bad_value("ra", "aarf").contains("minstrel"));
         assert!(bad_value("ampdu", "maybe").contains("on or off"));
         let g = Phy::new(Standard::G);
-        let key = |pairs: &[(&str, &str)], phy: &Phy, mbps: Option<f64>| {
+        let key = |pairs: &[(&str, &str)], phy: &Phy, mbps: Option<(&str, f64)>| {
             opts(pairs).unwrap().rate(phy, mbps).unwrap_err().0
         };
         assert_eq!(key(&[("bw", "40")], &g, None), "bw");
         assert_eq!(key(&[("gi", "short")], &g, None), "gi");
         assert_eq!(key(&[("ampdu", "on")], &g, None), "ampdu");
         assert_eq!(key(&[("bw", "80")], &Phy::new(Standard::N24), None), "bw");
-        assert_eq!(key(&[], &Phy::new(Standard::N5), Some(54.0)), "rate");
+        assert_eq!(
+            key(&[], &Phy::new(Standard::N5), Some(("54", 54.0))),
+            "rate"
+        );
         let n = Phy::new(Standard::N5);
         let o = opts(&[("ra", "script:0s:65,1s:54")]).unwrap();
-        let r = o.rate(&n, Some(65.0)).unwrap();
+        let r = o.rate(&n, Some(("65", 65.0))).unwrap();
         let mut c = StationConfig::edca(&n, r);
         let e = o.apply(&mut c, &n, r).unwrap_err();
         assert_eq!(e.0, "ra");
