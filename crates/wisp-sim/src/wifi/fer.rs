@@ -18,8 +18,8 @@
 //!    weight d summed over the P puncturing phases. The spectra `c_d` are computed here by a
 //!    search of the code's trellis (the first 10 weights from the free distance), not typed
 //!    in: the tests check the free distances 10, 6, 5, 4 and the rate-½ weights 36, 211, 1404
-//!    (the published values for this code, quoted from memory — not checked against a printed
-//!    table here).
+//!    (the published values for this code: IT++'s convolutional-code test prints the same
+//!    `Cd = 36, 0, 211, 0, 1404, 0, 11633` for the K = 7 rate-½ code).
 //! 3. Frame success: `(1 − P_b)^{N}` over the data bits `N = 16 + 8·L + 6` (SERVICE, PSDU,
 //!    tail), times the same for the PHY header sent at BPSK ½ (L-SIG 24 bits; HT-SIG or
 //!    VHT-SIG-A another 48). `FER = 1 − success`.
@@ -382,8 +382,8 @@ mod tests {
     #[test]
     fn the_trellis_search_finds_the_published_spectra() {
         // K = 7 (133, 171): d_free 10 with information weights 36, 0, 211, 0, 1404 (the values
-        // published for this code, quoted from memory, not checked against a printed table;
-        // odd distances have none at rate ½). Punctured: d_free 6 (⅔), 5 (¾), 4 (⅚) — the
+        // published for this code, e.g. IT++'s convolutional-code test output; odd distances
+        // have none at rate ½). Punctured: d_free 6 (⅔), 5 (¾), 4 (⅚) — the
         // values 802.11's patterns are chosen for.
         let half = spectrum(1, 2);
         assert_eq!(half.free_distance, 10);
