@@ -11,6 +11,8 @@
 //!   (`SIFS + Ack at the lowest rate + AIFS`), before counting again (10.3.2.3.7);
 //! - an internal collision (two ACs of one station in the same slot) goes to the higher AC;
 //!   the lower one behaves as after a collision, without airtime (10.22.2.4);
+//! - a frame that reaches an empty queue with the EDCAF's counter at zero goes at once if the
+//!   medium has been idle for AIFS, else the EDCAF draws a backoff first (10.3.4.3);
 //! - within a TXOP (limit > 0), the winner sends its next frame SIFS after the Ack while the
 //!   exchange still ends inside the limit (10.22.2.8).
 //!
@@ -175,7 +177,21 @@ impl Medium {
     /// Queues an MSDU of `bytes` at station `i` now; `false` if its queue is full.
     pub fn enqueue(&mut self, i: usize, ac: AccessCategory, bytes: u32) -> bool {
         let now = self.now;
+        self.arrival_backoff(i, ac, now);
         self.stations[i].enqueue(ac, bytes, now)
+    }
+
+    /// A frame reaching an empty queue whose counter is zero goes at once only if the medium
+    /// has been idle for AIFS; otherwise (busy, or idle for less) the EDCAF draws a backoff
+    /// (IEEE 802.11-2016 10.3.4.3, 10.22.2.3).
+    fn arrival_backoff(&mut self, i: usize, ac: AccessCategory, at: Instant) {
+        let phy = self.phy;
+        let s = &mut self.stations[i];
+        let k = ac.index();
+        if s.queued(ac) == 0 && s.edcaf[k].counter() == 0 && at < s.ready(k, &phy) {
+            let Station { edcaf, rng, .. } = s;
+            edcaf[k].backoff(rng);
+        }
     }
 
     /// Queues an MSDU of `bytes` from station `i` to station `dest` with the caller's `tag` at
@@ -191,6 +207,7 @@ impl Medium {
         at: Instant,
     ) -> bool {
         let at = at.max(self.now);
+        self.arrival_backoff(i, ac, at);
         self.stations[i].enqueue_to(ac, dest, tag, bytes, at)
     }
 
