@@ -1286,3 +1286,33 @@ fn ping_through_the_wifi_medium_shows_its_access_delay() {
         "median {rm:.3} ms against the simulator's {sm:.3} ms"
     );
 }
+
+#[test]
+fn bad_wifi_link_specs_are_refused_before_anything_runs() {
+    // No root needed: the specs are checked before the namespace is made.
+    for (args, needle) in [
+        (&["--downlink", "wifi:rate=7mbps"][..], "`rate`"),
+        (&["--downlink", "wifi:load=bulk"][..], "`load`"),
+        (
+            &[
+                "--downlink",
+                "wifi:stations=1",
+                "--uplink",
+                "wifi:stations=2",
+            ][..],
+            "must be the same",
+        ),
+        (&["--downlink", "const:1mbps"][..], "--uplink is required"),
+    ] {
+        let o = link(args, "true");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        let lines: Vec<&str> = err
+            .lines()
+            .filter(|l| !l.starts_with("wisp: seed"))
+            .collect();
+        assert_eq!(lines.len(), 1, "{args:?}: {err}");
+        assert!(lines[0].contains(needle), "{args:?}: {err}");
+        assert!(!err.contains("panicked"), "{err}");
+    }
+}
