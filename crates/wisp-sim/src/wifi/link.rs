@@ -10,19 +10,19 @@
 //! [`WifiLink::push`], asks when something may next happen ([`WifiLink::next_event`]) and
 //! collects what the medium delivered or dropped with [`WifiLink::advance`].
 //!
-//! Spec keys (defaults in brackets; [`WifiSpec`] displays the canonical form):
+//! Spec keys ([`WifiSpec`] displays the canonical form):
 //!
 //! | key | meaning |
 //! |---|---|
-//! | `std` | `11b`, `11a`, `11g` [`11g`] |
-//! | `rate` | PHY rate of every transmitter, e.g. `54mbps` or `5.5` (Mbit/s) [the PHY's highest] |
-//! | `stations` | contenders besides the measured station, 0–200 [0] |
-//! | `load` | what the contenders do: `none`, `udp[:RATE]` (constant bit rate uplink, 1 Mbit/s if no rate), `tcp` (a bulk download each), `saturated` (always a frame for the AP) [`saturated`] |
-//! | `queue` | frames each AC queue of a transmitter holds, every destination together [1000] |
-//! | `wmm` | `on`: EDCA per AC (Table 9-137 defaults), DSCP → UP → AC; `off`: legacy DCF, one queue (AC_BE) [`on`] |
-//! | `bytes` | MSDU (IP packet) size of the background frames [1500] |
-//! | `map` | DSCP → AC overrides on top of RFC 8325, `DSCP=AC` joined by `;`, e.g. `map=46=vi;0=bk` [none] |
-//! | `cochannel` | a second AP on the same channel with this many stations of its own, each running `load` with it, 0–200 [0: none] |
+//! | `std` | `11b`, `11a`, `11g` (default: `11g`) |
+//! | `rate` | PHY rate of every transmitter, e.g. `54mbps` or `5.5` (Mbit/s) (default: the PHY's highest) |
+//! | `stations` | contenders besides the measured station, 0–200 (default: 0) |
+//! | `load` | what the contenders do: `none`, `udp[:RATE]` (constant bit rate uplink, 1 Mbit/s if no rate), `tcp` (a bulk download each), `saturated` (always a frame for the AP) (default: `saturated`) |
+//! | `queue` | frames each AC queue of a transmitter holds, every destination together (default: 1000) |
+//! | `wmm` | `on`: EDCA per AC (Table 9-137 defaults), DSCP → UP → AC; `off`: legacy DCF, one queue (AC_BE) (default: `on`) |
+//! | `bytes` | MSDU (IP packet) size of the background frames (default: 1500) |
+//! | `map` | DSCP → AC overrides on top of RFC 8325, `DSCP=AC` joined by `;`, e.g. `map=46=vi;0=bk` (default: none) |
+//! | `cochannel` | a second AP on the same channel with this many stations of its own, each running `load` with it, 0–200 (default: 0: none) |
 //!
 //! The run's seed (not the spec) drives the random draws, so one spec names one setting.
 //!
