@@ -43,7 +43,7 @@
 //! ```
 //!
 //! Deviations (details in each module):
-//! - RTS/CTS and the AP's WMM queues with DSCP mapping are not modelled yet.
+//! - RTS/CTS is not modelled.
 //! - No propagation delay; one collision domain.
 
 pub mod ampdu;
