@@ -37,6 +37,7 @@
 //!     duration: wisp_core::Duration::from_secs(2),
 //!     seed: 1,
 //!     frame_error_rate: 0.0,
+//!     qos: false,
 //! })?;
 //! assert!(r.simulated_mbps > 20.0);
 //! # Ok::<(), wisp_sim::wifi::saturation::SaturationError>(())
