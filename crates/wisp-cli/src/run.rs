@@ -153,7 +153,7 @@ pub fn run(a: RunArgs) -> Result<(), CliError> {
     let result = wisp_sim::run::run(&scenario, Some(&mut progress))?;
     pb.finish_and_clear();
     if let Some(dir) = &a.out {
-        write_run_files(&result)?.commit(dir)?;
+        write_run_files(&result, &result.report)?.commit(dir)?;
     }
     if a.json {
         output::print_json(&result.report)
@@ -162,9 +162,14 @@ pub fn run(a: RunArgs) -> Result<(), CliError> {
     }
 }
 
-fn write_run_files(r: &RunResult) -> Result<OutputDir, CliError> {
+/// The files of `wisp run --out` (and `wisp sim --out`): `report` as run.json, then the series,
+/// the packets and the HTML report of `r`.
+pub fn write_run_files(
+    r: &RunResult,
+    report: &impl serde::Serialize,
+) -> Result<OutputDir, CliError> {
     let mut out = OutputDir::default();
-    let json = serde_json::to_vec_pretty(&r.report).map_err(|e| CliError::Io(e.to_string()))?;
+    let json = serde_json::to_vec_pretty(report).map_err(|e| CliError::Io(e.to_string()))?;
     out.add("run.json", json);
     out.add("timeseries.csv", timeseries_csv(r)?);
     let mut packets = Vec::new();
@@ -212,7 +217,7 @@ fn timeseries_csv(r: &RunResult) -> Result<Vec<u8>, CliError> {
         .map_err(|e| CliError::Io(format!("cannot write timeseries.csv: {e}")))
 }
 
-fn print_table(r: &RunReport) -> Result<(), CliError> {
+pub fn print_table(r: &RunReport) -> Result<(), CliError> {
     println!(
         "{} on {} (reverse: {}; {} ms each way; queue {}; loss {}, reverse {}; {:.1} s, warm-up {:.1} s; seed {})",
         r.scheme,

@@ -1,10 +1,12 @@
 //! A run from scenario to report: simulate, then compute every flow's metrics and the series.
 
+use crate::link::LinkModel;
 use crate::log::RunLog;
 use crate::metrics::{FlowMetrics, MetricsContext, TimeSeries, flow_metrics, time_series};
-use crate::sim::{Progress, Scenario, SimError, simulate};
+use crate::sim::{Network, Progress, Scenario, SimError, simulate, simulate_network};
 use serde::Serialize;
-use wisp_core::Instant;
+use std::sync::Arc;
+use wisp_core::{Bitrate, Instant};
 
 /// The summary of a run (what `wisp run --json` prints).
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -88,4 +90,47 @@ pub fn run(scenario: &Scenario, progress: Option<Progress<'_>>) -> Result<RunRes
         series,
         log,
     })
+}
+
+/// What a run over a [`Network`] produced: every flow's metrics, the series and the log.
+#[derive(Clone, Debug)]
+pub struct NetworkResult {
+    pub flows: Vec<FlowMetrics>,
+    pub series: TimeSeries,
+    pub log: RunLog,
+}
+
+/// Simulates `net` and measures every flow against its reference link (capacity, utilisation
+/// and the ideal sender's delay over that link alone, with the delay in front of it); a flow
+/// without one has capacity 0 and no ideal delay. The series' capacity is flow 0's reference.
+pub fn run_network(
+    net: &Network,
+    progress: Option<Progress<'_>>,
+) -> Result<NetworkResult, SimError> {
+    let log = simulate_network(net, progress)?;
+    let none = LinkModel::Rate(Arc::new(vec![(Instant::ZERO, Bitrate::ZERO)]));
+    let reference = |f: usize| {
+        net.reference(f)
+            .unwrap_or((&none, wisp_core::Duration::ZERO))
+    };
+    let flows = net
+        .flows
+        .iter()
+        .enumerate()
+        .map(|(i, f)| {
+            let (link, delay) = reference(i);
+            let ctx = MetricsContext {
+                link,
+                delay,
+                mtu: net.mtu,
+                end: net.end(),
+                warmup: net.warmup,
+            };
+            let start = Instant::ZERO + f.spec.start;
+            let stop = f.spec.stop.map_or(Instant::MAX, |d| Instant::ZERO + d);
+            flow_metrics(&log, &ctx, i, f.spec.scheme.to_string(), start, stop)
+        })
+        .collect();
+    let series = time_series(&log, reference(0).0, net.flows.len(), net.end(), net.bin);
+    Ok(NetworkResult { flows, series, log })
 }
