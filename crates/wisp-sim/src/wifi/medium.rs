@@ -65,6 +65,12 @@ pub struct FrameRecord {
     pub outcome: Outcome,
     /// The MSDU was dropped after this attempt (retry limit).
     pub dropped: bool,
+    /// The receiver (a station index; 0 for a station's frames to the AP in [`saturation`]).
+    ///
+    /// [`saturation`]: super::saturation
+    pub dest: u32,
+    /// The caller's tag; `None` for background traffic (a backlogged queue's frames).
+    pub tag: Option<u64>,
 }
 
 /// A TXOP in progress: the holder sends its next frame without contending.
@@ -172,9 +178,73 @@ impl Medium {
         self.stations[i].enqueue(ac, bytes, now)
     }
 
+    /// Queues an MSDU of `bytes` from station `i` to station `dest` with the caller's `tag` at
+    /// `at` (not before the medium's clock: a frame handed over while a transmission is on the
+    /// air, e.g. a reply to it, may be queued at its end); `false` if the queue is full.
+    pub fn enqueue_to(
+        &mut self,
+        i: usize,
+        ac: AccessCategory,
+        dest: u32,
+        tag: Option<u64>,
+        bytes: u32,
+        at: Instant,
+    ) -> bool {
+        let at = at.max(self.now);
+        self.stations[i].enqueue_to(ac, dest, tag, bytes, at)
+    }
+
+    /// Keeps station `i`'s `ac` queue for `dest` backlogged with untagged MSDUs of `bytes`
+    /// from now on.
+    pub fn backlog(&mut self, i: usize, dest: u32, ac: AccessCategory, bytes: u32) {
+        let now = self.now;
+        self.stations[i].backlog(dest, ac, bytes, now);
+    }
+
+    /// When the next transmission starts if nothing is queued meanwhile (`None`: every queue
+    /// is empty). Changes nothing.
+    pub fn next_transmission(&self) -> Option<Instant> {
+        if let Some(x) = self.txop {
+            return Some(x.at);
+        }
+        let mut best: Option<Instant> = None;
+        for s in &self.stations {
+            for ac in 0..4 {
+                if let Some(f) = s.head(ac) {
+                    let t = self.channel.access_time(&Contender {
+                        ready: s.ready(ac, &self.phy),
+                        counter: s.edcaf[ac].counter(),
+                        head: f.eligible,
+                    });
+                    best = Some(best.map_or(t, |b: Instant| b.min(t)));
+                }
+            }
+        }
+        best
+    }
+
+    /// Carries out the next transmission if it starts before `end`, and returns its start
+    /// (the clock moves there); `None` (nothing changed) otherwise.
+    pub fn step_before(&mut self, end: Instant) -> Option<Instant> {
+        let t = self.step(end)?;
+        self.now = t;
+        Some(t)
+    }
+
+    /// Moves the clock to `t` (never back) without transmitting: call it only when
+    /// [`Medium::next_transmission`] is not before `t`.
+    pub fn set_now(&mut self, t: Instant) {
+        self.now = self.now.max(t);
+    }
+
     /// The attempts recorded so far.
     pub fn records(&self) -> &[FrameRecord] {
         &self.records
+    }
+
+    /// Swaps the attempts recorded so far with `buf` (an empty buffer keeps its capacity).
+    pub fn swap_records(&mut self, buf: &mut Vec<FrameRecord>) {
+        std::mem::swap(&mut self.records, buf);
     }
 
     /// Takes the attempts recorded so far.
@@ -406,6 +476,8 @@ impl Medium {
             access: t.saturating_duration_since(f.eligible),
             outcome,
             dropped,
+            dest: f.dest,
+            tag: f.tag,
         });
     }
 }

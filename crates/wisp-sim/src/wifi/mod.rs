@@ -10,6 +10,9 @@
 //! - [`station`]: a transmitter's queues, EDCAFs and sequence numbers;
 //! - [`medium`]: the event loop wiring them, and the per-attempt ground truth
 //!   ([`medium::FrameRecord`]);
+//! - [`wmm`]: DSCP → user priority → access category (RFC 8325);
+//! - [`link`]: the medium as a link (`wifi:…`): AP, measured station, contenders and their
+//!   load, driven packet by packet ([`link::WifiLink`]);
 //! - [`bianchi`]: Bianchi's saturation model (JSAC 2000);
 //! - [`saturation`]: N saturated stations simulated beside the model (`wisp wifi bianchi`).
 //!
@@ -40,7 +43,9 @@
 pub mod bianchi;
 pub mod channel;
 pub mod edca;
+pub mod link;
 pub mod medium;
 pub mod phy;
 pub mod saturation;
 pub mod station;
+pub mod wmm;

@@ -5,6 +5,10 @@
 //! category, its 12-bit sequence counter, and when its idle-medium count may start. The
 //! [`Medium`](super::medium::Medium) wires stations to the shared channel.
 //!
+//! Each AC's queue holds one FIFO per destination; the destinations take turns, one MSDU each
+//! (as Linux mac80211's per-station TXQs are scheduled), so a backlog for one receiver does not
+//! block another. The queue limit counts every destination's frames together.
+//!
 //! Deviations:
 //! - One sequence counter per transmitter (the standard keeps one per receiver and TID).
 //! - A fixed PHY rate per station (rate adaptation comes later).
@@ -23,8 +27,8 @@ pub struct StationConfig {
     pub edca: [EdcaParams; 4],
     /// Frames each AC queue holds (the head included); more are dropped.
     pub queue_limit: usize,
-    /// Always backlogged: a new MSDU of this many bytes joins this AC's queue whenever it is
-    /// empty.
+    /// Always backlogged: a new MSDU of this many bytes (to destination 0) joins this AC's
+    /// queue whenever it is empty. [`Station::backlog`] does the same for any destination.
     pub saturated: Option<(AccessCategory, u32)>,
 }
 
@@ -61,6 +65,68 @@ pub(crate) struct Frame {
     pub eligible: Instant,
     /// Its sequence number, once it has been sent.
     pub seq: Option<u16>,
+    /// The caller's tag (`None`: background traffic the medium made itself).
+    pub tag: Option<u64>,
+    /// The receiver.
+    pub dest: u32,
+}
+
+/// One AC's queue: a FIFO per destination, served in turn, one MSDU each.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct AcQueue {
+    /// Destinations with frames, the one being served first.
+    flows: VecDeque<(u32, VecDeque<Frame>)>,
+    len: usize,
+}
+
+impl AcQueue {
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn front(&self) -> Option<&Frame> {
+        self.flows.front().and_then(|f| f.1.front())
+    }
+
+    fn front_mut(&mut self) -> Option<&mut Frame> {
+        self.flows.front_mut().and_then(|f| f.1.front_mut())
+    }
+
+    fn push(&mut self, f: Frame) {
+        self.len += 1;
+        match self.flows.iter_mut().find(|q| q.0 == f.dest) {
+            Some(q) => q.1.push_back(f),
+            None => self.flows.push_back((f.dest, VecDeque::from([f]))),
+        }
+    }
+
+    /// Frames queued for `dest`.
+    fn queued_for(&self, dest: u32) -> usize {
+        self.flows
+            .iter()
+            .find(|q| q.0 == dest)
+            .map_or(0, |q| q.1.len())
+    }
+
+    /// Removes the head frame; `refill` (a backlogged destination's next MSDU) joins its
+    /// destination's FIFO if that FIFO ran empty. The next destination takes its turn.
+    fn pop(&mut self, refill: impl FnOnce(u32) -> Option<Frame>) -> Option<Frame> {
+        let q = self.flows.front_mut()?;
+        let f = q.1.pop_front()?;
+        self.len -= 1;
+        if q.1.is_empty()
+            && let Some(n) = refill(q.0)
+        {
+            q.1.push_back(n);
+            self.len += 1;
+        }
+        if q.1.is_empty() {
+            self.flows.pop_front();
+        } else if self.flows.len() > 1 {
+            self.flows.rotate_left(1);
+        }
+        Some(f)
+    }
 }
 
 /// What a station delivered and lost.
@@ -80,7 +146,9 @@ pub struct StationStats {
 #[derive(Debug)]
 pub struct Station {
     pub config: StationConfig,
-    pub(crate) queues: [VecDeque<Frame>; 4],
+    pub(crate) queues: [AcQueue; 4],
+    /// `(destination, AC, bytes)`: kept backlogged, one MSDU at a time.
+    backlogs: Vec<(u32, usize, u32)>,
     pub(crate) edcaf: [Edcaf; 4],
     /// When the medium was last seen idle (before any AIFS): the end of the last busy period,
     /// plus the EIFS extension after an errored reception or the Ack timeout after a failed
@@ -97,6 +165,7 @@ impl Station {
         Station {
             config,
             queues: Default::default(),
+            backlogs: vec![],
             edcaf,
             idle_from: Instant::ZERO,
             next_seq: 0,
@@ -119,33 +188,85 @@ impl Station {
         self.idle_from + phy.aifs(self.config.edca[ac].aifsn)
     }
 
-    /// Queues an MSDU at `now`; `false` if the queue is full.
+    /// Frames in `ac`'s queue for `dest`.
+    pub fn queued_for(&self, ac: AccessCategory, dest: u32) -> usize {
+        self.queues[ac.index()].queued_for(dest)
+    }
+
+    /// Queues an MSDU to destination 0 at `now`; `false` if the queue is full.
     pub(crate) fn enqueue(&mut self, ac: AccessCategory, bytes: u32, now: Instant) -> bool {
+        self.enqueue_to(ac, 0, None, bytes, now)
+    }
+
+    /// Queues an MSDU for `dest` at `now` with the caller's `tag`; `false` if the queue is
+    /// full.
+    pub(crate) fn enqueue_to(
+        &mut self,
+        ac: AccessCategory,
+        dest: u32,
+        tag: Option<u64>,
+        bytes: u32,
+        now: Instant,
+    ) -> bool {
         let q = &mut self.queues[ac.index()];
         if q.len() >= self.config.queue_limit {
             self.stats.queue_drops += 1;
             return false;
         }
-        q.push_back(Frame {
+        q.push(Frame {
             bytes,
             enqueued: now,
             head_at: now,
             eligible: now,
             seq: None,
+            tag,
+            dest,
         });
         true
     }
 
-    /// Removes `ac`'s head frame at `now`; the next frame becomes the head (a saturated
-    /// station queues a new one).
-    pub(crate) fn pop(&mut self, ac: usize, now: Instant) {
-        self.queues[ac].pop_front();
-        if let Some((sat_ac, bytes)) = self.config.saturated
-            && sat_ac.index() == ac
-            && self.queues[ac].is_empty()
-        {
-            self.enqueue(sat_ac, bytes, now);
+    /// Keeps `ac`'s queue for `dest` backlogged with MSDUs of `bytes` from `now` on (background
+    /// traffic, untagged).
+    pub(crate) fn backlog(&mut self, dest: u32, ac: AccessCategory, bytes: u32, now: Instant) {
+        self.backlogs.push((dest, ac.index(), bytes));
+        if self.queues[ac.index()].queued_for(dest) == 0 {
+            self.queues[ac.index()].push(Frame {
+                bytes,
+                enqueued: now,
+                head_at: now,
+                eligible: now,
+                seq: None,
+                tag: None,
+                dest,
+            });
         }
+    }
+
+    /// Removes `ac`'s head frame at `now`; the next frame becomes the head (a backlogged
+    /// destination queues a new one).
+    pub(crate) fn pop(&mut self, ac: usize, now: Instant) {
+        let backlogs = &self.backlogs;
+        let saturated = self.config.saturated;
+        self.queues[ac].pop(|dest| {
+            let bytes = backlogs
+                .iter()
+                .find(|b| b.0 == dest && b.1 == ac)
+                .map(|b| b.2)
+                .or_else(|| {
+                    saturated
+                        .filter(|s| dest == 0 && s.0.index() == ac)
+                        .map(|s| s.1)
+                })?;
+            Some(Frame {
+                bytes,
+                enqueued: now,
+                head_at: now,
+                eligible: now,
+                seq: None,
+                tag: None,
+                dest,
+            })
+        });
         if let Some(f) = self.queues[ac].front_mut() {
             f.head_at = f.head_at.max(now);
             f.eligible = f.head_at;
