@@ -8,9 +8,11 @@ use std::path::PathBuf;
 use wisp_core::Duration;
 use wisp_core::scheme::{ParamError, SchemeConfig};
 use wisp_sim::link::{LinkModel, LinkSpec};
+use wisp_sim::queue::QueueSpec;
 use wisp_sim::run::{RunReport, RunResult};
 use wisp_sim::sim::{FlowSpec, Scenario};
 use wisp_sim::trace::TraceUnit;
+use wisp_sim::wifi::link::WifiSpec;
 
 #[derive(Args, Debug)]
 #[command(group = clap::ArgGroup::new("link_choice").required(true).args(["trace", "link"]))]
@@ -122,6 +124,9 @@ pub fn run(a: RunArgs) -> Result<(), CliError> {
         (None, Some(l)) => l.clone(),
         (None, None) => unreachable!("clap requires --trace or --link"),
     };
+    if let LinkSpec::Wifi(w) = &spec {
+        return run_wifi(&a, w, scheme);
+    }
     let mut forward = spec.load()?;
     let mut reverse = match &a.reverse_trace {
         Some(p) => Some(
@@ -151,6 +156,51 @@ pub fn run(a: RunArgs) -> Result<(), CliError> {
     let pb = output::progress_bar(1000, "simulating");
     let mut progress = |f: f64| pb.set_position((f * 1000.0) as u64);
     let result = wisp_sim::run::run(&scenario, Some(&mut progress))?;
+    pb.finish_and_clear();
+    if let Some(dir) = &a.out {
+        write_run_files(&result, &result.report)?.commit(dir)?;
+    }
+    if a.json {
+        output::print_json(&result.report)
+    } else {
+        print_table(&result.report)
+    }
+}
+
+/// `wisp run --link wifi:SPEC`: the measured flows from the AP to station 1 of the medium.
+fn run_wifi(a: &RunArgs, spec: &WifiSpec, scheme: SchemeConfig) -> Result<(), CliError> {
+    if a.reverse_trace.is_some() {
+        return Err(CliError::Input(
+            "--reverse-trace does not apply to a wifi link (the feedback crosses the medium)"
+                .into(),
+        ));
+    }
+    if !a.trace_offset_ms.is_zero() {
+        return Err(CliError::Input(
+            "--trace-offset-ms needs a trace link, not a wifi link".into(),
+        ));
+    }
+    if a.sim.queue != QueueSpec::Infinite {
+        return Err(CliError::Input(
+            "--queue does not apply to a wifi link (give the medium's queue=N in the spec)".into(),
+        ));
+    }
+    let options = a.sim.run_options();
+    let duration = options.duration.unwrap_or(Duration::from_secs(60));
+    if options.warmup >= duration {
+        return Err(CliError::Input(format!(
+            "--warmup-s ({} s) must be shorter than the run ({} s)",
+            options.warmup.as_secs_f64(),
+            duration.as_secs_f64()
+        )));
+    }
+    let seed = args::seed(a.sim.seed)?;
+    let flows = (0..a.flows)
+        .map(|_| FlowSpec::new(scheme.clone()))
+        .collect();
+    let pb = output::progress_bar(1000, "simulating");
+    let mut progress = |f: f64| pb.set_position((f * 1000.0) as u64);
+    let result = wisp_sim::run::run_wifi(spec, &options, flows, seed, Some(&mut progress))?;
     pb.finish_and_clear();
     if let Some(dir) = &a.out {
         write_run_files(&result, &result.report)?.commit(dir)?;

@@ -102,3 +102,102 @@ fn a_scenario_is_deterministic_by_seed_and_writes_run_files() {
         serde_json::from_slice(&std::fs::read(out.join("run.json")).unwrap()).unwrap();
     assert_eq!(run, b);
 }
+
+/// `wisp run --link wifi:…`: flow 0's throughput and median delay.
+fn over_wifi(scheme: &str, stations: u32) -> (f64, f64, Vec<u8>) {
+    let link = format!("wifi:std=11g,rate=54mbps,stations={stations},load=tcp");
+    let args = [
+        "run",
+        "--scheme",
+        scheme,
+        "--link",
+        &link,
+        "--duration-s",
+        "20",
+        "--json",
+    ];
+    let o = wisp(&args);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    // Deterministic: the same bytes again.
+    assert_eq!(wisp(&args).stdout, o.stdout, "{scheme} over {link}");
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let trace = v["trace"].as_str().unwrap();
+    assert!(trace.contains(&format!(",stations={stations},")), "{trace}");
+    let f = &v["flows"][0];
+    (
+        f["throughput_kbps"].as_f64().unwrap(),
+        f["delay_p50_ms"].as_f64().unwrap(),
+        o.stdout,
+    )
+}
+
+#[test]
+fn run_over_the_wifi_medium_contends_with_its_stations() {
+    for scheme in ["sprout", "gcc", "cubic"] {
+        let (alone, _, _) = over_wifi(scheme, 0);
+        let (shared, _, _) = over_wifi(scheme, 4);
+        assert!(alone > 300.0, "{scheme}: {alone}");
+        assert!(
+            shared < alone,
+            "{scheme}: {shared} with 4 TCP downloads, {alone} alone"
+        );
+    }
+    // A 4 Mbit/s CBR fits either way, but waits for the medium behind the downloads.
+    let (alone, d_alone, _) = over_wifi("cbr:rate-kbps=4000", 0);
+    let (shared, d_shared, _) = over_wifi("cbr:rate-kbps=4000", 4);
+    assert!(
+        (alone - 4000.0).abs() < 40.0 && (shared - 4000.0).abs() < 40.0,
+        "{alone} {shared}"
+    );
+    // 20 ms of wire each way is the floor; the medium adds its access and airtime.
+    assert!(d_alone > 20.0 && d_shared > d_alone, "{d_alone} {d_shared}");
+    // Bad wifi specs and options that do not apply fail as bad input.
+    assert_bad_input(&["run", "--scheme", "cbr", "--link", "wifi:std=11q"], "std");
+    assert_bad_input(
+        &[
+            "run", "--scheme", "cbr", "--link", "wifi:", "--queue", "codel",
+        ],
+        "--queue does not apply",
+    );
+}
+
+#[test]
+fn the_wifi_scenario_gives_all_three_flows_deterministic_by_seed() {
+    let f = "scenarios/wifi-mixed.toml";
+    let a = wisp(&["sim", f, "--json", "--seed", "3"]);
+    assert_eq!(
+        a.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&a.stderr)
+    );
+    assert_eq!(wisp(&["sim", f, "--json", "--seed", "3"]).stdout, a.stdout);
+    assert_ne!(wisp(&["sim", f, "--json", "--seed", "4"]).stdout, a.stdout);
+    let v: serde_json::Value = serde_json::from_slice(&a.stdout).unwrap();
+    let flows = v["flows"].as_array().unwrap();
+    let names: Vec<&str> = flows.iter().map(|f| f["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["call", "download", "upload"]);
+    let get = |i: usize, k: &str| flows[i][k].as_f64().unwrap();
+    // The call ramps up (GCC starts at 300 kbit/s, at most 2.5 Mbit/s).
+    assert!(get(0, "throughput_kbps") > 300.0 && get(0, "throughput_kbps") <= 2600.0);
+    // The download takes what is left of 11g's ~30 Mbit/s of goodput.
+    assert!(get(1, "throughput_kbps") > 5000.0 && get(1, "throughput_kbps") < 30_000.0);
+    // The upload is a 2 Mbit/s CBR: all of it arrives.
+    assert!((get(2, "throughput_kbps") - 2000.0).abs() < 40.0);
+    for f in flows {
+        // 10 ms of wire is every packet's floor.
+        assert!(f["delay_p50_ms"].as_f64().unwrap() > 10.0, "{f}");
+        assert!(f["loss_rate"].as_f64().unwrap() < 0.05, "{f}");
+    }
+    assert_eq!(flows[0]["path"], "server > ap > a");
+    assert_eq!(flows[2]["path"], "c > ap > server");
+    assert_eq!(
+        v["media"][0]["spec"].as_str().unwrap().split(',').next(),
+        Some("wifi:std=11g")
+    );
+}

@@ -3,7 +3,9 @@
 use crate::link::LinkModel;
 use crate::log::RunLog;
 use crate::metrics::{FlowMetrics, MetricsContext, TimeSeries, flow_metrics, time_series};
-use crate::sim::{Network, Progress, Scenario, SimError, simulate, simulate_network};
+use crate::options::RunOptions;
+use crate::sim::{FlowSpec, Network, Progress, Scenario, SimError, simulate, simulate_network};
+use crate::wifi::link::WifiSpec;
 use serde::Serialize;
 use std::sync::Arc;
 use wisp_core::{Bitrate, Instant};
@@ -89,6 +91,47 @@ pub fn run(scenario: &Scenario, progress: Option<Progress<'_>>) -> Result<RunRes
         report,
         series,
         log,
+    })
+}
+
+/// Simulates the network of `wisp run --link wifi:SPEC` ([`RunOptions::wifi_network`]) and
+/// reports it as `wisp run` does: `trace` is the link spec, `reverse` the medium's uplink,
+/// capacity 0 (the medium has no fixed capacity) and no ideal delay.
+pub fn run_wifi(
+    spec: &WifiSpec,
+    options: &RunOptions,
+    flows: Vec<FlowSpec>,
+    seed: u64,
+    progress: Option<Progress<'_>>,
+) -> Result<RunResult, SimError> {
+    if flows.is_empty() {
+        return Err(SimError::NoFlows);
+    }
+    let net = options.wifi_network(spec, flows, seed);
+    let r = run_network(&net, progress)?;
+    let mut names: Vec<String> = net
+        .flows
+        .iter()
+        .map(|f| f.spec.scheme.to_string())
+        .collect();
+    names.dedup();
+    let report = RunReport {
+        scheme: names.join("+"),
+        trace: format!("wifi:{spec}"),
+        seed,
+        reverse: "wifi (station 1 to the AP)".into(),
+        delay_ms: options.delay.as_millis_f64(),
+        queue: format!("wifi queue={}", spec.queue),
+        loss: options.loss.to_string(),
+        reverse_loss: options.reverse_loss.to_string(),
+        duration_s: net.duration.as_secs_f64(),
+        warmup_s: net.warmup.as_secs_f64(),
+        flows: r.flows,
+    };
+    Ok(RunResult {
+        report,
+        series: r.series,
+        log: r.log,
     })
 }
 

@@ -13,6 +13,15 @@
 //! contend. A packet moves to the next hop of its path at the instant the link delivers it; at
 //! the end of the path it reaches the flow's receiver (data) or sender (feedback).
 //!
+//! A hop may also cross a Wi-Fi medium ([`WifiMedium`], one [`WifiLink`] per medium: an AP, its
+//! stations, the spec's contenders and their load) from one of its nodes to another. The packet
+//! joins the sending node's queue for its access category (the flow's DSCP; the medium drops it
+//! if that queue is full), the engine wakes the medium at its `next_event()` and takes what
+//! `advance()` decided: a delivered packet moves on at the end of its PPDU, one dropped at the
+//! retry limit is lost on the link ([`DropReason::Link`]). Every flow crossing a medium, in
+//! either direction, contends on its one channel. A medium's random draws come from
+//! `wifi/LABEL`.
+//!
 //! A [`Scenario`] (one bottleneck per direction, as `wisp run` builds it) is the two-node network
 //! [`Scenario::network`]: link 0 (`forward`: `--loss`, the delay, the forward queue and link),
 //! link 1 (`reverse`: `--reverse-loss`, the delay, the reverse trace or nothing), every flow's
@@ -31,6 +40,7 @@ use crate::log::{DropReason, PacketRecord, RunLog, SENDER_SAMPLE_INTERVAL, Sende
 use crate::loss::{LossModel, LossSpec};
 use crate::queue::{Queue, QueueSpec, Queued};
 use crate::seed;
+use crate::wifi::link::{NodeId, WifiLink, WifiOutput, WifiSpec};
 use rand::RngExt;
 use rand_chacha::ChaCha8Rng;
 use std::cmp::Ordering;
@@ -147,6 +157,7 @@ impl Scenario {
         };
         Network {
             links: vec![forward, reverse],
+            media: vec![],
             flows: self
                 .flows
                 .iter()
@@ -189,6 +200,26 @@ pub struct WiredLink {
 pub enum Hop {
     /// Link `i` of [`Network::links`].
     Link(u16),
+    /// Across Wi-Fi medium `medium` of [`Network::media`], from node `from` to node `to` of
+    /// that medium (0 is its AP; see [`crate::wifi::link`]).
+    Wifi {
+        medium: u16,
+        from: NodeId,
+        to: NodeId,
+    },
+}
+
+/// A Wi-Fi medium of a [`Network`]: one channel shared by an AP and its stations
+/// ([`WifiLink`]).
+#[derive(Clone, Debug)]
+pub struct WifiMedium {
+    /// Names its random stream (`wifi/LABEL`) and its reports.
+    pub label: String,
+    /// The AP, station 1, the spec's contenders and their load.
+    pub spec: WifiSpec,
+    /// Stations added after the spec's (ids `spec.stations + 2` on), for the flows of a
+    /// scenario.
+    pub extra_stations: u32,
 }
 
 /// A flow of a [`Network`] and its paths.
@@ -210,6 +241,7 @@ pub struct RoutedFlow {
 #[derive(Clone, Debug)]
 pub struct Network {
     pub links: Vec<WiredLink>,
+    pub media: Vec<WifiMedium>,
     pub flows: Vec<RoutedFlow>,
     /// The run ends here.
     pub duration: Duration,
@@ -276,6 +308,8 @@ enum Ev {
     /// A packet the server finished earlier leaves the link (a link whose delivery lags its
     /// server).
     Deliver(u16, u32),
+    /// Wi-Fi medium `m` may have something to do.
+    WifiWake(u16),
 }
 
 #[derive(Debug)]
@@ -338,6 +372,13 @@ impl Link {
     }
 }
 
+/// A Wi-Fi medium and its pending wake-up.
+#[derive(Debug)]
+struct Medium {
+    link: WifiLink,
+    wake: Option<Instant>,
+}
+
 #[derive(Debug)]
 struct Flow {
     sender: FlowSender<AnySender>,
@@ -352,6 +393,7 @@ struct Flow {
     next_sample: Instant,
     data: Box<[Hop]>,
     feedback: Box<[Hop]>,
+    dscp: u8,
 }
 
 /// An in-flight feedback message.
@@ -374,6 +416,8 @@ pub struct Simulation {
     now: Instant,
     end: Instant,
     links: Vec<Link>,
+    media: Vec<Medium>,
+    wifi_out: Vec<WifiOutput>,
     aqm_rng: ChaCha8Rng,
     timer_jitter: Duration,
     timer_rng: ChaCha8Rng,
@@ -421,9 +465,23 @@ impl Simulation {
                     ));
                 }
                 for h in path.iter() {
-                    let Hop::Link(l) = *h;
-                    if l as usize >= net.links.len() {
-                        return Err(SimError::Path(i, format!("no link {l}")));
+                    match *h {
+                        Hop::Link(l) if l as usize >= net.links.len() => {
+                            return Err(SimError::Path(i, format!("no link {l}")));
+                        }
+                        Hop::Wifi { medium, from, to } => {
+                            let Some(m) = net.media.get(medium as usize) else {
+                                return Err(SimError::Path(i, format!("no Wi-Fi medium {medium}")));
+                            };
+                            let nodes = m.spec.stations + 2 + m.extra_stations;
+                            if from >= nodes || to >= nodes || from == to {
+                                return Err(SimError::Path(
+                                    i,
+                                    format!("no hop {from} -> {to} on Wi-Fi medium {medium}"),
+                                ));
+                            }
+                        }
+                        Hop::Link(_) => {}
                     }
                 }
             }
@@ -455,6 +513,7 @@ impl Simulation {
                 next_sample: Instant::ZERO,
                 data: rf.data.clone().into_boxed_slice(),
                 feedback: rf.feedback.clone().into_boxed_slice(),
+                dscp: rf.dscp,
             });
         }
         let mut sim = Simulation {
@@ -463,6 +522,19 @@ impl Simulation {
             now: Instant::ZERO,
             end,
             links: net.links.iter().map(|l| Link::new(l, net.seed)).collect(),
+            media: net
+                .media
+                .iter()
+                .map(|m| {
+                    let mut link =
+                        WifiLink::new(&m.spec, seed::mix(net.seed, &format!("wifi/{}", m.label)));
+                    for _ in 0..m.extra_stations {
+                        link.add_station();
+                    }
+                    Medium { link, wake: None }
+                })
+                .collect(),
+            wifi_out: Vec::new(),
             aqm_rng: seed::stream(net.seed, "aqm"),
             timer_jitter: net.timer_jitter,
             timer_rng: seed::stream(net.seed, "timers"),
@@ -475,6 +547,10 @@ impl Simulation {
         };
         for (i, f) in net.flows.iter().enumerate() {
             sim.schedule(Instant::ZERO + f.spec.start, Ev::FlowStart(i as u16));
+        }
+        for m in 0..sim.media.len() {
+            // The background load starts at once.
+            sim.wifi_wake(m as u16);
         }
         Ok(sim)
     }
@@ -537,6 +613,51 @@ impl Simulation {
             Ev::Start(l) => self.start(l),
             Ev::Complete(l, id) => self.complete(l, id),
             Ev::Deliver(_, id) => self.next_hop(id),
+            Ev::WifiWake(m) => {
+                if self.media[m as usize].wake == Some(now) {
+                    self.media[m as usize].wake = None;
+                    self.wifi_advance(m);
+                }
+            }
+        }
+    }
+
+    /// Schedules medium `m`'s next wake-up if it is earlier than the one pending.
+    fn wifi_wake(&mut self, m: u16) {
+        let now = self.now;
+        let medium = &mut self.media[m as usize];
+        if let Some(t) = medium.link.next_event() {
+            let t = t.max(now);
+            if medium.wake.is_none_or(|w| t < w) {
+                medium.wake = Some(t);
+                self.schedule(t, Ev::WifiWake(m));
+            }
+        }
+    }
+
+    /// Runs medium `m` to now and moves on what it delivered.
+    fn wifi_advance(&mut self, m: u16) {
+        let now = self.now;
+        let mut out = std::mem::take(&mut self.wifi_out);
+        self.media[m as usize].link.advance(now, &mut out);
+        for o in out.drain(..) {
+            let p = o.tag as u32;
+            if o.delivered {
+                self.next_hop(p);
+            } else {
+                self.record_drops(&mut vec![p], DropReason::Link);
+            }
+        }
+        self.wifi_out = out;
+        // Everything up to now is done: the next wake-up is later (never a loop at one instant).
+        let next = self.media[m as usize].link.next_event();
+        let medium = &mut self.media[m as usize];
+        if let Some(t) = next {
+            let t = t.max(now + Duration::from_nanos(1));
+            if medium.wake.is_none_or(|w| t < w) {
+                medium.wake = Some(t);
+                self.schedule(t, Ev::WifiWake(m));
+            }
         }
     }
 
@@ -625,7 +746,10 @@ impl Simulation {
 
     /// Packet `p` enters `hop` now.
     fn enter(&mut self, hop: Hop, p: u32) {
-        let Hop::Link(l) = hop;
+        let l = match hop {
+            Hop::Link(l) => l,
+            Hop::Wifi { medium, from, to } => return self.enter_wifi(p, medium, from, to),
+        };
         let link = &mut self.links[l as usize];
         if link.loss.lose(&mut link.loss_rng) {
             let mut lost = std::mem::take(&mut self.drops);
@@ -635,6 +759,31 @@ impl Simulation {
         } else {
             let at = self.now + link.delay;
             self.schedule(at, Ev::Arrive(l, p));
+        }
+    }
+
+    /// Packet `p` joins `from`'s queue on medium `m` for `to`.
+    fn enter_wifi(&mut self, p: u32, m: u16, from: NodeId, to: NodeId) {
+        let now = self.now;
+        let flow = if p & FEEDBACK == 0 {
+            let rec = &mut self.log.packets[p as usize];
+            if rec.enqueued.is_none() {
+                rec.enqueued = Some(now);
+            }
+            rec.flow
+        } else {
+            self.feedback[(p & !FEEDBACK) as usize]
+                .as_ref()
+                .expect("live feedback")
+                .flow
+        };
+        let dscp = self.flows[flow as usize].dscp;
+        let size = self.size_of(p);
+        let link = &mut self.media[m as usize].link;
+        if link.push(now, from, to, dscp, u64::from(p), size) {
+            self.wifi_wake(m);
+        } else {
+            self.record_drops(&mut vec![p], DropReason::Queue);
         }
     }
 
@@ -961,6 +1110,7 @@ mod topology_tests {
     fn network(links: Vec<WiredLink>, flows: Vec<RoutedFlow>, secs: u64) -> Network {
         Network {
             links,
+            media: vec![],
             flows,
             duration: Duration::from_secs(secs),
             warmup: Duration::ZERO,
@@ -1058,5 +1208,109 @@ mod topology_tests {
         let links = vec![wired("a", None, 1)];
         let e = Simulation::of_network(&network(links, vec![flow("cbr", &[0], &[3])], 1));
         assert!(matches!(e, Err(SimError::Path(0, _))), "{e:?}");
+    }
+}
+
+#[cfg(test)]
+mod wifi_tests {
+    use super::*;
+    use crate::wifi::link::{AP, STATION};
+
+    /// CBR at `kbps` from the AP to station 1 of `spec` (feedback back over the medium), `secs`
+    /// long: the log.
+    fn over_wifi(spec: &str, scheme: &str, secs: u64, seed: u64) -> RunLog {
+        let net = Network {
+            links: vec![WiredLink {
+                label: "wan".into(),
+                model: None,
+                queue: QueueSpec::Infinite,
+                delay: Duration::from_millis(5),
+                loss: LossSpec::None,
+            }],
+            media: vec![WifiMedium {
+                label: "wlan".into(),
+                spec: spec.parse().unwrap(),
+                extra_stations: 0,
+            }],
+            flows: vec![RoutedFlow {
+                spec: FlowSpec::new(scheme.parse().unwrap()),
+                dscp: 0,
+                data: vec![
+                    Hop::Link(0),
+                    Hop::Wifi {
+                        medium: 0,
+                        from: AP,
+                        to: STATION,
+                    },
+                ],
+                feedback: vec![
+                    Hop::Wifi {
+                        medium: 0,
+                        from: STATION,
+                        to: AP,
+                    },
+                    Hop::Link(0),
+                ],
+                reference: None,
+            }],
+            duration: Duration::from_secs(secs),
+            warmup: Duration::ZERO,
+            seed,
+            mtu: DEFAULT_MTU,
+            bin: Duration::from_millis(100),
+            timer_jitter: Duration::ZERO,
+            tables: Tables::new(),
+        };
+        simulate_network(&net, None).unwrap()
+    }
+
+    fn mbps(log: &RunLog, secs: u64) -> f64 {
+        let b: u64 = log
+            .packets
+            .iter()
+            .filter(|p| p.delivered.is_some())
+            .map(|p| p.header.size.bytes())
+            .sum();
+        b as f64 * 8.0 / secs as f64 / 1e6
+    }
+
+    #[test]
+    fn an_idle_medium_carries_a_cbr_flow_with_its_airtime() {
+        let log = over_wifi("std=11g,rate=54mbps", "cbr:rate-kbps=4000", 5, 1);
+        let r = mbps(&log, 5);
+        assert!((r - 4.0).abs() < 0.05, "{r}");
+        // 5 ms of wire, then DIFS + backoff + a 1500-byte PPDU at 54 Mbit/s (~250 µs) at least.
+        for p in log.packets.iter().filter(|p| p.delivered.is_some()) {
+            let d = p.delivered.unwrap() - p.sent();
+            assert!(d > Duration::from_micros(5_250), "{d:?}");
+            assert!(d < Duration::from_millis(7), "{d:?}");
+        }
+    }
+
+    #[test]
+    fn saturation_is_the_media_and_contenders_take_a_share() {
+        // CUBIC alone gets most of 11g's ~30 Mbit/s; with 4 saturated contenders about a fifth.
+        let alone = mbps(&over_wifi("std=11g,rate=54mbps", "cubic", 10, 1), 10);
+        let shared = mbps(
+            &over_wifi(
+                "std=11g,rate=54mbps,stations=4,load=saturated",
+                "cubic",
+                10,
+                1,
+            ),
+            10,
+        );
+        assert!(alone > 20.0 && alone < 31.0, "{alone}");
+        assert!(shared < alone / 2.5, "{shared} vs {alone}");
+    }
+
+    #[test]
+    fn wifi_runs_are_deterministic_by_seed() {
+        let spec = "std=11g,rate=54mbps,stations=4,load=tcp";
+        let a = over_wifi(spec, "gcc", 10, 1);
+        let b = over_wifi(spec, "gcc", 10, 1);
+        let c = over_wifi(spec, "gcc", 10, 2);
+        assert_eq!(a.packets, b.packets);
+        assert_ne!(a.packets, c.packets);
     }
 }
