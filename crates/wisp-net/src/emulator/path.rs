@@ -10,7 +10,7 @@
 //! few microseconds late delays the write, never the model. Times are on the link's own axis
 //! (zero = the trace's start).
 
-use super::wmm::{AccessCategory, WmmMap};
+use super::wmm::{AccessCategory, PRIORITY_ORDER, WmmMap, priority_index};
 use crate::mmlog::LogWriter;
 use rand_chacha::ChaCha8Rng;
 use std::collections::VecDeque;
@@ -215,7 +215,7 @@ impl<W: Write> Direction<W> {
             None => 0,
             Some(m) => {
                 let s = &self.slots[slot as usize];
-                m.classify(&s.buf[..s.len]) as usize
+                priority_index(m.classify(&s.buf[..s.len]))
             }
         }
     }
@@ -327,7 +327,7 @@ impl<W: Write> Direction<W> {
     pub fn queue_lengths(&self) -> Vec<(Option<AccessCategory>, usize)> {
         match self.wmm {
             None => vec![(None, self.queues[0].len())],
-            Some(_) => AccessCategory::ALL
+            Some(_) => PRIORITY_ORDER
                 .iter()
                 .zip(&self.queues)
                 .map(|(&c, q)| (Some(c), q.len()))

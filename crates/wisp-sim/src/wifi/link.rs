@@ -2,8 +2,9 @@
 //! station, contending stations and the background load the spec names, driven packet by
 //! packet by the simulator's engine or the real-time emulator.
 //!
-//! Nodes: 0 is the AP, 1 the measured station, `2..=stations+1` the contenders; more stations
-//! can join ([`WifiLink::add_station`]). Every node is a transmitter on the one channel, with
+//! Nodes: 0 is the AP, 1 the measured station, `2..=stations+1` the contenders; with
+//! `cochannel=M`, node `stations+2` is a second AP and the next M nodes its stations; more
+//! stations can join ([`WifiLink::add_station`]). Every node is a transmitter on the one channel, with
 //! one queue per access category; each queue keeps a FIFO per destination and serves the
 //! destinations in turn ([`super::station`]). A caller hands packets in with
 //! [`WifiLink::push`], asks when something may next happen ([`WifiLink::next_event`]) and
@@ -20,6 +21,8 @@
 //! | `queue` | frames each AC queue of a transmitter holds, every destination together [1000] |
 //! | `wmm` | `on`: EDCA per AC (Table 9-137 defaults), DSCP → UP → AC; `off`: legacy DCF, one queue (AC_BE) [`on`] |
 //! | `bytes` | MSDU (IP packet) size of the background frames [1500] |
+//! | `map` | DSCP → AC overrides on top of RFC 8325, `DSCP=AC` joined by `;`, e.g. `map=46=vi;0=bk` [none] |
+//! | `cochannel` | a second AP on the same channel with this many stations of its own, each running `load` with it, 0–200 [0: none] |
 //!
 //! The run's seed (not the spec) drives the random draws, so one spec names one setting.
 //!
@@ -30,7 +33,16 @@
 //! carries out the transmissions that start strictly before `now`, so packets pushed at one
 //! instant all join their queues before a transmission at that instant is decided.
 //!
+//! WMM (`wmm=on`): every transmitter (the AP and each station) has the four EDCA queues with
+//! the default parameter set of Table 9-137 (the AP uses the stations' set; the standard's AP
+//! set differs in AC_BE/AC_BK AIFSN and CWmax — not modelled); a packet's DSCP picks its queue
+//! through [`WmmMap`] (RFC 8325 plus the `map` overrides). `wmm=off` is a legacy (non-QoS)
+//! BSS: DCF timing and one queue, as Bianchi's model and `wisp wifi bianchi`.
+//!
 //! Deviations:
+//! - The second AP (`cochannel`) shares the one collision domain: every node hears every other
+//!   (no hidden terminals, no capture, no partial overlap); it is a second BSS only in that
+//!   its stations' traffic goes to and from it.
 //! - `load=tcp` is not a TCP: each contender's download is modelled as an AP queue for it that
 //!   is never empty (1 MSDU of `bytes` refilled as soon as one is delivered or dropped), and
 //!   the contender sends a 52-byte TCP Ack (IPv4 20 + TCP 20 + timestamps 12) uplink for every
@@ -106,6 +118,10 @@ pub struct WifiSpec {
     pub wmm: bool,
     /// MSDU bytes of the background load's frames.
     pub bytes: u32,
+    /// DSCP → access category (RFC 8325 with overrides).
+    pub map: WmmMap,
+    /// Stations of a second, co-channel AP (0: no second AP).
+    pub cochannel: u32,
 }
 
 impl Default for WifiSpec {
@@ -119,6 +135,8 @@ impl Default for WifiSpec {
             queue: 1000,
             wmm: true,
             bytes: 1500,
+            map: WmmMap::default(),
+            cochannel: 0,
         }
     }
 }
@@ -135,7 +153,7 @@ pub struct WifiSpecError {
     pub message: String,
 }
 
-const KEYS: &str = "std, rate, stations, load, queue, wmm, bytes";
+const KEYS: &str = "std, rate, stations, load, queue, wmm, bytes, map, cochannel";
 
 impl FromStr for WifiSpec {
     type Err = WifiSpecError;
@@ -226,6 +244,19 @@ impl FromStr for WifiSpec {
                             )
                         })?
                 }
+                "map" => spec.map = v.parse().map_err(|e: String| err(k, e))?,
+                "cochannel" => {
+                    spec.cochannel =
+                        v.parse()
+                            .ok()
+                            .filter(|n| *n <= MAX_STATIONS)
+                            .ok_or_else(|| {
+                                err(
+                                    k,
+                                    format!("must be 0 to {MAX_STATIONS} stations, not `{v}`"),
+                                )
+                            })?
+                }
                 _ => return Err(err(k, format!("unknown key (keys: {KEYS})"))),
             }
         }
@@ -249,7 +280,8 @@ impl FromStr for WifiSpec {
     }
 }
 
-/// The canonical spec (every key), which parses back to the same spec.
+/// The canonical spec (every key; `map` and `cochannel` only when set), which parses back to
+/// the same spec.
 impl fmt::Display for WifiSpec {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
@@ -262,7 +294,15 @@ impl fmt::Display for WifiSpec {
             self.queue,
             if self.wmm { "on" } else { "off" },
             self.bytes
-        )
+        )?;
+        let map = self.map.to_string();
+        if !map.is_empty() {
+            write!(f, ",map={map}")?;
+        }
+        if self.cochannel > 0 {
+            write!(f, ",cochannel={}", self.cochannel)?;
+        }
+        Ok(())
     }
 }
 
@@ -284,6 +324,7 @@ pub struct WifiOutput {
 #[derive(Clone, Copy, Debug)]
 struct Cbr {
     node: NodeId,
+    ap: NodeId,
     next: Instant,
     interval: Duration,
 }
@@ -292,8 +333,10 @@ struct Cbr {
 #[derive(Debug)]
 pub struct WifiLink {
     spec: WifiSpec,
-    wmm: WmmMap,
     medium: Medium,
+    /// Per node: its AP (an AP's own entry is itself).
+    ap_of: Vec<NodeId>,
+    second_ap: Option<NodeId>,
     cbr: Vec<Cbr>,
     /// Per node: background data frames received (TCP load's delayed Acks).
     received: Vec<u32>,
@@ -310,28 +353,39 @@ impl WifiLink {
         let phy = Phy::new(spec.standard);
         let mut link = WifiLink {
             spec: spec.clone(),
-            wmm: WmmMap::default(),
             medium: Medium::new(phy, seed),
+            ap_of: vec![],
+            second_ap: None,
             cbr: vec![],
             received: vec![],
             contender: vec![],
             pending: Default::default(),
             records: vec![],
         };
-        link.add_node(false); // the AP
-        link.add_node(false); // the measured station
+        link.add_node(false, AP); // the AP
+        link.add_node(false, AP); // the measured station
         let mut rng = crate::seed::stream(seed, "wifi/load");
-        for _ in 0..spec.stations {
-            let id = link.add_node(true);
+        let mut contenders: Vec<(NodeId, NodeId)> = (0..spec.stations)
+            .map(|_| (link.add_node(true, AP), AP))
+            .collect();
+        if spec.cochannel > 0 {
+            let ap2 = link.medium.stations().len() as NodeId;
+            link.add_node(false, ap2);
+            link.second_ap = Some(ap2);
+            for _ in 0..spec.cochannel {
+                contenders.push((link.add_node(true, ap2), ap2));
+            }
+        }
+        for (id, ap) in contenders {
             match spec.load {
                 Load::None => {}
                 Load::Saturated => {
                     link.medium
-                        .backlog(id as usize, AP, AccessCategory::Be, spec.bytes)
+                        .backlog(id as usize, ap, AccessCategory::Be, spec.bytes)
                 }
                 Load::Tcp => link
                     .medium
-                    .backlog(AP as usize, id, AccessCategory::Be, spec.bytes),
+                    .backlog(ap as usize, id, AccessCategory::Be, spec.bytes),
                 Load::Udp(rate) => {
                     let interval = Duration::from_nanos(
                         (u128::from(spec.bytes) * 8 * 1_000_000_000 / u128::from(rate.bps().max(1)))
@@ -340,6 +394,7 @@ impl WifiLink {
                     let phase = interval.mul_f64(rng.random::<f64>());
                     link.cbr.push(Cbr {
                         node: id,
+                        ap,
                         next: Instant::ZERO + phase,
                         interval,
                     });
@@ -349,7 +404,7 @@ impl WifiLink {
         link
     }
 
-    fn add_node(&mut self, contender: bool) -> NodeId {
+    fn add_node(&mut self, contender: bool, ap: NodeId) -> NodeId {
         let phy = *self.medium.phy();
         let mut c = if self.spec.wmm {
             StationConfig::edca(&phy, self.spec.rate)
@@ -360,13 +415,29 @@ impl WifiLink {
         let id = self.medium.add_station(c) as NodeId;
         self.received.push(0);
         self.contender.push(contender);
+        self.ap_of.push(ap);
         id
     }
 
-    /// Adds one more station (for scenario topologies), silent until packets are pushed from
-    /// it; returns its id.
+    /// Adds one more station of the first AP (for scenario topologies), silent until packets
+    /// are pushed from it; returns its id.
     pub fn add_station(&mut self) -> NodeId {
-        self.add_node(false)
+        self.add_node(false, AP)
+    }
+
+    /// The co-channel AP (`cochannel=M`), if any; its stations are the M nodes after it.
+    pub fn second_ap(&self) -> Option<NodeId> {
+        self.second_ap
+    }
+
+    /// The AP `node` belongs to (an AP: itself).
+    pub fn ap_of(&self, node: NodeId) -> Option<NodeId> {
+        self.ap_of.get(node as usize).copied()
+    }
+
+    /// The DSCP → access category map in use.
+    pub fn map(&self) -> &WmmMap {
+        &self.spec.map
     }
 
     pub fn spec(&self) -> &WifiSpec {
@@ -386,7 +457,7 @@ impl WifiLink {
     /// The access category a DSCP maps to on this link (AC_BE when WMM is off).
     pub fn access_category(&self, dscp: u8) -> AccessCategory {
         if self.spec.wmm {
-            self.wmm.class(dscp)
+            self.spec.map.class(dscp)
         } else {
             AccessCategory::Be
         }
@@ -465,8 +536,14 @@ impl WifiLink {
             let bytes = self.spec.bytes;
             for c in &mut self.cbr {
                 if c.next == a {
-                    self.medium
-                        .enqueue_to(c.node as usize, AccessCategory::Be, AP, None, bytes, a);
+                    self.medium.enqueue_to(
+                        c.node as usize,
+                        AccessCategory::Be,
+                        c.ap,
+                        None,
+                        bytes,
+                        a,
+                    );
                     c.next = a + c.interval;
                 }
             }
@@ -500,15 +577,15 @@ impl WifiLink {
                     let to = r.dest as usize;
                     if self.spec.load == Load::Tcp
                         && r.outcome == Outcome::Acked
-                        && r.station == AP
                         && self.contender.get(to).copied().unwrap_or(false)
+                        && self.ap_of[to] == r.station
                     {
                         self.received[to] += 1;
                         if self.received[to] % 2 == 0 {
                             self.medium.enqueue_to(
                                 to,
                                 AccessCategory::Be,
-                                AP,
+                                r.station,
                                 None,
                                 TCP_ACK_BYTES,
                                 end,
@@ -698,6 +775,73 @@ mod tests {
         assert_eq!(link.next_event(), Some(next));
         let wakeups: Vec<u64> = (0..400).map(|k| k * 271 + 13).collect();
         assert_eq!(a, run_with_wakeups(7, &wakeups));
+    }
+
+    #[test]
+    fn wmm_queues_follow_rfc_8325_and_the_map() {
+        let link = WifiLink::new(&spec(""), 1);
+        assert_eq!(link.access_category(46), AccessCategory::Vo); // EF → UP 6
+        assert_eq!(link.access_category(34), AccessCategory::Vi); // AF41 → UP 4
+        assert_eq!(link.access_category(8), AccessCategory::Bk); // CS1 → UP 1
+        assert_eq!(link.access_category(0), AccessCategory::Be);
+        let s = spec("map=46=vi;0=bk");
+        assert_eq!(s.to_string().parse::<WifiSpec>().unwrap(), s);
+        assert!(s.to_string().ends_with(",map=0=bk;46=vi"), "{s}");
+        let link = WifiLink::new(&s, 1);
+        assert_eq!(link.access_category(46), AccessCategory::Vi);
+        assert_eq!(link.access_category(0), AccessCategory::Bk);
+        let link = WifiLink::new(&spec("wmm=off"), 1);
+        assert_eq!(link.access_category(46), AccessCategory::Be);
+        assert_eq!("map=46=xx".parse::<WifiSpec>().unwrap_err().key, "map");
+
+        // Voice overtakes a best-effort backlog at the AP: an EF packet pushed behind 20
+        // best-effort ones is delivered before most of them (AC_VO contends with AIFSN 2 and
+        // CW 3..7 against AC_BE's AIFSN 3 and CW 15; the AC_BE head may win a round or two).
+        let mut link = WifiLink::new(&spec("std=11a,rate=6,stations=0"), 5);
+        for tag in 0..20 {
+            assert!(link.push(Instant::ZERO, AP, STATION, 0, tag, 1500));
+        }
+        assert!(link.push(Instant::from_micros(1), AP, STATION, 46, 99, 1500));
+        let mut out = vec![];
+        while let Some(t) = link.next_event() {
+            link.advance(t, &mut out);
+        }
+        let pos = out.iter().position(|o| o.tag == 99).unwrap();
+        assert!(pos <= 3, "{pos}");
+        assert_eq!(out[pos].record.ac, AccessCategory::Vo);
+    }
+
+    #[test]
+    fn a_second_ap_on_the_channel_takes_airtime() {
+        // Saturated stations of a co-channel AP contend in the same collision domain: the
+        // measured station's share with 2 contenders plus 2 stations of the other AP equals
+        // its share with 4 contenders in its own BSS (Bianchi, N = 5).
+        let phy = Phy::new(Standard::G);
+        let rate = PhyRate::from_mbps(54.0).unwrap();
+        let share = bianchi_difs_mbps(&phy, rate, 5, 1500) / 5.0;
+        let s = spec("stations=2,cochannel=2,load=saturated,wmm=off");
+        assert_eq!(s.to_string().parse::<WifiSpec>().unwrap(), s);
+        let mut link = WifiLink::new(&s, 6);
+        assert_eq!(link.second_ap(), Some(4));
+        assert_eq!(
+            (link.ap_of(5), link.ap_of(6), link.ap_of(3)),
+            (Some(4), Some(4), Some(AP))
+        );
+        let got = mbps(&saturate(&mut link, STATION, AP, 20), 20);
+        assert!((got / share - 1.0).abs() < 0.05, "{got} vs {share}");
+        // The other AP's stations sent to it, not to ours.
+        let to_ap2 = link.medium().station(5).stats().delivered_packets;
+        assert!(to_ap2 > 1000, "{to_ap2}");
+        // A tcp load in the second BSS: its AP sends, its stations return Acks to it.
+        let mut link = WifiLink::new(&spec("stations=0,cochannel=2,load=tcp"), 6);
+        let mut out = vec![];
+        while let Some(t) = link.next_event().filter(|&t| t < Instant::from_secs(1)) {
+            link.advance(t, &mut out);
+        }
+        let m = link.medium();
+        assert!(m.station(2).stats().delivered_packets > 1000);
+        assert!(m.station(3).stats().delivered_packets > 200);
+        assert_eq!(m.station(AP as usize).stats().attempts, 0);
     }
 
     #[test]
