@@ -36,7 +36,11 @@ pub struct RunArgs {
     /// 3g-up:loss=0.02,rate=500kbps,buffer=none — keys rate, sigma, coherence, buffer, tti,
     /// per, retx, fade-every, fade-len, loss, jitter, latency, radio, seed); handover:SPEC+SPEC@T
     /// (one link, then another from time T on its own clock, e.g.
-    /// handover:3g-up+wimax-down@120s).
+    /// handover:3g-up+wimax-down@120s); wifi[:KEY=VALUE,…] (the simulated 802.11 medium: the
+    /// flows' data from the AP to station 1 among the spec's contenders, their feedback back
+    /// over the medium, e.g. wifi:std=11g,rate=54mbps,stations=4,load=tcp — keys std, rate,
+    /// stations, load, queue, wmm, bytes, …; see docs/wifi.md; --queue, --reverse-trace and
+    /// --trace-offset-ms do not apply; 60 s unless --duration-s).
     #[arg(long, value_name = "SPEC")]
     pub link: Option<LinkSpec>,
 

@@ -53,7 +53,7 @@ use crate::queue::{QueueSpec, QueueSpecError};
 use crate::run::{RunReport, RunResult, run_network};
 use crate::seed;
 use crate::sim::{FlowSpec, Hop, Network, Progress, RoutedFlow, SimError, WifiMedium, WiredLink};
-use crate::wifi::link::{AP, NodeId, STATION, WifiSpec, WifiSpecError};
+use crate::wifi::link::{AP, NodeId, STATION, WifiLink, WifiSpec, WifiSpecError};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, VecDeque};
 use std::fmt;
@@ -430,6 +430,7 @@ impl Parser<'_> {
             if mi >= u16::MAX as usize || w.stations.len() > 1000 {
                 return Err(self.at(&w.ap, "too many media or stations"));
             }
+            let first_extra = WifiLink::new(&spec, 0).nodes();
             for (k, st) in w.stations.iter().enumerate() {
                 let n = self.node(&nodes, st)?;
                 if nodes[n].1 != NodeKind::Station {
@@ -439,11 +440,11 @@ impl Parser<'_> {
                     return Err(self.at(st, format!("`{}` is on a medium already", nodes[n].0)));
                 }
                 // The first station is the medium's station 1, the others join after the
-                // spec's contenders.
+                // nodes the spec makes (its contenders, a co-channel AP and its stations).
                 let id: NodeId = if k == 0 {
                     STATION
                 } else {
-                    spec.stations + 1 + k as u32
+                    first_extra + k as u32 - 1
                 };
                 for (a, b, from, to) in [(ap, n, AP, id), (n, ap, id, AP)] {
                     graph[a].push(Edge {
@@ -970,6 +971,16 @@ to = "s1"
         let m = &r.flows[0].metrics;
         assert!((m.throughput_kbps - 1000.0).abs() < 20.0, "{m:?}");
         assert_eq!(m.capacity_kbps, 0.0);
+        // With a co-channel AP and its 2 stations (nodes 5, 6 and 7), s2 joins as node 8.
+        let t = WIFI.replace("load=udp", "load=udp,cochannel=2");
+        let s = parse_str(&t).unwrap();
+        assert_eq!(
+            s.network.flows[0].data,
+            [hop(0, 8, AP), hop(0, AP, STATION)]
+        );
+        let r = s.run(None).unwrap().report;
+        let m = &r.flows[0].metrics;
+        assert!((m.throughput_kbps - 1000.0).abs() < 20.0, "{m:?}");
         // A bad spec, a host on the medium.
         let t = WIFI.replace("load=udp", "load=smoke");
         let (at, msg) = error_at(&t);

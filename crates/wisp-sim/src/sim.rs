@@ -217,8 +217,8 @@ pub struct WifiMedium {
     pub label: String,
     /// The AP, station 1, the spec's contenders and their load.
     pub spec: WifiSpec,
-    /// Stations added after the spec's (ids `spec.stations + 2` on), for the flows of a
-    /// scenario.
+    /// Stations added after the nodes the spec makes ([`WifiLink::add_station`]), for the
+    /// flows of a scenario.
     pub extra_stations: u32,
 }
 
@@ -455,6 +455,19 @@ impl Simulation {
             return Err(SimError::TooManyFlows);
         }
         let end = net.end();
+        let media: Vec<Medium> = net
+            .media
+            .iter()
+            .map(|m| {
+                let mut link =
+                    WifiLink::new(&m.spec, seed::mix(net.seed, &format!("wifi/{}", m.label)));
+                for _ in 0..m.extra_stations {
+                    link.add_station();
+                }
+                Medium { link, wake: None }
+            })
+            .collect();
+        let media_nodes: Vec<NodeId> = media.iter().map(|m| m.link.nodes()).collect();
         let mut flows = Vec::with_capacity(net.flows.len());
         for (i, rf) in net.flows.iter().enumerate() {
             for (what, path) in [("data", &rf.data), ("feedback", &rf.feedback)] {
@@ -470,10 +483,9 @@ impl Simulation {
                             return Err(SimError::Path(i, format!("no link {l}")));
                         }
                         Hop::Wifi { medium, from, to } => {
-                            let Some(m) = net.media.get(medium as usize) else {
+                            let Some(&nodes) = media_nodes.get(medium as usize) else {
                                 return Err(SimError::Path(i, format!("no Wi-Fi medium {medium}")));
                             };
-                            let nodes = m.spec.stations + 2 + m.extra_stations;
                             if from >= nodes || to >= nodes || from == to {
                                 return Err(SimError::Path(
                                     i,
@@ -522,18 +534,7 @@ impl Simulation {
             now: Instant::ZERO,
             end,
             links: net.links.iter().map(|l| Link::new(l, net.seed)).collect(),
-            media: net
-                .media
-                .iter()
-                .map(|m| {
-                    let mut link =
-                        WifiLink::new(&m.spec, seed::mix(net.seed, &format!("wifi/{}", m.label)));
-                    for _ in 0..m.extra_stations {
-                        link.add_station();
-                    }
-                    Medium { link, wake: None }
-                })
-                .collect(),
+            media,
             wifi_out: Vec::new(),
             aqm_rng: seed::stream(net.seed, "aqm"),
             timer_jitter: net.timer_jitter,
