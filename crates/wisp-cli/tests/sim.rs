@@ -201,3 +201,27 @@ fn the_wifi_scenario_gives_all_three_flows_deterministic_by_seed() {
         Some("wifi:std=11g")
     );
 }
+
+#[test]
+fn a_scenario_file_and_wisp_run_build_the_same_wifi_network() {
+    // scenarios/gcc-wifi-edca.toml spells out what `wisp run --link wifi:…` builds: every
+    // metric of the call is the same.
+    let sim = json(&["sim", "scenarios/gcc-wifi-edca.toml", "--json"]);
+    let run = json(&[
+        "run",
+        "--scheme",
+        "gcc",
+        "--link",
+        "wifi:std=11g,rate=54mbps,stations=10,load=saturated",
+        "--duration-s",
+        "60",
+        "--json",
+    ]);
+    let (s, r) = (&sim["flows"][0], &run["flows"][0]);
+    let metrics = r.as_object().unwrap();
+    assert!(metrics.len() >= 15, "{r}");
+    for (k, v) in metrics {
+        assert_eq!(&s[k], v, "{k}");
+    }
+    assert!(r["packets_delivered"].as_u64().unwrap() > 1000, "{r}");
+}
