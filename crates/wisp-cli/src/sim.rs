@@ -68,12 +68,12 @@ fn print_table(r: &ScenarioReport) {
     );
     let o = |v: Option<f64>| v.map_or_else(|| "-".to_string(), |x| format!("{x:.0}"));
     println!(
-        "{:<12} {:<16} {:<24} {:>5} {:>11} {:>8} {:>8} {:>9} {:>7}",
+        "{:<12} {:<20} {:<24} {:>5} {:>11} {:>8} {:>8} {:>9} {:>7}",
         "flow", "scheme", "path", "dscp", "thr kbit/s", "p50 ms", "p95 ms", "e2e95 ms", "loss"
     );
     for f in &r.flows {
         println!(
-            "{:<12} {:<16} {:<24} {:>5} {:>11.1} {:>8} {:>8} {:>9} {:>7.4}",
+            "{:<12} {:<20} {:<24} {:>5} {:>11.1} {:>8} {:>8} {:>9} {:>7.4}",
             f.name,
             f.metrics.scheme,
             f.path,

@@ -5,6 +5,7 @@
 //! duration = "30s"          # required
 //! warmup = "5s"             # metrics ignore the time before it (default 0)
 //! seed = 7                  # default: wisp's (the command line's --seed wins)
+//! timer-jitter = "50us"     # each sender wakes late by up to this (as --timer-jitter-us; default 0)
 //!
 //! [nodes]                   # name = "host" | "ap" | "station"
 //! server = "host"
@@ -110,6 +111,8 @@ struct FileDe {
     duration: Spanned<String>,
     warmup: Option<Spanned<String>>,
     seed: Option<u64>,
+    #[serde(rename = "timer-jitter")]
+    timer_jitter: Option<Spanned<String>>,
     nodes: BTreeMap<String, NodeKind>,
     #[serde(default)]
     links: Vec<LinkDe>,
@@ -329,6 +332,10 @@ impl Parser<'_> {
                 }
                 d
             }
+            None => Duration::ZERO,
+        };
+        let timer_jitter = match &de.timer_jitter {
+            Some(j) => self.duration(j, "timer-jitter", Duration::from_secs(1))?,
             None => Duration::ZERO,
         };
         let nodes: Vec<(String, NodeKind)> = de.nodes.into_iter().collect();
@@ -571,7 +578,7 @@ impl Parser<'_> {
             seed: de.seed.unwrap_or(seed::DEFAULT_SEED),
             mtu: DEFAULT_MTU,
             bin: Duration::from_millis(100),
-            timer_jitter: Duration::ZERO,
+            timer_jitter,
             tables: Tables::new(),
         };
         Ok(ScenarioFile {
@@ -807,6 +814,7 @@ mod tests {
 
     const WIRED: &str = r#"
 duration = "10s"
+timer-jitter = "20us"
 [nodes]
 a = "host"
 b = "host"
@@ -872,6 +880,7 @@ stop = "8s"
         assert_eq!(s.network.flows[1].spec.start, Duration::from_secs(2));
         assert_eq!(s.network.flows[1].spec.stop, Some(Duration::from_secs(8)));
         assert!(!s.seeded);
+        assert_eq!(s.network.timer_jitter, Duration::from_micros(20));
     }
 
     #[test]
