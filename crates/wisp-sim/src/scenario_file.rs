@@ -42,7 +42,9 @@
 //! Each flow's data goes along the shortest path (fewest hops; among equals, the links first
 //! declared) from `from` to `to`, its feedback along the shortest path back. Flows whose paths
 //! cross a link share its queue. A flow's metrics refer to the first link of its data path that
-//! has a server (its capacity, its ideal sender); a path of pipes only has capacity 0.
+//! has a server (its capacity, its ideal sender); a path whose only bottleneck is a Wi-Fi medium
+//! has capacity 0. A data path of pipes alone is an error: it has no capacity, and a TCP
+//! flow's window would grow without bound.
 //!
 //! Every error names `FILE:LINE:COLUMN` (the TOML parser's span, or the span of the value that
 //! is wrong: an unknown node, a bad link spec, a trace that cannot be read, …).
@@ -535,6 +537,21 @@ impl Parser<'_> {
             };
             let (data, data_nodes) = route(from, to, &f.to)?;
             let (feedback, fb_nodes) = route(to, from, &f.from)?;
+            // Pipes alone have no capacity: a window-based flow would grow without bound.
+            let bounded = data.iter().any(|h| match *h {
+                Hop::Link(l) => links[l as usize].model.is_some(),
+                Hop::Wifi { .. } => true,
+            });
+            if !bounded {
+                return Err(self.at(
+                    &f.to,
+                    format!(
+                        "the path from `{}` to `{}` is pipes alone, with no capacity: give one \
+                         of its links a server (e.g. spec = \"const:100mbps\")",
+                        nodes[from].0, nodes[to].0
+                    ),
+                ));
+            }
             if data.len() > u8::MAX as usize || feedback.len() > u8::MAX as usize {
                 return Err(self.at(&f.to, "a path may have at most 255 hops"));
             }
@@ -928,6 +945,11 @@ stop = "8s"
         assert_eq!(error_at(&t).0.0, place_of(&t, "spec = pipe").0);
         let t = WIRED.replace("c = \"host\"", "c = \"router\"");
         assert_eq!(error_at(&t).0, place_of(&t, "\"router\""));
+        // A data path of pipes alone.
+        let t = WIRED.replace("const:10mbps", "pipe");
+        let (at, m) = error_at(&t);
+        assert!(m.contains("pipes alone"), "{m}");
+        assert_eq!(at.0, place_of(&t, "to = \"c\"\ndscp").0, "{m}");
         // No route.
         let t = WIRED.replace("reverse = \"const:1mbps\"\n", "");
         let (at, m) = error_at(&t);

@@ -1315,3 +1315,159 @@ mod wifi_tests {
         assert_ne!(a.packets, c.packets);
     }
 }
+
+#[cfg(test)]
+mod network_properties {
+    use super::*;
+    use crate::link::LinkSpec;
+    use crate::wifi::link::{AP, STATION};
+    use proptest::prelude::*;
+
+    /// A random network: `links` wired links (pipes or constant rates, delays, drop-tail or
+    /// infinite queues), one Wi-Fi medium with two stations, and CBR or CUBIC flows with random
+    /// paths of 1 to 3 hops each way (a data path of pipes alone gets a Wi-Fi hop).
+    fn arb_network() -> impl Strategy<Value = Network> {
+        let link = (0u8..3, 1u64..30, 0u64..20, any::<bool>());
+        let hop = (0u16..5, any::<bool>());
+        let flow = (
+            any::<bool>(),
+            100u64..6000,
+            proptest::collection::vec(hop.clone(), 1..4),
+            proptest::collection::vec(hop, 1..4),
+            0u8..64,
+            0u64..3,
+        );
+        (
+            proptest::collection::vec(link, 1..5),
+            proptest::collection::vec(flow, 1..4),
+            any::<u64>(),
+        )
+            .prop_map(|(links, flows, seed)| {
+                let n = links.len() as u16;
+                let links: Vec<WiredLink> = links
+                    .into_iter()
+                    .enumerate()
+                    .map(|(i, (kind, mbps, delay, tail))| WiredLink {
+                        label: format!("l{i}"),
+                        model: (kind > 0).then(|| {
+                            format!("const:{mbps}mbps")
+                                .parse::<LinkSpec>()
+                                .unwrap()
+                                .load()
+                                .unwrap()
+                        }),
+                        queue: if tail {
+                            "droptail:packets=50".parse().unwrap()
+                        } else {
+                            QueueSpec::Infinite
+                        },
+                        delay: Duration::from_millis(delay),
+                        loss: LossSpec::None,
+                    })
+                    .collect();
+                // Hop k < n is wired link k; the others cross the medium (AP <-> a station).
+                let to_hop = |(k, up): (u16, bool), i: usize| {
+                    if k < n {
+                        Hop::Link(k)
+                    } else {
+                        let st = if i % 2 == 0 { STATION } else { 2 };
+                        let (from, to) = if up { (st, AP) } else { (AP, st) };
+                        Hop::Wifi {
+                            medium: 0,
+                            from,
+                            to,
+                        }
+                    }
+                };
+                let bottleneck = |h: &Hop| match *h {
+                    Hop::Link(l) => links[l as usize].model.is_some(),
+                    Hop::Wifi { .. } => true,
+                };
+                let flows = flows
+                    .into_iter()
+                    .map(|(tcp, kbps, data, fb, dscp, start)| {
+                        let mut data: Vec<Hop> = data
+                            .into_iter()
+                            .enumerate()
+                            .map(|(i, h)| to_hop(h, i))
+                            .collect();
+                        // A path of pipes alone has no capacity: TCP's window would grow
+                        // without bound (scenario files reject such a path).
+                        if !data.iter().any(bottleneck) {
+                            data.push(to_hop((n, false), 0));
+                        }
+                        (tcp, kbps, data, fb, dscp, start)
+                    })
+                    .map(|(tcp, kbps, data, fb, dscp, start)| RoutedFlow {
+                        spec: FlowSpec {
+                            scheme: if tcp {
+                                "cubic".parse().unwrap()
+                            } else {
+                                format!("cbr:rate-kbps={kbps}").parse().unwrap()
+                            },
+                            start: Duration::from_secs(start),
+                            stop: None,
+                        },
+                        dscp,
+                        data,
+                        feedback: fb
+                            .into_iter()
+                            .enumerate()
+                            .map(|(i, h)| to_hop(h, i))
+                            .collect(),
+                        reference: None,
+                    })
+                    .collect();
+                Network {
+                    links,
+                    media: vec![WifiMedium {
+                        label: "w".into(),
+                        spec: "std=11a,rate=24mbps,stations=1,load=udp:2mbps"
+                            .parse()
+                            .unwrap(),
+                        extra_stations: 0,
+                    }],
+                    flows,
+                    duration: Duration::from_secs(3),
+                    warmup: Duration::ZERO,
+                    seed,
+                    mtu: DEFAULT_MTU,
+                    bin: Duration::from_millis(100),
+                    timer_jitter: Duration::ZERO,
+                    tables: Tables::new(),
+                }
+            })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(24))]
+
+        /// Any network whose data paths have a bottleneck runs to its end, deterministically; every delivered packet took at
+        /// least the sum of its path's delays, left after it was sent and before the end, and
+        /// was neither also dropped nor delivered without reaching a queue or the medium.
+        #[test]
+        fn networks_run_deterministically_and_respect_their_paths(net in arb_network()) {
+            let a = simulate_network(&net, None).unwrap();
+            let b = simulate_network(&net, None).unwrap();
+            prop_assert_eq!(&a.packets, &b.packets);
+            prop_assert_eq!(a.feedback_dropped, b.feedback_dropped);
+            for p in &a.packets {
+                let f = &net.flows[p.flow as usize];
+                let floor: Duration = f
+                    .data
+                    .iter()
+                    .map(|h| match *h {
+                        Hop::Link(l) => net.links[l as usize].delay,
+                        Hop::Wifi { .. } => Duration::ZERO,
+                    })
+                    .fold(Duration::ZERO, |a, b| a + b);
+                if let Some(d) = p.delivered {
+                    prop_assert!(p.dropped.is_none());
+                    prop_assert!(d - p.sent() >= floor, "{:?} < {:?}", d - p.sent(), floor);
+                    prop_assert!(d < net.end());
+                    prop_assert!(p.enqueued.is_some() || f.data.iter().all(|h| matches!(h, Hop::Link(l) if net.links[*l as usize].model.is_none())));
+                }
+            }
+        }
+    }
+}
