@@ -36,8 +36,8 @@
 //! ```
 //!
 //! Deviations (details in each module):
-//! - 802.11n/ac (HT/VHT timing, A-MPDU and block Ack), rate adaptation, RTS/CTS and the AP's
-//!   WMM queues with DSCP mapping are not modelled yet.
+//! - 802.11n/ac (HT/VHT timing, A-MPDU and block Ack), rate adaptation and RTS/CTS are not
+//!   modelled yet.
 //! - No propagation delay; one collision domain.
 
 pub mod bianchi;

@@ -30,6 +30,10 @@ pub struct StationConfig {
     /// Always backlogged: a new MSDU of this many bytes (to destination 0) joins this AC's
     /// queue whenever it is empty. [`Station::backlog`] does the same for any destination.
     pub saturated: Option<(AccessCategory, u32)>,
+    /// A QoS station (EDCA, 10.22.2.4: its counters also decrement at the slot boundary where
+    /// another transmission starts); `false`: a non-QoS station (DCF, 10.3.4.3: the slot in
+    /// which the medium turns busy is not counted).
+    pub qos: bool,
 }
 
 impl StationConfig {
@@ -40,6 +44,7 @@ impl StationConfig {
             edca: AccessCategory::ALL.map(|ac| EdcaParams::default_for(ac, phy)),
             queue_limit: 1000,
             saturated: None,
+            qos: true,
         }
     }
 
@@ -50,6 +55,7 @@ impl StationConfig {
             edca: [EdcaParams::dcf(phy); 4],
             queue_limit: 1000,
             saturated: None,
+            qos: false,
         }
     }
 }
