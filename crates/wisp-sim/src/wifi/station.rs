@@ -28,7 +28,7 @@ pub struct StationConfig {
     /// Frames each AC queue holds (the head included); more are dropped.
     pub queue_limit: usize,
     /// Always backlogged: a new MSDU of this many bytes (to destination 0) joins this AC's
-    /// queue whenever it is empty. [`Station::backlog`] does the same for any destination.
+    /// queue whenever it is empty. [`Medium::backlog`](super::medium::Medium::backlog) does the same for any destination.
     pub saturated: Option<(AccessCategory, u32)>,
     /// A QoS station (EDCA, 10.22.2.4: its counters also decrement at the slot boundary where
     /// another transmission starts); `false`: a non-QoS station (DCF, 10.3.4.3: the slot in
