@@ -10,6 +10,7 @@ mod net;
 mod output;
 mod reproduce;
 mod run;
+mod sim;
 mod sweep;
 mod trace;
 mod wifi;
@@ -31,6 +32,7 @@ behind an emulated link (`wisp link`).
 Examples:
   wisp run --scheme cbr --rate-kbps 2000 --trace traces/cellular/TMobile-UMTS-driving.down
   wisp run --scheme ideal --link trace:traces/cellular/Verizon-LTE-short.down --json
+  wisp sim scenarios/wifi-mixed.toml --json
   wisp bench --schemes ideal,cbr --traces traces/cellular --out results
   wisp run --scheme adaptive-um --link 3g-up --duration-s 120
   wisp sweep --link wimax-down --rates 1mbps,3mbps,4.9mbps,5.1mbps,6mbps
@@ -86,6 +88,10 @@ struct Cli {
 enum Command {
     /// Simulate a scheme over a link and print its metrics.
     Run(Box<run::RunArgs>),
+    /// Simulate a scenario file: nodes, links (traces, rates, the Wi-Fi medium) and flows of any
+    /// scheme; print every flow's metrics.
+    #[command(long_about = sim::LONG_ABOUT)]
+    Sim(Box<sim::SimArgs>),
     /// Run every scheme over every trace in parallel; write results.json, results.csv and
     /// report.html.
     Bench(Box<bench::BenchArgs>),
@@ -165,6 +171,7 @@ fn main() -> ExitCode {
     };
     let result = match cli.command {
         Command::Run(a) => run::run(*a),
+        Command::Sim(a) => sim::sim(*a),
         Command::Bench(a) => bench::bench(*a),
         Command::Sweep(a) => sweep::sweep(*a),
         Command::Reproduce(a) => reproduce::reproduce(*a),

@@ -29,6 +29,7 @@ pub mod queue;
 pub(crate) mod rate;
 pub mod reproduce;
 pub mod run;
+pub mod scenario_file;
 pub mod seed;
 pub mod sim;
 pub mod sweep;
