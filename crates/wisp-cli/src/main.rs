@@ -8,6 +8,7 @@ mod forecast;
 mod link;
 mod net;
 mod output;
+mod pingpair;
 mod reproduce;
 mod run;
 mod sweep;
@@ -127,6 +128,10 @@ enum Command {
         #[command(subcommand)]
         command: wifi::WifiCommand,
     },
+    /// Ping-Pair: the queueing delay of a Wi-Fi AP's downlink from prioritised ping pairs, the
+    /// WMM check and a congestion verdict (CoNEXT'17 §5); needs ping sockets or CAP_NET_RAW
+    #[command(long_about = pingpair::LONG_ABOUT)]
+    Pingpair(pingpair::PingPairArgs),
 }
 
 /// A closed pipe on stdout (`wisp schemes | head`) ends the process quietly, as it does any
@@ -178,6 +183,7 @@ fn main() -> ExitCode {
         Command::Analyze(a) => link::analyze(a),
         Command::Forecast(a) => forecast::forecast(a),
         Command::Wifi { command } => wifi::wifi(command),
+        Command::Pingpair(a) => pingpair::pingpair(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
