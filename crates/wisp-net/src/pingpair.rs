@@ -167,10 +167,7 @@ impl IcmpSocket {
 
     /// Waits up to `timeout` for one datagram; returns the parse and the kernel's receive
     /// time (or `None` on timeout).
-    pub fn recv(
-        &self,
-        timeout: Duration,
-    ) -> Result<Option<Received>, Errno> {
+    pub fn recv(&self, timeout: Duration) -> Result<Option<Received>, Errno> {
         // SO_RCVTIMEO of zero means "forever": wait at least a microsecond.
         let us = timeout.as_micros().clamp(1, 10_000_000);
         let tv = TimeVal::new((us / 1_000_000) as _, (us % 1_000_000) as _);

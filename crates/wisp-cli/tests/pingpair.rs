@@ -1,0 +1,247 @@
+//! `wisp pingpair` end to end: bad input, the permission message, and Ping-Pair through
+//! `wisp link`'s WMM queues against the emulator's own log of the downlink queue.
+
+mod common;
+use common::*;
+
+use serde_json::Value;
+use std::io::{BufRead, BufReader};
+use std::process::{Command, Stdio};
+
+/// Exit code 2, one line on stderr naming `needle`, nothing on stdout.
+fn assert_bad_pingpair(args: &[&str], needle: &str) {
+    let o = wisp(args);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+    assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+    assert!(err.contains(needle), "{args:?}: `{err}` lacks `{needle}`");
+    assert!(o.stdout.is_empty(), "{args:?}");
+}
+
+#[test]
+fn bad_input_is_one_line_and_exit_code_2() {
+    assert_bad_pingpair(
+        &["pingpair", "--target", "gateway.local"],
+        "--target: `gateway.local` is not an IPv4 address",
+    );
+    assert_bad_pingpair(
+        &["pingpair", "--target", "127.0.0.1", "--tos-high", "0x1b8"],
+        "--tos-high",
+    );
+    assert_bad_pingpair(
+        &["pingpair", "--target", "127.0.0.1", "--interval-ms", "0"],
+        "--interval-ms",
+    );
+    assert_bad_pingpair(
+        &["pingpair", "--target", "127.0.0.1", "--count", "0"],
+        "--count",
+    );
+}
+
+/// Without CAP_NET_RAW and outside `ping_group_range`, one line says how to grant either, and
+/// the exit code is 2. (Runs as `nobody` through setpriv; nothing is sent.)
+#[test]
+fn without_permission_it_says_how_to_grant_it() {
+    let t = "without_permission_it_says_how_to_grant_it";
+    if !privileged(t) {
+        return;
+    }
+    let range = std::fs::read_to_string("/proc/sys/net/ipv4/ping_group_range").unwrap();
+    let mut r = range.split_whitespace().map(|v| v.parse::<u64>().unwrap());
+    let (lo, hi) = (r.next().unwrap(), r.next().unwrap());
+    if (lo..=hi).contains(&65534) {
+        eprintln!("skipping {t}: this namespace lets nobody open ping sockets ({range})");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let exe = dir.path().join("wisp");
+    std::fs::copy(bin(), &exe).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    std::fs::set_permissions(&exe, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let o = Command::new("setpriv")
+        .args([
+            "--reuid=65534",
+            "--regid=65534",
+            "--clear-groups",
+            "--inh-caps=-all",
+        ])
+        .arg(&exe)
+        .args(["pingpair", "--target", "127.0.0.1", "--count", "1"])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains("ping_group_range") && err.contains("cap_net_raw"),
+        "{err}"
+    );
+    assert!(o.stdout.is_empty());
+}
+
+/// The unprivileged path: a ping socket in a namespace whose `ping_group_range` admits the
+/// caller, probing loopback (no WMM there: every pair is in order, the check fails).
+#[test]
+fn ping_sockets_are_used_where_the_kernel_allows_them() {
+    let t = "ping_sockets_are_used_where_the_kernel_allows_them";
+    if !privileged(t) {
+        return;
+    }
+    let o = Command::new("unshare")
+        .args(["-n", "sh", "-c"])
+        .arg(format!(
+            "ip link set lo up && sysctl -qw net.ipv4.ping_group_range='0 2147483647' && \
+             {} pingpair --target 127.0.0.1 --count 3 --interval-ms 20 --json",
+            bin()
+        ))
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v = json(&o.stdout);
+    assert_eq!(v["socket"], "ping", "{v}");
+    assert_eq!(v["pairs"].as_array().unwrap().len(), 3, "{v}");
+    assert_eq!(v["wmm"]["enabled"], false, "{v}");
+    assert_eq!(v["malformed"], 0, "{v}");
+}
+
+/// Departures of the downlink log: (ms, bytes, queueing + service delay in ms).
+fn departures(log: &str) -> Vec<(f64, u64, f64)> {
+    log.lines()
+        .filter(|l| !l.starts_with('#'))
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            (f.len() == 4 && f[1] == "-")
+                .then(|| Some((f[0].parse().ok()?, f[2].parse().ok()?, f[3].parse().ok()?)))
+                .flatten()
+        })
+        .collect()
+}
+
+/// One run: `wisp link` with a 5 Mbit/s downlink (WMM or not) whose command waits 2 s and runs
+/// `wisp pingpair` (12 pairs, about 2.7 s) at the host side; from the host, a 6 Mbit/s
+/// best-effort UDP flood to the namespace for 5 s fills the downlink queue (it grows by
+/// 1 Mbit/s: 200 ms more per second). The command outlives the flood by a second.
+/// Returns pingpair's JSON and the downlink log.
+fn run_through_link(wmm: bool) -> (Value, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().to_str().unwrap().to_string();
+    let mut args = vec![
+        "link",
+        "--downlink",
+        "const:5mbps",
+        "--uplink",
+        "const:5mbps",
+        "--delay-ms",
+        "5",
+        "--log",
+        &log,
+    ];
+    if wmm {
+        args.push("--wmm");
+    }
+    let script = format!(
+        "sleep 2; {} pingpair --target $WISP_LINK_PEER --count 12 --json; r=$?; sleep 1.5; exit $r",
+        bin()
+    );
+    let mut link = Command::new(bin())
+        .args(&args)
+        .args(["--", "sh", "-c", &script])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut err = BufReader::new(link.stderr.take().unwrap());
+    let mut ns = None;
+    let mut line = String::new();
+    while ns.is_none() && err.read_line(&mut line).unwrap() > 0 {
+        if let Some(rest) = line.split("namespace ").nth(1) {
+            ns = rest.split_whitespace().next().map(str::to_string);
+        }
+        line.clear();
+    }
+    let ns = ns.expect("wisp link names the namespace's address");
+    let drain = std::thread::spawn(move || {
+        let mut rest = String::new();
+        let _ = std::io::Read::read_to_string(&mut err, &mut rest);
+        rest
+    });
+    // The flood: port 9 (discard) in the namespace, best effort, for the whole measurement.
+    let flood = wisp(&[
+        "send",
+        "--scheme",
+        "cbr:rate-kbps=6000",
+        "--to",
+        &format!("{ns}:9"),
+        "--duration-s",
+        "5",
+    ]);
+    assert!(
+        flood.status.success(),
+        "{}",
+        String::from_utf8_lossy(&flood.stderr)
+    );
+    let out = link.wait_with_output().unwrap();
+    let err = drain.join().unwrap();
+    assert!(out.status.success(), "{err}");
+    let v = json(&out.stdout);
+    let log = std::fs::read_to_string(dir.path().join("downlink.log")).unwrap();
+    (v, log)
+}
+
+/// Acceptance (issue 18, the real tool): through `wisp link --wmm` with best-effort flood
+/// traffic queued on the downlink, every pair is valid, each T_q is within 10 % (or 2 ms) of the
+/// queueing delay the emulator logged for that pair's normal-priority reply, and the WMM check
+/// passes; with WMM off, the check fails and no pair is valid.
+#[test]
+fn ping_pair_through_wmm_matches_the_emulators_queue() {
+    let t = "ping_pair_through_wmm_matches_the_emulators_queue";
+    if !privileged(t) {
+        return;
+    }
+    let _real_time = real_time();
+
+    let (v, log) = run_through_link(true);
+    assert_eq!(v["socket"], "raw", "{v}");
+    assert_eq!(v["wmm"]["enabled"], true, "{v}");
+    assert!(v["wmm"]["reversals"].as_u64().unwrap() >= 3, "{v}");
+    let mut pairs: Vec<&Value> = v["pairs"].as_array().unwrap().iter().collect();
+    pairs.sort_by_key(|p| p["index"].as_u64());
+    assert_eq!(pairs.len(), 12, "{v}");
+    assert!(pairs.iter().all(|p| p["valid"] == true), "{v}");
+    // The normal-priority replies (84-byte IP packets: 56 bytes of payload) that waited behind
+    // the flood, in departure order: the five triplets' small best-effort replies, then the
+    // pairs'. The high-priority and intermediate ones wait at most a packet's service time.
+    let queued: Vec<f64> = departures(&log)
+        .into_iter()
+        .filter(|&(_, bytes, delay)| bytes == 84 && delay > 10.0)
+        .map(|(_, _, d)| d)
+        .collect();
+    assert_eq!(queued.len(), 5 + 12, "{queued:?}\n{v}");
+    let mut worst: f64 = 0.0;
+    for (p, logged) in pairs.iter().zip(&queued[5..]) {
+        let t_q = p["t_q_ms"].as_f64().unwrap();
+        let err = (t_q - logged).abs();
+        worst = worst.max(err / logged);
+        assert!(
+            err <= (0.1 * logged).max(2.0),
+            "pair {}: T_q {t_q} ms, the log {logged} ms",
+            p["index"]
+        );
+    }
+    eprintln!(
+        "{t}: {} pairs, T_q {:.1}..{:.1} ms, worst relative error {:.2} %",
+        pairs.len(),
+        queued[5],
+        queued[queued.len() - 1],
+        100.0 * worst
+    );
+    assert_eq!(v["congestion"], "persistent", "{v}");
+    assert_eq!(v["malformed"], 0, "{v}");
+
+    let (off, _) = run_through_link(false);
+    assert_eq!(off["wmm"]["enabled"], false, "{off}");
+    assert_eq!(off["valid_pairs"], 0, "{off}");
+    assert_eq!(off["congestion"], Value::Null, "{off}");
+}
