@@ -30,8 +30,10 @@
 //! stays 0 and `kwikr` computes exactly what `skype-ukf` does.
 //!
 //! **The loop.** The receiver feeds B̂ back every 100 ms ([`UkfFeedback`]); the sender's media
-//! source (30 frames/s plus audio, [`crate::source::MediaSource`]) encodes at B̂ and a pacer
-//! releases groups every 5 ms at 2.5 × B̂, as `gcc`'s.
+//! source (30 frames/s plus audio, [`crate::source::MediaSource`]) encodes at `share` × B̂
+//! (0.9) and a pacer releases groups every 5 ms at 2.5 × the target, as `gcc`'s. The frames'
+//! packets, paced faster than the path, queue briefly at the bottleneck: their spreading is what
+//! makes B observable while the call runs below it.
 //!
 //! | name | noise-scaling (β) |
 //! |---|---|
@@ -46,9 +48,10 @@
 //! * σ_e = 2 ms, σ_B = 0.5 per √s, σ_d = 0.1 ms per √s, the prior (B = start rate, ln-sd 1;
 //!   d0 ± 5 ms) and the unscented transform's β = 2, κ = 0 are wisp's choices; the paper gives
 //!   only α = 10⁻³ and Kwikr's β = 4.
-//! * Skype's sender policy is not published: the sender encodes at B̂ (clamped to the encoder's
-//!   50–2500 kbit/s), starting at 300 kbit/s, with the pacing of `gcc`. The feedback interval
-//!   (100 ms) is wisp's choice.
+//! * Skype's sender policy is not published: the sender encodes at 0.9 × B̂ (`share`; at 1.0 a
+//!   standing queue of ~120 ms builds on a constant 2 Mbit/s link, at 0.9 the median delay is
+//!   34 ms), clamped to the encoder's 50–2500 kbit/s, starting at 300 kbit/s, with the pacing
+//!   of `gcc`. The feedback interval (100 ms) is wisp's choice.
 //! * T_c is an EWMA (weight 0.25) of Ping-Pair's T_c, clamped at zero
 //!   ([`crate::pingpair`]'s deviations); the paper smooths with an EWMA of unstated weight.
 
