@@ -152,6 +152,12 @@ impl IcmpSocket {
         self.kind
     }
 
+    /// The socket, to wait on it (epoll).
+    pub fn fd(&self) -> std::os::fd::BorrowedFd<'_> {
+        use std::os::fd::AsFd;
+        self.fd.as_fd()
+    }
+
     /// Sends one echo request with sequence `seq`, TOS `tos` and `payload` bytes of payload.
     pub fn send(&self, to: Ipv4Addr, seq: u16, tos: u8, payload: usize) -> Result<(), Errno> {
         setsockopt(&self.fd, sockopt::Ipv4Tos, &i32::from(tos))?;
@@ -172,33 +178,38 @@ impl IcmpSocket {
         let us = timeout.as_micros().clamp(1, 10_000_000);
         let tv = TimeVal::new((us / 1_000_000) as _, (us % 1_000_000) as _);
         setsockopt(&self.fd, sockopt::ReceiveTimeout, &tv)?;
+        self.recv_with(MsgFlags::empty())
+    }
+
+    /// One datagram if one is waiting (`None` if not).
+    pub fn try_recv(&self) -> Result<Option<Received>, Errno> {
+        self.recv_with(MsgFlags::MSG_DONTWAIT)
+    }
+
+    fn recv_with(&self, flags: MsgFlags) -> Result<Option<Received>, Errno> {
         let mut buf = [0u8; 2048];
         let mut iov = [IoSliceMut::new(&mut buf)];
         let mut cmsg = nix::cmsg_space!(nix::sys::time::TimeSpec);
-        let (n, stamp) = match recvmsg::<SockaddrIn>(
-            self.fd.as_raw_fd(),
-            &mut iov,
-            Some(&mut cmsg),
-            MsgFlags::empty(),
-        ) {
-            Ok(msg) => {
-                let mut stamp = None;
-                if let Ok(cmsgs) = msg.cmsgs() {
-                    for c in cmsgs {
-                        if let ControlMessageOwned::ScmTimestampns(ts) = c {
-                            stamp = Some(Instant::from_nanos(
-                                (ts.tv_sec() as u64)
-                                    .saturating_mul(1_000_000_000)
-                                    .saturating_add(ts.tv_nsec() as u64),
-                            ));
+        let (n, stamp) =
+            match recvmsg::<SockaddrIn>(self.fd.as_raw_fd(), &mut iov, Some(&mut cmsg), flags) {
+                Ok(msg) => {
+                    let mut stamp = None;
+                    if let Ok(cmsgs) = msg.cmsgs() {
+                        for c in cmsgs {
+                            if let ControlMessageOwned::ScmTimestampns(ts) = c {
+                                stamp = Some(Instant::from_nanos(
+                                    (ts.tv_sec() as u64)
+                                        .saturating_mul(1_000_000_000)
+                                        .saturating_add(ts.tv_nsec() as u64),
+                                ));
+                            }
                         }
                     }
+                    (msg.bytes, stamp)
                 }
-                (msg.bytes, stamp)
-            }
-            Err(Errno::EAGAIN | Errno::EINTR) => return Ok(None),
-            Err(e) => return Err(e),
-        };
+                Err(Errno::EAGAIN | Errno::EINTR) => return Ok(None),
+                Err(e) => return Err(e),
+            };
         let at = stamp.unwrap_or_else(realtime);
         let parsed = icmp::parse_reply(
             &buf[..n],
