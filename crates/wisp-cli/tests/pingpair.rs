@@ -245,3 +245,107 @@ fn ping_pair_through_wmm_matches_the_emulators_queue() {
     assert_eq!(off["valid_pairs"], 0, "{off}");
     assert_eq!(off["congestion"], Value::Null, "{off}");
 }
+
+/// Acceptance (issue 18, `wisp recv --scheme kwikr`): a 30-s Kwikr call through `wisp link
+/// --wmm` on a constant 2 Mbit/s downlink with Ping-Pair every 500 ms against the host side
+/// runs without error, every probe's reply is ours, the receiver counts its own packets between
+/// the replies, and the call's rate is within 20 % of `wisp run` on the same setting. (The
+/// issue's call is 60 s; 30 s keeps the test bounded.) The emulated link's rate stands for the
+/// Wi-Fi MAC rate R: the queue is the call's own, so T_a explains it and T_c stays small (with
+/// R = 54 Mbit/s the call's own queue reads as cross traffic and Kwikr runs the link full).
+#[test]
+fn kwikr_call_with_ping_pair_matches_the_simulator() {
+    let t = "kwikr_call_with_ping_pair_matches_the_simulator";
+    if !privileged(t) {
+        return;
+    }
+    let _real_time = real_time();
+    let port = free_port().to_string();
+    let script = format!(
+        "{} recv --scheme kwikr --listen 0.0.0.0:{port} --pingpair-target $WISP_LINK_PEER \
+         --pingpair-mac-mbps 2 --duration-s 30 --json",
+        bin()
+    );
+    let mut link = Command::new(bin())
+        .args([
+            "link",
+            "--downlink",
+            "const:2mbps",
+            "--uplink",
+            "const:2mbps",
+            "--delay-ms",
+            "20",
+            "--wmm",
+            "--",
+            "sh",
+            "-c",
+            &script,
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut err = BufReader::new(link.stderr.take().unwrap());
+    let mut ns = None;
+    let mut line = String::new();
+    while ns.is_none() && err.read_line(&mut line).unwrap() > 0 {
+        if let Some(rest) = line.split("namespace ").nth(1) {
+            ns = rest.split_whitespace().next().map(str::to_string);
+        }
+        line.clear();
+    }
+    let ns = ns.expect("wisp link names the namespace's address");
+    let drain = std::thread::spawn(move || {
+        let mut rest = String::new();
+        let _ = std::io::Read::read_to_string(&mut err, &mut rest);
+        rest
+    });
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let sent = wisp(&[
+        "send",
+        "--scheme",
+        "kwikr",
+        "--to",
+        &format!("{ns}:{port}"),
+        "--duration-s",
+        "30",
+    ]);
+    assert!(
+        sent.status.success(),
+        "{}",
+        String::from_utf8_lossy(&sent.stderr)
+    );
+    let out = link.wait_with_output().unwrap();
+    let err = drain.join().unwrap();
+    assert!(out.status.success(), "{err}");
+    let v = json(&out.stdout);
+    let pp = &v["pingpair"];
+    assert!(pp["pairs"].as_u64().unwrap() >= 50, "{pp}");
+    assert!(pp["valid"].as_u64().unwrap() >= 1, "{pp}");
+    assert!(pp["n_a_p50"].as_f64().is_some(), "{pp}");
+    assert_eq!(pp["wmm_enabled"], true, "{pp}");
+    assert_eq!(pp["malformed"], 0, "{pp}");
+    let real = v["flows"][0]["throughput_kbps"].as_f64().unwrap();
+    let sim = json(
+        &wisp(&[
+            "run",
+            "--scheme",
+            "kwikr",
+            "--link",
+            "const:2mbps",
+            "--delay-ms",
+            "20",
+            "--duration-s",
+            "30",
+            "--json",
+        ])
+        .stdout,
+    )["flows"][0]["throughput_kbps"]
+        .as_f64()
+        .unwrap();
+    eprintln!("{t}: real {real:.0} kbit/s, simulated {sim:.0} kbit/s; ping-pair {pp}");
+    assert!(
+        (real - sim).abs() <= 0.2 * sim,
+        "real {real} kbit/s vs simulated {sim}"
+    );
+}
