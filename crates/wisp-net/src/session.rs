@@ -17,6 +17,13 @@
 //!
 //! Any datagram that is not a valid packet of the session (malformed, truncated, wrong version,
 //! hostile lengths, another SSRC or another address) is counted and dropped; it never panics.
+//!
+//! With [`RecvOptions::pingpair`] (`wisp recv --pingpair-target`) the receiver also runs
+//! Ping-Pair ([`crate::pingpair`]) against the gateway in the same loop; each resolved pair is
+//! handed, after the data packets that arrived before its replies, to a `kwikr`/`skype-ukf`
+//! receiver, which counts its own sandwiched packets (CoNEXT'17 §5.3) and feeds T_c to eq. (3).
+//! The replies' kernel times (`CLOCK_REALTIME`) are put on the monotonic clock the data packets
+//! use, as the data packets' own stamps are.
 
 use crate::report::{
     Delivery, KnownLink, ReceiverMetrics, ReceiverReport, SenderMetrics, SenderReport, WindowSpec,
