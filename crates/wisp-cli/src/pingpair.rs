@@ -56,6 +56,11 @@ pub struct PingPairArgs {
     #[arg(long, value_name = "TOS", default_value = "0xb8")]
     pub tos_high: String,
 
+    /// Dual Ping-Pair (§5.6): send two pairs each round and discard the measurement when they
+    /// differ by more than 5 ms (a retransmitted reply).
+    #[arg(long)]
+    pub dual: bool,
+
     /// Print one JSON object on stdout at the end instead of lines as results come.
     #[arg(long)]
     pub json: bool,
@@ -104,6 +109,7 @@ pub fn pingpair(a: PingPairArgs) -> Result<(), CliError> {
         interval: Duration::from_millis(a.interval_ms),
         count: a.count,
         tos_high,
+        dual: a.dual,
         ..ProberConfig::default()
     };
     let stop = Arc::new(AtomicBool::new(false));
@@ -175,6 +181,7 @@ pub fn pingpair(a: PingPairArgs) -> Result<(), CliError> {
             "tos_normal": pingpair::TOS_NORMAL,
             "tos_high": tos_high,
             "interval_ms": a.interval_ms,
+            "dual": a.dual,
             "pairs": pairs,
             "valid_pairs": valid.len(),
             "t_q_p50_ms": median,

@@ -124,7 +124,7 @@ fn departures(log: &str) -> Vec<(f64, u64, f64)> {
 /// best-effort UDP flood to the namespace for 5 s fills the downlink queue (it grows by
 /// 1 Mbit/s: 200 ms more per second). The command outlives the flood by a second.
 /// Returns pingpair's JSON and the downlink log.
-fn run_through_link(wmm: bool) -> (Value, String) {
+fn run_through_link(wmm: bool, dual: bool) -> (Value, String) {
     let dir = tempfile::tempdir().unwrap();
     let log = dir.path().to_str().unwrap().to_string();
     let mut args = vec![
@@ -142,8 +142,10 @@ fn run_through_link(wmm: bool) -> (Value, String) {
         args.push("--wmm");
     }
     let script = format!(
-        "sleep 2; {} pingpair --target $WISP_LINK_PEER --count 12 --json; r=$?; sleep 1.5; exit $r",
-        bin()
+        "sleep 2; {} pingpair --target $WISP_LINK_PEER --count 12 --json {}; r=$?; sleep 1.5; \
+         exit $r",
+        bin(),
+        if dual { "--dual" } else { "" }
     );
     let mut link = Command::new(bin())
         .args(&args)
@@ -202,7 +204,7 @@ fn ping_pair_through_wmm_matches_the_emulators_queue() {
     }
     let _real_time = real_time();
 
-    let (v, log) = run_through_link(true);
+    let (v, log) = run_through_link(true, false);
     assert_eq!(v["socket"], "raw", "{v}");
     assert_eq!(v["wmm"]["enabled"], true, "{v}");
     assert!(v["wmm"]["reversals"].as_u64().unwrap() >= 3, "{v}");
@@ -240,10 +242,34 @@ fn ping_pair_through_wmm_matches_the_emulators_queue() {
     assert_eq!(v["congestion"], "persistent", "{v}");
     assert_eq!(v["malformed"], 0, "{v}");
 
-    let (off, _) = run_through_link(false);
+    let (off, _) = run_through_link(false, false);
     assert_eq!(off["wmm"]["enabled"], false, "{off}");
     assert_eq!(off["valid_pairs"], 0, "{off}");
     assert_eq!(off["congestion"], Value::Null, "{off}");
+
+    // Dual Ping-Pair (§5.6): no retransmissions on the emulated link, so every round's two
+    // pairs agree; each dual T_q is the mean of its two pairs', which the log gives as the
+    // mean delay of the round's two queued normal-priority replies.
+    let (d, log) = run_through_link(true, true);
+    assert_eq!(d["dual"], true, "{d}");
+    let mut pairs: Vec<&Value> = d["pairs"].as_array().unwrap().iter().collect();
+    pairs.sort_by_key(|p| p["index"].as_u64());
+    assert!(pairs.iter().all(|p| p["valid"] == true), "{d}");
+    let queued: Vec<f64> = departures(&log)
+        .into_iter()
+        .filter(|&(_, bytes, delay)| bytes == 84 && delay > 10.0)
+        .map(|(_, _, d)| d)
+        .collect();
+    assert_eq!(queued.len(), 5 + 2 * 12, "{queued:?}\n{d}");
+    for (p, two) in pairs.iter().zip(queued[5..].chunks(2)) {
+        let t_q = p["t_q_ms"].as_f64().unwrap();
+        let logged = (two[0] + two[1]) / 2.0;
+        assert!(
+            (t_q - logged).abs() <= (0.1 * logged).max(2.0),
+            "dual pair {}: T_q {t_q} ms, the log {logged} ms",
+            p["index"]
+        );
+    }
 }
 
 /// Acceptance (issue 18, `wisp recv --scheme kwikr`): a 30-s Kwikr call through `wisp link

@@ -36,7 +36,7 @@
 //!   Prioritisation is deemed enabled when the order is reversed in at least 3 of 5 runs
 //!   ([`WmmCheck`]).
 //! * **§5.6 dual Ping-Pair.** Two pairs sent together; the measurement is discarded when the two
-//!   estimates differ by more than 5 ms ([`measure_dual`]).
+//!   estimates differ by more than 5 ms ([`measure_dual`]; [`ProberConfig::dual`]).
 //! * **§8.1 the congestion classifier.** T_q above 5 ms: a *persistent* queue, otherwise
 //!   *non-persistent* ([`classify`]). §5.6: the control loop responds only to a sustained signal,
 //!   "e.g. 3 consecutive" tests ([`Sustained`]).
@@ -439,6 +439,10 @@ pub enum Role {
     Normal,
     /// A pair's high-priority ping.
     High,
+    /// The second pair's normal-priority ping of a dual Ping-Pair (§5.6).
+    Normal2,
+    /// The second pair's high-priority ping of a dual Ping-Pair.
+    High2,
     /// The WMM triplet's large high-priority ping.
     TripletLarge,
     /// The WMM triplet's small normal-priority ping.
@@ -478,6 +482,9 @@ pub struct ProberConfig {
     pub triplet_spacing: Duration,
     /// A reply later than this after its round started counts as lost.
     pub reply_timeout: Duration,
+    /// Dual Ping-Pair (§5.6): each round sends two pairs at once and keeps the measurement only
+    /// when they agree within [`DUAL_TOLERANCE`].
+    pub dual: bool,
 }
 
 impl Default for ProberConfig {
@@ -493,11 +500,13 @@ impl Default for ProberConfig {
             wmm_runs: WMM_RUNS,
             triplet_spacing: Duration::from_millis(50),
             reply_timeout: Duration::from_secs(1),
+            dual: false,
         }
     }
 }
 
-/// A finished pair round.
+/// A finished pair round (for a dual round, `replies` are the first pair's and `t_q` the dual
+/// measurement's).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct PairResult {
     /// The round's index (0-based).
@@ -608,11 +617,16 @@ impl Prober {
             } else if !self.pairs_done() {
                 self.pairs_sent += 1;
                 self.next_round = now.saturating_add(c.interval);
-                // §5.2: the normal-priority ping first, the high-priority one at once after.
-                let p = vec![
+                // §5.2: the normal-priority ping first, the high-priority one at once after;
+                // §5.6: a dual round sends a second pair right behind.
+                let mut p = vec![
                     self.probe(c.tos_normal, c.small_payload, Role::Normal),
                     self.probe(c.tos_high, c.small_payload, Role::High),
                 ];
+                if c.dual {
+                    p.push(self.probe(c.tos_normal, c.small_payload, Role::Normal2));
+                    p.push(self.probe(c.tos_high, c.small_payload, Role::High2));
+                }
                 (p, false, self.pairs_sent - 1)
             } else {
                 (vec![], false, 0)
@@ -684,11 +698,20 @@ impl Prober {
                         normal: at(Role::Normal),
                         high: at(Role::High),
                     };
+                    let t_q = if self.config.dual {
+                        let second = PairReplies {
+                            normal: at(Role::Normal2),
+                            high: at(Role::High2),
+                        };
+                        measure_dual(replies, second, DUAL_TOLERANCE)
+                    } else {
+                        measure_pair(replies)
+                    };
                     ProberEvent::Pair(PairResult {
                         index: r.index,
                         sent: r.started,
                         replies,
-                        t_q: measure_pair(replies),
+                        t_q,
                     })
                 };
                 self.events.push_back(event);
@@ -963,6 +986,39 @@ mod tests {
         assert_eq!(k.on_measurement(Duration::ZERO), us(6_000));
         assert_eq!(k.on_measurement(us(10_000)), us(7_000));
         assert_eq!(k.t_c(), us(7_000));
+    }
+
+    /// A dual round: four probes N, H, N, H; the measurement is kept when the two pairs agree
+    /// within 5 ms (mean of the two) and discarded when one is inflated.
+    #[test]
+    fn prober_dual_rounds_apply_the_5_ms_filter() {
+        let config = ProberConfig {
+            count: Some(2),
+            wmm_runs: 0,
+            dual: true,
+            ..ProberConfig::default()
+        };
+        let mut p = Prober::new(config, Instant::ZERO);
+        let mut results = vec![];
+        for (round, second_normal_us) in [(0u64, 12_000u64), (1, 30_000)] {
+            let now = Instant::from_millis(200 * round);
+            let sent: Vec<Probe> = std::iter::from_fn(|| p.poll_transmit(now)).collect();
+            assert_eq!(
+                sent.iter().map(|s| s.role).collect::<Vec<_>>(),
+                [Role::Normal, Role::High, Role::Normal2, Role::High2]
+            );
+            // Highs at +1 ms and +1.1 ms; first normal at +11 ms (T_q 10 ms); second normal
+            // at +12 ms (T_q 10.9 ms) or +30 ms (28.9 ms: a retransmission).
+            p.on_reply(now + us(1_000), sent[1].seq);
+            p.on_reply(now + us(1_100), sent[3].seq);
+            p.on_reply(now + us(11_000), sent[0].seq);
+            p.on_reply(now + us(second_normal_us), sent[2].seq);
+            while let Some(ProberEvent::Pair(r)) = p.poll_event() {
+                results.push(r.t_q);
+            }
+        }
+        assert_eq!(results, [Ok(us(10_450)), Err(Invalid::DualMismatch)]);
+        assert!(p.is_finished());
     }
 
     /// The prober on a synthetic timeline: 5 triplets, then pairs every 200 ms; the normal ping
