@@ -8,6 +8,7 @@ mod forecast;
 mod link;
 mod net;
 mod output;
+mod pingpair;
 mod reproduce;
 mod run;
 mod sim;
@@ -23,7 +24,7 @@ const ABOUT: &str = "Bandwidth estimation and rate control for real-time media o
 
 const LONG_ABOUT: &str = "\
 wisp runs rate-control schemes for real-time media (Sprout, GCC, the rate controllers of \
-Mehrotra et al.) and TCP baselines over Wi-Fi and cellular link models in a deterministic \
+Mehrotra et al., Skype's UKF estimator and Kwikr) and TCP baselines over Wi-Fi and cellular link models in a deterministic \
 simulator, and measures them the way their papers did: throughput, utilisation, one-way delay, \
 Sprout's 95% end-to-end and self-inflicted delay, loss. `wisp schemes` lists them all. The same \
 schemes (all but the simulation-only `ideal`) run over real UDP (`wisp send`, `wisp recv`), also \
@@ -47,6 +48,7 @@ Examples:
   sudo wisp link --downlink traces/cellular/Verizon-LTE-short.down \
        --uplink traces/cellular/Verizon-LTE-short.up --log logs -- sh -c 'ping -c 10 $WISP_LINK_PEER'
   wisp analyze logs/downlink.log
+  wisp pingpair --target 192.168.1.1 --count 20     # Wi-Fi downlink queueing (Ping-Pair)
 
 Exit codes: 0 success, 1 an I/O failure, 2 bad input (a message names the option, or the file \
 and line). Every run logs its seed on stderr; WISP_SEED=N replays it.";
@@ -135,6 +137,10 @@ enum Command {
         #[command(subcommand)]
         command: wifi::WifiCommand,
     },
+    /// Ping-Pair: the queueing delay of a Wi-Fi AP's downlink from prioritised ping pairs, the
+    /// WMM check and a congestion verdict (CoNEXT'17 §5); needs ping sockets or CAP_NET_RAW
+    #[command(long_about = pingpair::LONG_ABOUT)]
+    Pingpair(pingpair::PingPairArgs),
 }
 
 /// A closed pipe on stdout (`wisp schemes | head`) ends the process quietly, as it does any
@@ -187,6 +193,7 @@ fn main() -> ExitCode {
         Command::Analyze(a) => link::analyze(a),
         Command::Forecast(a) => forecast::forecast(a),
         Command::Wifi { command } => wifi::wifi(command),
+        Command::Pingpair(a) => pingpair::pingpair(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

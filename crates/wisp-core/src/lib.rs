@@ -11,6 +11,7 @@
 //! * [`flow`], [`source`], [`pacer`]: turning a sender's allowance into packets (bulk or a media
 //!   call).
 //! * [`math`], [`stats`]: special functions, distributions, quantiles, EWMA.
+//! * [`pingpair`]: Ping-Pair (CoNEXT'17 §5), sans-IO: validity, T_q, attribution, the WMM check.
 //! * [`scheme`]: the registry (`"cbr"` → [`scheme::SchemeConfig`] → halves) and the schemes.
 
 pub mod controller;
@@ -18,6 +19,7 @@ pub mod flow;
 pub mod math;
 pub mod pacer;
 pub mod packet;
+pub mod pingpair;
 pub mod scheme;
 pub mod source;
 pub mod stats;
