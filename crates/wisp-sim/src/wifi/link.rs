@@ -14,20 +14,20 @@
 //!
 //! | key | meaning |
 //! |---|---|
-//! | `std` | `11b`, `11a`, `11g`, `11n` (= `11n-2.4`), `11n-5`, `11ac` [`11g`] |
-//! | `rate` | PHY rate of every transmitter, e.g. `54mbps` or `5.5` (Mbit/s); for 11n/ac an MCS's rate at `bw` and `gi`, e.g. `65`, `72.2`, `433.3` [the PHY's highest there] |
-//! | `stations` | contenders besides the measured station, 0–200 [0] |
-//! | `load` | what the contenders do: `none`, `udp[:RATE]` (constant bit rate uplink, 1 Mbit/s if no rate), `tcp` (a bulk download each), `saturated` (always a frame for the AP) [`saturated`] |
-//! | `queue` | frames each AC queue of a transmitter holds, every destination together [1000] |
-//! | `wmm` | `on`: EDCA per AC (Table 9-137 defaults), DSCP → UP → AC; `off`: legacy DCF, one queue (AC_BE) [`on`] |
-//! | `bytes` | MSDU (IP packet) size of the background frames [1500] |
-//! | `bw` | channel width for 11n (20, 40) and 11ac (20, 40, 80) MHz [20] |
-//! | `gi` | guard interval of 11n/ac rates, `long` or `short` [`long`] |
-//! | `snr` | every transmitter's SNR in dB, or a schedule `0s:30;10s:12` (`;` between points): frames are lost with the error model's probability ([`super::fer`]) [none: no noise losses] |
-//! | `ra` | rate adaptation: `fixed` (always `rate`), `minstrel` (Minstrel-like over the rates at `bw`/`gi`), `script:0s:54;5s:24` (rate vs time) [`fixed`] |
-//! | `ampdu` | `on`: A-MPDU with block Ack for 11n/ac rates ([`super::ampdu`]) [`off`] |
-//! | `map` | DSCP → AC overrides on top of RFC 8325, `DSCP=AC` joined by `;`, e.g. `map=46=vi;0=bk` [none] |
-//! | `cochannel` | a second AP on the same channel with this many stations of its own, each running `load` with it, 0–200 [0: none] |
+//! | `std` | `11b`, `11a`, `11g`, `11n` (= `11n-2.4`), `11n-5`, `11ac` (default: `11g`) |
+//! | `rate` | PHY rate of every transmitter, e.g. `54mbps` or `5.5` (Mbit/s); for 11n/ac an MCS's rate at `bw` and `gi`, e.g. `65`, `72.2`, `433.3` (default: the PHY's highest there) |
+//! | `stations` | contenders besides the measured station, 0–200 (default: 0) |
+//! | `load` | what the contenders do: `none`, `udp[:RATE]` (constant bit rate uplink, 1 Mbit/s if no rate), `tcp` (a bulk download each), `saturated` (always a frame for the AP) (default: `saturated`) |
+//! | `queue` | frames each AC queue of a transmitter holds, every destination together (default: 1000) |
+//! | `wmm` | `on`: EDCA per AC (Table 9-137 defaults), DSCP → UP → AC; `off`: legacy DCF, one queue (AC_BE) (default: `on`) |
+//! | `bytes` | MSDU (IP packet) size of the background frames (default: 1500) |
+//! | `bw` | channel width for 11n (20, 40) and 11ac (20, 40, 80) MHz (default: 20) |
+//! | `gi` | guard interval of 11n/ac rates, `long` or `short` (default: `long`) |
+//! | `snr` | every transmitter's SNR in dB, or a schedule `0s:30;10s:12` (`;` between points): frames are lost with the error model's probability ([`super::fer`]) (default: none: no noise losses) |
+//! | `ra` | rate adaptation: `fixed` (always `rate`), `minstrel` (Minstrel-like over the rates at `bw`/`gi`), `script:0s:54;5s:24` (rate vs time) (default: `fixed`) |
+//! | `ampdu` | `on`: A-MPDU with block Ack for 11n/ac rates ([`super::ampdu`]) (default: `off`) |
+//! | `map` | DSCP → AC overrides on top of RFC 8325, `DSCP=AC` joined by `;`, e.g. `map=46=vi;0=bk` (default: none) |
+//! | `cochannel` | a second AP on the same channel with this many stations of its own, each running `load` with it, 0–200 (default: 0: none) |
 //!
 //! The run's seed (not the spec) drives the random draws, so one spec names one setting.
 //!
