@@ -589,7 +589,7 @@ impl EnvConfig {
     /// Sets `steps` to the episode length `episode_s` in MIs (rounded half to even).
     pub fn episode_s(mut self, episode_s: f64) -> Result<Self, EnvError> {
         let steps = (episode_s * 1000.0 / self.interval.as_millis_f64()).round_ties_even();
-        if !(steps >= 1.0) {
+        if steps.is_nan() || steps < 1.0 {
             return Err(EnvError::NoSteps);
         }
         self.steps = steps.min(f64::from(u32::MAX)) as u32;
