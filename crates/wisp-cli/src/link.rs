@@ -11,24 +11,30 @@ use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 use wisp_core::Duration;
 use wisp_net::emulator::wmm::WmmMap;
-use wisp_net::emulator::{DirectionSpec, LinkError, LinkOptions};
+use wisp_net::emulator::{DirectionSpec, LinkError, LinkOptions, SharedWifi, WifiHop};
 use wisp_sim::link::{LinkModel, LinkSpec};
 use wisp_sim::loss::LossSpec;
 use wisp_sim::queue::QueueSpec;
 use wisp_sim::trace::TraceUnit;
+use wisp_sim::wifi::link::{AP, STATION, WifiLink, WifiSpec};
 
 #[derive(Args, Debug)]
 pub struct LinkArgs {
     /// The link from the host to the command (the namespace): a Mahimahi trace file, or a link
-    /// spec (trace:FILE, const:12mbps, steps:…).
+    /// spec (trace:FILE, const:12mbps, steps:…), or the emulated 802.11 medium
+    /// (wifi:std=11g,rate=54mbps,stations=4,load=saturated; see docs/wifi.md): the command is
+    /// the measured station, the host side is behind the AP.
     #[arg(long, value_name = "TRACE")]
     pub downlink: String,
 
-    /// The link from the command to the host: a trace file or a link spec.
+    /// The link from the command to the host: a trace file or a link spec. Optional with
+    /// --downlink wifi:…: then the uplink crosses the same medium (station → AP); a wifi:
+    /// uplink must name the same spec as the downlink.
     #[arg(long, value_name = "TRACE")]
-    pub uplink: String,
+    pub uplink: Option<String>,
 
-    /// One-way propagation delay in each direction, ms, applied before the bottleneck queue.
+    /// One-way propagation delay in each direction, ms, applied before the bottleneck queue
+    /// (after the medium on a wifi: direction).
     #[arg(long, value_name = "MS", default_value = "20", value_parser = non_negative_ms)]
     pub delay_ms: Duration,
 
@@ -93,8 +99,9 @@ pub struct AnalyzeArgs {
     pub json: bool,
 }
 
-/// A link argument: an existing file is a trace; otherwise a link spec.
-fn link_arg(option: &str, s: &str) -> Result<(LinkModel, String), CliError> {
+/// A link argument: an existing file is a trace; otherwise a link spec (the Wi-Fi medium is
+/// returned as its spec: it is not a [`LinkModel`]).
+fn link_arg(option: &str, s: &str) -> Result<(Result<LinkModel, WifiSpec>, String), CliError> {
     let spec = if Path::new(s).is_file() {
         let p = PathBuf::from(s);
         LinkSpec::Trace {
@@ -110,19 +117,60 @@ fn link_arg(option: &str, s: &str) -> Result<(LinkModel, String), CliError> {
             }
         })?
     };
+    if let LinkSpec::Wifi(w) = spec {
+        return Ok((Err(w.clone()), format!("wifi:{w}")));
+    }
     let model = spec.load()?;
-    Ok((model, s.to_string()))
+    Ok((Ok(model), s.to_string()))
 }
 
 pub fn link(a: LinkArgs) -> Result<u8, CliError> {
     let (down, down_name) = link_arg("--downlink", &a.downlink)?;
-    let (up, up_name) = link_arg("--uplink", &a.uplink)?;
+    let (up, up_name) = match &a.uplink {
+        Some(u) => link_arg("--uplink", u)?,
+        None => match &down {
+            Err(w) => (Err(w.clone()), down_name.clone()),
+            Ok(_) => {
+                return Err(CliError::Input(
+                    "--uplink is required (unless --downlink is wifi:…)".into(),
+                ));
+            }
+        },
+    };
     let wmm = match (&a.wmm_map, a.wmm) {
         (Some(m), _) => Some(m.clone()),
         (None, true) => Some(WmmMap::default()),
         (None, false) => None,
     };
     let seed = crate::args::seed(a.seed)?;
+    // Both directions on the medium share one WifiLink: the downlink is AP → station 1, the
+    // uplink station 1 → AP.
+    let wifi_spec = match (&down, &up) {
+        (Err(d), Err(u)) if d != u => {
+            return Err(CliError::Input(format!(
+                "--uplink: the uplink crosses the same medium as the downlink, so its wifi spec must be the same (`wifi:{d}`), not `wifi:{u}`"
+            )));
+        }
+        (Err(w), _) | (_, Err(w)) => Some(w.clone()),
+        _ => None,
+    };
+    let shared = wifi_spec.map(|w| {
+        Arc::new(std::sync::Mutex::new(SharedWifi::new(WifiLink::new(
+            &w, seed,
+        ))))
+    });
+    let hop = |down: bool| {
+        shared.as_ref().map(|s| WifiHop {
+            shared: Arc::clone(s),
+            from: if down { AP } else { STATION },
+            to: if down { STATION } else { AP },
+            way: usize::from(down),
+        })
+    };
+    let up_hop = up.is_err().then(|| hop(false)).flatten();
+    let down_hop = down.is_err().then(|| hop(true)).flatten();
+    let up = up.unwrap_or(LinkModel::Unlimited);
+    let down = down.unwrap_or(LinkModel::Unlimited);
     let command_line = std::env::args().collect::<Vec<_>>().join(" ");
     let opts = LinkOptions {
         uplink: DirectionSpec {
@@ -131,6 +179,7 @@ pub fn link(a: LinkArgs) -> Result<u8, CliError> {
             queue: a.uplink_queue,
             loss: a.uplink_loss.unwrap_or(a.loss),
             wmm: wmm.clone(),
+            wifi: up_hop,
         },
         downlink: DirectionSpec {
             link: down,
@@ -138,6 +187,7 @@ pub fn link(a: LinkArgs) -> Result<u8, CliError> {
             queue: a.downlink_queue,
             loss: a.downlink_loss.unwrap_or(a.loss),
             wmm,
+            wifi: down_hop,
         },
         uplink_name: up_name,
         downlink_name: down_name,

@@ -71,7 +71,9 @@ Examples:
        --uplink traces/cellular/Verizon-LTE-short.up --downlink-queue droptail:packets=100 \\
        --log logs -- sh -c 'iperf3 -c $WISP_LINK_PEER -u -b 20M -R'
   wisp link --downlink const:20mbps --uplink const:2mbps --wmm -- \\
-       sh -c 'ping -Q 0xb8 $WISP_LINK_PEER'   # EF: the voice queue";
+       sh -c 'ping -Q 0xb8 $WISP_LINK_PEER'   # EF: the voice queue
+  wisp link --downlink wifi:std=11g,rate=54mbps,stations=4,load=saturated -- \
+       sh -c 'ping -c 20 $WISP_LINK_PEER'   # both ways on one contended 802.11 channel";
 
 #[derive(Parser, Debug)]
 #[command(name = "wisp", version, about = ABOUT, long_about = LONG_ABOUT, max_term_width = 100)]

@@ -4,7 +4,7 @@
 use crate::error::CliError;
 use clap::{Args, Subcommand, ValueEnum};
 use wisp_core::Duration;
-use wisp_sim::wifi::phy::{PhyRate, Standard};
+use wisp_sim::wifi::phy::{Phy, PhyRate, Standard};
 use wisp_sim::wifi::saturation::{SaturationConfig, run};
 
 const BIANCHI_HELP: &str = "\
@@ -17,8 +17,13 @@ Output:
   bianchi_difs_mbps  Bianchi's model (JSAC 2000), DIFS after a collision
   bianchi_eifs_mbps  the same with EIFS after a collision
 
-Example:
-  wisp wifi bianchi --std 11a --rate-mbps 54 --stations 10 --json";
+The model applies to 11n and 11ac as to 11a/g: one MPDU per access with a normal Ack (no
+A-MPDU), the HT/VHT preamble and symbol timing, the Ack at a basic rate.
+
+Examples:
+  wisp wifi bianchi --std 11a --rate-mbps 54 --stations 10 --json
+  wisp wifi bianchi --std 11n-5 --rate-mbps 72.2 --gi short --stations 10
+  wisp wifi bianchi --std 11ac --rate-mbps 433.3 --bw 80 --gi short --stations 5";
 
 #[derive(Subcommand, Debug)]
 pub enum WifiCommand {
@@ -36,17 +41,51 @@ pub enum StdArg {
     A,
     #[value(name = "11g")]
     G,
+    /// 802.11n (HT) at 2.4 GHz.
+    #[value(name = "11n-2.4", alias = "11n")]
+    N24,
+    /// 802.11n (HT) at 5 GHz.
+    #[value(name = "11n-5")]
+    N5,
+    /// 802.11ac (VHT), 5 GHz.
+    #[value(name = "11ac")]
+    Ac,
+}
+
+/// The guard interval of HT/VHT rates.
+#[derive(Clone, Copy, Debug, ValueEnum)]
+pub enum GiArg {
+    /// 0.8 µs.
+    Long,
+    /// 0.4 µs.
+    Short,
 }
 
 #[derive(Args, Debug)]
 pub struct BianchiArgs {
-    /// The PHY: 11b (DSSS/CCK), 11a (OFDM), 11g (ERP-OFDM, short slot).
+    /// The PHY: 11b (DSSS/CCK), 11a (OFDM), 11g (ERP-OFDM, short slot), 11n-2.4 / 11n-5 (HT,
+    /// one stream; 11n is 11n-2.4), 11ac (VHT, one stream).
     #[arg(long = "std", value_name = "STD")]
     pub standard: StdArg,
 
-    /// The PHY rate of data frames in Mbit/s (11b: 1, 2, 5.5, 11; 11a/g: 6, 9, …, 54).
+    /// The PHY rate of data frames in Mbit/s (11b: 1, 2, 5.5, 11; 11a/g: 6, 9, …, 54; 11n/ac:
+    /// an MCS's rate at --bw and --gi, e.g. 6.5 … 65 at 20 MHz long GI, 433.3 for VHT80 MCS 9
+    /// short GI).
     #[arg(long, value_name = "R", allow_hyphen_values = true)]
     pub rate_mbps: String,
+
+    /// Channel width in MHz for 11n (20, 40) and 11ac (20, 40, 80).
+    #[arg(
+        long,
+        value_name = "MHZ",
+        default_value = "20",
+        allow_hyphen_values = true
+    )]
+    pub bw: String,
+
+    /// Guard interval of 11n/ac rates.
+    #[arg(long, value_name = "GI", default_value = "long")]
+    pub gi: GiArg,
 
     /// Number of saturated stations (1 to 1000).
     #[arg(long, value_name = "N", allow_hyphen_values = true)]
@@ -91,19 +130,60 @@ fn bianchi(a: BianchiArgs) -> Result<(), CliError> {
         StdArg::B => Standard::B,
         StdArg::A => Standard::A,
         StdArg::G => Standard::G,
+        StdArg::N24 => Standard::N24,
+        StdArg::N5 => Standard::N5,
+        StdArg::Ac => Standard::Ac,
     };
-    let rate = a
+    let mbps = a
         .rate_mbps
         .trim()
         .parse::<f64>()
         .ok()
-        .and_then(PhyRate::from_mbps)
+        .filter(|r| r.is_finite() && *r > 0.0)
         .ok_or_else(|| {
             CliError::Input(format!(
                 "--rate-mbps: `{}` is not a positive rate in Mbit/s",
                 a.rate_mbps
             ))
         })?;
+    let bw = integer("--bw", &a.bw)?;
+    let short_gi = matches!(a.gi, GiArg::Short);
+    let rate = if standard.is_ht() {
+        let max = u32::from(standard.max_width_mhz());
+        if ![20, 40, 80].contains(&bw) || bw > max {
+            return Err(CliError::Input(format!(
+                "--bw: {bw} MHz is not a channel width of 802.{} (20{})",
+                standard.name(),
+                if max >= 80 { ", 40, 80" } else { ", 40" }
+            )));
+        }
+        let phy = Phy::new(standard);
+        phy.find_rate(mbps, bw as u16, short_gi).ok_or_else(|| {
+            CliError::Input(format!(
+                "--rate-mbps: {mbps} Mbit/s is not an 802.{} rate at {bw} MHz, {} GI ({})",
+                standard.name(),
+                if short_gi { "short" } else { "long" },
+                phy.data_rates(bw as u16, short_gi)
+                    .iter()
+                    .map(|r| r.to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ))
+        })?
+    } else {
+        if bw != 20 || short_gi {
+            return Err(CliError::Input(format!(
+                "--bw/--gi: 802.{} has 20-MHz channels and the long guard interval only",
+                standard.name()
+            )));
+        }
+        PhyRate::from_mbps(mbps).ok_or_else(|| {
+            CliError::Input(format!(
+                "--rate-mbps: `{}` is not a positive rate in Mbit/s",
+                a.rate_mbps
+            ))
+        })?
+    };
     let stations = integer("--stations", &a.stations)?;
     let bytes = integer("--bytes", &a.bytes)?;
     let config = SaturationConfig {
@@ -122,6 +202,9 @@ fn bianchi(a: BianchiArgs) -> Result<(), CliError> {
         crate::output::print_json(&serde_json::json!({
             "std": standard.name(),
             "rate_mbps": rate.mbps(),
+            "mcs": rate.mcs().map(|m| m.index),
+            "bw_mhz": bw,
+            "gi": if short_gi { "short" } else { "long" },
             "stations": stations,
             "bytes": bytes,
             "duration_s": r.duration_s,

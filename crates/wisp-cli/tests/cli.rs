@@ -541,8 +541,73 @@ fn wifi_bianchi_json_and_bad_input() {
         "--rate-mbps: 11 Mbit/s is not an 802.11a rate (6, 9, 12, 18, 24, 36, 48, 54)",
     );
     bad(
-        &["--std", "11n", "--rate-mbps", "54", "--stations", "5"],
+        &["--std", "11x", "--rate-mbps", "54", "--stations", "5"],
         "--std",
+    );
+    bad(
+        &[
+            "--std",
+            "11ac",
+            "--rate-mbps",
+            "433.3",
+            "--bw",
+            "40",
+            "--stations",
+            "5",
+        ],
+        "--rate-mbps: 433.3 Mbit/s is not an 802.11ac rate at 40 MHz, long GI (13.5, 27,",
+    );
+    bad(
+        &[
+            "--std",
+            "11n-5",
+            "--rate-mbps",
+            "65",
+            "--bw",
+            "80",
+            "--stations",
+            "5",
+        ],
+        "--bw: 80 MHz",
+    );
+    bad(
+        &[
+            "--std",
+            "11g",
+            "--rate-mbps",
+            "54",
+            "--gi",
+            "short",
+            "--stations",
+            "5",
+        ],
+        "--bw/--gi",
+    );
+    // 11n: HT20 MCS 7 short GI is 72.2 Mbit/s; the JSON names the MCS, width and GI.
+    let n = wisp(&[
+        "wifi",
+        "bianchi",
+        "--std",
+        "11n-5",
+        "--rate-mbps",
+        "72.2",
+        "--gi",
+        "short",
+        "--stations",
+        "5",
+        "--duration-s",
+        "5",
+        "--json",
+    ]);
+    assert!(n.status.success(), "{}", stderr(&n));
+    let v: serde_json::Value = serde_json::from_slice(&n.stdout).unwrap();
+    assert_eq!(
+        (v["std"].as_str(), v["mcs"].as_u64()),
+        (Some("11n-5"), Some(7))
+    );
+    assert!(
+        (v["rate_mbps"].as_f64().unwrap() - 650.0 / 9.0).abs() < 1e-9,
+        "{v}"
     );
     bad(
         &["--std", "11a", "--rate-mbps", "x", "--stations", "5"],

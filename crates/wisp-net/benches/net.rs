@@ -48,6 +48,7 @@ fn direction(c: &mut Criterion) {
         queue: "infinite".parse().unwrap(),
         loss: "0".parse().unwrap(),
         wmm: None,
+        wifi: None,
     };
     let packet = vec![0x45u8; 1428];
     let n = 10_000u64;

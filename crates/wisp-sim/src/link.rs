@@ -10,6 +10,7 @@
 //! | `wifi-outage[:KEY=VALUE,…]` | a constant rate with Wi-Fi-like outages whose held packets leave as a burst ([`OutageSpec`]) |
 //! | `3g-up`, `wimax-down`, `cable-up` `[:KEY=VALUE,…]` | mobile-broadband profiles with noise that does not depend on the sending rate ([`crate::mobile`]) |
 //! | `handover:SPEC+SPEC@T[+SPEC@T…]` | one link, then another from time T on ([`HandoverLink`]) |
+//! | `wifi[:KEY=VALUE,…]` | the 802.11 EDCA medium with contending stations ([`crate::wifi::link`]); run by the emulator and the engine's Wi-Fi hop, not by a [`Server`] |
 //!
 //! **Trace semantics** (Mahimahi `mm-link`, Cellsim): each opportunity credits `bytes_per_line`
 //! (1500) bytes at its instant. The head of the queue is dequeued when its first byte is credited;
@@ -57,6 +58,8 @@ pub enum LinkSpec {
     Mobile(MobileSpec),
     /// `(start, link)`: strictly increasing starts, the first at 0.
     Handover(Vec<(Duration, LinkSpec)>),
+    /// The 802.11 medium (`wifi:KEY=VALUE,…`), driven as a [`crate::wifi::link::WifiLink`].
+    Wifi(crate::wifi::link::WifiSpec),
 }
 
 /// The synthetic Wi-Fi outage link (`wifi-outage[:KEY=VALUE,…]`): a constant `rate` interrupted
@@ -214,17 +217,24 @@ impl FromStr for LinkSpec {
         if s == "wifi-outage" {
             return Ok(LinkSpec::WifiOutage(OutageSpec::default()));
         }
+        if s == "wifi" {
+            return Ok(LinkSpec::Wifi(Default::default()));
+        }
         let (name, args) = s.split_once(':').map_or((s, None), |(k, a)| (k, Some(a)));
         if let Some(m) = MobileSpec::parse(name, args) {
             return m.map(LinkSpec::Mobile).map_err(err);
         }
         let (kind, arg) = s.split_once(':').ok_or_else(|| {
             err(
-                "expected KIND:ARGS, one of trace:FILE, trace-ns:FILE, trace-packets:FILE, const:RATE, steps:RATE@T,…, wifi-outage[:…], 3g-up[:…], wimax-down[:…], cable-up[:…], handover:SPEC+SPEC@T"
+                "expected KIND:ARGS, one of trace:FILE, trace-ns:FILE, trace-packets:FILE, const:RATE, steps:RATE@T,…, wifi-outage[:…], wifi[:…], 3g-up[:…], wimax-down[:…], cable-up[:…], handover:SPEC+SPEC@T"
                     .into(),
             )
         })?;
         match kind {
+            "wifi" => arg
+                .parse()
+                .map(LinkSpec::Wifi)
+                .map_err(|e: crate::wifi::link::WifiSpecError| err(e.to_string())),
             "handover" => parse_handover(arg).map_err(err),
             "trace-packets" => {
                 let path = PathBuf::from(arg);
@@ -277,7 +287,7 @@ impl FromStr for LinkSpec {
                 Ok(LinkSpec::Steps(steps))
             }
             other => Err(err(format!(
-                "unknown link kind `{other}` (known: trace, trace-ns, trace-packets, const, steps, wifi-outage, 3g-up, wimax-down, cable-up, handover)"
+                "unknown link kind `{other}` (known: trace, trace-ns, trace-packets, const, steps, wifi-outage, wifi, 3g-up, wimax-down, cable-up, handover)"
             ))),
         }
     }
@@ -305,6 +315,9 @@ fn parse_handover(arg: &str) -> Result<LinkSpec, String> {
         if matches!(link, LinkSpec::Handover(_)) {
             return Err("a handover segment cannot itself be a handover".into());
         }
+        if matches!(link, LinkSpec::Wifi(_)) {
+            return Err("a handover segment cannot be the wifi medium".into());
+        }
         segments.push((at, link));
     }
     if segments.len() < 2 {
@@ -314,9 +327,17 @@ fn parse_handover(arg: &str) -> Result<LinkSpec, String> {
 }
 
 impl LinkSpec {
-    /// Reads any file the spec names.
+    /// Reads any file the spec names. The Wi-Fi medium is not a [`LinkModel`] (it has no
+    /// [`Server`]): it is an error here, for a caller that has no Wi-Fi hop to run it on.
     pub fn load(&self) -> Result<LinkModel, TraceError> {
         Ok(match self {
+            LinkSpec::Wifi(w) => {
+                return Err(TraceError {
+                    file: format!("wifi:{w}"),
+                    line: None,
+                    message: "the wifi medium is not supported here yet (it runs in `wisp link` and on the engine's Wi-Fi hop, not as a single-bottleneck link)".into(),
+                });
+            }
             LinkSpec::Mobile(m) => LinkModel::Mobile(Arc::new(m.load())),
             LinkSpec::Handover(segs) => {
                 let mut out = Vec::with_capacity(segs.len());
@@ -890,12 +911,33 @@ mod tests {
             "const:fast",
             "steps:1mbps@5s",
             "steps:1mbps@0,2mbps@0",
-            "wifi",
+            "wifi:rate=7mbps",
+            "wifi:stations=x",
+            "handover:const:1mbps+wifi@5s",
             "x:1",
             "steps:",
         ] {
             assert!(bad.parse::<LinkSpec>().is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn wifi_specs_parse_and_are_not_a_server() {
+        let s: LinkSpec = "wifi:std=11g,rate=54mbps,stations=4,load=tcp"
+            .parse()
+            .unwrap();
+        let LinkSpec::Wifi(w) = &s else {
+            panic!("{s:?}")
+        };
+        assert_eq!(w.stations, 4);
+        assert_eq!(
+            "wifi".parse::<LinkSpec>().unwrap(),
+            LinkSpec::Wifi(Default::default())
+        );
+        let e = "wifi:load=bulk".parse::<LinkSpec>().unwrap_err();
+        assert!(e.message.starts_with("`load`"), "{e}");
+        let e = s.load().unwrap_err();
+        assert!(e.message.contains("not supported here"), "{e}");
     }
 
     #[test]

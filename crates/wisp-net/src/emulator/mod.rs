@@ -17,6 +17,10 @@
 //!
 //! Optional priority classes (`--wmm`): four queues per direction served in strict priority by
 //! DSCP ([`wmm`]).
+//!
+//! The emulated 802.11 medium (`--downlink wifi:…`): both directions cross one simulated
+//! channel ([`WifiHop`], the simulator's `WifiLink`) on the monotonic clock, so the command
+//! sees contention, EDCA access delay and the AP's WMM queues in real time.
 
 pub mod netns;
 pub mod path;
@@ -26,7 +30,7 @@ use crate::Clock;
 use crate::mmlog::LogWriter;
 use crate::timer::Waiter;
 use nix::sys::eventfd::{EfdFlags, EventFd};
-pub use path::{Direction, DirectionSpec, DirectionStats};
+pub use path::{Direction, DirectionSpec, DirectionStats, SharedWifi, WifiHop};
 use serde::Serialize;
 use std::ffi::OsString;
 use std::fs::File;
@@ -94,7 +98,7 @@ impl DirectionReport {
     /// Packets dropped for any reason.
     pub fn dropped(&self) -> u64 {
         let s = &self.stats;
-        s.dropped_loss + s.dropped_queue + s.dropped_aqm + s.dropped_memory
+        s.dropped_loss + s.dropped_queue + s.dropped_aqm + s.dropped_memory + s.dropped_retry
     }
 }
 

@@ -9,8 +9,18 @@
 //! arrived; it departs at the instant of the opportunity that completes it), so being woken a
 //! few microseconds late delays the write, never the model. Times are on the link's own axis
 //! (zero = the trace's start).
+//!
+//! A direction can instead cross the emulated 802.11 medium ([`WifiHop`]): the simulator's
+//! [`WifiLink`], shared by the two directions (the downlink is AP → measured station, the
+//! uplink station → AP, contending on one channel with the spec's other stations). A packet is
+//! pushed into the medium the instant it arrives (after the entrance loss), with its DSCP; the
+//! direction sleeps until the medium's next event, advances it, and each delivered packet
+//! leaves `delay` after the end of the PPDU that carried it (the propagation delay follows the
+//! medium: the wired side is behind the AP). Packets the medium drops at the retry limit count
+//! as `dropped_retry`; a full AP/station queue (the spec's `queue=`) as `dropped_queue`. The
+//! direction's own queue spec and `--wmm` do not apply (the medium has its own WMM queues).
 
-use super::wmm::{AccessCategory, WmmMap};
+use super::wmm::{AccessCategory, PRIORITY_ORDER, WmmMap, priority_index};
 use crate::mmlog::LogWriter;
 use rand_chacha::ChaCha8Rng;
 use std::collections::VecDeque;
@@ -19,6 +29,59 @@ use wisp_core::{Duration, Instant};
 use wisp_sim::link::{LinkModel, Server};
 use wisp_sim::loss::{LossModel, LossSpec};
 use wisp_sim::queue::{Queue, QueueSpec, Queued};
+use wisp_sim::wifi::link::{NodeId, WifiLink, WifiOutput};
+
+/// The emulated 802.11 medium both directions share: the link and, per direction, the outputs
+/// the medium decided that the direction has not taken yet.
+#[derive(Debug)]
+pub struct SharedWifi {
+    link: WifiLink,
+    ready: [VecDeque<WifiOutput>; 2],
+    scratch: Vec<WifiOutput>,
+}
+
+impl SharedWifi {
+    pub fn new(link: WifiLink) -> Self {
+        SharedWifi {
+            link,
+            ready: Default::default(),
+            scratch: vec![],
+        }
+    }
+
+    pub fn link(&self) -> &WifiLink {
+        &self.link
+    }
+
+    /// Runs the medium to `now` and sorts what it decided by direction (the tag's high bits).
+    fn advance(&mut self, now: Instant) {
+        self.link.advance(now, &mut self.scratch);
+        for o in self.scratch.drain(..) {
+            let way = (o.tag >> 32) as usize & 1;
+            self.ready[way].push_back(o);
+        }
+    }
+}
+
+/// A direction's place on the shared medium: from which node to which, and which of the two
+/// directions it is (0 or 1).
+#[derive(Clone, Debug)]
+pub struct WifiHop {
+    pub shared: std::sync::Arc<std::sync::Mutex<SharedWifi>>,
+    pub from: NodeId,
+    pub to: NodeId,
+    pub way: usize,
+}
+
+impl WifiHop {
+    fn lock(&self) -> std::sync::MutexGuard<'_, SharedWifi> {
+        // A panic while the lock was held cannot leave the medium half-updated in a way that
+        // matters here (one thread drives it); take it anyway.
+        self.shared
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}
 
 /// The most packets a direction holds (delay line and queues); beyond it arrivals are dropped
 /// (an "infinite" queue is bounded by memory).
@@ -37,6 +100,8 @@ pub struct DirectionStats {
     pub dropped_queue: u64,
     pub dropped_aqm: u64,
     pub dropped_memory: u64,
+    /// Dropped by the Wi-Fi medium at the retry limit.
+    pub dropped_retry: u64,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -69,6 +134,8 @@ pub struct DirectionSpec {
     pub loss: LossSpec,
     /// Four strict-priority queues by DSCP instead of one.
     pub wmm: Option<WmmMap>,
+    /// Cross the emulated 802.11 medium instead of `link`, `queue` and `wmm`.
+    pub wifi: Option<WifiHop>,
 }
 
 /// One direction of the link.
@@ -91,6 +158,9 @@ pub struct Direction<W: Write> {
     stats: DirectionStats,
     log: Option<LogWriter<W>>,
     log_error: Option<std::io::Error>,
+    wifi: Option<WifiHop>,
+    /// Delivered by the medium: `(leaves, slot)`, in order.
+    after: VecDeque<(Instant, u32)>,
 }
 
 impl<W: Write> Direction<W> {
@@ -117,6 +187,8 @@ impl<W: Write> Direction<W> {
             stats: DirectionStats::default(),
             log,
             log_error: None,
+            wifi: spec.wifi.clone(),
+            after: VecDeque::new(),
         }
     }
 
@@ -164,11 +236,36 @@ impl<W: Write> Direction<W> {
             self.free.push(slot);
             return;
         }
+        if let Some(hop) = &self.wifi {
+            let s = &mut self.slots[slot as usize];
+            s.enqueued = now;
+            let dscp = WmmMap::dscp(&s.buf[..len]).unwrap_or(0);
+            let tag = ((hop.way as u64) << 32) | u64::from(slot);
+            let ok = hop
+                .lock()
+                .link
+                .push(now, hop.from, hop.to, dscp, tag, len as u32);
+            self.log_with(|l| l.arrival(now, len));
+            if !ok {
+                self.stats.dropped_queue += 1;
+                self.log_with(|l| l.drop_packets(now, 1, len));
+                self.free.push(slot);
+            }
+            return;
+        }
         self.line.push_back((now + self.delay, slot));
     }
 
     /// The next instant at which something happens, if anything is pending.
     pub fn next_event(&self) -> Option<Instant> {
+        if let Some(hop) = &self.wifi {
+            let mut w = hop.lock();
+            let ready = w.ready[hop.way].front().map(|o| o.at + self.delay);
+            return [w.link.next_event(), ready, self.after.front().map(|a| a.0)]
+                .into_iter()
+                .flatten()
+                .min();
+        }
         let line = self.line.front().map(|&(t, _)| t);
         let server = match self.state {
             State::StartAt(t) => Some(t),
@@ -181,6 +278,10 @@ impl<W: Write> Direction<W> {
     /// Processes every event up to `now` in order, handing each departing packet to `emit` with
     /// its nominal departure instant.
     pub fn advance(&mut self, now: Instant, emit: &mut impl FnMut(&[u8], Instant)) {
+        if self.wifi.is_some() {
+            self.advance_wifi(now, emit);
+            return;
+        }
         loop {
             let line = self.line.front().map(|&(t, _)| t);
             let server = match self.state {
@@ -210,12 +311,43 @@ impl<W: Write> Direction<W> {
         }
     }
 
+    /// [`Direction::advance`] across the medium.
+    fn advance_wifi(&mut self, now: Instant, emit: &mut impl FnMut(&[u8], Instant)) {
+        let Some(hop) = self.wifi.clone() else { return };
+        {
+            let mut w = hop.lock();
+            w.advance(now);
+            while let Some(o) = w.ready[hop.way].pop_front() {
+                let slot = (o.tag & 0xffff_ffff) as u32;
+                if o.delivered {
+                    self.after.push_back((o.at + self.delay, slot));
+                } else {
+                    self.stats.dropped_retry += 1;
+                    let len = self.slots[slot as usize].len;
+                    if let Some(l) = &mut self.log {
+                        if let Err(e) = l.drop_packets(o.at, 1, len) {
+                            self.log_error.get_or_insert(e);
+                        }
+                    }
+                    self.free.push(slot);
+                }
+            }
+        }
+        while let Some(&(t, slot)) = self.after.front() {
+            if t > now {
+                break;
+            }
+            self.after.pop_front();
+            self.complete(slot, t, emit);
+        }
+    }
+
     fn class(&self, slot: u32) -> usize {
         match &self.wmm {
             None => 0,
             Some(m) => {
                 let s = &self.slots[slot as usize];
-                m.classify(&s.buf[..s.len]) as usize
+                priority_index(m.classify(&s.buf[..s.len]))
             }
         }
     }
@@ -327,7 +459,7 @@ impl<W: Write> Direction<W> {
     pub fn queue_lengths(&self) -> Vec<(Option<AccessCategory>, usize)> {
         match self.wmm {
             None => vec![(None, self.queues[0].len())],
-            Some(_) => AccessCategory::ALL
+            Some(_) => PRIORITY_ORDER
                 .iter()
                 .zip(&self.queues)
                 .map(|(&c, q)| (Some(c), q.len()))
@@ -359,6 +491,7 @@ mod tests {
             queue: QueueSpec::Infinite,
             loss: LossSpec::None,
             wmm: None,
+            wifi: None,
         }
     }
 

@@ -19,8 +19,14 @@
 //!
 //! Deviations:
 //! - No RTS/CTS, fragmentation, NAV, beacons or management frames.
-//! - Acks are never lost; the frame error rate is one constant for every rate and station.
+//! - Acks are never lost. A frame is lost with the probability the error model
+//!   ([`super::fer`]) gives for its rate, length and the sending station's SNR (when the
+//!   station has one), else with the medium's constant frame error rate.
+//! - Each attempt's rate comes from the station's rate control ([`super::rate_control`]),
+//!   which hears every attempt's outcome (collisions count as failures, as a real sender
+//!   cannot tell them apart).
 
+use super::ampdu;
 use super::channel::{Channel, ChannelStats, Contender};
 use super::edca::{AccessCategory, AfterFailure};
 use super::phy::{Phy, PhyRate};
@@ -65,6 +71,12 @@ pub struct FrameRecord {
     pub outcome: Outcome,
     /// The MSDU was dropped after this attempt (retry limit).
     pub dropped: bool,
+    /// The receiver (a station index; 0 for a station's frames to the AP in [`saturation`]).
+    ///
+    /// [`saturation`]: super::saturation
+    pub dest: u32,
+    /// The caller's tag; `None` for background traffic (a backlogged queue's frames).
+    pub tag: Option<u64>,
 }
 
 /// A TXOP in progress: the holder sends its next frame without contending.
@@ -94,6 +106,9 @@ pub struct Medium {
     winners: Vec<usize>,
     on_air: Vec<(usize, usize)>,
     ends: Vec<Instant>,
+    /// MPDUs in each on-air A-MPDU (0: a single MPDU with a normal Ack).
+    agg: Vec<usize>,
+    acked: Vec<bool>,
 }
 
 impl Medium {
@@ -115,6 +130,8 @@ impl Medium {
             winners: vec![],
             on_air: vec![],
             ends: vec![],
+            agg: vec![],
+            acked: vec![],
         }
     }
 
@@ -144,11 +161,13 @@ impl Medium {
     pub fn add_station(&mut self, config: StationConfig) -> usize {
         let i = self.stations.len();
         let rng = crate::seed::stream(self.seed, &format!("wifi/station/{i}"));
+        let rc_rng = crate::seed::stream(self.seed, &format!("wifi/station/{i}/rate"));
         let saturated = config.saturated;
-        let mut s = Station::new(config, rng);
+        let phy = self.phy;
+        let mut s = Station::new(config, &phy, rng, rc_rng);
         s.idle_from = self.now;
-        if let Some((ac, bytes)) = saturated {
-            s.enqueue(ac, bytes, self.now);
+        if let Some((ac, _)) = saturated {
+            s.refill(ac.index(), self.now);
         }
         self.stations.push(s);
         i
@@ -172,9 +191,73 @@ impl Medium {
         self.stations[i].enqueue(ac, bytes, now)
     }
 
+    /// Queues an MSDU of `bytes` from station `i` to station `dest` with the caller's `tag` at
+    /// `at` (not before the medium's clock: a frame handed over while a transmission is on the
+    /// air, e.g. a reply to it, may be queued at its end); `false` if the queue is full.
+    pub fn enqueue_to(
+        &mut self,
+        i: usize,
+        ac: AccessCategory,
+        dest: u32,
+        tag: Option<u64>,
+        bytes: u32,
+        at: Instant,
+    ) -> bool {
+        let at = at.max(self.now);
+        self.stations[i].enqueue_to(ac, dest, tag, bytes, at)
+    }
+
+    /// Keeps station `i`'s `ac` queue for `dest` backlogged with untagged MSDUs of `bytes`
+    /// from now on.
+    pub fn backlog(&mut self, i: usize, dest: u32, ac: AccessCategory, bytes: u32) {
+        let now = self.now;
+        self.stations[i].backlog(dest, ac, bytes, now);
+    }
+
+    /// When the next transmission starts if nothing is queued meanwhile (`None`: every queue
+    /// is empty). Changes nothing.
+    pub fn next_transmission(&self) -> Option<Instant> {
+        if let Some(x) = self.txop {
+            return Some(x.at);
+        }
+        let mut best: Option<Instant> = None;
+        for s in &self.stations {
+            for ac in 0..4 {
+                if let Some(f) = s.head(ac) {
+                    let t = self.channel.access_time(&Contender {
+                        ready: s.ready(ac, &self.phy),
+                        counter: s.edcaf[ac].counter(),
+                        head: f.eligible,
+                    });
+                    best = Some(best.map_or(t, |b: Instant| b.min(t)));
+                }
+            }
+        }
+        best
+    }
+
+    /// Carries out the next transmission if it starts before `end`, and returns its start
+    /// (the clock moves there); `None` (nothing changed) otherwise.
+    pub fn step_before(&mut self, end: Instant) -> Option<Instant> {
+        let t = self.step(end)?;
+        self.now = t;
+        Some(t)
+    }
+
+    /// Moves the clock to `t` (never back) without transmitting: call it only when
+    /// [`Medium::next_transmission`] is not before `t`.
+    pub fn set_now(&mut self, t: Instant) {
+        self.now = self.now.max(t);
+    }
+
     /// The attempts recorded so far.
     pub fn records(&self) -> &[FrameRecord] {
         &self.records
+    }
+
+    /// Swaps the attempts recorded so far with `buf` (an empty buffer keeps its capacity).
+    pub fn swap_records(&mut self, buf: &mut Vec<FrameRecord>) {
+        std::mem::swap(&mut self.records, buf);
     }
 
     /// Takes the attempts recorded so far.
@@ -273,22 +356,53 @@ impl Medium {
                 on_air.push((i, ac));
             }
         }
-        // Airtime of each frame.
+        // Rate and airtime of each frame (or A-MPDU).
         let mut busy_end = t;
+        self.agg.clear();
         for &(i, ac) in &on_air {
-            let s = &self.stations[i];
+            let s = &mut self.stations[i];
             let bytes = s.head(ac).map_or(0, |f| f.bytes);
-            let end = t + phy.ppdu_duration(Phy::mpdu_bytes(bytes), s.config.rate);
+            let rate = s.choose_rate(ac, t);
+            let psdu = match s.config.ampdu {
+                Some(cfg) if rate.mcs().is_some() => {
+                    let limit = s.config.edca[ac].txop_limit;
+                    let (n, psdu) = ampdu::plan(&phy, rate, &cfg, limit, s.queued_bytes(ac));
+                    self.agg.push(n);
+                    psdu
+                }
+                _ => {
+                    self.agg.push(0);
+                    Phy::mpdu_bytes(bytes)
+                }
+            };
+            let end = t + phy.ppdu_duration(psdu, rate);
             busy_end = busy_end.max(end);
             ends.push(end);
         }
         let lone = on_air.len() == 1;
-        let errored = lone
-            && self.frame_error_rate > 0.0
-            && self.stations[on_air[0].0].rng.random::<f64>() < self.frame_error_rate;
+        if lone && self.agg[0] > 0 {
+            let (i, ac) = on_air[0];
+            let n = self.agg[0];
+            self.transmit_ampdu(i, ac, t, ends[0], n);
+            self.on_air = on_air;
+            self.ends = ends;
+            return;
+        }
+        let errored = lone && {
+            let (i, ac) = on_air[0];
+            let s = &mut self.stations[i];
+            let bytes = Phy::mpdu_bytes(s.head(ac).map_or(0, |f| f.bytes));
+            let rate = s.cur_rate[ac];
+            match s.frame_error_rate(rate, bytes, t) {
+                Some(p) => s.rng.random::<f64>() < p,
+                None => {
+                    self.frame_error_rate > 0.0 && s.rng.random::<f64>() < self.frame_error_rate
+                }
+            }
+        };
         if lone && !errored {
             let (i, ac) = on_air[0];
-            let rate = self.stations[i].config.rate;
+            let rate = self.stations[i].cur_rate[ac];
             let ack_end = ends[0] + phy.sifs + phy.ack_duration(rate);
             self.channel.on_busy(t, ack_end, 1, true);
             for s in &mut self.stations {
@@ -300,6 +414,7 @@ impl Medium {
             s.stats.delivered_packets += 1;
             s.stats.delivered_bytes += u64::from(bytes);
             s.stats.attempts += 1;
+            s.report(ac, ack_end, true);
             let Station { edcaf, rng, .. } = s;
             edcaf[ac].on_success(rng);
             s.pop(ac, ack_end);
@@ -309,9 +424,9 @@ impl Medium {
                 let start = txop.unwrap_or(t);
                 if let Some(next) = s.head(ac) {
                     let at = ack_end + phy.sifs;
-                    let exchange = phy.ppdu_duration(Phy::mpdu_bytes(next.bytes), s.config.rate)
+                    let exchange = phy.ppdu_duration(Phy::mpdu_bytes(next.bytes), rate)
                         + phy.sifs
-                        + phy.ack_duration(s.config.rate);
+                        + phy.ack_duration(rate);
                     if (at + exchange).saturating_duration_since(start) <= limit {
                         self.txop = Some(Txop {
                             station: i,
@@ -340,10 +455,137 @@ impl Medium {
         for (k, &(i, ac)) in on_air.iter().enumerate() {
             let resume = (ends[k] + phy.ack_timeout()).max(busy_end);
             self.stations[i].idle_from = resume;
-            self.fail(i, ac, t, ends[k] - t, outcome, resume);
+            if self.agg[k] > 0 {
+                let n = self.agg[k];
+                self.acked.clear();
+                self.acked.resize(n, false);
+                self.settle_ampdu(i, ac, t, ends[k] - t, n, false, outcome, resume);
+            } else {
+                self.fail(i, ac, t, ends[k] - t, outcome, resume);
+            }
         }
         self.on_air = on_air;
         self.ends = ends;
+    }
+
+    /// A lone A-MPDU of `n` MPDUs from `(i, ac)` on the air from `t` to `end`: per-MPDU
+    /// losses, then the BlockAck (if any MPDU arrived) or the BlockAck timeout.
+    fn transmit_ampdu(&mut self, i: usize, ac: usize, t: Instant, end: Instant, n: usize) {
+        let phy = self.phy;
+        let constant = self.frame_error_rate;
+        let s = &mut self.stations[i];
+        let rate = s.cur_rate[ac];
+        // The frames behind the head join its attempt: same eligibility, and they reach the
+        // window when the head does.
+        let (head_at, eligible) = s.head(ac).map(|f| (f.head_at, f.eligible)).expect("head");
+        for k in 1..n {
+            let f = s.frame_mut(ac, k).expect("an aggregated frame");
+            f.head_at = f.head_at.max(head_at);
+            f.eligible = eligible;
+        }
+        self.acked.clear();
+        let header_ok = match s.ampdu_error_rates(rate, 0, t) {
+            Some((p_header, _)) => s.rng.random::<f64>() >= p_header,
+            None => true,
+        };
+        for k in 0..n {
+            let bytes = ampdu::qos_mpdu_bytes(s.frame(ac, k).map_or(0, |f| f.bytes));
+            let p = match s.ampdu_error_rates(rate, bytes, t) {
+                Some((_, p)) => p,
+                None => constant,
+            };
+            let ok = header_ok && (p <= 0.0 || s.rng.random::<f64>() >= p);
+            self.acked.push(ok);
+        }
+        let any = self.acked.iter().any(|&a| a);
+        if any {
+            let ba_end = end + phy.sifs + phy.block_ack_duration(rate);
+            self.channel.on_busy(t, ba_end, 1, true);
+            for s in &mut self.stations {
+                s.idle_from = ba_end;
+            }
+            self.settle_ampdu(i, ac, t, end - t, n, true, Outcome::Errored, ba_end);
+        } else {
+            self.channel.on_busy(t, end, 1, false);
+            let eifs_ext = phy.eifs_minus_aifs();
+            for s in &mut self.stations {
+                s.idle_from = end + eifs_ext;
+            }
+            let resume = end + phy.ack_timeout();
+            self.stations[i].idle_from = resume;
+            self.settle_ampdu(i, ac, t, end - t, n, false, Outcome::Errored, resume);
+        }
+    }
+
+    /// The outcome of an A-MPDU of `n` MPDUs: `self.acked` says which arrived; `block_ack`
+    /// whether a BlockAck came; `lost` is the outcome recorded for the others. Acknowledged
+    /// MPDUs leave the queue; the others stay at its head, eligible from `resume`, or are
+    /// dropped at their retry limit.
+    #[allow(clippy::too_many_arguments)]
+    fn settle_ampdu(
+        &mut self,
+        i: usize,
+        ac: usize,
+        t: Instant,
+        airtime: Duration,
+        n: usize,
+        block_ack: bool,
+        lost: Outcome,
+        resume: Instant,
+    ) {
+        let acked = std::mem::take(&mut self.acked);
+        let mut keep = vec![false; n];
+        let limit = self.stations[i].config.edca[ac].retry_limit;
+        for k in 0..n {
+            let s = &mut self.stations[i];
+            let (seq, retry) = s.sequence_at(ac, k);
+            let f = s.frame_mut(ac, k).expect("an aggregated frame");
+            let ok = acked[k];
+            if !ok {
+                f.retries += 1;
+            }
+            let dropped = !ok && f.retries >= limit;
+            keep[k] = !ok && !dropped;
+            let f = *f;
+            s.stats.attempts += 1;
+            if ok {
+                s.stats.delivered_packets += 1;
+                s.stats.delivered_bytes += u64::from(f.bytes);
+            }
+            if dropped {
+                s.stats.retry_drops += 1;
+            }
+            s.rc.report(resume, s.cur_rate[ac], ok);
+            if self.recording {
+                self.records.push(FrameRecord {
+                    station: i as u32,
+                    ac: AccessCategory::ALL[ac],
+                    seq,
+                    retry,
+                    rate: s.cur_rate[ac],
+                    msdu_bytes: f.bytes,
+                    enqueued: f.enqueued,
+                    tx_start: t,
+                    airtime,
+                    queueing: f.head_at.saturating_duration_since(f.enqueued),
+                    access: t.saturating_duration_since(f.eligible),
+                    outcome: if ok { Outcome::Acked } else { lost },
+                    dropped,
+                    dest: f.dest,
+                    tag: f.tag,
+                });
+            }
+        }
+        let s = &mut self.stations[i];
+        let Station { edcaf, rng, .. } = s;
+        if block_ack {
+            edcaf[ac].on_success(rng);
+        } else {
+            // CW doubles; each MPDU's own retry count decides its drop.
+            let _ = edcaf[ac].on_failure(rng);
+        }
+        s.settle_aggregate(ac, n, &keep, resume);
+        self.acked = acked;
     }
 
     fn internal_collision(&mut self, i: usize, ac: usize, t: Instant) {
@@ -363,6 +605,7 @@ impl Medium {
         let s = &mut self.stations[i];
         if outcome != Outcome::InternalCollision {
             s.stats.attempts += 1;
+            s.report(ac, t + airtime, false);
         }
         let Station { edcaf, rng, .. } = s;
         let verdict = edcaf[ac].on_failure(rng);
@@ -397,7 +640,7 @@ impl Medium {
             ac: AccessCategory::ALL[ac],
             seq,
             retry,
-            rate: s.config.rate,
+            rate: s.cur_rate[ac],
             msdu_bytes: f.bytes,
             enqueued: f.enqueued,
             tx_start: t,
@@ -406,6 +649,8 @@ impl Medium {
             access: t.saturating_duration_since(f.eligible),
             outcome,
             dropped,
+            dest: f.dest,
+            tag: f.tag,
         });
     }
 }
@@ -595,6 +840,157 @@ mod tests {
         assert_ne!(run(4), run(5));
     }
 
+    #[test]
+    fn a_stations_snr_sets_its_loss_rate() {
+        // 11a at 36 Mbit/s, 1500-byte packets, one saturated station at 16 dB: the share of
+        // attempts lost matches the error model's FER for the 1536-byte MPDU.
+        use crate::wifi::fer::{Snr, frame_error_rate};
+        let phy = Phy::new(Standard::A);
+        let mut m = Medium::new(phy, 2);
+        let mut c = StationConfig::dcf(&phy, rate(36.0));
+        c.saturated = Some((AccessCategory::Be, 1500));
+        c.snr = Some(Snr::Constant(16.0));
+        let s = m.add_station(c);
+        m.run_until(Instant::from_secs(5));
+        let fer = frame_error_rate(rate(36.0), 16.0, Phy::mpdu_bytes(1500));
+        assert!((0.05..0.6).contains(&fer), "{fer}");
+        let st = m.station(s).stats();
+        let lost = 1.0 - st.delivered_packets as f64 / st.attempts as f64;
+        assert!((lost - fer).abs() < 0.02, "lost {lost}, model {fer}");
+        assert!(m.records().iter().all(|f| f.outcome != Outcome::Collision));
+    }
+
+    #[test]
+    fn scripted_and_minstrel_rates_reach_the_records() {
+        use crate::wifi::fer::Snr;
+        use crate::wifi::rate_control::{MinstrelParams, RateControlConfig};
+        let phy = Phy::new(Standard::A);
+        // A script: 54 Mbit/s, then 12 from 1 s.
+        let mut m = Medium::new(phy, 4);
+        let mut c = StationConfig::dcf(&phy, rate(6.0));
+        c.saturated = Some((AccessCategory::Be, 1000));
+        c.rate_control = Some(
+            RateControlConfig::parse("script:0s:54,1s:12", rate(6.0), &phy.data_rates(20, false))
+                .unwrap(),
+        );
+        m.add_station(c);
+        m.run_until(Instant::from_secs(2));
+        for f in m.records() {
+            let want = if f.tx_start < Instant::from_secs(1) {
+                54.0
+            } else {
+                12.0
+            };
+            assert_eq!(f.rate, rate(want), "{f:?}");
+            assert_eq!(f.airtime, phy.ppdu_duration(Phy::mpdu_bytes(1000), f.rate));
+        }
+        // Minstrel with the SNR stepping from 35 dB to 12 dB at 2 s: most frames go at 54
+        // Mbit/s in the second before the step and at 24 Mbit/s or less in the last second
+        // (at 12 dB, 36 Mbit/s loses nearly every 1536-byte frame by the error model).
+        assert!(crate::wifi::fer::frame_error_rate(rate(36.0), 12.0, 1536) > 0.9);
+        let mut m = Medium::new(phy, 4);
+        let mut c = StationConfig::dcf(&phy, rate(6.0));
+        c.saturated = Some((AccessCategory::Be, 1500));
+        c.snr = Some(Snr::parse("0s:35,2s:12").unwrap());
+        c.rate_control = Some(RateControlConfig::Minstrel(MinstrelParams::default()));
+        let s = m.add_station(c);
+        m.run_until(Instant::from_secs(4));
+        let share = |from: u64, to: u64, ok: &dyn Fn(PhyRate) -> bool| {
+            let w: Vec<_> = m
+                .records()
+                .iter()
+                .filter(|f| {
+                    f.tx_start >= Instant::from_secs(from) && f.tx_start < Instant::from_secs(to)
+                })
+                .filter(|f| f.outcome == Outcome::Acked)
+                .collect();
+            assert!(!w.is_empty());
+            w.iter().filter(|f| ok(f.rate)).count() as f64 / w.len() as f64
+        };
+        assert!(share(1, 2, &|r| r == rate(54.0)) > 0.85);
+        assert!(share(3, 4, &|r| r <= rate(24.0)) > 0.9);
+        assert!(m.station(s).rate_control().best_rate().unwrap() <= rate(24.0));
+    }
+
+    #[test]
+    fn ampdu_multiplies_one_ht_stations_goodput() {
+        // One saturated 11n (5 GHz) DCF station, HT20 MCS 7 (65 Mbit/s), 1500-byte MSDUs.
+        use crate::wifi::ampdu::AmpduConfig;
+        let phy = Phy::new(Standard::N5);
+        let r = PhyRate::ht(7, 20, false).unwrap();
+        let run = |ampdu: Option<AmpduConfig>| {
+            let mut m = Medium::new(phy, 6);
+            let mut c = StationConfig::dcf(&phy, r);
+            c.saturated = Some((AccessCategory::Be, 1500));
+            c.ampdu = ampdu;
+            let s = m.add_station(c);
+            m.run_until(Instant::from_secs(5));
+            let st = m.station(s).stats();
+            (st.delivered_bytes as f64 * 8.0 / 5e6, m)
+        };
+        let (off, _) = run(None);
+        let (on, m) = run(Some(AmpduConfig::default()));
+        // By hand: without aggregation, DIFS 34 + 7.5·9 + 228 + SIFS 16 + Ack 28 = 373.5 µs
+        // per 1500 B (32.1 Mbit/s). With it, the 5.484-ms PPDU limit holds 28 subframes
+        // (crate::wifi::ampdu's test): 43,230 bytes in 36 + 4·1331 = 5360 µs; plus DIFS 34,
+        // 7.5·9, SIFS 16 and the BlockAck (32 B at 24 Mbit/s: 32 µs) = 5509.5 µs per 28 MSDUs.
+        let off_by_hand = 1500.0 * 8.0 / 373.5;
+        let on_by_hand = 28.0 * 1500.0 * 8.0 / 5509.5;
+        assert!((off - off_by_hand).abs() / off_by_hand < 0.01, "{off}");
+        assert!((on - on_by_hand).abs() / on_by_hand < 0.01, "{on}");
+        assert!(on > 1.8 * off && on < 65.0, "on {on}, off {off}");
+        // Every attempt of an A-MPDU shares its start and airtime; 28 per PPDU.
+        let r0 = &m.records()[..28];
+        assert!(
+            r0.iter()
+                .all(|f| f.tx_start == r0[0].tx_start && f.airtime == us(5360))
+        );
+        assert_eq!(
+            r0.iter().map(|f| f.seq).collect::<Vec<_>>(),
+            (0..28).collect::<Vec<u16>>()
+        );
+        assert_ne!(m.records()[28].tx_start, r0[0].tx_start);
+    }
+
+    #[test]
+    fn ampdu_losses_are_retransmitted_per_mpdu() {
+        // At an SNR where an MPDU is lost ~20% of the time, every lost MPDU comes back in a
+        // later A-MPDU with the retry flag and its sequence number, until acknowledged or
+        // dropped at its own retry limit; the acknowledged share matches the model.
+        use crate::wifi::ampdu::{AmpduConfig, qos_mpdu_bytes};
+        use crate::wifi::fer::{Snr, data_success_rate, header_success_rate};
+        let phy = Phy::new(Standard::N5);
+        let r = PhyRate::ht(5, 20, false).unwrap();
+        let db = (0..400)
+            .map(|i| 10.0 + f64::from(i) * 0.05)
+            .find(|&db| data_success_rate(r, db, qos_mpdu_bytes(1500)) > 0.8)
+            .unwrap();
+        let p_ok = data_success_rate(r, db, qos_mpdu_bytes(1500)) * header_success_rate(r, db);
+        let mut m = Medium::new(phy, 8);
+        let mut c = StationConfig::edca(&phy, r);
+        c.saturated = Some((AccessCategory::Be, 1500));
+        c.snr = Some(Snr::Constant(db));
+        c.ampdu = Some(AmpduConfig::default());
+        let s = m.add_station(c);
+        // One second: fewer than 4096 MSDUs, so sequence numbers do not wrap.
+        m.run_until(Instant::from_secs(1));
+        let recs = m.records();
+        let st = m.station(s).stats();
+        assert!(st.delivered_packets + st.retry_drops < 4000, "{st:?}");
+        let share = st.delivered_packets as f64 / st.attempts as f64;
+        assert!((share - p_ok).abs() < 0.02, "{share} vs {p_ok}");
+        let mut seen = std::collections::HashMap::new();
+        for f in recs {
+            let tries = seen.entry(f.seq).or_insert(0u32);
+            // A retry carries the flag; first attempts do not.
+            assert_eq!(f.retry, *tries > 0, "{f:?}");
+            *tries += 1;
+            assert!(*tries <= 7, "{f:?}");
+        }
+        let retried = recs.iter().filter(|f| f.retry).count();
+        assert!(retried > 100, "{retried}");
+    }
+
     use proptest::prelude::*;
 
     proptest! {
@@ -666,6 +1062,91 @@ mod tests {
                 for w in seqs.windows(2) {
                     prop_assert!(w[1] > w[0], "{seqs:?}");
                 }
+            }
+        }
+
+        /// HT/VHT stations with A-MPDU on or off, an SNR or a constant FER, fixed rates or
+        /// Minstrel: one busy period at a time (an A-MPDU's MPDUs share a start; two
+        /// stations' frames in one slot are a collision), every queued MSDU delivered or
+        /// dropped, none acknowledged twice, the retry flag set exactly on repeated attempts.
+        #[test]
+        fn wifi_medium_invariants_ht_ampdu(
+            seed in 0u64..1000,
+            ac_std in proptest::bool::ANY,
+            stations in 1usize..6,
+            arrivals in proptest::collection::vec((0usize..6, 0usize..4, 0u64..50_000, 40u32..2000), 1..300),
+            mcs in 0u8..8,
+            width in 0usize..2,
+            sgi in proptest::bool::ANY,
+            ampdu in proptest::bool::ANY,
+            snr in proptest::option::of(0.0f64..35.0),
+            minstrel in proptest::bool::ANY,
+            fer in 0.0f64..0.3,
+        ) {
+            use crate::wifi::ampdu::AmpduConfig;
+            use crate::wifi::fer::Snr;
+            use crate::wifi::rate_control::{MinstrelParams, RateControlConfig};
+            let standard = if ac_std { Standard::Ac } else { Standard::N5 };
+            let phy = Phy::new(standard);
+            let w = [20, 40][width];
+            let r = if ac_std { PhyRate::vht(mcs, w, sgi) } else { PhyRate::ht(mcs, w, sgi) }.unwrap();
+            let mut m = Medium::new(phy, seed);
+            m.set_frame_error_rate(fer);
+            for _ in 0..stations {
+                let mut c = StationConfig::edca(&phy, r);
+                c.snr = snr.map(Snr::Constant);
+                c.ampdu = ampdu.then(AmpduConfig::default);
+                if minstrel {
+                    c.rate_control = Some(RateControlConfig::Minstrel(MinstrelParams::default()));
+                }
+                m.add_station(c);
+            }
+            let mut arrivals = arrivals;
+            arrivals.sort_by_key(|a| a.2);
+            let mut queued = 0u64;
+            for (sta, ac, at_us, bytes) in arrivals {
+                m.run_until(Instant::from_micros(at_us));
+                if m.enqueue(sta % stations, AccessCategory::ALL[ac], bytes) {
+                    queued += 1;
+                }
+            }
+            m.run_until(Instant::from_secs(10));
+            let recs: Vec<_> = m
+                .records()
+                .iter()
+                .filter(|f| f.outcome != Outcome::InternalCollision)
+                .copied()
+                .collect();
+            let mut busy_until = Instant::ZERO;
+            let mut last: Option<FrameRecord> = None;
+            for f in &recs {
+                match last {
+                    Some(l) if f.tx_start == l.tx_start => {
+                        if f.station != l.station {
+                            prop_assert!(f.outcome == Outcome::Collision && l.outcome == Outcome::Collision,
+                                "{l:?} and {f:?} share a start");
+                        } else {
+                            // One A-MPDU: same airtime.
+                            prop_assert!(ampdu && f.airtime == l.airtime, "{l:?} and {f:?}");
+                        }
+                    }
+                    _ => prop_assert!(f.tx_start >= busy_until, "{f:?} starts before {busy_until:?}"),
+                }
+                let end = f.tx_start + f.airtime;
+                busy_until = busy_until.max(end);
+                last = Some(*f);
+            }
+            let totals = m.totals();
+            prop_assert_eq!(totals.delivered_packets + totals.retry_drops, queued);
+            // Fewer than 4096 MSDUs per station: sequence numbers do not wrap. (An internal
+            // collision is an attempt too.)
+            let mut tries = std::collections::HashMap::new();
+            for f in m.records() {
+                let e = tries.entry((f.station, f.seq)).or_insert((0u32, false));
+                prop_assert_eq!(f.retry, e.0 > 0, "{:?}", f);
+                prop_assert!(!e.1, "acknowledged twice: {:?}", f);
+                e.0 += 1;
+                e.1 = f.outcome == Outcome::Acked;
             }
         }
     }

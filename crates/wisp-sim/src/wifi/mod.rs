@@ -4,12 +4,22 @@
 //! transmission to the next (idle slots are counted analytically, never ticked). One concern
 //! per module, as ns-3's `wifi/` splits them:
 //!
-//! - [`phy`]: slot, SIFS, DIFS/AIFS/EIFS, preamble and PPDU airtime for 11b, 11a and 11g;
+//! - [`phy`]: slot, SIFS, DIFS/AIFS/EIFS, preamble and PPDU airtime for 11b, 11a, 11g, and
+//!   11n/11ac (HT/VHT MCSs, one spatial stream, 20/40/80 MHz, long/short GI);
+//! - [`fer`]: the frame error rate per PHY rate, SNR and length (a NIST-style bit-error
+//!   model), and SNR schedules;
+//! - [`rate_control`]: fixed, scripted and Minstrel-like rate adaptation;
+//! - [`ampdu`]: A-MPDU aggregation limits and framing (block Ack in the medium);
+//! - [`phy_options`]: the PHY-side keys of a `wifi:` spec (`bw`, `gi`, `snr`, `ra`,
+//!   `ampdu`) applied to a station;
 //! - [`edca`]: per-AC parameters and the backoff state of one EDCA function;
 //! - [`channel`]: who transmits next, collisions, busy time;
 //! - [`station`]: a transmitter's queues, EDCAFs and sequence numbers;
 //! - [`medium`]: the event loop wiring them, and the per-attempt ground truth
 //!   ([`medium::FrameRecord`]);
+//! - [`wmm`]: DSCP → user priority → access category (RFC 8325);
+//! - [`link`]: the medium as a link (`wifi:…`): AP, measured station, contenders and their
+//!   load, driven packet by packet ([`link::WifiLink`]);
 //! - [`bianchi`]: Bianchi's saturation model (JSAC 2000);
 //! - [`saturation`]: N saturated stations simulated beside the model (`wisp wifi bianchi`).
 //!
@@ -33,14 +43,19 @@
 //! ```
 //!
 //! Deviations (details in each module):
-//! - 802.11n/ac (HT/VHT timing, A-MPDU and block Ack), rate adaptation, RTS/CTS and the AP's
-//!   WMM queues with DSCP mapping are not modelled yet.
+//! - RTS/CTS and the AP's WMM queues with DSCP mapping are not modelled yet.
 //! - No propagation delay; one collision domain.
 
+pub mod ampdu;
 pub mod bianchi;
 pub mod channel;
 pub mod edca;
+pub mod fer;
+pub mod link;
 pub mod medium;
 pub mod phy;
+pub mod phy_options;
+pub mod rate_control;
 pub mod saturation;
 pub mod station;
+pub mod wmm;

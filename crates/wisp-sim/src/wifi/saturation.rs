@@ -267,4 +267,30 @@ mod tests {
         let retry_share = 1.0 - lossy.delivered as f64 / lossy.attempts as f64;
         assert!((retry_share - 0.2).abs() < 0.01, "{retry_share}");
     }
+
+    /// 11n and 11ac without aggregation: the same model applies (one MPDU per access, a normal
+    /// Ack at a basic rate), so the simulation stays within 3% of its nearer form.
+    #[test]
+    fn wifi_saturation_matches_bianchi_for_ht_and_vht() {
+        let mut report = String::new();
+        for (std, rate, n) in [
+            (Standard::N24, PhyRate::ht(7, 20, false), 10),
+            (Standard::N5, PhyRate::ht(7, 40, true), 5),
+            (Standard::N5, PhyRate::ht(0, 20, false), 20),
+            (Standard::Ac, PhyRate::vht(9, 80, true), 10),
+        ] {
+            let mut c = config(std, 6.0, n, 50);
+            c.rate = rate.unwrap();
+            let r = run(&c).unwrap();
+            report += &format!("{} {} n={n}: {r:?}\n", std.name(), c.rate);
+            assert!(r.nearer_error() < 0.03, "{report}");
+        }
+        // One 11n-5 station at HT20 MCS 7 (long GI), 1500 B, by hand: AIFS 34 + 7.5·9 + PPDU
+        // 228 + SIFS 16 + Ack 28 (at 24 Mbit/s) = 373.5 µs per packet.
+        let mut c = config(Standard::N5, 6.0, 1, 10);
+        c.rate = PhyRate::ht(7, 20, false).unwrap();
+        let r = run(&c).unwrap();
+        let by_hand = 1500.0 * 8.0 / 373.5;
+        assert!((r.simulated_mbps - by_hand).abs() / by_hand < 0.01, "{r:?}");
+    }
 }
