@@ -12,9 +12,11 @@
 //! `ValueError` carrying the parser's message (what the command line prints after the option's
 //! name).
 //!
-//! Two seams are its own: controllers written in Python run through the scheme seam's run-time
-//! variant (`src/controller.rs`; the example's Rust twin is `src/twin.rs`), and `wisp.gym` steps a
-//! simulation paused at every monitor interval on a thread of its own (`src/gym.rs`).
+//! Controllers written in Python run through the scheme seam's run-time variant
+//! (`src/controller.rs`: calling Python and checking what it returns; the seam's message types
+//! and conversions are [`wisp_core::scheme::opaque`], the example's Rust twin is
+//! [`wisp_core::scheme::example_aimd`]), and `wisp.gym` binds wisp-sim's monitor-interval
+//! environment [`wisp_sim::interval`] (`src/gym.rs`).
 
 use pyo3::exceptions::{PyOSError, PyValueError};
 use pyo3::prelude::*;
@@ -33,7 +35,6 @@ use wisp_sim::trace::TraceUnit;
 mod controller;
 mod gym;
 mod reproduce;
-mod twin;
 
 use controller::{ControllerError, PyController, Shared};
 
@@ -505,8 +506,7 @@ fn wisp_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<controller::PyWindow>()?;
     m.add_class::<controller::PyPacket>()?;
     m.add_function(wrap_pyfunction!(reproduce::reproduce, m)?)?;
-    m.add_class::<gym::PyLink>()?;
-    m.add_class::<gym::GymEpisode>()?;
+    m.add_class::<gym::PyRateControl>()?;
     m.add("ControllerError", m.py().get_type::<ControllerError>())?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())

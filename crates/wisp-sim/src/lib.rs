@@ -3,7 +3,7 @@
 //! A deterministic discrete-event simulator for wisp's schemes: trace-driven and rate links
 //! ([`link`]), mobile-broadband profiles ([`mobile`]), queues ([`queue`]), random loss ([`loss`]), a `(time, seq)` event engine
 //! ([`sim`]), a run's options ([`options`]), the per-packet log ([`log`]), the metrics ([`metrics`]), the matrix runner
-//! ([`bench`](mod@bench)), path characterisation ([`sweep`]), the papers' reproductions
+//! ([`bench`](mod@bench)), a rate-control environment stepped one monitor interval at a time ([`interval`]), path characterisation ([`sweep`]), the papers' reproductions
 //! ([`reproduce`]), Sprout's view of a saturated link ([`forecast`]) and an 802.11 EDCA medium
 //! ([`wifi`]). One master seed
 //! ([`seed`]) drives a run: the same scenario and seed give the same bytes of output.
@@ -19,6 +19,7 @@
 
 pub mod bench;
 pub mod forecast;
+pub mod interval;
 pub mod link;
 pub mod log;
 pub mod loss;

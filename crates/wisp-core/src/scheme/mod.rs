@@ -13,8 +13,10 @@
 //! See `docs/adding-a-scheme.md`.
 
 pub mod cbr;
+pub mod example_aimd;
 pub mod gcc;
 pub mod ideal;
+pub mod opaque;
 pub mod params;
 pub mod registry;
 pub mod sprout;
