@@ -305,17 +305,41 @@ fn run(
     if flows == 0 {
         return Err(value_error("flows: must be at least 1"));
     }
-    let forward = spec.load().map_err(value_error)?;
-    let reverse = reverse.as_deref().map(trace_link).transpose()?;
-    options.check_window(&forward).map_err(value_error)?;
     let seed = resolve_seed(seed)?;
-    let flows = schemes.into_iter().map(FlowSpec::new).collect();
-    let scenario = options.scenario(forward, reverse, flows, seed);
-    // A Python controller needs the GIL at every callback: the run keeps it.
-    let result = if calls_python {
-        wisp_sim::run::run(&scenario, None)
+    let flows: Vec<FlowSpec> = schemes.into_iter().map(FlowSpec::new).collect();
+    // The simulated 802.11 medium (`wifi:…`): the flows go from the AP to station 1 and their
+    // feedback back across the same medium, as `wisp run --link wifi:…`.
+    let result = if let LinkSpec::Wifi(w) = &spec {
+        if reverse.is_some() {
+            return Err(value_error(
+                "reverse: does not apply to a wifi link (the feedback crosses the medium)",
+            ));
+        }
+        if queue.is_some() {
+            return Err(value_error(
+                "queue: does not apply to a wifi link (give the medium's queue=N in the spec)",
+            ));
+        }
+        let duration = options.duration.unwrap_or(Duration::from_secs(60));
+        if options.warmup >= duration {
+            return Err(value_error("warmup_s: must be shorter than the run"));
+        }
+        if calls_python {
+            wisp_sim::run::run_wifi(w, &options, flows, seed, None)
+        } else {
+            py.allow_threads(|| wisp_sim::run::run_wifi(w, &options, flows, seed, None))
+        }
     } else {
-        py.allow_threads(|| wisp_sim::run::run(&scenario, None))
+        let forward = spec.load().map_err(value_error)?;
+        let reverse = reverse.as_deref().map(trace_link).transpose()?;
+        options.check_window(&forward).map_err(value_error)?;
+        let scenario = options.scenario(forward, reverse, flows, seed);
+        // A Python controller needs the GIL at every callback: the run keeps it.
+        if calls_python {
+            wisp_sim::run::run(&scenario, None)
+        } else {
+            py.allow_threads(|| wisp_sim::run::run(&scenario, None))
+        }
     };
     if let Some(e) = shared.take_error() {
         return Err(e);
