@@ -234,9 +234,10 @@ fn bianchi(a: BianchiArgs) -> Result<(), CliError> {
         }))
     } else {
         println!(
-            "802.{} at {} Mbit/s, {stations} stations, {bytes}-byte packets, {} s simulated",
+            "802.{} at {} Mbit/s, {stations} station{}, {bytes}-byte packets, {} s simulated",
             standard.name(),
             rate,
+            if stations == 1 { "" } else { "s" },
             r.duration_s
         );
         println!("simulated_mbps     {:.3}", r.simulated_mbps);
