@@ -11,6 +11,7 @@
 //! * [`flow`], [`source`], [`pacer`]: turning a sender's allowance into packets (bulk or a media
 //!   call).
 //! * [`math`], [`stats`]: special functions, distributions, quantiles, EWMA.
+//! * [`probe`]: probing tools (WBest) as sans-IO state machines.
 //! * [`scheme`]: the registry (`"cbr"` → [`scheme::SchemeConfig`] → halves) and the schemes.
 
 pub mod controller;
@@ -18,6 +19,7 @@ pub mod flow;
 pub mod math;
 pub mod pacer;
 pub mod packet;
+pub mod probe;
 pub mod scheme;
 pub mod source;
 pub mod stats;
