@@ -25,6 +25,7 @@ pub mod loss;
 pub mod metrics;
 pub mod mobile;
 pub mod options;
+pub mod probing;
 pub mod queue;
 pub(crate) mod rate;
 pub mod reproduce;
