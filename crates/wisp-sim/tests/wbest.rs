@@ -82,3 +82,34 @@ fn case_6_reported() {
     let (_, s) = summary(6);
     assert!(!s.runs.is_empty());
 }
+
+/// IGI/PTR on the same cases (reported; the paper's Table II has it far below the truth).
+#[test]
+fn igi_ptr_reported() {
+    use wisp_sim::probing::igi_ptr::{IgiConfig, run_once};
+    for case in Case::all() {
+        let mut ptr = vec![];
+        let mut igi = vec![];
+        let mut bytes = vec![];
+        let mut time = vec![];
+        for k in 0..RUNS as u64 {
+            if let Some(r) = run_once(&case, IgiConfig::default(), 1 + k) {
+                ptr.push(r.ptr);
+                igi.push(r.igi);
+                bytes.push(r.bytes_sent as f64);
+                time.push(r.time.as_secs_f64());
+            }
+        }
+        assert!(!ptr.is_empty(), "case {}: no IGI/PTR estimate", case.id);
+        let med = |v: &mut Vec<f64>| wisp_core::probe::wbest::median(v).unwrap();
+        println!(
+            "igi case {:2}: PTR {:6.2} IGI {:6.2}  {:.0} B  {:.3} s  runs {}",
+            case.id,
+            med(&mut ptr),
+            med(&mut igi),
+            med(&mut bytes),
+            med(&mut time),
+            ptr.len()
+        );
+    }
+}

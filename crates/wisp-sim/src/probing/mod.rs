@@ -33,6 +33,7 @@
 //! - Probe packets carry 1500 bytes as IP packets (WBest's default is 1460 bytes of UDP
 //!   payload, 1488 as IP).
 
+pub mod igi_ptr;
 pub mod wbest;
 
 use crate::wifi::link::{AP, NodeId, STATION, TCP_ACK_BYTES, WifiLink, WifiOutput, WifiSpec};
@@ -321,6 +322,52 @@ impl Testbed {
             }
         }
         self.out = buf;
+    }
+
+    /// Sends a train AP → A: packet k of `bytes` at `start + offsets[k]`; runs until every
+    /// packet's fate is decided (or 1 s after the last send). Returns the arrival instants
+    /// (`None`: dropped) and the instant the last fate was known. `tag_base` keeps trains apart.
+    pub fn probe_train(
+        &mut self,
+        start: Instant,
+        offsets: &[Duration],
+        bytes: u32,
+        tag_base: u64,
+    ) -> (Vec<Option<Instant>>, Instant) {
+        let n = offsets.len();
+        let mut arrivals = vec![None; n];
+        let mut decided = 0;
+        let mut sent = 0;
+        let mut now = start;
+        let mut last = start;
+        let mut out = vec![];
+        let deadline =
+            start + offsets.last().copied().unwrap_or(Duration::ZERO) + Duration::from_secs(1);
+        while decided < n && now <= deadline {
+            while sent < n && start + offsets[sent] <= now {
+                if !self.push(now, AP, STATION, tag_base + sent as u64, bytes) {
+                    decided += 1; // dropped at the AP's queue
+                }
+                sent += 1;
+            }
+            self.advance(now, &mut out);
+            for o in out.drain(..) {
+                let k = o.tag.wrapping_sub(tag_base) as usize;
+                if k < n {
+                    decided += 1;
+                    last = last.max(o.at);
+                    if o.delivered {
+                        arrivals[k] = Some(o.at);
+                    }
+                }
+            }
+            let next_send = (sent < n).then(|| start + offsets[sent]);
+            match [next_send, self.next_event()].into_iter().flatten().min() {
+                Some(t) => now = t.max(now),
+                None => break,
+            }
+        }
+        (arrivals, last.max(now.min(deadline)))
     }
 
     /// Runs the background alone until `until`.
