@@ -113,3 +113,28 @@ fn igi_ptr_reported() {
         );
     }
 }
+
+/// pathChirp on the same cases (reported; the paper's Table II has it above the truth).
+#[test]
+fn pathchirp_reported() {
+    use wisp_sim::probing::pathchirp::{ChirpConfig, run_once};
+    for case in Case::all() {
+        let runs: Vec<_> = (0..RUNS as u64)
+            .map(|k| run_once(&case, ChirpConfig::default(), 1 + k))
+            .collect();
+        assert_eq!(runs.len(), RUNS as usize);
+        let med = |f: &dyn Fn(&wisp_sim::probing::pathchirp::ChirpResult) -> f64| {
+            let mut v: Vec<f64> = runs.iter().map(f).collect();
+            wisp_core::probe::wbest::median(&mut v).unwrap()
+        };
+        println!(
+            "chirp case {:2}: A {:6.2}  {:.0} B  {:.2} s  converged {}/{}",
+            case.id,
+            med(&|r| r.available),
+            med(&|r| r.bytes_sent as f64),
+            med(&|r| r.time.as_secs_f64()),
+            runs.iter().filter(|r| r.converged).count(),
+            runs.len()
+        );
+    }
+}

@@ -34,6 +34,7 @@
 //!   payload, 1488 as IP).
 
 pub mod igi_ptr;
+pub mod pathchirp;
 pub mod wbest;
 
 use crate::wifi::link::{AP, NodeId, STATION, TCP_ACK_BYTES, WifiLink, WifiOutput, WifiSpec};
