@@ -138,3 +138,27 @@ fn pathchirp_reported() {
         );
     }
 }
+
+/// Spruce on the same cases (reported; not in the paper's comparison).
+#[test]
+fn spruce_reported() {
+    use wisp_sim::probing::spruce::run_once;
+    for case in Case::all() {
+        let runs: Vec<_> = (0..RUNS as u64)
+            .map(|k| run_once(&case, 100, 1 + k))
+            .collect();
+        assert!(runs.iter().all(|r| r.pairs_used > 0), "case {}", case.id);
+        let med = |f: &dyn Fn(&wisp_sim::probing::spruce::SpruceResult) -> f64| {
+            let mut v: Vec<f64> = runs.iter().map(f).collect();
+            wisp_core::probe::wbest::median(&mut v).unwrap()
+        };
+        println!(
+            "spruce case {:2}: A {:6.2} (C {:.2})  {:.0} B  {:.2} s",
+            case.id,
+            med(&|r| r.available),
+            runs[0].capacity,
+            med(&|r| r.bytes_sent as f64),
+            med(&|r| r.time.as_secs_f64()),
+        );
+    }
+}

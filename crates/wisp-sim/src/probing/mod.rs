@@ -35,6 +35,7 @@
 
 pub mod igi_ptr;
 pub mod pathchirp;
+pub mod spruce;
 pub mod wbest;
 
 use crate::wifi::link::{AP, NodeId, STATION, TCP_ACK_BYTES, WifiLink, WifiOutput, WifiSpec};
