@@ -8,6 +8,24 @@ use wisp_sim::probing::wbest::{CaseSummary, run_case};
 
 const RUNS: u32 = 30;
 
+/// The case's ground truth as `run_case` measures it (median over the runs' seeds).
+fn truth(case: &Case) -> f64 {
+    let mut v: Vec<f64> = (0..RUNS as u64)
+        .map(|k| {
+            wisp_sim::probing::ground_truth(
+                case,
+                wisp_sim::seed::mix(1 + k, "probing/ground-truth"),
+            )
+        })
+        .collect();
+    wisp_core::probe::wbest::median(&mut v).unwrap()
+}
+
+fn med_abs_err(v: &[f64], truth: f64) -> f64 {
+    let mut e: Vec<f64> = v.iter().map(|x| (x - truth).abs()).collect();
+    wisp_core::probe::wbest::median(&mut e).unwrap()
+}
+
 fn summary(id: u32) -> (Case, CaseSummary) {
     let case = Case::table1(id).unwrap();
     let s = run_case(&case, WbestConfig::default(), RUNS, 1);
@@ -102,10 +120,13 @@ fn igi_ptr_reported() {
         }
         assert!(!ptr.is_empty(), "case {}: no IGI/PTR estimate", case.id);
         let med = |v: &mut Vec<f64>| wisp_core::probe::wbest::median(v).unwrap();
+        let gt = truth(&case);
         println!(
-            "igi case {:2}: PTR {:6.2} IGI {:6.2}  {:.0} B  {:.3} s  runs {}",
+            "igi case {:2}: truth {:6.2}  PTR {:6.2} |err| {:6.2}  IGI {:6.2}  {:.0} B  {:.3} s  runs {}",
             case.id,
-            med(&mut ptr),
+            gt,
+            med(&mut ptr.clone()),
+            med_abs_err(&ptr, gt),
             med(&mut igi),
             med(&mut bytes),
             med(&mut time),
@@ -127,10 +148,13 @@ fn pathchirp_reported() {
             let mut v: Vec<f64> = runs.iter().map(f).collect();
             wisp_core::probe::wbest::median(&mut v).unwrap()
         };
+        let gt = truth(&case);
+        let a: Vec<f64> = runs.iter().map(|r| r.available).collect();
         println!(
-            "chirp case {:2}: A {:6.2}  {:.0} B  {:.2} s  converged {}/{}",
+            "chirp case {:2}: A {:6.2} |err| {:6.2}  {:.0} B  {:.2} s  converged {}/{}",
             case.id,
             med(&|r| r.available),
+            med_abs_err(&a, gt),
             med(&|r| r.bytes_sent as f64),
             med(&|r| r.time.as_secs_f64()),
             runs.iter().filter(|r| r.converged).count(),
@@ -152,10 +176,13 @@ fn spruce_reported() {
             let mut v: Vec<f64> = runs.iter().map(f).collect();
             wisp_core::probe::wbest::median(&mut v).unwrap()
         };
+        let gt = truth(&case);
+        let a: Vec<f64> = runs.iter().map(|r| r.available).collect();
         println!(
-            "spruce case {:2}: A {:6.2} (C {:.2})  {:.0} B  {:.2} s",
+            "spruce case {:2}: A {:6.2} |err| {:6.2} (C {:.2})  {:.0} B  {:.2} s",
             case.id,
             med(&|r| r.available),
+            med_abs_err(&a, gt),
             runs[0].capacity,
             med(&|r| r.bytes_sent as f64),
             med(&|r| r.time.as_secs_f64()),
