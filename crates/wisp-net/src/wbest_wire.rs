@@ -12,12 +12,11 @@
 //! | 4 | `Arrivals` | phase · count u16 · count × (index u16 · receive time u64 ns) |
 //! | 5 | `Rate` | the train rate, bit/s u64 |
 //! | 6 | `Error` | UTF-8 text, at most 512 bytes |
+//! | 7 | `Result` | C_e bit/s u64 · A bit/s u64 · bytes sent u64 · time ns u64 |
 //!
 //! Probe header (at the start of each UDP probe, padded to the probe size): `"WP"` · phase ·
 //! index u16 · send time u64 ns.
 //!
-//! Only the format exists so far; the `wisp wbest` tool that would carry it is not built
-//! (docs/wbest.md).
 
 use wisp_core::probe::wbest::WbestPhase;
 
@@ -62,6 +61,12 @@ pub enum Control {
         bps: u64,
     },
     Error(String),
+    Result {
+        capacity_bps: u64,
+        available_bps: u64,
+        bytes_sent: u64,
+        time_ns: u64,
+    },
 }
 
 /// Why bytes are not a message.
@@ -121,6 +126,7 @@ impl Control {
             Control::Arrivals { .. } => 4,
             Control::Rate { .. } => 5,
             Control::Error(_) => 6,
+            Control::Result { .. } => 7,
         }
     }
 
@@ -158,6 +164,16 @@ impl Control {
                 }
             }
             Control::Rate { bps } => body.extend(bps.to_be_bytes()),
+            Control::Result {
+                capacity_bps,
+                available_bps,
+                bytes_sent,
+                time_ns,
+            } => {
+                for v in [capacity_bps, available_bps, bytes_sent, time_ns] {
+                    body.extend(v.to_be_bytes());
+                }
+            }
             Control::Error(text) => {
                 let mut end = text.len().min(MAX_ERROR);
                 while !text.is_char_boundary(end) {
@@ -278,6 +294,15 @@ impl Control {
                 Control::Error(
                     String::from_utf8(body.to_vec()).map_err(|_| WireError::Value("text"))?,
                 )
+            }
+            7 => {
+                exact(32)?;
+                Control::Result {
+                    capacity_bps: u64_at(body, 0),
+                    available_bps: u64_at(body, 8),
+                    bytes_sent: u64_at(body, 16),
+                    time_ns: u64_at(body, 24),
+                }
             }
             k => return Err(WireError::UnknownType(k)),
         })
@@ -422,6 +447,12 @@ mod tests {
                 .prop_map(|(phase, records)| Control::Arrivals { phase, records }),
             any::<u64>().prop_map(|bps| Control::Rate { bps }),
             "[a-zé ]{0,100}".prop_map(Control::Error),
+            any::<(u64, u64, u64, u64)>().prop_map(|(a, b, c, d)| Control::Result {
+                capacity_bps: a,
+                available_bps: b,
+                bytes_sent: c,
+                time_ns: d
+            }),
         ]
     }
 

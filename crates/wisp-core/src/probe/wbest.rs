@@ -298,6 +298,11 @@ impl Wbest {
         }
     }
 
+    /// Every probe of the current phase has been handed out (or the estimate is done).
+    pub fn phase_sent(&self) -> bool {
+        self.next >= self.phase_len()
+    }
+
     /// When to call [`Wbest::poll_transmit`] or [`Wbest::on_timeout`] next (`None`: done).
     pub fn poll_timeout(&self) -> Option<Instant> {
         match self.state {
@@ -323,6 +328,14 @@ impl Wbest {
         self.last_activity = self.last_activity.max(at);
         if self.next == self.phase_len() && self.arrivals == self.phase_len() {
             self.end_phase(at);
+        }
+    }
+
+    /// The receiver has reported every arrival of the phase it will report (a real run's
+    /// control message): the phase ends now if all its probes were sent.
+    pub fn on_phase_reported(&mut self, now: Instant) {
+        if self.state != State::Done && self.next == self.phase_len() {
+            self.end_phase(now);
         }
     }
 
