@@ -12,6 +12,7 @@ mod reproduce;
 mod run;
 mod sweep;
 mod trace;
+mod wbest;
 mod wifi;
 
 use clap::{Parser, Subcommand};
@@ -129,6 +130,12 @@ enum Command {
         #[command(subcommand)]
         command: wifi::WifiCommand,
     },
+    /// WBest over real sockets: `wisp wbest server` and `wisp wbest client --server ADDR`
+    /// estimate a path's effective capacity and available bandwidth in well under a second.
+    Wbest {
+        #[command(subcommand)]
+        command: wbest::WbestCommand,
+    },
 }
 
 /// A closed pipe on stdout (`wisp schemes | head`) ends the process quietly, as it does any
@@ -180,6 +187,7 @@ fn main() -> ExitCode {
         Command::Analyze(a) => link::analyze(a),
         Command::Forecast(a) => forecast::forecast(a),
         Command::Wifi { command } => wifi::wifi(command),
+        Command::Wbest { command } => wbest::wbest(command),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
