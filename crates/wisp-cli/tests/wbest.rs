@@ -118,6 +118,14 @@ fn loopback_estimate_has_the_json_fields() {
 /// Runs the client inside `wisp link` on const:12mbps both ways; `crossing`: an iperf3 UDP
 /// flow of 6 Mbit/s host → namespace (the probes' direction) started 2 s before.
 fn through_link(crossing: bool) -> serde_json::Value {
+    through(
+        &["--downlink", "const:12mbps", "--uplink", "const:12mbps"],
+        crossing,
+        "1500",
+    )
+}
+
+fn through(link: &[&str], crossing: bool, size: &str) -> serde_json::Value {
     let port = free_port();
     let iperf_port = free_port();
     let mut iperf = crossing.then(|| {
@@ -130,7 +138,7 @@ fn through_link(crossing: bool) -> serde_json::Value {
     });
     let mut s = server(port);
     let client = format!(
-        "{} wbest client --server $WISP_LINK_PEER:{port} --json",
+        "{} wbest client --server $WISP_LINK_PEER:{port} --size {size} --json",
         bin()
     );
     let script = if crossing {
@@ -141,19 +149,9 @@ fn through_link(crossing: bool) -> serde_json::Value {
         client
     };
     let o = Command::new(bin())
-        .args([
-            "link",
-            "--downlink",
-            "const:12mbps",
-            "--uplink",
-            "const:12mbps",
-            "--",
-            "timeout",
-            "25",
-            "sh",
-            "-c",
-            &script,
-        ])
+        .arg("link")
+        .args(link)
+        .args(["--", "timeout", "25", "sh", "-c", &script])
         .current_dir(root())
         .output()
         .unwrap();
@@ -193,4 +191,47 @@ fn beside_6_mbps_of_iperf3_a_is_6() {
     let a = e["available_mbps"].as_f64().unwrap();
     eprintln!("wbest on const:12mbps beside iperf3 -u -b 6M: {e}");
     assert!((a - 6.0).abs() / 6.0 < 0.20, "A {a}");
+}
+
+/// On the emulated 802.11g medium (idle, 54 Mbit/s): C_e within 15% of the simulated
+/// saturation throughput of one station with 1500-byte packets (`wisp wifi bianchi`).
+#[test]
+fn on_the_wifi_medium_ce_is_the_saturation_throughput() {
+    let t = "on_the_wifi_medium_ce_is_the_saturation_throughput";
+    if !privileged(t) {
+        return;
+    }
+    let _rt = real_time();
+    let b = wisp(&[
+        "wifi",
+        "bianchi",
+        "--std",
+        "11g",
+        "--rate-mbps",
+        "54",
+        "--stations",
+        "1",
+        "--bytes",
+        "1500",
+        "--duration-s",
+        "10",
+        "--json",
+    ]);
+    assert_ok(&b);
+    let sat = json(&b.stdout)["simulated_mbps"].as_f64().unwrap();
+    // 1472 bytes of UDP payload = 1500-byte IP packets, as the saturation run's.
+    let e = through(
+        &[
+            "--downlink",
+            "wifi:std=11g,rate=54mbps,stations=0,load=none",
+        ],
+        false,
+        "1472",
+    );
+    let ce_ip = e["capacity_mbps"].as_f64().unwrap() * 1500.0 / 1472.0;
+    eprintln!("wbest on wifi:std=11g (saturation {sat:.2} Mbit/s): {e}");
+    assert!(
+        (ce_ip - sat).abs() / sat < 0.15,
+        "C_e {ce_ip} (IP) vs {sat}"
+    );
 }
