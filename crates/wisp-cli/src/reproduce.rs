@@ -18,7 +18,7 @@ pub enum Paper {
     /// Mehrotra et al.: mobile-broadband characterisation (Figs. 2–5, 19), rate controllers with
     /// fixed and learned congestion thresholds (Tables I–II, Figs. 9–23), a handover.
     Mehrotra,
-    /// Li, Claypool, Kinicki, LCN 2008: WBest, IGI/PTR, pathChirp and Spruce on the simulated
+    /// Li, Claypool, Kinicki, LCN 2008: WBest, IGI/PTR, pathChirp, pathload and Spruce on the simulated
     /// 802.11g testbed of Table I (14 cases; Tables II–III as figures; summary.json, table.csv).
     Wbest,
 }
@@ -138,8 +138,8 @@ pub fn reproduce(a: ReproduceArgs) -> Result<(), CliError> {
             files.add("table.csv", result.csv());
             files.commit(&out)?;
             println!(
-                "{:>4} {:>7}  {:>15} {:>15} {:>15} {:>15}",
-                "case", "truth", "wbest", "igi-ptr", "pathchirp", "spruce"
+                "{:>4} {:>7}  {:>15} {:>15} {:>15} {:>15} {:>15}",
+                "case", "truth", "wbest", "igi-ptr", "pathchirp", "pathload", "spruce"
             );
             for c in &result.cases {
                 let cols: Vec<String> = c

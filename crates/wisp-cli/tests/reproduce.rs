@@ -372,10 +372,10 @@ fn quick_wbest_writes_its_summary_and_table_deterministically() {
     let summary = json(file(&fa, "summary.json"));
     assert_eq!(summary["paper"], "wbest");
     assert_eq!(summary["result"]["cases"].as_array().unwrap().len(), 14);
-    // 6 UDP cases, 7 TCP cases, time, bytes, one per baseline.
-    assert_eq!(summary["checks"].as_array().unwrap().len(), 18);
+    // 6 UDP cases, 7 TCP cases, time, bytes, one per baseline (4).
+    assert_eq!(summary["checks"].as_array().unwrap().len(), 19);
     let table = String::from_utf8(file(&fa, "table.csv").to_vec()).unwrap();
-    assert_eq!(table.lines().count(), 1 + 14 * 4);
+    assert_eq!(table.lines().count(), 1 + 14 * 5);
     let _ = std::fs::remove_dir_all(&a);
     let _ = std::fs::remove_dir_all(&b);
 }

@@ -189,3 +189,31 @@ fn spruce_reported() {
         );
     }
 }
+
+/// pathload on the same cases (reported; the paper's Table II has it far below the truth).
+#[test]
+fn pathload_reported() {
+    use wisp_sim::probing::pathload::run_once;
+    for case in Case::all() {
+        let runs: Vec<_> = (0..RUNS as u64).map(|k| run_once(&case, 1 + k)).collect();
+        assert_eq!(runs.len(), RUNS as usize);
+        let gt = truth(&case);
+        let a: Vec<f64> = runs.iter().map(|r| r.available).collect();
+        let med = |f: &dyn Fn(&wisp_sim::probing::pathload::PathloadResult) -> f64| {
+            let mut v: Vec<f64> = runs.iter().map(f).collect();
+            wisp_core::probe::wbest::median(&mut v).unwrap()
+        };
+        println!(
+            "pathload case {:2}: A {:6.2} |err| {:6.2}  ADR {:.2}  {:.0} B  {:.2} s  fleets {:.0}  converged {}/{}",
+            case.id,
+            med(&|r| r.available),
+            med_abs_err(&a, gt),
+            med(&|r| r.adr),
+            med(&|r| r.bytes_sent as f64),
+            med(&|r| r.time.as_secs_f64()),
+            med(&|r| f64::from(r.fleets)),
+            runs.iter().filter(|r| r.converged).count(),
+            runs.len()
+        );
+    }
+}

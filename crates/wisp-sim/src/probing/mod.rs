@@ -35,6 +35,7 @@
 
 pub mod igi_ptr;
 pub mod pathchirp;
+pub mod pathload;
 pub mod spruce;
 pub mod wbest;
 

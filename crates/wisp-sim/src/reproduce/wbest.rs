@@ -1,19 +1,19 @@
-//! Li, Claypool, Kinicki, LCN 2008 — WBest against IGI/PTR, pathChirp and Spruce on the
+//! Li, Claypool, Kinicki, LCN 2008 — WBest against IGI/PTR, pathChirp, pathload and Spruce on the
 //! simulated 802.11g testbed of Table I ([`crate::probing`]): per case and tool the median
 //! estimate, the median absolute error against the ground truth (a saturating 1500-byte UDP
 //! flow), bytes and time per estimate (Tables II and III), and issue 17's acceptance checks.
 //!
-//! Deviations: pathload is not built (its column is absent); no box plots or HTML report (the
+//! Deviations: Spruce is not in the paper's comparison (added); no box plots or HTML report (the
 //! CSV and `summary.json` carry the figures); `--quick` runs 5 seeds per case instead of 30.
 
 use super::Check;
 use crate::probing::wbest::run_once as wbest_once;
-use crate::probing::{Case, ground_truth, igi_ptr, pathchirp, spruce};
+use crate::probing::{Case, ground_truth, igi_ptr, pathchirp, pathload, spruce};
 use serde::Serialize;
 use wisp_core::probe::wbest::{WbestConfig, median};
 
 /// The tools, in the table's order.
-pub const TOOLS: [&str; 4] = ["wbest", "igi-ptr", "pathchirp", "spruce"];
+pub const TOOLS: [&str; 5] = ["wbest", "igi-ptr", "pathchirp", "pathload", "spruce"];
 
 /// One tool on one case.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -74,6 +74,7 @@ pub fn run(quick: bool, seed: u64, on_done: &(dyn Fn(usize, usize) + Sync)) -> R
             .map(|&s| ground_truth(case, crate::seed::mix(s, "probing/ground-truth")))
             .collect::<Vec<_>>());
         let (mut w, mut ce, mut g, mut c, mut sp) = (vec![], vec![], vec![], vec![], vec![]);
+        let mut pl = vec![];
         for &s in &seeds {
             if let Ok(r) = wbest_once(case, WbestConfig::default(), s) {
                 w.push((
@@ -88,6 +89,8 @@ pub fn run(quick: bool, seed: u64, on_done: &(dyn Fn(usize, usize) + Sync)) -> R
             }
             let r = pathchirp::run_once(case, pathchirp::ChirpConfig::default(), s);
             c.push((r.available, r.bytes_sent as f64, r.time.as_secs_f64()));
+            let r = pathload::run_once(case, s);
+            pl.push((r.available, r.bytes_sent as f64, r.time.as_secs_f64()));
             let r = spruce::run_once(case, 100, s);
             sp.push((r.available, r.bytes_sent as f64, r.time.as_secs_f64()));
         }
@@ -101,7 +104,8 @@ pub fn run(quick: bool, seed: u64, on_done: &(dyn Fn(usize, usize) + Sync)) -> R
                 row(TOOLS[0], &w, truth),
                 row(TOOLS[1], &g, truth),
                 row(TOOLS[2], &c, truth),
-                row(TOOLS[3], &sp, truth),
+                row(TOOLS[3], &pl, truth),
+                row(TOOLS[4], &sp, truth),
             ],
         });
         on_done(i + 1, cases.len());
@@ -264,6 +268,7 @@ mod tests {
                     tool("wbest", 29.0, 1.0),
                     tool("igi-ptr", 10.0, 20.0),
                     tool("pathchirp", 31.0, 0.5),
+                    tool("pathload", 8.0, 22.0),
                     tool("spruce", 29.0, 2.0),
                 ],
             }],
