@@ -19,6 +19,9 @@
 //! UDP flow AP → A in the same setting: the AP always has a packet for A (never empty, never
 //! overflowing), measured over 5 s after the warm-up.
 //!
+//! The tools: [`wbest`], [`igi_ptr`], [`pathchirp`], [`pathload`], [`spruce`]; figures per case
+//! in `docs/wbest.md` and `wisp reproduce wbest`.
+//!
 //! Deviations (see also `docs/wbest.md`):
 //! - TCP is not a TCP: a backlogged sender with delayed Acks, no congestion control (as the
 //!   link's own `load=tcp`); the paper sets the ground truth of TCP cases to 0, and so do the
