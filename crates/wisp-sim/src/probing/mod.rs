@@ -30,7 +30,7 @@
 //!   CBR above the capacity (the medium's AP serves its destinations in turn, so an overflowing
 //!   flow would only add queue drops of the crossing traffic).
 //! - 802.11g at 54 Mbit/s for every node, legacy DCF (`wmm=off`), AP queue 100 frames (the
-//!   paper's AP: a Cisco AP1121G; queue sizes of 40–300 in the paper's reference [25]).
+//!   paper's AP: a Cisco AP1121G; queue sizes of 40–300 in the paper's reference 25).
 //!   Case 13's rate adaptation is Minstrel at an SNR of 15 dB for every node (the paper: an
 //!   RSSI of −70 to −74 dBm, rates 1–48 Mbit/s).
 //! - Probe packets carry 1500 bytes as IP packets (WBest's default is 1460 bytes of UDP

@@ -13,7 +13,7 @@
 //!   excursion still open at the chirp's end, starting at `l`, gives `E_k = R_l` for `k ≥ l`;
 //!   every other `k` gets `E_k = R_l` too (`R_{N−2}` with no open excursion).
 //! * Per chirp `D = Σ E_k Δ_k / Σ Δ_k`; the output is the mean of the last 11 chirps'.
-//! * Convergence as WBest's paper ran it (§III, after [12]): the first output (from the 11th
+//! * Convergence as WBest's paper ran it (§III, after its reference 12): the first output (from the 11th
 //!   chirp on) at which the 90th and 10th percentiles of the last 11 chirp estimates differ by
 //!   less than 6 Mbit/s ("1/5 of the available bandwidth" of their testbed); at most 100 chirps.
 //!
