@@ -8,8 +8,10 @@ mod forecast;
 mod link;
 mod net;
 mod output;
+mod pingpair;
 mod reproduce;
 mod run;
+mod sim;
 mod sweep;
 mod trace;
 mod wbest;
@@ -23,7 +25,7 @@ const ABOUT: &str = "Bandwidth estimation and rate control for real-time media o
 
 const LONG_ABOUT: &str = "\
 wisp runs rate-control schemes for real-time media (Sprout, GCC, the rate controllers of \
-Mehrotra et al.) and TCP baselines over Wi-Fi and cellular link models in a deterministic \
+Mehrotra et al., Skype's UKF estimator and Kwikr) and TCP baselines over Wi-Fi and cellular link models in a deterministic \
 simulator, and measures them the way their papers did: throughput, utilisation, one-way delay, \
 Sprout's 95% end-to-end and self-inflicted delay, loss. `wisp schemes` lists them all. The same \
 schemes (all but the simulation-only `ideal`) run over real UDP (`wisp send`, `wisp recv`), also \
@@ -32,6 +34,7 @@ behind an emulated link (`wisp link`).
 Examples:
   wisp run --scheme cbr --rate-kbps 2000 --trace traces/cellular/TMobile-UMTS-driving.down
   wisp run --scheme ideal --link trace:traces/cellular/Verizon-LTE-short.down --json
+  wisp sim scenarios/wifi-mixed.toml --json
   wisp bench --schemes ideal,cbr --traces traces/cellular --out results
   wisp run --scheme adaptive-um --link 3g-up --duration-s 120
   wisp sweep --link wimax-down --rates 1mbps,3mbps,4.9mbps,5.1mbps,6mbps
@@ -46,6 +49,7 @@ Examples:
   sudo wisp link --downlink traces/cellular/Verizon-LTE-short.down \
        --uplink traces/cellular/Verizon-LTE-short.up --log logs -- sh -c 'ping -c 10 $WISP_LINK_PEER'
   wisp analyze logs/downlink.log
+  wisp pingpair --target 192.168.1.1 --count 20     # Wi-Fi downlink queueing (Ping-Pair)
 
 Exit codes: 0 success, 1 an I/O failure, 2 bad input (a message names the option, or the file \
 and line). Every run logs its seed on stderr; WISP_SEED=N replays it.";
@@ -87,6 +91,10 @@ struct Cli {
 enum Command {
     /// Simulate a scheme over a link and print its metrics.
     Run(Box<run::RunArgs>),
+    /// Simulate a scenario file: nodes, links (traces, rates, the Wi-Fi medium) and flows of any
+    /// scheme; print every flow's metrics.
+    #[command(long_about = sim::LONG_ABOUT)]
+    Sim(Box<sim::SimArgs>),
     /// Run every scheme over every trace in parallel; write results.json, results.csv and
     /// report.html.
     Bench(Box<bench::BenchArgs>),
@@ -136,6 +144,10 @@ enum Command {
         #[command(subcommand)]
         command: wbest::WbestCommand,
     },
+    /// Ping-Pair: the queueing delay of a Wi-Fi AP's downlink from prioritised ping pairs, the
+    /// WMM check and a congestion verdict (CoNEXT'17 §5); needs ping sockets or CAP_NET_RAW
+    #[command(long_about = pingpair::LONG_ABOUT)]
+    Pingpair(pingpair::PingPairArgs),
 }
 
 /// A closed pipe on stdout (`wisp schemes | head`) ends the process quietly, as it does any
@@ -172,6 +184,7 @@ fn main() -> ExitCode {
     };
     let result = match cli.command {
         Command::Run(a) => run::run(*a),
+        Command::Sim(a) => sim::sim(*a),
         Command::Bench(a) => bench::bench(*a),
         Command::Sweep(a) => sweep::sweep(*a),
         Command::Reproduce(a) => reproduce::reproduce(*a),
@@ -188,6 +201,7 @@ fn main() -> ExitCode {
         Command::Forecast(a) => forecast::forecast(a),
         Command::Wifi { command } => wifi::wifi(command),
         Command::Wbest { command } => wbest::wbest(command),
+        Command::Pingpair(a) => pingpair::pingpair(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

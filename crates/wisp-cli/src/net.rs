@@ -113,6 +113,26 @@ pub struct RecvArgs {
           conflicts_with_all = ["scheme", "link", "trace"])]
     pub twcc: Option<u8>,
 
+    /// Run Ping-Pair (CoNEXT'17 §5) against this gateway (IPv4) during the flow; with
+    /// `--scheme kwikr` each valid pair's cross-traffic delay, after the receiver's own
+    /// sandwiched packets are taken out, feeds eq. (3). Needs ping sockets or CAP_NET_RAW.
+    #[arg(long, value_name = "ADDR", conflicts_with = "twcc")]
+    pub pingpair_target: Option<String>,
+
+    /// Time between Ping-Pairs, ms (Kwikr: 500).
+    #[arg(long, value_name = "MS", default_value = "500", value_parser = positive_ms,
+          requires = "pingpair_target")]
+    pub pingpair_interval_ms: Duration,
+
+    /// The Wi-Fi MAC rate R of the downlink, Mbit/s, for T_a = n_a (s_a / R + t).
+    #[arg(
+        long,
+        value_name = "MBPS",
+        default_value_t = 54.0,
+        requires = "pingpair_target"
+    )]
+    pub pingpair_mac_mbps: f64,
+
     /// Print one JSON summary on stdout at the end.
     #[arg(long)]
     pub json: bool,
@@ -199,6 +219,23 @@ pub fn recv(a: RecvArgs) -> Result<(), CliError> {
     o.duration = a.duration_s;
     o.idle_timeout = a.idle_timeout_s;
     o.rtcp_interval = a.rtcp_interval_ms;
+    if let Some(t) = &a.pingpair_target {
+        let target = t.parse().map_err(|_| {
+            CliError::Input(format!("--pingpair-target: `{t}` is not an IPv4 address"))
+        })?;
+        if !(a.pingpair_mac_mbps > 0.0 && a.pingpair_mac_mbps <= 1e5) {
+            return Err(CliError::Input(format!(
+                "--pingpair-mac-mbps: {} is out of range (above 0, at most 100000)",
+                a.pingpair_mac_mbps
+            )));
+        }
+        o.pingpair = Some(wisp_net::session::PingPairRecv {
+            target,
+            interval: a.pingpair_interval_ms,
+            tos_high: wisp_core::pingpair::TOS_HIGH,
+            mac_rate: wisp_core::Bitrate::from_bps_f64(a.pingpair_mac_mbps * 1e6),
+        });
+    }
     let spec = match (&a.link, &a.trace) {
         (Some(l), _) => Some(l.clone()),
         (None, Some(p)) => Some(LinkSpec::Trace {

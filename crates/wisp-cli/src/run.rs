@@ -8,9 +8,11 @@ use std::path::PathBuf;
 use wisp_core::Duration;
 use wisp_core::scheme::{ParamError, SchemeConfig};
 use wisp_sim::link::{LinkModel, LinkSpec};
+use wisp_sim::queue::QueueSpec;
 use wisp_sim::run::{RunReport, RunResult};
 use wisp_sim::sim::{FlowSpec, Scenario};
 use wisp_sim::trace::TraceUnit;
+use wisp_sim::wifi::link::WifiSpec;
 
 #[derive(Args, Debug)]
 #[command(group = clap::ArgGroup::new("link_choice").required(true).args(["trace", "link"]))]
@@ -34,7 +36,11 @@ pub struct RunArgs {
     /// 3g-up:loss=0.02,rate=500kbps,buffer=none — keys rate, sigma, coherence, buffer, tti,
     /// per, retx, fade-every, fade-len, loss, jitter, latency, radio, seed); handover:SPEC+SPEC@T
     /// (one link, then another from time T on its own clock, e.g.
-    /// handover:3g-up+wimax-down@120s).
+    /// handover:3g-up+wimax-down@120s); wifi[:KEY=VALUE,…] (the simulated 802.11 medium: the
+    /// flows' data from the AP to station 1 among the spec's contenders, their feedback back
+    /// over the medium, e.g. wifi:std=11g,rate=54mbps,stations=4,load=tcp — keys std, rate,
+    /// stations, load, queue, wmm, bytes, …; see docs/wifi.md; --queue, --reverse-trace and
+    /// --trace-offset-ms do not apply; 60 s unless --duration-s).
     #[arg(long, value_name = "SPEC")]
     pub link: Option<LinkSpec>,
 
@@ -122,6 +128,9 @@ pub fn run(a: RunArgs) -> Result<(), CliError> {
         (None, Some(l)) => l.clone(),
         (None, None) => unreachable!("clap requires --trace or --link"),
     };
+    if let LinkSpec::Wifi(w) = &spec {
+        return run_wifi(&a, w, scheme);
+    }
     let mut forward = spec.load()?;
     let mut reverse = match &a.reverse_trace {
         Some(p) => Some(
@@ -153,7 +162,7 @@ pub fn run(a: RunArgs) -> Result<(), CliError> {
     let result = wisp_sim::run::run(&scenario, Some(&mut progress))?;
     pb.finish_and_clear();
     if let Some(dir) = &a.out {
-        write_run_files(&result)?.commit(dir)?;
+        write_run_files(&result, &result.report)?.commit(dir)?;
     }
     if a.json {
         output::print_json(&result.report)
@@ -162,9 +171,59 @@ pub fn run(a: RunArgs) -> Result<(), CliError> {
     }
 }
 
-fn write_run_files(r: &RunResult) -> Result<OutputDir, CliError> {
+/// `wisp run --link wifi:SPEC`: the measured flows from the AP to station 1 of the medium.
+fn run_wifi(a: &RunArgs, spec: &WifiSpec, scheme: SchemeConfig) -> Result<(), CliError> {
+    if a.reverse_trace.is_some() {
+        return Err(CliError::Input(
+            "--reverse-trace does not apply to a wifi link (the feedback crosses the medium)"
+                .into(),
+        ));
+    }
+    if !a.trace_offset_ms.is_zero() {
+        return Err(CliError::Input(
+            "--trace-offset-ms needs a trace link, not a wifi link".into(),
+        ));
+    }
+    if a.sim.queue != QueueSpec::Infinite {
+        return Err(CliError::Input(
+            "--queue does not apply to a wifi link (give the medium's queue=N in the spec)".into(),
+        ));
+    }
+    let options = a.sim.run_options();
+    let duration = options.duration.unwrap_or(Duration::from_secs(60));
+    if options.warmup >= duration {
+        return Err(CliError::Input(format!(
+            "--warmup-s ({} s) must be shorter than the run ({} s)",
+            options.warmup.as_secs_f64(),
+            duration.as_secs_f64()
+        )));
+    }
+    let seed = args::seed(a.sim.seed)?;
+    let flows = (0..a.flows)
+        .map(|_| FlowSpec::new(scheme.clone()))
+        .collect();
+    let pb = output::progress_bar(1000, "simulating");
+    let mut progress = |f: f64| pb.set_position((f * 1000.0) as u64);
+    let result = wisp_sim::run::run_wifi(spec, &options, flows, seed, Some(&mut progress))?;
+    pb.finish_and_clear();
+    if let Some(dir) = &a.out {
+        write_run_files(&result, &result.report)?.commit(dir)?;
+    }
+    if a.json {
+        output::print_json(&result.report)
+    } else {
+        print_table(&result.report)
+    }
+}
+
+/// The files of `wisp run --out` (and `wisp sim --out`): `report` as run.json, then the series,
+/// the packets and the HTML report of `r`.
+pub fn write_run_files(
+    r: &RunResult,
+    report: &impl serde::Serialize,
+) -> Result<OutputDir, CliError> {
     let mut out = OutputDir::default();
-    let json = serde_json::to_vec_pretty(&r.report).map_err(|e| CliError::Io(e.to_string()))?;
+    let json = serde_json::to_vec_pretty(report).map_err(|e| CliError::Io(e.to_string()))?;
     out.add("run.json", json);
     out.add("timeseries.csv", timeseries_csv(r)?);
     let mut packets = Vec::new();
@@ -212,7 +271,7 @@ fn timeseries_csv(r: &RunResult) -> Result<Vec<u8>, CliError> {
         .map_err(|e| CliError::Io(format!("cannot write timeseries.csv: {e}")))
 }
 
-fn print_table(r: &RunReport) -> Result<(), CliError> {
+pub fn print_table(r: &RunReport) -> Result<(), CliError> {
     println!(
         "{} on {} (reverse: {}; {} ms each way; queue {}; loss {}, reverse {}; {:.1} s, warm-up {:.1} s; seed {})",
         r.scheme,

@@ -108,9 +108,23 @@ pub struct BianchiArgs {
     #[arg(long, value_name = "N")]
     pub seed: Option<u64>,
 
+    /// How the stations count their backoff: `dcf` (non-QoS stations, 10.3.4.3: the slot in
+    /// which the medium turns busy is not counted) or `edca` (QoS stations, 10.22.2.4: a
+    /// counter also decrements at the boundary where another transmission starts — the rule
+    /// Bianchi's chain assumes). The DCF parameters (AIFSN 2, the PHY's CWmin/CWmax) either way.
+    #[arg(long, value_name = "RULE", default_value = "dcf")]
+    pub access: AccessArg,
+
     /// Print one JSON object.
     #[arg(long)]
     pub json: bool,
+}
+
+/// The backoff counting rule of `wisp wifi bianchi`'s stations.
+#[derive(Clone, Copy, Debug, ValueEnum)]
+pub enum AccessArg {
+    Dcf,
+    Edca,
 }
 
 pub fn wifi(command: WifiCommand) -> Result<(), CliError> {
@@ -194,6 +208,7 @@ fn bianchi(a: BianchiArgs) -> Result<(), CliError> {
         duration: a.duration_s,
         seed: 0,
         frame_error_rate: 0.0,
+        qos: matches!(a.access, AccessArg::Edca),
     };
     config.check().map_err(CliError::input)?;
     let seed = crate::args::seed(a.seed)?;

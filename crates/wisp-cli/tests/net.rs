@@ -1133,3 +1133,186 @@ fn bad_network_arguments_are_one_line_and_exit_code_2() {
         assert!(!err.contains("panicked"));
     }
 }
+
+/// The simulator's saturation throughput of `spec` (Mbit/s of IP packets of `bytes`): the AP
+/// keeps the measured station's downlink queue backlogged for `secs` simulated seconds.
+fn wifi_simulated_mbps(spec: &str, bytes: u32, secs: u64) -> f64 {
+    use wisp_sim::wifi::link::{AP, STATION, WifiLink};
+    let mut link = WifiLink::new(&spec.parse().unwrap(), 1);
+    let t0 = wisp_core::Instant::ZERO;
+    for tag in 0..100 {
+        assert!(link.push(t0, AP, STATION, 0, tag, bytes));
+    }
+    let end = wisp_core::Instant::from_secs(secs);
+    let (mut out, mut tag, mut delivered) = (vec![], 100, 0u64);
+    while let Some(t) = link.next_event().filter(|&t| t <= end) {
+        link.advance(t, &mut out);
+        for o in out.drain(..) {
+            delivered += u64::from(o.delivered) * u64::from(bytes);
+            assert!(link.push(t, AP, STATION, 0, tag, bytes));
+            tag += 1;
+        }
+    }
+    delivered as f64 * 8.0 / secs as f64 / 1e6
+}
+
+/// The simulator's ping RTTs (ms) over `spec` with no propagation delay: an 84-byte echo
+/// request from the station every `every`, its reply from the AP when the request arrives
+/// (pings lost at the retry limit have no RTT).
+fn wifi_simulated_pings(spec: &str, count: u64, every: wisp_core::Duration) -> Vec<f64> {
+    use wisp_sim::wifi::link::{AP, STATION, WifiLink};
+    let mut link = WifiLink::new(&spec.parse().unwrap(), 1);
+    let mut out = vec![];
+    let mut sent = std::collections::HashMap::new();
+    let mut rtts = vec![];
+    let (mut k, mut resolved) = (0, 0);
+    let at = |k: u64| wisp_core::Instant::ZERO + every * k;
+    while resolved < count {
+        let next = link.next_event();
+        if k < count && next.is_none_or(|t| at(k) <= t) {
+            link.advance(at(k), &mut out);
+            assert!(link.push(at(k), STATION, AP, 0, k, 84));
+            sent.insert(k, at(k));
+            k += 1;
+        } else {
+            link.advance(next.unwrap(), &mut out);
+        }
+        for o in out.drain(..) {
+            if !o.delivered {
+                // Lost at the retry limit, as a real ping may be.
+                resolved += 1;
+            } else if o.tag < count {
+                assert!(link.push(o.at, AP, STATION, 0, o.tag + count, 84));
+            } else {
+                rtts.push((o.at - sent[&(o.tag - count)]).as_millis_f64());
+                resolved += 1;
+            }
+        }
+    }
+    rtts
+}
+
+fn quantile(v: &mut [f64], q: f64) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[((v.len() - 1) as f64 * q).round() as usize]
+}
+
+/// A UDP flow at saturation through the emulated medium gets what the simulator's medium
+/// carries in the same setting (within 10%).
+fn iperf3_through_wifi(t: &str, spec: &str) {
+    if !privileged(t) || !have(t, "iperf3") {
+        return;
+    }
+    let _real_time = real_time();
+    let dir = tempfile::tempdir().unwrap();
+    let port = free_port().to_string();
+    let mut server = Command::new("iperf3")
+        .args(["-s", "-1", "-p", &port])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(500));
+    // The host (behind the AP) sends 60 Mbit/s of 1500-byte IP packets to the namespace (the
+    // measured station): more than the medium carries.
+    let client = dir.path().join("client.json");
+    let o = link(
+        &["--downlink", spec, "--delay-ms", "1"],
+        &format!(
+            "iperf3 -c $WISP_LINK_PEER -p {port} -u -b 60M -l 1472 -t 8 -R --json > {}",
+            client.display()
+        ),
+    );
+    reap(&mut server, Duration::from_secs(5));
+    assert_ok(&o);
+    let c = json(&std::fs::read(&client).unwrap());
+    let recv_bps = c["end"]["sum_received"]["bits_per_second"]
+        .as_f64()
+        .unwrap();
+    let ip_mbps = recv_bps * 1500.0 / 1472.0 / 1e6;
+    let sim = wifi_simulated_mbps(spec.trim_start_matches("wifi:"), 1500, 20);
+    let err = (ip_mbps - sim).abs() / sim;
+    eprintln!(
+        "{spec}: iperf3 received {ip_mbps:.2} Mbit/s of IP, the simulated medium carries {sim:.2} ({:.1}% apart)",
+        err * 100.0
+    );
+    assert!(err < 0.10, "{spec}: {ip_mbps:.2} Mbit/s against {sim:.2}");
+}
+
+#[test]
+fn iperf3_through_the_wifi_medium_alone() {
+    iperf3_through_wifi(
+        "iperf3_through_the_wifi_medium_alone",
+        "wifi:std=11g,rate=54mbps,stations=0",
+    );
+}
+
+#[test]
+fn iperf3_through_the_wifi_medium_with_contenders() {
+    iperf3_through_wifi(
+        "iperf3_through_the_wifi_medium_with_contenders",
+        "wifi:std=11g,rate=54mbps,stations=2,load=saturated",
+    );
+}
+
+#[test]
+fn ping_through_the_wifi_medium_shows_its_access_delay() {
+    let t = "ping_through_the_wifi_medium_shows_its_access_delay";
+    if !privileged(t) || !have(t, "ping") {
+        return;
+    }
+    let _real_time = real_time();
+    // Four saturated contenders: the echo request waits for the station's access to the
+    // channel, the reply for the AP's; no propagation delay, so the RTT is the medium's.
+    let spec = "std=11g,rate=54mbps,stations=4,load=saturated";
+    let o = link(
+        &["--downlink", &format!("wifi:{spec}"), "--delay-ms", "0"],
+        "ping -c 150 -i 0.02 $WISP_LINK_PEER",
+    );
+    assert_ok(&o);
+    let mut real = ping_rtts(&String::from_utf8_lossy(&o.stdout));
+    assert!(real.len() >= 140, "{} replies", real.len());
+    let mut sim = wifi_simulated_pings(spec, 2000, wisp_core::Duration::from_millis(20));
+    let (rm, r95) = (quantile(&mut real, 0.5), quantile(&mut real, 0.95));
+    let (sm, s95) = (quantile(&mut sim, 0.5), quantile(&mut sim, 0.95));
+    eprintln!(
+        "ping through wifi:{spec}: median {rm:.3} ms, p95 {r95:.3} ms; simulated median {sm:.3} ms, p95 {s95:.3} ms"
+    );
+    // The medium's access delay is there (an idle 11g channel answers in ~0.2 ms), and the
+    // emulator adds at most its own scheduling (a few hundred µs) to the model's median.
+    assert!(sm > 1.0, "simulated median {sm} ms");
+    assert!(
+        (rm - sm).abs() <= 0.25 * sm + 0.3,
+        "median {rm:.3} ms against the simulator's {sm:.3} ms"
+    );
+}
+
+#[test]
+fn bad_wifi_link_specs_are_refused_before_anything_runs() {
+    // No root needed: the specs are checked before the namespace is made.
+    for (args, needle) in [
+        (&["--downlink", "wifi:rate=7mbps"][..], "`rate`"),
+        (&["--downlink", "wifi:load=bulk"][..], "`load`"),
+        (
+            &[
+                "--downlink",
+                "wifi:stations=1",
+                "--uplink",
+                "wifi:stations=2",
+            ][..],
+            "must be the same",
+        ),
+        (&["--downlink", "const:1mbps"][..], "--uplink is required"),
+    ] {
+        let o = link(args, "true");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        let lines: Vec<&str> = err
+            .lines()
+            .filter(|l| !l.starts_with("wisp: seed"))
+            .collect();
+        assert_eq!(lines.len(), 1, "{args:?}: {err}");
+        assert!(lines[0].contains(needle), "{args:?}: {err}");
+        assert!(!err.contains("panicked"), "{err}");
+    }
+}

@@ -171,6 +171,22 @@ const GCC_WIFI_QUICK_MET: &[&str] = &[
     "outage-2mbps, libwebrtc form: the 75th-percentile one-way delay grows little",
     "no-outage-2mbps, Algorithm 1: without outages both variants send the same",
     "no-outage-2mbps, libwebrtc form: without outages both variants send the same",
+    // The EDCA medium (issue 16). With 10 saturated stations (60 s, seed 3) the pre-filter
+    // raises GCC's rate (234 -> 320 kbit/s with Algorithm 1, -> 427 with libwebrtc's form)
+    // without growing the median and p75 delay, but does not remove the side modes of d_m.
+    // With 4 bulk downloads plain GCC has no side modes and the pre-filter changes nothing.
+    // (Before the medium's EDCA slot-boundary rule, merged from h-medium, the rate claims were
+    // not met there: -14 % and -22 %.)
+    "edca-saturated, Algorithm 1: the pre-filter raises the average sending rate",
+    "edca-saturated, libwebrtc form: the pre-filter raises the average sending rate",
+    "edca-saturated, Algorithm 1: the median one-way delay grows little",
+    "edca-saturated, Algorithm 1: the 75th-percentile one-way delay grows little",
+    "edca-saturated, libwebrtc form: the median one-way delay grows little",
+    "edca-saturated, libwebrtc form: the 75th-percentile one-way delay grows little",
+    "edca-tcp, Algorithm 1: the median one-way delay grows little",
+    "edca-tcp, Algorithm 1: the 75th-percentile one-way delay grows little",
+    "edca-tcp, libwebrtc form: the median one-way delay grows little",
+    "edca-tcp, libwebrtc form: the 75th-percentile one-way delay grows little",
 ];
 // ---- end of the gcc-wifi expected set -------------------------------------------------------
 

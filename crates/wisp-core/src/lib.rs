@@ -12,6 +12,7 @@
 //!   call).
 //! * [`math`], [`stats`]: special functions, distributions, quantiles, EWMA.
 //! * [`probe`]: probing tools (WBest) as sans-IO state machines.
+//! * [`pingpair`]: Ping-Pair (CoNEXT'17 §5), sans-IO: validity, T_q, attribution, the WMM check.
 //! * [`scheme`]: the registry (`"cbr"` → [`scheme::SchemeConfig`] → halves) and the schemes.
 
 pub mod controller;
@@ -19,6 +20,7 @@ pub mod flow;
 pub mod math;
 pub mod pacer;
 pub mod packet;
+pub mod pingpair;
 pub mod probe;
 pub mod scheme;
 pub mod source;

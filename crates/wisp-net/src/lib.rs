@@ -16,6 +16,8 @@
 //! * [`emulator`]: `wisp link` — a user-space, trace-driven link emulator between a network
 //!   namespace and the host, built on the simulator's own link, queue and loss code, with
 //!   Mahimahi-format logs ([`mmlog`]) that `wisp analyze` reads back.
+//! * [`pingpair`], [`icmp`]: `wisp pingpair` — Ping-Pair (CoNEXT'17 §5) over ICMP ping or raw
+//!   sockets with a TOS per probe and kernel receive timestamps.
 //!
 //! The packet formats come from webrtc-rs's sans-IO crates `rtc-rtp` and `rtc-rtcp` (0.21):
 //! between them they implement every format wisp needs except APP — RFC 8285 one- and two-byte
@@ -28,7 +30,9 @@
 //! Linux only (network namespaces, TUN, `epoll_pwait2`: kernel 5.11 or later).
 
 pub mod emulator;
+pub mod icmp;
 pub mod mmlog;
+pub mod pingpair;
 pub mod report;
 pub mod rtcp;
 pub mod rtp;

@@ -87,6 +87,32 @@ pub struct ReceiverReport {
     pub peer: Option<String>,
     pub trace: Option<String>,
     pub flows: Vec<ReceiverMetrics>,
+    /// Ping-Pair alongside the flow (`wisp recv --pingpair-target`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pingpair: Option<PingPairStats>,
+}
+
+/// What `wisp recv --pingpair-target` measured (CoNEXT'17 §5.3, §6).
+#[derive(Clone, Debug, PartialEq, Serialize, Default)]
+pub struct PingPairStats {
+    pub target: String,
+    pub socket: String,
+    /// Pairs resolved, and of them valid (the high-priority reply first).
+    pub pairs: u64,
+    pub valid: u64,
+    /// The median T_q of the valid pairs, ms.
+    pub t_q_p50_ms: Option<f64>,
+    /// The median number of the flow's own packets sandwiched between a valid pair's replies.
+    pub n_a_p50: Option<f64>,
+    /// The smoothed T_c Kwikr's eq. (3) used last, ms.
+    pub t_c_last_ms: f64,
+    /// The largest smoothed T_c, ms.
+    pub t_c_max_ms: f64,
+    /// The WMM check (reversals of 5), if it completed.
+    pub wmm_reversals: Option<usize>,
+    pub wmm_enabled: Option<bool>,
+    pub malformed: u64,
+    pub foreign: u64,
 }
 
 /// `wisp send --json`.

@@ -17,6 +17,13 @@
 //!
 //! Any datagram that is not a valid packet of the session (malformed, truncated, wrong version,
 //! hostile lengths, another SSRC or another address) is counted and dropped; it never panics.
+//!
+//! With [`RecvOptions::pingpair`] (`wisp recv --pingpair-target`) the receiver also runs
+//! Ping-Pair ([`crate::pingpair`]) against the gateway in the same loop; each resolved pair is
+//! handed, after the data packets that arrived before its replies, to a `kwikr`/`skype-ukf`
+//! receiver, which counts its own sandwiched packets (CoNEXT'17 §5.3) and feeds T_c to eq. (3).
+//! The replies' kernel times (`CLOCK_REALTIME`) are put on the monotonic clock the data packets
+//! use, as the data packets' own stamps are.
 
 use crate::report::{
     Delivery, KnownLink, ReceiverMetrics, ReceiverReport, SenderMetrics, SenderReport, WindowSpec,
@@ -98,6 +105,20 @@ pub struct RecvOptions {
     /// The link the path is known to be (for capacity and self-inflicted delay).
     pub link: Option<KnownLink>,
     pub mtu: DataSize,
+    /// Ping-Pair alongside the flow: the receiver probes this gateway and, when its scheme is
+    /// `kwikr`, feeds each valid pair to it (its own packets sandwiched between the replies).
+    pub pingpair: Option<PingPairRecv>,
+}
+
+/// `wisp recv --pingpair-target`.
+#[derive(Clone, Debug)]
+pub struct PingPairRecv {
+    pub target: std::net::Ipv4Addr,
+    /// Time between pairs (Kwikr: 500 ms, §6).
+    pub interval: Duration,
+    pub tos_high: u8,
+    /// R of T_a = n_a (s_a / R + t): the Wi-Fi MAC rate of the downlink.
+    pub mac_rate: wisp_core::Bitrate,
 }
 
 impl RecvOptions {
@@ -110,6 +131,7 @@ impl RecvOptions {
             rtcp_interval: Duration::from_secs(1),
             link: None,
             mtu: DEFAULT_MTU,
+            pingpair: None,
         }
     }
 }
@@ -720,6 +742,14 @@ pub fn recv(
     if let Some(s) = &opts.scheme {
         r.start_scheme(s, opts.mtu)?;
     }
+    let mut pp = match &opts.pingpair {
+        Some(p) => {
+            let ps = PingPairSide::new(p, clock.now())?;
+            waiter.add(ps.sock.fd(), 1).map_err(io_ctx("epoll"))?;
+            Some(ps)
+        }
+        None => None,
+    };
     let mut rx = vec![0u8; 65536];
     let mut buf = Vec::with_capacity(2048);
     let mut ready = vec![];
@@ -768,6 +798,20 @@ pub fn recv(
                     r.malformed += 1;
                 }
             }
+        }
+        // Ping-Pair: pairs resolved by replies read before this round's data packets (so every
+        // packet that arrived before a normal-priority reply is in the receiver's history),
+        // then new replies, then the next probes.
+        let mut pp_busy = false;
+        if let Some(ps) = &mut pp {
+            ps.on_events(&mut r.receiver);
+            pp_busy = ps.read_replies(&clock).map_err(|e| NetError::Io {
+                what: "ping-pair receive".into(),
+                err: io::Error::from(e),
+            })?;
+            ps.transmit(clock.now());
+        }
+        if let Some(rcv) = &mut r.receiver {
             if rcv.poll_timeout().is_some_and(|t| t <= now) {
                 rcv.on_timeout(now);
             }
@@ -839,12 +883,13 @@ pub fn recv(
             next_progress,
             r.last_arrival.map(|l| l + opts.idle_timeout),
             r.first_arrival.zip(opts.duration).map(|(f, d)| f + d),
+            pp.as_ref().and_then(|p| p.prober.poll_timeout()),
         ]
         .into_iter()
         .flatten()
         .min();
-        if r.receiver.is_none() && !r.pending.is_empty() {
-            deadline = Some(now + Duration::from_millis(100));
+        if (r.receiver.is_none() && !r.pending.is_empty()) || pp_busy {
+            deadline = Some(now + Duration::from_millis(if pp_busy { 0 } else { 100 }));
         }
         waiter.wait(deadline, &mut ready).map_err(io_ctx("wait"))?;
     }
@@ -853,7 +898,129 @@ pub fn recv(
         progress(&format!("note: {}", r.notes[notes_shown]));
         notes_shown += 1;
     }
-    Ok(summary(&r, opts, listen, stopped))
+    let mut report = summary(&r, opts, listen, stopped);
+    if let Some(mut ps) = pp {
+        ps.on_events(&mut r.receiver);
+        report.pingpair = Some(ps.stats());
+    }
+    Ok(report)
+}
+
+/// The receiver's Ping-Pair prober and what it measured.
+struct PingPairSide {
+    sock: crate::pingpair::IcmpSocket,
+    prober: wisp_core::pingpair::Prober,
+    wmm: wisp_core::pingpair::WmmCheck,
+    target: std::net::Ipv4Addr,
+    mac_rate: wisp_core::Bitrate,
+    pairs: u64,
+    t_q_ms: Vec<f64>,
+    n_a: Vec<f64>,
+    t_c_last: Duration,
+    t_c_max: Duration,
+    malformed: u64,
+    foreign: u64,
+}
+
+impl PingPairSide {
+    fn new(p: &PingPairRecv, now: Instant) -> Result<Self, NetError> {
+        let sock = crate::pingpair::IcmpSocket::open().map_err(|e| match e {
+            crate::pingpair::OpenError::Permission { .. } => NetError::Input(e.to_string()),
+            crate::pingpair::OpenError::Other(_) => NetError::Io {
+                what: "ping-pair".into(),
+                err: io::Error::other(e.to_string()),
+            },
+        })?;
+        let config = wisp_core::pingpair::ProberConfig {
+            interval: p.interval,
+            tos_high: p.tos_high,
+            ..Default::default()
+        };
+        Ok(PingPairSide {
+            sock,
+            prober: wisp_core::pingpair::Prober::new(config, now),
+            wmm: Default::default(),
+            target: p.target,
+            mac_rate: p.mac_rate,
+            pairs: 0,
+            t_q_ms: vec![],
+            n_a: vec![],
+            t_c_last: Duration::ZERO,
+            t_c_max: Duration::ZERO,
+            malformed: 0,
+            foreign: 0,
+        })
+    }
+
+    /// Results: each pair goes to a `kwikr`/`skype-ukf` receiver (§5.3: it counts its own
+    /// sandwiched packets); other schemes only get it measured.
+    fn on_events(&mut self, receiver: &mut Option<AnyReceiver>) {
+        use wisp_core::pingpair::ProberEvent;
+        while let Some(e) = self.prober.poll_event() {
+            match e {
+                ProberEvent::Triplet(t) => self.wmm.on_run(t),
+                ProberEvent::Pair(p) => {
+                    self.pairs += 1;
+                    let Ok(t_q) = p.t_q else { continue };
+                    self.t_q_ms.push(t_q.as_millis_f64());
+                    if let Some(AnyReceiver::Ukf(u)) = receiver {
+                        if let Ok(a) = u.on_ping_pair(p.replies, self.mac_rate) {
+                            self.n_a.push(a.n_a as f64);
+                            self.t_c_last = u.cross_traffic_delay();
+                            self.t_c_max = self.t_c_max.max(self.t_c_last);
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// Reads the replies waiting; each reply's kernel time (`CLOCK_REALTIME`) is put on the
+    /// monotonic clock the flow's arrivals use. Returns whether any datagram was read.
+    fn read_replies(&mut self, clock: &Clock) -> Result<bool, nix::errno::Errno> {
+        let mut any = false;
+        while let Some((parsed, stamp)) = self.sock.try_recv()? {
+            any = true;
+            let lag = crate::pingpair::realtime().saturating_duration_since(stamp);
+            let at = clock.now() - lag.min(Duration::from_secs(1));
+            match parsed {
+                Ok(reply) => {
+                    self.prober.on_reply(at, reply.seq);
+                }
+                Err(e) if e.is_foreign() => self.foreign += 1,
+                Err(_) => self.malformed += 1,
+            }
+        }
+        Ok(any)
+    }
+
+    fn transmit(&mut self, now: Instant) {
+        self.prober.on_time(now);
+        while let Some(p) = self.prober.poll_transmit(now) {
+            // A probe that cannot leave (no route yet) is a lost pair, not a failed call.
+            let _ = self.sock.send(self.target, p.seq, p.tos, p.payload);
+        }
+    }
+
+    fn stats(&self) -> crate::report::PingPairStats {
+        let mut t_q = self.t_q_ms.clone();
+        let mut n_a = self.n_a.clone();
+        let verdict = self.wmm.verdict();
+        crate::report::PingPairStats {
+            target: self.target.to_string(),
+            socket: self.sock.kind().name().into(),
+            pairs: self.pairs,
+            valid: self.t_q_ms.len() as u64,
+            t_q_p50_ms: percentiles(&mut t_q, &[0.5])[0],
+            n_a_p50: percentiles(&mut n_a, &[0.5])[0],
+            t_c_last_ms: self.t_c_last.as_millis_f64(),
+            t_c_max_ms: self.t_c_max.as_millis_f64(),
+            wmm_reversals: verdict.map(|v| v.reversals),
+            wmm_enabled: verdict.map(|v| v.enabled),
+            malformed: self.malformed,
+            foreign: self.foreign,
+        }
+    }
 }
 
 fn summary(
@@ -911,6 +1078,7 @@ fn summary(
         peer: r.peer.map(|p| p.to_string()),
         trace: opts.link.as_ref().map(|k| k.link.name()),
         flows: vec![m],
+        pingpair: None,
     }
 }
 

@@ -7,9 +7,10 @@
 //! to the nanosecond), rates `float` kbit/s, sizes `int` bytes. The scheme's feedback message is
 //! `bytes` (carried in one framed message of kind 200, so it costs the reverse path its length
 //! plus the 3-byte frame header), its per-packet header fields `bytes` of at most 16 (one RTP
-//! header extension element, as for every scheme). The seam's conversions are the functions
-//! below ([`secs`], [`instant_of`], [`rate_of`]); the Rust twin of the Python example
-//! ([`crate::twin`]) uses the same ones, so the two run the same arithmetic.
+//! header extension element, as for every scheme). The message and field types and the seam's
+//! conversions ([`secs`], [`instant_of`], [`rate_of`]) are wisp-core's
+//! ([`wisp_core::scheme::opaque`]); the Rust twin of the Python example
+//! ([`wisp_core::scheme::example_aimd`]) uses the same ones, so the two run the same arithmetic.
 //!
 //! A callback that raises, or returns what the contract does not allow, stops the controller:
 //! the error is kept (the first one), the flow's halves stop calling Python (the sender's
@@ -35,13 +36,16 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use wisp_core::controller::{Allowance, Receiver, SendContext, Sender, SenderStats};
 use wisp_core::pacer::Pacer;
-use wisp_core::packet::{DataHeader, HeaderFields, SchemeFields};
+use wisp_core::packet::{DataHeader, SchemeFields};
+use wisp_core::scheme::example_aimd::AimdConfig;
+use wisp_core::scheme::opaque::{
+    MAX_FEEDBACK, OpaqueFields as PyFields, OpaqueMessage as PyMessage, instant_of, rate_of, secs,
+};
 use wisp_core::scheme::params::Parameters;
 use wisp_core::scheme::{
     BuildError, CustomScheme, Halves, ParamError, Scheme, SchemeConfig, SchemeContext, SchemeInfo,
 };
 use wisp_core::source::Source;
-use wisp_core::wire::{Message, WireError, frame, unframe};
 use wisp_core::{Bitrate, DataSize, Instant};
 
 create_exception!(
@@ -50,62 +54,6 @@ create_exception!(
     PyRuntimeError,
     "A controller written in Python raised, or returned what the contract does not allow."
 );
-
-/// The frame kind of a Python scheme's feedback (schemes outside the tree use 200–254).
-pub const KIND: u8 = 200;
-/// The largest feedback message a Python receiver may return, bytes.
-pub const MAX_FEEDBACK: usize = 1200;
-/// The largest rate a controller may ask for, kbit/s (100 Gbit/s).
-const MAX_KBPS: f64 = 1e8;
-
-/// A time as the Python halves see it: seconds since the start of the run.
-pub fn secs(t: Instant) -> f64 {
-    t.as_nanos() as f64 / 1e9
-}
-
-/// A time a Python half returned (seconds), rounded to the nanosecond; `None` if it is not a
-/// finite, non-negative number.
-pub fn instant_of(s: f64) -> Option<Instant> {
-    let ns = (s * 1e9).round();
-    (ns.is_finite() && ns >= 0.0 && ns < u64::MAX as f64).then(|| Instant::from_nanos(ns as u64))
-}
-
-/// A rate a Python half returned (kbit/s); `None` if it is not finite or out of 0 to 1e8.
-pub fn rate_of(kbps: f64) -> Option<Bitrate> {
-    (kbps.is_finite() && (0.0..=MAX_KBPS).contains(&kbps)).then(|| Bitrate::from_kbps_f64(kbps))
-}
-
-/// A Python scheme's feedback message: the bytes its receiver returned.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct PyMessage(pub Vec<u8>);
-
-impl Message for PyMessage {
-    fn emit(&self, out: &mut Vec<u8>) {
-        frame(out, KIND, |out| out.extend_from_slice(&self.0));
-    }
-    fn parse(buf: &[u8]) -> Result<Self, WireError> {
-        let (kind, mut p) = unframe(buf)?;
-        if kind != KIND {
-            return Err(WireError::UnknownKind(kind));
-        }
-        let body = p.bytes(p.remaining())?.to_vec();
-        p.finish()?;
-        Ok(PyMessage(body))
-    }
-}
-
-/// A Python scheme's per-packet header fields: the bytes its sender returned.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct PyFields(pub SchemeFields);
-
-impl HeaderFields for PyFields {
-    fn emit(&self) -> SchemeFields {
-        self.0
-    }
-    fn parse(fields: &SchemeFields) -> Result<Self, WireError> {
-        Ok(PyFields(*fields))
-    }
-}
 
 /// `wisp.Rate(kbps, pacing_kbps=None)`: send at `kbps`, paced at `pacing_kbps` (default: the
 /// same).
@@ -799,15 +747,13 @@ impl PyController {
     ) -> Self {
         PyController {
             name: "example-aimd (Rust)".to_string(),
-            kind: ControllerKind::Rust(SchemeConfig::Custom(CustomScheme::new(
-                crate::twin::AimdConfig {
-                    start_kbps,
-                    target_s,
-                    beta,
-                    step_kbps,
-                    interval_s,
-                },
-            ))),
+            kind: ControllerKind::Rust(SchemeConfig::Custom(CustomScheme::new(AimdConfig {
+                start_kbps,
+                target_s,
+                beta,
+                step_kbps,
+                interval_s,
+            }))),
         }
     }
 
@@ -836,67 +782,6 @@ impl PyController {
                 true,
             ),
             ControllerKind::Rust(c) => (c.clone(), false),
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use proptest::prelude::*;
-
-    #[test]
-    fn a_feedback_message_is_its_bytes_in_a_frame_of_kind_200() {
-        let mut out = vec![];
-        PyMessage(vec![1, 2, 3]).emit(&mut out);
-        assert_eq!(out, [200, 0, 3, 1, 2, 3]);
-        assert_eq!(PyMessage::parse(&out), Ok(PyMessage(vec![1, 2, 3])));
-        assert_eq!(
-            PyMessage::parse(&[201, 0, 0]),
-            Err(WireError::UnknownKind(201))
-        );
-    }
-
-    #[test]
-    fn times_and_rates_from_python_are_checked() {
-        assert_eq!(instant_of(0.25), Some(Instant::from_millis(250)));
-        assert_eq!(instant_of(1e-9), Some(Instant::from_nanos(1)));
-        for bad in [-1e-3, f64::NAN, f64::INFINITY, 1e12] {
-            assert_eq!(instant_of(bad), None, "{bad}");
-        }
-        assert_eq!(rate_of(1500.0), Some(Bitrate::from_kbps(1500)));
-        assert_eq!(rate_of(0.0), Some(Bitrate::ZERO));
-        for bad in [-1.0, f64::NAN, f64::INFINITY, 1.5e8] {
-            assert_eq!(rate_of(bad), None, "{bad}");
-        }
-    }
-
-    proptest! {
-        #[test]
-        fn feedback_round_trips(body in proptest::collection::vec(any::<u8>(), 0..MAX_FEEDBACK)) {
-            let m = PyMessage(body);
-            let mut out = vec![];
-            m.emit(&mut out);
-            prop_assert_eq!(PyMessage::parse(&out), Ok(m));
-        }
-
-        #[test]
-        fn parsing_feedback_never_panics(buf in proptest::collection::vec(any::<u8>(), 0..64)) {
-            let _ = PyMessage::parse(&buf);
-        }
-
-        #[test]
-        fn header_fields_round_trip(bytes in proptest::collection::vec(any::<u8>(), 0..=16)) {
-            let f = PyFields(SchemeFields::new(&bytes).unwrap());
-            prop_assert_eq!(PyFields::parse(&f.emit()), Ok(f));
-            let emitted = f.emit();
-            prop_assert_eq!(emitted.as_slice(), &bytes[..]);
-        }
-
-        #[test]
-        fn a_time_survives_the_trip_through_python(ns in 0u64..1_000_000_000_000_000) {
-            let t = Instant::from_nanos(ns);
-            prop_assert_eq!(instant_of(secs(t)), Some(t));
         }
     }
 }

@@ -12,9 +12,11 @@
 //! `ValueError` carrying the parser's message (what the command line prints after the option's
 //! name).
 //!
-//! Two seams are its own: controllers written in Python run through the scheme seam's run-time
-//! variant (`src/controller.rs`; the example's Rust twin is `src/twin.rs`), and `wisp.gym` steps a
-//! simulation paused at every monitor interval on a thread of its own (`src/gym.rs`).
+//! Controllers written in Python run through the scheme seam's run-time variant
+//! (`src/controller.rs`: calling Python and checking what it returns; the seam's message types
+//! and conversions are [`wisp_core::scheme::opaque`], the example's Rust twin is
+//! [`wisp_core::scheme::example_aimd`]), and `wisp.gym` binds wisp-sim's monitor-interval
+//! environment [`wisp_sim::interval`] (`src/gym.rs`).
 
 use pyo3::exceptions::{PyOSError, PyValueError};
 use pyo3::prelude::*;
@@ -33,7 +35,6 @@ use wisp_sim::trace::TraceUnit;
 mod controller;
 mod gym;
 mod reproduce;
-mod twin;
 
 use controller::{ControllerError, PyController, Shared};
 
@@ -304,17 +305,41 @@ fn run(
     if flows == 0 {
         return Err(value_error("flows: must be at least 1"));
     }
-    let forward = spec.load().map_err(value_error)?;
-    let reverse = reverse.as_deref().map(trace_link).transpose()?;
-    options.check_window(&forward).map_err(value_error)?;
     let seed = resolve_seed(seed)?;
-    let flows = schemes.into_iter().map(FlowSpec::new).collect();
-    let scenario = options.scenario(forward, reverse, flows, seed);
-    // A Python controller needs the GIL at every callback: the run keeps it.
-    let result = if calls_python {
-        wisp_sim::run::run(&scenario, None)
+    let flows: Vec<FlowSpec> = schemes.into_iter().map(FlowSpec::new).collect();
+    // The simulated 802.11 medium (`wifi:…`): the flows go from the AP to station 1 and their
+    // feedback back across the same medium, as `wisp run --link wifi:…`.
+    let result = if let LinkSpec::Wifi(w) = &spec {
+        if reverse.is_some() {
+            return Err(value_error(
+                "reverse: does not apply to a wifi link (the feedback crosses the medium)",
+            ));
+        }
+        if queue.is_some() {
+            return Err(value_error(
+                "queue: does not apply to a wifi link (give the medium's queue=N in the spec)",
+            ));
+        }
+        let duration = options.duration.unwrap_or(Duration::from_secs(60));
+        if options.warmup >= duration {
+            return Err(value_error("warmup_s: must be shorter than the run"));
+        }
+        if calls_python {
+            wisp_sim::run::run_wifi(w, &options, flows, seed, None)
+        } else {
+            py.allow_threads(|| wisp_sim::run::run_wifi(w, &options, flows, seed, None))
+        }
     } else {
-        py.allow_threads(|| wisp_sim::run::run(&scenario, None))
+        let forward = spec.load().map_err(value_error)?;
+        let reverse = reverse.as_deref().map(trace_link).transpose()?;
+        options.check_window(&forward).map_err(value_error)?;
+        let scenario = options.scenario(forward, reverse, flows, seed);
+        // A Python controller needs the GIL at every callback: the run keeps it.
+        if calls_python {
+            wisp_sim::run::run(&scenario, None)
+        } else {
+            py.allow_threads(|| wisp_sim::run::run(&scenario, None))
+        }
     };
     if let Some(e) = shared.take_error() {
         return Err(e);
@@ -505,8 +530,7 @@ fn wisp_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<controller::PyWindow>()?;
     m.add_class::<controller::PyPacket>()?;
     m.add_function(wrap_pyfunction!(reproduce::reproduce, m)?)?;
-    m.add_class::<gym::PyLink>()?;
-    m.add_class::<gym::GymEpisode>()?;
+    m.add_class::<gym::PyRateControl>()?;
     m.add("ControllerError", m.py().get_type::<ControllerError>())?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())

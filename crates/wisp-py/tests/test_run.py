@@ -59,6 +59,20 @@ def test_reverse_trace_and_flows(cli) -> None:
     assert len(r.flows) == 2 and r.reverse == "Verizon-LTE-short.up"
 
 
+def test_a_wifi_link_runs_as_on_the_command_line(cli) -> None:
+    link = "wifi:std=11g,rate=54mbps,stations=4,load=tcp"
+    r = wisp.run(scheme="sprout", link=link, duration_s=10)
+    j = cli_json(cli, "run", "--scheme", "sprout", "--link", link, "--duration-s", "10", "--json")
+    assert r.as_dict() == j
+    assert r.throughput_kbps > 0
+    try:
+        wisp.run(scheme="sprout", link=link, queue="droptail:packets=10")
+    except ValueError as e:
+        assert "queue" in str(e)
+    else:
+        raise AssertionError("a queue on a wifi link was accepted")
+
+
 def test_timeseries_and_packets_equal_the_cli_files(cli, tmp_path) -> None:
     r = wisp.run(scheme="sprout", link=f"trace:{VERIZON}", duration_s=20)
     code, _, err = cli(

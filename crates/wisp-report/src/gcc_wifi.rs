@@ -541,6 +541,15 @@ fn notes() -> Markup {
             }
             li { "The d_m density is of the video packets, the receiver's delay samples." }
             li {
+                "The edca cases simulate the paper's setting instead of replaying it: the call goes from \
+                 the AP to a station of an 802.11g EDCA medium (54 Mbit/s, best effort, the AP's queues \
+                 1000 frames per access category) loaded by 10 stations that always have a frame for the \
+                 AP, or by 4 stations downloading in bulk from the same AP; its feedback crosses the medium \
+                 back. The paper's network was a loaded 802.11n one; the medium has no 802.11n PHY or \
+                 aggregation. Contention spreads each frame's access delay rather than holding the channel \
+                 in outages that end in one burst: the pre-filter merges some groups, the spread stays."
+            }
+            li {
                 "The trace does not release what an outage held in one burst: in the 20–50 ms \
                  after a gap of 80 ms or more it delivers at a median 5.2 Mbit/s, with about two \
                  pauses of 5 ms or more inside each release. Each pause fails Algorithm 1's burst \

@@ -23,6 +23,7 @@ fn config() -> SaturationConfig {
         duration: wisp_core::Duration::from_secs(10),
         seed: 1,
         frame_error_rate: 0.0,
+        qos: false,
     }
 }
 

@@ -3,7 +3,7 @@
 //! A deterministic discrete-event simulator for wisp's schemes: trace-driven and rate links
 //! ([`link`]), mobile-broadband profiles ([`mobile`]), queues ([`queue`]), random loss ([`loss`]), a `(time, seq)` event engine
 //! ([`sim`]), a run's options ([`options`]), the per-packet log ([`log`]), the metrics ([`metrics`]), the matrix runner
-//! ([`bench`](mod@bench)), path characterisation ([`sweep`]), the papers' reproductions
+//! ([`bench`](mod@bench)), a rate-control environment stepped one monitor interval at a time ([`interval`]), path characterisation ([`sweep`]), the papers' reproductions
 //! ([`reproduce`]), Sprout's view of a saturated link ([`forecast`]) and an 802.11 EDCA medium
 //! ([`wifi`]) with the bandwidth-probing tools run on it ([`probing`]: WBest, IGI/PTR, pathChirp,
 //! pathload, Spruce). One master seed
@@ -20,6 +20,7 @@
 
 pub mod bench;
 pub mod forecast;
+pub mod interval;
 pub mod link;
 pub mod log;
 pub mod loss;
@@ -31,6 +32,7 @@ pub mod queue;
 pub(crate) mod rate;
 pub mod reproduce;
 pub mod run;
+pub mod scenario_file;
 pub mod seed;
 pub mod sim;
 pub mod sweep;

@@ -4,7 +4,8 @@
 use crate::link::LinkModel;
 use crate::loss::LossSpec;
 use crate::queue::QueueSpec;
-use crate::sim::{FlowSpec, Scenario};
+use crate::sim::{FlowSpec, Hop, Network, RoutedFlow, Scenario, WifiMedium, WiredLink};
+use crate::wifi::link::{AP, STATION, WifiSpec};
 use wisp_core::Duration;
 
 /// Delay, queue, loss and timing of a run (the command line's `--delay-ms`, `--queue`, `--loss`,
@@ -80,5 +81,63 @@ impl RunOptions {
         s.seed = seed;
         s.timer_jitter = self.timer_jitter;
         s
+    }
+}
+
+impl RunOptions {
+    /// The network of `wisp run --link wifi:SPEC`: each flow's data crosses the wire (`--loss`,
+    /// then the delay) to the AP, then the medium from the AP to station 1; its feedback
+    /// crosses the medium from station 1 to the AP, then the wire back (`--reverse-loss`, the
+    /// delay). The medium's queues are its own (the spec's `queue`): `queue` does not apply.
+    /// Without a duration, 60 s. Flows carry DSCP 0 (AC_BE).
+    pub fn wifi_network(&self, spec: &WifiSpec, flows: Vec<FlowSpec>, seed: u64) -> Network {
+        let wire = |label: &str, loss| WiredLink {
+            label: label.into(),
+            model: None,
+            queue: QueueSpec::Infinite,
+            delay: self.delay,
+            loss,
+        };
+        let (down, up) = (
+            Hop::Wifi {
+                medium: 0,
+                from: AP,
+                to: STATION,
+            },
+            Hop::Wifi {
+                medium: 0,
+                from: STATION,
+                to: AP,
+            },
+        );
+        let scenario = Scenario::new(LinkModel::Unlimited, flows[0].scheme.clone());
+        Network {
+            links: vec![
+                wire("forward", self.loss),
+                wire("reverse", self.reverse_loss),
+            ],
+            media: vec![WifiMedium {
+                label: "wifi".into(),
+                spec: spec.clone(),
+                extra_stations: 0,
+            }],
+            flows: flows
+                .into_iter()
+                .map(|spec| RoutedFlow {
+                    spec,
+                    dscp: 0,
+                    data: vec![Hop::Link(0), down],
+                    feedback: vec![up, Hop::Link(1)],
+                    reference: None,
+                })
+                .collect(),
+            duration: self.duration.unwrap_or(Duration::from_secs(60)),
+            warmup: self.warmup,
+            seed,
+            mtu: scenario.mtu,
+            bin: scenario.bin,
+            timer_jitter: self.timer_jitter,
+            tables: scenario.tables,
+        }
     }
 }

@@ -1,10 +1,14 @@
 //! A run from scenario to report: simulate, then compute every flow's metrics and the series.
 
+use crate::link::LinkModel;
 use crate::log::RunLog;
 use crate::metrics::{FlowMetrics, MetricsContext, TimeSeries, flow_metrics, time_series};
-use crate::sim::{Progress, Scenario, SimError, simulate};
+use crate::options::RunOptions;
+use crate::sim::{FlowSpec, Network, Progress, Scenario, SimError, simulate, simulate_network};
+use crate::wifi::link::WifiSpec;
 use serde::Serialize;
-use wisp_core::Instant;
+use std::sync::Arc;
+use wisp_core::{Bitrate, Instant};
 
 /// The summary of a run (what `wisp run --json` prints).
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -88,4 +92,88 @@ pub fn run(scenario: &Scenario, progress: Option<Progress<'_>>) -> Result<RunRes
         series,
         log,
     })
+}
+
+/// Simulates the network of `wisp run --link wifi:SPEC` ([`RunOptions::wifi_network`]) and
+/// reports it as `wisp run` does: `trace` is the link spec, `reverse` the medium's uplink,
+/// capacity 0 (the medium has no fixed capacity) and no ideal delay.
+pub fn run_wifi(
+    spec: &WifiSpec,
+    options: &RunOptions,
+    flows: Vec<FlowSpec>,
+    seed: u64,
+    progress: Option<Progress<'_>>,
+) -> Result<RunResult, SimError> {
+    if flows.is_empty() {
+        return Err(SimError::NoFlows);
+    }
+    let net = options.wifi_network(spec, flows, seed);
+    let r = run_network(&net, progress)?;
+    let mut names: Vec<String> = net
+        .flows
+        .iter()
+        .map(|f| f.spec.scheme.to_string())
+        .collect();
+    names.dedup();
+    let report = RunReport {
+        scheme: names.join("+"),
+        trace: format!("wifi:{spec}"),
+        seed,
+        reverse: "wifi (station 1 to the AP)".into(),
+        delay_ms: options.delay.as_millis_f64(),
+        queue: format!("wifi queue={}", spec.queue),
+        loss: options.loss.to_string(),
+        reverse_loss: options.reverse_loss.to_string(),
+        duration_s: net.duration.as_secs_f64(),
+        warmup_s: net.warmup.as_secs_f64(),
+        flows: r.flows,
+    };
+    Ok(RunResult {
+        report,
+        series: r.series,
+        log: r.log,
+    })
+}
+
+/// What a run over a [`Network`] produced: every flow's metrics, the series and the log.
+#[derive(Clone, Debug)]
+pub struct NetworkResult {
+    pub flows: Vec<FlowMetrics>,
+    pub series: TimeSeries,
+    pub log: RunLog,
+}
+
+/// Simulates `net` and measures every flow against its reference link (capacity, utilisation
+/// and the ideal sender's delay over that link alone, with the delay in front of it); a flow
+/// without one has capacity 0 and no ideal delay. The series' capacity is flow 0's reference.
+pub fn run_network(
+    net: &Network,
+    progress: Option<Progress<'_>>,
+) -> Result<NetworkResult, SimError> {
+    let log = simulate_network(net, progress)?;
+    let none = LinkModel::Rate(Arc::new(vec![(Instant::ZERO, Bitrate::ZERO)]));
+    let reference = |f: usize| {
+        net.reference(f)
+            .unwrap_or((&none, wisp_core::Duration::ZERO))
+    };
+    let flows = net
+        .flows
+        .iter()
+        .enumerate()
+        .map(|(i, f)| {
+            let (link, delay) = reference(i);
+            let ctx = MetricsContext {
+                link,
+                delay,
+                mtu: net.mtu,
+                end: net.end(),
+                warmup: net.warmup,
+            };
+            let start = Instant::ZERO + f.spec.start;
+            let stop = f.spec.stop.map_or(Instant::MAX, |d| Instant::ZERO + d);
+            flow_metrics(&log, &ctx, i, f.spec.scheme.to_string(), start, stop)
+        })
+        .collect();
+    let series = time_series(&log, reference(0).0, net.flows.len(), net.end(), net.bin);
+    Ok(NetworkResult { flows, series, log })
 }

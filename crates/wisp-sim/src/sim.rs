@@ -1,21 +1,46 @@
-//! The discrete-event engine.
+//! The discrete-event engine: a network of links, and flows routed over it.
 //!
 //! Events sit in one heap ordered by `(time, seq)`, where `seq` is the order in which they were
 //! scheduled: two events at the same instant run in the order they were created, so a run is a
-//! pure function of the [`Scenario`] (including its seed).
+//! pure function of the [`Network`] (including its seed).
 //!
-//! The path of a data packet: the flow driver emits it → loss at the link entrance → the
-//! one-way propagation delay → the bottleneck queue → the link's server → the receiver (at the
-//! instant of delivery). A link may discard a packet that waited too long in the queue, and may
-//! deliver a packet after its server is done with it, or lose it (the mobile profiles' radio,
-//! [`crate::mobile`]). Feedback goes back the same way over the reverse path: the reverse link
-//! (a paired trace) after the same delay, or the delay alone.
+//! **Topology.** A [`Network`] holds links and flows. A link is a one-way [`WiredLink`]: random
+//! loss at its entrance, then a propagation delay, then (unless it is only a delay, a *pipe*)
+//! a queue drained by a server (a trace, a constant or stepped rate, a mobile profile… — any
+//! [`LinkModel`]). Each flow names two paths, a sequence of hops: its data path (sender →
+//! receiver) and its feedback path (receiver → sender). Flows whose paths name the same link
+//! share its queue and server, whatever their direction, so flows can cross, share and
+//! contend. A packet moves to the next hop of its path at the instant the link delivers it; at
+//! the end of the path it reaches the flow's receiver (data) or sender (feedback).
+//!
+//! A hop may also cross a Wi-Fi medium ([`WifiMedium`], one [`WifiLink`] per medium: an AP, its
+//! stations, the spec's contenders and their load) from one of its nodes to another. The packet
+//! joins the sending node's queue for its access category (the flow's DSCP; the medium drops it
+//! if that queue is full), the engine wakes the medium at its `next_event()` and takes what
+//! `advance()` decided: a delivered packet moves on at the end of its PPDU, one dropped at the
+//! retry limit is lost on the link ([`DropReason::Link`]). Every flow crossing a medium, in
+//! either direction, contends on its one channel. A medium's random draws come from
+//! `wifi/LABEL`.
+//!
+//! A [`Scenario`] (one bottleneck per direction, as `wisp run` builds it) is the two-node network
+//! [`Scenario::network`]: link 0 (`forward`: `--loss`, the delay, the forward queue and link),
+//! link 1 (`reverse`: `--reverse-loss`, the delay, the reverse trace or nothing), every flow's
+//! data over link 0 and feedback over link 1. Its random streams keep their names
+//! (`loss/forward`, `link/reverse`, …), so a scenario gives the same bytes of output as before
+//! the engine knew topologies.
+//!
+//! The path of a data packet over one wired link: the flow driver emits it → loss at the link
+//! entrance → the one-way propagation delay → the link's queue → its server → the next hop (at
+//! the instant of delivery). A link may discard a packet that waited too long in the queue, and
+//! may deliver a packet after its server is done with it, or lose it (the mobile profiles'
+//! radio, [`crate::mobile`]).
 
 use crate::link::{LinkModel, Server};
 use crate::log::{DropReason, PacketRecord, RunLog, SENDER_SAMPLE_INTERVAL, SenderSample};
 use crate::loss::{LossModel, LossSpec};
 use crate::queue::{Queue, QueueSpec, Queued};
 use crate::seed;
+use crate::wifi::link::{NodeId, WifiLink, WifiOutput, WifiSpec};
 use rand::RngExt;
 use rand_chacha::ChaCha8Rng;
 use std::cmp::Ordering;
@@ -48,7 +73,7 @@ impl FlowSpec {
     }
 }
 
-/// Everything that determines a run.
+/// Everything that determines a run over one bottleneck per direction.
 #[derive(Clone, Debug)]
 pub struct Scenario {
     /// The data direction's bottleneck.
@@ -112,6 +137,137 @@ impl Scenario {
     pub fn end(&self) -> Instant {
         Instant::ZERO + self.duration
     }
+
+    /// The same run as a two-node [`Network`]: link 0 `forward` carries every flow's data, link
+    /// 1 `reverse` its feedback.
+    pub fn network(&self) -> Network {
+        let forward = WiredLink {
+            label: "forward".into(),
+            model: Some(self.forward.clone()),
+            queue: self.queue,
+            delay: self.delay,
+            loss: self.loss,
+        };
+        let reverse = WiredLink {
+            label: "reverse".into(),
+            model: self.reverse.clone(),
+            queue: self.reverse_queue,
+            delay: self.delay,
+            loss: self.reverse_loss,
+        };
+        Network {
+            links: vec![forward, reverse],
+            media: vec![],
+            flows: self
+                .flows
+                .iter()
+                .map(|f| RoutedFlow {
+                    spec: f.clone(),
+                    dscp: 0,
+                    data: vec![Hop::Link(0)],
+                    feedback: vec![Hop::Link(1)],
+                    reference: Some(0),
+                })
+                .collect(),
+            duration: self.duration,
+            warmup: self.warmup,
+            seed: self.seed,
+            mtu: self.mtu,
+            bin: self.bin,
+            timer_jitter: self.timer_jitter,
+            tables: self.tables.clone(),
+        }
+    }
+}
+
+/// A one-way link of a [`Network`].
+#[derive(Clone, Debug)]
+pub struct WiredLink {
+    /// Names the link's random streams (`link/LABEL` for its server, `loss/LABEL` for its
+    /// entrance loss) and its reports.
+    pub label: String,
+    /// The server draining the queue; `None`: a pipe, the delay only (no queue).
+    pub model: Option<LinkModel>,
+    pub queue: QueueSpec,
+    /// One-way propagation delay, applied before the queue.
+    pub delay: Duration,
+    /// Random loss at the entrance, before the delay.
+    pub loss: LossSpec,
+}
+
+/// One hop of a path.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Hop {
+    /// Link `i` of [`Network::links`].
+    Link(u16),
+    /// Across Wi-Fi medium `medium` of [`Network::media`], from node `from` to node `to` of
+    /// that medium (0 is its AP; see [`crate::wifi::link`]).
+    Wifi {
+        medium: u16,
+        from: NodeId,
+        to: NodeId,
+    },
+}
+
+/// A Wi-Fi medium of a [`Network`]: one channel shared by an AP and its stations
+/// ([`WifiLink`]).
+#[derive(Clone, Debug)]
+pub struct WifiMedium {
+    /// Names its random stream (`wifi/LABEL`) and its reports.
+    pub label: String,
+    /// The AP, station 1, the spec's contenders and their load.
+    pub spec: WifiSpec,
+    /// Stations added after the nodes the spec makes ([`WifiLink::add_station`]), for the
+    /// flows of a scenario.
+    pub extra_stations: u32,
+}
+
+/// A flow of a [`Network`] and its paths.
+#[derive(Clone, Debug)]
+pub struct RoutedFlow {
+    pub spec: FlowSpec,
+    /// The DSCP its packets carry (Wi-Fi hops map it to an access category).
+    pub dscp: u8,
+    /// The data path, sender to receiver (at least one hop).
+    pub data: Vec<Hop>,
+    /// The feedback path, receiver to sender (at least one hop).
+    pub feedback: Vec<Hop>,
+    /// The link (of [`Network::links`], with a model) whose capacity and ideal sender the flow's
+    /// metrics (and its `ideal` scheme) refer to; `None`: capacity 0, no ideal delay.
+    pub reference: Option<u16>,
+}
+
+/// Everything that determines a run: links, flows and their paths, timing, seed.
+#[derive(Clone, Debug)]
+pub struct Network {
+    pub links: Vec<WiredLink>,
+    pub media: Vec<WifiMedium>,
+    pub flows: Vec<RoutedFlow>,
+    /// The run ends here.
+    pub duration: Duration,
+    /// Metrics ignore the time before this.
+    pub warmup: Duration,
+    pub seed: u64,
+    pub mtu: DataSize,
+    /// Width of the time-series bins.
+    pub bin: Duration,
+    /// As [`Scenario::timer_jitter`].
+    pub timer_jitter: Duration,
+    pub tables: Tables,
+}
+
+impl Network {
+    /// The end of the run.
+    pub fn end(&self) -> Instant {
+        Instant::ZERO + self.duration
+    }
+
+    /// The reference link of flow `f` and the delay in front of it, if it has one.
+    pub fn reference(&self, f: usize) -> Option<(&LinkModel, Duration)> {
+        let r = self.flows[f].reference?;
+        let l = self.links.get(r as usize)?;
+        Some((l.model.as_ref()?, l.delay))
+    }
 }
 
 /// Why a scenario cannot run.
@@ -130,30 +286,30 @@ pub enum SimError {
     TooManyFlows,
     #[error("flow {0}: {1}")]
     Build(usize, BuildError),
+    #[error("flow {0}: {1}")]
+    Path(usize, String),
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Dir {
-    Fwd,
-    Rev,
-}
+/// A packet handle: a data packet's record index, or a feedback message's slab index with
+/// this bit set.
+const FEEDBACK: u32 = 1 << 31;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Ev {
     FlowStart(u16),
     SenderWake(u16),
     ReceiverWake(u16),
-    /// A packet (data: record index; feedback: slab index) reaches a bottleneck queue.
-    Arrive(Dir, u32),
-    /// The server may start on the head of the queue.
-    Start(Dir),
-    /// The server finished a packet.
-    Complete(Dir, u32),
-    /// A packet the server finished earlier reaches its receiver (a link whose delivery lags its
+    /// A packet reaches a link's queue (after the link's delay).
+    Arrive(u16, u32),
+    /// The link's server may start on the head of its queue.
+    Start(u16),
+    /// The link's server finished a packet.
+    Complete(u16, u32),
+    /// A packet the server finished earlier leaves the link (a link whose delivery lags its
     /// server).
-    Deliver(Dir, u32),
-    /// A feedback message reaches its sender over a delay-only reverse path.
-    FeedbackDeliver(u32),
+    Deliver(u16, u32),
+    /// Wi-Fi medium `m` may have something to do.
+    WifiWake(u16),
 }
 
 #[derive(Debug)]
@@ -180,8 +336,9 @@ impl Ord for Scheduled {
     }
 }
 
+/// A queue and its server.
 #[derive(Debug)]
-struct Link {
+struct Bottleneck {
     queue: Queue,
     server: Server,
     /// A `Start` or `Complete` event is pending.
@@ -190,15 +347,36 @@ struct Link {
     in_service: Option<Instant>,
 }
 
+#[derive(Debug)]
+struct Link {
+    delay: Duration,
+    loss: LossModel,
+    loss_rng: ChaCha8Rng,
+    /// `None`: a pipe.
+    bottleneck: Option<Bottleneck>,
+}
+
 impl Link {
-    fn new(model: &LinkModel, queue: QueueSpec, seed: u64) -> Self {
+    fn new(spec: &WiredLink, seed: u64) -> Self {
         Link {
-            queue: Queue::new(queue),
-            server: model.server_seeded(seed),
-            busy: false,
-            in_service: None,
+            delay: spec.delay,
+            loss: LossModel::new(spec.loss),
+            loss_rng: seed::stream(seed, &format!("loss/{}", spec.label)),
+            bottleneck: spec.model.as_ref().map(|m| Bottleneck {
+                queue: Queue::new(spec.queue),
+                server: m.server_seeded(seed::mix(seed, &format!("link/{}", spec.label))),
+                busy: false,
+                in_service: None,
+            }),
         }
     }
+}
+
+/// A Wi-Fi medium and its pending wake-up.
+#[derive(Debug)]
+struct Medium {
+    link: WifiLink,
+    wake: Option<Instant>,
 }
 
 #[derive(Debug)]
@@ -213,6 +391,18 @@ struct Flow {
     exact_timers: bool,
     /// When the sender is next sampled.
     next_sample: Instant,
+    data: Box<[Hop]>,
+    feedback: Box<[Hop]>,
+    dscp: u8,
+}
+
+/// An in-flight feedback message.
+#[derive(Debug)]
+struct InFlight {
+    flow: u16,
+    /// Its hop on the flow's feedback path.
+    hop: u8,
+    fb: Feedback,
 }
 
 /// Progress reports: called with the fraction of simulated time done.
@@ -225,20 +415,18 @@ pub struct Simulation {
     seq: u64,
     now: Instant,
     end: Instant,
-    delay: Duration,
-    fwd: Link,
-    rev: Option<Link>,
-    loss: LossModel,
-    loss_rng: ChaCha8Rng,
-    reverse_loss: LossModel,
-    reverse_loss_rng: ChaCha8Rng,
+    links: Vec<Link>,
+    media: Vec<Medium>,
+    wifi_out: Vec<WifiOutput>,
     aqm_rng: ChaCha8Rng,
     timer_jitter: Duration,
     timer_rng: ChaCha8Rng,
     flows: Vec<Flow>,
     log: RunLog,
+    /// Each data packet's hop on its flow's data path (parallel to `log.packets`).
+    data_hop: Vec<u8>,
     /// In-flight feedback messages (slab with a free list).
-    feedback: Vec<Option<(u16, Feedback)>>,
+    feedback: Vec<Option<InFlight>>,
     free_feedback: Vec<u32>,
     drops: Vec<u32>,
 }
@@ -246,35 +434,84 @@ pub struct Simulation {
 impl Simulation {
     /// Builds the flows and links of `scenario`.
     pub fn new(scenario: &Scenario) -> Result<Self, SimError> {
-        if scenario.duration.is_zero() {
+        Self::of_network(&scenario.network())
+    }
+
+    /// Builds the flows and links of `net`.
+    pub fn of_network(net: &Network) -> Result<Self, SimError> {
+        if net.duration.is_zero() {
             return Err(SimError::ZeroDuration);
         }
-        if scenario.warmup >= scenario.duration {
+        if net.warmup >= net.duration {
             return Err(SimError::WarmupTooLong {
-                warmup: scenario.warmup,
-                duration: scenario.duration,
+                warmup: net.warmup,
+                duration: net.duration,
             });
         }
-        if scenario.flows.is_empty() {
+        if net.flows.is_empty() {
             return Err(SimError::NoFlows);
         }
-        if scenario.flows.len() > u16::MAX as usize {
+        if net.flows.len() > u16::MAX as usize {
             return Err(SimError::TooManyFlows);
         }
-        let end = scenario.end();
-        let mut flows = Vec::with_capacity(scenario.flows.len());
-        for (i, spec) in scenario.flows.iter().enumerate() {
+        let end = net.end();
+        let media: Vec<Medium> = net
+            .media
+            .iter()
+            .map(|m| {
+                let mut link =
+                    WifiLink::new(&m.spec, seed::mix(net.seed, &format!("wifi/{}", m.label)));
+                for _ in 0..m.extra_stations {
+                    link.add_station();
+                }
+                Medium { link, wake: None }
+            })
+            .collect();
+        let media_nodes: Vec<NodeId> = media.iter().map(|m| m.link.nodes()).collect();
+        let mut flows = Vec::with_capacity(net.flows.len());
+        for (i, rf) in net.flows.iter().enumerate() {
+            for (what, path) in [("data", &rf.data), ("feedback", &rf.feedback)] {
+                if path.is_empty() || path.len() > u8::MAX as usize {
+                    return Err(SimError::Path(
+                        i,
+                        format!("the {what} path needs 1 to 255 hops"),
+                    ));
+                }
+                for h in path.iter() {
+                    match *h {
+                        Hop::Link(l) if l as usize >= net.links.len() => {
+                            return Err(SimError::Path(i, format!("no link {l}")));
+                        }
+                        Hop::Wifi { medium, from, to } => {
+                            let Some(&nodes) = media_nodes.get(medium as usize) else {
+                                return Err(SimError::Path(i, format!("no Wi-Fi medium {medium}")));
+                            };
+                            if from >= nodes || to >= nodes || from == to {
+                                return Err(SimError::Path(
+                                    i,
+                                    format!("no hop {from} -> {to} on Wi-Fi medium {medium}"),
+                                ));
+                            }
+                        }
+                        Hop::Link(_) => {}
+                    }
+                }
+            }
+            let spec = &rf.spec;
             let start = Instant::ZERO + spec.start;
-            let ideal = scenario
-                .forward
-                .ideal_deliveries(scenario.delay, scenario.mtu)
-                .map(|p| (p.sent, p.size))
-                .skip_while(move |&(t, _)| t < start);
+            let ideal = net.reference(i).map(|(link, delay)| {
+                let it: Box<dyn Iterator<Item = (Instant, DataSize)> + Send> = Box::new(
+                    link.ideal_deliveries(delay, net.mtu)
+                        .map(|p| (p.sent, p.size))
+                        .skip_while(move |&(t, _)| t < start),
+                );
+                it
+            });
             let ctx = SchemeContext {
-                mtu: scenario.mtu,
-                ideal_schedule: Some(Box::new(ideal)),
-                rng: Some(seed::stream(scenario.seed, &format!("flow/{i}/media"))),
-                tables: scenario.tables.clone(),
+                mtu: net.mtu,
+                ideal_schedule: ideal,
+                rng: Some(seed::stream(net.seed, &format!("flow/{i}/media"))),
+                tables: net.tables.clone(),
             };
             let (sender, receiver) = spec.scheme.build(ctx).map_err(|e| SimError::Build(i, e))?;
             flows.push(Flow {
@@ -286,6 +523,9 @@ impl Simulation {
                 receiver_wake: None,
                 exact_timers: matches!(spec.scheme, SchemeConfig::Ideal(_)),
                 next_sample: Instant::ZERO,
+                data: rf.data.clone().into_boxed_slice(),
+                feedback: rf.feedback.clone().into_boxed_slice(),
+                dscp: rf.dscp,
             });
         }
         let mut sim = Simulation {
@@ -293,34 +533,25 @@ impl Simulation {
             seq: 0,
             now: Instant::ZERO,
             end,
-            delay: scenario.delay,
-            fwd: Link::new(
-                &scenario.forward,
-                scenario.queue,
-                seed::mix(scenario.seed, "link/forward"),
-            ),
-            rev: scenario.reverse.as_ref().map(|m| {
-                Link::new(
-                    m,
-                    scenario.reverse_queue,
-                    seed::mix(scenario.seed, "link/reverse"),
-                )
-            }),
-            loss: LossModel::new(scenario.loss),
-            loss_rng: seed::stream(scenario.seed, "loss/forward"),
-            reverse_loss: LossModel::new(scenario.reverse_loss),
-            reverse_loss_rng: seed::stream(scenario.seed, "loss/reverse"),
-            aqm_rng: seed::stream(scenario.seed, "aqm"),
-            timer_jitter: scenario.timer_jitter,
-            timer_rng: seed::stream(scenario.seed, "timers"),
+            links: net.links.iter().map(|l| Link::new(l, net.seed)).collect(),
+            media,
+            wifi_out: Vec::new(),
+            aqm_rng: seed::stream(net.seed, "aqm"),
+            timer_jitter: net.timer_jitter,
+            timer_rng: seed::stream(net.seed, "timers"),
             flows,
             log: RunLog::default(),
+            data_hop: Vec::new(),
             feedback: Vec::new(),
             free_feedback: Vec::new(),
             drops: Vec::new(),
         };
-        for (i, spec) in scenario.flows.iter().enumerate() {
-            sim.schedule(Instant::ZERO + spec.start, Ev::FlowStart(i as u16));
+        for (i, f) in net.flows.iter().enumerate() {
+            sim.schedule(Instant::ZERO + f.spec.start, Ev::FlowStart(i as u16));
+        }
+        for m in 0..sim.media.len() {
+            // The background load starts at once.
+            sim.wifi_wake(m as u16);
         }
         Ok(sim)
     }
@@ -379,11 +610,55 @@ impl Simulation {
                     self.run_receiver(f);
                 }
             }
-            Ev::Arrive(dir, id) => self.arrive(dir, id),
-            Ev::Start(dir) => self.start(dir),
-            Ev::Complete(dir, id) => self.complete(dir, id),
-            Ev::Deliver(dir, id) => self.deliver(dir, id),
-            Ev::FeedbackDeliver(id) => self.deliver_feedback(id),
+            Ev::Arrive(l, id) => self.arrive(l, id),
+            Ev::Start(l) => self.start(l),
+            Ev::Complete(l, id) => self.complete(l, id),
+            Ev::Deliver(_, id) => self.next_hop(id),
+            Ev::WifiWake(m) => {
+                if self.media[m as usize].wake == Some(now) {
+                    self.media[m as usize].wake = None;
+                    self.wifi_advance(m);
+                }
+            }
+        }
+    }
+
+    /// Schedules medium `m`'s next wake-up if it is earlier than the one pending.
+    fn wifi_wake(&mut self, m: u16) {
+        let now = self.now;
+        let medium = &mut self.media[m as usize];
+        if let Some(t) = medium.link.next_event() {
+            let t = t.max(now);
+            if medium.wake.is_none_or(|w| t < w) {
+                medium.wake = Some(t);
+                self.schedule(t, Ev::WifiWake(m));
+            }
+        }
+    }
+
+    /// Runs medium `m` to now and moves on what it delivered.
+    fn wifi_advance(&mut self, m: u16) {
+        let now = self.now;
+        let mut out = std::mem::take(&mut self.wifi_out);
+        self.media[m as usize].link.advance(now, &mut out);
+        for o in out.drain(..) {
+            let p = o.tag as u32;
+            if o.delivered {
+                self.next_hop(p);
+            } else {
+                self.record_drops(&mut vec![p], DropReason::Link);
+            }
+        }
+        self.wifi_out = out;
+        // Everything up to now is done: the next wake-up is later (never a loop at one instant).
+        let next = self.media[m as usize].link.next_event();
+        let medium = &mut self.media[m as usize];
+        if let Some(t) = next {
+            let t = t.max(now + Duration::from_nanos(1));
+            if medium.wake.is_none_or(|w| t < w) {
+                medium.wake = Some(t);
+                self.schedule(t, Ev::WifiWake(m));
+            }
         }
     }
 
@@ -401,11 +676,9 @@ impl Simulation {
         while let Some(header) = self.flows[f as usize].sender.poll_transmit(now) {
             let id = self.log.packets.len() as u32;
             self.log.packets.push(PacketRecord::new(f, header));
-            if self.loss.lose(&mut self.loss_rng) {
-                self.log.packets[id as usize].drop(now, DropReason::Loss);
-            } else {
-                self.schedule(now + self.delay, Ev::Arrive(Dir::Fwd, id));
-            }
+            self.data_hop.push(0);
+            let hop = self.flows[f as usize].data[0];
+            self.enter(hop, id);
         }
         let flow = &mut self.flows[f as usize];
         if now >= flow.next_sample {
@@ -444,26 +717,23 @@ impl Simulation {
             let size = (fb.len() as u32) + IP_UDP_OVERHEAD.bytes() as u32;
             self.log.feedback_packets += 1;
             self.log.feedback_bytes += u64::from(size);
-            if self.reverse_loss.lose(&mut self.reverse_loss_rng) {
-                self.log.feedback_dropped += 1;
-                continue;
-            }
+            let msg = InFlight {
+                flow: f,
+                hop: 0,
+                fb,
+            };
             let id = match self.free_feedback.pop() {
                 Some(id) => {
-                    self.feedback[id as usize] = Some((f, fb));
+                    self.feedback[id as usize] = Some(msg);
                     id
                 }
                 None => {
-                    self.feedback.push(Some((f, fb)));
+                    self.feedback.push(Some(msg));
                     (self.feedback.len() - 1) as u32
                 }
             };
-            let at = now + self.delay;
-            if self.rev.is_some() {
-                self.schedule(at, Ev::Arrive(Dir::Rev, id));
-            } else {
-                self.schedule(at, Ev::FeedbackDeliver(id));
-            }
+            let hop = self.flows[f as usize].feedback[0];
+            self.enter(hop, id | FEEDBACK);
         }
         let flow = &mut self.flows[f as usize];
         if let Some(t) = flow.receiver.poll_timeout() {
@@ -475,39 +745,109 @@ impl Simulation {
         }
     }
 
-    fn link(&mut self, dir: Dir) -> &mut Link {
-        match dir {
-            Dir::Fwd => &mut self.fwd,
-            Dir::Rev => self.rev.as_mut().expect("a reverse link"),
+    /// Packet `p` enters `hop` now.
+    fn enter(&mut self, hop: Hop, p: u32) {
+        let l = match hop {
+            Hop::Link(l) => l,
+            Hop::Wifi { medium, from, to } => return self.enter_wifi(p, medium, from, to),
+        };
+        let link = &mut self.links[l as usize];
+        if link.loss.lose(&mut link.loss_rng) {
+            let mut lost = std::mem::take(&mut self.drops);
+            lost.push(p);
+            self.record_drops(&mut lost, DropReason::Loss);
+            self.drops = lost;
+        } else {
+            let at = self.now + link.delay;
+            self.schedule(at, Ev::Arrive(l, p));
         }
     }
 
-    fn size_of(&self, dir: Dir, id: u32) -> u32 {
-        match dir {
-            Dir::Fwd => self.log.packets[id as usize].header.size.bytes() as u32,
-            Dir::Rev => {
-                let (_, fb) = self.feedback[id as usize].as_ref().expect("live feedback");
-                fb.len() as u32 + IP_UDP_OVERHEAD.bytes() as u32
+    /// Packet `p` joins `from`'s queue on medium `m` for `to`.
+    fn enter_wifi(&mut self, p: u32, m: u16, from: NodeId, to: NodeId) {
+        let now = self.now;
+        let flow = if p & FEEDBACK == 0 {
+            let rec = &mut self.log.packets[p as usize];
+            if rec.enqueued.is_none() {
+                rec.enqueued = Some(now);
+            }
+            rec.flow
+        } else {
+            self.feedback[(p & !FEEDBACK) as usize]
+                .as_ref()
+                .expect("live feedback")
+                .flow
+        };
+        let dscp = self.flows[flow as usize].dscp;
+        let size = self.size_of(p);
+        let link = &mut self.media[m as usize].link;
+        if link.push(now, from, to, dscp, u64::from(p), size) {
+            self.wifi_wake(m);
+        } else {
+            self.record_drops(&mut vec![p], DropReason::Queue);
+        }
+    }
+
+    /// Packet `p` has crossed its current hop: on to the next one, or to its endpoint.
+    fn next_hop(&mut self, p: u32) {
+        if p & FEEDBACK == 0 {
+            let i = p as usize;
+            let f = self.log.packets[i].flow as usize;
+            let h = self.data_hop[i] as usize + 1;
+            match self.flows[f].data.get(h).copied() {
+                Some(hop) => {
+                    self.data_hop[i] = h as u8;
+                    self.enter(hop, p);
+                }
+                None => self.deliver_data(p),
+            }
+        } else {
+            let id = (p & !FEEDBACK) as usize;
+            let msg = self.feedback[id].as_mut().expect("live feedback");
+            let h = msg.hop as usize + 1;
+            match self.flows[msg.flow as usize].feedback.get(h).copied() {
+                Some(hop) => {
+                    msg.hop = h as u8;
+                    self.enter(hop, p);
+                }
+                None => self.deliver_feedback(id as u32),
             }
         }
     }
 
-    fn arrive(&mut self, dir: Dir, id: u32) {
+    fn size_of(&self, p: u32) -> u32 {
+        if p & FEEDBACK == 0 {
+            self.log.packets[p as usize].header.size.bytes() as u32
+        } else {
+            let msg = self.feedback[(p & !FEEDBACK) as usize]
+                .as_ref()
+                .expect("live feedback");
+            msg.fb.len() as u32 + IP_UDP_OVERHEAD.bytes() as u32
+        }
+    }
+
+    fn arrive(&mut self, l: u16, p: u32) {
         let now = self.now;
-        let size = self.size_of(dir, id);
-        if dir == Dir::Fwd {
-            self.log.packets[id as usize].enqueued = Some(now);
+        if self.links[l as usize].bottleneck.is_none() {
+            return self.next_hop(p);
+        }
+        let size = self.size_of(p);
+        if p & FEEDBACK == 0 {
+            let rec = &mut self.log.packets[p as usize];
+            if rec.enqueued.is_none() {
+                rec.enqueued = Some(now);
+            }
         }
         let mut drops = std::mem::take(&mut self.drops);
         let rng = &mut self.aqm_rng;
-        let link = match dir {
-            Dir::Fwd => &mut self.fwd,
-            Dir::Rev => self.rev.as_mut().expect("a reverse link"),
-        };
+        let link = self.links[l as usize]
+            .bottleneck
+            .as_mut()
+            .expect("a bottleneck");
         link.queue.enqueue(
             now,
             Queued {
-                id,
+                id: p,
                 size,
                 enqueued: now,
             },
@@ -520,18 +860,25 @@ impl Simulation {
             link.busy = true;
             link.server.next_start(now)
         };
-        self.record_drops(dir, &mut drops, DropReason::Queue);
+        self.record_drops(&mut drops, DropReason::Queue);
         self.drops = drops;
         if let Some(t) = start {
-            self.schedule(t, Ev::Start(dir));
+            self.schedule(t, Ev::Start(l));
         }
     }
 
-    fn start(&mut self, dir: Dir) {
+    fn bottleneck(&mut self, l: u16) -> &mut Bottleneck {
+        self.links[l as usize]
+            .bottleneck
+            .as_mut()
+            .expect("a bottleneck")
+    }
+
+    fn start(&mut self, l: u16) {
         let now = self.now;
         let mut drops = std::mem::take(&mut self.drops);
         let mut discarded = vec![];
-        let link = self.link(dir);
+        let link = self.bottleneck(l);
         let limit = link.server.discard_after(now);
         let head = loop {
             match link.queue.dequeue(now, &mut drops) {
@@ -550,73 +897,70 @@ impl Simulation {
                 Some((q.id, s.done))
             }
         };
-        self.record_drops(dir, &mut drops, DropReason::Aqm);
-        self.record_drops(dir, &mut discarded, DropReason::Discard);
+        self.record_drops(&mut drops, DropReason::Aqm);
+        self.record_drops(&mut discarded, DropReason::Discard);
         self.drops = drops;
         if let Some((id, at)) = done {
             if at != Instant::MAX {
-                self.schedule(at, Ev::Complete(dir, id));
+                self.schedule(at, Ev::Complete(l, id));
             }
         }
     }
 
-    fn complete(&mut self, dir: Dir, id: u32) {
+    fn complete(&mut self, l: u16, p: u32) {
         let now = self.now;
-        match self.link(dir).in_service.take() {
-            Some(at) if at <= now => self.deliver(dir, id),
-            Some(at) => self.schedule(at, Ev::Deliver(dir, id)),
-            None => self.record_drops(dir, &mut vec![id], DropReason::Link),
+        match self.bottleneck(l).in_service.take() {
+            Some(at) if at <= now => self.next_hop(p),
+            Some(at) => self.schedule(at, Ev::Deliver(l, p)),
+            None => self.record_drops(&mut vec![p], DropReason::Link),
         }
-        let link = self.link(dir);
+        let link = self.bottleneck(l);
         if link.queue.is_empty() {
             link.busy = false;
             return;
         }
         match link.server.next_start(now) {
-            Some(t) if t == now => self.start(dir),
-            Some(t) => self.schedule(t, Ev::Start(dir)),
+            Some(t) if t == now => self.start(l),
+            Some(t) => self.schedule(t, Ev::Start(l)),
             None => {}
         }
     }
 
-    /// Packet `id` reaches its receiver now.
-    fn deliver(&mut self, dir: Dir, id: u32) {
+    /// Data packet `id` reaches its receiver now.
+    fn deliver_data(&mut self, id: u32) {
         let now = self.now;
-        match dir {
-            Dir::Fwd => {
-                let rec = &mut self.log.packets[id as usize];
-                rec.delivered = Some(now);
-                let f = rec.flow;
-                let header = rec.header;
-                // Both halves are the same scheme: its fields always decode here.
-                let decoded = self.flows[f as usize]
-                    .receiver
-                    .on_packet_received(now, &header);
-                debug_assert!(decoded.is_ok(), "{decoded:?}");
-                self.run_receiver(f);
-            }
-            Dir::Rev => self.deliver_feedback(id),
-        }
+        let rec = &mut self.log.packets[id as usize];
+        rec.delivered = Some(now);
+        let f = rec.flow;
+        let header = rec.header;
+        // Both halves are the same scheme: its fields always decode here.
+        let decoded = self.flows[f as usize]
+            .receiver
+            .on_packet_received(now, &header);
+        debug_assert!(decoded.is_ok(), "{decoded:?}");
+        self.run_receiver(f);
     }
 
     fn deliver_feedback(&mut self, id: u32) {
-        let (f, fb) = self.feedback[id as usize].take().expect("live feedback");
+        let msg = self.feedback[id as usize].take().expect("live feedback");
         self.free_feedback.push(id);
         let now = self.now;
-        let decoded = self.flows[f as usize].sender.on_feedback(now, &fb);
+        let decoded = self.flows[msg.flow as usize]
+            .sender
+            .on_feedback(now, &msg.fb);
         debug_assert!(decoded.is_ok(), "{decoded:?}");
-        self.run_sender(f);
+        self.run_sender(msg.flow);
     }
 
-    fn record_drops(&mut self, dir: Dir, drops: &mut Vec<u32>, reason: DropReason) {
-        for id in drops.drain(..) {
-            match dir {
-                Dir::Fwd => self.log.packets[id as usize].drop(self.now, reason),
-                Dir::Rev => {
-                    self.feedback[id as usize] = None;
-                    self.free_feedback.push(id);
-                    self.log.feedback_dropped += 1;
-                }
+    fn record_drops(&mut self, drops: &mut Vec<u32>, reason: DropReason) {
+        for p in drops.drain(..) {
+            if p & FEEDBACK == 0 {
+                self.log.packets[p as usize].drop(self.now, reason);
+            } else {
+                let id = p & !FEEDBACK;
+                self.feedback[id as usize] = None;
+                self.free_feedback.push(id);
+                self.log.feedback_dropped += 1;
             }
         }
     }
@@ -625,6 +969,11 @@ impl Simulation {
 /// Runs `scenario` to the end.
 pub fn simulate(scenario: &Scenario, progress: Option<Progress<'_>>) -> Result<RunLog, SimError> {
     Ok(Simulation::new(scenario)?.run(progress))
+}
+
+/// Runs `net` to the end.
+pub fn simulate_network(net: &Network, progress: Option<Progress<'_>>) -> Result<RunLog, SimError> {
+    Ok(Simulation::of_network(net)?.run(progress))
 }
 
 #[cfg(test)]
@@ -731,5 +1080,394 @@ mod tests {
         let exact = simulate(&o, None).unwrap();
         o.timer_jitter = Duration::from_micros(100);
         assert_eq!(simulate(&o, None).unwrap().packets, exact.packets);
+    }
+}
+
+#[cfg(test)]
+mod topology_tests {
+    use super::*;
+    use crate::link::LinkSpec;
+
+    fn wired(label: &str, model: Option<&str>, delay_ms: u64) -> WiredLink {
+        WiredLink {
+            label: label.into(),
+            model: model.map(|m| m.parse::<LinkSpec>().unwrap().load().unwrap()),
+            queue: QueueSpec::Infinite,
+            delay: Duration::from_millis(delay_ms),
+            loss: LossSpec::None,
+        }
+    }
+
+    fn flow(scheme: &str, data: &[u16], feedback: &[u16]) -> RoutedFlow {
+        RoutedFlow {
+            spec: FlowSpec::new(scheme.parse().unwrap()),
+            dscp: 0,
+            data: data.iter().map(|&l| Hop::Link(l)).collect(),
+            feedback: feedback.iter().map(|&l| Hop::Link(l)).collect(),
+            reference: None,
+        }
+    }
+
+    fn network(links: Vec<WiredLink>, flows: Vec<RoutedFlow>, secs: u64) -> Network {
+        Network {
+            links,
+            media: vec![],
+            flows,
+            duration: Duration::from_secs(secs),
+            warmup: Duration::ZERO,
+            seed: 1,
+            mtu: DEFAULT_MTU,
+            bin: Duration::from_millis(100),
+            timer_jitter: Duration::ZERO,
+            tables: Tables::new(),
+        }
+    }
+
+    fn delivered_kbps(log: &RunLog, f: u16, secs: u64) -> f64 {
+        let bytes: u64 = log
+            .packets
+            .iter()
+            .filter(|p| p.flow == f && p.delivered.is_some())
+            .map(|p| p.header.size.bytes())
+            .sum();
+        bytes as f64 * 8.0 / secs as f64 / 1e3
+    }
+
+    #[test]
+    fn delays_add_up_along_a_path() {
+        // 10 ms pipe, then a 12 Mbit/s link behind 5 ms: 1500 bytes take 1 ms to serialise.
+        let links = vec![
+            wired("a", None, 10),
+            wired("b", Some("const:12mbps"), 5),
+            wired("back", None, 7),
+        ];
+        let log = simulate_network(
+            &network(links, vec![flow("cbr:rate-kbps=1200", &[0, 1], &[2])], 2),
+            None,
+        )
+        .unwrap();
+        let owd: Vec<Duration> = log
+            .packets
+            .iter()
+            .filter_map(|p| Some(p.delivered? - p.sent()))
+            .collect();
+        assert!(!owd.is_empty());
+        for d in owd {
+            assert_eq!(d, Duration::from_millis(16), "{d:?}");
+        }
+        // Enqueued at the first queue: after both delays.
+        let p = &log.packets[0];
+        assert_eq!(p.enqueued.unwrap() - p.sent(), Duration::from_millis(15));
+    }
+
+    #[test]
+    fn flows_crossing_one_link_share_its_capacity() {
+        // Two 8 Mbit/s CBR flows from two hosts through one 10 Mbit/s link: together they get the
+        // link's rate, each about half.
+        let links = vec![
+            wired("h1", None, 5),
+            wired("h2", None, 5),
+            wired("core", Some("const:10mbps"), 5),
+            wired("back", None, 10),
+        ];
+        let flows = vec![
+            flow("cbr:rate-kbps=8000", &[0, 2], &[3]),
+            flow("cbr:rate-kbps=8000", &[1, 2], &[3]),
+        ];
+        let log = simulate_network(&network(links, flows, 10), None).unwrap();
+        let (a, b) = (delivered_kbps(&log, 0, 10), delivered_kbps(&log, 1, 10));
+        assert!((a + b - 10_000.0).abs() < 200.0, "{a} + {b}");
+        assert!((a - b).abs() < 200.0, "{a} vs {b}");
+    }
+
+    #[test]
+    fn feedback_shares_a_link_with_another_flows_data() {
+        // Flow 1's feedback crosses the link flow 0 saturates: a CBR at 12 Mbit/s on 10 Mbit/s
+        // queues without bound, so flow 1 (cubic) sees its ACKs delayed by that queue and gets
+        // far less than over a free reverse path.
+        let run = |shared: bool| {
+            let links = vec![
+                wired("ab", Some("const:10mbps"), 5),
+                wired("ba", Some("const:10mbps"), 5),
+                wired("ba2", Some("const:10mbps"), 5),
+            ];
+            let fb = if shared { 0 } else { 2 };
+            let flows = vec![
+                flow("cbr:rate-kbps=12000", &[0], &[1]),
+                flow("cubic", &[1], &[fb]),
+            ];
+            let log = simulate_network(&network(links, flows, 10), None).unwrap();
+            delivered_kbps(&log, 1, 10)
+        };
+        let (free, shared) = (run(false), run(true));
+        assert!(free > 8_000.0, "{free}");
+        assert!(shared < free / 2.0, "{shared} vs {free}");
+    }
+
+    #[test]
+    fn a_path_naming_a_missing_link_is_an_error() {
+        let links = vec![wired("a", None, 1)];
+        let e = Simulation::of_network(&network(links, vec![flow("cbr", &[0], &[3])], 1));
+        assert!(matches!(e, Err(SimError::Path(0, _))), "{e:?}");
+    }
+}
+
+#[cfg(test)]
+mod wifi_tests {
+    use super::*;
+    use crate::wifi::link::{AP, STATION};
+
+    /// CBR at `kbps` from the AP to station 1 of `spec` (feedback back over the medium), `secs`
+    /// long: the log.
+    fn over_wifi(spec: &str, scheme: &str, secs: u64, seed: u64) -> RunLog {
+        let net = Network {
+            links: vec![WiredLink {
+                label: "wan".into(),
+                model: None,
+                queue: QueueSpec::Infinite,
+                delay: Duration::from_millis(5),
+                loss: LossSpec::None,
+            }],
+            media: vec![WifiMedium {
+                label: "wlan".into(),
+                spec: spec.parse().unwrap(),
+                extra_stations: 0,
+            }],
+            flows: vec![RoutedFlow {
+                spec: FlowSpec::new(scheme.parse().unwrap()),
+                dscp: 0,
+                data: vec![
+                    Hop::Link(0),
+                    Hop::Wifi {
+                        medium: 0,
+                        from: AP,
+                        to: STATION,
+                    },
+                ],
+                feedback: vec![
+                    Hop::Wifi {
+                        medium: 0,
+                        from: STATION,
+                        to: AP,
+                    },
+                    Hop::Link(0),
+                ],
+                reference: None,
+            }],
+            duration: Duration::from_secs(secs),
+            warmup: Duration::ZERO,
+            seed,
+            mtu: DEFAULT_MTU,
+            bin: Duration::from_millis(100),
+            timer_jitter: Duration::ZERO,
+            tables: Tables::new(),
+        };
+        simulate_network(&net, None).unwrap()
+    }
+
+    fn mbps(log: &RunLog, secs: u64) -> f64 {
+        let b: u64 = log
+            .packets
+            .iter()
+            .filter(|p| p.delivered.is_some())
+            .map(|p| p.header.size.bytes())
+            .sum();
+        b as f64 * 8.0 / secs as f64 / 1e6
+    }
+
+    #[test]
+    fn an_idle_medium_carries_a_cbr_flow_with_its_airtime() {
+        let log = over_wifi("std=11g,rate=54mbps", "cbr:rate-kbps=4000", 5, 1);
+        let r = mbps(&log, 5);
+        assert!((r - 4.0).abs() < 0.05, "{r}");
+        // 5 ms of wire, then DIFS + backoff + a 1500-byte PPDU at 54 Mbit/s (~250 µs) at least.
+        for p in log.packets.iter().filter(|p| p.delivered.is_some()) {
+            let d = p.delivered.unwrap() - p.sent();
+            assert!(d > Duration::from_micros(5_250), "{d:?}");
+            assert!(d < Duration::from_millis(7), "{d:?}");
+        }
+    }
+
+    #[test]
+    fn saturation_is_the_media_and_contenders_take_a_share() {
+        // CUBIC alone gets most of 11g's ~30 Mbit/s; with 4 saturated contenders about a fifth.
+        let alone = mbps(&over_wifi("std=11g,rate=54mbps", "cubic", 10, 1), 10);
+        let shared = mbps(
+            &over_wifi(
+                "std=11g,rate=54mbps,stations=4,load=saturated",
+                "cubic",
+                10,
+                1,
+            ),
+            10,
+        );
+        assert!(alone > 20.0 && alone < 31.0, "{alone}");
+        assert!(shared < alone / 2.5, "{shared} vs {alone}");
+    }
+
+    #[test]
+    fn wifi_runs_are_deterministic_by_seed() {
+        let spec = "std=11g,rate=54mbps,stations=4,load=tcp";
+        let a = over_wifi(spec, "gcc", 10, 1);
+        let b = over_wifi(spec, "gcc", 10, 1);
+        let c = over_wifi(spec, "gcc", 10, 2);
+        assert_eq!(a.packets, b.packets);
+        assert_ne!(a.packets, c.packets);
+    }
+}
+
+#[cfg(test)]
+mod network_properties {
+    use super::*;
+    use crate::link::LinkSpec;
+    use crate::wifi::link::{AP, STATION};
+    use proptest::prelude::*;
+
+    /// A random network: `links` wired links (pipes or constant rates, delays, drop-tail or
+    /// infinite queues), one Wi-Fi medium with two stations, and CBR or CUBIC flows with random
+    /// paths of 1 to 3 hops each way (a data path of pipes alone gets a Wi-Fi hop).
+    fn arb_network() -> impl Strategy<Value = Network> {
+        let link = (0u8..3, 1u64..30, 0u64..20, any::<bool>());
+        let hop = (0u16..5, any::<bool>());
+        let flow = (
+            any::<bool>(),
+            100u64..6000,
+            proptest::collection::vec(hop.clone(), 1..4),
+            proptest::collection::vec(hop, 1..4),
+            0u8..64,
+            0u64..3,
+        );
+        (
+            proptest::collection::vec(link, 1..5),
+            proptest::collection::vec(flow, 1..4),
+            any::<u64>(),
+        )
+            .prop_map(|(links, flows, seed)| {
+                let n = links.len() as u16;
+                let links: Vec<WiredLink> = links
+                    .into_iter()
+                    .enumerate()
+                    .map(|(i, (kind, mbps, delay, tail))| WiredLink {
+                        label: format!("l{i}"),
+                        model: (kind > 0).then(|| {
+                            format!("const:{mbps}mbps")
+                                .parse::<LinkSpec>()
+                                .unwrap()
+                                .load()
+                                .unwrap()
+                        }),
+                        queue: if tail {
+                            "droptail:packets=50".parse().unwrap()
+                        } else {
+                            QueueSpec::Infinite
+                        },
+                        delay: Duration::from_millis(delay),
+                        loss: LossSpec::None,
+                    })
+                    .collect();
+                // Hop k < n is wired link k; the others cross the medium (AP <-> a station).
+                let to_hop = |(k, up): (u16, bool), i: usize| {
+                    if k < n {
+                        Hop::Link(k)
+                    } else {
+                        let st = if i % 2 == 0 { STATION } else { 2 };
+                        let (from, to) = if up { (st, AP) } else { (AP, st) };
+                        Hop::Wifi {
+                            medium: 0,
+                            from,
+                            to,
+                        }
+                    }
+                };
+                let bottleneck = |h: &Hop| match *h {
+                    Hop::Link(l) => links[l as usize].model.is_some(),
+                    Hop::Wifi { .. } => true,
+                };
+                let flows = flows
+                    .into_iter()
+                    .map(|(tcp, kbps, data, fb, dscp, start)| {
+                        let mut data: Vec<Hop> = data
+                            .into_iter()
+                            .enumerate()
+                            .map(|(i, h)| to_hop(h, i))
+                            .collect();
+                        // A path of pipes alone has no capacity: TCP's window would grow
+                        // without bound (scenario files reject such a path).
+                        if !data.iter().any(bottleneck) {
+                            data.push(to_hop((n, false), 0));
+                        }
+                        (tcp, kbps, data, fb, dscp, start)
+                    })
+                    .map(|(tcp, kbps, data, fb, dscp, start)| RoutedFlow {
+                        spec: FlowSpec {
+                            scheme: if tcp {
+                                "cubic".parse().unwrap()
+                            } else {
+                                format!("cbr:rate-kbps={kbps}").parse().unwrap()
+                            },
+                            start: Duration::from_secs(start),
+                            stop: None,
+                        },
+                        dscp,
+                        data,
+                        feedback: fb
+                            .into_iter()
+                            .enumerate()
+                            .map(|(i, h)| to_hop(h, i))
+                            .collect(),
+                        reference: None,
+                    })
+                    .collect();
+                Network {
+                    links,
+                    media: vec![WifiMedium {
+                        label: "w".into(),
+                        spec: "std=11a,rate=24mbps,stations=1,load=udp:2mbps"
+                            .parse()
+                            .unwrap(),
+                        extra_stations: 0,
+                    }],
+                    flows,
+                    duration: Duration::from_secs(3),
+                    warmup: Duration::ZERO,
+                    seed,
+                    mtu: DEFAULT_MTU,
+                    bin: Duration::from_millis(100),
+                    timer_jitter: Duration::ZERO,
+                    tables: Tables::new(),
+                }
+            })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(24))]
+
+        /// Any network whose data paths have a bottleneck runs to its end, deterministically; every delivered packet took at
+        /// least the sum of its path's delays, left after it was sent and before the end, and
+        /// was neither also dropped nor delivered without reaching a queue or the medium.
+        #[test]
+        fn networks_run_deterministically_and_respect_their_paths(net in arb_network()) {
+            let a = simulate_network(&net, None).unwrap();
+            let b = simulate_network(&net, None).unwrap();
+            prop_assert_eq!(&a.packets, &b.packets);
+            prop_assert_eq!(a.feedback_dropped, b.feedback_dropped);
+            for p in &a.packets {
+                let f = &net.flows[p.flow as usize];
+                let floor: Duration = f
+                    .data
+                    .iter()
+                    .map(|h| match *h {
+                        Hop::Link(l) => net.links[l as usize].delay,
+                        Hop::Wifi { .. } => Duration::ZERO,
+                    })
+                    .fold(Duration::ZERO, |a, b| a + b);
+                if let Some(d) = p.delivered {
+                    prop_assert!(p.dropped.is_none());
+                    prop_assert!(d - p.sent() >= floor, "{:?} < {:?}", d - p.sent(), floor);
+                    prop_assert!(d < net.end());
+                    prop_assert!(p.enqueued.is_some() || f.data.iter().all(|h| matches!(h, Hop::Link(l) if net.links[*l as usize].model.is_none())));
+                }
+            }
+        }
     }
 }

@@ -13,12 +13,15 @@
 //! See `docs/adding-a-scheme.md`.
 
 pub mod cbr;
+pub mod example_aimd;
 pub mod gcc;
 pub mod ideal;
+pub mod opaque;
 pub mod params;
 pub mod registry;
 pub mod sprout;
 pub mod tcp;
+pub mod ukf;
 pub mod um;
 
 use crate::controller::{
@@ -368,6 +371,7 @@ schemes! {
     Compound(CompoundConfig),
     Ledbat(LedbatConfig),
     Um(UmFamilyConfig),
+    Ukf(ukf::UkfConfig),
 }
 
 /// Every built-in scheme, in listing order.
@@ -517,6 +521,18 @@ mod tests {
              window-samples=50,settle-ms=300,quantile=0.99,margin=0.25,memory-s=180,samples=200,\
              floor-ms=10,start-kbps=100,min-kbps=50,max-kbps=10000,pace-factor=2.5,audio-kbps=32,\
              base-window-s=600",
+        ),
+        (
+            "skype-ukf",
+            "noise-scaling=0,sigma-e-ms=2,sigma-rate=0.5,alpha=0.001,ewma=0.25,\
+             channel-access-ms=0.125,feedback-ms=100,share=0.9,start-kbps=300,min-kbps=50,max-kbps=2500,\
+             pace-factor=2.5,audio-kbps=32",
+        ),
+        (
+            "kwikr",
+            "noise-scaling=4,sigma-e-ms=2,sigma-rate=0.5,alpha=0.001,ewma=0.25,\
+             channel-access-ms=0.125,feedback-ms=100,share=0.9,start-kbps=300,min-kbps=50,max-kbps=2500,\
+             pace-factor=2.5,audio-kbps=32",
         ),
     ];
 

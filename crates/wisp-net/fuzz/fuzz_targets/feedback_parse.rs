@@ -6,6 +6,7 @@ use libfuzzer_sys::fuzz_target;
 use wisp_core::scheme::gcc::GccFeedback;
 use wisp_core::scheme::sprout::wire::SproutForecast;
 use wisp_core::scheme::tcp::ack::TcpAck;
+use wisp_core::scheme::ukf::UkfFeedback;
 use wisp_core::wire::{Feedback, Message};
 
 fn round_trips<M: Message + PartialEq>(data: &[u8]) {
@@ -21,4 +22,5 @@ fuzz_target!(|data: &[u8]| {
     round_trips::<GccFeedback>(data);
     round_trips::<SproutForecast>(data);
     round_trips::<TcpAck>(data);
+    round_trips::<UkfFeedback>(data);
 });

@@ -82,33 +82,32 @@ class Controller:
     @property
     def name(self) -> str: ...
 
-@final
-class Link:
-    """A link model loaded once (wisp.gym)."""
-
-    @staticmethod
-    def load(spec: str) -> Link: ...
-    @property
-    def name(self) -> str: ...
+_Obs = tuple[float, float, float, float, float, float, float]
 
 @final
-class GymEpisode:
-    """One episode of wisp.gym.RateControlEnv: a simulation on its own thread."""
+class RateControl:
+    """wisp-sim's monitor-interval environment (wisp_sim::interval::Env), for wisp.gym."""
 
     def __init__(
         self,
-        link: Link,
-        steps: int,
-        mi_ms: float = 50.0,
+        links: list[str],
+        monitor_interval_ms: float = 50.0,
+        episode_s: float = 10.0,
+        reward: list[float] = ...,
+        action: str = "rate",
+        min_kbps: float = 50.0,
+        max_kbps: float = 20000.0,
         start_kbps: float = 1000.0,
         delay_ms: float = 20.0,
         queue: str | None = None,
         loss: str | None = None,
-        seed: int = 1,
     ) -> None: ...
-    def step(
-        self, rate_kbps: float | None = None
-    ) -> tuple[float, float, float, float, float, float, float]: ...
+    @property
+    def steps(self) -> int: ...
+    @property
+    def link_names(self) -> list[str]: ...
+    def reset(self, link: int, seed: int) -> _Obs: ...
+    def step(self, action: float) -> tuple[_Obs, float, bool]: ...
     def close(self) -> None: ...
 
 def run(

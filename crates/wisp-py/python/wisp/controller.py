@@ -130,7 +130,7 @@ class Controller:
         step_kbps: float = 50.0,
         interval_s: float = 0.050,
     ) -> Controller:
-        """The Rust twin of :mod:`wisp.examples.aimd` (crate wisp-py, ``src/twin.rs``)."""
+        """The Rust twin of :mod:`wisp.examples.aimd` (crate wisp-core, ``src/scheme/example_aimd.rs``)."""
         c = Controller.__new__(Controller)
         c._native = _wisp.Controller.rust_example_aimd(start_kbps, target_s, beta, step_kbps, interval_s)
         return c

@@ -30,6 +30,10 @@ spec or a list of specs, as ``wisp run --link``) and its simulation seed from th
 random generator, so ``reset(seed=s)`` replays the same episode. One episode is one simulation on
 a thread of its own, paused at every MI's end.
 
+This class is Gymnasium's interface only: the scheme, the observation, the reward, the action's
+meaning and the stepping are wisp-sim's monitor-interval environment (``wisp_sim::interval``,
+``crates/wisp-sim/src/interval.rs``), which Rust programs use without Python.
+
 Requires ``gymnasium`` (``pip install 'wisp[gym]'``).
 """
 
@@ -58,7 +62,6 @@ FIELDS: tuple[str, ...] = (
 
 _LOW = np.array([0, 0, 0, 0, -np.inf, 0, 0], dtype=np.float32)
 _HIGH = np.array([np.inf, np.inf, np.inf, np.inf, np.inf, 1, np.inf], dtype=np.float32)
-_DELTA = 0.025  # Aurora's multiplier step
 
 
 class RateControlEnv(gym.Env[np.ndarray, np.ndarray]):
@@ -81,68 +84,44 @@ class RateControlEnv(gym.Env[np.ndarray, np.ndarray]):
         loss: str | float | None = None,
     ) -> None:
         specs = [link] if isinstance(link, str) else list(link)
-        if not specs:
-            raise ValueError("link: names no link")
-        self._links = [_wisp.Link.load(s) for s in specs]
-        if action not in ("rate", "multiplier"):
-            raise ValueError(f"action: `{action}` is neither `rate` nor `multiplier`")
-        if not 0 < min_kbps <= start_kbps <= max_kbps:
-            raise ValueError("need 0 < min_kbps <= start_kbps <= max_kbps")
-        if len(reward) != 3:
-            raise ValueError("reward: three weights (throughput, latency, loss)")
+        self._native = _wisp.RateControl(
+            specs,
+            float(monitor_interval_ms),
+            float(episode_s),
+            [float(w) for w in reward],
+            action,
+            float(min_kbps),
+            float(max_kbps),
+            float(start_kbps),
+            delay_ms=float(delay_ms),
+            queue=queue,
+            loss=None if loss is None else str(loss),
+        )
         self.monitor_interval_ms = float(monitor_interval_ms)
-        self.steps = int(round(episode_s * 1000.0 / self.monitor_interval_ms))
-        if self.steps < 1:
-            raise ValueError("episode_s: shorter than one monitor interval")
+        self.steps = self._native.steps
         self.reward_weights = tuple(float(w) for w in reward)
         self.action_mode = action
         self.min_kbps, self.max_kbps, self.start_kbps = float(min_kbps), float(max_kbps), float(start_kbps)
-        self._run = dict(delay_ms=float(delay_ms), queue=queue, loss=None if loss is None else str(loss))
+        self._link_names = self._native.link_names
         self.observation_space = spaces.Box(_LOW, _HIGH, dtype=np.float32)
         if action == "rate":
             self.action_space = spaces.Box(np.float32(min_kbps), np.float32(max_kbps), (1,), np.float32)
         else:
             self.action_space = spaces.Box(np.float32(-10), np.float32(10), (1,), np.float32)
-        self._episode: _wisp.GymEpisode | None = None
-        self._t = 0
-        self._rate = self.start_kbps
         self._link_name = ""
-
-    def _reward(self, obs: tuple[float, ...]) -> float:
-        a, b, c = self.reward_weights
-        return a * obs[1] * 1000.0 / 8.0 / 1500.0 - b * obs[2] / 1000.0 - c * obs[5]
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[np.ndarray, dict[str, Any]]:
         super().reset(seed=seed)
-        self.close()
-        link = self._links[int(self.np_random.integers(len(self._links)))]
+        link = int(self.np_random.integers(len(self._link_names)))
         sim_seed = int(self.np_random.integers(0, 2**63 - 1))
-        self._link_name = link.name
-        self._episode = _wisp.GymEpisode(
-            link, self.steps + 1, self.monitor_interval_ms, self.start_kbps, seed=sim_seed, **self._run
-        )
-        self._t = 0
-        self._rate = self.start_kbps
-        obs = self._episode.step(None)
+        self._link_name = self._link_names[link]
+        obs = self._native.reset(link, sim_seed)
         return np.array(obs, dtype=np.float32), {"link": self._link_name, "seed": sim_seed}
 
     def step(self, action: np.ndarray) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
-        if self._episode is None:
-            raise RuntimeError("step() before reset()")
         a = float(np.asarray(action, dtype=np.float64).reshape(-1)[0])
-        if self.action_mode == "rate":
-            rate = a
-        else:
-            rate = self._rate * (1 + _DELTA * a) if a >= 0 else self._rate / (1 - _DELTA * a)
-        if not np.isfinite(rate):
-            raise ValueError(f"action: {action!r} gives no finite rate")
-        self._rate = min(max(rate, self.min_kbps), self.max_kbps)
-        obs = self._episode.step(self._rate)
-        self._t += 1
-        truncated = self._t >= self.steps
-        return np.array(obs, dtype=np.float32), self._reward(obs), False, truncated, {"link": self._link_name}
+        obs, reward, done = self._native.step(a)
+        return np.array(obs, dtype=np.float32), reward, False, done, {"link": self._link_name}
 
     def close(self) -> None:
-        if self._episode is not None:
-            self._episode.close()
-            self._episode = None
+        self._native.close()

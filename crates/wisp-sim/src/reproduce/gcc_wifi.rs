@@ -38,6 +38,14 @@
 //! run on an outage link against the same scheme on that link without outages
 //! ([`GccWifi::no_outage_pairs`]): where the rates match, what delay the outages still cost.
 //!
+//! **The paper's own setting, simulated** (`edca-…` cases, [`wifi_spec`]): the call from the
+//! AP to a station of the 802.11 EDCA medium ([`crate::wifi::link`]) that contending stations
+//! load, as `wisp run --link wifi:…` runs it (20 ms of wire each way, then the medium; the
+//! feedback back over the medium). The paper measured a loaded 802.11n network; the medium here
+//! is 802.11g without aggregation, loaded by 10 saturated stations or by 4 bulk downloads from
+//! the same AP. The same claims are checked on it and reported whatever they give. The side-mode
+//! claim is not met where plain GCC shows no side mode at all (nothing to remove).
+//!
 //! Setup choices the paper does not state: a one-way propagation delay of 20 ms in each
 //! direction (wisp's default, as Cellsim), an infinite bottleneck queue, the default seed.
 
@@ -45,12 +53,16 @@ use super::{five_percentiles, mean_std};
 use crate::bench::run_all;
 use crate::link::{LinkModel, LinkSpec};
 use crate::log::RunLog;
-use crate::run::RunResult;
-use crate::sim::{Scenario, SimError};
+use crate::options::RunOptions;
+use crate::run::{RunResult, run_wifi};
+use crate::sim::{FlowSpec, Scenario, SimError};
 use crate::trace::{Trace, TraceError, TraceUnit};
+use crate::wifi::link::WifiSpec;
 use serde::Serialize;
 use std::path::Path;
 use std::sync::Arc;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use wisp_core::packet::Content;
 use wisp_core::scheme::SchemeConfig;
 use wisp_core::scheme::gcc::{GroupDelta, Grouper, Prefilter};
@@ -90,10 +102,12 @@ pub struct CaseSpec {
     pub quick: bool,
 }
 
-/// The cases: the trace as the paper replayed it, the trace with Mahimahi's semantics, and the
+/// The cases: the trace as the paper replayed it, the trace with Mahimahi's semantics, the
 /// synthetic outage link with and without outages at the trace's mean rate (3 Mbit/s, above the
-/// encoder's 2.5 Mbit/s ceiling) and at 2 Mbit/s (below it, so GCC must regulate).
-pub const CASES: [CaseSpec; 6] = [
+/// encoder's 2.5 Mbit/s ceiling) and at 2 Mbit/s (below it, so GCC must regulate), and the
+/// paper's own setting simulated: the call from the AP to a station of a loaded 802.11 EDCA
+/// medium ([`wifi_spec`]).
+pub const CASES: [CaseSpec; 8] = [
     CaseSpec {
         id: "trace",
         title: "Wi-Fi trace, one packet per line (the paper's setup)",
@@ -130,7 +144,35 @@ pub const CASES: [CaseSpec; 6] = [
         outages: false,
         quick: true,
     },
+    CaseSpec {
+        id: "edca-saturated",
+        title: "802.11g EDCA medium, AP to a station, 10 saturated stations contending",
+        outages: true,
+        quick: true,
+    },
+    CaseSpec {
+        id: "edca-tcp",
+        title: "802.11g EDCA medium, AP to a station, 4 stations downloading from the same AP",
+        outages: true,
+        quick: true,
+    },
 ];
+
+/// The medium of an `edca-…` case (`None` for the other cases): 802.11g at 54 Mbit/s with WMM
+/// (the call is best effort, DSCP 0), the call from the AP to station 1, and either 10
+/// stations that always have a frame for the AP (each transmitter, the AP too, gets about an
+/// eleventh of the channel: some 2.7 Mbit/s for the call, near the trace's 3 Mbit/s) or 4
+/// stations each downloading in bulk from the same AP (the AP serves its stations in turn). The
+/// paper's trace is of a loaded 802.11n network shared among several users (§4.2); the
+/// medium has no 802.11n PHY and no aggregation, so these stand in for it.
+pub fn wifi_spec(id: &str) -> Option<WifiSpec> {
+    let spec = match id {
+        "edca-saturated" => "std=11g,rate=54mbps,stations=10,load=saturated",
+        "edca-tcp" => "std=11g,rate=54mbps,stations=4,load=tcp",
+        _ => return None,
+    };
+    Some(spec.parse().expect("a valid Wi-Fi spec"))
+}
 
 /// d_m bins of the density plots: 1 ms from −60 to +160 ms.
 pub const DM_MIN_MS: f64 = -60.0;
@@ -264,6 +306,11 @@ pub const RATE_GAIN_PAPER: f64 = 0.20;
 /// The threshold shown beside it (the 15 % this reproduction judged the claim at before).
 pub const RATE_GAIN_SHOWN: f64 = 0.15;
 
+/// The fraction of d_m samples below −10 ms or above 40 ms from which plain GCC is said to
+/// show side modes (every outage case has 6 % or more; the EDCA medium with bulk downloads, one
+/// sample in 25,000).
+pub const SIDE_MODES_PRESENT: f64 = 0.01;
+
 fn pct(x: f64) -> String {
     format!("{:+.1} %", 100.0 * x)
 }
@@ -332,17 +379,27 @@ impl GccWifi {
                     });
                 }
                 let (ma, mb) = (a.summary.dm_modes, b.summary.dm_modes);
+                // Where plain GCC shows no side mode (under 1 % of its samples outside
+                // [−10, 40] ms) there is nothing to remove: not met.
+                let any = ma.negative + ma.positive >= SIDE_MODES_PRESENT;
                 out.push(Check {
                     claim: format!("{id}, {form}: the side modes of d_m are removed"),
                     expected: "d_m < −10 ms and > 40 ms each at most half as frequent".into(),
                     measured: format!(
-                        "< −10 ms: {:.1} % → {:.1} %; > 40 ms: {:.1} % → {:.1} %",
+                        "< −10 ms: {:.1} % → {:.1} %; > 40 ms: {:.1} % → {:.1} %{}",
                         100.0 * ma.negative,
                         100.0 * mb.negative,
                         100.0 * ma.positive,
-                        100.0 * mb.positive
+                        100.0 * mb.positive,
+                        if any {
+                            ""
+                        } else {
+                            " (plain GCC has no side modes: under 1 %)"
+                        }
                     ),
-                    met: mb.negative <= 0.5 * ma.negative && mb.positive <= 0.5 * ma.positive,
+                    met: any
+                        && mb.negative <= 0.5 * ma.negative
+                        && mb.positive <= 0.5 * ma.positive,
                 });
             }
         }
@@ -586,8 +643,21 @@ pub fn run(
 ) -> Result<GccWifi, SimError> {
     let delay = Duration::from_millis(20);
     let mut plan: Vec<(usize, SchemeConfig, Scenario)> = vec![];
+    let mut wifi_plan: Vec<(usize, SchemeConfig, WifiSpec)> = vec![];
     let mut cases: Vec<Case> = vec![];
     for spec in CASES.iter().filter(|c| c.quick || !options.quick) {
+        if let Some(w) = wifi_spec(spec.id) {
+            for s in [WITHOUT, WITH, WITH_LIBWEBRTC] {
+                let scheme: SchemeConfig = s.parse().expect("a registered scheme");
+                wifi_plan.push((cases.len(), scheme, w.clone()));
+            }
+            cases.push(Case {
+                spec: *spec,
+                link: format!("wifi:{w}"),
+                runs: vec![],
+            });
+            continue;
+        }
         let model = link(spec.id, &options.trace);
         for s in [WITHOUT, WITH, WITH_LIBWEBRTC] {
             let scheme: SchemeConfig = s.parse().expect("a registered scheme");
@@ -604,11 +674,49 @@ pub fn run(
         });
     }
     let scenarios: Vec<Scenario> = plan.iter().map(|p| p.2.clone()).collect();
-    let results = run_all(&scenarios, options.jobs, &|d, n, _| on_done(d, n));
+    let total = scenarios.len() + wifi_plan.len();
+    let results = run_all(&scenarios, options.jobs, &|d, _, _| on_done(d, total));
     let mut duration = Duration::ZERO;
     for ((i, scheme, sc), r) in plan.iter().zip(results) {
         duration = duration.max(sc.duration);
         cases[*i].runs.push(summarize(&r?, scheme, sc.duration));
+    }
+    // The medium's calls: the network `wisp run --link wifi:…` builds, in parallel.
+    let wifi_length = Duration::from_secs(if options.quick { 60 } else { 300 });
+    let run_options = RunOptions {
+        delay,
+        duration: Some(wifi_length),
+        ..RunOptions::default()
+    };
+    let next = AtomicUsize::new(0);
+    let results: Mutex<Vec<Option<Result<RunData, SimError>>>> =
+        Mutex::new((0..wifi_plan.len()).map(|_| None).collect());
+    std::thread::scope(|s| {
+        for _ in 0..options.jobs.max(1).min(wifi_plan.len().max(1)) {
+            s.spawn(|| {
+                loop {
+                    let k = next.fetch_add(1, Ordering::Relaxed);
+                    let Some((_, scheme, w)) = wifi_plan.get(k) else {
+                        break;
+                    };
+                    let flows = vec![FlowSpec::new(scheme.clone())];
+                    let r = run_wifi(w, &run_options, flows, options.seed, None)
+                        .map(|r| summarize(&r, scheme, wifi_length));
+                    let mut all = results.lock().expect("results lock");
+                    all[k] = Some(r);
+                    let done = scenarios.len() + all.iter().filter(|r| r.is_some()).count();
+                    drop(all);
+                    on_done(done, total);
+                }
+            });
+        }
+    });
+    for ((i, _, _), r) in wifi_plan
+        .iter()
+        .zip(results.into_inner().expect("results lock"))
+    {
+        duration = duration.max(wifi_length);
+        cases[*i].runs.push(r.expect("every job ran")?);
     }
     Ok(GccWifi {
         duration,

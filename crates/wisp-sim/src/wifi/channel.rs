@@ -14,7 +14,8 @@
 //!
 //! Deviations:
 //! - A frame that arrives at an EDCAF whose counter is already zero and whose AIFS has passed
-//!   goes at once, not at the next slot boundary.
+//!   goes at once, not at the next slot boundary. (If the medium is busy or has been idle for
+//!   less than AIFS when it arrives, the EDCAF draws a backoff first: the medium does that.)
 //! - One collision domain: every station hears every other (no hidden terminals, no capture).
 
 use wisp_core::{Duration, Instant};

@@ -157,6 +157,12 @@ impl Edcaf {
         self.failures
     }
 
+    /// Draws a new counter from the current window (a frame arrived at an empty queue while
+    /// the medium was busy or idle for less than AIFS, its counter being zero: 10.22.2.3).
+    pub fn backoff(&mut self, rng: &mut impl Rng) {
+        self.draw(rng);
+    }
+
     /// Counts down `slots` idle slots (never below zero).
     pub fn count_down(&mut self, slots: u32) {
         self.counter = self.counter.saturating_sub(slots);

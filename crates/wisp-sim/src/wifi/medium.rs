@@ -11,6 +11,12 @@
 //!   (`SIFS + Ack at the lowest rate + AIFS`), before counting again (10.3.2.3.7);
 //! - an internal collision (two ACs of one station in the same slot) goes to the higher AC;
 //!   the lower one behaves as after a collision, without airtime (10.22.2.4);
+//! - backoff counters freeze while the medium is busy: a non-QoS (DCF) station counts the
+//!   slots that ended idle (10.3.4.3); a QoS station's EDCAF acts at each slot boundary from the
+//!   end of its AIFS, so it also decrements at the boundary where another transmission starts
+//!   (10.22.2.4) — the rule Bianchi's chain follows (a busy period counts as one slot);
+//! - a frame that reaches an empty queue with the EDCAF's counter at zero goes at once if the
+//!   medium has been idle for AIFS, else the EDCAF draws a backoff first (10.3.4.3);
 //! - within a TXOP (limit > 0), the winner sends its next frame SIFS after the Ack while the
 //!   exchange still ends inside the limit (10.22.2.8).
 //!
@@ -188,7 +194,21 @@ impl Medium {
     /// Queues an MSDU of `bytes` at station `i` now; `false` if its queue is full.
     pub fn enqueue(&mut self, i: usize, ac: AccessCategory, bytes: u32) -> bool {
         let now = self.now;
+        self.arrival_backoff(i, ac, now);
         self.stations[i].enqueue(ac, bytes, now)
+    }
+
+    /// A frame reaching an empty queue whose counter is zero goes at once only if the medium
+    /// has been idle for AIFS; otherwise (busy, or idle for less) the EDCAF draws a backoff
+    /// (IEEE 802.11-2016 10.3.4.3, 10.22.2.3).
+    fn arrival_backoff(&mut self, i: usize, ac: AccessCategory, at: Instant) {
+        let phy = self.phy;
+        let s = &mut self.stations[i];
+        let k = ac.index();
+        if s.queued(ac) == 0 && s.edcaf[k].counter() == 0 && at < s.ready(k, &phy) {
+            let Station { edcaf, rng, .. } = s;
+            edcaf[k].backoff(rng);
+        }
     }
 
     /// Queues an MSDU of `bytes` from station `i` to station `dest` with the caller's `tag` at
@@ -204,6 +224,7 @@ impl Medium {
         at: Instant,
     ) -> bool {
         let at = at.max(self.now);
+        self.arrival_backoff(i, ac, at);
         self.stations[i].enqueue_to(ac, dest, tag, bytes, at)
     }
 
@@ -333,11 +354,18 @@ impl Medium {
     /// frame continues).
     fn transmit(&mut self, t: Instant, txop: Option<Instant>) {
         let phy = self.phy;
-        // Every EDCAF counts the idle slots up to `t`, then freezes.
+        // Every EDCAF counts the idle slots up to `t`, then freezes. A DCF station counts the
+        // slots that ended idle before `t` (10.3.4.3); an EDCAF acts at every slot boundary from
+        // the end of its AIFS, the boundary at `t` included, where it decrements while another
+        // starts to transmit (10.22.2.4). The transmitters' counters are zero either way.
         for s in &mut self.stations {
+            let qos = s.config.qos;
             for ac in 0..4 {
                 let ready = s.ready(ac, &phy);
-                let n = self.channel.idle_slots(ready, t);
+                let mut n = self.channel.idle_slots(ready, t);
+                if qos && t >= ready {
+                    n = n.saturating_add(1);
+                }
                 s.edcaf[ac].count_down(n);
             }
         }
@@ -821,6 +849,42 @@ mod tests {
             }
         }
         assert!(internal > 0);
+    }
+
+    #[test]
+    fn a_qos_station_also_decrements_at_the_busy_boundary() {
+        // Two stations with frames from t = 0: the one with the smaller counter c_w transmits
+        // at AIFS + c_w·slot. The other's counter c_l then stands at c_l − c_w under DCF
+        // (10.3.4.3: the slot in which the medium turns busy does not count) and at
+        // c_l − c_w − 1 under EDCA (10.22.2.4: it decrements at that slot boundary too).
+        let phy = Phy::new(Standard::A);
+        let mut checked = [0; 2];
+        for seed in 0..200 {
+            for (k, qos) in [false, true].into_iter().enumerate() {
+                let mut m = Medium::new(phy, seed);
+                for _ in 0..2 {
+                    let mut c = StationConfig::dcf(&phy, rate(54.0));
+                    c.qos = qos;
+                    m.add_station(c);
+                }
+                let be = AccessCategory::Be.index();
+                let c: Vec<u32> = (0..2).map(|i| m.station(i).edcaf[be].counter()).collect();
+                if c[0] == c[1] || c[0].min(c[1]) == 0 {
+                    continue;
+                }
+                for i in 0..2 {
+                    assert!(m.enqueue(i, AccessCategory::Be, 1500));
+                }
+                let (w, l) = if c[0] < c[1] { (0, 1) } else { (1, 0) };
+                let t = m.step_before(Instant::from_secs(1)).unwrap();
+                assert_eq!(t, Instant::ZERO + phy.difs() + phy.slot * u64::from(c[w]));
+                let after = m.station(l).edcaf[be].counter();
+                let want = c[l] - c[w] - u32::from(qos);
+                assert_eq!(after, want, "qos {qos}: {c:?}");
+                checked[k] += 1;
+            }
+        }
+        assert!(checked.iter().all(|&n| n > 0));
     }
 
     #[test]

@@ -37,13 +37,14 @@
 //!     duration: wisp_core::Duration::from_secs(2),
 //!     seed: 1,
 //!     frame_error_rate: 0.0,
+//!     qos: false,
 //! })?;
 //! assert!(r.simulated_mbps > 20.0);
 //! # Ok::<(), wisp_sim::wifi::saturation::SaturationError>(())
 //! ```
 //!
 //! Deviations (details in each module):
-//! - RTS/CTS and the AP's WMM queues with DSCP mapping are not modelled yet.
+//! - RTS/CTS is not modelled.
 //! - No propagation delay; one collision domain.
 
 pub mod ampdu;

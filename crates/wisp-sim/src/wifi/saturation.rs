@@ -35,6 +35,11 @@ pub struct SaturationConfig {
     pub seed: u64,
     /// Probability that a lone transmission is lost.
     pub frame_error_rate: f64,
+    /// `true`: QoS stations (EDCA's counting rule, 10.22.2.4: a counter also decrements at the
+    /// slot boundary where another transmission starts — the rule Bianchi's chain assumes);
+    /// `false`: non-QoS stations (DCF, 10.3.4.3). Either way one access category, AC_BE with
+    /// the DCF parameters (AIFSN 2, CWmin, CWmax of the PHY), so only the counting rule differs.
+    pub qos: bool,
 }
 
 /// Why an experiment cannot run.
@@ -117,6 +122,7 @@ impl SaturationConfig {
         medium.set_frame_error_rate(self.frame_error_rate);
         for _ in 0..self.stations {
             let mut c = StationConfig::dcf(&phy, self.rate);
+            c.qos = self.qos;
             for p in &mut c.edca {
                 p.retry_limit = u32::MAX;
             }
@@ -163,16 +169,21 @@ mod tests {
             duration: Duration::from_secs(secs),
             seed: 1,
             frame_error_rate: 0.0,
+            qos: false,
         }
     }
 
     /// The cases of issue 16's acceptance that miss 3% (by 3.4–3.8%): with 50 stations and
-    /// W = 16 the simulation has fewer collisions than the model. Two standard behaviours
-    /// Bianchi's chain leaves out cause it: counters freeze while the medium is busy (the chain
-    /// counts a busy period as a slot), and after a collision the colliders count again after
-    /// their Ack timeout + DIFS while the others wait EIFS (15 µs later on 11a, 21 µs on 11g).
-    /// 11a at 54 Mbit/s with 50 stations passes at 2.86%. A miss that starts passing fails this
-    /// test too (then the list is updated, with the reason in the commit).
+    /// W = 16 the simulation has fewer collisions than the model. The stations here are
+    /// non-QoS (DCF), whose counters do not count the slot in which the medium turns busy
+    /// (10.3.4.3); Bianchi's chain decrements every counter in every virtual slot, a busy one
+    /// included — the rule of a QoS station's EDCAF, which acts at the slot boundary where
+    /// another transmission starts (10.22.2.4). Run with the EDCA rule (`qos = true`), all 32
+    /// cases fall within 3% (largest 2.82%, 11g 54 Mbit/s n=50), so the gap is the model's form
+    /// against DCF, not an error in the medium; the DCF rule stays for DCF stations. (The
+    /// colliders' earlier restart after their Ack timeout, 15–21 µs before the others' EIFS,
+    /// also favours the simulation.) A miss that starts passing fails this test too (then the
+    /// list is updated, with the reason in the commit).
     const KNOWN_MISSES: &[&str] = &["11a 6 n=50", "11g 6 n=50", "11g 54 n=50"];
 
     /// Issue 16's acceptance: within 3% of the nearer of the DIFS and EIFS forms, for 11b at 1
@@ -212,6 +223,46 @@ mod tests {
         }
         eprint!("{report}");
         assert_eq!(misses, KNOWN_MISSES, "{report}");
+    }
+
+    /// The same 32 cases with QoS stations (`--access edca`): the counting rule Bianchi's
+    /// chain assumes (every counter decrements in every virtual slot, a busy one included), the
+    /// DCF parameters otherwise. Every case within 3% of the nearer form.
+    #[test]
+    fn wifi_saturation_with_edca_counting_matches_bianchi() {
+        let mut report = String::new();
+        let mut worst: f64 = 0.0;
+        let mut cases = 0;
+        for (std, mbps) in [
+            (Standard::B, 1.0),
+            (Standard::B, 11.0),
+            (Standard::A, 6.0),
+            (Standard::A, 24.0),
+            (Standard::A, 54.0),
+            (Standard::G, 6.0),
+            (Standard::G, 24.0),
+            (Standard::G, 54.0),
+        ] {
+            for n in [5, 10, 20, 50] {
+                let mut c = config(std, mbps, n, 100);
+                c.qos = true;
+                let r = run(&c).unwrap();
+                let err = r.nearer_error();
+                report += &format!(
+                    "{} {mbps} n={n}: simulated {:.3} difs {:.3} eifs {:.3} ({:.2}%)\n",
+                    std.name(),
+                    r.simulated_mbps,
+                    r.bianchi_difs_mbps,
+                    r.bianchi_eifs_mbps,
+                    100.0 * err
+                );
+                worst = worst.max(err);
+                cases += 1;
+            }
+        }
+        eprint!("{report}");
+        assert_eq!(cases, 32);
+        assert!(worst < 0.03, "{report}");
     }
 
     /// One 11g station at 54 Mbit/s, 1500-byte packets: the WBest paper measured 28.94 Mbit/s

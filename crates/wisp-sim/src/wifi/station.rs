@@ -33,7 +33,7 @@ pub struct StationConfig {
     /// Frames each AC queue holds (the head included); more are dropped.
     pub queue_limit: usize,
     /// Always backlogged: a new MSDU of this many bytes (to destination 0) joins this AC's
-    /// queue whenever it is empty. [`Station::backlog`] does the same for any destination.
+    /// queue whenever it is empty. [`Medium::backlog`](super::medium::Medium::backlog) does the same for any destination.
     pub saturated: Option<(AccessCategory, u32)>,
     /// The SNR its frames arrive with; `None`: the medium's constant frame error rate applies.
     pub snr: Option<Snr>,
@@ -41,6 +41,10 @@ pub struct StationConfig {
     pub rate_control: Option<RateControlConfig>,
     /// A-MPDU aggregation with block Ack for HT/VHT rates; `None`: one MPDU per exchange.
     pub ampdu: Option<AmpduConfig>,
+    /// A QoS station (EDCA, 10.22.2.4: its counters also decrement at the slot boundary where
+    /// another transmission starts); `false`: a non-QoS station (DCF, 10.3.4.3: the slot in
+    /// which the medium turns busy is not counted).
+    pub qos: bool,
 }
 
 impl StationConfig {
@@ -54,6 +58,7 @@ impl StationConfig {
             snr: None,
             rate_control: None,
             ampdu: None,
+            qos: true,
         }
     }
 
@@ -67,6 +72,7 @@ impl StationConfig {
             snr: None,
             rate_control: None,
             ampdu: None,
+            qos: false,
         }
     }
 }

@@ -4,7 +4,7 @@ The receiver reports every ``interval_s`` (from the first arrival) the largest o
 saw and the packets it counted since its last report (12 bytes, ``<dI``); the sender adds
 ``step_kbps`` per report while that delay stays within ``target_s`` of the smallest reported, and
 multiplies its rate by ``beta`` otherwise. Its Rust twin is ``wisp.Controller.rust_example_aimd``
-(crate wisp-py, ``src/twin.rs``); a test checks that both give the same report to the last bit.
+(crate wisp-core, ``src/scheme/example_aimd.rs``); a test checks that both give the same report to the last bit.
 
 >>> import wisp
 >>> from wisp.examples.aimd import controller
