@@ -5,7 +5,7 @@
 //! Probes are UDP datagrams between the two hosts' UDP sockets (the server's UDP port is its
 //! TCP port; the client's is announced by a datagram it sends first). The *sender* (the server
 //! for `from-server`, the client for `to-server`) runs the WBest state machine: it paces each
-//! phase's probes (sleep, then a busy wait for the last 200 µs: sub-millisecond pacing), the
+//! phase's probes (sleep, then a busy wait, yielding, for the last 200 µs: sub-millisecond pacing), the
 //! *receiver* stamps arrivals with the kernel's receive timestamp (`SO_TIMESTAMPNS`) and
 //! reports them in one `Arrivals` message per phase once it has every probe of the phase or
 //! 300 ms passed without one. The sender ends the phase on that report; after the train it
@@ -148,7 +148,7 @@ fn wait_until(clock: &Clock, t: Instant) {
         std::thread::sleep(Clock::std_duration(t - now - spin));
     }
     while clock.now() < t {
-        std::hint::spin_loop();
+        std::thread::yield_now();
     }
 }
 
