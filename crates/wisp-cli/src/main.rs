@@ -14,6 +14,7 @@ mod run;
 mod sim;
 mod sweep;
 mod trace;
+mod wbest;
 mod wifi;
 
 use clap::{Parser, Subcommand};
@@ -137,6 +138,12 @@ enum Command {
         #[command(subcommand)]
         command: wifi::WifiCommand,
     },
+    /// WBest over real sockets: `wisp wbest server` and `wisp wbest client --server ADDR`
+    /// estimate a path's effective capacity and available bandwidth in well under a second.
+    Wbest {
+        #[command(subcommand)]
+        command: wbest::WbestCommand,
+    },
     /// Ping-Pair: the queueing delay of a Wi-Fi AP's downlink from prioritised ping pairs, the
     /// WMM check and a congestion verdict (CoNEXT'17 §5); needs ping sockets or CAP_NET_RAW
     #[command(long_about = pingpair::LONG_ABOUT)]
@@ -193,6 +200,7 @@ fn main() -> ExitCode {
         Command::Analyze(a) => link::analyze(a),
         Command::Forecast(a) => forecast::forecast(a),
         Command::Wifi { command } => wifi::wifi(command),
+        Command::Wbest { command } => wbest::wbest(command),
         Command::Pingpair(a) => pingpair::pingpair(a),
     };
     match result {

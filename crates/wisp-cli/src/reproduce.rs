@@ -4,7 +4,7 @@ use crate::error::CliError;
 use crate::output::{self, OutputDir};
 use clap::{Args, ValueEnum};
 use std::path::{Path, PathBuf};
-use wisp_sim::reproduce::{gcc_wifi, mehrotra, sprout};
+use wisp_sim::reproduce::{gcc_wifi, mehrotra, sprout, wbest};
 
 /// The papers wisp reproduces.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -18,6 +18,9 @@ pub enum Paper {
     /// Mehrotra et al.: mobile-broadband characterisation (Figs. 2–5, 19), rate controllers with
     /// fixed and learned congestion thresholds (Tables I–II, Figs. 9–23), a handover.
     Mehrotra,
+    /// Li, Claypool, Kinicki, LCN 2008: WBest, IGI/PTR, pathChirp, pathload and Spruce on the simulated
+    /// 802.11g testbed of Table I (14 cases; Tables II–III as figures; summary.json, table.csv).
+    Wbest,
 }
 
 impl Paper {
@@ -26,6 +29,7 @@ impl Paper {
             Paper::GccWifi => "gcc-wifi",
             Paper::Sprout => "sprout",
             Paper::Mehrotra => "mehrotra",
+            Paper::Wbest => "wbest",
         }
     }
 }
@@ -94,7 +98,7 @@ pub fn reproduce(a: ReproduceArgs) -> Result<(), CliError> {
     let (trace_ok, traces_ok) = match a.paper {
         Paper::GccWifi => (true, false),
         Paper::Sprout => (false, true),
-        Paper::Mehrotra => (false, false),
+        Paper::Mehrotra | Paper::Wbest => (false, false),
     };
     let misplaced = [
         ("--trace", a.trace.is_some() && !trace_ok),
@@ -105,6 +109,7 @@ pub fn reproduce(a: ReproduceArgs) -> Result<(), CliError> {
             Paper::GccWifi => "it takes --trace FILE",
             Paper::Sprout => "it takes --traces DIR",
             Paper::Mehrotra => "it runs on the mobile-broadband profiles",
+            Paper::Wbest => "it runs on the simulated 802.11g testbed",
         };
         return Err(CliError::Input(format!(
             "{opt} does not apply to {} ({takes})",
@@ -113,6 +118,49 @@ pub fn reproduce(a: ReproduceArgs) -> Result<(), CliError> {
     }
     match a.paper {
         Paper::Sprout => sprout_paper(&a, &out, jobs)?,
+        Paper::Wbest => {
+            let seed = crate::args::seed(a.seed)?;
+            let pb = output::progress_bar(0, "simulating");
+            let result = wbest::run(a.quick, seed, &|done, total| {
+                pb.set_length(total as u64);
+                pb.set_position(done as u64);
+            });
+            pb.finish_and_clear();
+            let checks = result.checks();
+            let summary = serde_json::json!({
+                "paper": "wbest",
+                "quick": a.quick,
+                "result": &result,
+                "checks": &checks,
+            });
+            let mut files = OutputDir::default();
+            files.add("summary.json", to_json(&summary)?);
+            files.add("table.csv", result.csv());
+            files.commit(&out)?;
+            println!(
+                "{:>4} {:>7}  {:>15} {:>15} {:>15} {:>15} {:>15}",
+                "case", "truth", "wbest", "igi-ptr", "pathchirp", "pathload", "spruce"
+            );
+            for c in &result.cases {
+                let cols: Vec<String> = c
+                    .tools
+                    .iter()
+                    .map(|t| format!("{:6.2} ±{:6.2}", t.median_mbps, t.median_abs_error_mbps))
+                    .collect();
+                println!(
+                    "{:>4} {:>7.2}  {}",
+                    c.case,
+                    c.ground_truth_mbps,
+                    cols.join("  ")
+                );
+            }
+            for c in &checks {
+                print_check(c.met, &c.claim, &c.measured, &c.expected);
+            }
+            let met = checks.iter().filter(|c| c.met).count();
+            println!("{met} of {} checks met", checks.len());
+            eprintln!("wisp: wrote {}", out.join("summary.json").display());
+        }
         Paper::GccWifi => {
             let path = a.trace.clone().unwrap_or_else(|| shipped(WIFI_TRACE));
             let trace = gcc_wifi::load_trace(&path)

@@ -367,3 +367,31 @@ fn sprout_without_its_traces_is_bad_input_and_writes_nothing() {
         assert!(!dir.exists());
     }
 }
+
+#[test]
+fn quick_wbest_writes_its_summary_and_table_deterministically() {
+    let (a, b) = (scratch("wbest-a"), scratch("wbest-b"));
+    for dir in [&a, &b] {
+        let out = wisp_command()
+            .args(["reproduce", "wbest", "--quick", "--seed", "2", "--out"])
+            .arg(dir)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let (fa, fb) = (files(&a), files(&b));
+    assert_eq!(fa, fb, "same seed, same bytes");
+    let summary = json(file(&fa, "summary.json"));
+    assert_eq!(summary["paper"], "wbest");
+    assert_eq!(summary["result"]["cases"].as_array().unwrap().len(), 14);
+    // 6 UDP cases, 7 TCP cases, time, bytes, one per baseline (4).
+    assert_eq!(summary["checks"].as_array().unwrap().len(), 19);
+    let table = String::from_utf8(file(&fa, "table.csv").to_vec()).unwrap();
+    assert_eq!(table.lines().count(), 1 + 14 * 5);
+    let _ = std::fs::remove_dir_all(&a);
+    let _ = std::fs::remove_dir_all(&b);
+}

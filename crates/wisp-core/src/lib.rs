@@ -11,6 +11,7 @@
 //! * [`flow`], [`source`], [`pacer`]: turning a sender's allowance into packets (bulk or a media
 //!   call).
 //! * [`math`], [`stats`]: special functions, distributions, quantiles, EWMA.
+//! * [`probe`]: probing tools (WBest) as sans-IO state machines.
 //! * [`pingpair`]: Ping-Pair (CoNEXT'17 §5), sans-IO: validity, T_q, attribution, the WMM check.
 //! * [`scheme`]: the registry (`"cbr"` → [`scheme::SchemeConfig`] → halves) and the schemes.
 
@@ -20,6 +21,7 @@ pub mod math;
 pub mod pacer;
 pub mod packet;
 pub mod pingpair;
+pub mod probe;
 pub mod scheme;
 pub mod source;
 pub mod stats;

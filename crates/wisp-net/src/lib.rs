@@ -40,6 +40,8 @@ pub mod session;
 pub mod timer;
 pub mod twcc;
 pub mod twcc_recv;
+pub mod wbest;
+pub mod wbest_wire;
 
 use wisp_core::{Duration, Instant};
 

@@ -7,10 +7,13 @@
 //!   cellular traces (the §1 summary table, the §6.3–6.4 charts, the §6.5 loss table);
 //! * [`mehrotra`]: Mehrotra et al. — mobile-broadband characterisation, rate controllers with
 //!   fixed and learned congestion thresholds (Tables I–II, Figs. 2–23).
+//! * [`wbest`]: Li, Claypool, Kinicki, LCN 2008 — WBest and the probing baselines on the
+//!   802.11g testbed of Table I (Tables II–III as figures, issue 17's checks).
 
 pub mod gcc_wifi;
 pub mod mehrotra;
 pub mod sprout;
+pub mod wbest;
 
 use serde::Serialize;
 use wisp_core::stats::quantile_sorted;

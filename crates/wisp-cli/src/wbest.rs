@@ -1,0 +1,129 @@
+//! `wisp wbest server|client`: WBest over real sockets (`wisp_net::wbest`).
+
+use crate::error::CliError;
+use clap::{Args, Subcommand, ValueEnum};
+use std::net::SocketAddr;
+use wisp_core::probe::wbest::WbestConfig;
+use wisp_net::wbest::{WbestError, WbestReport};
+use wisp_net::wbest_wire::Direction;
+
+const CLIENT_HELP: &str = "\
+One WBest estimate (Li, Claypool, Kinicki 2008): --pairs packet pairs 10 ms apart give the
+effective capacity C_e (median of L/T_i), a train of --train packets at C_e gives the available
+bandwidth A = C_e (2 - C_e/R) with the train's loss correction. Probes are UDP datagrams of
+--size bytes between the two hosts; the server's UDP port is its TCP control port.
+
+Output (--json: one object): capacity_mbps (C_e), available_mbps (A), bytes_sent, time_s.
+
+Examples:
+  wisp wbest server --listen 0.0.0.0:9878
+  wisp wbest client --server 10.0.0.1:9878 --json
+  wisp wbest client --server 10.0.0.1:9878 --direction to-server --pairs 60";
+
+#[derive(Subcommand, Debug)]
+pub enum WbestCommand {
+    /// Serve WBest clients (one at a time).
+    Server(ServerArgs),
+    /// Run one WBest estimate against a server.
+    #[command(after_help = CLIENT_HELP)]
+    Client(ClientArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct ServerArgs {
+    /// TCP control address; UDP probes use the same address and port.
+    #[arg(long, default_value = "0.0.0.0:9878")]
+    pub listen: SocketAddr,
+    /// Exit after this many clients (default: serve forever).
+    #[arg(long)]
+    pub clients: Option<u64>,
+    /// Print each run's result as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+pub enum DirectionArg {
+    /// The client sends the probes.
+    ToServer,
+    /// The server sends the probes (WBest's direction: server → wireless client).
+    FromServer,
+}
+
+#[derive(Args, Debug)]
+pub struct ClientArgs {
+    /// The server's control address, e.g. 10.0.0.1:9878.
+    #[arg(long)]
+    pub server: SocketAddr,
+    /// Packet pairs n (1-1000).
+    #[arg(long, default_value_t = 30)]
+    pub pairs: u32,
+    /// Packets m in the train (2-1000).
+    #[arg(long, default_value_t = 30)]
+    pub train: u32,
+    /// Probe size in bytes (UDP payload, 64-65507).
+    #[arg(long, default_value_t = 1500)]
+    pub size: u32,
+    #[arg(long, value_enum, default_value = "from-server")]
+    pub direction: DirectionArg,
+    /// One JSON object on stdout.
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub fn wbest(command: WbestCommand) -> Result<(), CliError> {
+    match command {
+        WbestCommand::Server(a) => {
+            let json = a.json;
+            wisp_net::wbest::server(a.listen, a.clients, |r| match r {
+                Ok(r) => print_report(&r, json),
+                Err(e) => eprintln!("wisp wbest server: {e}"),
+            })
+            .map_err(|e| CliError::Io(e.to_string()))
+        }
+        WbestCommand::Client(a) => {
+            let cfg = WbestConfig {
+                pairs: a.pairs,
+                train: a.train,
+                size: a.size,
+                ..WbestConfig::default()
+            };
+            cfg.validate().map_err(CliError::input)?;
+            if a.size > 65507 {
+                return Err(CliError::Input(format!(
+                    "--size: must be at most 65507 bytes, not {}",
+                    a.size
+                )));
+            }
+            let direction = match a.direction {
+                DirectionArg::ToServer => Direction::ToServer,
+                DirectionArg::FromServer => Direction::FromServer,
+            };
+            let r = wisp_net::wbest::client(a.server, cfg, direction).map_err(|e| match e {
+                WbestError::Config(c) => CliError::input(c),
+                e => CliError::Io(e.to_string()),
+            })?;
+            print_report(&r, a.json);
+            Ok(())
+        }
+    }
+}
+
+fn print_report(r: &WbestReport, json: bool) {
+    if json {
+        println!(
+            "{}",
+            serde_json::json!({
+                "capacity_mbps": r.capacity_mbps,
+                "available_mbps": r.available_mbps,
+                "bytes_sent": r.bytes_sent,
+                "time_s": r.time_s,
+            })
+        );
+    } else {
+        println!(
+            "capacity (C_e) {:.2} Mbit/s, available (A) {:.2} Mbit/s, {} bytes, {:.3} s",
+            r.capacity_mbps, r.available_mbps, r.bytes_sent, r.time_s
+        );
+    }
+}

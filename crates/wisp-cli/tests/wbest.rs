@@ -1,0 +1,237 @@
+//! `wisp wbest server|client` end to end: bad input, loopback, and through `wisp link` on a
+//! 12 Mbit/s constant link, alone and beside a 6 Mbit/s iperf3 UDP flow (issue 17).
+//!
+//! The `wisp link` tests need root (network namespaces, TUN) and iperf3: they skip with a
+//! message otherwise, except in CI (`CI=true`), where they fail. Traffic goes only to loopback
+//! or to the namespace the link creates; every process is bounded (`--clients 1`, timeouts).
+
+mod common;
+use common::*;
+
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+fn reap(child: &mut Child, limit: Duration) {
+    let deadline = Instant::now() + limit;
+    while Instant::now() < deadline {
+        if let Ok(Some(_)) = child.try_wait() {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+}
+
+fn have(test: &str, tool: &str) -> bool {
+    let ok = Command::new("sh")
+        .args(["-c", &format!("command -v {tool}")])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !ok {
+        assert!(
+            !in_ci(),
+            "{test}: `{tool}` is not installed (CI installs it)"
+        );
+        eprintln!("skipping {test}: `{tool}` is not installed");
+    }
+    ok
+}
+
+fn server(port: u16) -> Child {
+    let c = wisp_command()
+        .args([
+            "wbest",
+            "server",
+            "--listen",
+            &format!("0.0.0.0:{port}"),
+            "--clients",
+            "1",
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    c
+}
+
+fn assert_ok(o: &Output) {
+    assert!(
+        o.status.success(),
+        "exit {:?}\nstdout:\n{}\nstderr:\n{}",
+        o.status,
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
+
+/// The client's JSON line from a command's stdout.
+fn estimate(o: &Output) -> serde_json::Value {
+    let out = String::from_utf8_lossy(&o.stdout);
+    let line = out
+        .lines()
+        .find(|l| l.contains("capacity_mbps"))
+        .unwrap_or_else(|| panic!("no estimate in:\n{out}"));
+    json(line.as_bytes())
+}
+
+#[test]
+fn out_of_range_parameters_are_bad_input() {
+    for (args, needle) in [
+        (vec!["--pairs", "0"], "pairs"),
+        (vec!["--train", "1"], "train"),
+        (vec!["--size", "10"], "size"),
+        (vec!["--size", "65535"], "size"),
+    ] {
+        let mut full = vec!["wbest", "client", "--server", "127.0.0.1:9"];
+        full.extend(args);
+        let o = wisp(&full);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{full:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(err.contains(needle), "{err}");
+        assert!(!err.contains("panicked"), "{err}");
+    }
+}
+
+#[test]
+fn loopback_estimate_has_the_json_fields() {
+    let _rt = real_time();
+    let port = free_port();
+    let mut s = server(port);
+    let o = wisp(&[
+        "wbest",
+        "client",
+        "--server",
+        &format!("127.0.0.1:{port}"),
+        "--json",
+    ]);
+    reap(&mut s, Duration::from_secs(5));
+    assert_ok(&o);
+    let e = estimate(&o);
+    assert_eq!(e["bytes_sent"].as_u64(), Some(90 * 1500));
+    assert!(e["capacity_mbps"].as_f64().unwrap() > 0.0);
+    assert!(e["time_s"].as_f64().unwrap() > 0.29, "{e}"); // 30 pairs 10 ms apart
+}
+
+/// Runs the client inside `wisp link` on const:12mbps both ways; `crossing`: an iperf3 UDP
+/// flow of 6 Mbit/s host → namespace (the probes' direction) started 2 s before.
+fn through_link(crossing: bool) -> serde_json::Value {
+    through(
+        &["--downlink", "const:12mbps", "--uplink", "const:12mbps"],
+        crossing,
+        "1500",
+    )
+}
+
+fn through(link: &[&str], crossing: bool, size: &str) -> serde_json::Value {
+    let port = free_port();
+    let iperf_port = free_port();
+    let mut iperf = crossing.then(|| {
+        Command::new("iperf3")
+            .args(["-s", "-1", "-p", &iperf_port.to_string()])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap()
+    });
+    let mut s = server(port);
+    let client = format!(
+        "{} wbest client --server $WISP_LINK_PEER:{port} --size {size} --json",
+        bin()
+    );
+    let script = if crossing {
+        format!(
+            "iperf3 -c $WISP_LINK_PEER -p {iperf_port} -u -b 6M -l 1472 -R -t 5 >/dev/null & sleep 2; {client}; wait"
+        )
+    } else {
+        client
+    };
+    let o = Command::new(bin())
+        .arg("link")
+        .args(link)
+        .args(["--", "timeout", "25", "sh", "-c", &script])
+        .current_dir(root())
+        .output()
+        .unwrap();
+    reap(&mut s, Duration::from_secs(5));
+    if let Some(i) = iperf.as_mut() {
+        reap(i, Duration::from_secs(5));
+    }
+    assert_ok(&o);
+    estimate(&o)
+}
+
+#[test]
+fn on_a_12_mbps_link_ce_and_a_are_12() {
+    let t = "on_a_12_mbps_link_ce_and_a_are_12";
+    if !privileged(t) {
+        return;
+    }
+    let _rt = real_time();
+    let e = through_link(false);
+    let (ce, a) = (
+        e["capacity_mbps"].as_f64().unwrap(),
+        e["available_mbps"].as_f64().unwrap(),
+    );
+    eprintln!("wbest on const:12mbps: {e}");
+    assert!((ce - 12.0).abs() / 12.0 < 0.10, "C_e {ce}");
+    assert!((a - 12.0).abs() / 12.0 < 0.10, "A {a}");
+}
+
+#[test]
+fn beside_6_mbps_of_iperf3_a_is_6() {
+    let t = "beside_6_mbps_of_iperf3_a_is_6";
+    if !privileged(t) || !have(t, "iperf3") {
+        return;
+    }
+    let _rt = real_time();
+    let e = through_link(true);
+    let a = e["available_mbps"].as_f64().unwrap();
+    eprintln!("wbest on const:12mbps beside iperf3 -u -b 6M: {e}");
+    assert!((a - 6.0).abs() / 6.0 < 0.20, "A {a}");
+}
+
+/// On the emulated 802.11g medium (idle, 54 Mbit/s): C_e within 15% of the simulated
+/// saturation throughput of one station with 1500-byte packets (`wisp wifi bianchi`).
+#[test]
+fn on_the_wifi_medium_ce_is_the_saturation_throughput() {
+    let t = "on_the_wifi_medium_ce_is_the_saturation_throughput";
+    if !privileged(t) {
+        return;
+    }
+    let _rt = real_time();
+    let b = wisp(&[
+        "wifi",
+        "bianchi",
+        "--std",
+        "11g",
+        "--rate-mbps",
+        "54",
+        "--stations",
+        "1",
+        "--bytes",
+        "1500",
+        "--duration-s",
+        "10",
+        "--json",
+    ]);
+    assert_ok(&b);
+    let sat = json(&b.stdout)["simulated_mbps"].as_f64().unwrap();
+    // 1472 bytes of UDP payload = 1500-byte IP packets, as the saturation run's.
+    let e = through(
+        &[
+            "--downlink",
+            "wifi:std=11g,rate=54mbps,stations=0,load=none",
+        ],
+        false,
+        "1472",
+    );
+    let ce_ip = e["capacity_mbps"].as_f64().unwrap() * 1500.0 / 1472.0;
+    eprintln!("wbest on wifi:std=11g (saturation {sat:.2} Mbit/s): {e}");
+    assert!(
+        (ce_ip - sat).abs() / sat < 0.15,
+        "C_e {ce_ip} (IP) vs {sat}"
+    );
+}

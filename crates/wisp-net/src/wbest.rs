@@ -1,0 +1,432 @@
+//! `wisp wbest`: WBest ([`wisp_core::probe::wbest`]) over real sockets.
+//!
+//! The client connects to the server's TCP control port and sends `Hello` (direction and
+//! parameters, [`crate::wbest_wire`]); the server checks them and answers `Ready` or `Error`.
+//! Probes are UDP datagrams between the two hosts' UDP sockets (the server's UDP port is its
+//! TCP port; the client's is announced by a datagram it sends first). The *sender* (the server
+//! for `from-server`, the client for `to-server`) runs the WBest state machine: it paces each
+//! phase's probes (sleep, then a busy wait, yielding, for the last 200 µs: sub-millisecond pacing), the
+//! *receiver* stamps arrivals with the kernel's receive timestamp (`SO_TIMESTAMPNS`) and
+//! reports them in one `Arrivals` message per phase once it has every probe of the phase or
+//! 300 ms passed without one. The sender ends the phase on that report; after the train it
+//! sends `Result` to the other side.
+//!
+//! Deviations from WBest 1.0: the receiver's timestamps are the kernel's (the tool reads
+//! `gettimeofday` after `recvfrom`); the control format is this crate's; the receiver's
+//! clock is shifted onto the sender's by the report's arrival (only differences matter to the
+//! equations); the time to a result includes the control exchanges between the phases.
+
+use crate::Clock;
+use crate::session::{enable_receive_timestamps, recv_stamped};
+use crate::wbest_wire::{Control, Direction, HEADER, PROBE_HEADER, ProbeHeader};
+use std::io::{self, Read, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream, UdpSocket};
+use wisp_core::probe::wbest::{Wbest, WbestConfig, WbestPhase, WbestResult};
+use wisp_core::{Duration, Instant};
+
+/// Bound on every blocking read of the control channel.
+const CONTROL_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// What went wrong in a run.
+#[derive(Debug, thiserror::Error)]
+pub enum WbestError {
+    #[error("{what}: {err}")]
+    Io { what: &'static str, err: io::Error },
+    #[error("control channel: {0}")]
+    Wire(#[from] crate::wbest_wire::WireError),
+    #[error("{0}")]
+    Config(#[from] wisp_core::probe::wbest::WbestConfigError),
+    #[error("peer: {0}")]
+    Peer(String),
+    #[error("protocol: {0}")]
+    Protocol(String),
+}
+
+fn ctx(what: &'static str) -> impl FnOnce(io::Error) -> WbestError {
+    move |err| WbestError::Io { what, err }
+}
+
+/// A finished estimate as the tool reports it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct WbestReport {
+    pub capacity_mbps: f64,
+    pub available_mbps: f64,
+    pub bytes_sent: u64,
+    pub time_s: f64,
+}
+
+fn send_msg(tcp: &mut TcpStream, m: &Control) -> Result<(), WbestError> {
+    tcp.write_all(&m.emit()).map_err(ctx("control write"))
+}
+
+fn recv_msg(tcp: &mut TcpStream) -> Result<Control, WbestError> {
+    let mut h = [0u8; HEADER];
+    tcp.read_exact(&mut h).map_err(ctx("control read"))?;
+    let len = Control::body_len(&h)?;
+    let mut b = h.to_vec();
+    b.resize(HEADER + len, 0);
+    tcp.read_exact(&mut b[HEADER..])
+        .map_err(ctx("control read"))?;
+    match Control::parse(&b)? {
+        Control::Error(e) => Err(WbestError::Peer(e)),
+        m => Ok(m),
+    }
+}
+
+fn phase_len(cfg: &WbestConfig, p: WbestPhase) -> usize {
+    match p {
+        WbestPhase::Pairs => 2 * cfg.pairs as usize,
+        WbestPhase::Train => cfg.train as usize,
+    }
+}
+
+/// The sending side: runs WBest, paces its probes to `peer`, reads the receiver's reports.
+fn run_sender(
+    cfg: WbestConfig,
+    tcp: &mut TcpStream,
+    udp: &UdpSocket,
+    peer: SocketAddr,
+) -> Result<WbestResult, WbestError> {
+    let clock = Clock::new();
+    let mut w = Wbest::new(cfg, clock.now())?;
+    let mut buf = vec![0u8; cfg.size as usize];
+    for _ in 0..2 {
+        let Some(phase) = w.phase() else { break };
+        // Send the phase, paced.
+        while w.phase() == Some(phase) {
+            let now = clock.now();
+            if let Some(p) = w.poll_transmit(now) {
+                let sent = clock.now();
+                ProbeHeader {
+                    phase: p.phase,
+                    index: p.index as u16,
+                    sent_ns: sent.as_nanos(),
+                }
+                .emit(&mut buf)?;
+                udp.send_to(&buf, peer).map_err(ctx("probe send"))?;
+                w.on_probe_sent(p.phase, p.index, sent);
+                continue;
+            }
+            if w.phase_sent() {
+                break;
+            }
+            match w.poll_timeout() {
+                Some(t) => wait_until(&clock, t),
+                None => break,
+            }
+        }
+        // The receiver's report.
+        let Control::Arrivals {
+            phase: got,
+            records,
+        } = recv_msg(tcp)?
+        else {
+            return Err(WbestError::Protocol("expected Arrivals".into()));
+        };
+        if got != phase {
+            return Err(WbestError::Protocol("Arrivals for the wrong phase".into()));
+        }
+        let now = clock.now();
+        let last = records.iter().map(|r| r.1).max().unwrap_or(0);
+        for (index, ns) in records {
+            let at = now.saturating_sub(Duration::from_nanos(last - ns));
+            w.on_probe_received(at, phase, u32::from(index));
+        }
+        w.on_phase_reported(now);
+    }
+    match w.result() {
+        Some(Ok(r)) => Ok(r),
+        Some(Err(e)) => Err(WbestError::Protocol(e.to_string())),
+        None => Err(WbestError::Protocol("no result".into())),
+    }
+}
+
+fn wait_until(clock: &Clock, t: Instant) {
+    let spin = Duration::from_micros(200);
+    let now = clock.now();
+    if t > now + spin {
+        std::thread::sleep(Clock::std_duration(t - now - spin));
+    }
+    while clock.now() < t {
+        std::thread::yield_now();
+    }
+}
+
+/// The receiving side: stamps probes and reports each phase.
+fn run_receiver(cfg: WbestConfig, tcp: &mut TcpStream, udp: &UdpSocket) -> Result<(), WbestError> {
+    let clock = Clock::new();
+    let mut buf = vec![0u8; 65536];
+    let mut early: Vec<(u16, u64)> = vec![]; // train probes seen before the pairs' report
+    for phase in [WbestPhase::Pairs, WbestPhase::Train] {
+        let want = phase_len(&cfg, phase);
+        let mut got: Vec<(u16, u64)> = std::mem::take(&mut early);
+        let mut seen = vec![false; want];
+        let start = clock.now();
+        let mut last = start;
+        let mut first = true;
+        // Wait at most 5 s for the phase's first probe, then 300 ms after the latest.
+        while got.len() < want {
+            let limit = if first {
+                start + Duration::from_secs(5)
+            } else {
+                last + cfg.phase_timeout
+            };
+            let now = clock.now();
+            if now >= limit {
+                break;
+            }
+            udp.set_read_timeout(Some(
+                Clock::std_duration(limit - now).max(std::time::Duration::from_micros(100)),
+            ))
+            .map_err(ctx("udp timeout"))?;
+            let (n, _, at, _) = match recv_stamped(udp, &mut buf, &clock) {
+                Ok(x) => x,
+                Err(e)
+                    if matches!(
+                        e.kind(),
+                        io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
+                    ) =>
+                {
+                    continue;
+                }
+                Err(e) => return Err(ctx("probe receive")(e)),
+            };
+            let Ok(h) = ProbeHeader::parse(&buf[..n]) else {
+                continue; // not a probe
+            };
+            if h.phase != phase {
+                if phase == WbestPhase::Pairs {
+                    early.push((h.index, at.as_nanos()));
+                }
+                continue;
+            }
+            let i = usize::from(h.index);
+            if i < want && !seen[i] {
+                seen[i] = true;
+                got.push((h.index, at.as_nanos()));
+                first = false;
+                last = at.max(last);
+            }
+        }
+        send_msg(
+            tcp,
+            &Control::Arrivals {
+                phase,
+                records: got,
+            },
+        )?;
+    }
+    Ok(())
+}
+
+fn report_of(r: &WbestResult) -> WbestReport {
+    WbestReport {
+        capacity_mbps: r.capacity.bps() as f64 / 1e6,
+        available_mbps: r.available.bps() as f64 / 1e6,
+        bytes_sent: r.bytes_sent,
+        time_s: r.time.as_secs_f64(),
+    }
+}
+
+fn result_msg(r: &WbestResult) -> Control {
+    Control::Result {
+        capacity_bps: r.capacity.bps(),
+        available_bps: r.available.bps(),
+        bytes_sent: r.bytes_sent,
+        time_ns: r.time.as_nanos(),
+    }
+}
+
+fn report_from(m: Control) -> Result<WbestReport, WbestError> {
+    match m {
+        Control::Result {
+            capacity_bps,
+            available_bps,
+            bytes_sent,
+            time_ns,
+        } => Ok(WbestReport {
+            capacity_mbps: capacity_bps as f64 / 1e6,
+            available_mbps: available_bps as f64 / 1e6,
+            bytes_sent,
+            time_s: time_ns as f64 / 1e9,
+        }),
+        _ => Err(WbestError::Protocol("expected Result".into())),
+    }
+}
+
+/// `wisp wbest client`: one estimate against `server`.
+pub fn client(
+    server: SocketAddr,
+    cfg: WbestConfig,
+    direction: Direction,
+) -> Result<WbestReport, WbestError> {
+    cfg.validate()?;
+    let mut tcp = TcpStream::connect_timeout(&server, CONTROL_TIMEOUT).map_err(ctx("connect"))?;
+    tcp.set_read_timeout(Some(CONTROL_TIMEOUT))
+        .map_err(ctx("control timeout"))?;
+    let _ = tcp.set_nodelay(true);
+    let local = tcp.local_addr().map_err(ctx("local address"))?;
+    let udp = UdpSocket::bind(SocketAddr::new(local.ip(), 0)).map_err(ctx("udp bind"))?;
+    crate::session::set_buffers(&udp);
+    enable_receive_timestamps(&udp);
+    send_msg(
+        &mut tcp,
+        &Control::Hello {
+            direction,
+            pairs: cfg.pairs as u16,
+            train: cfg.train as u16,
+            size: cfg.size as u16,
+        },
+    )?;
+    if recv_msg(&mut tcp)? != Control::Ready {
+        return Err(WbestError::Protocol("expected Ready".into()));
+    }
+    // Announce our UDP address to the server's UDP port (= its TCP port).
+    let mut hello = [0u8; PROBE_HEADER];
+    ProbeHeader {
+        phase: WbestPhase::Pairs,
+        index: u16::MAX,
+        sent_ns: 0,
+    }
+    .emit(&mut hello)?;
+    udp.send_to(&hello, server).map_err(ctx("udp announce"))?;
+    match direction {
+        Direction::FromServer => {
+            run_receiver(cfg, &mut tcp, &udp)?;
+            report_from(recv_msg(&mut tcp)?)
+        }
+        Direction::ToServer => {
+            // Wait for the server's go (Ready after it saw our announcement).
+            if recv_msg(&mut tcp)? != Control::Ready {
+                return Err(WbestError::Protocol("expected Ready".into()));
+            }
+            let r = run_sender(cfg, &mut tcp, &udp, server)?;
+            send_msg(&mut tcp, &result_msg(&r))?;
+            Ok(report_of(&r))
+        }
+    }
+}
+
+/// Serves one client on an accepted control connection.
+pub fn serve_one(mut tcp: TcpStream, udp: &UdpSocket) -> Result<WbestReport, WbestError> {
+    tcp.set_read_timeout(Some(CONTROL_TIMEOUT))
+        .map_err(ctx("control timeout"))?;
+    let _ = tcp.set_nodelay(true);
+    let Control::Hello {
+        direction,
+        pairs,
+        train,
+        size,
+    } = recv_msg(&mut tcp)?
+    else {
+        return Err(WbestError::Protocol("expected Hello".into()));
+    };
+    let cfg = WbestConfig {
+        pairs: u32::from(pairs),
+        train: u32::from(train),
+        size: u32::from(size),
+        ..WbestConfig::default()
+    };
+    if let Err(e) = cfg.validate() {
+        send_msg(&mut tcp, &Control::Error(e.to_string()))?;
+        return Err(e.into());
+    }
+    send_msg(&mut tcp, &Control::Ready)?;
+    // The client's announcement gives its UDP address.
+    udp.set_read_timeout(Some(CONTROL_TIMEOUT))
+        .map_err(ctx("udp timeout"))?;
+    let mut buf = vec![0u8; 65536];
+    let clock = Clock::new();
+    let peer = loop {
+        let (n, from, _, _) = recv_stamped(udp, &mut buf, &clock).map_err(ctx("udp announce"))?;
+        if ProbeHeader::parse(&buf[..n]).is_ok_and(|h| h.index == u16::MAX) {
+            break from;
+        }
+    };
+    match direction {
+        Direction::FromServer => {
+            let r = run_sender(cfg, &mut tcp, udp, peer)?;
+            send_msg(&mut tcp, &result_msg(&r))?;
+            Ok(report_of(&r))
+        }
+        Direction::ToServer => {
+            send_msg(&mut tcp, &Control::Ready)?;
+            run_receiver(cfg, &mut tcp, udp)?;
+            report_from(recv_msg(&mut tcp)?)
+        }
+    }
+}
+
+/// `wisp wbest server`: binds TCP and UDP on `listen` (same port) and serves clients one at a
+/// time, `max_clients` of them (`None`: forever). Each run's outcome goes to `on_done`.
+pub fn server(
+    listen: SocketAddr,
+    max_clients: Option<u64>,
+    mut on_done: impl FnMut(Result<WbestReport, WbestError>),
+) -> Result<(), WbestError> {
+    let tcp = TcpListener::bind(listen).map_err(ctx("tcp bind"))?;
+    let addr = tcp.local_addr().map_err(ctx("local address"))?;
+    let udp = UdpSocket::bind(addr).map_err(ctx("udp bind"))?;
+    crate::session::set_buffers(&udp);
+    enable_receive_timestamps(&udp);
+    let mut served = 0;
+    while max_clients.is_none_or(|m| served < m) {
+        let (conn, _) = tcp.accept().map_err(ctx("accept"))?;
+        on_done(serve_one(conn, &udp));
+        served += 1;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn loopback_from_and_to_server() {
+        // Loopback only; bounded: one client per server, 10 s control timeouts.
+        for direction in [Direction::FromServer, Direction::ToServer] {
+            let l = TcpListener::bind("127.0.0.1:0").unwrap();
+            let addr = l.local_addr().unwrap();
+            let udp = UdpSocket::bind(addr).unwrap();
+            enable_receive_timestamps(&udp);
+            let h = std::thread::spawn(move || {
+                let (c, _) = l.accept().unwrap();
+                serve_one(c, &udp)
+            });
+            let r = client(addr, WbestConfig::default(), direction).unwrap();
+            let s = h.join().unwrap().unwrap();
+            assert_eq!(r.bytes_sent, 90 * 1500);
+            assert_eq!(r, s);
+            assert!(r.capacity_mbps > 0.0, "{r:?}");
+        }
+    }
+
+    #[test]
+    fn bad_parameters_are_refused_by_the_server() {
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = l.local_addr().unwrap();
+        let udp = UdpSocket::bind(addr).unwrap();
+        let h = std::thread::spawn(move || {
+            let (c, _) = l.accept().unwrap();
+            serve_one(c, &udp).is_err()
+        });
+        let mut tcp = TcpStream::connect(addr).unwrap();
+        tcp.set_read_timeout(Some(CONTROL_TIMEOUT)).unwrap();
+        send_msg(
+            &mut tcp,
+            &Control::Hello {
+                direction: Direction::FromServer,
+                pairs: 0,
+                train: 30,
+                size: 1500,
+            },
+        )
+        .unwrap();
+        match recv_msg(&mut tcp) {
+            Err(WbestError::Peer(e)) => assert!(e.contains("pairs"), "{e}"),
+            other => panic!("{other:?}"),
+        }
+        assert!(h.join().unwrap());
+    }
+}

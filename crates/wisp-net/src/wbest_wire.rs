@@ -1,0 +1,489 @@
+//! The byte formats of a real WBest run (issue 17): the control messages on its TCP channel
+//! and the UDP probe header. Versioned and length-checked, big-endian, unlike WBest 1.0's raw
+//! host-order structs; parsing never panics and names what is wrong.
+//!
+//! Control message: `"WB"` · version (1) · type (u8) · body length (u16) · body.
+//!
+//! | type | message | body |
+//! |---|---|---|
+//! | 1 | `Hello` | direction (0 to-server, 1 from-server) · pairs u16 · train u16 · size u16 |
+//! | 2 | `Ready` | — |
+//! | 3 | `PhaseDone` | phase (0 pairs, 1 train) · probes sent u16 |
+//! | 4 | `Arrivals` | phase · count u16 · count × (index u16 · receive time u64 ns) |
+//! | 5 | `Rate` | the train rate, bit/s u64 |
+//! | 6 | `Error` | UTF-8 text, at most 512 bytes |
+//! | 7 | `Result` | C_e bit/s u64 · A bit/s u64 · bytes sent u64 · time ns u64 |
+//!
+//! Probe header (at the start of each UDP probe, padded to the probe size): `"WP"` · phase ·
+//! index u16 · send time u64 ns.
+//!
+
+use wisp_core::probe::wbest::WbestPhase;
+
+/// The format's version.
+pub const VERSION: u8 = 1;
+/// Control header bytes.
+pub const HEADER: usize = 6;
+/// Probe header bytes.
+pub const PROBE_HEADER: usize = 13;
+/// Most arrival records in one message.
+pub const MAX_ARRIVALS: usize = 2000;
+/// Most bytes of an error text.
+pub const MAX_ERROR: usize = 512;
+
+/// Which way the probes go.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Direction {
+    ToServer,
+    FromServer,
+}
+
+/// A control message.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Control {
+    Hello {
+        direction: Direction,
+        pairs: u16,
+        train: u16,
+        size: u16,
+    },
+    Ready,
+    PhaseDone {
+        phase: WbestPhase,
+        sent: u16,
+    },
+    Arrivals {
+        phase: WbestPhase,
+        /// (probe index, receive time in ns on the receiver's clock).
+        records: Vec<(u16, u64)>,
+    },
+    Rate {
+        bps: u64,
+    },
+    Error(String),
+    Result {
+        capacity_bps: u64,
+        available_bps: u64,
+        bytes_sent: u64,
+        time_ns: u64,
+    },
+}
+
+/// Why bytes are not a message.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum WireError {
+    #[error("truncated: {need} bytes needed, {have} present")]
+    Short { need: usize, have: usize },
+    #[error("bad magic (not a WBest message)")]
+    BadMagic,
+    #[error("unsupported version {0} (this is version {VERSION})")]
+    Version(u8),
+    #[error("unknown message type {0}")]
+    UnknownType(u8),
+    #[error("message type {kind}: body of {got} bytes, {expected} expected")]
+    Length {
+        kind: u8,
+        expected: usize,
+        got: usize,
+    },
+    #[error("bad value for `{0}`")]
+    Value(&'static str),
+    #[error("{0} trailing bytes after the message")]
+    Trailing(usize),
+}
+
+fn phase_byte(p: WbestPhase) -> u8 {
+    match p {
+        WbestPhase::Pairs => 0,
+        WbestPhase::Train => 1,
+    }
+}
+
+fn phase_of(b: u8) -> Result<WbestPhase, WireError> {
+    match b {
+        0 => Ok(WbestPhase::Pairs),
+        1 => Ok(WbestPhase::Train),
+        _ => Err(WireError::Value("phase")),
+    }
+}
+
+fn u16_at(b: &[u8], i: usize) -> u16 {
+    u16::from_be_bytes([b[i], b[i + 1]])
+}
+
+fn u64_at(b: &[u8], i: usize) -> u64 {
+    let mut a = [0u8; 8];
+    a.copy_from_slice(&b[i..i + 8]);
+    u64::from_be_bytes(a)
+}
+
+impl Control {
+    fn kind(&self) -> u8 {
+        match self {
+            Control::Hello { .. } => 1,
+            Control::Ready => 2,
+            Control::PhaseDone { .. } => 3,
+            Control::Arrivals { .. } => 4,
+            Control::Rate { .. } => 5,
+            Control::Error(_) => 6,
+            Control::Result { .. } => 7,
+        }
+    }
+
+    /// The message's bytes. `Arrivals` beyond [`MAX_ARRIVALS`] records and error texts beyond
+    /// [`MAX_ERROR`] bytes are cut (at a character boundary) so the result always parses.
+    pub fn emit(&self) -> Vec<u8> {
+        let mut body = vec![];
+        match self {
+            Control::Hello {
+                direction,
+                pairs,
+                train,
+                size,
+            } => {
+                body.push(match direction {
+                    Direction::ToServer => 0,
+                    Direction::FromServer => 1,
+                });
+                body.extend(pairs.to_be_bytes());
+                body.extend(train.to_be_bytes());
+                body.extend(size.to_be_bytes());
+            }
+            Control::Ready => {}
+            Control::PhaseDone { phase, sent } => {
+                body.push(phase_byte(*phase));
+                body.extend(sent.to_be_bytes());
+            }
+            Control::Arrivals { phase, records } => {
+                let n = records.len().min(MAX_ARRIVALS);
+                body.push(phase_byte(*phase));
+                body.extend((n as u16).to_be_bytes());
+                for (i, t) in &records[..n] {
+                    body.extend(i.to_be_bytes());
+                    body.extend(t.to_be_bytes());
+                }
+            }
+            Control::Rate { bps } => body.extend(bps.to_be_bytes()),
+            Control::Result {
+                capacity_bps,
+                available_bps,
+                bytes_sent,
+                time_ns,
+            } => {
+                for v in [capacity_bps, available_bps, bytes_sent, time_ns] {
+                    body.extend(v.to_be_bytes());
+                }
+            }
+            Control::Error(text) => {
+                let mut end = text.len().min(MAX_ERROR);
+                while !text.is_char_boundary(end) {
+                    end -= 1;
+                }
+                body.extend(&text.as_bytes()[..end]);
+            }
+        }
+        let mut out = Vec::with_capacity(HEADER + body.len());
+        out.extend(b"WB");
+        out.push(VERSION);
+        out.push(self.kind());
+        out.extend((body.len() as u16).to_be_bytes());
+        out.extend(body);
+        out
+    }
+
+    /// The body length a header announces (to read the rest of a message from a stream);
+    /// checks magic and version.
+    pub fn body_len(header: &[u8]) -> Result<usize, WireError> {
+        if header.len() < HEADER {
+            return Err(WireError::Short {
+                need: HEADER,
+                have: header.len(),
+            });
+        }
+        if &header[..2] != b"WB" {
+            return Err(WireError::BadMagic);
+        }
+        if header[2] != VERSION {
+            return Err(WireError::Version(header[2]));
+        }
+        Ok(usize::from(u16_at(header, 4)))
+    }
+
+    /// Parses exactly one message (trailing bytes are an error).
+    pub fn parse(b: &[u8]) -> Result<Control, WireError> {
+        let len = Control::body_len(b)?;
+        let kind = b[3];
+        if b.len() < HEADER + len {
+            return Err(WireError::Short {
+                need: HEADER + len,
+                have: b.len(),
+            });
+        }
+        if b.len() > HEADER + len {
+            return Err(WireError::Trailing(b.len() - HEADER - len));
+        }
+        let body = &b[HEADER..];
+        let exact = |expected: usize| {
+            if len == expected {
+                Ok(())
+            } else {
+                Err(WireError::Length {
+                    kind,
+                    expected,
+                    got: len,
+                })
+            }
+        };
+        Ok(match kind {
+            1 => {
+                exact(7)?;
+                let direction = match body[0] {
+                    0 => Direction::ToServer,
+                    1 => Direction::FromServer,
+                    _ => return Err(WireError::Value("direction")),
+                };
+                Control::Hello {
+                    direction,
+                    pairs: u16_at(body, 1),
+                    train: u16_at(body, 3),
+                    size: u16_at(body, 5),
+                }
+            }
+            2 => {
+                exact(0)?;
+                Control::Ready
+            }
+            3 => {
+                exact(3)?;
+                Control::PhaseDone {
+                    phase: phase_of(body[0])?,
+                    sent: u16_at(body, 1),
+                }
+            }
+            4 => {
+                if len < 3 {
+                    exact(3)?;
+                }
+                let n = usize::from(u16_at(body, 1));
+                if n > MAX_ARRIVALS {
+                    return Err(WireError::Value("count"));
+                }
+                exact(3 + 10 * n)?;
+                let records = (0..n)
+                    .map(|k| (u16_at(body, 3 + 10 * k), u64_at(body, 5 + 10 * k)))
+                    .collect();
+                Control::Arrivals {
+                    phase: phase_of(body[0])?,
+                    records,
+                }
+            }
+            5 => {
+                exact(8)?;
+                Control::Rate {
+                    bps: u64_at(body, 0),
+                }
+            }
+            6 => {
+                if len > MAX_ERROR {
+                    return Err(WireError::Length {
+                        kind,
+                        expected: MAX_ERROR,
+                        got: len,
+                    });
+                }
+                Control::Error(
+                    String::from_utf8(body.to_vec()).map_err(|_| WireError::Value("text"))?,
+                )
+            }
+            7 => {
+                exact(32)?;
+                Control::Result {
+                    capacity_bps: u64_at(body, 0),
+                    available_bps: u64_at(body, 8),
+                    bytes_sent: u64_at(body, 16),
+                    time_ns: u64_at(body, 24),
+                }
+            }
+            k => return Err(WireError::UnknownType(k)),
+        })
+    }
+}
+
+/// The header of a UDP probe.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ProbeHeader {
+    pub phase: WbestPhase,
+    pub index: u16,
+    /// Sender's clock, ns.
+    pub sent_ns: u64,
+}
+
+impl ProbeHeader {
+    /// Writes the header at the start of `buf` (at least [`PROBE_HEADER`] bytes).
+    pub fn emit(&self, buf: &mut [u8]) -> Result<(), WireError> {
+        if buf.len() < PROBE_HEADER {
+            return Err(WireError::Short {
+                need: PROBE_HEADER,
+                have: buf.len(),
+            });
+        }
+        buf[..2].copy_from_slice(b"WP");
+        buf[2] = phase_byte(self.phase);
+        buf[3..5].copy_from_slice(&self.index.to_be_bytes());
+        buf[5..13].copy_from_slice(&self.sent_ns.to_be_bytes());
+        Ok(())
+    }
+
+    /// Reads the header of a probe (padding after it is ignored).
+    pub fn parse(b: &[u8]) -> Result<ProbeHeader, WireError> {
+        if b.len() < PROBE_HEADER {
+            return Err(WireError::Short {
+                need: PROBE_HEADER,
+                have: b.len(),
+            });
+        }
+        if &b[..2] != b"WP" {
+            return Err(WireError::BadMagic);
+        }
+        Ok(ProbeHeader {
+            phase: phase_of(b[2])?,
+            index: u16_at(b, 3),
+            sent_ns: u64_at(b, 5),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn fixed_bytes() {
+        let m = Control::Hello {
+            direction: Direction::FromServer,
+            pairs: 30,
+            train: 30,
+            size: 1500,
+        };
+        let b = [b'W', b'B', 1, 1, 0, 7, 1, 0, 30, 0, 30, 0x05, 0xdc];
+        assert_eq!(m.emit(), b);
+        assert_eq!(Control::parse(&b), Ok(m));
+        assert_eq!(Control::Ready.emit(), [b'W', b'B', 1, 2, 0, 0]);
+        let r = Control::Arrivals {
+            phase: WbestPhase::Train,
+            records: vec![(2, 0x0102)],
+        };
+        assert_eq!(
+            r.emit(),
+            [
+                b'W', b'B', 1, 4, 0, 13, 1, 0, 1, 0, 2, 0, 0, 0, 0, 0, 0, 1, 2
+            ]
+        );
+    }
+
+    #[test]
+    fn errors_name_the_problem() {
+        assert_eq!(
+            Control::parse(b"WB"),
+            Err(WireError::Short { need: 6, have: 2 })
+        );
+        assert_eq!(Control::parse(b"XB\x01\x02\0\0"), Err(WireError::BadMagic));
+        assert_eq!(
+            Control::parse(b"WB\x02\x02\0\0"),
+            Err(WireError::Version(2))
+        );
+        assert_eq!(
+            Control::parse(b"WB\x01\x09\0\0"),
+            Err(WireError::UnknownType(9))
+        );
+        assert_eq!(
+            Control::parse(b"WB\x01\x02\0\x01x"),
+            Err(WireError::Length {
+                kind: 2,
+                expected: 0,
+                got: 1
+            })
+        );
+        assert_eq!(
+            Control::parse(b"WB\x01\x02\0\0x"),
+            Err(WireError::Trailing(1))
+        );
+        // An Arrivals count that disagrees with the length.
+        assert!(matches!(
+            Control::parse(b"WB\x01\x04\0\x03\x00\x00\x05"),
+            Err(WireError::Length { kind: 4, .. })
+        ));
+        assert_eq!(
+            ProbeHeader::parse(b"WP\x07\0\0\0\0\0\0\0\0\0\0"),
+            Err(WireError::Value("phase"))
+        );
+    }
+
+    fn phase() -> impl Strategy<Value = WbestPhase> {
+        prop_oneof![Just(WbestPhase::Pairs), Just(WbestPhase::Train)]
+    }
+
+    fn control() -> impl Strategy<Value = Control> {
+        prop_oneof![
+            (any::<bool>(), any::<u16>(), any::<u16>(), any::<u16>()).prop_map(
+                |(d, pairs, train, size)| Control::Hello {
+                    direction: if d {
+                        Direction::ToServer
+                    } else {
+                        Direction::FromServer
+                    },
+                    pairs,
+                    train,
+                    size
+                }
+            ),
+            Just(Control::Ready),
+            (phase(), any::<u16>()).prop_map(|(phase, sent)| Control::PhaseDone { phase, sent }),
+            (
+                phase(),
+                proptest::collection::vec(any::<(u16, u64)>(), 0..100)
+            )
+                .prop_map(|(phase, records)| Control::Arrivals { phase, records }),
+            any::<u64>().prop_map(|bps| Control::Rate { bps }),
+            "[a-zé ]{0,100}".prop_map(Control::Error),
+            any::<(u64, u64, u64, u64)>().prop_map(|(a, b, c, d)| Control::Result {
+                capacity_bps: a,
+                available_bps: b,
+                bytes_sent: c,
+                time_ns: d
+            }),
+        ]
+    }
+
+    proptest! {
+        #[test]
+        fn emit_then_parse_round_trips(m in control()) {
+            prop_assert_eq!(Control::parse(&m.emit()), Ok(m));
+        }
+
+        #[test]
+        fn any_bytes_parse_or_fail_without_panic(b in proptest::collection::vec(any::<u8>(), 0..64)) {
+            if let Ok(m) = Control::parse(&b) {
+                prop_assert_eq!(m.emit(), b.clone());
+            }
+            if let Ok(h) = ProbeHeader::parse(&b) {
+                let mut out = [0u8; PROBE_HEADER];
+                h.emit(&mut out).unwrap();
+                prop_assert_eq!(&out[..], &b[..PROBE_HEADER]);
+            }
+        }
+
+        #[test]
+        fn a_valid_header_with_garbage_behind_never_panics(
+            kind in 0u8..8, body in proptest::collection::vec(any::<u8>(), 0..40)
+        ) {
+            let mut b = vec![b'W', b'B', VERSION, kind];
+            b.extend((body.len() as u16).to_be_bytes());
+            b.extend(&body);
+            if let Ok(m) = Control::parse(&b) {
+                prop_assert_eq!(m.emit(), b);
+            }
+        }
+    }
+}

@@ -1,0 +1,284 @@
+//! Li, Claypool, Kinicki, LCN 2008 — WBest against IGI/PTR, pathChirp, pathload and Spruce on the
+//! simulated 802.11g testbed of Table I ([`crate::probing`]): per case and tool the median
+//! estimate, the median absolute error against the ground truth (a saturating 1500-byte UDP
+//! flow), bytes and time per estimate (Tables II and III), and issue 17's acceptance checks.
+//!
+//! Deviations: Spruce is not in the paper's comparison (added); no box plots or HTML report (the
+//! CSV and `summary.json` carry the figures); `--quick` runs 5 seeds per case instead of 30.
+
+use super::Check;
+use crate::probing::wbest::run_once as wbest_once;
+use crate::probing::{Case, ground_truth, igi_ptr, pathchirp, pathload, spruce};
+use serde::Serialize;
+use wisp_core::probe::wbest::{WbestConfig, median};
+
+/// The tools, in the table's order.
+pub const TOOLS: [&str; 5] = ["wbest", "igi-ptr", "pathchirp", "pathload", "spruce"];
+
+/// One tool on one case.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ToolRow {
+    pub tool: &'static str,
+    pub median_mbps: f64,
+    pub median_abs_error_mbps: f64,
+    pub median_bytes: f64,
+    pub median_time_s: f64,
+    pub runs: usize,
+}
+
+/// One case.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct CaseRow {
+    pub case: u32,
+    pub ground_truth_mbps: f64,
+    pub paper_ground_truth_mbps: Option<f64>,
+    pub paper_wbest_mbps: f64,
+    pub wbest_capacity_mbps: f64,
+    pub tools: Vec<ToolRow>,
+}
+
+/// The reproduction.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Reproduction {
+    pub runs_per_case: u32,
+    pub seed: u64,
+    pub cases: Vec<CaseRow>,
+}
+
+fn med(v: &[f64]) -> f64 {
+    median(&mut v.to_vec()).unwrap_or(f64::NAN)
+}
+
+fn row(tool: &'static str, est: &[(f64, f64, f64)], truth: f64) -> ToolRow {
+    let a: Vec<f64> = est.iter().map(|e| e.0).collect();
+    let err: Vec<f64> = a.iter().map(|x| (x - truth).abs()).collect();
+    ToolRow {
+        tool,
+        median_mbps: med(&a),
+        median_abs_error_mbps: med(&err),
+        median_bytes: med(&est.iter().map(|e| e.1).collect::<Vec<_>>()),
+        median_time_s: med(&est.iter().map(|e| e.2).collect::<Vec<_>>()),
+        runs: est.len(),
+    }
+}
+
+/// Runs every case (`quick`: 5 runs each, else 30); `on_done(done, total)` after each case.
+pub fn run(quick: bool, seed: u64, on_done: &(dyn Fn(usize, usize) + Sync)) -> Reproduction {
+    let runs = if quick { 5 } else { 30 };
+    let cases = Case::all();
+    let mut rows = vec![];
+    for (i, case) in cases.iter().enumerate() {
+        let seeds: Vec<u64> = (0..u64::from(runs)).map(|k| seed.wrapping_add(k)).collect();
+        let truth = med(&seeds
+            .iter()
+            .map(|&s| ground_truth(case, crate::seed::mix(s, "probing/ground-truth")))
+            .collect::<Vec<_>>());
+        let (mut w, mut ce, mut g, mut c, mut sp) = (vec![], vec![], vec![], vec![], vec![]);
+        let mut pl = vec![];
+        for &s in &seeds {
+            if let Ok(r) = wbest_once(case, WbestConfig::default(), s) {
+                w.push((
+                    r.available.bps() as f64 / 1e6,
+                    r.bytes_sent as f64,
+                    r.time.as_secs_f64(),
+                ));
+                ce.push(r.capacity.bps() as f64 / 1e6);
+            }
+            if let Some(r) = igi_ptr::run_once(case, igi_ptr::IgiConfig::default(), s) {
+                g.push((r.ptr, r.bytes_sent as f64, r.time.as_secs_f64()));
+            }
+            let r = pathchirp::run_once(case, pathchirp::ChirpConfig::default(), s);
+            c.push((r.available, r.bytes_sent as f64, r.time.as_secs_f64()));
+            let r = pathload::run_once(case, s);
+            pl.push((r.available, r.bytes_sent as f64, r.time.as_secs_f64()));
+            let r = spruce::run_once(case, 100, s);
+            sp.push((r.available, r.bytes_sent as f64, r.time.as_secs_f64()));
+        }
+        rows.push(CaseRow {
+            case: case.id,
+            ground_truth_mbps: truth,
+            paper_ground_truth_mbps: case.paper_ground_truth(),
+            paper_wbest_mbps: case.paper_wbest(),
+            wbest_capacity_mbps: med(&ce),
+            tools: vec![
+                row(TOOLS[0], &w, truth),
+                row(TOOLS[1], &g, truth),
+                row(TOOLS[2], &c, truth),
+                row(TOOLS[3], &pl, truth),
+                row(TOOLS[4], &sp, truth),
+            ],
+        });
+        on_done(i + 1, cases.len());
+    }
+    Reproduction {
+        runs_per_case: runs,
+        seed,
+        cases: rows,
+    }
+}
+
+impl Reproduction {
+    fn tool<'a>(c: &'a CaseRow, name: &str) -> Option<&'a ToolRow> {
+        c.tools.iter().find(|t| t.tool == name)
+    }
+
+    /// Issue 17's acceptance claims, as measured.
+    pub fn checks(&self) -> Vec<Check> {
+        let mut out = vec![];
+        for c in self
+            .cases
+            .iter()
+            .filter(|c| [0, 1, 2, 5, 9, 13].contains(&c.case))
+        {
+            let Some(w) = Self::tool(c, "wbest") else {
+                continue;
+            };
+            let rel = w.median_abs_error_mbps / c.ground_truth_mbps;
+            out.push(Check {
+                claim: format!("WBest, UDP case {}: median absolute error", c.case),
+                expected: "below 15% of the ground truth".into(),
+                measured: format!(
+                    "{:.2} Mbit/s = {:.1}% of {:.2}",
+                    w.median_abs_error_mbps,
+                    100.0 * rel,
+                    c.ground_truth_mbps
+                ),
+                met: w.runs > 0 && rel < 0.15,
+            });
+        }
+        for c in self
+            .cases
+            .iter()
+            .filter(|c| c.paper_ground_truth_mbps == Some(0.0))
+        {
+            let Some(w) = Self::tool(c, "wbest") else {
+                continue;
+            };
+            out.push(Check {
+                claim: format!(
+                    "WBest, TCP case {} (the paper's ground truth 0): median estimate",
+                    c.case
+                ),
+                expected: "below 1.5 Mbit/s".into(),
+                measured: format!(
+                    "{:.2} Mbit/s (the simulated saturating flow gets {:.2})",
+                    w.median_mbps, c.ground_truth_mbps
+                ),
+                met: w.runs > 0 && w.median_mbps < 1.5,
+            });
+        }
+        let worst_time = self
+            .cases
+            .iter()
+            .filter_map(|c| Self::tool(c, "wbest"))
+            .map(|w| w.median_time_s)
+            .fold(0.0, f64::max);
+        out.push(Check {
+            claim: "WBest: time per estimate (median, worst case)".into(),
+            expected: "under 1 s".into(),
+            measured: format!("{worst_time:.3} s"),
+            met: !self.cases.is_empty() && worst_time < 1.0,
+        });
+        let bytes = self
+            .cases
+            .first()
+            .and_then(|c| Self::tool(c, "wbest"))
+            .map_or(f64::NAN, |w| w.median_bytes);
+        out.push(Check {
+            claim: "WBest: bytes per estimate".into(),
+            expected: "≈ 130 KB (within 10%)".into(),
+            measured: format!("{bytes:.0} B"),
+            met: (bytes - 130_000.0).abs() / 130_000.0 < 0.10,
+        });
+        for base in &TOOLS[1..] {
+            let (mut better, mut n) = (0, 0);
+            for c in &self.cases {
+                if let (Some(w), Some(b)) = (Self::tool(c, "wbest"), Self::tool(c, base)) {
+                    n += 1;
+                    if w.median_abs_error_mbps < b.median_abs_error_mbps {
+                        better += 1;
+                    }
+                }
+            }
+            out.push(Check {
+                claim: format!("WBest has a lower median absolute error than {base}"),
+                expected: "in most cases".into(),
+                measured: format!("in {better} of {n} cases"),
+                met: n > 0 && 2 * better > n,
+            });
+        }
+        out
+    }
+
+    /// One line per case and tool.
+    pub fn csv(&self) -> String {
+        let mut s = String::from(
+            "case,ground_truth_mbps,tool,median_mbps,median_abs_error_mbps,median_bytes,median_time_s,runs\n",
+        );
+        for c in &self.cases {
+            for t in &c.tools {
+                s += &format!(
+                    "{},{:.3},{},{:.3},{:.3},{:.0},{:.3},{}\n",
+                    c.case,
+                    c.ground_truth_mbps,
+                    t.tool,
+                    t.median_mbps,
+                    t.median_abs_error_mbps,
+                    t.median_bytes,
+                    t.median_time_s,
+                    t.runs
+                );
+            }
+        }
+        s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn checks_cover_every_claim_and_can_fail() {
+        let r = Reproduction {
+            runs_per_case: 0,
+            seed: 1,
+            cases: vec![],
+        };
+        // No cases: nothing is met.
+        assert!(r.checks().iter().all(|c| !c.met));
+        let tool = |t, m, e| ToolRow {
+            tool: t,
+            median_mbps: m,
+            median_abs_error_mbps: e,
+            median_bytes: 135_000.0,
+            median_time_s: 0.3,
+            runs: 1,
+        };
+        let r = Reproduction {
+            runs_per_case: 1,
+            seed: 1,
+            cases: vec![CaseRow {
+                case: 0,
+                ground_truth_mbps: 30.0,
+                paper_ground_truth_mbps: Some(28.94),
+                paper_wbest_mbps: 28.47,
+                wbest_capacity_mbps: 30.0,
+                tools: vec![
+                    tool("wbest", 29.0, 1.0),
+                    tool("igi-ptr", 10.0, 20.0),
+                    tool("pathchirp", 31.0, 0.5),
+                    tool("pathload", 8.0, 22.0),
+                    tool("spruce", 29.0, 2.0),
+                ],
+            }],
+        };
+        let checks = r.checks();
+        let met = |s: &str| checks.iter().find(|c| c.claim.contains(s)).unwrap().met;
+        assert!(met("UDP case 0"));
+        assert!(met("time"));
+        assert!(met("bytes"));
+        assert!(met("than igi-ptr"));
+        assert!(!met("than pathchirp"));
+    }
+}
