@@ -634,14 +634,11 @@ impl Parameters for PyScheme {
         vec![]
     }
     fn set_params(&mut self, given: &[(&str, &str)]) -> Result<(), ParamError> {
-        match given.first() {
-            None => Ok(()),
-            Some((k, _)) => Err(ParamError::UnknownParam {
-                scheme: self.name.to_string(),
-                key: k.to_string(),
-                accepted: "(none: a Python controller takes its parameters in Python)".to_string(),
-            }),
-        }
+        wisp_core::scheme::params::no_params(
+            self.name,
+            given,
+            "(none: a Python controller takes its parameters in Python)",
+        )
     }
 }
 

@@ -329,14 +329,7 @@ impl Parameters for MiRateConfig {
         vec![]
     }
     fn set_params(&mut self, given: &[(&str, &str)]) -> Result<(), ParamError> {
-        match given.first() {
-            None => Ok(()),
-            Some((k, _)) => Err(ParamError::UnknownParam {
-                scheme: "mi-rate".to_string(),
-                key: k.to_string(),
-                accepted: "(none)".to_string(),
-            }),
-        }
+        wisp_core::scheme::params::no_params("mi-rate", given, "(none)")
     }
 }
 

@@ -54,14 +54,7 @@ impl Parameters for AimdConfig {
         vec![]
     }
     fn set_params(&mut self, given: &[(&str, &str)]) -> Result<(), ParamError> {
-        match given.first() {
-            None => Ok(()),
-            Some((k, _)) => Err(ParamError::UnknownParam {
-                scheme: "example-aimd".to_string(),
-                key: k.to_string(),
-                accepted: "(none)".to_string(),
-            }),
-        }
+        super::params::no_params("example-aimd", given, "(none)")
     }
 }
 

@@ -151,6 +151,19 @@ impl<C: Configurable> Parameters for C {
     }
 }
 
+/// [`Parameters::set_params`] of a scheme without parameters: nothing given is fine, any key is
+/// an unknown one (`accepted` says what the scheme takes instead, e.g. "(none)").
+pub fn no_params(scheme: &str, given: &[(&str, &str)], accepted: &str) -> Result<(), ParamError> {
+    match given.first() {
+        None => Ok(()),
+        Some((k, _)) => Err(ParamError::UnknownParam {
+            scheme: scheme.to_string(),
+            key: k.to_string(),
+            accepted: accepted.to_string(),
+        }),
+    }
+}
+
 /// The parameters of `c` that differ from its type's `Default` (for tests).
 #[cfg(test)]
 pub(crate) fn changed<C: Configurable + Default>(c: &C) -> Vec<(&'static str, String)> {
