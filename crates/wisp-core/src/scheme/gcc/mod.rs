@@ -308,6 +308,58 @@ pub(crate) fn check_call_keys(
     ])
 }
 
+/// A video call's rate keys in kbit/s, as its parameter struct gives them.
+#[derive(Clone, Copy, PartialEq)]
+pub(crate) struct CallKbps {
+    pub start: f64,
+    pub min: f64,
+    pub max: f64,
+    pub audio: f64,
+}
+
+/// The [`CallKbps`] of a parameter struct with the call keys (`start_kbps`, `min_kbps`,
+/// `max_kbps`, `audio_kbps`: gcc's, gcc-twcc's, the UKF schemes').
+macro_rules! call_kbps {
+    ($p:expr) => {
+        $crate::scheme::gcc::CallKbps {
+            start: $p.start_kbps,
+            min: $p.min_kbps,
+            max: $p.max_kbps,
+            audio: $p.audio_kbps,
+        }
+    };
+}
+pub(crate) use call_kbps;
+
+/// A video call's rates as its configuration holds them.
+pub(crate) struct CallRates<'a> {
+    pub start: &'a mut Bitrate,
+    pub min: &'a mut Bitrate,
+    pub max: &'a mut Bitrate,
+    pub media: &'a mut MediaConfig,
+}
+
+/// Applies the call's rate keys that changed from `before` to `after` (a value is set only when
+/// it changes, so a configuration built in code keeps its exact values through unrelated keys);
+/// the media source follows min, max and the audio rate. The one `apply` of gcc, gcc-twcc and
+/// the UKF schemes.
+pub(crate) fn apply_call_rates(before: CallKbps, after: CallKbps, rates: CallRates<'_>) {
+    if after.start != before.start {
+        *rates.start = Bitrate::from_kbps_f64(after.start);
+    }
+    if after.min != before.min {
+        *rates.min = Bitrate::from_kbps_f64(after.min);
+        rates.media.min_rate = *rates.min;
+    }
+    if after.max != before.max {
+        *rates.max = Bitrate::from_kbps_f64(after.max);
+        rates.media.max_rate = *rates.max;
+    }
+    if after.audio != before.audio {
+        rates.media.audio_rate = Bitrate::from_kbps_f64(after.audio);
+    }
+}
+
 impl Configurable for GccConfig {
     type Params = GccParams;
     fn to_params(&self) -> GccParams {
@@ -364,21 +416,17 @@ impl Configurable for GccConfig {
         if p.rate_window_ms != before.rate_window_ms {
             self.rate_window = Duration::from_millis(p.rate_window_ms.round() as u64);
         }
-        if p.start_kbps != before.start_kbps {
-            self.start_rate = Bitrate::from_kbps_f64(p.start_kbps);
-        }
-        if p.min_kbps != before.min_kbps {
-            self.min_rate = Bitrate::from_kbps_f64(p.min_kbps);
-            self.media.min_rate = self.min_rate;
-        }
-        if p.max_kbps != before.max_kbps {
-            self.max_rate = Bitrate::from_kbps_f64(p.max_kbps);
-            self.media.max_rate = self.max_rate;
-        }
+        apply_call_rates(
+            call_kbps!(before),
+            call_kbps!(p),
+            CallRates {
+                start: &mut self.start_rate,
+                min: &mut self.min_rate,
+                max: &mut self.max_rate,
+                media: &mut self.media,
+            },
+        );
         self.pace_factor = p.pace_factor;
-        if p.audio_kbps != before.audio_kbps {
-            self.media.audio_rate = Bitrate::from_kbps_f64(p.audio_kbps);
-        }
     }
 }
 impl Scheme for GccConfig {

@@ -180,21 +180,17 @@ impl Configurable for GccTwccConfig {
         let before = self.to_params();
         // Values are set only when they change, so a configuration built in code keeps its
         // exact values through unrelated keys.
-        if p.start_kbps != before.start_kbps {
-            self.start_rate = Bitrate::from_kbps_f64(p.start_kbps);
-        }
-        if p.min_kbps != before.min_kbps {
-            self.min_rate = Bitrate::from_kbps_f64(p.min_kbps);
-            self.media.min_rate = self.min_rate;
-        }
-        if p.max_kbps != before.max_kbps {
-            self.max_rate = Bitrate::from_kbps_f64(p.max_kbps);
-            self.media.max_rate = self.max_rate;
-        }
+        super::apply_call_rates(
+            super::call_kbps!(before),
+            super::call_kbps!(p),
+            super::CallRates {
+                start: &mut self.start_rate,
+                min: &mut self.min_rate,
+                max: &mut self.max_rate,
+                media: &mut self.media,
+            },
+        );
         self.pace_factor = p.pace_factor;
-        if p.audio_kbps != before.audio_kbps {
-            self.media.audio_rate = Bitrate::from_kbps_f64(p.audio_kbps);
-        }
         if p.feedback_interval_ms != before.feedback_interval_ms {
             self.feedback_interval = Duration::from_millis_f64(p.feedback_interval_ms);
         }

@@ -257,22 +257,20 @@ impl Configurable for UkfConfig {
             self.feedback_interval = Duration::from_millis_f64(p.feedback_ms);
         }
         if p.start_kbps != before.start_kbps {
-            self.start_rate = Bitrate::from_kbps_f64(p.start_kbps);
             self.filter.initial_rate_kbps = p.start_kbps;
         }
-        if p.min_kbps != before.min_kbps {
-            self.min_rate = Bitrate::from_kbps_f64(p.min_kbps);
-            self.media.min_rate = self.min_rate;
-        }
-        if p.max_kbps != before.max_kbps {
-            self.max_rate = Bitrate::from_kbps_f64(p.max_kbps);
-            self.media.max_rate = self.max_rate;
-        }
+        super::gcc::apply_call_rates(
+            super::gcc::call_kbps!(before),
+            super::gcc::call_kbps!(p),
+            super::gcc::CallRates {
+                start: &mut self.start_rate,
+                min: &mut self.min_rate,
+                max: &mut self.max_rate,
+                media: &mut self.media,
+            },
+        );
         self.pace_factor = p.pace_factor;
         self.share = p.share;
-        if p.audio_kbps != before.audio_kbps {
-            self.media.audio_rate = Bitrate::from_kbps_f64(p.audio_kbps);
-        }
     }
 }
 
