@@ -1057,6 +1057,32 @@ mod tests {
 
     use proptest::prelude::*;
 
+    /// Queues `arrivals` (station modulo `stations`, AC index, time in µs, bytes) in time order,
+    /// runs the medium to `end`; the MSDUs queued and every attempt but internal collisions.
+    fn drive(
+        m: &mut Medium,
+        stations: usize,
+        mut arrivals: Vec<(usize, usize, u64, u32)>,
+        end: Instant,
+    ) -> (u64, Vec<FrameRecord>) {
+        arrivals.sort_by_key(|a| a.2);
+        let mut queued = 0u64;
+        for (sta, ac, at_us, bytes) in arrivals {
+            m.run_until(Instant::from_micros(at_us));
+            if m.enqueue(sta % stations, AccessCategory::ALL[ac], bytes) {
+                queued += 1;
+            }
+        }
+        m.run_until(end);
+        let recs = m
+            .records()
+            .iter()
+            .filter(|f| f.outcome != Outcome::InternalCollision)
+            .copied()
+            .collect();
+        (queued, recs)
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(64))]
 
@@ -1080,22 +1106,7 @@ mod tests {
             for _ in 0..stations {
                 m.add_station(StationConfig::edca(&phy, r));
             }
-            let mut arrivals = arrivals;
-            arrivals.sort_by_key(|a| a.2);
-            let mut queued = 0u64;
-            for (sta, ac, at_us, bytes) in arrivals {
-                m.run_until(Instant::from_micros(at_us));
-                if m.enqueue(sta % stations, AccessCategory::ALL[ac], bytes) {
-                    queued += 1;
-                }
-            }
-            m.run_until(Instant::from_secs(5));
-            let recs: Vec<_> = m
-                .records()
-                .iter()
-                .filter(|f| f.outcome != Outcome::InternalCollision)
-                .copied()
-                .collect();
+            let (queued, recs) = drive(&mut m, stations, arrivals, Instant::from_secs(5));
             let mut busy_until = Instant::ZERO;
             let mut last: Option<FrameRecord> = None;
             for f in &recs {
@@ -1165,22 +1176,7 @@ mod tests {
                 }
                 m.add_station(c);
             }
-            let mut arrivals = arrivals;
-            arrivals.sort_by_key(|a| a.2);
-            let mut queued = 0u64;
-            for (sta, ac, at_us, bytes) in arrivals {
-                m.run_until(Instant::from_micros(at_us));
-                if m.enqueue(sta % stations, AccessCategory::ALL[ac], bytes) {
-                    queued += 1;
-                }
-            }
-            m.run_until(Instant::from_secs(10));
-            let recs: Vec<_> = m
-                .records()
-                .iter()
-                .filter(|f| f.outcome != Outcome::InternalCollision)
-                .copied()
-                .collect();
+            let (queued, recs) = drive(&mut m, stations, arrivals, Instant::from_secs(10));
             let mut busy_until = Instant::ZERO;
             let mut last: Option<FrameRecord> = None;
             for f in &recs {
