@@ -840,21 +840,7 @@ fn real_flow(scheme: &str, secs: u32) -> (Value, f64, f64, String) {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let mut err = BufReader::new(link.stderr.take().unwrap());
-    let mut ns = None;
-    let mut line = String::new();
-    while ns.is_none() && err.read_line(&mut line).unwrap() > 0 {
-        if let Some(rest) = line.split("namespace ").nth(1) {
-            ns = rest.split_whitespace().next().map(str::to_string);
-        }
-        line.clear();
-    }
-    let ns = ns.expect("wisp link names the namespace's address");
-    let drain = std::thread::spawn(move || {
-        let mut rest = String::new();
-        let _ = std::io::Read::read_to_string(&mut err, &mut rest);
-        rest
-    });
+    let (ns, drain) = namespace_address(&mut link);
     std::thread::sleep(Duration::from_millis(300));
     let sent = wisp(&[
         "send",

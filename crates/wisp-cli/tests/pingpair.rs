@@ -5,7 +5,6 @@ mod common;
 use common::*;
 
 use serde_json::Value;
-use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
 
 /// Exit code 2, one line on stderr naming `needle`, nothing on stdout.
@@ -154,21 +153,7 @@ fn run_through_link(wmm: bool, dual: bool) -> (Value, String) {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let mut err = BufReader::new(link.stderr.take().unwrap());
-    let mut ns = None;
-    let mut line = String::new();
-    while ns.is_none() && err.read_line(&mut line).unwrap() > 0 {
-        if let Some(rest) = line.split("namespace ").nth(1) {
-            ns = rest.split_whitespace().next().map(str::to_string);
-        }
-        line.clear();
-    }
-    let ns = ns.expect("wisp link names the namespace's address");
-    let drain = std::thread::spawn(move || {
-        let mut rest = String::new();
-        let _ = std::io::Read::read_to_string(&mut err, &mut rest);
-        rest
-    });
+    let (ns, drain) = namespace_address(&mut link);
     // The flood: port 9 (discard) in the namespace, best effort, for the whole measurement.
     let flood = wisp(&[
         "send",
@@ -311,21 +296,7 @@ fn kwikr_call_with_ping_pair_matches_the_simulator() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let mut err = BufReader::new(link.stderr.take().unwrap());
-    let mut ns = None;
-    let mut line = String::new();
-    while ns.is_none() && err.read_line(&mut line).unwrap() > 0 {
-        if let Some(rest) = line.split("namespace ").nth(1) {
-            ns = rest.split_whitespace().next().map(str::to_string);
-        }
-        line.clear();
-    }
-    let ns = ns.expect("wisp link names the namespace's address");
-    let drain = std::thread::spawn(move || {
-        let mut rest = String::new();
-        let _ = std::io::Read::read_to_string(&mut err, &mut rest);
-        rest
-    });
+    let (ns, drain) = namespace_address(&mut link);
     std::thread::sleep(std::time::Duration::from_millis(300));
     let sent = wisp(&[
         "send",

@@ -142,3 +142,27 @@ pub fn json(bytes: &[u8]) -> serde_json::Value {
     serde_json::from_slice(bytes)
         .unwrap_or_else(|e| panic!("not JSON ({e}): {}", String::from_utf8_lossy(bytes)))
 }
+
+/// Reads a running `wisp link`'s stderr up to the line naming the namespace's address; returns
+/// that address and a thread that drains (and returns) the rest of stderr.
+pub fn namespace_address(
+    link: &mut std::process::Child,
+) -> (String, std::thread::JoinHandle<String>) {
+    use std::io::{BufRead, BufReader, Read};
+    let mut err = BufReader::new(link.stderr.take().expect("wisp link's stderr is piped"));
+    let mut ns = None;
+    let mut line = String::new();
+    while ns.is_none() && err.read_line(&mut line).unwrap() > 0 {
+        if let Some(rest) = line.split("namespace ").nth(1) {
+            ns = rest.split_whitespace().next().map(str::to_string);
+        }
+        line.clear();
+    }
+    let ns = ns.expect("wisp link names the namespace's address");
+    let drain = std::thread::spawn(move || {
+        let mut rest = String::new();
+        let _ = err.read_to_string(&mut rest);
+        rest
+    });
+    (ns, drain)
+}
