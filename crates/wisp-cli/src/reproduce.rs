@@ -4,7 +4,7 @@ use crate::error::CliError;
 use crate::output::{self, OutputDir};
 use clap::{Args, ValueEnum};
 use std::path::{Path, PathBuf};
-use wisp_sim::reproduce::{gcc_wifi, mehrotra, sprout, wbest};
+use wisp_sim::reproduce::{gcc_wifi, kwikr, mehrotra, sprout, wbest};
 
 /// The papers wisp reproduces.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -21,6 +21,10 @@ pub enum Paper {
     /// Li, Claypool, Kinicki, LCN 2008: WBest, IGI/PTR, pathChirp, pathload and Spruce on the simulated
     /// 802.11g testbed of Table I (14 cases; Tables II–III as figures; summary.json, table.csv).
     Wbest,
+    /// Das et al., CoNEXT 2017: Ping-Pair's validation on the simulated 802.11 medium (Table 1's
+    /// confusion matrices, 802.11n 2.4 GHz and 802.11ac 5 GHz; Fig. 5's co-channel
+    /// interference); summary.json, report.html, pairs.csv.
+    Kwikr,
 }
 
 impl Paper {
@@ -30,6 +34,7 @@ impl Paper {
             Paper::Sprout => "sprout",
             Paper::Mehrotra => "mehrotra",
             Paper::Wbest => "wbest",
+            Paper::Kwikr => "kwikr",
         }
     }
 }
@@ -98,7 +103,7 @@ pub fn reproduce(a: ReproduceArgs) -> Result<(), CliError> {
     let (trace_ok, traces_ok) = match a.paper {
         Paper::GccWifi => (true, false),
         Paper::Sprout => (false, true),
-        Paper::Mehrotra | Paper::Wbest => (false, false),
+        Paper::Mehrotra | Paper::Wbest | Paper::Kwikr => (false, false),
     };
     let misplaced = [
         ("--trace", a.trace.is_some() && !trace_ok),
@@ -110,6 +115,7 @@ pub fn reproduce(a: ReproduceArgs) -> Result<(), CliError> {
             Paper::Sprout => "it takes --traces DIR",
             Paper::Mehrotra => "it runs on the mobile-broadband profiles",
             Paper::Wbest => "it runs on the simulated 802.11g testbed",
+            Paper::Kwikr => "it runs its scenarios on the simulated 802.11 medium",
         };
         return Err(CliError::Input(format!(
             "{opt} does not apply to {} ({takes})",
@@ -118,6 +124,7 @@ pub fn reproduce(a: ReproduceArgs) -> Result<(), CliError> {
     }
     match a.paper {
         Paper::Sprout => sprout_paper(&a, &out, jobs)?,
+        Paper::Kwikr => kwikr_paper(&a, &out, jobs)?,
         Paper::Wbest => {
             let seed = crate::args::seed(a.seed)?;
             let pb = output::progress_bar(0, "simulating");
@@ -253,6 +260,55 @@ pub fn reproduce(a: ReproduceArgs) -> Result<(), CliError> {
 
 /// A shipped input that could not be read: when the user gave none and the file is simply not
 /// there, says how to point at one (`opt`).
+fn kwikr_paper(a: &ReproduceArgs, out: &Path, jobs: usize) -> Result<(), CliError> {
+    let seed = crate::args::seed(a.seed)?;
+    let options = kwikr::Options {
+        quick: a.quick,
+        seed,
+        jobs,
+    };
+    let result = with_progress(|on_done| kwikr::run(&options, on_done))?;
+    // The call experiments (Fig. 8, 9, Table 2: `wisp_sim::reproduce::kwikr_calls`) add their
+    // checks here.
+    let extra: Vec<wisp_sim::reproduce::Check> = vec![];
+    let checks = result.checks(extra);
+    let summary = serde_json::json!({
+        "paper": "kwikr",
+        "quick": a.quick,
+        "result": &result,
+        "checks": &checks,
+    });
+    let mut files = OutputDir::default();
+    files.add("summary.json", to_json(&summary)?);
+    files.add("pairs.csv", result.pairs_csv());
+    files.add("report.html", result.html(&checks));
+    if let Some(f) = &result.fig5 {
+        files.add(Path::new("figures").join("fig5.svg"), kwikr::fig5_svg(f));
+    }
+    files.commit(out)?;
+    for s in result.settings.iter().chain(&result.sensitivity) {
+        let c = &s.confusion;
+        println!(
+            "{}: truth non-persistent {} (classified {} / {}), persistent {} ({} / {}), {} not classified",
+            s.name,
+            c.nn + c.np,
+            c.nn,
+            c.np,
+            c.pn + c.pp,
+            c.pn,
+            c.pp,
+            c.unclassified
+        );
+    }
+    for c in &checks {
+        print_check(c.met, &c.claim, &c.measured, &c.expected);
+    }
+    let met = checks.iter().filter(|c| c.met).count();
+    println!("{met} of {} checks met", checks.len());
+    eprintln!("wisp: wrote {}", out.join("report.html").display());
+    Ok(())
+}
+
 fn input_error(e: wisp_sim::trace::TraceError, defaulted: bool, opt: &str) -> CliError {
     if e.line.is_none() && defaulted {
         CliError::Input(format!("{e} (run from the wisp repository or pass {opt})"))

@@ -3,7 +3,7 @@
 //!
 //! Sans-IO: every function takes the arrival times (and sizes) the caller observed; nothing here
 //! sends a ping or reads a clock. `wisp-net` drives [`Prober`] over ICMP sockets; the simulator
-//! will drive it over its Wi-Fi medium.
+//! drives it over its Wi-Fi medium (`wisp_sim::pingpair`).
 //!
 //! What is implemented, by section:
 //!

@@ -225,6 +225,10 @@ pub struct PingRecord {
     /// Ground truth: frames ahead of the normal reply in the AP's queue of its access category
     /// (every destination) when it was enqueued.
     pub truth_backlog: Option<u32>,
+    /// When the AP had each request (the uplink's part of T_q: the normal request reaches the
+    /// AP after the high one when VO wins the uplink first).
+    pub normal_request_at_ap: Option<Instant>,
+    pub high_request_at_ap: Option<Instant>,
 }
 
 /// The AP queue's occupancy at one instant (the normal ping's access category, every

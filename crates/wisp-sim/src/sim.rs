@@ -436,6 +436,8 @@ struct ReplyTruth {
     queueing: Option<Duration>,
     delay: Option<Duration>,
     rate: Option<Bitrate>,
+    /// When the AP had the request.
+    request_at: Option<Instant>,
 }
 
 /// An echo request or reply on a medium.
@@ -857,6 +859,8 @@ impl Simulation {
                 truth_delay: normal.delay,
                 truth_high_delay: high.delay,
                 truth_backlog: normal.backlog,
+                normal_request_at_ap: normal.request_at,
+                high_request_at_ap: high.request_at,
             };
             if let (AnyReceiver::Ukf(u), Some(rate)) = (&mut flow.receiver, normal.rate) {
                 if let Ok(a) = u.on_ping_pair(pair.replies, rate) {
@@ -924,7 +928,9 @@ impl Simulation {
                     .saturating_sub(1) as u32;
                 self.probes[id as usize] = Some(slot);
                 let p = self.flows[f as usize].pinger.as_mut().expect("a pinger");
-                p.truth.entry(slot.seq).or_default().backlog = Some(ahead);
+                let t = p.truth.entry(slot.seq).or_default();
+                t.backlog = Some(ahead);
+                t.request_at = Some(now);
             } else {
                 self.free_probes.push(id);
             }
