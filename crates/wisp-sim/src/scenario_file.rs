@@ -739,6 +739,9 @@ pub struct FlowReport {
     pub stop_s: Option<f64>,
     #[serde(flatten)]
     pub metrics: FlowMetrics,
+    /// The flow's Ping-Pair ([`crate::pingpair`]), when its station probed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pingpair: Option<crate::pingpair::PingSummary>,
 }
 
 /// What `wisp sim --json` prints and writes as `run.json`.
@@ -797,7 +800,12 @@ impl ScenarioFile {
             .iter()
             .zip(&net.flows)
             .zip(&r.flows)
-            .map(|((info, f), m)| FlowReport {
+            .enumerate()
+            .map(|(i, ((info, f), m))| FlowReport {
+                pingpair: f
+                    .pingpair
+                    .as_ref()
+                    .map(|_| crate::pingpair::summary(&r.log.pings, i as u16)),
                 name: info.name.clone(),
                 from: info.from.clone(),
                 to: info.to.clone(),

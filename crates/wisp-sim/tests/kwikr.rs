@@ -233,8 +233,14 @@ to = "a"
 "#,
     )
     .unwrap();
-    let log = wisp_sim::sim::simulate_network(&f.network, None).unwrap();
+    let r = f.run(None).unwrap();
+    let log = &r.run.log;
     assert!(log.pings.len() >= 18, "{}", log.pings.len());
     assert!(log.pings.iter().all(|p| p.flow == 0));
     assert!(log.pings.iter().filter(|p| p.n_a.is_some()).count() >= 10);
+    // `wisp sim --json` reports it per flow.
+    let json = serde_json::to_value(&r.report).unwrap();
+    let pp = &json["flows"][0]["pingpair"];
+    assert_eq!(pp["pairs"].as_u64(), Some(log.pings.len() as u64));
+    assert!(pp["attributed"].as_u64().unwrap() >= 10, "{pp}");
 }
