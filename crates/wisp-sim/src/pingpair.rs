@@ -176,21 +176,33 @@ impl PingPairSpec {
     }
 }
 
+/// A duration in the largest unit that states it exactly.
+fn exact(d: Duration) -> String {
+    let ns = d.as_nanos();
+    if ns % 1_000_000 == 0 {
+        format!("{}ms", ns / 1_000_000)
+    } else if ns % 1_000 == 0 {
+        format!("{}us", ns / 1_000)
+    } else {
+        format!("{ns}ns")
+    }
+}
+
 /// The canonical spec string (parses back to an equal spec).
 impl fmt::Display for PingPairSpec {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "interval={}ms,tos-high={:#04x},tos-normal={:#04x}",
-            self.interval.as_millis_f64(),
+            "interval={},tos-high={:#04x},tos-normal={:#04x}",
+            exact(self.interval),
             self.tos_high,
             self.tos_normal
         )?;
         if let Some(s) = self.sample {
-            write!(f, ",sample={}us", s.as_nanos() as f64 / 1e3)?;
+            write!(f, ",sample={}", exact(s))?;
         }
         if let Some(s) = self.start {
-            write!(f, ",start={}ms", s.as_millis_f64())?;
+            write!(f, ",start={}", exact(s))?;
         }
         Ok(())
     }
@@ -357,5 +369,32 @@ mod tests {
         assert_eq!(sample_ac(&map, true, 0x00), AccessCategory::Be);
         assert_eq!(sample_ac(&map, true, 0xb8), AccessCategory::Vo);
         assert_eq!(sample_ac(&map, false, 0xb8), AccessCategory::Be);
+    }
+}
+
+#[cfg(test)]
+mod proptests {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// Any text: a spec or an error, never a panic; a spec displays to one that parses back
+        /// to itself.
+        #[test]
+        fn any_text_parses_or_fails_cleanly(s in "\\PC{0,60}") {
+            if let Ok(spec) = s.parse::<PingPairSpec>() {
+                prop_assert_eq!(spec.to_string().parse::<PingPairSpec>().unwrap(), spec);
+            }
+        }
+
+        #[test]
+        fn key_value_texts_parse_or_fail_cleanly(
+            k in prop::sample::select(vec!["interval", "tos-high", "tos-normal", "sample", "start", "x"]),
+            v in "[0-9a-fx.]{0,8}(ms|us|ns|s)?",
+        ) {
+            if let Ok(spec) = format!("{k}={v}").parse::<PingPairSpec>() {
+                prop_assert_eq!(spec.to_string().parse::<PingPairSpec>().unwrap(), spec);
+            }
+        }
     }
 }

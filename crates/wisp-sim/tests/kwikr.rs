@@ -244,3 +244,19 @@ to = "a"
     assert_eq!(pp["pairs"].as_u64(), Some(log.pings.len() as u64));
     assert!(pp["attributed"].as_u64().unwrap() >= 10, "{pp}");
 }
+
+/// Without WMM (one queue at the AP) the high-priority reply never overtakes: no pair is valid
+/// and the receiver is given nothing (§7.3: Kwikr then falls back to the baseline's behaviour).
+#[test]
+fn without_wmm_no_pair_is_valid_and_kwikr_gets_nothing() {
+    let r = wifi_run("std=11g,stations=3,load=tcp,wmm=off", "kwikr", 20);
+    let pings = &r.log.pings;
+    assert!(pings.len() >= 35, "{}", pings.len());
+    assert!(pings.iter().all(|p| p.t_q.is_none() && p.t_c.is_none()));
+    // The replies came back (not lost): they were just not reversed.
+    let back = pings
+        .iter()
+        .filter(|p| p.high_reply.is_some() && p.normal_reply.is_some())
+        .count();
+    assert!(back * 10 >= pings.len() * 9, "{back} of {}", pings.len());
+}
