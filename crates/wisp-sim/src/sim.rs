@@ -20,7 +20,9 @@
 //! `advance()` decided: a delivered packet moves on at the end of its PPDU, one dropped at the
 //! retry limit is lost on the link ([`DropReason::Link`]). Every flow crossing a medium, in
 //! either direction, contends on its one channel. A medium's random draws come from
-//! `wifi/LABEL`.
+//! `wifi/LABEL`. A flow with a Ping-Pair spec ([`RoutedFlow::pingpair`]) has its receiving
+//! station ping the AP of its data path's last Wi-Fi hop; the AP answers each echo request
+//! into its downlink queue of the request's access category ([`crate::pingpair`]).
 //!
 //! A [`Scenario`] (one bottleneck per direction, as `wisp run` builds it) is the two-node network
 //! [`Scenario::network`]: link 0 (`forward`: `--loss`, the delay, the forward queue and link),
