@@ -143,6 +143,10 @@ pub fn reproduce(a: ReproduceArgs) -> Result<(), CliError> {
             let mut files = OutputDir::default();
             files.add("summary.json", to_json(&summary)?);
             files.add("table.csv", result.csv());
+            files.add("report.html", wisp_report::wbest::html(&result));
+            for (name, svg) in wisp_report::wbest::figures(&result) {
+                files.add(Path::new("figures").join(name), svg);
+            }
             files.commit(&out)?;
             println!(
                 "{:>4} {:>7}  {:>15} {:>15} {:>15} {:>15} {:>15}",
@@ -166,7 +170,7 @@ pub fn reproduce(a: ReproduceArgs) -> Result<(), CliError> {
             }
             let met = checks.iter().filter(|c| c.met).count();
             println!("{met} of {} checks met", checks.len());
-            eprintln!("wisp: wrote {}", out.join("summary.json").display());
+            eprintln!("wisp: wrote {}", out.join("report.html").display());
         }
         Paper::GccWifi => {
             let path = a.trace.clone().unwrap_or_else(|| shipped(WIFI_TRACE));

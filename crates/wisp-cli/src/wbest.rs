@@ -13,12 +13,17 @@ effective capacity C_e (median of L/T_i), a train of --train packets at C_e give
 bandwidth A = C_e (2 - C_e/R) with the train's loss correction. Probes are UDP datagrams of
 --size bytes between the two hosts; the server's UDP port is its TCP control port.
 
+--plus runs WBest+ (Farshad et al., SECON 2014), the form for links that aggregate frames
+(802.11n A-MPDUs): 165 pairs sent in bursts of 33 (66 packets back to back), bursts 10 ms
+apart, then a train of 100; --pairs and --train still override those counts.
+
 Output (--json: one object): capacity_mbps (C_e), available_mbps (A), bytes_sent, time_s.
 
 Examples:
   wisp wbest server --listen 0.0.0.0:9878
   wisp wbest client --server 10.0.0.1:9878 --json
-  wisp wbest client --server 10.0.0.1:9878 --direction to-server --pairs 60";
+  wisp wbest client --server 10.0.0.1:9878 --direction to-server --pairs 60
+  wisp wbest client --server 10.0.0.1:9878 --plus --json";
 
 #[derive(Subcommand, Debug)]
 pub enum WbestCommand {
@@ -55,12 +60,15 @@ pub struct ClientArgs {
     /// The server's control address, e.g. 10.0.0.1:9878.
     #[arg(long)]
     pub server: SocketAddr,
-    /// Packet pairs n (1-1000).
-    #[arg(long, default_value_t = 30)]
-    pub pairs: u32,
-    /// Packets m in the train (2-1000).
-    #[arg(long, default_value_t = 30)]
-    pub train: u32,
+    /// Packet pairs n (1-1000) [default: 30; 165 with --plus].
+    #[arg(long)]
+    pub pairs: Option<u32>,
+    /// Packets m in the train (2-1000) [default: 30; 100 with --plus].
+    #[arg(long)]
+    pub train: Option<u32>,
+    /// WBest+: pairs in bursts of 33, bursts 10 ms apart, 165 pairs, a train of 100.
+    #[arg(long)]
+    pub plus: bool,
     /// Probe size in bytes (UDP payload, 64-65507).
     #[arg(long, default_value_t = 1500)]
     pub size: u32,
@@ -82,12 +90,23 @@ pub fn wbest(command: WbestCommand) -> Result<(), CliError> {
             .map_err(|e| CliError::Io(e.to_string()))
         }
         WbestCommand::Client(a) => {
-            let cfg = WbestConfig {
-                pairs: a.pairs,
-                train: a.train,
-                size: a.size,
-                ..WbestConfig::default()
+            let base = if a.plus {
+                WbestConfig::wbest_plus()
+            } else {
+                WbestConfig::default()
             };
+            let cfg = WbestConfig {
+                pairs: a.pairs.unwrap_or(base.pairs),
+                train: a.train.unwrap_or(base.train),
+                size: a.size,
+                ..base
+            };
+            if cfg.burst > cfg.pairs {
+                return Err(CliError::Input(format!(
+                    "--pairs: must be at least {} with --plus (WBest+ sends bursts of {} pairs), not {}",
+                    cfg.burst, cfg.burst, cfg.pairs
+                )));
+            }
             cfg.validate().map_err(CliError::input)?;
             if a.size > 65507 {
                 return Err(CliError::Input(format!(

@@ -83,6 +83,7 @@ fn out_of_range_parameters_are_bad_input() {
         (vec!["--train", "1"], "train"),
         (vec!["--size", "10"], "size"),
         (vec!["--size", "65535"], "size"),
+        (vec!["--plus", "--pairs", "20"], "--pairs"),
     ] {
         let mut full = vec!["wbest", "client", "--server", "127.0.0.1:9"];
         full.extend(args);
@@ -113,6 +114,29 @@ fn loopback_estimate_has_the_json_fields() {
     assert_eq!(e["bytes_sent"].as_u64(), Some(90 * 1500));
     assert!(e["capacity_mbps"].as_f64().unwrap() > 0.0);
     assert!(e["time_s"].as_f64().unwrap() > 0.29, "{e}"); // 30 pairs 10 ms apart
+}
+
+#[test]
+fn loopback_wbest_plus_sends_its_bursts_and_longer_train() {
+    let _rt = real_time();
+    let port = free_port();
+    let mut s = server(port);
+    let o = wisp(&[
+        "wbest",
+        "client",
+        "--server",
+        &format!("127.0.0.1:{port}"),
+        "--plus",
+        "--json",
+    ]);
+    reap(&mut s, Duration::from_secs(5));
+    assert_ok(&o);
+    let e = estimate(&o);
+    // WBest+ (Farshad et al.): 165 pairs and a train of 100, 1500 bytes each.
+    assert_eq!(e["bytes_sent"].as_u64(), Some((2 * 165 + 100) * 1500));
+    assert!(e["capacity_mbps"].as_f64().unwrap() > 0.0);
+    // Five bursts of 33 pairs, 10 ms apart: at least 40 ms before the train.
+    assert!(e["time_s"].as_f64().unwrap() > 0.04, "{e}");
 }
 
 /// Runs the client inside `wisp link` on const:12mbps both ways; `crossing`: an iperf3 UDP

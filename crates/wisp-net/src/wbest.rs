@@ -276,6 +276,7 @@ pub fn client(
             pairs: cfg.pairs as u16,
             train: cfg.train as u16,
             size: cfg.size as u16,
+            burst: cfg.burst as u16,
         },
     )?;
     if recv_msg(&mut tcp)? != Control::Ready {
@@ -317,6 +318,7 @@ pub fn serve_one(mut tcp: TcpStream, udp: &UdpSocket) -> Result<WbestReport, Wbe
         pairs,
         train,
         size,
+        burst,
     } = recv_msg(&mut tcp)?
     else {
         return Err(WbestError::Protocol("expected Hello".into()));
@@ -325,6 +327,7 @@ pub fn serve_one(mut tcp: TcpStream, udp: &UdpSocket) -> Result<WbestReport, Wbe
         pairs: u32::from(pairs),
         train: u32::from(train),
         size: u32::from(size),
+        burst: u32::from(burst),
         ..WbestConfig::default()
     };
     if let Err(e) = cfg.validate() {
@@ -420,6 +423,7 @@ mod tests {
                 pairs: 0,
                 train: 30,
                 size: 1500,
+                burst: 1,
             },
         )
         .unwrap();

@@ -6,7 +6,7 @@
 //!
 //! | type | message | body |
 //! |---|---|---|
-//! | 1 | `Hello` | direction (0 to-server, 1 from-server) · pairs u16 · train u16 · size u16 |
+//! | 1 | `Hello` | direction (0 to-server, 1 from-server) · pairs u16 · train u16 · size u16 · [burst u16: pairs per burst, WBest+; absent = 1] |
 //! | 2 | `Ready` | — |
 //! | 3 | `PhaseDone` | phase (0 pairs, 1 train) · probes sent u16 |
 //! | 4 | `Arrivals` | phase · count u16 · count × (index u16 · receive time u64 ns) |
@@ -46,6 +46,9 @@ pub enum Control {
         pairs: u16,
         train: u16,
         size: u16,
+        /// Pairs sent back to back per burst (1: WBest; WBest+: 33). Sent only when not 1,
+        /// so a WBest Hello keeps its 7-byte body.
+        burst: u16,
     },
     Ready,
     PhaseDone {
@@ -140,6 +143,7 @@ impl Control {
                 pairs,
                 train,
                 size,
+                burst,
             } => {
                 body.push(match direction {
                     Direction::ToServer => 0,
@@ -148,6 +152,9 @@ impl Control {
                 body.extend(pairs.to_be_bytes());
                 body.extend(train.to_be_bytes());
                 body.extend(size.to_be_bytes());
+                if *burst != 1 {
+                    body.extend(burst.to_be_bytes());
+                }
             }
             Control::Ready => {}
             Control::PhaseDone { phase, sent } => {
@@ -236,7 +243,9 @@ impl Control {
         };
         Ok(match kind {
             1 => {
-                exact(7)?;
+                if len != 9 {
+                    exact(7)?;
+                }
                 let direction = match body[0] {
                     0 => Direction::ToServer,
                     1 => Direction::FromServer,
@@ -247,6 +256,7 @@ impl Control {
                     pairs: u16_at(body, 1),
                     train: u16_at(body, 3),
                     size: u16_at(body, 5),
+                    burst: if len == 9 { u16_at(body, 7) } else { 1 },
                 }
             }
             2 => {
@@ -365,10 +375,27 @@ mod tests {
             pairs: 30,
             train: 30,
             size: 1500,
+            burst: 1,
         };
         let b = [b'W', b'B', 1, 1, 0, 7, 1, 0, 30, 0, 30, 0x05, 0xdc];
         assert_eq!(m.emit(), b);
         assert_eq!(Control::parse(&b), Ok(m));
+        // WBest+: the burst follows.
+        let m = Control::Hello {
+            direction: Direction::FromServer,
+            pairs: 165,
+            train: 100,
+            size: 1500,
+            burst: 33,
+        };
+        let b = [b'W', b'B', 1, 1, 0, 9, 1, 0, 165, 0, 100, 0x05, 0xdc, 0, 33];
+        assert_eq!(m.emit(), b);
+        assert_eq!(Control::parse(&b), Ok(m));
+        // Any other body length is an error naming the expected one.
+        assert!(matches!(
+            Control::parse(&[b'W', b'B', 1, 1, 0, 8, 1, 0, 165, 0, 100, 0x05, 0xdc, 0]),
+            Err(WireError::Length { expected: 7, .. })
+        ));
         assert_eq!(Control::Ready.emit(), [b'W', b'B', 1, 2, 0, 0]);
         let r = Control::Arrivals {
             phase: WbestPhase::Train,
@@ -426,8 +453,14 @@ mod tests {
 
     fn control() -> impl Strategy<Value = Control> {
         prop_oneof![
-            (any::<bool>(), any::<u16>(), any::<u16>(), any::<u16>()).prop_map(
-                |(d, pairs, train, size)| Control::Hello {
+            (
+                any::<bool>(),
+                any::<u16>(),
+                any::<u16>(),
+                any::<u16>(),
+                any::<u16>()
+            )
+                .prop_map(|(d, pairs, train, size, burst)| Control::Hello {
                     direction: if d {
                         Direction::ToServer
                     } else {
@@ -435,9 +468,9 @@ mod tests {
                     },
                     pairs,
                     train,
-                    size
-                }
-            ),
+                    size,
+                    burst
+                }),
             Just(Control::Ready),
             (phase(), any::<u16>()).prop_map(|(phase, sent)| Control::PhaseDone { phase, sent }),
             (

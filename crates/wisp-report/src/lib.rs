@@ -11,7 +11,8 @@
 //! * [`gcc_wifi`]: the figures and page of `wisp reproduce gcc-wifi`;
 //! * [`sprout`]: the charts, tables and page of `wisp reproduce sprout`;
 //! * [`sweep`]: the table, figures and page of `wisp sweep`;
-//! * [`mehrotra`]: the figures and page of `wisp reproduce mehrotra`.
+//! * [`mehrotra`]: the figures and page of `wisp reproduce mehrotra`;
+//! * [`wbest`]: the tables, box plots and page of `wisp reproduce wbest`.
 //!
 //! The pages are `maud` templates (checked at compile time, every spliced value HTML-escaped;
 //! only the SVGs drawn here and the shared style sheet go in unescaped), and the CSV files are
@@ -21,6 +22,7 @@ pub mod gcc_wifi;
 pub mod mehrotra;
 pub mod sprout;
 pub mod sweep;
+pub mod wbest;
 
 use maud::{DOCTYPE, Markup, PreEscaped, html};
 use plotters::coord::ranged1d::{KeyPointHint, NoDefaultFormatting, Ranged, ValueFormatter};

@@ -19,6 +19,7 @@
 //! | `stations` | contenders besides the measured station, 0–200 (default: 0) |
 //! | `load` | what the contenders do: `none`, `udp[:RATE]` (constant bit rate uplink, 1 Mbit/s if no rate), `tcp` (a bulk download each), `saturated` (always a frame for the AP) (default: `saturated`) |
 //! | `queue` | frames each AC queue of a transmitter holds, every destination together (default: 1000) |
+//! | `ap-queue` | how an AP's AC queue serves its destinations: `per-station` (a FIFO per destination, served in turn, as mac80211) or `fifo` (one FIFO, arrival order, as a 2000s AP) (default: `per-station`) |
 //! | `wmm` | `on`: EDCA per AC (Table 9-137 defaults), DSCP → UP → AC; `off`: legacy DCF, one queue (AC_BE) (default: `on`) |
 //! | `bytes` | MSDU (IP packet) size of the background frames (default: 1500) |
 //! | `bw` | channel width for 11n (20, 40) and 11ac (20, 40, 80) MHz (default: 20) |
@@ -53,8 +54,8 @@
 //!   the contender sends a 52-byte TCP Ack (IPv4 20 + TCP 20 + timestamps 12) uplink for every
 //!   second data frame it receives (delayed Acks). No congestion control, no losses seen by TCP.
 //! - `load=udp` is a constant bit rate per contender with a random phase, uplink only.
-//! - The AP serves its destinations in turn per AC (mac80211's per-station queues); an AP with
-//!   one FIFO per AC would let a backlog for one station delay another's packets more.
+//! - The AP serves its destinations in turn per AC (mac80211's per-station queues) unless
+//!   `ap-queue=fifo`, where a backlog for one station delays another's packets.
 //! - A frame is removed from its queue when its exchange is decided (at its start); a packet
 //!   pushed during that exchange sees the queue without it.
 
@@ -130,6 +131,8 @@ pub struct WifiSpec {
     pub map: WmmMap,
     /// Stations of a second, co-channel AP (0: no second AP).
     pub cochannel: u32,
+    /// The APs' AC queues are one FIFO over all destinations (`ap-queue=fifo`).
+    pub ap_fifo: bool,
 }
 
 impl Default for WifiSpec {
@@ -146,6 +149,7 @@ impl Default for WifiSpec {
             phy: PhyOptions::default(),
             map: WmmMap::default(),
             cochannel: 0,
+            ap_fifo: false,
         }
     }
 }
@@ -162,8 +166,7 @@ pub struct WifiSpecError {
     pub message: String,
 }
 
-const KEYS: &str =
-    "std, rate, stations, load, queue, wmm, bytes, map, cochannel, bw, gi, snr, ra, ampdu";
+const KEYS: &str = "std, rate, stations, load, queue, ap-queue, wmm, bytes, map, cochannel, bw, gi, snr, ra, ampdu";
 
 impl FromStr for WifiSpec {
     type Err = WifiSpecError;
@@ -235,6 +238,13 @@ impl FromStr for WifiSpec {
                         .filter(|n| (1..=100_000).contains(n))
                         .ok_or_else(|| err(k, format!("must be 1 to 100000 frames, not `{v}`")))?
                 }
+                "ap-queue" => {
+                    spec.ap_fifo = match v {
+                        "fifo" => true,
+                        "per-station" => false,
+                        _ => return Err(err(k, format!("must be fifo or per-station, not `{v}`"))),
+                    }
+                }
                 "wmm" => {
                     spec.wmm = match v {
                         "on" | "true" | "1" => true,
@@ -287,7 +297,7 @@ impl FromStr for WifiSpec {
     }
 }
 
-/// The canonical spec (every key; `map` and `cochannel` only when set), which parses back to
+/// The canonical spec (every key; `map`, `cochannel` and `ap-queue` only when set), which parses back to
 /// the same spec.
 impl fmt::Display for WifiSpec {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -308,6 +318,9 @@ impl fmt::Display for WifiSpec {
         }
         if self.cochannel > 0 {
             write!(f, ",cochannel={}", self.cochannel)?;
+        }
+        if self.ap_fifo {
+            write!(f, ",ap-queue=fifo")?;
         }
         // The PHY-side keys only when given, so a spec without them reads as before.
         write!(f, "{}", self.phy.to_spec())
@@ -420,6 +433,7 @@ impl WifiLink {
             StationConfig::dcf(&phy, self.spec.rate)
         };
         c.queue_limit = self.spec.queue;
+        c.fifo = self.spec.ap_fifo && self.medium.stations().len() as NodeId == ap;
         // Checked when the spec was parsed; a spec built by hand with a bad script keeps the
         // fixed rate.
         let _ = self.spec.phy.apply(&mut c, &phy, self.spec.rate);
@@ -661,6 +675,7 @@ mod tests {
             ("load=udp:fast", "load"),
             ("queue=0", "queue"),
             ("wmm=maybe", "wmm"),
+            ("ap-queue=lifo", "ap-queue"),
             ("bytes=10", "bytes"),
             ("colour=red", "colour"),
             ("stations", "stations"),

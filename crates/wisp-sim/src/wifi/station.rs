@@ -8,6 +8,9 @@
 //! Each AC's queue holds one FIFO per destination; the destinations take turns, one MSDU each
 //! (as Linux mac80211's per-station TXQs are scheduled), so a backlog for one receiver does not
 //! block another. The queue limit counts every destination's frames together.
+//! [`StationConfig::fifo`] makes each AC's queue one FIFO over every destination instead (an
+//! AP of the 2000s, a driver's single transmit queue): frames leave in arrival order, and an
+//! A-MPDU carries only the run of frames to the head's destination at the head of the queue.
 //!
 //! Deviations:
 //! - One sequence counter per transmitter (the standard keeps one per receiver and TID).
@@ -45,6 +48,9 @@ pub struct StationConfig {
     /// another transmission starts); `false`: a non-QoS station (DCF, 10.3.4.3: the slot in
     /// which the medium turns busy is not counted).
     pub qos: bool,
+    /// Each AC's queue is one FIFO over all destinations (`false`: a FIFO per destination,
+    /// the destinations served in turn).
+    pub fifo: bool,
 }
 
 impl StationConfig {
@@ -59,6 +65,7 @@ impl StationConfig {
             rate_control: None,
             ampdu: None,
             qos: true,
+            fifo: false,
         }
     }
 
@@ -73,6 +80,7 @@ impl StationConfig {
             rate_control: None,
             ampdu: None,
             qos: false,
+            fifo: false,
         }
     }
 }
@@ -96,12 +104,15 @@ pub(crate) struct Frame {
     pub dest: u32,
 }
 
-/// One AC's queue: a FIFO per destination, served in turn, one MSDU each.
+/// One AC's queue: a FIFO per destination, served in turn, one MSDU each; or (`fifo`) one
+/// FIFO over all destinations, kept as runs of consecutive frames to one destination.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct AcQueue {
-    /// Destinations with frames, the one being served first.
+    /// Destinations with frames, the one being served first (`fifo`: runs in arrival order,
+    /// a destination may have several).
     flows: VecDeque<(u32, VecDeque<Frame>)>,
     len: usize,
+    fifo: bool,
 }
 
 impl AcQueue {
@@ -117,11 +128,33 @@ impl AcQueue {
         self.flows.front_mut().and_then(|f| f.1.front_mut())
     }
 
+    fn new(fifo: bool) -> Self {
+        AcQueue {
+            fifo,
+            ..AcQueue::default()
+        }
+    }
+
     fn push(&mut self, f: Frame) {
         self.len += 1;
-        match self.flows.iter_mut().find(|q| q.0 == f.dest) {
+        let run = if self.fifo {
+            self.flows.back_mut().filter(|q| q.0 == f.dest)
+        } else {
+            self.flows.iter_mut().find(|q| q.0 == f.dest)
+        };
+        match run {
             Some(q) => q.1.push_back(f),
             None => self.flows.push_back((f.dest, VecDeque::from([f]))),
+        }
+    }
+
+    /// After the head run was served: drops it if empty, else (per destination) the next
+    /// destination takes its turn; a FIFO keeps its order.
+    fn next_turn(&mut self) {
+        if self.flows.front().is_some_and(|q| q.1.is_empty()) {
+            self.flows.pop_front();
+        } else if !self.fifo && self.flows.len() > 1 {
+            self.flows.rotate_left(1);
         }
     }
 
@@ -160,41 +193,54 @@ impl AcQueue {
             }
         }
         self.len -= removed;
-        let extra = top_up(q.0, q.1.len());
+        let dest = q.0;
+        if self.fifo {
+            // A backlog's new frames join the tail of the one FIFO.
+            let extra = top_up(dest, self.queued_for(dest));
+            self.next_turn();
+            for f in extra {
+                self.push(f);
+            }
+            return;
+        }
+        let extra = top_up(dest, q.1.len());
         self.len += extra.len();
         q.1.extend(extra);
-        if q.1.is_empty() {
-            self.flows.pop_front();
-        } else if self.flows.len() > 1 {
-            self.flows.rotate_left(1);
-        }
+        self.next_turn();
     }
 
     /// Frames queued for `dest`.
     fn queued_for(&self, dest: u32) -> usize {
         self.flows
             .iter()
-            .find(|q| q.0 == dest)
-            .map_or(0, |q| q.1.len())
+            .filter(|q| q.0 == dest)
+            .map(|q| q.1.len())
+            .sum()
     }
 
     /// Removes the head frame; `refill` (a backlogged destination's next MSDU) joins its
-    /// destination's FIFO if that FIFO ran empty. The next destination takes its turn.
+    /// destination's FIFO if that FIFO ran empty (`fifo`: the tail of the one FIFO, if no
+    /// frame for that destination is left). The next destination takes its turn.
     fn pop(&mut self, refill: impl FnOnce(u32) -> Option<Frame>) -> Option<Frame> {
         let q = self.flows.front_mut()?;
         let f = q.1.pop_front()?;
         self.len -= 1;
+        if self.fifo {
+            self.next_turn();
+            if self.queued_for(f.dest) == 0
+                && let Some(n) = refill(f.dest)
+            {
+                self.push(n);
+            }
+            return Some(f);
+        }
         if q.1.is_empty()
             && let Some(n) = refill(q.0)
         {
             q.1.push_back(n);
             self.len += 1;
         }
-        if q.1.is_empty() {
-            self.flows.pop_front();
-        } else if self.flows.len() > 1 {
-            self.flows.rotate_left(1);
-        }
+        self.next_turn();
         Some(f)
     }
 }
@@ -259,13 +305,14 @@ impl Station {
             &rates,
         );
         let cur_rate = [config.rate; 4];
+        let fifo = config.fifo;
         Station {
             rc: Box::new(rc),
             rc_rng: Box::new(rc_rng),
             cur_rate,
             ber_cache: [None; 4],
             config,
-            queues: Default::default(),
+            queues: std::array::from_fn(|_| AcQueue::new(fifo)),
             backlogs: vec![],
             edcaf,
             idle_from: Instant::ZERO,
@@ -551,5 +598,84 @@ impl Station {
 
     pub(crate) fn head_mut(&mut self, ac: usize) -> Option<&mut Frame> {
         self.queues[ac].front_mut()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn frame(dest: u32, tag: u64) -> Frame {
+        Frame {
+            bytes: 1500,
+            enqueued: Instant::ZERO,
+            head_at: Instant::ZERO,
+            eligible: Instant::ZERO,
+            seq: None,
+            retries: 0,
+            tag: Some(tag),
+            dest,
+        }
+    }
+
+    /// Pushes (dest, tag) in order, pops everything; returns the tags in service order.
+    fn service_order(fifo: bool, arrivals: &[(u32, u64)]) -> Vec<u64> {
+        let mut q = AcQueue::new(fifo);
+        for &(d, t) in arrivals {
+            q.push(frame(d, t));
+        }
+        assert_eq!(q.len(), arrivals.len());
+        let mut out = vec![];
+        while let Some(f) = q.pop(|_| None) {
+            out.push(f.tag.unwrap());
+        }
+        assert_eq!(q.len(), 0);
+        out
+    }
+
+    #[test]
+    fn a_fifo_serves_in_arrival_order_whatever_the_destination() {
+        // Three frames for 2, then one for 1, then one more for 2.
+        let arrivals = [(2, 0), (2, 1), (2, 2), (1, 3), (2, 4)];
+        assert_eq!(service_order(true, &arrivals), vec![0, 1, 2, 3, 4]);
+        // Per destination: 1's frame goes second, after one frame of 2's.
+        assert_eq!(service_order(false, &arrivals), vec![0, 3, 1, 2, 4]);
+    }
+
+    #[test]
+    fn a_fifo_counts_and_aggregates_by_runs() {
+        let mut q = AcQueue::new(true);
+        for (d, t) in [(2, 0), (2, 1), (1, 2), (2, 3)] {
+            q.push(frame(d, t));
+        }
+        assert_eq!(q.queued_for(2), 3);
+        assert_eq!(q.queued_for(1), 1);
+        // An A-MPDU may carry only the head run: frames 0 and 1.
+        let run: Vec<u64> = q.head_flow().map(|f| f.tag.unwrap()).collect();
+        assert_eq!(run, vec![0, 1]);
+        // Both delivered; the backlog tops destination 2 up at the tail, behind frame 3.
+        q.settle_front(2, &[false, false], |d, left| {
+            assert_eq!((d, left), (2, 1));
+            vec![frame(2, 9)]
+        });
+        let mut out = vec![];
+        while let Some(f) = q.pop(|_| None) {
+            out.push(f.tag.unwrap());
+        }
+        assert_eq!(out, vec![2, 3, 9]);
+    }
+
+    #[test]
+    fn a_fifo_refills_a_backlog_at_the_tail_once_it_has_no_frame_left() {
+        let mut q = AcQueue::new(true);
+        q.push(frame(2, 0));
+        q.push(frame(1, 1));
+        // Popping 2's only frame: its backlog refills behind 1's frame.
+        let f = q.pop(|d| Some(frame(d, 7))).unwrap();
+        assert_eq!(f.tag, Some(0));
+        let rest: Vec<u64> = std::iter::from_fn(|| q.pop(|_| None))
+            .map(|f| f.tag.unwrap())
+            .collect();
+        assert_eq!(rest, vec![1, 7]);
     }
 }
