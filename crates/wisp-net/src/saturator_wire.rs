@@ -310,6 +310,9 @@ impl Packet {
 
     /// Parses exactly one packet (trailing bytes are an error).
     pub fn parse(b: &[u8]) -> Result<Packet, WireError> {
+        if b.len() > MAX_PACKET {
+            return Err(WireError::TooLarge(b.len()));
+        }
         if b.len() < HEADER {
             return Err(WireError::Short {
                 need: HEADER,
@@ -593,6 +596,10 @@ mod tests {
             Packet::parse(&r),
             Err(WireError::Length { kind: 8, .. })
         ));
+        assert_eq!(
+            Packet::parse(&vec![0u8; MAX_PACKET + 1]),
+            Err(WireError::TooLarge(MAX_PACKET + 1))
+        );
         assert!(
             Packet {
                 session: 0,
@@ -619,5 +626,52 @@ mod tests {
             c.iter().map(Vec::len).collect::<Vec<_>>(),
             vec![200, 200, 50]
         );
+    }
+
+    mod props {
+        use super::super::*;
+        use proptest::prelude::*;
+
+        proptest! {
+            #[test]
+            fn any_bytes_parse_or_fail_without_panic(
+                b in proptest::collection::vec(any::<u8>(), 0..128)
+            ) {
+                if let Ok(p) = Packet::parse(&b) {
+                    prop_assert_eq!(p.emit().unwrap(), b.clone());
+                }
+            }
+
+            /// A valid header (any type, the body length right) with any body behind it: an
+            /// error or a packet that re-encodes to the same bytes, never a panic.
+            #[test]
+            fn a_valid_header_with_garbage_behind_never_panics(
+                kind in 0u8..13,
+                session in any::<u32>(),
+                body in proptest::collection::vec(any::<u8>(), 0..80),
+            ) {
+                let mut b = vec![b'W', b'S', VERSION, kind];
+                b.extend(session.to_be_bytes());
+                b.extend((body.len() as u16).to_be_bytes());
+                b.extend(&body);
+                if let Ok(p) = Packet::parse(&b) {
+                    prop_assert_eq!(p.emit().unwrap(), b);
+                }
+            }
+
+            /// Every single-byte corruption of a valid packet parses to something that
+            /// re-encodes to the corrupt bytes, or is refused.
+            #[test]
+            fn corrupt_packets_are_refused_or_consistent(
+                which in 0usize..11, at in any::<prop::sample::Index>(), v in any::<u8>()
+            ) {
+                let mut b = super::all()[which].emit().unwrap();
+                let i = at.index(b.len());
+                b[i] = v;
+                if let Ok(p) = Packet::parse(&b) {
+                    prop_assert_eq!(p.emit().unwrap(), b);
+                }
+            }
+        }
     }
 }

@@ -146,17 +146,17 @@ mod tests {
 
     #[test]
     fn rate_error_and_correlation_by_hand() {
-        // Bins of 100 ms: B has 2, 1, 3; A has 2, 2, 2 (one line moved, one added).
-        let b = t("10\n20\n150\n210\n220\n230\n299\n");
-        let a = t("10\n20\n150\n160\n210\n220\n299\n");
+        // Bins of 100 ms: B has 2, 1, 3 lines; A has 2, 2, 2 (one line moved to another bin).
+        let b = t("10\n20\n150\n210\n220\n230\n");
+        let a = t("10\n20\n150\n160\n210\n220\n");
         let c = compare(&a, &b, Some(ms(0)), Some(ms(300)), ms(100), 1500).unwrap();
         assert_eq!((c.a_lines, c.b_lines), (6, 6));
         assert_eq!(c.rate_error_pct, Some(0.0));
         // A's counts do not vary: no correlation.
         assert_eq!(c.correlation, None);
-        let a = t("10\n20\n30\n150\n210\n220\n230\n240\n299\n");
+        // A: 3, 1, 4 against B: 2, 1, 3: 8 lines against 6, +33.3%.
+        let a = t("10\n20\n30\n150\n210\n220\n230\n240\n");
         let c = compare(&a, &b, Some(ms(0)), Some(ms(300)), ms(100), 1500).unwrap();
-        // A: 3, 1, 4 against B: 2, 1, 3: 9 lines against 6, +33.3%.
         assert!((c.rate_error_pct.unwrap() - 100.0 * 2.0 / 6.0).abs() < 1e-9);
         // x = (3,1,4), mean 8/3; y = (2,1,3), mean 2. Σdxdy = (1/3)(0)+(−5/3)(−1)+(4/3)(1) = 3;
         // Σdx² = 1/9+25/9+16/9 = 42/9; Σdy² = 2. r = 3 / sqrt(84/9) = 0.98198…
