@@ -193,6 +193,19 @@ impl Arrivals {
     }
 }
 
+/// The offset of a peer's clock from ours (`peer − ours`, ns) from handshakes `(sent, peer's
+/// time, received)`: the NTP estimate `peer − (sent + received)/2` of the one with the smallest
+/// RTT, and that RTT. Its error is half the difference between the two one-way delays.
+pub fn clock_offset(samples: &[(u64, u64, u64)]) -> Option<(i64, Duration)> {
+    let &(sent, peer, received) = samples
+        .iter()
+        .filter(|s| s.2 >= s.0)
+        .min_by_key(|s| s.2 - s.0)?;
+    let mid = (i128::from(sent) + i128::from(received)) / 2;
+    let offset = (i128::from(peer) - mid).clamp(i128::from(i64::MIN), i128::from(i64::MAX));
+    Some((offset as i64, Duration::from_nanos(received - sent)))
+}
+
 /// Whole milliseconds since `epoch` of the arrivals in `[from, to)`, as `(ms, packets)` in
 /// increasing order of ms: a Mahimahi trace in run-length form. Arrivals need not be sorted.
 pub fn ms_counts(times: &[Instant], epoch: Instant, from: Instant, to: Instant) -> Vec<(u64, u32)> {
@@ -324,6 +337,26 @@ mod tests {
         assert_eq!(c, vec![(1, 2), (3, 1), (8, 1), (10, 1)]);
         assert_eq!(trace_lines(&c), "1\n1\n3\n8\n10\n");
         assert!(ms_counts(&[], at(0), at(0), at(10)).is_empty());
+    }
+
+    #[test]
+    fn clock_offset_from_the_least_rtt_handshake() {
+        let ms = |m: u64| m * 1_000_000;
+        // The peer's clock is 1000 s ahead; 20 ms each way, then a slow 45/45 sample.
+        let peer = |t: u64| t + ms(1_000_000);
+        let s = [
+            (ms(100), peer(ms(145)), ms(190)),
+            (ms(200), peer(ms(220)), ms(240)),
+        ];
+        let (off, rtt) = clock_offset(&s).unwrap();
+        assert_eq!(off, ms(1_000_000) as i64);
+        assert_eq!(rtt, Duration::from_millis(40));
+        // 10 ms out, 30 ms back: off by half the asymmetry (−10 ms); a peer behind us.
+        let (off, _) = clock_offset(&[(ms(5_000), ms(10), ms(5_040))]).unwrap();
+        assert_eq!(off, ms(10) as i64 - ms(5_020) as i64);
+        assert_eq!(clock_offset(&[]), None);
+        // A sample received before it was sent is ignored.
+        assert_eq!(clock_offset(&[(ms(2), 0, ms(1))]), None);
     }
 
     #[test]

@@ -39,7 +39,7 @@ use std::net::{SocketAddr, UdpSocket};
 use std::os::unix::net::UnixDatagram;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
-use wisp_core::saturator::{Arrivals, Window, WindowConfig, ms_counts};
+use wisp_core::saturator::{Arrivals, Window, WindowConfig, clock_offset, ms_counts};
 use wisp_core::{Duration, Instant};
 
 /// The default UDP payload: a 1500-byte IPv4 packet.
@@ -837,18 +837,11 @@ pub fn client(
             }
         }
     }
-    let best = samples
-        .iter()
-        .min_by_key(|s| s.2.saturating_sub(s.0))
-        .copied()
-        .ok_or_else(|| SaturateError::Protocol("no handshake".into()))?;
-    let same_clock = boot != 0 && best.3 == boot;
-    let handshake_rtt = Duration::from_nanos(best.2.saturating_sub(best.0));
-    let offset: i64 = if same_clock {
-        0
-    } else {
-        (i128::from(best.1) - (i128::from(best.0) + i128::from(best.2)) / 2) as i64
-    };
+    let same_clock = boot != 0 && samples.iter().all(|s| s.3 == boot);
+    let (estimate, handshake_rtt) =
+        clock_offset(&samples.iter().map(|s| (s.0, s.1, s.2)).collect::<Vec<_>>())
+            .ok_or_else(|| SaturateError::Protocol("no usable handshake".into()))?;
+    let offset: i64 = if same_clock { 0 } else { estimate };
     let to_server = |t: Instant| -> u64 {
         (i128::from(t.as_nanos()) + i128::from(offset)).clamp(0, i128::from(u64::MAX)) as u64
     };
