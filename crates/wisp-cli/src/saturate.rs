@@ -38,11 +38,23 @@ A Unix socket path (unix:PATH) reaches across network namespaces on one host; be
 --feedback HOST:PORT names the server's --feedback-listen address over another interface.
 Progress goes to stderr once a second; the summary to stdout (--json: one object).";
 
+const CLIENT_HELP: &str = "\
+Output: TRACE (or TRACE.up and TRACE.down), one line per packet that arrived in the recording
+window, its whole ms since the epoch; on stdout the window (from_ms, to_ms: compare over it with
+`wisp trace compare`), per direction the packets, Mbit/s (1500 bytes per line), packets sent
+and the uplink's RTT. `wisp saturate --help` explains the method and shows a run through
+`wisp link`.
+
+Example:
+  wisp saturate client --server 10.0.0.1:9500 --feedback 192.168.1.1:9501 --duration-s 60 \\
+       --out rec/mylink";
+
 #[derive(Subcommand, Debug)]
 pub enum SaturateCommand {
     /// Serve saturator clients (one session at a time): send the downlink, record the uplink.
     Server(ServerArgs),
     /// Saturate the link to a server for a while and write what arrived as Mahimahi traces.
+    #[command(after_long_help = CLIENT_HELP)]
     Client(ClientArgs),
 }
 

@@ -8,8 +8,8 @@
 //! opportunity, so the receiver's arrival instants, in whole milliseconds, are a Mahimahi trace
 //! ([`trace_lines`]).
 //!
-//! [`Window`] follows the constants of the original tool (keithw/multisend `saturatr`, as read
-//! in `/work/shared/notes/sprout-cellsim-mahimahi.md` §2): +1 packet per acknowledged packet whose
+//! [`Window`] follows the constants of the original tool (keithw/multisend `saturatr`, as the
+//! project's reference notes on Sprout, Cellsim and Mahimahi record them): +1 packet per acknowledged packet whose
 //! RTT is below 750 ms, −20 per acknowledged packet whose RTT is above 3000 ms, N between 20 and
 //! 1500.
 //!
