@@ -166,7 +166,7 @@ pub fn saturate(cmd: SaturateCommand) -> Result<(), CliError> {
                 feedback_listen: a.feedback_listen,
                 window: a.window.config()?,
                 sessions: a.sessions,
-                idle: Duration::from_secs(10),
+                idle: Duration::from_secs(120),
             };
             wisp_net::saturator::server(&cfg, &stop, &mut |l| eprintln!("{l}"))
                 .map_err(saturate_error)

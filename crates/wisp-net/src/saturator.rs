@@ -886,10 +886,19 @@ pub fn client(
         if now >= to {
             break;
         }
-        if !down_started && now >= next_start {
+        // `Start` asks for the downlink (every 200 ms until it flows) and is the session's
+        // keepalive (every second, over the feedback path: it reaches the server through an
+        // outage of the link under test).
+        if now >= next_start {
             emit(&packet(session, Message::Start), &mut buf)?;
-            send(&paths.socks[0], &buf, &paths.peers[0], &mut failed).map_err(io_ctx("send"))?;
-            next_start = now + Duration::from_millis(200);
+            let k = if down_started { paths.fb() } else { 0 };
+            send(&paths.socks[k], &buf, &paths.peers[k], &mut failed).map_err(io_ctx("send"))?;
+            next_start = now
+                + if down_started {
+                    Duration::from_secs(1)
+                } else {
+                    Duration::from_millis(200)
+                };
         }
         let mut blocked = false;
         if let Some(w) = up.as_mut() {
@@ -945,11 +954,7 @@ pub fn client(
         let deadline = if blocked {
             now + Duration::from_millis(1)
         } else {
-            next_progress.min(to).min(if down_started {
-                Instant::MAX
-            } else {
-                next_start
-            })
+            next_progress.min(to).min(next_start)
         };
         waiter
             .wait(Some(deadline), &mut ready)
