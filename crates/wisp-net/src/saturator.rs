@@ -8,8 +8,13 @@
 //! receiver returns. Acknowledgements go over a second path when the client names one
 //! (`--feedback`: a UDP address reached over another interface, or `unix:PATH`, a Unix
 //! datagram socket, which crosses network namespaces on one host), as the paper's second,
-//! unloaded phone did; otherwise over the reverse direction of the link itself (when both
-//! directions are saturated they then wait behind seconds of queue and eat a little of it).
+//! unloaded phone did; otherwise over the reverse direction of the link itself. With one
+//! direction saturated that works; with both, the acknowledgements wait behind the other
+//! direction's seconds of queue, the window sees both queues in its RTT and lets the forward
+//! queue run dry (on Verizon-LTE-short: −20% up, −33% down; docs/saturator.md).
+//!
+//! The client sends a keepalive every second over the feedback path; the server ends a session
+//! after `idle` without a packet from its client.
 //!
 //! Timing: arrivals are stamped by the kernel (`SO_TIMESTAMPNS`) on the monotonic clock. The
 //! client records the downlink; the server records the uplink and hands its arrivals over at
