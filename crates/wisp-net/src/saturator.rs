@@ -296,6 +296,8 @@ struct ServerSession {
     heard: Instant,
     started: Instant,
     send_failed: u64,
+    /// The downlink's RTT samples, ms.
+    rtts: Vec<f64>,
     /// The last Fetch's window and its chunks.
     report: Option<CachedReport>,
 }
@@ -452,6 +454,7 @@ pub fn server(
                             heard: now,
                             started: now,
                             send_failed: 0,
+                            rtts: vec![],
                             report: None,
                         }
                     });
@@ -501,12 +504,15 @@ pub fn server(
                         held_us,
                         ..
                     } => {
-                        s.window.on_ack(
+                        let counted = s.window.on_ack(
                             now,
                             highest_seq,
                             Instant::from_nanos(echo_ns),
                             Duration::from_micros(u64::from(held_us)),
                         );
+                        if let Some(r) = s.window.rtt().filter(|_| counted) {
+                            s.rtts.push(r.as_millis_f64());
+                        }
                     }
                     Message::Stop => {
                         s.sending = false;
@@ -579,14 +585,19 @@ pub fn server(
             }
         }
         if ended {
-            if let Some(s) = session.take() {
+            if let Some(mut s) = session.take() {
+                let o = |v: Option<f64>| v.map_or("-".to_string(), |x| format!("{x:.0} ms"));
+                let (p50, p95) = (quantile(&mut s.rtts, 0.5), quantile(&mut s.rtts, 0.95));
                 progress(&format!(
-                    "wisp saturate server: session {:08x} ended after {:.1} s: received {} packets up, sent {} down ({} sends refused)",
+                    "wisp saturate server: session {:08x} ended after {:.1} s: received {} packets up, sent {} down ({} sends refused; downlink window {}, RTT p50 {} p95 {})",
                     s.id,
                     (clock.now() - s.started).as_secs_f64(),
                     s.arrivals.times.len(),
                     s.window.sent(),
-                    s.send_failed
+                    s.send_failed,
+                    s.window.size(),
+                    o(p50),
+                    o(p95)
                 ));
             }
             done += 1;
