@@ -11,6 +11,7 @@ mod output;
 mod pingpair;
 mod reproduce;
 mod run;
+mod saturate;
 mod sim;
 mod sweep;
 mod trace;
@@ -50,6 +51,9 @@ Examples:
        --uplink traces/cellular/Verizon-LTE-short.up --log logs -- sh -c 'ping -c 10 $WISP_LINK_PEER'
   wisp analyze logs/downlink.log
   wisp pingpair --target 192.168.1.1 --count 20     # Wi-Fi downlink queueing (Ping-Pair)
+  wisp saturate server                              # then, behind the link under test:
+  wisp saturate client --server HOST:9500 --duration-s 30 --out rec/link   # rec/link.{up,down}
+  wisp trace compare rec/link.down traces/cellular/Verizon-LTE-short.down --json
 
 Exit codes: 0 success, 1 an I/O failure, 2 bad input (a message names the option, or the file \
 and line). Every run logs its seed on stderr; WISP_SEED=N replays it.";
@@ -148,6 +152,13 @@ enum Command {
     /// WMM check and a congestion verdict (CoNEXT'17 §5); needs ping sockets or CAP_NET_RAW
     #[command(long_about = pingpair::LONG_ABOUT)]
     Pingpair(pingpair::PingPairArgs),
+    /// The Saturator: keep a link backlogged and record its delivery opportunities as a
+    /// Mahimahi trace (`wisp saturate server`, `wisp saturate client --server ADDR`).
+    #[command(long_about = saturate::LONG_ABOUT)]
+    Saturate {
+        #[command(subcommand)]
+        command: saturate::SaturateCommand,
+    },
 }
 
 /// A closed pipe on stdout (`wisp schemes | head`) ends the process quietly, as it does any
@@ -202,6 +213,7 @@ fn main() -> ExitCode {
         Command::Wifi { command } => wifi::wifi(command),
         Command::Wbest { command } => wbest::wbest(command),
         Command::Pingpair(a) => pingpair::pingpair(a),
+        Command::Saturate { command } => saturate::saturate(command),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

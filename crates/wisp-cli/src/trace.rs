@@ -1,9 +1,11 @@
 //! `wisp trace`: inspect link traces.
 
+use crate::args::non_negative_ms;
 use crate::error::CliError;
 use crate::output;
 use clap::Subcommand;
 use std::path::PathBuf;
+use wisp_core::Duration;
 use wisp_sim::link::BYTES_PER_LINE;
 use wisp_sim::trace::{Trace, TraceUnit};
 
@@ -22,10 +24,67 @@ pub enum TraceCommand {
         #[arg(long)]
         json: bool,
     },
+    /// How closely trace A follows trace B (e.g. a `wisp saturate` recording against the trace
+    /// `wisp link` replayed): A's rate error relative to B, in %, and the correlation of their
+    /// line counts per 100 ms, over one window (default: where both traces have lines).
+    Compare {
+        /// The trace under test (Mahimahi millisecond format).
+        #[arg(value_name = "A")]
+        a: PathBuf,
+        /// The reference trace.
+        #[arg(value_name = "B")]
+        b: PathBuf,
+        /// Start of the window, ms on both traces' axis (default: the later first line).
+        #[arg(long, value_name = "MS", value_parser = non_negative_ms)]
+        from_ms: Option<Duration>,
+        /// End of the window, ms (default: just after the earlier last line).
+        #[arg(long, value_name = "MS", value_parser = non_negative_ms)]
+        to_ms: Option<Duration>,
+        /// Bin of the correlation, ms.
+        #[arg(long, value_name = "MS", default_value = "100", value_parser = non_negative_ms)]
+        bin_ms: Duration,
+        /// Print one JSON object instead of a line.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 pub fn trace(cmd: TraceCommand) -> Result<(), CliError> {
     match cmd {
+        TraceCommand::Compare {
+            a,
+            b,
+            from_ms,
+            to_ms,
+            bin_ms,
+            json,
+        } => {
+            let ta = Trace::load(&a, TraceUnit::Millis)?;
+            let tb = Trace::load(&b, TraceUnit::Millis)?;
+            let c =
+                wisp_sim::trace_compare::compare(&ta, &tb, from_ms, to_ms, bin_ms, BYTES_PER_LINE)
+                    .map_err(CliError::Input)?;
+            if json {
+                return output::print_json(&c);
+            }
+            let o = |v: Option<f64>, d: usize| v.map_or("-".to_string(), |x| format!("{x:.d$}"));
+            println!(
+                "{} vs {}, {:.0}-{:.0} ms: {:.3} vs {:.3} Mbit/s ({} vs {} lines), rate error {}%, correlation per {:.0} ms {} ({} bins)",
+                c.a,
+                c.b,
+                c.from_ms,
+                c.to_ms,
+                c.a_mbps,
+                c.b_mbps,
+                c.a_lines,
+                c.b_lines,
+                o(c.rate_error_pct, 2),
+                c.bin_ms,
+                o(c.correlation, 4),
+                c.bins
+            );
+            Ok(())
+        }
         TraceCommand::Stats { files, ns, json } => {
             let mut stats = vec![];
             for f in &files {

@@ -13,6 +13,7 @@
 //! * [`math`], [`stats`]: special functions, distributions, quantiles, EWMA.
 //! * [`probe`]: probing tools (WBest) as sans-IO state machines.
 //! * [`pingpair`]: Ping-Pair (CoNEXT'17 §5), sans-IO: validity, T_q, attribution, the WMM check.
+//! * [`saturator`]: the Saturator's window control and trace recording (Sprout paper §5.1.1).
 //! * [`scheme`]: the registry (`"cbr"` → [`scheme::SchemeConfig`] → halves) and the schemes.
 
 pub mod controller;
@@ -22,6 +23,7 @@ pub mod pacer;
 pub mod packet;
 pub mod pingpair;
 pub mod probe;
+pub mod saturator;
 pub mod scheme;
 pub mod source;
 pub mod stats;

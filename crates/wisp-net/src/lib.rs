@@ -16,6 +16,8 @@
 //! * [`emulator`]: `wisp link` — a user-space, trace-driven link emulator between a network
 //!   namespace and the host, built on the simulator's own link, queue and loss code, with
 //!   Mahimahi-format logs ([`mmlog`]) that `wisp analyze` reads back.
+//! * [`saturator`], [`saturator_wire`]: `wisp saturate` — the Sprout paper's Saturator, which
+//!   records a link's delivery opportunities as a Mahimahi trace.
 //! * [`pingpair`], [`icmp`]: `wisp pingpair` — Ping-Pair (CoNEXT'17 §5) over ICMP ping or raw
 //!   sockets with a TOS per probe and kernel receive timestamps.
 //!
@@ -36,6 +38,8 @@ pub mod pingpair;
 pub mod report;
 pub mod rtcp;
 pub mod rtp;
+pub mod saturator;
+pub mod saturator_wire;
 pub mod session;
 pub mod timer;
 pub mod twcc;

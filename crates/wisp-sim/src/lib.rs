@@ -4,7 +4,8 @@
 //! ([`link`]), mobile-broadband profiles ([`mobile`]), queues ([`queue`]), random loss ([`loss`]), a `(time, seq)` event engine
 //! ([`sim`]), a run's options ([`options`]), the per-packet log ([`log`]), the metrics ([`metrics`]), the matrix runner
 //! ([`bench`](mod@bench)), a rate-control environment stepped one monitor interval at a time ([`interval`]), path characterisation ([`sweep`]), the papers' reproductions
-//! ([`reproduce`]), Sprout's view of a saturated link ([`forecast`]) and an 802.11 EDCA medium
+//! ([`reproduce`]), Sprout's view of a saturated link ([`forecast`]), trace comparison
+//! ([`trace_compare`]) and an 802.11 EDCA medium
 //! ([`wifi`]; Ping-Pair probing of its AP, [`pingpair`]) with the bandwidth-probing tools run on it ([`probing`]: WBest, IGI/PTR, pathChirp,
 //! pathload, Spruce). One master seed
 //! ([`seed`]) drives a run: the same scenario and seed give the same bytes of output.
@@ -38,4 +39,5 @@ pub mod seed;
 pub mod sim;
 pub mod sweep;
 pub mod trace;
+pub mod trace_compare;
 pub mod wifi;

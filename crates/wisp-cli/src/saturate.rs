@@ -1,0 +1,266 @@
+//! `wisp saturate server|client`: the Saturator over real sockets (`wisp_net::saturator`).
+
+use crate::error::CliError;
+use crate::output;
+use clap::{Args, Subcommand, ValueEnum};
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use wisp_core::saturator::{WindowConfig, trace_lines};
+use wisp_core::{Duration, Instant};
+use wisp_net::saturator::{
+    ClientConfig, DEFAULT_PACKET_BYTES, FeedbackAddr, SaturateError, ServerConfig,
+};
+
+pub const LONG_ABOUT: &str = "\
+Record a link as a Mahimahi trace, the way the Sprout paper's Saturator recorded its cellular
+traces (NSDI 2013, §5.1.1): keep the link backlogged with MTU-sized UDP packets, in one direction
+or both at once, and write down when each packet arrives. Each line of the trace is one arrival,
+in whole ms: one opportunity to deliver a 1500-byte packet, as Mahimahi and `wisp link` read it.
+
+The sender keeps a window of packets in flight and adapts it to keep the round-trip time between
+750 ms (the link never starves) and 3 s (a cellular network may start dropping): +1 packet per
+acknowledged packet below 750 ms, −20 above 3 s, between 20 and 1500 packets. Acknowledgements
+go over a second path when the client names one (--feedback), as the paper's second phone
+carried them; otherwise they share the link under test.
+
+Run the server where the network is good and the client behind the link; inside `wisp link`,
+the server runs on the host:
+
+  wisp saturate server --listen 0.0.0.0:9500 --feedback-listen unix:/tmp/sat.sock
+  sudo wisp link --downlink traces/cellular/Verizon-LTE-short.down \\
+       --uplink traces/cellular/Verizon-LTE-short.up -- sh -c \\
+       'wisp saturate client --server $WISP_LINK_PEER:9500 --feedback unix:/tmp/sat.sock \\
+          --duration-s 30 --epoch-ns $WISP_LINK_EPOCH_NS --out rec/verizon'
+  wisp trace compare rec/verizon.down traces/cellular/Verizon-LTE-short.down \\
+       --from-ms FROM --to-ms TO     # the window the client printed
+
+A Unix socket path (unix:PATH) reaches across network namespaces on one host; between hosts,
+--feedback HOST:PORT names the server's --feedback-listen address over another interface.
+Progress goes to stderr once a second; the summary to stdout (--json: one object).";
+
+const CLIENT_HELP: &str = "\
+Output: TRACE (or TRACE.up and TRACE.down), one line per packet that arrived in the recording
+window, its whole ms since the epoch; on stdout the window (from_ms, to_ms: compare over it with
+`wisp trace compare`), per direction the packets, Mbit/s (1500 bytes per line), packets sent
+and the uplink's RTT. `wisp saturate --help` explains the method and shows a run through
+`wisp link`.
+
+Example:
+  wisp saturate client --server 10.0.0.1:9500 --feedback 192.168.1.1:9501 --duration-s 60 \\
+       --out rec/mylink";
+
+#[derive(Subcommand, Debug)]
+pub enum SaturateCommand {
+    /// Serve saturator clients (one session at a time): send the downlink, record the uplink.
+    Server(ServerArgs),
+    /// Saturate the link to a server for a while and write what arrived as Mahimahi traces.
+    #[command(after_long_help = CLIENT_HELP)]
+    Client(ClientArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct WindowArgs {
+    /// Smallest window, packets.
+    #[arg(long, default_value_t = 20, value_name = "N")]
+    pub min_window: u32,
+    /// Largest window, packets.
+    #[arg(long, default_value_t = 1500, value_name = "N")]
+    pub max_window: u32,
+}
+
+impl WindowArgs {
+    fn config(&self) -> Result<WindowConfig, CliError> {
+        let cfg = WindowConfig {
+            min: self.min_window,
+            max: self.max_window,
+            initial: self.min_window,
+            ..WindowConfig::default()
+        };
+        cfg.validate()
+            .map_err(|e| CliError::Input(format!("--min-window/--max-window: {e}")))?;
+        Ok(cfg)
+    }
+}
+
+#[derive(Args, Debug)]
+pub struct ServerArgs {
+    /// UDP address for the data path.
+    #[arg(long, default_value = "0.0.0.0:9500", value_name = "ADDR")]
+    pub listen: SocketAddr,
+    /// A second socket for the feedback path: HOST:PORT (UDP) or unix:PATH.
+    #[arg(long, value_name = "ADDR")]
+    pub feedback_listen: Option<FeedbackAddr>,
+    /// Exit after this many sessions (default: serve until interrupted).
+    #[arg(long, value_name = "N")]
+    pub sessions: Option<u64>,
+    #[command(flatten)]
+    pub window: WindowArgs,
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+pub enum DirectionArg {
+    /// Client → server.
+    Up,
+    /// Server → client.
+    Down,
+    /// Both at once (writes TRACE.up and TRACE.down).
+    Both,
+}
+
+#[derive(Args, Debug)]
+pub struct ClientArgs {
+    /// The server's UDP address, e.g. $WISP_LINK_PEER:9500.
+    #[arg(long, value_name = "ADDR")]
+    pub server: SocketAddr,
+    /// Seconds to record (after the warm-up).
+    #[arg(long, default_value = "30", value_name = "S", value_parser = crate::args::positive_secs)]
+    pub duration_s: Duration,
+    /// Seconds of saturation before the recording starts (the queue builds up).
+    #[arg(long, default_value = "2", value_name = "S", value_parser = crate::args::non_negative_secs)]
+    pub warmup_s: Duration,
+    /// Which way to saturate.
+    #[arg(long, value_enum, default_value = "both")]
+    pub direction: DirectionArg,
+    /// Send feedback over a second path: HOST:PORT (the server's --feedback-listen, reached
+    /// over another interface) or unix:PATH (a Unix datagram socket, across network namespaces
+    /// on one host).
+    #[arg(long, value_name = "ADDR")]
+    pub feedback: Option<FeedbackAddr>,
+    /// Write the trace here (TRACE.up and TRACE.down with --direction both).
+    #[arg(long, value_name = "TRACE")]
+    pub out: Option<PathBuf>,
+    /// Timestamps count from this CLOCK_MONOTONIC instant, ns (default: the recording's start).
+    /// Inside `wisp link`, $WISP_LINK_EPOCH_NS puts the recording on the replayed trace's axis.
+    #[arg(long, value_name = "NS")]
+    pub epoch_ns: Option<u64>,
+    /// UDP payload of each packet, bytes (1472: a 1500-byte IPv4 packet, one trace line).
+    #[arg(long, default_value_t = DEFAULT_PACKET_BYTES, value_name = "BYTES")]
+    pub packet_bytes: usize,
+    #[command(flatten)]
+    pub window: WindowArgs,
+    /// Print the summary as one JSON object.
+    #[arg(long)]
+    pub json: bool,
+}
+
+fn saturate_error(e: SaturateError) -> CliError {
+    match e {
+        SaturateError::Input(m) => CliError::Input(m),
+        e => CliError::Io(e.to_string()),
+    }
+}
+
+fn with_ext(p: &Path, ext: &str) -> PathBuf {
+    let mut s = p.as_os_str().to_owned();
+    s.push(".");
+    s.push(ext);
+    PathBuf::from(s)
+}
+
+pub fn saturate(cmd: SaturateCommand) -> Result<(), CliError> {
+    let stop = crate::net::stop_flag()?;
+    match cmd {
+        SaturateCommand::Server(a) => {
+            let cfg = ServerConfig {
+                listen: a.listen,
+                feedback_listen: a.feedback_listen,
+                window: a.window.config()?,
+                sessions: a.sessions,
+                idle: Duration::from_secs(120),
+            };
+            wisp_net::saturator::server(&cfg, &stop, &mut |l| eprintln!("{l}"))
+                .map_err(saturate_error)
+        }
+        SaturateCommand::Client(a) => {
+            wisp_net::saturator::check_packet_bytes(a.packet_bytes)
+                .map_err(|e| CliError::Input(format!("--packet-bytes: {e}")))?;
+            let (up, down) = match a.direction {
+                DirectionArg::Up => (true, false),
+                DirectionArg::Down => (false, true),
+                DirectionArg::Both => (true, true),
+            };
+            let files: Vec<(bool, PathBuf)> = match &a.out {
+                None => vec![],
+                Some(p) if up && down => {
+                    vec![(true, with_ext(p, "up")), (false, with_ext(p, "down"))]
+                }
+                Some(p) => vec![(up, p.clone())],
+            };
+            // Fail before a 30-s run, not after it.
+            for (_, f) in &files {
+                let dir = f.parent().filter(|d| !d.as_os_str().is_empty());
+                if dir.is_some_and(|d| !d.is_dir()) {
+                    return Err(CliError::Input(format!(
+                        "--out: no such directory {}",
+                        dir.map(|d| d.display().to_string()).unwrap_or_default()
+                    )));
+                }
+            }
+            let cfg = ClientConfig {
+                server: a.server,
+                feedback: a.feedback,
+                up,
+                down,
+                duration: a.duration_s,
+                warmup: a.warmup_s,
+                packet_bytes: a.packet_bytes,
+                window: a.window.config()?,
+                epoch: a.epoch_ns.map(Instant::from_nanos),
+            };
+            let r = wisp_net::saturator::client(&cfg, &stop, &mut |l| eprintln!("{l}"))
+                .map_err(saturate_error)?;
+            let mut written = vec![];
+            for (is_up, f) in &files {
+                let rec = if *is_up { &r.up } else { &r.down };
+                let Some(rec) = rec else { continue };
+                if rec.packets == 0 {
+                    eprintln!(
+                        "wisp saturate: warning: nothing arrived {}; {} is empty (not a valid trace)",
+                        if *is_up { "up" } else { "down" },
+                        f.display()
+                    );
+                }
+                std::fs::write(f, trace_lines(&rec.counts))
+                    .map_err(|e| CliError::Io(format!("cannot write {}: {e}", f.display())))?;
+                written.push(f.display().to_string());
+            }
+            if a.json {
+                let mut v = serde_json::to_value(&r)
+                    .map_err(|e| CliError::Io(format!("cannot serialise the summary: {e}")))?;
+                v["files"] = serde_json::json!(written);
+                return output::print_json(&v);
+            }
+            println!(
+                "window {:.0}-{:.0} ms ({}); clock offset {:.3} ms (handshake RTT {:.2} ms)",
+                r.from_ms,
+                r.to_ms,
+                if r.same_clock {
+                    "one clock"
+                } else {
+                    "two clocks"
+                },
+                r.clock_offset_ns as f64 / 1e6,
+                r.handshake_rtt_ms
+            );
+            for (name, rec) in [("up", &r.up), ("down", &r.down)] {
+                let Some(rec) = rec else { continue };
+                let o = |v: Option<f64>| v.map_or("-".to_string(), |x| format!("{x:.0}"));
+                println!(
+                    "{name:<4} {:>8} packets {:>8.3} Mbit/s   sent {:>8}   rtt p50 {} ms p95 {} ms",
+                    rec.packets,
+                    rec.mean_mbps,
+                    rec.sent,
+                    o(rec.rtt_p50_ms),
+                    o(rec.rtt_p95_ms)
+                );
+            }
+            for f in &written {
+                println!("wrote {f}");
+            }
+            if r.errors.malformed > 0 {
+                println!("{} malformed packets ignored", r.errors.malformed);
+            }
+            Ok(())
+        }
+    }
+}
