@@ -13,6 +13,7 @@
 //! * [`math`], [`stats`]: special functions, distributions, quantiles, EWMA.
 //! * [`probe`]: probing tools (WBest) as sans-IO state machines.
 //! * [`pingpair`]: Ping-Pair (CoNEXT'17 §5), sans-IO: validity, T_q, attribution, the WMM check.
+//! * [`video`]: Alfalfa's explicit-state video layer (§4): diffs between states, state sync, Y4M.
 //! * [`scheme`]: the registry (`"cbr"` → [`scheme::SchemeConfig`] → halves) and the schemes.
 
 pub mod controller;
@@ -28,6 +29,7 @@ pub mod stats;
 pub mod tables;
 pub mod time;
 pub mod units;
+pub mod video;
 pub mod wire;
 
 pub use controller::{Allowance, Receiver, Sender};
