@@ -126,15 +126,22 @@ pub struct Coded {
 /// A codec with reference slots, driven by [`StateEncoder`] and [`StateDecoder`].
 ///
 /// Quantisers run from 0 (finest) to [`Codec::max_quantiser`] (coarsest). `trial` must not
-/// change any state (the encoder's slots and entropy contexts stay as they were); `commit`
-/// codes the frame for real and writes its reconstruction into the slots in `refresh`.
+/// change any state the decoder depends on (the slots and entropy contexts stay as they were);
+/// `commit` codes the frame for real and writes its reconstruction into the slots in `refresh`.
+/// An error is the codec library failing (not bad input); the frame is then not sent.
 pub trait Codec {
     fn max_quantiser(&self) -> u8;
     /// The payload size of `source` coded from `base_slot` alone at quantiser `q`.
-    fn trial(&mut self, source: u32, base_slot: usize, q: u8) -> usize;
+    fn trial(&mut self, source: u32, base_slot: usize, q: u8) -> Result<usize, String>;
     /// Codes `source` from `base_slot` alone at `q` and writes the result into the `refresh`
     /// slots.
-    fn commit(&mut self, source: u32, base_slot: usize, refresh: u8, q: u8) -> Coded;
+    fn commit(
+        &mut self,
+        source: u32,
+        base_slot: usize,
+        refresh: u8,
+        q: u8,
+    ) -> Result<Coded, String>;
 }
 
 /// The decoding half of a codec.
@@ -174,6 +181,8 @@ pub enum EncodeError {
     BaseNotHeld(StateId),
     #[error("even the coarsest quantiser needs {min} bytes, over the budget of {budget}")]
     OverBudget { min: usize, budget: usize },
+    #[error("the codec failed: {0}")]
+    Codec(String),
 }
 
 /// The encoding half of the explicit-state interface: a codec and the states its slots hold.
@@ -224,7 +233,7 @@ impl<C: Codec> StateEncoder<C> {
     pub fn min_size(&mut self, source: u32, base: StateId) -> Option<usize> {
         let slot = self.slot_of(base)?;
         let q = self.codec.max_quantiser();
-        Some(DiffHeader::LEN + self.codec.trial(source, slot, q))
+        Some(DiffHeader::LEN + self.codec.trial(source, slot, q).ok()?)
     }
 
     /// Codes source picture `source` as a diff from `base`, in at most `budget` bytes (header
@@ -246,30 +255,40 @@ impl<C: Codec> StateEncoder<C> {
         let payload_budget = budget.saturating_sub(DiffHeader::LEN);
         let qmax = self.codec.max_quantiser();
         let mut attempts = 0;
-        let mut fits = |q: u8, codec: &mut C| {
+        let mut fits = |q: u8, codec: &mut C| -> Result<bool, EncodeError> {
             attempts += 1;
-            codec.trial(source, slot, q) <= payload_budget
+            let size = codec.trial(source, slot, q).map_err(EncodeError::Codec)?;
+            Ok(size <= payload_budget)
         };
         // Invariant: `hi` fits (once known), every q < `lo` does not.
         let start = self.last_q.unwrap_or(qmax / 2).min(qmax);
-        let (mut lo, mut hi) = if fits(start, &mut self.codec) {
+        let (mut lo, mut hi) = if fits(start, &mut self.codec)? {
             (0, start)
-        } else if start < qmax && fits(qmax, &mut self.codec) {
+        } else if start < qmax && fits(qmax, &mut self.codec)? {
             (start + 1, qmax)
         } else {
-            let min = DiffHeader::LEN + self.codec.trial(source, slot, qmax);
-            return Err(EncodeError::OverBudget { min, budget });
+            let min = self
+                .codec
+                .trial(source, slot, qmax)
+                .map_err(EncodeError::Codec)?;
+            return Err(EncodeError::OverBudget {
+                min: DiffHeader::LEN + min,
+                budget,
+            });
         };
         while lo < hi {
             let mid = lo + (hi - lo) / 2;
-            if fits(mid, &mut self.codec) {
+            if fits(mid, &mut self.codec)? {
                 hi = mid;
             } else {
                 lo = mid + 1;
             }
         }
         let q = hi;
-        let coded = self.codec.commit(source, slot, refresh, q);
+        let coded = self
+            .codec
+            .commit(source, slot, refresh, q)
+            .map_err(EncodeError::Codec)?;
         let header = DiffHeader {
             target: StateId(self.next),
             base,
@@ -451,7 +470,8 @@ mod tests {
         let finer = DiffHeader::LEN
             + enc
                 .codec_mut()
-                .trial(1, 0, small.quantiser.saturating_sub(1));
+                .trial(1, 0, small.quantiser.saturating_sub(1))
+                .unwrap();
         assert!(finer > 400, "{finer}");
         assert!(small.ssim_db < big.ssim_db);
         // Too small for anything: nothing is coded, the state does not advance.

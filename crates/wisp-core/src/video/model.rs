@@ -133,11 +133,17 @@ impl Codec for ModelCodec {
         self.table.max_quantiser()
     }
 
-    fn trial(&mut self, source: u32, base_slot: usize, q: u8) -> usize {
-        self.size(source, base_slot, q).0
+    fn trial(&mut self, source: u32, base_slot: usize, q: u8) -> Result<usize, String> {
+        Ok(self.size(source, base_slot, q).0)
     }
 
-    fn commit(&mut self, source: u32, base_slot: usize, refresh: u8, q: u8) -> Coded {
+    fn commit(
+        &mut self,
+        source: u32,
+        base_slot: usize,
+        refresh: u8,
+        q: u8,
+    ) -> Result<Coded, String> {
         let (size, ssim_db) = self.size(source, base_slot, q);
         for (i, s) in self.slots.iter_mut().enumerate() {
             if refresh & (1 << i) != 0 {
@@ -149,7 +155,7 @@ impl Codec for ModelCodec {
         payload.extend_from_slice(&source.to_be_bytes());
         payload.push(q);
         payload.resize(size, 0);
-        Coded { payload, ssim_db }
+        Ok(Coded { payload, ssim_db })
     }
 }
 
@@ -174,14 +180,14 @@ mod tests {
     #[test]
     fn sizes_fall_with_the_quantiser_and_grow_with_the_reference_distance() {
         let mut c = ModelCodec::default();
-        let black = c.trial(0, 0, 20);
-        c.commit(0, 0, 0b011, 20);
-        let prev = c.trial(1, 0, 20);
+        let black = c.trial(0, 0, 20).unwrap();
+        c.commit(0, 0, 0b011, 20).unwrap();
+        let prev = c.trial(1, 0, 20).unwrap();
         assert!(black > 4 * prev, "{black} vs {prev}");
-        c.commit(1, 0, 0b001, 20);
+        c.commit(1, 0, 0b001, 20).unwrap();
         // Slot 1 still holds picture 0; picture 9 is 9 back from it, 8 back from slot 0's.
-        assert!(c.trial(9, 1, 20) > c.trial(9, 0, 20));
-        let sizes: Vec<usize> = (0..=63).map(|q| c.trial(2, 0, q)).collect();
+        assert!(c.trial(9, 1, 20).unwrap() > c.trial(9, 0, 20).unwrap());
+        let sizes: Vec<usize> = (0..=63).map(|q| c.trial(2, 0, q).unwrap()).collect();
         assert!(sizes.windows(2).all(|w| w[0] >= w[1]), "{sizes:?}");
         // Deterministic.
         assert_eq!(c.clone().trial(5, 0, 30), c.trial(5, 0, 30));

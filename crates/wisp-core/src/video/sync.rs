@@ -366,7 +366,11 @@ impl<C: Codec> SyncSender<C> {
                     packets,
                 })
             }
-            Err(EncodeError::OverBudget { .. } | EncodeError::BaseNotHeld(_)) => {
+            Err(
+                EncodeError::OverBudget { .. }
+                | EncodeError::BaseNotHeld(_)
+                | EncodeError::Codec(_),
+            ) => {
                 self.stats.skipped += 1;
                 None
             }
