@@ -177,3 +177,22 @@ fn the_model_codec_matches_vp8_on_the_shipped_clip() {
         );
     }
 }
+
+/// Same inputs, same bytes: libvpx runs single-threaded, so two encoders given the same
+/// pictures, bases and budgets produce identical diffs (the simulator's determinism needs it).
+#[test]
+fn coding_is_deterministic() {
+    let clip = clip();
+    let run = || {
+        let mut enc =
+            StateEncoder::new(Vp8Codec::new(clip.clone(), Vp8Options::default()).unwrap());
+        let mut out = vec![];
+        for k in 0..15u32 {
+            let base = StateId(enc.next_state().0 - 1);
+            let budget = if k == 0 { 4000 } else { 800 + 200 * k as usize };
+            out.push(enc.encode(k, base, budget, 0b001).unwrap().bytes);
+        }
+        out
+    };
+    assert_eq!(run(), run());
+}
