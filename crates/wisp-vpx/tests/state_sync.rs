@@ -196,3 +196,40 @@ fn coding_is_deterministic() {
     };
     assert_eq!(run(), run());
 }
+
+mod corrupt {
+    use super::*;
+    use proptest::prelude::*;
+    use wisp_core::video::DiffHeader;
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+        /// A well-formed diff header on an arbitrary or damaged VP8 payload: an error or a
+        /// picture of the clip's size, never a panic.
+        #[test]
+        fn corrupt_payloads_never_panic_the_vp8_decoder(
+            flips in proptest::collection::vec((any::<usize>(), any::<u8>()), 0..8),
+            cut in any::<usize>(),
+            junk in proptest::collection::vec(any::<u8>(), 0..200),
+        ) {
+            let clip = clip();
+            let codec = Vp8Codec::new(clip.clone(), Vp8Options::default()).unwrap();
+            let mut dec = StateDecoder::new(Vp8Decoder::new(codec.state0()).unwrap());
+            let mut enc = StateEncoder::new(codec);
+            let d = enc.encode(0, StateId(0), 5000, 0b001).unwrap();
+            let mut bytes = d.bytes.clone();
+            let payload = bytes.len() - DiffHeader::LEN;
+            for (i, v) in flips {
+                bytes[DiffHeader::LEN + i % payload] = v;
+            }
+            bytes.truncate(DiffHeader::LEN + cut % (payload + 1));
+            if let Ok(shown) = dec.apply(&bytes) {
+                prop_assert_eq!((shown.output.width, shown.output.height), (176, 144));
+            }
+            let mut other = StateDecoder::new(Vp8Decoder::new(enc.codec().state0()).unwrap());
+            let mut garbage = d.bytes[..DiffHeader::LEN].to_vec();
+            garbage.extend_from_slice(&junk);
+            let _ = other.apply(&garbage);
+        }
+    }
+}
