@@ -67,4 +67,13 @@ fn video_bad_input_is_refused() {
     args[2] = "cbr";
     args.extend(["--video", "media/bigbuckbunny-qcif-3s.y4m"]);
     assert_bad_input(&args, "alfalfa");
+    // Not over real sockets yet: refused before any socket opens.
+    for args in [
+        vec!["send", "--scheme", "alfalfa", "--to", "127.0.0.1:9"],
+        vec!["recv", "--scheme", "alfalfa", "--listen", "127.0.0.1:0"],
+    ] {
+        let o = wisp(&args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
+        assert!(String::from_utf8_lossy(&o.stderr).contains("simulator only"));
+    }
 }
