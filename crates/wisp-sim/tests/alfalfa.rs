@@ -25,6 +25,8 @@ fn trace(name: &str) -> LinkModel {
 
 struct Summary {
     captured: u64,
+    coded: usize,
+    skipped_closed: u64,
     shown: usize,
     p95_ms: f64,
     mean_ssim_db: f64,
@@ -67,6 +69,8 @@ fn alfalfa(loss: f64, secs: u64) -> Summary {
     );
     Summary {
         captured: log.captured(),
+        coded: frames.len(),
+        skipped_closed: log.skipped_closed(),
         shown: shown.len(),
         p95_ms: p95,
         mean_ssim_db,
@@ -79,12 +83,15 @@ fn alfalfa_on_verizon_lte_downlink() {
         let s = alfalfa(loss, 30);
         eprintln!(
             "alfalfa on Verizon-LTE-short.down, loss {loss}: {} of {} pictures shown ({:.1}%), \
-             frame delay p95 {:.0} ms, mean SSIM {:.2} dB",
+             frame delay p95 {:.0} ms, mean SSIM {:.2} dB; {} skipped, {} of them on a closed \
+             window",
             s.shown,
             s.captured,
             100.0 * s.shown as f64 / s.captured as f64,
             s.p95_ms,
-            s.mean_ssim_db
+            s.mean_ssim_db,
+            s.captured - s.coded as u64,
+            s.skipped_closed
         );
         // 25 pictures/s for 30 s.
         assert_eq!(s.captured, 750);

@@ -59,6 +59,7 @@ pub struct VideoLog(Arc<Mutex<VideoLogInner>>);
 struct VideoLogInner {
     frames: Vec<FrameRecord>,
     captured: u64,
+    skipped_closed: u64,
 }
 
 impl VideoLog {
@@ -70,6 +71,12 @@ impl VideoLog {
     /// Pictures captured (coded or skipped).
     pub fn captured(&self) -> u64 {
         self.0.lock().map(|l| l.captured).unwrap_or_default()
+    }
+
+    /// Pictures skipped because Sprout's window was closed (0 bytes); the other skipped ones
+    /// had a window too small for the coarsest diff.
+    pub fn skipped_closed(&self) -> u64 {
+        self.0.lock().map(|l| l.skipped_closed).unwrap_or_default()
     }
 }
 
@@ -199,6 +206,11 @@ impl AlfalfaSender {
             l.captured += 1;
         }
         let Some(f) = self.video.on_frame(now, source, window, in_time) else {
+            if window == 0
+                && let Ok(mut l) = self.log.0.lock()
+            {
+                l.skipped_closed += 1;
+            }
             return;
         };
         if let Ok(mut l) = self.log.0.lock() {
