@@ -97,6 +97,8 @@ pub struct AlfalfaConfig {
     /// Pictures per second (the shipped clip's 25).
     pub fps: u32,
     pub anchor_timeout: Duration,
+    /// The share of Sprout's window one frame may take (1: all of it, as §4 reads).
+    pub frame_share: f64,
     /// Where the run's frames are logged (a fresh log if none is given).
     pub log: Option<VideoLog>,
 }
@@ -107,6 +109,7 @@ impl Default for AlfalfaConfig {
             sprout: SproutConfig::default(),
             fps: 25,
             anchor_timeout: SyncConfig::default().anchor_timeout,
+            frame_share: 1.0,
             log: None,
         }
     }
@@ -119,6 +122,8 @@ scheme_params! {
         pub fps: u32,
         /// A candidate anchor not acknowledged within this long is presumed lost, ms.
         pub anchor_timeout_ms: f64,
+        /// The share of Sprout's window one frame may take (1: all of it).
+        pub frame_share: f64,
     }
 }
 
@@ -137,6 +142,13 @@ impl Validate for AlfalfaParams {
             1.0,
             60_000.0,
             "1 to 60000 ms",
+        )?;
+        range(
+            "frame-share",
+            self.frame_share,
+            0.01,
+            1.0,
+            "a share of the window, 0.01 to 1",
         )
     }
 }
@@ -147,11 +159,13 @@ impl Configurable for AlfalfaConfig {
         AlfalfaParams {
             fps: self.fps,
             anchor_timeout_ms: self.anchor_timeout.as_millis_f64(),
+            frame_share: self.frame_share,
         }
     }
     fn apply(&mut self, p: AlfalfaParams) {
         self.fps = p.fps;
         self.anchor_timeout = Duration::from_millis_f64(p.anchor_timeout_ms);
+        self.frame_share = p.frame_share;
     }
 }
 
@@ -187,6 +201,7 @@ pub struct AlfalfaSender {
     picture: u32,
     queue: VecDeque<(VideoPacket, Vec<u8>)>,
     queued_bytes: u64,
+    frame_share: f64,
     popped: Option<(VideoPacket, Vec<u8>)>,
     store: Store,
     log: VideoLog,
@@ -198,7 +213,8 @@ const OVERHEAD: u64 = 40;
 impl AlfalfaSender {
     fn capture(&mut self, now: Instant) {
         self.sprout.on_time(now);
-        let window = self.sprout.window(now).saturating_sub(self.queued_bytes) as usize;
+        let open = self.sprout.window(now).saturating_sub(self.queued_bytes);
+        let window = (open as f64 * self.frame_share) as usize;
         let in_time = self.sprout.drains_within_lookahead(now);
         let source = self.picture;
         self.picture += 1;
@@ -206,7 +222,7 @@ impl AlfalfaSender {
             l.captured += 1;
         }
         let Some(f) = self.video.on_frame(now, source, window, in_time) else {
-            if window == 0
+            if open == 0
                 && let Ok(mut l) = self.log.0.lock()
             {
                 l.skipped_closed += 1;
@@ -405,6 +421,7 @@ impl Scheme for AlfalfaConfig {
             picture: 0,
             queue: VecDeque::new(),
             queued_bytes: 0,
+            frame_share: self.frame_share,
             popped: None,
             store: store.clone(),
             log: log.clone(),
