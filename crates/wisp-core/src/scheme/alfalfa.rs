@@ -16,7 +16,8 @@
 //!   since Sprout's header fields fill the 16 bytes a scheme has. Over real sockets the diff
 //!   would be the RTP payload (not built yet).
 //! - No audio (the paper's opaque 20-Hz audio packets are not sent).
-//! - Sprout's parameters are its defaults; `fps` and `anchor-timeout-ms` are this scheme's.
+//! - Sprout's parameters are its defaults; `fps`, `anchor-timeout-ms` and `frame-share` (the
+//!   share of the window one frame may take; 1, all of it, as §4 reads) are this scheme's.
 
 use super::params::{Checked, Configurable, Validate, range, scheme_params};
 use super::registry::{Halves, Scheme, SchemeInfo};
