@@ -173,6 +173,13 @@ fn resolve(what: &str, s: &str) -> Result<SocketAddr, CliError> {
 pub fn send(a: SendArgs) -> Result<(), CliError> {
     let mut scheme = a.scheme.clone();
     apply_params(&mut scheme, a.rate_kbps.as_deref(), &a.params)?;
+    if matches!(scheme, SchemeConfig::Alfalfa(_)) {
+        // Its diffs travel out of band between the halves (docs/alfalfa.md).
+        return Err(CliError::Input(
+            "scheme `alfalfa` runs in the simulator only (wisp run), not over real sockets yet"
+                .into(),
+        ));
+    }
     let to = resolve("--to", &a.to)?;
     let mut o = SendOptions::new(scheme, to);
     o.duration = a.duration_s;
@@ -210,6 +217,12 @@ pub fn send(a: SendArgs) -> Result<(), CliError> {
 }
 
 pub fn recv(a: RecvArgs) -> Result<(), CliError> {
+    if matches!(a.scheme, Some(SchemeConfig::Alfalfa(_))) {
+        return Err(CliError::Input(
+            "scheme `alfalfa` runs in the simulator only (wisp run), not over real sockets yet"
+                .into(),
+        ));
+    }
     let listen = resolve("--listen", &a.listen)?;
     if let Some(ext_id) = a.twcc {
         return recv_twcc(&a, listen, ext_id);

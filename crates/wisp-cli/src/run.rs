@@ -76,6 +76,14 @@ pub struct RunArgs {
     /// Also write run.json, timeseries.csv, packets.csv and report.html into DIR.
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
+
+    /// `alfalfa` only: the clip it sends (Y4M; its frame rate is the capture rate; sizes and
+    /// quality come from the model codec, measured with VP8 on the shipped clip
+    /// media/bigbuckbunny-qcif-3s.y4m). Writes video.csv into --out's DIR: per coded frame its
+    /// state, source picture, capture and display time (ms; empty if never shown), bytes and
+    /// SSIM (dB).
+    #[arg(long, value_name = "CLIP", requires = "out")]
+    pub video: Option<PathBuf>,
 }
 
 /// Applies `--rate-kbps` and `--param` to the scheme.
@@ -104,6 +112,66 @@ pub fn apply_params(
         .set_params(&given)
         .map_err(|e| CliError::Input(format!("--param: {e}")))?;
     Ok(())
+}
+
+/// Reads `clip` for `--video` and gives the `alfalfa` scheme a log of its frames.
+fn attach_video(
+    scheme: &mut SchemeConfig,
+    clip: &std::path::Path,
+    flows: u16,
+) -> Result<wisp_core::scheme::alfalfa::VideoLog, CliError> {
+    let SchemeConfig::Alfalfa(config) = scheme else {
+        return Err(CliError::Input(
+            "--video applies to scheme `alfalfa` only".into(),
+        ));
+    };
+    if flows != 1 {
+        return Err(CliError::Input("--video needs --flows 1".into()));
+    }
+    let bytes = std::fs::read(clip)
+        .map_err(|e| CliError::Input(format!("--video {}: {e}", clip.display())))?;
+    let parsed = wisp_core::video::y4m::parse(&bytes)
+        .map_err(|e| CliError::Input(format!("--video {}: {e}", clip.display())))?;
+    let fps = parsed.fps().round();
+    if !(1.0..=120.0).contains(&fps) {
+        return Err(CliError::Input(format!(
+            "--video {}: {fps} frames/s, expected 1 to 120",
+            clip.display()
+        )));
+    }
+    config.fps = fps as u32;
+    let log = wisp_core::scheme::alfalfa::VideoLog::default();
+    config.log = Some(log.clone());
+    Ok(log)
+}
+
+/// video.csv: one row per coded frame.
+fn video_csv(log: &wisp_core::scheme::alfalfa::VideoLog) -> Result<Vec<u8>, CliError> {
+    let err = |e: csv::Error| CliError::Io(format!("cannot write video.csv: {e}"));
+    let mut w = csv::Writer::from_writer(vec![]);
+    w.write_record([
+        "state",
+        "source",
+        "capture_ms",
+        "display_ms",
+        "bytes",
+        "ssim_db",
+    ])
+    .map_err(err)?;
+    for f in log.frames() {
+        w.write_record([
+            f.state.0.to_string(),
+            f.source.to_string(),
+            format!("{:.3}", f.capture.as_millis_f64()),
+            f.display
+                .map_or(String::new(), |d| format!("{:.3}", d.as_millis_f64())),
+            f.bytes.to_string(),
+            format!("{:.3}", f.ssim_db),
+        ])
+        .map_err(err)?;
+    }
+    w.into_inner()
+        .map_err(|e| CliError::Io(format!("cannot write video.csv: {e}")))
 }
 
 /// Builds a scenario from the shared options.
@@ -152,6 +220,10 @@ pub fn run(a: RunArgs) -> Result<(), CliError> {
         reverse = reverse.and_then(|r| r.trace_shifted(a.trace_offset_ms));
     }
     a.sim.check_window(&forward)?;
+    let video = match &a.video {
+        Some(clip) => Some(attach_video(&mut scheme, clip, a.flows)?),
+        None => None,
+    };
     let seed = args::seed(a.sim.seed)?;
     let flows = (0..a.flows)
         .map(|_| FlowSpec::new(scheme.clone()))
@@ -162,7 +234,11 @@ pub fn run(a: RunArgs) -> Result<(), CliError> {
     let result = wisp_sim::run::run(&scenario, Some(&mut progress))?;
     pb.finish_and_clear();
     if let Some(dir) = &a.out {
-        write_run_files(&result, &result.report)?.commit(dir)?;
+        let mut files = write_run_files(&result, &result.report)?;
+        if let Some(log) = &video {
+            files.add("video.csv", video_csv(log)?);
+        }
+        files.commit(dir)?;
     }
     if a.json {
         output::print_json(&result.report)
@@ -173,6 +249,11 @@ pub fn run(a: RunArgs) -> Result<(), CliError> {
 
 /// `wisp run --link wifi:SPEC`: the measured flows from the AP to station 1 of the medium.
 fn run_wifi(a: &RunArgs, spec: &WifiSpec, scheme: SchemeConfig) -> Result<(), CliError> {
+    if a.video.is_some() {
+        return Err(CliError::Input(
+            "--video does not apply to a wifi link (yet)".into(),
+        ));
+    }
     if a.reverse_trace.is_some() {
         return Err(CliError::Input(
             "--reverse-trace does not apply to a wifi link (the feedback crosses the medium)"

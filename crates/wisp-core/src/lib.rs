@@ -14,6 +14,7 @@
 //! * [`probe`]: probing tools (WBest) as sans-IO state machines.
 //! * [`pingpair`]: Ping-Pair (CoNEXT'17 §5), sans-IO: validity, T_q, attribution, the WMM check.
 //! * [`saturator`]: the Saturator's window control and trace recording (Sprout paper §5.1.1).
+//! * [`video`]: Alfalfa's explicit-state video layer (§4): diffs between states, state sync, Y4M.
 //! * [`scheme`]: the registry (`"cbr"` → [`scheme::SchemeConfig`] → halves) and the schemes.
 
 pub mod controller;
@@ -30,6 +31,7 @@ pub mod stats;
 pub mod tables;
 pub mod time;
 pub mod units;
+pub mod video;
 pub mod wire;
 
 pub use controller::{Allowance, Receiver, Sender};

@@ -12,6 +12,7 @@
 //! enums. A scheme from outside the crate is added at run time instead ([`Registry::with`]).
 //! See `docs/adding-a-scheme.md`.
 
+pub mod alfalfa;
 pub mod cbr;
 pub mod example_aimd;
 pub mod gcc;
@@ -363,6 +364,7 @@ schemes! {
     Ideal(IdealConfig),
     Cbr(CbrConfig),
     Sprout(SproutConfig),
+    Alfalfa(alfalfa::AlfalfaConfig),
     Gcc(GccConfig),
     GccTwcc(gcc::twcc::GccTwccConfig),
     Cubic(CubicConfig),
@@ -451,6 +453,7 @@ mod tests {
             "alpha=0.125,tick-ms=20,ticks=8,lookahead=5,reorder-ms=10,heartbeat-ms=20,\
              heartbeat-bytes=64,heartbeat-max-ms=100",
         ),
+        ("alfalfa", "fps=25,anchor-timeout-ms=500,frame-share=1"),
         (
             "gcc",
             "prefilter=off,filter=kalman,threshold=libwebrtc,interval-ms=5,rate-window-ms=500,\

@@ -140,7 +140,7 @@
 //!     is averaged in, one below it is ignored.
 //! 12. **Sending.** The application is a bulk source: each time the window allows, the sender
 //!     sends it whole as back-to-back MTU packets (as the original's `sproutbt2`), with no
-//!     video codec behind it (§4 is out of scope here).
+//!     video codec behind it (§4's video layer is the `alfalfa` scheme, [`super::alfalfa`]).
 //! 13. **Window alignment.** After k elapsed ticks the queue estimate has been drained by the
 //!     forecast's ticks 1..k, and the window counts the next five, k+1..k+5 (eq. 6), as §3.5 reads:
 //!     Q and the lookahead start at the same tick. The original computes

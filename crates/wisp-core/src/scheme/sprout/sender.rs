@@ -120,6 +120,21 @@ impl SproutSender {
         }
     }
 
+    /// Whether the forecast expects everything sent so far — the queue estimate, which holds
+    /// the newest packets — to drain within the lookahead (eq. 6 before its clamp at 0:
+    /// Q ≤ C_{k+5} − C_k). Alfalfa's video layer (§4) bases the next frame on the newest frame
+    /// sent only if this says that frame arrives in time. False without a forecast.
+    pub fn drains_within_lookahead(&self, now: Instant) -> bool {
+        match &self.forecast {
+            None => false,
+            Some(f) => {
+                let (k, queue) = self.at(now);
+                let n = f.cumulative.len() - 1;
+                queue <= f.cumulative[(k + self.lookahead).min(n)] - f.cumulative[k]
+            }
+        }
+    }
+
     /// The heartbeat interval now. Heartbeats back off while none is acknowledged: the first
     /// [`HEARTBEATS_BEFORE_BACKOFF`] since received-or-lost last advanced go at the base
     /// interval (they cover the round trip in a working network), and each later one doubles
@@ -397,6 +412,24 @@ mod tests {
         assert_eq!(flight.len(), 9);
         assert_eq!(h.s.queue_estimate(), 64 + 9 * MTU);
         assert_eq!(h.s.window(h.now), MTU - 64);
+    }
+
+    #[test]
+    fn what_was_sent_arrives_in_time_while_the_forecast_drains_it_within_the_lookahead() {
+        let mut h = Harness::new();
+        assert!(!h.s.drains_within_lookahead(h.now));
+        h.send();
+        h.feedback(64, &FORECAST);
+        // The lookahead drains 10 packets: 10 queued are in time, 11 are not.
+        h.send();
+        assert_eq!(h.s.queue_estimate(), 10 * MTU);
+        assert!(h.s.drains_within_lookahead(h.now));
+        h.emit(MTU, Content::Bulk, None);
+        assert!(!h.s.drains_within_lookahead(h.now));
+        // A tick later the lookahead (ticks 2..6: 10 packets) drains the 9 still queued.
+        h.advance(ms(20));
+        assert_eq!(h.s.queue_estimate(), 9 * MTU);
+        assert!(h.s.drains_within_lookahead(h.now));
     }
 
     #[test]

@@ -1,0 +1,79 @@
+//! `wisp run --scheme alfalfa --video CLIP`: video.csv, determinism, and bad input.
+
+mod common;
+use common::{assert_bad_input, wisp};
+
+const RUN: [&str; 10] = [
+    "run",
+    "--scheme",
+    "alfalfa",
+    "--trace",
+    "traces/cellular/Verizon-LTE-short.down",
+    "--reverse-trace",
+    "traces/cellular/Verizon-LTE-short.up",
+    "--duration-s",
+    "20",
+    "--json",
+];
+
+fn video_csv(out: &std::path::Path) -> String {
+    let mut args = RUN.to_vec();
+    let out_s = out.to_str().unwrap().to_string();
+    args.extend(["--video", "media/bigbuckbunny-qcif-3s.y4m", "--out", &out_s]);
+    let o = wisp(&args);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    std::fs::read_to_string(out.join("video.csv")).unwrap()
+}
+
+#[test]
+fn video_csv_has_a_row_per_coded_frame_and_is_deterministic() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = video_csv(&dir.path().join("a"));
+    let b = video_csv(&dir.path().join("b"));
+    assert_eq!(a, b);
+    let mut lines = a.lines();
+    assert_eq!(
+        lines.next(),
+        Some("state,source,capture_ms,display_ms,bytes,ssim_db")
+    );
+    let rows: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
+    // 25 pictures/s (the clip's rate) for 20 s, some skipped.
+    assert!(rows.len() > 250 && rows.len() <= 500, "{}", rows.len());
+    for r in &rows {
+        let capture: f64 = r[2].parse().unwrap();
+        // Captures on the 40-ms grid of the clip's 25 frames/s.
+        assert!(
+            (capture / 40.0 - (capture / 40.0).round()).abs() < 1e-6,
+            "{r:?}"
+        );
+        if !r[3].is_empty() {
+            assert!(r[3].parse::<f64>().unwrap() >= capture);
+        }
+        assert!(r[4].parse::<usize>().unwrap() > 15);
+    }
+}
+
+#[test]
+fn video_bad_input_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let clip = std::fs::read(common::root().join("media/bigbuckbunny-qcif-3s.y4m")).unwrap();
+    let cut = dir.path().join("cut.y4m");
+    std::fs::write(&cut, &clip[..100_000]).unwrap();
+    let cut_s = cut.to_str().unwrap();
+    let mut args = RUN.to_vec();
+    args.extend(["--video", cut_s]);
+    assert_bad_input(&args, "truncated");
+    let mut args = RUN.to_vec();
+    args[2] = "cbr";
+    args.extend(["--video", "media/bigbuckbunny-qcif-3s.y4m"]);
+    assert_bad_input(&args, "alfalfa");
+    // Not over real sockets yet: refused before any socket opens.
+    for args in [
+        vec!["send", "--scheme", "alfalfa", "--to", "127.0.0.1:9"],
+        vec!["recv", "--scheme", "alfalfa", "--listen", "127.0.0.1:0"],
+    ] {
+        let o = wisp(&args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
+        assert!(String::from_utf8_lossy(&o.stderr).contains("simulator only"));
+    }
+}

@@ -1,0 +1,30 @@
+//! Alfalfa's wire formats on arbitrary bytes: a diff (header and model payload) applied to a
+//! decoder, a receiver's report, and packets of diffs reassembled by the state-sync receiver:
+//! an error or a result, never a panic; a refused diff leaves the decoder as it was.
+#![no_main]
+use libfuzzer_sys::fuzz_target;
+use wisp_core::video::model::ModelDecoder;
+use wisp_core::video::sync::{SlotReport, SyncReceiver};
+use wisp_core::video::{StateDecoder, StateId};
+use wisp_core::wire::Message;
+
+fuzz_target!(|data: &[u8]| {
+    let mut dec = StateDecoder::new(ModelDecoder);
+    let before = (dec.slots(), dec.newest());
+    if dec.apply(data).is_err() {
+        assert_eq!((dec.slots(), dec.newest()), before);
+    }
+    let _ = SlotReport::parse(data);
+    // Packets: 8-byte headers (state, index, count) each followed by up to 32 bytes.
+    let mut rx = SyncReceiver::new(ModelDecoder);
+    let mut rest = data;
+    while rest.len() >= 8 {
+        let state = u32::from_be_bytes([rest[0], rest[1], rest[2], rest[3]]);
+        let index = u16::from_be_bytes([rest[4], rest[5]]);
+        let count = u16::from_be_bytes([rest[6], rest[7]]) % 8;
+        let n = rest.len().min(8 + usize::from(rest[7] % 33));
+        let _ = rx.on_packet(StateId(state % 16), index % 8, count, &rest[8..n]);
+        rest = &rest[n..];
+    }
+    let _ = rx.report();
+});
