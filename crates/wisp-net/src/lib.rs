@@ -18,6 +18,8 @@
 //!   Mahimahi-format logs ([`mmlog`]) that `wisp analyze` reads back.
 //! * [`saturator`], [`saturator_wire`]: `wisp saturate` — the Sprout paper's Saturator, which
 //!   records a link's delivery opportunities as a Mahimahi trace.
+//! * [`frame`]: the versioned, length-checked framing `wisp wbest`'s control channel and
+//!   `wisp saturate`'s packets share.
 //! * [`pingpair`], [`icmp`]: `wisp pingpair` — Ping-Pair (CoNEXT'17 §5) over ICMP ping or raw
 //!   sockets with a TOS per probe and kernel receive timestamps.
 //!
@@ -32,6 +34,7 @@
 //! Linux only (network namespaces, TUN, `epoll_pwait2`: kernel 5.11 or later).
 
 pub mod emulator;
+pub mod frame;
 pub mod icmp;
 pub mod mmlog;
 pub mod pingpair;

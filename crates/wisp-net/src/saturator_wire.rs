@@ -21,6 +21,9 @@
 //! "Up" is client → server, "down" server → client. The boot id hash tells the two ends whether
 //! they share one monotonic clock (one host, e.g. through `wisp link`).
 
+pub use crate::frame::WireError;
+use crate::frame::{Framing, u16_at, u32_at, u64_at};
+
 /// The format's version.
 pub const VERSION: u8 = 1;
 /// Header bytes.
@@ -105,44 +108,14 @@ pub struct Packet {
     pub message: Message,
 }
 
-/// Why bytes are not a packet.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-pub enum WireError {
-    #[error("truncated: {need} bytes needed, {have} present")]
-    Short { need: usize, have: usize },
-    #[error("bad magic (not a saturator packet)")]
-    BadMagic,
-    #[error("unsupported version {0} (this is version {VERSION})")]
-    Version(u8),
-    #[error("unknown message type {0}")]
-    UnknownType(u8),
-    #[error("message type {kind}: body of {got} bytes, {expected} expected")]
-    Length {
-        kind: u8,
-        expected: usize,
-        got: usize,
-    },
-    #[error("bad value for `{0}`")]
-    Value(&'static str),
-    #[error("{0} trailing bytes after the message")]
-    Trailing(usize),
-    #[error("message of {0} bytes is larger than a UDP datagram")]
-    TooLarge(usize),
-}
-
-fn u16_at(b: &[u8], i: usize) -> u16 {
-    u16::from_be_bytes([b[i], b[i + 1]])
-}
-
-fn u32_at(b: &[u8], i: usize) -> u32 {
-    u32::from_be_bytes([b[i], b[i + 1], b[i + 2], b[i + 3]])
-}
-
-fn u64_at(b: &[u8], i: usize) -> u64 {
-    let mut a = [0u8; 8];
-    a.copy_from_slice(&b[i..i + 8]);
-    u64::from_be_bytes(a)
-}
+/// The packets' header.
+const FRAMING: Framing = Framing {
+    magic: *b"WS",
+    version: VERSION,
+    header: HEADER,
+    len_at: 8,
+    name: "saturator packet",
+};
 
 fn dir_byte(d: Dir) -> u8 {
     match d {
@@ -313,56 +286,12 @@ impl Packet {
         if b.len() > MAX_PACKET {
             return Err(WireError::TooLarge(b.len()));
         }
-        if b.len() < HEADER {
-            return Err(WireError::Short {
-                need: HEADER,
-                have: b.len(),
-            });
-        }
-        if &b[..2] != b"WS" {
-            return Err(WireError::BadMagic);
-        }
-        if b[2] != VERSION {
-            return Err(WireError::Version(b[2]));
-        }
-        let kind = b[3];
+        let frame = FRAMING.split(b)?;
+        let (kind, len, body) = (frame.kind, frame.len(), frame.bytes);
         let session = u32_at(b, 4);
-        let len = usize::from(u16_at(b, 8));
-        if b.len() < HEADER + len {
-            return Err(WireError::Short {
-                need: HEADER + len,
-                have: b.len(),
-            });
-        }
-        if b.len() > HEADER + len {
-            return Err(WireError::Trailing(b.len() - HEADER - len));
-        }
-        let body = &b[HEADER..];
-        let exact = |expected: usize| {
-            if len == expected {
-                Ok(())
-            } else {
-                Err(WireError::Length {
-                    kind,
-                    expected,
-                    got: len,
-                })
-            }
-        };
-        let at_least = |expected: usize| {
-            if len >= expected {
-                Ok(())
-            } else {
-                Err(WireError::Length {
-                    kind,
-                    expected,
-                    got: len,
-                })
-            }
-        };
         let message = match kind {
             1 => {
-                exact(20)?;
+                frame.exact(20)?;
                 let dirs = body[1];
                 if dirs == 0 || dirs > 3 {
                     return Err(WireError::Value("directions"));
@@ -377,7 +306,7 @@ impl Packet {
                 }
             }
             2 => {
-                exact(25)?;
+                frame.exact(25)?;
                 Message::HelloAck {
                     path: path_of(body[0])?,
                     echo_ns: u64_at(body, 1),
@@ -386,7 +315,7 @@ impl Packet {
                 }
             }
             3 => {
-                at_least(DATA_BODY)?;
+                frame.at_least(DATA_BODY)?;
                 if body[DATA_BODY..].iter().any(|&x| x != 0) {
                     return Err(WireError::Value("padding"));
                 }
@@ -398,7 +327,7 @@ impl Packet {
                 }
             }
             4 => {
-                exact(29)?;
+                frame.exact(29)?;
                 Message::Ack {
                     dir: dir_of(body[0])?,
                     received: u64_at(body, 1),
@@ -408,7 +337,7 @@ impl Packet {
                 }
             }
             5 | 6 | 9 | 11 => {
-                exact(0)?;
+                frame.exact(0)?;
                 match kind {
                     5 => Message::Stop,
                     6 => Message::StopAck,
@@ -417,7 +346,7 @@ impl Packet {
                 }
             }
             7 => {
-                exact(28)?;
+                frame.exact(28)?;
                 Message::Fetch {
                     index: u32_at(body, 0),
                     epoch_ns: u64_at(body, 4),
@@ -426,12 +355,12 @@ impl Packet {
                 }
             }
             8 => {
-                at_least(18)?;
+                frame.at_least(18)?;
                 let n = usize::from(u16_at(body, 16));
                 if n > MAX_REPORT {
                     return Err(WireError::Value("entries"));
                 }
-                exact(18 + 6 * n)?;
+                frame.exact(18 + 6 * n)?;
                 let entries = (0..n)
                     .map(|k| (u32_at(body, 18 + 6 * k), u16_at(body, 22 + 6 * k)))
                     .collect();
@@ -443,13 +372,7 @@ impl Packet {
                 }
             }
             10 => {
-                if len > MAX_ERROR {
-                    return Err(WireError::Length {
-                        kind,
-                        expected: MAX_ERROR,
-                        got: len,
-                    });
-                }
+                frame.at_most(MAX_ERROR)?;
                 Message::Error(
                     String::from_utf8(body.to_vec()).map_err(|_| WireError::Value("text"))?,
                 )
@@ -572,10 +495,19 @@ mod tests {
         assert_eq!(Packet::parse(&long), Err(WireError::Trailing(1)));
         let mut b = good.clone();
         b[0] = b'X';
-        assert_eq!(Packet::parse(&b), Err(WireError::BadMagic));
+        assert_eq!(
+            Packet::parse(&b),
+            Err(WireError::BadMagic("saturator packet"))
+        );
         let mut b = good.clone();
         b[2] = 2;
-        assert_eq!(Packet::parse(&b), Err(WireError::Version(2)));
+        assert_eq!(
+            Packet::parse(&b),
+            Err(WireError::Version {
+                got: 2,
+                supported: 1
+            })
+        );
         let mut b = good.clone();
         b[3] = 77;
         assert_eq!(Packet::parse(&b), Err(WireError::UnknownType(77)));

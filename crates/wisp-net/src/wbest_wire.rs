@@ -20,6 +20,9 @@
 
 use wisp_core::probe::wbest::WbestPhase;
 
+pub use crate::frame::WireError;
+use crate::frame::{Framing, u16_at, u64_at};
+
 /// The format's version.
 pub const VERSION: u8 = 1;
 /// Control header bytes.
@@ -72,29 +75,6 @@ pub enum Control {
     },
 }
 
-/// Why bytes are not a message.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-pub enum WireError {
-    #[error("truncated: {need} bytes needed, {have} present")]
-    Short { need: usize, have: usize },
-    #[error("bad magic (not a WBest message)")]
-    BadMagic,
-    #[error("unsupported version {0} (this is version {VERSION})")]
-    Version(u8),
-    #[error("unknown message type {0}")]
-    UnknownType(u8),
-    #[error("message type {kind}: body of {got} bytes, {expected} expected")]
-    Length {
-        kind: u8,
-        expected: usize,
-        got: usize,
-    },
-    #[error("bad value for `{0}`")]
-    Value(&'static str),
-    #[error("{0} trailing bytes after the message")]
-    Trailing(usize),
-}
-
 fn phase_byte(p: WbestPhase) -> u8 {
     match p {
         WbestPhase::Pairs => 0,
@@ -110,15 +90,14 @@ fn phase_of(b: u8) -> Result<WbestPhase, WireError> {
     }
 }
 
-fn u16_at(b: &[u8], i: usize) -> u16 {
-    u16::from_be_bytes([b[i], b[i + 1]])
-}
-
-fn u64_at(b: &[u8], i: usize) -> u64 {
-    let mut a = [0u8; 8];
-    a.copy_from_slice(&b[i..i + 8]);
-    u64::from_be_bytes(a)
-}
+/// The control messages' header.
+const FRAMING: Framing = Framing {
+    magic: *b"WB",
+    version: VERSION,
+    header: HEADER,
+    len_at: 4,
+    name: "WBest message",
+};
 
 impl Control {
     fn kind(&self) -> u8 {
@@ -201,50 +180,17 @@ impl Control {
     /// The body length a header announces (to read the rest of a message from a stream);
     /// checks magic and version.
     pub fn body_len(header: &[u8]) -> Result<usize, WireError> {
-        if header.len() < HEADER {
-            return Err(WireError::Short {
-                need: HEADER,
-                have: header.len(),
-            });
-        }
-        if &header[..2] != b"WB" {
-            return Err(WireError::BadMagic);
-        }
-        if header[2] != VERSION {
-            return Err(WireError::Version(header[2]));
-        }
-        Ok(usize::from(u16_at(header, 4)))
+        FRAMING.body_len(header)
     }
 
     /// Parses exactly one message (trailing bytes are an error).
     pub fn parse(b: &[u8]) -> Result<Control, WireError> {
-        let len = Control::body_len(b)?;
-        let kind = b[3];
-        if b.len() < HEADER + len {
-            return Err(WireError::Short {
-                need: HEADER + len,
-                have: b.len(),
-            });
-        }
-        if b.len() > HEADER + len {
-            return Err(WireError::Trailing(b.len() - HEADER - len));
-        }
-        let body = &b[HEADER..];
-        let exact = |expected: usize| {
-            if len == expected {
-                Ok(())
-            } else {
-                Err(WireError::Length {
-                    kind,
-                    expected,
-                    got: len,
-                })
-            }
-        };
+        let frame = FRAMING.split(b)?;
+        let (kind, len, body) = (frame.kind, frame.len(), frame.bytes);
         Ok(match kind {
             1 => {
                 if len != 9 {
-                    exact(7)?;
+                    frame.exact(7)?;
                 }
                 let direction = match body[0] {
                     0 => Direction::ToServer,
@@ -260,11 +206,11 @@ impl Control {
                 }
             }
             2 => {
-                exact(0)?;
+                frame.exact(0)?;
                 Control::Ready
             }
             3 => {
-                exact(3)?;
+                frame.exact(3)?;
                 Control::PhaseDone {
                     phase: phase_of(body[0])?,
                     sent: u16_at(body, 1),
@@ -272,13 +218,13 @@ impl Control {
             }
             4 => {
                 if len < 3 {
-                    exact(3)?;
+                    frame.exact(3)?;
                 }
                 let n = usize::from(u16_at(body, 1));
                 if n > MAX_ARRIVALS {
                     return Err(WireError::Value("count"));
                 }
-                exact(3 + 10 * n)?;
+                frame.exact(3 + 10 * n)?;
                 let records = (0..n)
                     .map(|k| (u16_at(body, 3 + 10 * k), u64_at(body, 5 + 10 * k)))
                     .collect();
@@ -288,25 +234,19 @@ impl Control {
                 }
             }
             5 => {
-                exact(8)?;
+                frame.exact(8)?;
                 Control::Rate {
                     bps: u64_at(body, 0),
                 }
             }
             6 => {
-                if len > MAX_ERROR {
-                    return Err(WireError::Length {
-                        kind,
-                        expected: MAX_ERROR,
-                        got: len,
-                    });
-                }
+                frame.at_most(MAX_ERROR)?;
                 Control::Error(
                     String::from_utf8(body.to_vec()).map_err(|_| WireError::Value("text"))?,
                 )
             }
             7 => {
-                exact(32)?;
+                frame.exact(32)?;
                 Control::Result {
                     capacity_bps: u64_at(body, 0),
                     available_bps: u64_at(body, 8),
@@ -353,7 +293,7 @@ impl ProbeHeader {
             });
         }
         if &b[..2] != b"WP" {
-            return Err(WireError::BadMagic);
+            return Err(WireError::BadMagic("WBest probe"));
         }
         Ok(ProbeHeader {
             phase: phase_of(b[2])?,
@@ -415,10 +355,16 @@ mod tests {
             Control::parse(b"WB"),
             Err(WireError::Short { need: 6, have: 2 })
         );
-        assert_eq!(Control::parse(b"XB\x01\x02\0\0"), Err(WireError::BadMagic));
+        assert_eq!(
+            Control::parse(b"XB\x01\x02\0\0"),
+            Err(WireError::BadMagic("WBest message"))
+        );
         assert_eq!(
             Control::parse(b"WB\x02\x02\0\0"),
-            Err(WireError::Version(2))
+            Err(WireError::Version {
+                got: 2,
+                supported: 1
+            })
         );
         assert_eq!(
             Control::parse(b"WB\x01\x09\0\0"),
