@@ -5,7 +5,7 @@
 //! ([`sim`]), a run's options ([`options`]), the per-packet log ([`log`]), the metrics ([`metrics`]), the matrix runner
 //! ([`bench`](mod@bench)), a rate-control environment stepped one monitor interval at a time ([`interval`]), path characterisation ([`sweep`]), the papers' reproductions
 //! ([`reproduce`]), Sprout's view of a saturated link ([`forecast`]) and an 802.11 EDCA medium
-//! ([`wifi`]) with the bandwidth-probing tools run on it ([`probing`]: WBest, IGI/PTR, pathChirp,
+//! ([`wifi`]; Ping-Pair probing of its AP, [`pingpair`]) with the bandwidth-probing tools run on it ([`probing`]: WBest, IGI/PTR, pathChirp,
 //! pathload, Spruce). One master seed
 //! ([`seed`]) drives a run: the same scenario and seed give the same bytes of output.
 //!
@@ -27,6 +27,7 @@ pub mod loss;
 pub mod metrics;
 pub mod mobile;
 pub mod options;
+pub mod pingpair;
 pub mod probing;
 pub mod queue;
 pub(crate) mod rate;

@@ -100,6 +100,11 @@ pub struct RunLog {
     pub feedback_dropped: u64,
     /// Events the engine processed.
     pub events: u64,
+    /// Every Ping-Pair of the flows that probe ([`crate::pingpair`]), in the order they
+    /// finished.
+    pub pings: Vec<crate::pingpair::PingRecord>,
+    /// The AP queue's occupancy, sampled for the flows whose Ping-Pair spec asks for it.
+    pub ap_queue: Vec<crate::pingpair::QueueSample>,
 }
 
 impl RunLog {

@@ -89,7 +89,8 @@ impl RunOptions {
     /// then the delay) to the AP, then the medium from the AP to station 1; its feedback
     /// crosses the medium from station 1 to the AP, then the wire back (`--reverse-loss`, the
     /// delay). The medium's queues are its own (the spec's `queue`): `queue` does not apply.
-    /// Without a duration, 60 s. Flows carry DSCP 0 (AC_BE).
+    /// Without a duration, 60 s. Flows carry DSCP 0 (AC_BE). A `kwikr` flow's station runs
+    /// Ping-Pair to the AP every 500 ms ([`crate::pingpair`]), which feeds its receiver T_c.
     pub fn wifi_network(&self, spec: &WifiSpec, flows: Vec<FlowSpec>, seed: u64) -> Network {
         let wire = |label: &str, loss| WiredLink {
             label: label.into(),
@@ -123,12 +124,16 @@ impl RunOptions {
             }],
             flows: flows
                 .into_iter()
-                .map(|spec| RoutedFlow {
-                    spec,
-                    dscp: 0,
-                    data: vec![Hop::Link(0), down],
-                    feedback: vec![up, Hop::Link(1)],
-                    reference: None,
+                .map(|spec| {
+                    let data = vec![Hop::Link(0), down];
+                    RoutedFlow {
+                        pingpair: crate::pingpair::default_for(&spec.scheme, &data),
+                        spec,
+                        dscp: 0,
+                        data,
+                        feedback: vec![up, Hop::Link(1)],
+                        reference: None,
+                    }
                 })
                 .collect(),
             duration: self.duration.unwrap_or(Duration::from_secs(60)),

@@ -37,6 +37,9 @@
 //! dscp = 34                 # 0..63 (default 0)
 //! start = "1s"              # default 0
 //! stop = "25s"              # default: the end
+//! pingpair = "interval=200ms,tos-high=0xb8"   # Ping-Pair from the receiving station to its AP
+//!                           # ("on", "off", or keys of `wisp_sim::pingpair`; default: on at
+//!                           # 500 ms for `kwikr` flows whose data ends on a Wi-Fi hop, else off)
 //! ```
 //!
 //! Each flow's data goes along the shortest path (fewest hops; among equals, the links first
@@ -176,6 +179,7 @@ struct FlowDe {
     dscp: Option<Spanned<i64>>,
     start: Option<Spanned<String>>,
     stop: Option<Spanned<String>>,
+    pingpair: Option<Spanned<String>>,
 }
 
 /// A flow as the file names it, beside its place in the [`Network`].
@@ -571,6 +575,28 @@ impl Parser<'_> {
                 path: data_nodes.iter().map(|&n| nodes[n].0.clone()).collect(),
                 feedback_path: fb_nodes.iter().map(|&n| nodes[n].0.clone()).collect(),
             });
+            let pingpair = match &f.pingpair {
+                None => crate::pingpair::default_for(&scheme, &data),
+                Some(v) => {
+                    let pp = crate::pingpair::PingPairSpec::parse_option(v.get_ref())
+                        .map_err(|e| self.at(v, format!("bad pingpair: {e}")))?;
+                    let ends_on_ap_hop = data.iter().rev().find_map(|h| match *h {
+                        Hop::Wifi { from, .. } => Some(from == AP),
+                        Hop::Link(_) => None,
+                    });
+                    if pp.is_some() && ends_on_ap_hop != Some(true) {
+                        return Err(self.at(
+                            v,
+                            format!(
+                                "pingpair: the data path from `{}` to `{}` must end with a Wi-Fi \
+                                 hop from an AP to its station (the station pings its AP)",
+                                nodes[from].0, nodes[to].0
+                            ),
+                        ));
+                    }
+                    pp
+                }
+            };
             flows.push(RoutedFlow {
                 spec: FlowSpec {
                     scheme,
@@ -581,6 +607,7 @@ impl Parser<'_> {
                 data,
                 feedback,
                 reference,
+                pingpair,
             });
         }
         if flows.len() > u16::MAX as usize {

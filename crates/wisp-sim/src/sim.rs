@@ -38,6 +38,7 @@
 use crate::link::{LinkModel, Server};
 use crate::log::{DropReason, PacketRecord, RunLog, SENDER_SAMPLE_INTERVAL, SenderSample};
 use crate::loss::{LossModel, LossSpec};
+use crate::pingpair::{PROBE_BYTES, PingPairSpec, PingRecord, QueueSample, tos_dscp};
 use crate::queue::{Queue, QueueSpec, Queued};
 use crate::seed;
 use crate::wifi::link::{NodeId, WifiLink, WifiOutput, WifiSpec};
@@ -45,13 +46,15 @@ use rand::RngExt;
 use rand_chacha::ChaCha8Rng;
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
+use std::collections::{BTreeMap, VecDeque};
 use wisp_core::controller::{WireReceiver, WireSender};
 use wisp_core::flow::FlowSender;
 use wisp_core::packet::{DEFAULT_MTU, IP_UDP_OVERHEAD};
+use wisp_core::pingpair::{Prober, ProberConfig, ProberEvent, Role};
 use wisp_core::scheme::{AnyReceiver, AnySender, BuildError, SchemeConfig, SchemeContext};
 use wisp_core::tables::Tables;
 use wisp_core::wire::Feedback;
-use wisp_core::{DataSize, Duration, Instant};
+use wisp_core::{Bitrate, DataSize, Duration, Instant};
 
 /// One flow of a scenario.
 #[derive(Clone, Debug, PartialEq)]
@@ -167,6 +170,7 @@ impl Scenario {
                     data: vec![Hop::Link(0)],
                     feedback: vec![Hop::Link(1)],
                     reference: Some(0),
+                    pingpair: None,
                 })
                 .collect(),
             duration: self.duration,
@@ -235,6 +239,9 @@ pub struct RoutedFlow {
     /// The link (of [`Network::links`], with a model) whose capacity and ideal sender the flow's
     /// metrics (and its `ideal` scheme) refer to; `None`: capacity 0, no ideal delay.
     pub reference: Option<u16>,
+    /// Ping-Pair from the station at the end of the data path's last Wi-Fi hop to its AP
+    /// ([`crate::pingpair`]); `None`: no probing.
+    pub pingpair: Option<PingPairSpec>,
 }
 
 /// Everything that determines a run: links, flows and their paths, timing, seed.
@@ -293,6 +300,9 @@ pub enum SimError {
 /// A packet handle: a data packet's record index, or a feedback message's slab index with
 /// this bit set.
 const FEEDBACK: u32 = 1 << 31;
+/// A Wi-Fi tag with this bit (above the 32 bits of packet handles) is a Ping-Pair probe: its
+/// slab index in the low bits.
+const PROBE: u64 = 1 << 40;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Ev {
@@ -310,6 +320,10 @@ enum Ev {
     Deliver(u16, u32),
     /// Wi-Fi medium `m` may have something to do.
     WifiWake(u16),
+    /// Flow `f`'s Ping-Pair prober may have something to do.
+    PingWake(u16),
+    /// Flow `f`'s Ping-Pair samples the AP queue.
+    PingSample(u16),
 }
 
 #[derive(Debug)]
@@ -394,6 +408,44 @@ struct Flow {
     data: Box<[Hop]>,
     feedback: Box<[Hop]>,
     dscp: u8,
+    pinger: Option<Box<Pinger>>,
+}
+
+/// A flow's Ping-Pair prober at its station ([`crate::pingpair`]).
+#[derive(Debug)]
+struct Pinger {
+    spec: PingPairSpec,
+    prober: Prober,
+    medium: u16,
+    station: NodeId,
+    ap: NodeId,
+    /// The access category of the normal ping (queue samples).
+    sample_ac: crate::wifi::edca::AccessCategory,
+    wake: Option<Instant>,
+    /// Pairs started: (index, normal seq, high seq).
+    rounds: VecDeque<(u64, Option<u16>, Option<u16>)>,
+    pairs: u64,
+    /// Per probe seq: what the medium did with its reply.
+    truth: BTreeMap<u16, ReplyTruth>,
+}
+
+#[derive(Clone, Copy, Debug, Default)]
+struct ReplyTruth {
+    /// Frames ahead of the reply in the AP's queue when it was enqueued.
+    backlog: Option<u32>,
+    queueing: Option<Duration>,
+    delay: Option<Duration>,
+    rate: Option<Bitrate>,
+}
+
+/// An echo request or reply on a medium.
+#[derive(Clone, Copy, Debug)]
+struct ProbeInFlight {
+    flow: u16,
+    seq: u16,
+    dscp: u8,
+    /// The AP has answered: this is the reply.
+    reply: bool,
 }
 
 /// An in-flight feedback message.
@@ -428,6 +480,9 @@ pub struct Simulation {
     /// In-flight feedback messages (slab with a free list).
     feedback: Vec<Option<InFlight>>,
     free_feedback: Vec<u32>,
+    /// In-flight Ping-Pair probes (slab with a free list).
+    probes: Vec<Option<ProbeInFlight>>,
+    free_probes: Vec<u32>,
     drops: Vec<u32>,
 }
 
@@ -514,6 +569,54 @@ impl Simulation {
                 tables: net.tables.clone(),
             };
             let (sender, receiver) = spec.scheme.build(ctx).map_err(|e| SimError::Build(i, e))?;
+            let pinger = match &rf.pingpair {
+                None => None,
+                Some(pp) => {
+                    let Some((medium, ap, station)) = rf.data.iter().rev().find_map(|h| match *h {
+                        Hop::Wifi { medium, from, to } => Some((medium, from, to)),
+                        Hop::Link(_) => None,
+                    }) else {
+                        return Err(SimError::Path(
+                            i,
+                            "Ping-Pair needs a data path that crosses a Wi-Fi medium to a station"
+                                .into(),
+                        ));
+                    };
+                    let link = &media[medium as usize].link;
+                    if link.ap_of(station) != Some(ap) || station == ap {
+                        return Err(SimError::Path(
+                            i,
+                            "Ping-Pair needs the data path's last Wi-Fi hop to go from an AP to \
+                             one of its stations"
+                                .into(),
+                        ));
+                    }
+                    let first = Instant::ZERO + pp.start.unwrap_or(spec.start).max(spec.start);
+                    let config = ProberConfig {
+                        interval: pp.interval,
+                        tos_normal: pp.tos_normal,
+                        tos_high: pp.tos_high,
+                        wmm_runs: 0,
+                        ..ProberConfig::default()
+                    };
+                    Some(Box::new(Pinger {
+                        prober: Prober::new(config, first),
+                        sample_ac: crate::pingpair::sample_ac(
+                            link.map(),
+                            link.spec().wmm,
+                            pp.tos_normal,
+                        ),
+                        spec: pp.clone(),
+                        medium,
+                        station,
+                        ap,
+                        wake: None,
+                        rounds: VecDeque::new(),
+                        pairs: 0,
+                        truth: BTreeMap::new(),
+                    }))
+                }
+            };
             flows.push(Flow {
                 sender,
                 receiver,
@@ -526,6 +629,7 @@ impl Simulation {
                 data: rf.data.clone().into_boxed_slice(),
                 feedback: rf.feedback.clone().into_boxed_slice(),
                 dscp: rf.dscp,
+                pinger,
             });
         }
         let mut sim = Simulation {
@@ -544,10 +648,21 @@ impl Simulation {
             data_hop: Vec::new(),
             feedback: Vec::new(),
             free_feedback: Vec::new(),
+            probes: Vec::new(),
+            free_probes: Vec::new(),
             drops: Vec::new(),
         };
         for (i, f) in net.flows.iter().enumerate() {
             sim.schedule(Instant::ZERO + f.spec.start, Ev::FlowStart(i as u16));
+            if let Some(p) = &sim.flows[i].pinger {
+                let first = p.prober.poll_timeout().unwrap_or(Instant::ZERO);
+                let sample = p.spec.sample.map(|_| first);
+                sim.flows[i].pinger.as_mut().expect("a pinger").wake = Some(first);
+                sim.schedule(first, Ev::PingWake(i as u16));
+                if let Some(t) = sample {
+                    sim.schedule(t, Ev::PingSample(i as u16));
+                }
+            }
         }
         for m in 0..sim.media.len() {
             // The background load starts at once.
@@ -620,6 +735,212 @@ impl Simulation {
                     self.wifi_advance(m);
                 }
             }
+            Ev::PingWake(f) => {
+                let p = self.flows[f as usize].pinger.as_mut().expect("a pinger");
+                if p.wake == Some(now) {
+                    p.wake = None;
+                    self.ping_run(f);
+                }
+            }
+            Ev::PingSample(f) => self.ping_sample(f),
+        }
+    }
+
+    /// Flow `f`'s prober: resolves timed-out pairs, sends what is due, schedules its next
+    /// wake-up (none once the flow has stopped).
+    fn ping_run(&mut self, f: u16) {
+        let now = self.now;
+        let flow = &mut self.flows[f as usize];
+        let stopped = now >= flow.stop;
+        let p = flow.pinger.as_mut().expect("a pinger");
+        p.prober.on_time(now);
+        let mut sends = vec![];
+        if !stopped {
+            while let Some(probe) = p.prober.poll_transmit(now) {
+                match probe.role {
+                    Role::Normal => {
+                        p.rounds.push_back((p.pairs, Some(probe.seq), None));
+                        p.pairs += 1;
+                    }
+                    Role::High => {
+                        if let Some(r) = p.rounds.back_mut() {
+                            r.2 = Some(probe.seq);
+                        }
+                    }
+                    _ => {}
+                }
+                sends.push(probe);
+            }
+        }
+        let (m, station, ap) = (p.medium, p.station, p.ap);
+        for probe in sends {
+            let slot = ProbeInFlight {
+                flow: f,
+                seq: probe.seq,
+                dscp: tos_dscp(probe.tos),
+                reply: false,
+            };
+            let id = match self.free_probes.pop() {
+                Some(id) => {
+                    self.probes[id as usize] = Some(slot);
+                    id
+                }
+                None => {
+                    self.probes.push(Some(slot));
+                    (self.probes.len() - 1) as u32
+                }
+            };
+            let link = &mut self.media[m as usize].link;
+            if link.push(
+                now,
+                station,
+                ap,
+                slot.dscp,
+                PROBE | u64::from(id),
+                PROBE_BYTES,
+            ) {
+                self.wifi_wake(m);
+            } else {
+                self.probes[id as usize] = None;
+                self.free_probes.push(id);
+            }
+        }
+        self.ping_events(f);
+        let p = self.flows[f as usize].pinger.as_mut().expect("a pinger");
+        let next = if stopped {
+            // Resolve the rounds in flight, send no more.
+            p.prober.poll_timeout().filter(|_| !p.rounds.is_empty())
+        } else {
+            p.prober.poll_timeout()
+        };
+        if let Some(t) = next {
+            let t = t.max(now + Duration::from_nanos(1));
+            if p.wake.is_none_or(|w| t < w) {
+                p.wake = Some(t);
+                self.schedule(t, Ev::PingWake(f));
+            }
+        }
+    }
+
+    /// Takes flow `f`'s finished pairs: logs them and hands them to a `skype-ukf`/`kwikr`
+    /// receiver.
+    fn ping_events(&mut self, f: u16) {
+        let flow = &mut self.flows[f as usize];
+        let p = flow.pinger.as_mut().expect("a pinger");
+        while let Some(e) = p.prober.poll_event() {
+            let ProberEvent::Pair(pair) = e else { continue };
+            let (normal_seq, high_seq) = match p.rounds.iter().position(|r| r.0 == pair.index) {
+                Some(k) => {
+                    let (_, n, h) = p.rounds.remove(k).expect("a round");
+                    (n, h)
+                }
+                None => (None, None),
+            };
+            let normal = normal_seq
+                .and_then(|s| p.truth.remove(&s))
+                .unwrap_or_default();
+            let high = high_seq
+                .and_then(|s| p.truth.remove(&s))
+                .unwrap_or_default();
+            let mut rec = PingRecord {
+                flow: f,
+                index: pair.index,
+                sent: pair.sent,
+                high_reply: pair.replies.high,
+                normal_reply: pair.replies.normal,
+                t_q: pair.t_q.ok(),
+                mac_rate: normal.rate,
+                n_a: None,
+                t_c: None,
+                t_c_smoothed: None,
+                truth_queueing: normal.queueing,
+                truth_delay: normal.delay,
+                truth_high_delay: high.delay,
+                truth_backlog: normal.backlog,
+            };
+            if let (AnyReceiver::Ukf(u), Some(rate)) = (&mut flow.receiver, normal.rate) {
+                if let Ok(a) = u.on_ping_pair(pair.replies, rate) {
+                    rec.n_a = Some(a.n_a);
+                    rec.t_c = Some(a.t_c);
+                    rec.t_c_smoothed = Some(u.cross_traffic_delay());
+                }
+            }
+            self.log.pings.push(rec);
+        }
+    }
+
+    /// Samples the AP queue for flow `f`'s Ping-Pair (ground truth) and schedules the next
+    /// sample.
+    fn ping_sample(&mut self, f: u16) {
+        let now = self.now;
+        let p = self.flows[f as usize].pinger.as_ref().expect("a pinger");
+        let (m, ap, ac, every) = (p.medium, p.ap, p.sample_ac, p.spec.sample);
+        let Some(every) = every else { return };
+        if now >= self.flows[f as usize].stop {
+            return;
+        }
+        // The medium's queues as of now.
+        self.wifi_advance(m);
+        let frames = self.media[m as usize]
+            .link
+            .medium()
+            .station(ap as usize)
+            .queued(ac) as u32;
+        self.log.ap_queue.push(QueueSample {
+            flow: f,
+            at: now,
+            frames,
+        });
+        self.schedule(now + every, Ev::PingSample(f));
+    }
+
+    /// A probe's fate on the medium: a request the AP has is answered at once (the reply
+    /// enters the AP's queue of the same access category), a reply the station has goes to
+    /// the prober; a lost one is forgotten (the prober times the pair out).
+    fn probe_done(&mut self, m: u16, o: &WifiOutput) {
+        let now = self.now;
+        let id = (o.tag & !PROBE) as u32;
+        let Some(mut slot) = self.probes[id as usize].take() else {
+            return;
+        };
+        if !o.delivered {
+            self.free_probes.push(id);
+            return;
+        }
+        let f = slot.flow;
+        let (station, ap) = {
+            let p = self.flows[f as usize].pinger.as_ref().expect("a pinger");
+            (p.station, p.ap)
+        };
+        if !slot.reply {
+            slot.reply = true;
+            let link = &mut self.media[m as usize].link;
+            let ac = link.access_category(slot.dscp);
+            if link.push(now, ap, station, slot.dscp, o.tag, PROBE_BYTES) {
+                let ahead = link
+                    .medium()
+                    .station(ap as usize)
+                    .queued(ac)
+                    .saturating_sub(1) as u32;
+                self.probes[id as usize] = Some(slot);
+                let p = self.flows[f as usize].pinger.as_mut().expect("a pinger");
+                p.truth.entry(slot.seq).or_default().backlog = Some(ahead);
+            } else {
+                self.free_probes.push(id);
+            }
+            return;
+        }
+        self.free_probes.push(id);
+        let r = o.record;
+        let p = self.flows[f as usize].pinger.as_mut().expect("a pinger");
+        let t = p.truth.entry(slot.seq).or_default();
+        t.queueing = Some(r.queueing);
+        t.delay = Some(o.at.saturating_duration_since(r.enqueued));
+        t.rate = Some(Bitrate::from_kbps_f64(r.rate.mbps() * 1000.0));
+        if p.prober.on_reply(now, slot.seq) {
+            self.ping_events(f);
+        } else {
+            p.truth.remove(&slot.seq);
         }
     }
 
@@ -642,6 +963,10 @@ impl Simulation {
         let mut out = std::mem::take(&mut self.wifi_out);
         self.media[m as usize].link.advance(now, &mut out);
         for o in out.drain(..) {
+            if o.tag & PROBE != 0 {
+                self.probe_done(m, &o);
+                continue;
+            }
             let p = o.tag as u32;
             if o.delivered {
                 self.next_hop(p);
@@ -1105,6 +1430,7 @@ mod topology_tests {
             data: data.iter().map(|&l| Hop::Link(l)).collect(),
             feedback: feedback.iter().map(|&l| Hop::Link(l)).collect(),
             reference: None,
+            pingpair: None,
         }
     }
 
@@ -1253,6 +1579,7 @@ mod wifi_tests {
                     Hop::Link(0),
                 ],
                 reference: None,
+                pingpair: None,
             }],
             duration: Duration::from_secs(secs),
             warmup: Duration::ZERO,
@@ -1416,6 +1743,7 @@ mod network_properties {
                             .map(|(i, h)| to_hop(h, i))
                             .collect(),
                         reference: None,
+                        pingpair: None,
                     })
                     .collect();
                 Network {
