@@ -39,6 +39,7 @@
 //! per pairing, as here (`--quick`: 4 and 3).
 
 use super::{Check, five_percentiles, mean_std};
+use crate::pingpair::{PingSummary, default_for, summary as ping_summary};
 use crate::run::run_network;
 use crate::scenario_file::{self, ScenarioError, ScenarioFile};
 use crate::sim::{Network, SimError};
@@ -129,6 +130,8 @@ pub struct CallRun {
     pub whole: WindowStats,
     /// Sending rate per 1-s bin (kbit/s), from 0.
     pub rate_series: Vec<f64>,
+    /// Kwikr's Ping-Pair over the whole call (none for the baseline).
+    pub pings: PingSummary,
 }
 
 /// The window statistics of flow `flow` of a run's log.
@@ -222,6 +225,9 @@ fn set_scheme(net: &mut Network, flow: usize, scheme: &str) -> Result<(), Error>
     let s: SchemeConfig = scheme
         .parse()
         .map_err(|e| Error::Setup(format!("scheme `{scheme}`: {e}")))?;
+    // As a scenario file that named the scheme: Kwikr probes (a pair every 500 ms), the
+    // baseline (unmodified Skype) does not.
+    net.flows[flow].pingpair = default_for(&s, &net.flows[flow].data);
     net.flows[flow].spec.scheme = s;
     Ok(())
 }
@@ -294,21 +300,19 @@ fn measure(job: &Job) -> Result<Vec<CallRun>, SimError> {
             window: window_stats(&r.log, *flow, job.window.0, job.window.1),
             whole: window_stats(&r.log, *flow, 0.0, end),
             rate_series: rate_series(&r.log, *flow, end),
+            pings: ping_summary(&r.log.pings, *flow),
         })
         .collect())
 }
 
 /// Runs every experiment; `on_done(done, total)` after each run. Results are in a fixed order
 /// whatever the threads' scheduling (same seed, same output).
-pub fn run(
-    opts: &Options,
-    on_done: &(dyn Fn(usize, usize) + Sync),
-) -> Result<KwikrCalls, Error> {
+pub fn run(opts: &Options, on_done: &(dyn Fn(usize, usize) + Sync)) -> Result<KwikrCalls, Error> {
     let jobs = jobs(opts)?;
     let next = AtomicUsize::new(0);
     let done = AtomicUsize::new(0);
-    let results: Mutex<Vec<Option<Result<Vec<CallRun>, SimError>>>> =
-        Mutex::new((0..jobs.len()).map(|_| None).collect());
+    type Slot = Option<Result<Vec<CallRun>, SimError>>;
+    let results: Mutex<Vec<Slot>> = Mutex::new((0..jobs.len()).map(|_| None).collect());
     std::thread::scope(|s| {
         for _ in 0..opts.jobs.clamp(1, jobs.len().max(1)) {
             s.spawn(|| {
@@ -362,6 +366,11 @@ pub struct Group {
     pub owd_ms: [f64; 5],
     /// Σ lost / Σ sent in the window.
     pub loss_rate: f64,
+    /// Kwikr's Ping-Pair over the whole calls: valid pairs / pairs, and the mean of the calls'
+    /// mean T_c (ms; none for the baseline, which does not probe).
+    pub ping_pairs: u64,
+    pub ping_valid: u64,
+    pub t_c_mean_ms: Option<f64>,
 }
 
 impl KwikrCalls {
@@ -443,10 +452,12 @@ impl KwikrCalls {
             claim: "Fig. 8: Kwikr's mean rate in the congested minute".into(),
             expected: "≥ +15 % over skype-ukf (the paper: +20 %)".into(),
             measured: format!(
-                "{} ({:.0} → {:.0} kbit/s, {} + {} calls)",
+                "{} ({:.0} → {:.0} kbit/s sent, {:.0} → {:.0} received; {} + {} calls)",
                 pct(g),
                 b.rate_kbps.0,
                 k.rate_kbps.0,
+                b.throughput_kbps,
+                k.throughput_kbps,
                 b.calls,
                 k.calls
             ),
@@ -478,7 +489,14 @@ impl KwikrCalls {
         out.push(Check {
             claim: "Fig. 9: Kwikr's mean rate in the throttled minute".into(),
             expected: "within 5 % of skype-ukf's".into(),
-            measured: format!("{} ({:.0} → {:.0} kbit/s)", pct(g), b.rate_kbps.0, k.rate_kbps.0),
+            measured: format!(
+                "{} ({:.0} → {:.0} kbit/s sent, {:.0} → {:.0} received)",
+                pct(g),
+                b.rate_kbps.0,
+                k.rate_kbps.0,
+                b.throughput_kbps,
+                k.throughput_kbps
+            ),
             met: both && g.abs() <= 0.05,
         });
         out.push(loss_check(
@@ -518,10 +536,36 @@ impl KwikrCalls {
             out.push(Check {
                 claim: format!("Table 2: {s}'s rate beside a kwikr call vs beside skype-ukf"),
                 expected: "within 5 %".into(),
-                measured: format!("{} ({:.0} → {:.0} kbit/s)", pct(d), x.rate_kbps.0, y.rate_kbps.0),
+                measured: format!(
+                    "{} ({:.0} → {:.0} kbit/s sent; loss {:.1} % → {:.1} %)",
+                    pct(d),
+                    x.rate_kbps.0,
+                    y.rate_kbps.0,
+                    100.0 * x.loss_rate,
+                    100.0 * y.loss_rate
+                ),
                 met: x.calls > 0 && y.calls > 0 && d.abs() <= 0.05,
             });
         }
+        // The same for what the baseline's receiver gets ("essentially unaffected").
+        let (x, y) = (
+            self.group("table2", BASELINE, Some(BASELINE)),
+            self.group("table2", BASELINE, Some(KWIKR)),
+        );
+        let d = ratio(y.throughput_kbps, x.throughput_kbps);
+        out.push(Check {
+            claim:
+                "Table 2: skype-ukf's received throughput beside a kwikr call vs beside skype-ukf"
+                    .into(),
+            expected: "within 5 %".into(),
+            measured: format!(
+                "{} ({:.0} → {:.0} kbit/s)",
+                pct(d),
+                x.throughput_kbps,
+                y.throughput_kbps
+            ),
+            met: x.calls > 0 && y.calls > 0 && d.abs() <= 0.05,
+        });
         out
     }
 
@@ -597,6 +641,13 @@ impl KwikrCalls {
         out
     }
 
+    /// The files to write beside `summary.json`: `calls.csv` ([`KwikrCalls::csv`]) and
+    /// `series.csv` ([`KwikrCalls::series_csv`]), the data of Figs. 8(a)–(d), 9(a)–(b) and
+    /// Table 2.
+    pub fn files(&self) -> Vec<(&'static str, String)> {
+        vec![("calls.csv", self.csv()), ("series.csv", self.series_csv())]
+    }
+
     /// `summary.json`'s part: the groups and the checks.
     pub fn summary(&self) -> Summary {
         Summary {
@@ -641,12 +692,7 @@ fn loss_check(
     }
 }
 
-fn summarise(
-    experiment: &str,
-    scheme: &str,
-    neighbour: Option<&str>,
-    calls: &[&CallRun],
-) -> Group {
+fn summarise(experiment: &str, scheme: &str, neighbour: Option<&str>, calls: &[&CallRun]) -> Group {
     let rates: Vec<f64> = calls.iter().map(|c| c.window.send_kbps).collect();
     let whole: Vec<f64> = calls.iter().map(|c| c.whole.send_kbps).collect();
     let thr: Vec<f64> = calls.iter().map(|c| c.window.throughput_kbps).collect();
@@ -656,6 +702,7 @@ fn summarise(
         .collect();
     owd.sort_unstable_by(f64::total_cmp);
     let q = |p| quantile_sorted(&owd, p).unwrap_or(f64::NAN);
+    let t_c: Vec<f64> = calls.iter().filter_map(|c| c.pings.t_c_mean_ms).collect();
     let (sent, lost) = calls.iter().fold((0u64, 0u64), |(s, l), c| {
         (s + c.window.sent, l + c.window.lost)
     });
@@ -673,5 +720,140 @@ fn summarise(
         } else {
             0.0
         },
+        ping_pairs: calls.iter().map(|c| c.pings.pairs).sum(),
+        ping_valid: calls.iter().map(|c| c.pings.valid).sum(),
+        t_c_mean_ms: (!t_c.is_empty()).then(|| mean_std(&t_c).0),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn call(experiment: &'static str, scheme: &str, rate: f64, owd: f64, lost: u64) -> CallRun {
+        let w = WindowStats {
+            from_s: 60.0,
+            to_s: 120.0,
+            send_kbps: rate,
+            throughput_kbps: rate,
+            sent: 1000,
+            lost,
+            loss_rate: lost as f64 / 1000.0,
+            owd_ms: [owd; 5],
+            owd_samples: vec![owd; 10],
+        };
+        CallRun {
+            experiment,
+            scheme: scheme.into(),
+            neighbour: None,
+            flow: "call".into(),
+            seed: 1,
+            window: w.clone(),
+            whole: w,
+            rate_series: vec![rate; 3],
+            pings: ping_summary(&[], 0),
+        }
+    }
+
+    fn calls(calls: Vec<CallRun>) -> KwikrCalls {
+        KwikrCalls {
+            quick: true,
+            seed: 1,
+            runs_per_figure: 1,
+            runs_per_pairing: 1,
+            calls,
+        }
+    }
+
+    fn met(r: &KwikrCalls, claim: &str) -> bool {
+        r.checks()
+            .iter()
+            .find(|c| c.claim.contains(claim))
+            .unwrap_or_else(|| panic!("no claim {claim}"))
+            .met
+    }
+
+    #[test]
+    fn without_calls_nothing_is_met() {
+        let r = calls(vec![]);
+        assert_eq!(r.checks().len(), 12);
+        assert!(r.checks().iter().all(|c| !c.met));
+    }
+
+    #[test]
+    fn the_checks_follow_the_claims() {
+        // Kwikr +20 % in the congested minute, delay +5 %, loss 10 → 10.5 %: all met.
+        let r = calls(vec![
+            call("fig8", BASELINE, 1000.0, 100.0, 100),
+            call("fig8", KWIKR, 1200.0, 105.0, 105),
+            call("fig9", BASELINE, 900.0, 40.0, 10),
+            call("fig9", KWIKR, 920.0, 40.0, 10),
+        ]);
+        assert!(met(&r, "Fig. 8: Kwikr's mean rate"));
+        assert!(met(&r, "Fig. 8: Kwikr's median"));
+        assert!(met(&r, "Fig. 8: Kwikr's 95th"));
+        assert!(met(&r, "Fig. 8: Kwikr's loss"));
+        assert!(met(&r, "Fig. 9: Kwikr's mean rate"));
+        assert!(met(&r, "Fig. 9: Kwikr's loss"));
+        // +10 % rate, +20 % delay, loss 10 → 12 %; Fig. 9 +10 % rate, loss ×2: none met.
+        let r = calls(vec![
+            call("fig8", BASELINE, 1000.0, 100.0, 100),
+            call("fig8", KWIKR, 1100.0, 120.0, 120),
+            call("fig9", BASELINE, 900.0, 40.0, 10),
+            call("fig9", KWIKR, 990.0, 40.0, 20),
+        ]);
+        for c in ["mean rate", "median", "95th", "loss"] {
+            assert!(!met(&r, &format!("Fig. 8: Kwikr's {c}")), "{c}");
+        }
+        assert!(!met(&r, "Fig. 9: Kwikr's mean rate"));
+        assert!(!met(&r, "Fig. 9: Kwikr's loss"));
+    }
+
+    #[test]
+    fn table_2_pairs_the_calls_by_station() {
+        let t = |flow: &str, me: &str, other: &str, rate| CallRun {
+            experiment: "table2",
+            flow: flow.into(),
+            neighbour: Some(other.into()),
+            ..call("table2", me, rate, 30.0, 0)
+        };
+        let r = calls(vec![
+            t("call-a", BASELINE, BASELINE, 700.0),
+            t("call-b", BASELINE, BASELINE, 710.0),
+            t("call-a", BASELINE, KWIKR, 650.0),
+            t("call-b", KWIKR, BASELINE, 800.0),
+            t("call-a", KWIKR, KWIKR, 720.0),
+            t("call-b", KWIKR, KWIKR, 730.0),
+        ]);
+        assert!(met(&r, "Table 2, skype-ukf + skype-ukf"));
+        assert!(!met(&r, "Table 2, skype-ukf + kwikr"));
+        assert!(met(&r, "Table 2, kwikr + kwikr"));
+        // skype-ukf: 705 beside itself, 650 beside kwikr (−7.8 %).
+        assert!(!met(&r, "Table 2: skype-ukf's rate"));
+        // kwikr: 800 beside skype-ukf, 725 beside itself (−9.4 %).
+        assert!(!met(&r, "Table 2: kwikr's rate"));
+    }
+
+    #[test]
+    fn the_scenario_files_load_and_name_their_calls() {
+        for (src, flows) in [(FIG8, 41), (FIG9, 1), (TABLE2, 2)] {
+            let f = scenario(src).unwrap();
+            assert_eq!(f.network.flows.len(), flows, "{}", src.0);
+        }
+        let o = Options {
+            quick: true,
+            seed: 7,
+            jobs: 1,
+        };
+        let j = jobs(&o).unwrap();
+        assert_eq!(j.len(), 2 * 4 + 2 * 4 + 3 * 3);
+        // Kwikr probes, the baseline does not.
+        for job in &j {
+            for (flow, _, scheme, _) in &job.calls {
+                let f = &job.net.flows[*flow as usize];
+                assert_eq!(f.pingpair.is_some(), scheme == KWIKR, "{scheme}");
+                assert_eq!(f.spec.scheme.name(), scheme.as_str());
+            }
+        }
     }
 }
