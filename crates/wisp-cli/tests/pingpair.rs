@@ -322,8 +322,8 @@ fn call_secs() -> String {
 /// with the emulated `wifi:` medium in WMM mode ([`call_spec`]) with Ping-Pair every 500 ms
 /// against the host side runs without error, every probe's reply is ours, the receiver counts
 /// its own packets between the replies, and the call's rate is within 20 % of `wisp run` over
-/// the same `wifi:` spec (the simulator runs the same medium; it has no Ping-Pair source, so
-/// there `kwikr` is `skype-ukf`). R is the medium's PHY rate.
+/// the same `wifi:` spec (the simulator runs the same medium, and its `kwikr` station pings the
+/// AP every 500 ms too). R is the medium's PHY rate.
 #[test]
 fn kwikr_call_with_ping_pair_matches_the_simulator() {
     let t = "kwikr_call_with_ping_pair_matches_the_simulator";
