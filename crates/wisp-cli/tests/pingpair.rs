@@ -118,28 +118,40 @@ fn departures(log: &str) -> Vec<(f64, u64, f64)> {
         .collect()
 }
 
-/// One run: `wisp link` with a 5 Mbit/s downlink (WMM or not) whose command waits 2 s and runs
-/// `wisp pingpair` (12 pairs, about 2.7 s) at the host side; from the host, a 6 Mbit/s
-/// best-effort UDP flood to the namespace for 5 s fills the downlink queue (it grows by
-/// 1 Mbit/s: 200 ms more per second). The command outlives the flood by a second.
-/// Returns pingpair's JSON and the downlink log.
+/// The emulated Wi-Fi medium of the acceptance runs: 802.11g at 6 Mbit/s (about 5 Mbit/s of
+/// 1500-byte packets: the flood below overfills it with little CPU), the AP's WMM queues on or
+/// off (legacy DCF: one queue).
+fn wifi_spec(wmm: bool) -> String {
+    format!(
+        "wifi:std=11g,rate=6mbps,wmm={}",
+        if wmm { "on" } else { "off" }
+    )
+}
+
+/// The propagation delay of the runs through the medium (after it, on the wired side; the
+/// emulator's log counts it in each departure's delay).
+const WIRE_MS: f64 = 5.0;
+
+/// One run: `wisp link` with the emulated `wifi:` medium ([`wifi_spec`]) as the downlink (the
+/// uplink crosses the same medium) whose command waits 2 s and runs `wisp pingpair` (12 pairs,
+/// about 2.7 s) at the host side, the wired side behind the AP; from the host's namespace, a
+/// 6 Mbit/s best-effort UDP flood to the client's namespace for 5 s fills the AP's best-effort
+/// queue (it grows by about 1 Mbit/s: some 200 ms more per second). The command outlives the
+/// flood by a second. Returns pingpair's JSON and the downlink log.
 fn run_through_link(wmm: bool, dual: bool) -> (Value, String) {
     let dir = tempfile::tempdir().unwrap();
     let log = dir.path().to_str().unwrap().to_string();
-    let mut args = vec![
+    let spec = wifi_spec(wmm);
+    let wire = WIRE_MS.to_string();
+    let args = vec![
         "link",
         "--downlink",
-        "const:5mbps",
-        "--uplink",
-        "const:5mbps",
+        &spec,
         "--delay-ms",
-        "5",
+        &wire,
         "--log",
         &log,
     ];
-    if wmm {
-        args.push("--wmm");
-    }
     let script = format!(
         "sleep 2; {} pingpair --target $WISP_LINK_PEER --count 12 --json {}; r=$?; sleep 1.5; \
          exit $r",
@@ -177,13 +189,28 @@ fn run_through_link(wmm: bool, dual: bool) -> (Value, String) {
     (v, log)
 }
 
-/// Acceptance (issue 18, the real tool): through `wisp link --wmm` with best-effort flood
-/// traffic queued on the downlink, every pair is valid, each T_q is within 10 % (or 2 ms) of the
-/// queueing delay the emulator logged for that pair's normal-priority reply, and the WMM check
-/// passes; with WMM off, the check fails and no pair is valid.
+/// The queueing delay (ms) the emulator logged for each normal-priority echo reply (an 84-byte
+/// IP packet: 56 bytes of payload) that waited behind the flood, in departure order: from the
+/// reply's arrival at the AP to the end of the frame that carried it (the log's delay less the
+/// wire after the medium). The high-priority and intermediate replies wait at most a frame's
+/// airtime and an access (a few ms at 6 Mbit/s), and are left out by the 10-ms floor.
+fn queued_normal_replies(log: &str) -> Vec<f64> {
+    departures(log)
+        .into_iter()
+        .map(|(_, bytes, delay)| (bytes, delay - WIRE_MS))
+        .filter(|&(bytes, q)| bytes == 84 && q > 10.0)
+        .map(|(_, q)| q)
+        .collect()
+}
+
+/// Acceptance (issue 18, the real tool): through `wisp link` with the emulated `wifi:` downlink
+/// in WMM mode and a best-effort flood queued at the AP, every pair is valid, each T_q is
+/// within 10 % (or 2 ms) of the queueing delay the emulator logged for that pair's
+/// normal-priority reply, and the WMM check passes; with WMM off (`wmm=off`: legacy DCF, one
+/// queue), the check fails and no pair is valid.
 #[test]
-fn ping_pair_through_wmm_matches_the_emulators_queue() {
-    let t = "ping_pair_through_wmm_matches_the_emulators_queue";
+fn ping_pair_through_wifi_wmm_matches_the_emulators_queue() {
+    let t = "ping_pair_through_wifi_wmm_matches_the_emulators_queue";
     if !privileged(t) {
         return;
     }
@@ -197,20 +224,16 @@ fn ping_pair_through_wmm_matches_the_emulators_queue() {
     pairs.sort_by_key(|p| p["index"].as_u64());
     assert_eq!(pairs.len(), 12, "{v}");
     assert!(pairs.iter().all(|p| p["valid"] == true), "{v}");
-    // The normal-priority replies (84-byte IP packets: 56 bytes of payload) that waited behind
-    // the flood, in departure order: the five triplets' small best-effort replies, then the
-    // pairs'. The high-priority and intermediate ones wait at most a packet's service time.
-    let queued: Vec<f64> = departures(&log)
-        .into_iter()
-        .filter(|&(_, bytes, delay)| bytes == 84 && delay > 10.0)
-        .map(|(_, _, d)| d)
-        .collect();
+    // The five triplets' small best-effort replies come first, then the pairs'.
+    let queued = queued_normal_replies(&log);
     assert_eq!(queued.len(), 5 + 12, "{queued:?}\n{v}");
     let mut worst: f64 = 0.0;
+    let mut worst_ms: f64 = 0.0;
     for (p, logged) in pairs.iter().zip(&queued[5..]) {
         let t_q = p["t_q_ms"].as_f64().unwrap();
         let err = (t_q - logged).abs();
         worst = worst.max(err / logged);
+        worst_ms = worst_ms.max(err);
         assert!(
             err <= (0.1 * logged).max(2.0),
             "pair {}: T_q {t_q} ms, the log {logged} ms",
@@ -218,36 +241,54 @@ fn ping_pair_through_wmm_matches_the_emulators_queue() {
         );
     }
     eprintln!(
-        "{t}: {} pairs, T_q {:.1}..{:.1} ms, worst relative error {:.2} %",
+        "{t}: {} pairs, logged queueing {:.1}..{:.1} ms, worst error {:.2} ms ({:.2} %), WMM \
+         reversals {}",
         pairs.len(),
         queued[5],
         queued[queued.len() - 1],
-        100.0 * worst
+        worst_ms,
+        100.0 * worst,
+        v["wmm"]["reversals"]
     );
     assert_eq!(v["congestion"], "persistent", "{v}");
     assert_eq!(v["malformed"], 0, "{v}");
 
     let (off, _) = run_through_link(false, false);
+    eprintln!(
+        "{t}: wmm=off: WMM reversals {}, valid pairs {}",
+        off["wmm"]["reversals"], off["valid_pairs"]
+    );
     assert_eq!(off["wmm"]["enabled"], false, "{off}");
     assert_eq!(off["valid_pairs"], 0, "{off}");
     assert_eq!(off["congestion"], Value::Null, "{off}");
 
-    // Dual Ping-Pair (§5.6): no retransmissions on the emulated link, so every round's two
-    // pairs agree; each dual T_q is the mean of its two pairs', which the log gives as the
-    // mean delay of the round's two queued normal-priority replies.
+    // Dual Ping-Pair (§5.6): each kept dual T_q is the mean of its two pairs', which the log
+    // gives as the mean queueing delay of the round's two queued normal-priority replies. The
+    // medium has no frame errors, but the four requests of a round contend one by one with the
+    // AP's flood for the uplink, and each high-priority reply may wait for a best-effort frame
+    // in the air (2 ms at 6 Mbit/s), so a round's two pairs often differ by more than the
+    // filter's 5 ms: 10, 5 and 8 of the 12 rounds were kept in three runs. The test asks for some
+    // kept rounds, every discard for that reason, and every kept round right.
     let (d, log) = run_through_link(true, true);
     assert_eq!(d["dual"], true, "{d}");
     let mut pairs: Vec<&Value> = d["pairs"].as_array().unwrap().iter().collect();
     pairs.sort_by_key(|p| p["index"].as_u64());
-    assert!(pairs.iter().all(|p| p["valid"] == true), "{d}");
-    let queued: Vec<f64> = departures(&log)
-        .into_iter()
-        .filter(|&(_, bytes, delay)| bytes == 84 && delay > 10.0)
-        .map(|(_, _, d)| d)
-        .collect();
+    assert_eq!(pairs.len(), 12, "{d}");
+    let kept = pairs.iter().filter(|p| p["valid"] == true).count();
+    eprintln!("{t}: dual: {kept} of 12 rounds kept");
+    assert!(kept >= 1, "{d}");
+    assert!(
+        pairs
+            .iter()
+            .all(|p| p["valid"] == true || p["invalid"] == "the dual pairs disagree"),
+        "{d}"
+    );
+    let queued = queued_normal_replies(&log);
     assert_eq!(queued.len(), 5 + 2 * 12, "{queued:?}\n{d}");
     for (p, two) in pairs.iter().zip(queued[5..].chunks(2)) {
-        let t_q = p["t_q_ms"].as_f64().unwrap();
+        let Some(t_q) = p["t_q_ms"].as_f64() else {
+            continue;
+        };
         let logged = (two[0] + two[1]) / 2.0;
         assert!(
             (t_q - logged).abs() <= (0.1 * logged).max(2.0),
@@ -257,13 +298,34 @@ fn ping_pair_through_wmm_matches_the_emulators_queue() {
     }
 }
 
-/// Acceptance (issue 18, `wisp recv --scheme kwikr`): a 30-s Kwikr call through `wisp link
-/// --wmm` on a constant 2 Mbit/s downlink with Ping-Pair every 500 ms against the host side
-/// runs without error, every probe's reply is ours, the receiver counts its own packets between
-/// the replies, and the call's rate is within 20 % of `wisp run` on the same setting. (The
-/// issue's call is 60 s; 30 s keeps the test bounded.) The emulated link's rate stands for the
-/// Wi-Fi MAC rate R: the queue is the call's own, so T_a explains it and T_c stays small (with
-/// R = 54 Mbit/s the call's own queue reads as cross traffic and Kwikr runs the link full).
+/// The medium of the Kwikr call: [`wifi_spec`]'s (WMM on) with one station sending a 3 Mbit/s
+/// constant bit rate uplink, simulated inside the medium (its frames take about half the
+/// airtime: the call has some 2 Mbit/s, below the encoder's 2.5 Mbit/s ceiling, so it must
+/// adapt). Overridable with `WISP_KWIKR_CALL_SPEC` (a `wifi:` spec) to measure other settings.
+fn call_spec() -> String {
+    std::env::var("WISP_KWIKR_CALL_SPEC")
+        .unwrap_or_else(|_| format!("{},stations=1,load=udp:3mbps", wifi_spec(true)))
+}
+
+/// The `rate=` of a `wifi:` spec in Mbit/s: the MAC rate R Ping-Pair's T_a takes.
+fn phy_mbps(spec: &str) -> String {
+    spec.split([':', ','])
+        .find_map(|kv| kv.strip_prefix("rate="))
+        .map(|r| r.trim_end_matches("mbps").to_string())
+        .expect("the call's wifi spec names its rate")
+}
+
+/// The call's length (the issue's 60 s; `WISP_KWIKR_CALL_S` overrides it).
+fn call_secs() -> String {
+    std::env::var("WISP_KWIKR_CALL_S").unwrap_or_else(|_| "60".into())
+}
+
+/// Acceptance (issue 18, `wisp recv --scheme kwikr`): a 60-s Kwikr call through `wisp link`
+/// with the emulated `wifi:` medium in WMM mode ([`call_spec`]) with Ping-Pair every 500 ms
+/// against the host side runs without error, every probe's reply is ours, the receiver counts
+/// its own packets between the replies, and the call's rate is within 20 % of `wisp run` over
+/// the same `wifi:` spec (the simulator runs the same medium, and its `kwikr` station pings the
+/// AP every 500 ms too). R is the medium's PHY rate.
 #[test]
 fn kwikr_call_with_ping_pair_matches_the_simulator() {
     let t = "kwikr_call_with_ping_pair_matches_the_simulator";
@@ -272,21 +334,20 @@ fn kwikr_call_with_ping_pair_matches_the_simulator() {
     }
     let _real_time = real_time();
     let port = free_port().to_string();
+    let (spec, secs) = (call_spec(), call_secs());
     let script = format!(
         "{} recv --scheme kwikr --listen 0.0.0.0:{port} --pingpair-target $WISP_LINK_PEER \
-         --pingpair-mac-mbps 2 --duration-s 30 --json",
-        bin()
+         --pingpair-mac-mbps {} --duration-s {secs} --json",
+        bin(),
+        phy_mbps(&spec)
     );
     let mut link = Command::new(bin())
         .args([
             "link",
             "--downlink",
-            "const:2mbps",
-            "--uplink",
-            "const:2mbps",
+            &spec,
             "--delay-ms",
             "20",
-            "--wmm",
             "--",
             "sh",
             "-c",
@@ -305,7 +366,7 @@ fn kwikr_call_with_ping_pair_matches_the_simulator() {
         "--to",
         &format!("{ns}:{port}"),
         "--duration-s",
-        "30",
+        &secs,
     ]);
     assert!(
         sent.status.success(),
@@ -317,32 +378,43 @@ fn kwikr_call_with_ping_pair_matches_the_simulator() {
     assert!(out.status.success(), "{err}");
     let v = json(&out.stdout);
     let pp = &v["pingpair"];
-    assert!(pp["pairs"].as_u64().unwrap() >= 50, "{pp}");
+    let n: f64 = secs.parse().unwrap();
+    assert!(pp["pairs"].as_f64().unwrap() >= 1.6 * n, "{pp}");
     assert!(pp["valid"].as_u64().unwrap() >= 1, "{pp}");
     assert!(pp["n_a_p50"].as_f64().is_some(), "{pp}");
     assert_eq!(pp["wmm_enabled"], true, "{pp}");
     assert_eq!(pp["malformed"], 0, "{pp}");
-    let real = v["flows"][0]["throughput_kbps"].as_f64().unwrap();
+    let real = &v["flows"][0];
     let sim = json(
         &wisp(&[
             "run",
             "--scheme",
             "kwikr",
             "--link",
-            "const:2mbps",
+            &spec,
             "--delay-ms",
             "20",
             "--duration-s",
-            "30",
+            &secs,
             "--json",
         ])
         .stdout,
-    )["flows"][0]["throughput_kbps"]
-        .as_f64()
-        .unwrap();
-    eprintln!("{t}: real {real:.0} kbit/s, simulated {sim:.0} kbit/s; ping-pair {pp}");
-    assert!(
-        (real - sim).abs() <= 0.2 * sim,
-        "real {real} kbit/s vs simulated {sim}"
+    )["flows"][0]
+        .clone();
+    let (r, s) = (
+        real["throughput_kbps"].as_f64().unwrap(),
+        sim["throughput_kbps"].as_f64().unwrap(),
     );
+    eprintln!(
+        "{t}: {spec}, {secs} s: real {r:.0} kbit/s (delay p50 {} / p95 {} ms, loss {}), \
+         simulated {s:.0} kbit/s (p50 {} / p95 {} ms, loss {}), {:+.1} %; ping-pair {pp}",
+        real["delay_p50_ms"],
+        real["delay_p95_ms"],
+        real["loss_rate"],
+        sim["delay_p50_ms"],
+        sim["delay_p95_ms"],
+        sim["loss_rate"],
+        100.0 * (r / s - 1.0)
+    );
+    assert!((r - s).abs() <= 0.2 * s, "real {r} kbit/s vs simulated {s}");
 }

@@ -3,6 +3,8 @@
 //!
 //! * [`gcc_wifi`]: Carlucci et al., ANRW 2016 — GCC over a loaded Wi-Fi link with and without
 //!   the packet-grouping pre-filter (Figs. 6, 8, 9, 10).
+//! * [`kwikr_calls`]: Das et al., CoNEXT 2017 — the Kwikr call experiments (Figs. 8, 9,
+//!   Table 2): `skype-ukf` against `kwikr` on the simulated Wi-Fi network.
 //! * [`sprout`]: Winstein et al., NSDI 2013 — Sprout, Sprout-EWMA and the TCP baselines over the
 //!   cellular traces (the §1 summary table, the §6.3–6.4 charts, the §6.5 loss table);
 //! * [`mehrotra`]: Mehrotra et al. — mobile-broadband characterisation, rate controllers with
@@ -14,6 +16,7 @@
 
 pub mod gcc_wifi;
 pub mod kwikr;
+pub mod kwikr_calls;
 pub mod mehrotra;
 pub mod sprout;
 pub mod wbest;

@@ -1,0 +1,90 @@
+//! The Kwikr call experiments (`wisp_sim::reproduce::kwikr_calls`: Figs. 8, 9 and Table 2 of
+//! the CoNEXT'17 paper, `skype-ukf` against `kwikr` on the simulated Wi-Fi network) at
+//! `--quick`: the claims met are pinned, so one that starts or stops being met fails here (then
+//! the list is updated with the reason in the commit). The expected values are the paper's
+//! (docs/kwikr.md, "Part B"); which of them hold is what the simulation gives.
+
+use wisp_sim::reproduce::kwikr_calls::{KwikrCalls, Options, run};
+
+fn quick(seed: u64) -> KwikrCalls {
+    let opts = Options {
+        quick: true,
+        seed,
+        jobs: 2,
+    };
+    run(&opts, &|_, _| {}).unwrap()
+}
+
+/// The claims met at `--quick`, seed 1. Kwikr's rate gain in Fig. 8 is met, but by a call that
+/// runs at the encoder's ceiling throughout (its T_c never falls to zero: see docs/kwikr.md);
+/// the delay and loss claims of Fig. 8, both of Fig. 9 and the mixed pairing of Table 2 are not.
+const MET: &[&str] = &[
+    "Fig. 8: Kwikr's mean rate in the congested minute",
+    "Table 2, skype-ukf + skype-ukf: the two calls' rates",
+    "Table 2, kwikr + kwikr: the two calls' rates",
+    "Table 2: skype-ukf's rate beside a kwikr call vs beside skype-ukf",
+    "Table 2: kwikr's rate beside a kwikr call vs beside skype-ukf",
+];
+
+#[test]
+fn quick_call_experiments_meet_the_pinned_claims() {
+    let r = quick(1);
+    let s = r.summary();
+    for g in &s.groups {
+        eprintln!("{}", serde_json::to_string(g).unwrap());
+    }
+    for c in &s.checks {
+        eprintln!("{} | {} | {} | {}", c.met, c.claim, c.expected, c.measured);
+    }
+    assert!(!s.checks.is_empty());
+    assert!(s.groups.iter().all(|g| g.calls > 0), "{:?}", s.groups);
+    let mut met: Vec<&str> = s
+        .checks
+        .iter()
+        .filter(|c| c.met)
+        .map(|c| c.claim.as_str())
+        .collect();
+    met.sort_unstable();
+    let mut want = MET.to_vec();
+    want.sort_unstable();
+    assert_eq!(met, want, "the claims met changed");
+    // Every call ran: the baseline dips in the congested minute (the cross traffic reaches
+    // it), and Kwikr's station probed with valid pairs.
+    let b = r.group("fig8", "skype-ukf", None);
+    assert!(b.rate_kbps.0 < 0.8 * b.whole_rate_kbps.0, "{b:?}");
+    let k = r.group("fig8", "kwikr", None);
+    assert!(k.ping_pairs > 0 && k.ping_valid > 0, "{k:?}");
+    assert_eq!(b.ping_pairs, 0);
+    // Same seed, same figures; the files carry every call.
+    let again = quick(1);
+    assert_eq!(r.csv(), again.csv());
+    assert_eq!(r.series_csv(), again.series_csv());
+    assert_eq!(r.csv().lines().count(), 1 + r.calls.len());
+}
+
+/// The full experiments (20 calls per scheme, 10 per pairing): `cargo test -p wisp-sim
+/// --release --test kwikr_calls -- --ignored --nocapture` prints the figures of docs/kwikr.md.
+#[test]
+#[ignore]
+fn full_call_experiments() {
+    let opts = Options {
+        quick: false,
+        seed: 1,
+        jobs: 2,
+    };
+    let r = run(&opts, &|_, _| {}).unwrap();
+    let s = r.summary();
+    for g in &s.groups {
+        eprintln!("{}", serde_json::to_string(g).unwrap());
+    }
+    for c in &s.checks {
+        eprintln!("{} | {} | {} | {}", c.met, c.claim, c.expected, c.measured);
+    }
+    let dir = std::env::var("WISP_KWIKR_CALLS_OUT").ok();
+    if let Some(d) = dir {
+        std::fs::create_dir_all(&d).unwrap();
+        for (name, text) in r.files() {
+            std::fs::write(std::path::Path::new(&d).join(name), text).unwrap();
+        }
+    }
+}
