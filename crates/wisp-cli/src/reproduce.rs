@@ -4,7 +4,7 @@ use crate::error::CliError;
 use crate::output::{self, OutputDir};
 use clap::{Args, ValueEnum};
 use std::path::{Path, PathBuf};
-use wisp_sim::reproduce::{gcc_wifi, kwikr, mehrotra, sprout, wbest};
+use wisp_sim::reproduce::{gcc_wifi, kwikr, kwikr_calls, mehrotra, sprout, wbest};
 
 /// The papers wisp reproduces.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -272,19 +272,34 @@ fn kwikr_paper(a: &ReproduceArgs, out: &Path, jobs: usize) -> Result<(), CliErro
         jobs,
     };
     let result = with_progress(|on_done| kwikr::run(&options, on_done))?;
-    // The call experiments (Fig. 8, 9, Table 2: `wisp_sim::reproduce::kwikr_calls`) add their
-    // checks here.
-    let extra: Vec<wisp_sim::reproduce::Check> = vec![];
-    let checks = result.checks(extra);
+    // The call experiments: Fig. 8, 9 and Table 2.
+    let calls_options = kwikr_calls::Options {
+        quick: a.quick,
+        seed,
+        jobs,
+    };
+    let pb = output::progress_bar(0, "simulating calls");
+    let calls = kwikr_calls::run(&calls_options, &|done, total| {
+        pb.set_length(total as u64);
+        pb.set_position(done as u64);
+    })
+    .map_err(CliError::input)?;
+    pb.finish_and_clear();
+    let calls_summary = calls.summary();
+    let checks = result.checks(calls_summary.checks.clone());
     let summary = serde_json::json!({
         "paper": "kwikr",
         "quick": a.quick,
         "result": &result,
+        "calls": &calls_summary,
         "checks": &checks,
     });
     let mut files = OutputDir::default();
     files.add("summary.json", to_json(&summary)?);
     files.add("pairs.csv", result.pairs_csv());
+    for (name, text) in calls.files() {
+        files.add(name, text);
+    }
     files.add("report.html", result.html(&checks));
     if let Some(f) = &result.fig5 {
         files.add(Path::new("figures").join("fig5.svg"), kwikr::fig5_svg(f));
