@@ -11,12 +11,17 @@ fn scratch(name: &str) -> PathBuf {
     d
 }
 
-#[test]
-fn quick_gcc_wifi_writes_figures_and_data_deterministically() {
-    let (a, b) = (scratch("a"), scratch("b"));
-    for dir in [&a, &b] {
+/// Runs `wisp reproduce PAPER --quick --seed SEED` twice, into two fresh directories: both runs
+/// succeed and write the same bytes. Returns the files (name, bytes) and the standard output.
+fn quick_twice(paper: &str, seed: &str) -> (Vec<(PathBuf, Vec<u8>)>, String) {
+    let dirs = [
+        scratch(&format!("{paper}-a")),
+        scratch(&format!("{paper}-b")),
+    ];
+    let mut stdout = String::new();
+    for dir in &dirs {
         let out = wisp_command()
-            .args(["reproduce", "gcc-wifi", "--quick", "--seed", "3", "--out"])
+            .args(["reproduce", paper, "--quick", "--seed", seed, "--out"])
             .arg(dir)
             .output()
             .unwrap();
@@ -25,13 +30,23 @@ fn quick_gcc_wifi_writes_figures_and_data_deterministically() {
             "{}",
             String::from_utf8_lossy(&out.stderr)
         );
-        let stdout = String::from_utf8(out.stdout).unwrap();
-        assert!(
-            stdout.contains("raises the average sending rate"),
-            "{stdout}"
-        );
+        stdout = String::from_utf8(out.stdout).unwrap();
     }
-    let fa = files(&a);
+    let fa = files(&dirs[0]);
+    assert_eq!(fa, files(&dirs[1]), "same seed, same bytes");
+    for d in &dirs {
+        let _ = std::fs::remove_dir_all(d);
+    }
+    (fa, stdout)
+}
+
+#[test]
+fn quick_gcc_wifi_writes_figures_and_data_deterministically() {
+    let (fa, stdout) = quick_twice("gcc-wifi", "3");
+    assert!(
+        stdout.contains("raises the average sending rate"),
+        "{stdout}"
+    );
     let names: Vec<String> = fa.iter().map(|f| f.0.display().to_string()).collect();
     for want in [
         "report.html",
@@ -81,9 +96,6 @@ fn quick_gcc_wifi_writes_figures_and_data_deterministically() {
     assert!(html.matches("<svg").count() >= 9, "figures are inlined");
     assert!(html.contains("The pre-filter against the same link without outages"));
     // Same seed, same bytes.
-    assert_eq!(fa, files(&b));
-    let _ = std::fs::remove_dir_all(&a);
-    let _ = std::fs::remove_dir_all(&b);
 }
 
 #[test]
@@ -192,22 +204,7 @@ const GCC_WIFI_QUICK_MET: &[&str] = &[
 
 #[test]
 fn quick_sprout_writes_tables_figures_and_claims_deterministically() {
-    let (a, b) = (scratch("sprout-a"), scratch("sprout-b"));
-    let mut stdout = String::new();
-    for dir in [&a, &b] {
-        let out = wisp_command()
-            .args(["reproduce", "sprout", "--quick", "--seed", "5", "--out"])
-            .arg(dir)
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        stdout = String::from_utf8(out.stdout).unwrap();
-    }
-    let fa = files(&a);
+    let (fa, stdout) = quick_twice("sprout", "5");
     let traces = [
         "Verizon-LTE-short.down",
         "Verizon-LTE-short.up",
@@ -337,9 +334,6 @@ fn quick_sprout_writes_tables_figures_and_claims_deterministically() {
     assert!(html.matches("<svg").count() >= 4, "the charts are inlined");
     assert!(html.contains("The paper's claims, measured"));
     // Same seed, same bytes.
-    assert_eq!(fa, files(&b));
-    let _ = std::fs::remove_dir_all(&a);
-    let _ = std::fs::remove_dir_all(&b);
 }
 
 #[test]
@@ -370,21 +364,7 @@ fn sprout_without_its_traces_is_bad_input_and_writes_nothing() {
 
 #[test]
 fn quick_wbest_writes_its_summary_and_table_deterministically() {
-    let (a, b) = (scratch("wbest-a"), scratch("wbest-b"));
-    for dir in [&a, &b] {
-        let out = wisp_command()
-            .args(["reproduce", "wbest", "--quick", "--seed", "2", "--out"])
-            .arg(dir)
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-    }
-    let (fa, fb) = (files(&a), files(&b));
-    assert_eq!(fa, fb, "same seed, same bytes");
+    let (fa, _) = quick_twice("wbest", "2");
     let summary = json(file(&fa, "summary.json"));
     assert_eq!(summary["paper"], "wbest");
     assert_eq!(summary["result"]["cases"].as_array().unwrap().len(), 14);
@@ -420,27 +400,11 @@ fn quick_wbest_writes_its_summary_and_table_deterministically() {
     assert_eq!(html.matches("<svg").count(), 14, "one box plot per case");
     assert!(html.contains("Table II") && html.contains("Table III"));
     assert!(file(&fa, "figures/boxplot-case-13.svg").starts_with(b"<svg"));
-    let _ = std::fs::remove_dir_all(&a);
-    let _ = std::fs::remove_dir_all(&b);
 }
 
 #[test]
 fn quick_kwikr_writes_its_report_and_pins_the_claims_met() {
-    let (a, b) = (scratch("kwikr-a"), scratch("kwikr-b"));
-    for dir in [&a, &b] {
-        let out = wisp_command()
-            .args(["reproduce", "kwikr", "--quick", "--seed", "1", "--out"])
-            .arg(dir)
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-    }
-    let (fa, fb) = (files(&a), files(&b));
-    assert_eq!(fa, fb, "same seed, same bytes");
+    let (fa, _) = quick_twice("kwikr", "1");
     let names: Vec<String> = fa.iter().map(|f| f.0.display().to_string()).collect();
     for want in [
         "summary.json",
@@ -483,6 +447,4 @@ fn quick_kwikr_writes_its_report_and_pins_the_claims_met() {
     let pairs = String::from_utf8(file(&fa, "pairs.csv").to_vec()).unwrap();
     // 8 steps × 30 pairs × (2 settings + the sensitivity run).
     assert_eq!(pairs.lines().count(), 1 + 3 * 240);
-    let _ = std::fs::remove_dir_all(&a);
-    let _ = std::fs::remove_dir_all(&b);
 }
