@@ -34,7 +34,7 @@ fn video_csv_has_a_row_per_coded_frame_and_is_deterministic() {
     let mut lines = a.lines();
     assert_eq!(
         lines.next(),
-        Some("state,source,capture_ms,display_ms,bytes,ssim_db")
+        Some("state,source,capture_ms,display_ms,bytes,ssim_db,base,intra,missing_base")
     );
     let rows: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
     // 25 pictures/s (the clip's rate) for 20 s, some skipped.
@@ -64,7 +64,7 @@ fn video_bad_input_is_refused() {
     args.extend(["--video", cut_s]);
     assert_bad_input(&args, "truncated");
     let mut args = RUN.to_vec();
-    args[2] = "cbr";
+    args[2] = "cubic";
     args.extend(["--video", "media/bigbuckbunny-qcif-3s.y4m"]);
     assert_bad_input(&args, "alfalfa");
     // Not over real sockets yet: refused before any socket opens.
