@@ -27,7 +27,7 @@ pub enum Paper {
     Kwikr,
     /// Issue 19: Alfalfa's explicit-state video against the same model encoder under Sprout
     /// without base choice, GCC and CBR, over the cellular traces (--traces DIR), with 5% loss
-    /// on Verizon-LTE-short; summary.json, table.csv.
+    /// on Verizon-LTE-short; summary.json, table.csv, report.html (quality against delay).
     Alfalfa,
 }
 
@@ -369,6 +369,10 @@ fn alfalfa_paper(a: &ReproduceArgs, out: &Path, jobs: usize) -> Result<(), CliEr
     let mut files = OutputDir::default();
     files.add("summary.json", to_json(&summary)?);
     files.add("table.csv", result.csv());
+    files.add("report.html", wisp_report::alfalfa::html(&result));
+    for (name, svg) in wisp_report::alfalfa::figures(&result) {
+        files.add(Path::new("figures").join(name), svg);
+    }
     files.commit(out)?;
     print!("{}", result.csv());
     println!();

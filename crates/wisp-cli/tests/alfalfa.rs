@@ -77,3 +77,35 @@ fn video_bad_input_is_refused() {
         assert!(String::from_utf8_lossy(&o.stderr).contains("simulator only"));
     }
 }
+
+/// `--video` with `sprout`, `gcc` and `cbr`: the same video layer under their rate control,
+/// the same video.csv; the run names the video variant.
+#[test]
+fn other_rate_controls_write_the_same_video_csv() {
+    let dir = tempfile::tempdir().unwrap();
+    for (scheme, variant) in [
+        ("sprout", "sprout-conventional"),
+        ("gcc", "gcc-video"),
+        ("cbr:rate-kbps=500", "cbr-video"),
+    ] {
+        let out = dir.path().join(variant);
+        let out_s = out.to_str().unwrap().to_string();
+        let mut args = RUN.to_vec();
+        args[2] = scheme;
+        args.extend(["--video", "media/bigbuckbunny-qcif-3s.y4m", "--out", &out_s]);
+        let o = wisp(&args);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        assert!(
+            String::from_utf8_lossy(&o.stdout).contains(variant),
+            "{scheme}"
+        );
+        let csv = std::fs::read_to_string(out.join("video.csv")).unwrap();
+        let mut lines = csv.lines();
+        assert_eq!(
+            lines.next(),
+            Some("state,source,capture_ms,display_ms,bytes,ssim_db,base,intra,missing_base")
+        );
+        let rows = lines.count();
+        assert!(rows > 250 && rows <= 500, "{scheme}: {rows}");
+    }
+}
