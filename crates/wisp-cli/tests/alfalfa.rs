@@ -109,3 +109,51 @@ fn other_rate_controls_write_the_same_video_csv() {
         assert!(rows > 250 && rows <= 500, "{scheme}: {rows}");
     }
 }
+
+/// `wisp reproduce alfalfa --quick`: summary.json with its checks, table.csv, report.html and a
+/// figure per direction, the same bytes twice; a missing traces folder is bad input.
+#[test]
+fn quick_reproduce_alfalfa_writes_its_files_deterministically() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = |name: &str| {
+        let out = dir.path().join(name);
+        let o = wisp(&[
+            "reproduce",
+            "alfalfa",
+            "--quick",
+            "--out",
+            out.to_str().unwrap(),
+        ]);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        out
+    };
+    let (a, b) = (run("a"), run("b"));
+    for f in ["summary.json", "table.csv", "report.html"] {
+        let x = std::fs::read(a.join(f)).unwrap();
+        assert_eq!(x, std::fs::read(b.join(f)).unwrap(), "{f}");
+    }
+    let s: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(a.join("summary.json")).unwrap()).unwrap();
+    let checks = s["checks"].as_array().unwrap();
+    assert_eq!(checks.len(), 6);
+    assert!(
+        checks
+            .iter()
+            .all(|c| c["met"].is_boolean() && !c["measured"].as_str().unwrap().is_empty())
+    );
+    // 4 lossless directions + 2 lossy, 4 schemes each, and a header.
+    let table = std::fs::read_to_string(a.join("table.csv")).unwrap();
+    assert_eq!(table.lines().count(), 1 + 6 * 4);
+    assert_eq!(std::fs::read_dir(a.join("figures")).unwrap().count(), 6);
+    let o = wisp(&[
+        "reproduce",
+        "alfalfa",
+        "--quick",
+        "--traces",
+        "no/such/folder",
+        "--out",
+        dir.path().join("c").to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(!dir.path().join("c").exists());
+}
