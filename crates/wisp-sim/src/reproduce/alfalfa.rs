@@ -268,6 +268,7 @@ impl Reproduction {
         });
         // Beats gcc-video and cbr-video in SSIM at equal or lower p95 delay.
         let mut wins = vec![];
+        let (mut over_gcc, mut over_cbr) = (0, 0);
         let mut n = 0;
         for t in &self.traces {
             let (Some(a), Some(g), Some(c)) =
@@ -279,6 +280,8 @@ impl Reproduction {
             let beats = |o: &VideoRun| {
                 a.shown > 0 && a.ssim_mean_db > o.ssim_mean_db && a.delay_p95_ms <= o.delay_p95_ms
             };
+            over_gcc += usize::from(beats(g));
+            over_cbr += usize::from(beats(c));
             if beats(g) && beats(c) {
                 wins.push(t.trace.clone());
             }
@@ -289,7 +292,11 @@ impl Reproduction {
                     frame delay"
                 .into(),
             expected: format!("on ≥ 8 of 10 trace directions ({need} of the {n} run)"),
-            measured: format!("{} of {n}: {}", wins.len(), wins.join(", ")),
+            measured: format!(
+                "{} of {n} (over gcc-video alone {over_gcc}, over cbr-video alone {over_cbr}): {}",
+                wins.len(),
+                wins.join(", ")
+            ),
             met: n > 0 && wins.len() >= need,
         });
         let lossy = self.main_run(&self.loss, "alfalfa");
