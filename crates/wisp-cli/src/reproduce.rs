@@ -4,7 +4,7 @@ use crate::error::CliError;
 use crate::output::{self, OutputDir};
 use clap::{Args, ValueEnum};
 use std::path::{Path, PathBuf};
-use wisp_sim::reproduce::{gcc_wifi, kwikr, kwikr_calls, mehrotra, sprout, wbest};
+use wisp_sim::reproduce::{alfalfa, gcc_wifi, kwikr, kwikr_calls, mehrotra, sprout, wbest};
 
 /// The papers wisp reproduces.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -25,6 +25,10 @@ pub enum Paper {
     /// confusion matrices, 802.11n 2.4 GHz and 802.11ac 5 GHz; Fig. 5's co-channel
     /// interference); summary.json, report.html, pairs.csv.
     Kwikr,
+    /// Issue 19: Alfalfa's explicit-state video against the same model encoder under Sprout
+    /// without base choice, GCC and CBR, over the cellular traces (--traces DIR), with 5% loss
+    /// on Verizon-LTE-short; summary.json, table.csv, report.html (quality against delay).
+    Alfalfa,
 }
 
 impl Paper {
@@ -35,6 +39,7 @@ impl Paper {
             Paper::Mehrotra => "mehrotra",
             Paper::Wbest => "wbest",
             Paper::Kwikr => "kwikr",
+            Paper::Alfalfa => "alfalfa",
         }
     }
 }
@@ -102,7 +107,7 @@ pub fn reproduce(a: ReproduceArgs) -> Result<(), CliError> {
     );
     let (trace_ok, traces_ok) = match a.paper {
         Paper::GccWifi => (true, false),
-        Paper::Sprout => (false, true),
+        Paper::Sprout | Paper::Alfalfa => (false, true),
         Paper::Mehrotra | Paper::Wbest | Paper::Kwikr => (false, false),
     };
     let misplaced = [
@@ -112,7 +117,7 @@ pub fn reproduce(a: ReproduceArgs) -> Result<(), CliError> {
     if let Some((opt, _)) = misplaced.iter().find(|(_, bad)| *bad) {
         let takes = match a.paper {
             Paper::GccWifi => "it takes --trace FILE",
-            Paper::Sprout => "it takes --traces DIR",
+            Paper::Sprout | Paper::Alfalfa => "it takes --traces DIR",
             Paper::Mehrotra => "it runs on the mobile-broadband profiles",
             Paper::Wbest => "it runs on the simulated 802.11g testbed",
             Paper::Kwikr => "it runs its scenarios on the simulated 802.11 medium",
@@ -125,6 +130,7 @@ pub fn reproduce(a: ReproduceArgs) -> Result<(), CliError> {
     match a.paper {
         Paper::Sprout => sprout_paper(&a, &out, jobs)?,
         Paper::Kwikr => kwikr_paper(&a, &out, jobs)?,
+        Paper::Alfalfa => alfalfa_paper(&a, &out, jobs)?,
         Paper::Wbest => {
             let seed = crate::args::seed(a.seed)?;
             let pb = output::progress_bar(0, "simulating");
@@ -360,6 +366,38 @@ fn print_check(met: bool, claim: &str, measured: &str, expected: &str) {
         "{:3}  {claim}: {measured} (expected {expected})",
         if met { "ok" } else { "NO" }
     );
+}
+
+fn alfalfa_paper(a: &ReproduceArgs, out: &Path, jobs: usize) -> Result<(), CliError> {
+    let dir = a.traces.clone().unwrap_or_else(|| shipped(CELLULAR_TRACES));
+    let pairs = sprout::load_traces(&dir, a.quick)
+        .map_err(|e| input_error(e, a.traces.is_none(), "--traces DIR"))?;
+    let seed = crate::args::seed(a.seed)?;
+    let result = with_progress(|on_done| alfalfa::run(&pairs, a.quick, seed, jobs, on_done))?;
+    let checks = result.checks();
+    let summary = serde_json::json!({
+        "paper": "alfalfa",
+        "quick": a.quick,
+        "result": &result,
+        "checks": &checks,
+    });
+    let mut files = OutputDir::default();
+    files.add("summary.json", to_json(&summary)?);
+    files.add("table.csv", result.csv());
+    files.add("report.html", wisp_report::alfalfa::html(&result));
+    for (name, svg) in wisp_report::alfalfa::figures(&result) {
+        files.add(Path::new("figures").join(name), svg);
+    }
+    files.commit(out)?;
+    print!("{}", result.csv());
+    println!();
+    for c in &checks {
+        print_check(c.met, &c.claim, &c.measured, &c.expected);
+    }
+    let met = checks.iter().filter(|c| c.met).count();
+    println!("{met} of {} checks met", checks.len());
+    eprintln!("wisp: wrote {}", out.join("summary.json").display());
+    Ok(())
 }
 
 fn sprout_paper(a: &ReproduceArgs, out: &Path, jobs: usize) -> Result<(), CliError> {

@@ -77,11 +77,13 @@ pub struct RunArgs {
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
 
-    /// `alfalfa` only: the clip it sends (Y4M; its frame rate is the capture rate; sizes and
-    /// quality come from the model codec, measured with VP8 on the shipped clip
-    /// media/bigbuckbunny-qcif-3s.y4m). Writes video.csv into --out's DIR: per coded frame its
-    /// state, source picture, capture and display time (ms; empty if never shown), bytes and
-    /// SSIM (dB).
+    /// The clip to send (Y4M; its frame rate is the capture rate; sizes and quality come from
+    /// the model codec, measured with VP8 on the shipped clip media/bigbuckbunny-qcif-3s.y4m),
+    /// for `alfalfa` and its variants; `sprout`, `gcc` and `cbr` drive the same video layer with a
+    /// conventional codec (docs/alfalfa.md). Writes video.csv into --out's DIR: per coded frame
+    /// its state, source picture, capture and display time (ms; empty if never shown), bytes,
+    /// SSIM (dB), base state, whether it was an intra frame after the first, and whether it
+    /// arrived but was refused for a missing base (0/1).
     #[arg(long, value_name = "CLIP", requires = "out")]
     pub video: Option<PathBuf>,
 }
@@ -114,16 +116,20 @@ pub fn apply_params(
     Ok(())
 }
 
-/// Reads `clip` for `--video` and gives the `alfalfa` scheme a log of its frames.
+/// Reads `clip` for `--video`, turns the scheme into its video variant (`alfalfa` as it is;
+/// `sprout`, `gcc`, `cbr` drive the same video layer with a conventional codec) and gives it a
+/// log of its frames.
 fn attach_video(
     scheme: &mut SchemeConfig,
     clip: &std::path::Path,
     flows: u16,
 ) -> Result<wisp_core::scheme::alfalfa::VideoLog, CliError> {
-    let SchemeConfig::Alfalfa(config) = scheme else {
-        return Err(CliError::Input(
-            "--video applies to scheme `alfalfa` only".into(),
-        ));
+    let Some(mut config) = wisp_core::scheme::alfalfa::video_variant(scheme) else {
+        return Err(CliError::Input(format!(
+            "--video applies to schemes alfalfa, sprout-conventional, gcc-video, cbr-video, \
+             sprout, gcc or cbr, not `{}`",
+            scheme.name()
+        )));
     };
     if flows != 1 {
         return Err(CliError::Input("--video needs --flows 1".into()));
@@ -142,6 +148,7 @@ fn attach_video(
     config.fps = fps as u32;
     let log = wisp_core::scheme::alfalfa::VideoLog::default();
     config.log = Some(log.clone());
+    *scheme = SchemeConfig::Alfalfa(Box::new(config));
     Ok(log)
 }
 
@@ -156,6 +163,9 @@ fn video_csv(log: &wisp_core::scheme::alfalfa::VideoLog) -> Result<Vec<u8>, CliE
         "display_ms",
         "bytes",
         "ssim_db",
+        "base",
+        "intra",
+        "missing_base",
     ])
     .map_err(err)?;
     for f in log.frames() {
@@ -167,6 +177,9 @@ fn video_csv(log: &wisp_core::scheme::alfalfa::VideoLog) -> Result<Vec<u8>, CliE
                 .map_or(String::new(), |d| format!("{:.3}", d.as_millis_f64())),
             f.bytes.to_string(),
             format!("{:.3}", f.ssim_db),
+            f.base.0.to_string(),
+            u8::from(f.intra).to_string(),
+            u8::from(f.missing_base).to_string(),
         ])
         .map_err(err)?;
     }

@@ -34,7 +34,7 @@ fn video_csv_has_a_row_per_coded_frame_and_is_deterministic() {
     let mut lines = a.lines();
     assert_eq!(
         lines.next(),
-        Some("state,source,capture_ms,display_ms,bytes,ssim_db")
+        Some("state,source,capture_ms,display_ms,bytes,ssim_db,base,intra,missing_base")
     );
     let rows: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
     // 25 pictures/s (the clip's rate) for 20 s, some skipped.
@@ -64,7 +64,7 @@ fn video_bad_input_is_refused() {
     args.extend(["--video", cut_s]);
     assert_bad_input(&args, "truncated");
     let mut args = RUN.to_vec();
-    args[2] = "cbr";
+    args[2] = "cubic";
     args.extend(["--video", "media/bigbuckbunny-qcif-3s.y4m"]);
     assert_bad_input(&args, "alfalfa");
     // Not over real sockets yet: refused before any socket opens.
@@ -76,4 +76,84 @@ fn video_bad_input_is_refused() {
         assert_eq!(o.status.code(), Some(2), "{args:?}");
         assert!(String::from_utf8_lossy(&o.stderr).contains("simulator only"));
     }
+}
+
+/// `--video` with `sprout`, `gcc` and `cbr`: the same video layer under their rate control,
+/// the same video.csv; the run names the video variant.
+#[test]
+fn other_rate_controls_write_the_same_video_csv() {
+    let dir = tempfile::tempdir().unwrap();
+    for (scheme, variant) in [
+        ("sprout", "sprout-conventional"),
+        ("gcc", "gcc-video"),
+        ("cbr:rate-kbps=500", "cbr-video"),
+    ] {
+        let out = dir.path().join(variant);
+        let out_s = out.to_str().unwrap().to_string();
+        let mut args = RUN.to_vec();
+        args[2] = scheme;
+        args.extend(["--video", "media/bigbuckbunny-qcif-3s.y4m", "--out", &out_s]);
+        let o = wisp(&args);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        assert!(
+            String::from_utf8_lossy(&o.stdout).contains(variant),
+            "{scheme}"
+        );
+        let csv = std::fs::read_to_string(out.join("video.csv")).unwrap();
+        let mut lines = csv.lines();
+        assert_eq!(
+            lines.next(),
+            Some("state,source,capture_ms,display_ms,bytes,ssim_db,base,intra,missing_base")
+        );
+        let rows = lines.count();
+        assert!(rows > 250 && rows <= 500, "{scheme}: {rows}");
+    }
+}
+
+/// `wisp reproduce alfalfa --quick`: summary.json with its checks, table.csv, report.html and a
+/// figure per direction, the same bytes twice; a missing traces folder is bad input.
+#[test]
+fn quick_reproduce_alfalfa_writes_its_files_deterministically() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = |name: &str| {
+        let out = dir.path().join(name);
+        let o = wisp(&[
+            "reproduce",
+            "alfalfa",
+            "--quick",
+            "--out",
+            out.to_str().unwrap(),
+        ]);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        out
+    };
+    let (a, b) = (run("a"), run("b"));
+    for f in ["summary.json", "table.csv", "report.html"] {
+        let x = std::fs::read(a.join(f)).unwrap();
+        assert_eq!(x, std::fs::read(b.join(f)).unwrap(), "{f}");
+    }
+    let s: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(a.join("summary.json")).unwrap()).unwrap();
+    let checks = s["checks"].as_array().unwrap();
+    assert_eq!(checks.len(), 6);
+    assert!(
+        checks
+            .iter()
+            .all(|c| c["met"].is_boolean() && !c["measured"].as_str().unwrap().is_empty())
+    );
+    // 4 lossless directions + 2 lossy, 4 schemes each, and a header.
+    let table = std::fs::read_to_string(a.join("table.csv")).unwrap();
+    assert_eq!(table.lines().count(), 1 + 6 * 4);
+    assert_eq!(std::fs::read_dir(a.join("figures")).unwrap().count(), 6);
+    let o = wisp(&[
+        "reproduce",
+        "alfalfa",
+        "--quick",
+        "--traces",
+        "no/such/folder",
+        "--out",
+        dir.path().join("c").to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(!dir.path().join("c").exists());
 }

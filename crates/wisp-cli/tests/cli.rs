@@ -406,7 +406,7 @@ fn schemes_lists_every_parameter_with_its_default_and_help() {
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     let schemes = v["schemes"].as_array().unwrap();
-    assert_eq!(schemes.len(), 22);
+    assert_eq!(schemes.len(), 25);
     for s in schemes {
         let listed: Vec<String> = s["parameters"]
             .as_array()

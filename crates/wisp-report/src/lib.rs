@@ -18,6 +18,7 @@
 //! only the SVGs drawn here and the shared style sheet go in unescaped), and the CSV files are
 //! written through the `csv` crate.
 
+pub mod alfalfa;
 pub mod gcc_wifi;
 pub mod mehrotra;
 pub mod sprout;

@@ -10,6 +10,21 @@
 //! state-sync receiver, and sends Sprout's forecasts and its slot reports. Each coded frame is
 //! logged ([`VideoLog`]): capture time, display time (if shown), bytes, SSIM.
 //!
+//! **The same video layer under other rate controls** (issue 19 item 4), so that the value of
+//! the explicit-state interface is measured: the configuration's `rate` chooses who sets each
+//! frame's budget and `base` how its base is chosen ([`BasePolicy`]).
+//! - `sprout-conventional`: Sprout's window as the budget, but a conventional codec: every diff
+//!   from the previous one, whatever the forecast, and after a reported break in the chain an
+//!   intra frame (from the black state 0, which both sides hold; RTCP's PLI → key frame).
+//! - `gcc-video`: GCC's target rate × the frame interval as the budget (a conventional encoder's
+//!   per-frame rate control), conventional base.
+//! - `cbr-video`: a constant rate × the frame interval, conventional base.
+//!
+//! `wisp run --scheme gcc|cbr|sprout --video CLIP` runs these (the CLI maps the scheme onto its
+//! video variant). Under `gcc` and `cbr` a frame's packets leave at its capture, unpaced, as
+//! under Sprout (a conventional sender would pace them at 2.5× the target; frames here are one
+//! to three packets).
+//!
 //! Deviations (beyond those of `sprout` and `video`):
 //! - **Simulation only.** The diffs' bytes travel out of band: the two halves share a store
 //!   keyed by packet sequence number (the packets carry their sizes, the store their contents),
@@ -19,21 +34,27 @@
 //! - Sprout's parameters are its defaults; `fps`, `anchor-timeout-ms` and `frame-share` (the
 //!   share of the window one frame may take; 1, all of it, as §4 reads) are this scheme's.
 
+use super::cbr::CbrConfig;
+use super::gcc::GccConfig;
 use super::params::{Checked, Configurable, Validate, range, scheme_params};
 use super::registry::{Halves, Scheme, SchemeInfo};
-use super::sprout::wire::{SproutFields, SproutForecast};
 use super::sprout::{SproutConfig, SproutReceiver, SproutSender};
 use super::{BuildError, SchemeContext};
-use crate::controller::{Allowance, ExtraPacket, Receiver, SendContext, Sender, SenderStats};
+use crate::controller::{
+    Allowance, ExtraPacket, Receiver, SendContext, Sender, SenderStats, WireReceiver, WireSender,
+};
 use crate::pacer::Pacer;
-use crate::packet::{Content, DataHeader};
+use crate::packet::{Content, DataHeader, HeaderFields, SchemeFields};
 use crate::source::{MediaConfig, Source};
 use crate::time::{Duration, Instant};
 use crate::units::{Bitrate, DataSize};
+use crate::video::DecodeError;
 use crate::video::StateId;
 use crate::video::model::{ModelCodec, ModelDecoder};
-use crate::video::sync::{Delivery, SlotReport, SyncConfig, SyncReceiver, SyncSender, VideoPacket};
-use crate::wire::{Message, WireError};
+use crate::video::sync::{
+    BasePolicy, Delivery, SlotReport, SyncConfig, SyncReceiver, SyncSender, VideoPacket,
+};
+use crate::wire::{Feedback, Message, WireError};
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
 
@@ -50,6 +71,13 @@ pub struct FrameRecord {
     pub bytes: usize,
     /// SSIM of the coded picture against its source, dB.
     pub ssim_db: f64,
+    /// The state it was coded from.
+    pub base: StateId,
+    /// An intra frame after the first: coded from the black state 0 after the receiver had
+    /// acknowledged a later state.
+    pub intra: bool,
+    /// Arrived complete but refused for a missing base (a frame lost to a missing reference).
+    pub missing_base: bool,
 }
 
 /// The frames of a run, shared by the halves and whoever asked for them.
@@ -61,6 +89,7 @@ struct VideoLogInner {
     frames: Vec<FrameRecord>,
     captured: u64,
     skipped_closed: u64,
+    missing_base: u64,
 }
 
 impl VideoLog {
@@ -79,6 +108,11 @@ impl VideoLog {
     pub fn skipped_closed(&self) -> u64 {
         self.0.lock().map(|l| l.skipped_closed).unwrap_or_default()
     }
+
+    /// Frames that arrived complete but could not be decoded: their base was missing.
+    pub fn missing_base(&self) -> u64 {
+        self.0.lock().map(|l| l.missing_base).unwrap_or_default()
+    }
 }
 
 impl PartialEq for VideoLog {
@@ -91,10 +125,36 @@ impl PartialEq for VideoLog {
 /// The out-of-band store: each video packet's piece of its diff, by packet sequence number.
 type Store = Arc<Mutex<HashMap<u64, (VideoPacket, Vec<u8>)>>>;
 
-/// Configuration of `alfalfa`.
+/// Who sets each frame's budget.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum VideoRate {
+    /// Sprout's window (eq. 6).
+    #[default]
+    Sprout,
+    /// GCC's target rate × the frame interval.
+    Gcc,
+    /// `cbr`'s rate × the frame interval.
+    Cbr,
+}
+
+/// How each frame's base is chosen: `explicit` (§4) or `conventional` (see [`BasePolicy`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum VideoBase {
+    #[default]
+    Explicit,
+    Conventional,
+}
+
+/// Configuration of `alfalfa` and of the video layer under the other rate controls.
 #[derive(Clone, Debug, PartialEq)]
 pub struct AlfalfaConfig {
+    pub rate: VideoRate,
+    pub base: VideoBase,
     pub sprout: SproutConfig,
+    pub gcc: GccConfig,
+    pub cbr: CbrConfig,
     /// Pictures per second (the shipped clip's 25).
     pub fps: u32,
     pub anchor_timeout: Duration,
@@ -107,7 +167,11 @@ pub struct AlfalfaConfig {
 impl Default for AlfalfaConfig {
     fn default() -> Self {
         AlfalfaConfig {
+            rate: VideoRate::Sprout,
+            base: VideoBase::Explicit,
             sprout: SproutConfig::default(),
+            gcc: GccConfig::default(),
+            cbr: CbrConfig::default(),
             fps: 25,
             anchor_timeout: SyncConfig::default().anchor_timeout,
             frame_share: 1.0,
@@ -125,6 +189,12 @@ scheme_params! {
         pub anchor_timeout_ms: f64,
         /// The share of Sprout's window one frame may take (1: all of it).
         pub frame_share: f64,
+        /// Who sets the budget: `sprout` (its window), `gcc` or `cbr` (rate × frame interval).
+        pub rate: VideoRate,
+        /// `explicit` (§4's base choice) or `conventional` (previous frame, intra on a break).
+        pub base: VideoBase,
+        /// `cbr`'s rate when `rate=cbr`, kbit/s.
+        pub cbr_kbps: f64,
     }
 }
 
@@ -150,6 +220,13 @@ impl Validate for AlfalfaParams {
             0.01,
             1.0,
             "a share of the window, 0.01 to 1",
+        )?;
+        range(
+            "cbr-kbps",
+            self.cbr_kbps,
+            1.0,
+            1_000_000.0,
+            "1 to 1000000 kbit/s",
         )
     }
 }
@@ -161,41 +238,114 @@ impl Configurable for AlfalfaConfig {
             fps: self.fps,
             anchor_timeout_ms: self.anchor_timeout.as_millis_f64(),
             frame_share: self.frame_share,
+            rate: self.rate,
+            base: self.base,
+            cbr_kbps: self.cbr.rate.kbps_f64(),
         }
     }
     fn apply(&mut self, p: AlfalfaParams) {
         self.fps = p.fps;
         self.anchor_timeout = Duration::from_millis_f64(p.anchor_timeout_ms);
         self.frame_share = p.frame_share;
+        self.rate = p.rate;
+        self.base = p.base;
+        self.cbr.rate = Bitrate::from_kbps_f64(p.cbr_kbps);
     }
 }
 
-/// `alfalfa`'s feedback: Sprout's forecast or the video receiver's slot report.
+/// The video layer driven by `scheme`'s rate control, for `--video`: `alfalfa` and its variants
+/// as they are; `sprout` → `sprout-conventional` (with its Sprout parameters); `gcc` (any of its
+/// presets) → `gcc-video`; `cbr` → `cbr-video` (with its rate). `None` for any other scheme.
+pub fn video_variant(scheme: &super::SchemeConfig) -> Option<AlfalfaConfig> {
+    use super::SchemeConfig as S;
+    let base = AlfalfaConfig::default();
+    Some(match scheme {
+        S::Alfalfa(c) => (**c).clone(),
+        S::Sprout(c) => AlfalfaConfig {
+            sprout: (**c).clone(),
+            base: VideoBase::Conventional,
+            ..base
+        },
+        S::Gcc(c) => AlfalfaConfig {
+            gcc: (**c).clone(),
+            rate: VideoRate::Gcc,
+            base: VideoBase::Conventional,
+            ..base
+        },
+        S::Cbr(c) => AlfalfaConfig {
+            cbr: (**c).clone(),
+            rate: VideoRate::Cbr,
+            base: VideoBase::Conventional,
+            ..base
+        },
+        _ => return None,
+    })
+}
+
+/// `alfalfa`'s feedback: the rate control's own message (Sprout's forecast, GCC's reports) or
+/// the video receiver's slot report.
 #[derive(Clone, Debug, PartialEq)]
 pub enum AlfalfaFeedback {
-    Forecast(SproutForecast),
+    Control(Feedback),
     Report(SlotReport),
 }
 
 impl Message for AlfalfaFeedback {
     fn emit(&self, out: &mut Vec<u8>) {
         match self {
-            AlfalfaFeedback::Forecast(f) => f.emit(out),
+            AlfalfaFeedback::Control(f) => out.extend_from_slice(f.as_bytes()),
             AlfalfaFeedback::Report(r) => r.emit(out),
         }
     }
     fn parse(buf: &[u8]) -> Result<Self, WireError> {
         match buf.first() {
             Some(&SlotReport::KIND) => SlotReport::parse(buf).map(AlfalfaFeedback::Report),
-            _ => SproutForecast::parse(buf).map(AlfalfaFeedback::Forecast),
+            _ => Feedback::from_bytes(buf).map(AlfalfaFeedback::Control),
         }
     }
 }
 
-/// The sending half: Sprout's sender and the state-sync sender.
+/// The rate control's header fields, as bytes (whichever control it is).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ControlFields(SchemeFields);
+
+impl HeaderFields for ControlFields {
+    fn emit(&self) -> SchemeFields {
+        self.0
+    }
+    fn parse(fields: &SchemeFields) -> Result<Self, WireError> {
+        Ok(ControlFields(*fields))
+    }
+}
+
+/// The rate control behind the video layer.
+#[derive(Debug)]
+enum Control {
+    /// Sprout, typed: its window and forecast are the budget and "in time".
+    Sprout(Box<SproutSender>),
+    /// GCC or CBR: the budget is the target rate × the frame interval.
+    Rate(Box<dyn WireSender + Send>),
+}
+
+impl Control {
+    fn wire(&mut self) -> &mut dyn WireSender {
+        match self {
+            Control::Sprout(s) => s.as_mut(),
+            Control::Rate(r) => r.as_mut(),
+        }
+    }
+    fn wire_ref(&self) -> &dyn WireSender {
+        match self {
+            Control::Sprout(s) => s.as_ref(),
+            Control::Rate(r) => r.as_ref(),
+        }
+    }
+}
+
+/// The sending half: the rate control and the state-sync sender.
 #[derive(Debug)]
 pub struct AlfalfaSender {
-    sprout: SproutSender,
+    control: Control,
     video: SyncSender<ModelCodec>,
     interval: Duration,
     next_frame: Option<Instant>,
@@ -212,16 +362,36 @@ pub struct AlfalfaSender {
 const OVERHEAD: u64 = 40;
 
 impl AlfalfaSender {
+    /// The bytes the rate control allows this frame, and whether the newest state sent is
+    /// forecast to arrive in time.
+    fn budget(&mut self, now: Instant) -> (u64, bool) {
+        match &mut self.control {
+            Control::Sprout(s) => {
+                Sender::on_time(&mut **s, now);
+                let open = s.window(now).saturating_sub(self.queued_bytes);
+                (open, s.drains_within_lookahead(now))
+            }
+            Control::Rate(r) => {
+                r.on_time(now);
+                let target = match r.allowance(now) {
+                    Allowance::Rate { target, .. } => target,
+                    _ => Bitrate::ZERO,
+                };
+                let bytes = target.bps() as f64 / 8.0 * self.interval.as_secs_f64();
+                ((bytes as u64).saturating_sub(self.queued_bytes), true)
+            }
+        }
+    }
+
     fn capture(&mut self, now: Instant) {
-        self.sprout.on_time(now);
-        let open = self.sprout.window(now).saturating_sub(self.queued_bytes);
+        let (open, in_time) = self.budget(now);
         let window = (open as f64 * self.frame_share) as usize;
-        let in_time = self.sprout.drains_within_lookahead(now);
         let source = self.picture;
         self.picture += 1;
         if let Ok(mut l) = self.log.0.lock() {
             l.captured += 1;
         }
+        let intra_before = self.video.stats().intra;
         let Some(f) = self.video.on_frame(now, source, window, in_time) else {
             if open == 0
                 && let Ok(mut l) = self.log.0.lock()
@@ -238,6 +408,9 @@ impl AlfalfaSender {
                 display: None,
                 bytes: f.diff.bytes.len(),
                 ssim_db: f.diff.ssim_db,
+                base: f.diff.header.base,
+                intra: self.video.stats().intra > intra_before,
+                missing_base: false,
             });
         }
         for p in f.packets {
@@ -250,14 +423,14 @@ impl AlfalfaSender {
 
 impl Sender for AlfalfaSender {
     type Feedback = AlfalfaFeedback;
-    type Fields = SproutFields;
+    type Fields = ControlFields;
 
     fn on_packet_sent(
         &mut self,
         now: Instant,
         packet: &DataHeader,
         ctx: &SendContext,
-    ) -> SproutFields {
+    ) -> ControlFields {
         if let Some(piece) = self.popped.take()
             && let Ok(mut s) = self.store.lock()
         {
@@ -270,26 +443,31 @@ impl Sender for AlfalfaSender {
                     + DataSize::from_bytes(self.queued_bytes),
             ),
         };
-        self.sprout.on_packet_sent(now, packet, &ctx)
+        let mut p = *packet;
+        self.control.wire().on_packet_sent(now, &mut p, &ctx);
+        ControlFields(p.fields)
     }
 
     fn on_feedback(&mut self, now: Instant, feedback: &AlfalfaFeedback) {
         match feedback {
-            AlfalfaFeedback::Forecast(f) => self.sprout.on_feedback(now, f),
+            // A control message that does not decode changes nothing (as below the scheme).
+            AlfalfaFeedback::Control(f) => {
+                let _ = self.control.wire().on_feedback(now, f);
+            }
             AlfalfaFeedback::Report(r) => self.video.on_report(r),
         }
     }
 
     fn on_time(&mut self, now: Instant) {
-        self.sprout.on_time(now);
+        self.control.wire().on_time(now);
     }
 
     fn allowance(&self, now: Instant) -> Allowance {
-        self.sprout.allowance(now)
+        self.control.wire_ref().allowance(now)
     }
 
     fn poll_extra(&mut self, now: Instant) -> Option<ExtraPacket> {
-        if let Some(x) = self.sprout.poll_extra(now) {
+        if let Some(x) = self.control.wire().poll_extra(now) {
             return Some(x);
         }
         let (p, bytes) = self.queue.pop_front()?;
@@ -309,15 +487,20 @@ impl Sender for AlfalfaSender {
 
     fn poll_timeout(&self) -> Option<Instant> {
         let frame = Some(self.next_frame.unwrap_or(Instant::ZERO));
-        [self.sprout.poll_timeout(), frame]
+        [self.control.wire_ref().poll_timeout(), frame]
             .into_iter()
             .flatten()
             .min()
     }
 
     fn on_timeout(&mut self, now: Instant) {
-        if self.sprout.poll_timeout().is_some_and(|t| t <= now) {
-            self.sprout.on_timeout(now);
+        if self
+            .control
+            .wire_ref()
+            .poll_timeout()
+            .is_some_and(|t| t <= now)
+        {
+            self.control.wire().on_timeout(now);
         }
         let due = *self.next_frame.get_or_insert(now);
         if due <= now {
@@ -327,14 +510,14 @@ impl Sender for AlfalfaSender {
     }
 
     fn stats(&self) -> SenderStats {
-        self.sprout.stats()
+        self.control.wire_ref().stats()
     }
 }
 
-/// The receiving half: Sprout's receiver and the state-sync receiver.
+/// The receiving half: the rate control's receiver and the state-sync receiver.
 #[derive(Debug)]
 pub struct AlfalfaReceiver {
-    sprout: Box<SproutReceiver>,
+    control: Box<dyn WireReceiver + Send>,
     video: SyncReceiver<ModelDecoder>,
     store: Store,
     log: VideoLog,
@@ -343,10 +526,12 @@ pub struct AlfalfaReceiver {
 
 impl Receiver for AlfalfaReceiver {
     type Feedback = AlfalfaFeedback;
-    type Fields = SproutFields;
+    type Fields = ControlFields;
 
-    fn on_packet_received(&mut self, now: Instant, packet: &DataHeader, fields: &SproutFields) {
-        self.sprout.on_packet_received(now, packet, fields);
+    fn on_packet_received(&mut self, now: Instant, packet: &DataHeader, _fields: &ControlFields) {
+        // The fields are the control's own bytes, still in `packet.fields`; a packet whose
+        // fields the control cannot decode is not delivered to it (as below the scheme).
+        let _ = self.control.on_packet_received(now, packet);
         let Some((p, bytes)) = self
             .store
             .lock()
@@ -365,41 +550,81 @@ impl Receiver for AlfalfaReceiver {
                 }
                 self.reports.push_back(self.video.report());
             }
-            Some(Delivery::Refused { .. }) => self.reports.push_back(self.video.report()),
+            Some(Delivery::Refused { state, error }) => {
+                if matches!(error, DecodeError::MissingBase(_))
+                    && let Ok(mut l) = self.log.0.lock()
+                {
+                    l.missing_base += 1;
+                    if let Ok(r) = l.frames.binary_search_by_key(&state, |f| f.state) {
+                        l.frames[r].missing_base = true;
+                    }
+                }
+                self.reports.push_back(self.video.report());
+            }
             None => {}
         }
     }
 
     fn poll_feedback(&mut self, now: Instant) -> Option<AlfalfaFeedback> {
-        if let Some(f) = self.sprout.poll_feedback(now) {
-            return Some(AlfalfaFeedback::Forecast(f));
+        if let Some(f) = self.control.poll_feedback(now) {
+            return Some(AlfalfaFeedback::Control(f));
         }
         self.reports.pop_front().map(AlfalfaFeedback::Report)
     }
 
     fn poll_timeout(&self) -> Option<Instant> {
-        self.sprout.poll_timeout()
+        self.control.poll_timeout()
     }
 
     fn on_timeout(&mut self, now: Instant) {
-        self.sprout.on_timeout(now);
+        self.control.on_timeout(now);
     }
 }
 
 impl Scheme for AlfalfaConfig {
     type Sender = Box<AlfalfaSender>;
     type Receiver = Box<AlfalfaReceiver>;
-    const NAMES: &'static [SchemeInfo] = &[SchemeInfo {
-        name: "alfalfa",
-        summary: "Alfalfa's explicit-state video on Sprout (model codec; simulator only)",
-    }];
+    const NAMES: &'static [SchemeInfo] = &[
+        SchemeInfo {
+            name: "alfalfa",
+            summary: "Alfalfa's explicit-state video on Sprout (model codec; simulator only)",
+        },
+        SchemeInfo {
+            name: "sprout-conventional",
+            summary: "the same video on Sprout's window with a conventional codec (no base choice)",
+        },
+        SchemeInfo {
+            name: "gcc-video",
+            summary: "the same video at GCC's target rate, conventional codec",
+        },
+        SchemeInfo {
+            name: "cbr-video",
+            summary: "the same video at a constant rate, conventional codec",
+        },
+    ];
 
     fn named(name: &str) -> Option<Self> {
-        (name == "alfalfa").then(AlfalfaConfig::default)
+        let (rate, base) = match name {
+            "alfalfa" => (VideoRate::Sprout, VideoBase::Explicit),
+            "sprout-conventional" => (VideoRate::Sprout, VideoBase::Conventional),
+            "gcc-video" => (VideoRate::Gcc, VideoBase::Conventional),
+            "cbr-video" => (VideoRate::Cbr, VideoBase::Conventional),
+            _ => return None,
+        };
+        Some(AlfalfaConfig {
+            rate,
+            base,
+            ..AlfalfaConfig::default()
+        })
     }
 
     fn name(&self) -> &'static str {
-        "alfalfa"
+        match (self.rate, self.base) {
+            (VideoRate::Sprout, VideoBase::Explicit) => "alfalfa",
+            (VideoRate::Sprout, VideoBase::Conventional) => "sprout-conventional",
+            (VideoRate::Gcc, _) => "gcc-video",
+            (VideoRate::Cbr, _) => "cbr-video",
+        }
     }
 
     fn build(
@@ -413,9 +638,27 @@ impl Scheme for AlfalfaConfig {
             max_payload: (mtu.bytes().saturating_sub(OVERHEAD) as usize).clamp(1, 1200),
             packet_overhead: OVERHEAD as usize,
             anchor_timeout: self.anchor_timeout,
+            policy: match self.base {
+                VideoBase::Explicit => BasePolicy::Explicit,
+                VideoBase::Conventional => BasePolicy::Conventional,
+            },
+        };
+        let (control, control_rx): (Control, Box<dyn WireReceiver + Send>) = match self.rate {
+            VideoRate::Sprout => (
+                Control::Sprout(Box::new(SproutSender::new(&self.sprout, mtu))),
+                Box::new(SproutReceiver::new(&self.sprout, mtu, &ctx.tables)),
+            ),
+            VideoRate::Gcc => {
+                let h = self.gcc.build(ctx)?;
+                (Control::Rate(Box::new(h.sender)), Box::new(h.receiver))
+            }
+            VideoRate::Cbr => {
+                let h = self.cbr.build(ctx)?;
+                (Control::Rate(Box::new(h.sender)), Box::new(h.receiver))
+            }
         };
         let sender = AlfalfaSender {
-            sprout: SproutSender::new(&self.sprout, mtu),
+            control,
             video: SyncSender::new(ModelCodec::default(), sync),
             interval: Duration::from_nanos(1_000_000_000 / u64::from(self.fps.max(1))),
             next_frame: None,
@@ -428,7 +671,7 @@ impl Scheme for AlfalfaConfig {
             log: log.clone(),
         };
         let receiver = AlfalfaReceiver {
-            sprout: Box::new(SproutReceiver::new(&self.sprout, mtu, &ctx.tables)),
+            control: control_rx,
             video: SyncReceiver::new(ModelDecoder),
             store,
             log,
@@ -457,17 +700,19 @@ mod tests {
     #[test]
     fn feedback_round_trips_both_kinds() {
         for m in [
-            AlfalfaFeedback::Forecast(SproutForecast {
-                received_or_lost: 7,
-                cumulative_bytes: vec![1500, 3000],
-            }),
+            AlfalfaFeedback::Control(Feedback::encode(
+                &super::super::sprout::wire::SproutForecast {
+                    received_or_lost: 7,
+                    cumulative_bytes: vec![1500, 3000],
+                },
+            )),
             AlfalfaFeedback::Report(SlotReport::default()),
         ] {
             let mut b = vec![];
             m.emit(&mut b);
             assert_eq!(AlfalfaFeedback::parse(&b).unwrap(), m);
         }
-        assert!(AlfalfaFeedback::parse(&[99, 0, 0]).is_err());
+        assert!(AlfalfaFeedback::parse(&[15, 0, 0]).is_err());
         assert!(AlfalfaFeedback::parse(&[]).is_err());
     }
 }

@@ -453,7 +453,23 @@ mod tests {
             "alpha=0.125,tick-ms=20,ticks=8,lookahead=5,reorder-ms=10,heartbeat-ms=20,\
              heartbeat-bytes=64,heartbeat-max-ms=100",
         ),
-        ("alfalfa", "fps=25,anchor-timeout-ms=500,frame-share=1"),
+        (
+            "alfalfa",
+            "fps=25,anchor-timeout-ms=500,frame-share=1,rate=sprout,base=explicit,cbr-kbps=1000",
+        ),
+        (
+            "sprout-conventional",
+            "fps=25,anchor-timeout-ms=500,frame-share=1,rate=sprout,base=conventional,\
+             cbr-kbps=1000",
+        ),
+        (
+            "gcc-video",
+            "fps=25,anchor-timeout-ms=500,frame-share=1,rate=gcc,base=conventional,cbr-kbps=1000",
+        ),
+        (
+            "cbr-video",
+            "fps=25,anchor-timeout-ms=500,frame-share=1,rate=cbr,base=conventional,cbr-kbps=1000",
+        ),
         (
             "gcc",
             "prefilter=off,filter=kalman,threshold=libwebrtc,interval-ms=5,rate-window-ms=500,\

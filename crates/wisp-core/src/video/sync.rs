@@ -47,6 +47,21 @@ pub struct SyncConfig {
     pub packet_overhead: usize,
     /// A candidate anchor not acknowledged within this long is presumed lost.
     pub anchor_timeout: Duration,
+    /// How the base of each diff is chosen.
+    pub policy: BasePolicy,
+}
+
+/// How the sender chooses each diff's base.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum BasePolicy {
+    /// §4's rule with the anchor slots ([`SyncSender::choose_base`]).
+    #[default]
+    Explicit,
+    /// A conventional codec: every diff from the previous one (slot 0 only; the anchor slots
+    /// keep the black initial state). When the receiver reports that the chain is broken (a
+    /// state on it lost or refused — RTCP's PLI), the next diff is an intra frame: coded from
+    /// the black state 0, which both sides always hold, at the cost of a first frame.
+    Conventional,
 }
 
 impl Default for SyncConfig {
@@ -55,6 +70,7 @@ impl Default for SyncConfig {
             max_payload: 1200,
             packet_overhead: 40,
             anchor_timeout: Duration::from_millis(500),
+            policy: BasePolicy::Explicit,
         }
     }
 }
@@ -178,6 +194,9 @@ pub struct SyncStats {
     /// Frames whose diff exceeded its budget (never, unless a codec's trial misjudges its size).
     pub over_budget: u64,
     pub diff_bytes: u64,
+    /// Diffs coded from the black state 0 after the receiver acknowledged a later one (intra
+    /// frames after the first).
+    pub intra: u64,
 }
 
 /// A coded frame ready to send.
@@ -288,6 +307,14 @@ impl<C: Codec> SyncSender<C> {
     /// lost), else the newest acknowledged state the encoder still holds.
     pub fn choose_base(&self, newest_in_time: bool) -> (StateId, BaseRule) {
         let newest = self.newest_sent();
+        if self.config.policy == BasePolicy::Conventional {
+            // No base choice: the previous frame, or an intra frame once the chain is broken.
+            return if self.is_doomed(newest) {
+                (StateId::INITIAL, BaseRule::NewestAcked)
+            } else {
+                (newest, BaseRule::NewestSent)
+            };
+        }
         if newest_in_time && !self.is_doomed(newest) && self.encoder.slot_of(newest).is_some() {
             return (newest, BaseRule::NewestSent);
         }
@@ -304,6 +331,9 @@ impl<C: Codec> SyncSender<C> {
 
     /// The slots the next diff is written to: slot 0, and a free anchor slot if there is one.
     pub fn refresh_mask(&self, now: Instant) -> u8 {
+        if self.config.policy == BasePolicy::Conventional {
+            return 1;
+        }
         let slots = self.encoder.slots();
         let anchors = 1..SLOTS;
         let best = anchors
@@ -348,6 +378,9 @@ impl<C: Codec> SyncSender<C> {
                 }
                 self.stats.frames += 1;
                 self.stats.diff_bytes += diff.bytes.len() as u64;
+                if base == StateId::INITIAL && self.newest_acked > StateId::INITIAL {
+                    self.stats.intra += 1;
+                }
                 match rule {
                     BaseRule::NewestSent => self.stats.on_newest_sent += 1,
                     BaseRule::NewestAcked => self.stats.on_acked += 1,

@@ -256,7 +256,7 @@ pub struct TracePair {
 
 impl TracePair {
     /// (data link, feedback link) for `dir`.
-    fn links(&self, dir: Direction) -> (LinkModel, LinkModel) {
+    pub fn links(&self, dir: Direction) -> (LinkModel, LinkModel) {
         let (d, u) = (
             LinkModel::Trace(Arc::clone(&self.down)),
             LinkModel::Trace(Arc::clone(&self.up)),

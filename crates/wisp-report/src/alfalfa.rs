@@ -1,0 +1,139 @@
+//! Page of `wisp reproduce alfalfa` (issue 19): the checks, the per-run table and, per trace
+//! direction, the quality-against-delay plot in Salsify's style (mean SSIM of the shown frames
+//! up, p95 frame delay on a reversed logarithmic axis: better is up and right).
+
+use crate::{ReversedLog, claims_table, color, inline_svg, page, swatch};
+use maud::html;
+use plotters::prelude::*;
+use wisp_sim::reproduce::alfalfa::{Reproduction, SCHEMES, TraceVideo};
+
+fn scheme_color(scheme: &str) -> RGBColor {
+    color(SCHEMES.iter().position(|s| *s == scheme).unwrap_or(0))
+}
+
+/// Mean SSIM (dB) against p95 frame delay, one labelled point per scheme.
+pub fn quality_delay_svg(t: &TraceVideo) -> String {
+    let mut out = String::new();
+    {
+        let root = SVGBackend::with_string(&mut out, (640, 400)).into_drawing_area();
+        let _ = draw(&root, t);
+        let _ = root.present();
+    }
+    out
+}
+
+fn draw(
+    root: &DrawingArea<SVGBackend<'_>, plotters::coord::Shift>,
+    t: &TraceVideo,
+) -> Result<(), Box<dyn std::error::Error>> {
+    root.fill(&WHITE)?;
+    let pts: Vec<(&str, f64, f64)> = t
+        .runs
+        .iter()
+        .filter(|r| r.delay_p95_ms.is_finite() && r.ssim_mean_db.is_finite())
+        .map(|r| (r.scheme, r.delay_p95_ms.max(1.0), r.ssim_mean_db))
+        .collect();
+    let dmin = pts.iter().map(|p| p.1).fold(f64::INFINITY, f64::min);
+    let dmax = pts.iter().map(|p| p.1).fold(1.0, f64::max);
+    let lo = if dmin.is_finite() {
+        10f64.powf((dmin / 1.5).log10().floor())
+    } else {
+        1.0
+    };
+    let hi = 10f64.powf((dmax.max(lo * 10.0) * 1.5).log10().ceil());
+    let ymax = pts.iter().map(|p| p.2).fold(0.0, f64::max).max(1.0) * 1.15;
+    let loss = if t.loss > 0.0 {
+        format!(", {:.0}% loss", 100.0 * t.loss)
+    } else {
+        String::new()
+    };
+    let mut chart = ChartBuilder::on(root)
+        .caption(format!("{}{loss}", t.trace), ("sans-serif", 16))
+        .margin(12)
+        .x_label_area_size(40)
+        .y_label_area_size(50)
+        .build_cartesian_2d(ReversedLog { lo, hi }, 0f64..ymax)?;
+    chart
+        .configure_mesh()
+        .x_desc("frame delay p95, capture → display (log; lower is right)")
+        .y_desc("mean SSIM of shown frames (dB)")
+        .light_line_style(RGBColor(245, 245, 245))
+        .draw()?;
+    // Labels stacked by scheme, so that coinciding points (alfalfa and sprout-conventional
+    // without loss) stay readable.
+    for (i, (scheme, d, q)) in pts.into_iter().enumerate() {
+        let c = scheme_color(scheme);
+        chart.draw_series([Circle::new((d, q), 5, c.filled())])?;
+        chart.draw_series([Text::new(
+            scheme.to_string(),
+            (d, q + ymax * (0.03 + 0.05 * i as f64)),
+            ("sans-serif", 12).into_font().color(&c),
+        )])?;
+    }
+    Ok(())
+}
+
+/// The SVG figures: `(file name, svg)`, one per trace direction and loss rate.
+pub fn figures(r: &Reproduction) -> Vec<(String, String)> {
+    r.traces
+        .iter()
+        .chain(&r.loss)
+        .map(|t| {
+            let name = if t.loss > 0.0 {
+                format!("quality-delay-{}-loss{:.0}.svg", t.trace, 100.0 * t.loss)
+            } else {
+                format!("quality-delay-{}.svg", t.trace)
+            };
+            (name, quality_delay_svg(t))
+        })
+        .collect()
+}
+
+/// The page.
+pub fn html(r: &Reproduction) -> String {
+    let title = "Alfalfa's explicit-state video against conventional rate controls (issue 19)";
+    let checks = r.checks();
+    let body = html! {
+        p.meta {
+            "Winstein, Sivaraman, Balakrishnan, NSDI 2013, §4 (the paper did not measure video \
+             quality). The model codec (VP8's rate–quality on the shipped clip), " (r.fps)
+            " pictures/s, every shipped cellular trace direction with its pair as the feedback \
+             path, 20 ms each way; 5% loss each way on Verizon-LTE-short. Seed " (r.seed)
+            @if r.quick { ", --quick (the two LTE pairs)" } ". See docs/alfalfa.md."
+        }
+        h2 { "Issue 19's checks" }
+        (claims_table(checks.iter().map(|c| {
+            (c.claim.as_str(), c.expected.as_str(), c.measured.as_str(), c.met)
+        })))
+        h2 { "Runs" }
+        table {
+            tr {
+                th { "trace" } th { "loss" } th { "scheme" } th { "shown" } th { "SSIM mean dB" }
+                th { "SSIM p5 dB" } th { "delay p50 ms" } th { "delay p95 ms" }
+                th { "kbit/s" } th { "intra" } th { "missing base" }
+            }
+            @for t in r.traces.iter().chain(&r.loss) {
+                @for v in &t.runs {
+                    tr {
+                        td { (t.trace) } td { (format!("{:.0}%", 100.0 * t.loss)) }
+                        td { (swatch(scheme_color(v.scheme))) (v.scheme) }
+                        td { (format!("{:.1}% ({} of {})", 100.0 * v.shown_share, v.shown, v.captured)) }
+                        td { (format!("{:.1}", v.ssim_mean_db)) }
+                        td { (format!("{:.1}", v.ssim_p5_db)) }
+                        td { (format!("{:.0}", v.delay_p50_ms)) }
+                        td { (format!("{:.0}", v.delay_p95_ms)) }
+                        td { (format!("{:.0}", v.bitrate_kbps)) }
+                        td { (v.intra) } td { (v.missing_base) }
+                    }
+                }
+            }
+        }
+        h2 { "Quality against delay, per trace direction" }
+        @for t in r.traces.iter().chain(&r.loss) {
+            figure {
+                (inline_svg(&quality_delay_svg(t)))
+            }
+        }
+    };
+    page(title, body)
+}
