@@ -133,12 +133,8 @@ pub fn reproduce(a: ReproduceArgs) -> Result<(), CliError> {
         Paper::Alfalfa => alfalfa_paper(&a, &out, jobs)?,
         Paper::Wbest => {
             let seed = crate::args::seed(a.seed)?;
-            let pb = output::progress_bar(0, "simulating");
-            let result = wbest::run(a.quick, seed, &|done, total| {
-                pb.set_length(total as u64);
-                pb.set_position(done as u64);
-            });
-            pb.finish_and_clear();
+            let result =
+                with_progress(|on_done| Ok::<_, CliError>(wbest::run(a.quick, seed, on_done)))?;
             let checks = result.checks();
             let summary = serde_json::json!({
                 "paper": "wbest",
@@ -284,13 +280,9 @@ fn kwikr_paper(a: &ReproduceArgs, out: &Path, jobs: usize) -> Result<(), CliErro
         seed,
         jobs,
     };
-    let pb = output::progress_bar(0, "simulating calls");
-    let calls = kwikr_calls::run(&calls_options, &|done, total| {
-        pb.set_length(total as u64);
-        pb.set_position(done as u64);
-    })
-    .map_err(CliError::input)?;
-    pb.finish_and_clear();
+    let calls = with_progress(|on_done| {
+        kwikr_calls::run(&calls_options, on_done).map_err(CliError::input)
+    })?;
     let calls_summary = calls.summary();
     let checks = result.checks(calls_summary.checks.clone());
     let summary = serde_json::json!({
@@ -343,14 +335,15 @@ fn input_error(e: wisp_sim::trace::TraceError, defaulted: bool, opt: &str) -> Cl
 }
 
 /// Runs a reproduction behind a progress bar fed by its `on_done(done, total)` callback.
-fn with_progress<R>(
-    run: impl FnOnce(&(dyn Fn(usize, usize) + Sync)) -> Result<R, wisp_sim::sim::SimError>,
+fn with_progress<R, E: Into<CliError>>(
+    run: impl FnOnce(&(dyn Fn(usize, usize) + Sync)) -> Result<R, E>,
 ) -> Result<R, CliError> {
     let pb = output::progress_bar(0, "simulating");
     let result = run(&|done, total| {
         pb.set_length(total as u64);
         pb.set_position(done as u64);
-    })?;
+    })
+    .map_err(Into::into)?;
     pb.finish_and_clear();
     Ok(result)
 }
