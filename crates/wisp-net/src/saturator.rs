@@ -45,6 +45,7 @@ use std::os::unix::net::UnixDatagram;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use wisp_core::saturator::{Arrivals, Window, WindowConfig, clock_offset, ms_counts};
+use wisp_core::stats::quantiles;
 use wisp_core::{Duration, Instant};
 
 /// The default UDP payload: a 1500-byte IPv4 packet.
@@ -587,7 +588,8 @@ pub fn server(
         if ended {
             if let Some(mut s) = session.take() {
                 let o = |v: Option<f64>| v.map_or("-".to_string(), |x| format!("{x:.0} ms"));
-                let (p50, p95) = (quantile(&mut s.rtts, 0.5), quantile(&mut s.rtts, 0.95));
+                let q = quantiles(&mut s.rtts, &[0.5, 0.95]);
+                let (p50, p95) = (q[0], q[1]);
                 progress(&format!(
                     "wisp saturate server: session {:08x} ended after {:.1} s: received {} packets up, sent {} down ({} sends refused; downlink window {}, RTT p50 {} p95 {})",
                     s.id,
@@ -677,15 +679,6 @@ pub struct ClientReport {
     pub up: Option<DirectionRecord>,
     pub down: Option<DirectionRecord>,
     pub errors: PacketErrors,
-}
-
-fn quantile(v: &mut [f64], q: f64) -> Option<f64> {
-    if v.is_empty() {
-        return None;
-    }
-    v.sort_by(f64::total_cmp);
-    let i = ((q * v.len() as f64).ceil() as usize).clamp(1, v.len()) - 1;
-    Some(v[i])
 }
 
 /// The client's sockets: the data path and, optionally, the feedback path.
@@ -1146,14 +1139,15 @@ pub fn client(
         let packets: u64 = counts.iter().map(|&(_, n)| u64::from(n)).sum();
         let below = (!rtts.is_empty())
             .then(|| rtts.iter().filter(|&&r| r < low).count() as f64 / rtts.len() as f64);
+        let q = quantiles(rtts, &[0.5, 0.95]);
         DirectionRecord {
             counts,
             packets,
             mean_mbps: packets as f64 * 1500.0 * 8.0 / (window_ms / 1e3) / 1e6,
             sent,
             window_end,
-            rtt_p50_ms: quantile(rtts, 0.5),
-            rtt_p95_ms: quantile(rtts, 0.95),
+            rtt_p50_ms: q[0],
+            rtt_p95_ms: q[1],
             rtt_below_low: below,
             send_failed,
         }
