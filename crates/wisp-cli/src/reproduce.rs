@@ -136,14 +136,7 @@ pub fn reproduce(a: ReproduceArgs) -> Result<(), CliError> {
             let result =
                 with_progress(|on_done| Ok::<_, CliError>(wbest::run(a.quick, seed, on_done)))?;
             let checks = result.checks();
-            let summary = serde_json::json!({
-                "paper": "wbest",
-                "quick": a.quick,
-                "result": &result,
-                "checks": &checks,
-            });
-            let mut files = OutputDir::default();
-            files.add("summary.json", to_json(&summary)?);
+            let mut files = with_summary("wbest", a.quick, &result, &checks)?;
             files.add("table.csv", result.csv());
             files.add("report.html", wisp_report::wbest::html(&result));
             for (name, svg) in wisp_report::wbest::figures(&result) {
@@ -167,11 +160,7 @@ pub fn reproduce(a: ReproduceArgs) -> Result<(), CliError> {
                     cols.join("  ")
                 );
             }
-            for c in &checks {
-                print_check(c.met, &c.claim, &c.measured, &c.expected);
-            }
-            let met = checks.iter().filter(|c| c.met).count();
-            println!("{met} of {} checks met", checks.len());
+            print_checks(&checks);
             eprintln!("wisp: wrote {}", out.join("report.html").display());
         }
         Paper::GccWifi => {
@@ -317,11 +306,7 @@ fn kwikr_paper(a: &ReproduceArgs, out: &Path, jobs: usize) -> Result<(), CliErro
             c.unclassified
         );
     }
-    for c in &checks {
-        print_check(c.met, &c.claim, &c.measured, &c.expected);
-    }
-    let met = checks.iter().filter(|c| c.met).count();
-    println!("{met} of {} checks met", checks.len());
+    print_checks(&checks);
     eprintln!("wisp: wrote {}", out.join("report.html").display());
     Ok(())
 }
@@ -353,6 +338,34 @@ fn to_json(value: &impl serde::Serialize) -> Result<Vec<u8>, CliError> {
         .map_err(|e| CliError::Io(format!("cannot serialise results: {e}")))
 }
 
+/// Every check, then how many are met.
+fn print_checks(checks: &[wisp_sim::reproduce::Check]) {
+    for c in checks {
+        print_check(c.met, &c.claim, &c.measured, &c.expected);
+    }
+    let met = checks.iter().filter(|c| c.met).count();
+    println!("{met} of {} checks met", checks.len());
+}
+
+/// The output directory of a reproduction, holding `summary.json`: the paper, `--quick`, the
+/// result and its checks.
+fn with_summary(
+    paper: &str,
+    quick: bool,
+    result: &impl serde::Serialize,
+    checks: &[wisp_sim::reproduce::Check],
+) -> Result<OutputDir, CliError> {
+    let summary = serde_json::json!({
+        "paper": paper,
+        "quick": quick,
+        "result": result,
+        "checks": checks,
+    });
+    let mut files = OutputDir::default();
+    files.add("summary.json", to_json(&summary)?);
+    Ok(files)
+}
+
 /// One claim of a paper, as measured: `ok`/`NO`, the claim, the figure, the expectation.
 fn print_check(met: bool, claim: &str, measured: &str, expected: &str) {
     println!(
@@ -368,14 +381,7 @@ fn alfalfa_paper(a: &ReproduceArgs, out: &Path, jobs: usize) -> Result<(), CliEr
     let seed = crate::args::seed(a.seed)?;
     let result = with_progress(|on_done| alfalfa::run(&pairs, a.quick, seed, jobs, on_done))?;
     let checks = result.checks();
-    let summary = serde_json::json!({
-        "paper": "alfalfa",
-        "quick": a.quick,
-        "result": &result,
-        "checks": &checks,
-    });
-    let mut files = OutputDir::default();
-    files.add("summary.json", to_json(&summary)?);
+    let mut files = with_summary("alfalfa", a.quick, &result, &checks)?;
     files.add("table.csv", result.csv());
     files.add("report.html", wisp_report::alfalfa::html(&result));
     for (name, svg) in wisp_report::alfalfa::figures(&result) {
@@ -384,11 +390,7 @@ fn alfalfa_paper(a: &ReproduceArgs, out: &Path, jobs: usize) -> Result<(), CliEr
     files.commit(out)?;
     print!("{}", result.csv());
     println!();
-    for c in &checks {
-        print_check(c.met, &c.claim, &c.measured, &c.expected);
-    }
-    let met = checks.iter().filter(|c| c.met).count();
-    println!("{met} of {} checks met", checks.len());
+    print_checks(&checks);
     eprintln!("wisp: wrote {}", out.join("summary.json").display());
     Ok(())
 }
