@@ -339,12 +339,14 @@ fn to_json(value: &impl serde::Serialize) -> Result<Vec<u8>, CliError> {
 }
 
 /// Every check, then how many are met.
-fn print_checks(checks: &[wisp_sim::reproduce::Check]) {
+fn print_checks<'a>(checks: impl IntoIterator<Item = &'a wisp_sim::reproduce::Check>) {
+    let (mut met, mut all) = (0, 0);
     for c in checks {
         print_check(c.met, &c.claim, &c.measured, &c.expected);
+        met += usize::from(c.met);
+        all += 1;
     }
-    let met = checks.iter().filter(|c| c.met).count();
-    println!("{met} of {} checks met", checks.len());
+    println!("{met} of {all} checks met");
 }
 
 /// The output directory of a reproduction, holding `summary.json`: the paper, `--quick`, the
@@ -476,9 +478,5 @@ fn print_sprout(r: &sprout::Reproduction, results: &sprout::Results<'_>) {
         }
     }
     println!();
-    for c in &results.checks {
-        print_check(c.met, &c.claim, &c.measured, &c.expected);
-    }
-    let met = results.checks.iter().filter(|c| c.met).count();
-    println!("{met} of {} checks met", results.checks.len());
+    print_checks(results.checks.iter().map(|c| &c.check));
 }

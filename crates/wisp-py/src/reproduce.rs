@@ -87,10 +87,10 @@ pub fn reproduce(
                     (
                         "claim".to_string(),
                         c.scope,
-                        c.claim,
-                        c.measured,
-                        c.expected,
-                        c.met,
+                        c.check.claim,
+                        c.check.measured,
+                        c.check.expected,
+                        c.check.met,
                     )
                 })
                 .collect())

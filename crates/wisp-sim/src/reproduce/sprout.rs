@@ -382,10 +382,15 @@ pub struct Check {
     pub id: &'static str,
     /// The trace (or loss-table direction) it was measured on.
     pub scope: String,
-    pub claim: String,
-    pub expected: String,
-    pub measured: String,
-    pub met: bool,
+    /// The claim, as every reproduction states one.
+    #[serde(flatten)]
+    pub check: super::Check,
+}
+
+impl Check {
+    fn new(id: &'static str, scope: String, check: super::Check) -> Self {
+        Check { id, scope, check }
+    }
 }
 
 /// Everything the reproduction produced.
@@ -526,19 +531,21 @@ impl Reproduction {
         {
             let m = s.metrics();
             let d = s.delay_ms();
-            out.push(Check {
-                id: "lte-downlink",
-                scope: t.trace.clone(),
-                claim: "Sprout uses most of the Verizon LTE downlink without a standing queue (§6.5: 4533 kbit/s, 73 ms)".into(),
-                expected: "utilization ≥ 0.78 and self-inflicted delay ≤ 90 ms".into(),
-                measured: format!(
-                    "utilization {:.3} ({:.0} kbit/s), {}",
-                    m.utilization,
-                    m.throughput_kbps,
-                    fmt_delay(d)
-                ),
-                met: m.utilization >= LTE_DOWNLINK_MIN_UTILIZATION && d <= LTE_DOWNLINK_MAX_DELAY_MS,
-            });
+            out.push(Check::new(
+                "lte-downlink",
+                t.trace.clone(),
+                super::Check {
+                    claim: "Sprout uses most of the Verizon LTE downlink without a standing queue (§6.5: 4533 kbit/s, 73 ms)".into(),
+                    expected: "utilization ≥ 0.78 and self-inflicted delay ≤ 90 ms".into(),
+                    measured: format!(
+                        "utilization {:.3} ({:.0} kbit/s), {}",
+                        m.utilization,
+                        m.throughput_kbps,
+                        fmt_delay(d)
+                    ),
+                    met: m.utilization >= LTE_DOWNLINK_MIN_UTILIZATION && d <= LTE_DOWNLINK_MAX_DELAY_MS,
+                },
+            ));
         }
         for dir in Direction::BOTH {
             let rates: Option<Vec<f64>> = LOSS_RATES
@@ -547,28 +554,32 @@ impl Reproduction {
                 .collect();
             let Some(r) = rates else { continue };
             let scope = format!("{LOSS_NETWORK}.{}, loss in both directions", dir.suffix());
-            out.push(Check {
-                id: "loss-falls",
-                scope: scope.clone(),
-                claim: format!(
-                    "{LOSS_NETWORK} {}: Sprout's throughput falls as loss rises (§6.5)",
-                    dir.word()
-                ),
-                expected: "0 % > 5 % > 10 %".into(),
-                measured: format!("{:.0} → {:.0} → {:.0} kbit/s", r[0], r[1], r[2]),
-                met: r[0] > r[1] && r[1] > r[2],
-            });
-            out.push(Check {
-                id: "loss-resilient",
+            out.push(Check::new(
+                "loss-falls",
+                scope.clone(),
+                super::Check {
+                    claim: format!(
+                        "{LOSS_NETWORK} {}: Sprout's throughput falls as loss rises (§6.5)",
+                        dir.word()
+                    ),
+                    expected: "0 % > 5 % > 10 %".into(),
+                    measured: format!("{:.0} → {:.0} → {:.0} kbit/s", r[0], r[1], r[2]),
+                    met: r[0] > r[1] && r[1] > r[2],
+                },
+            ));
+            out.push(Check::new(
+                "loss-resilient",
                 scope,
-                claim: format!(
-                    "{LOSS_NETWORK} {}: with 5 % loss Sprout keeps a good bit rate (§6.5)",
-                    dir.word()
-                ),
-                expected: "> 50 % of the lossless throughput".into(),
-                measured: format!("{:.0} %", 100.0 * r[1] / r[0]),
-                met: r[1] > 0.5 * r[0],
-            });
+                super::Check {
+                    claim: format!(
+                        "{LOSS_NETWORK} {}: with 5 % loss Sprout keeps a good bit rate (§6.5)",
+                        dir.word()
+                    ),
+                    expected: "> 50 % of the lossless throughput".into(),
+                    measured: format!("{:.0} %", 100.0 * r[1] / r[0]),
+                    met: r[1] > 0.5 * r[0],
+                },
+            ));
         }
         out
     }
@@ -590,49 +601,53 @@ fn check_sprout_rank(t: &TraceRuns) -> Option<Check> {
         .iter()
         .map(|r| format!("{} {}", r.entry, fmt_delay(r.delay_ms())))
         .collect();
-    Some(Check {
-        id: "sprout-low-delay",
-        scope: t.trace.clone(),
-        claim: format!(
-            "{}: Sprout has the lowest or second-lowest self-inflicted delay (§6.3)",
-            t.trace
-        ),
-        expected: format!("rank 1 or 2 of {}", t.real().count()),
-        measured: if below.is_empty() {
-            format!("1st, {}", fmt_delay(d))
-        } else {
-            format!(
-                "{}, {} (lower: {})",
-                ordinal(rank),
-                fmt_delay(d),
-                below.join(", ")
-            )
+    Some(Check::new(
+        "sprout-low-delay",
+        t.trace.clone(),
+        super::Check {
+            claim: format!(
+                "{}: Sprout has the lowest or second-lowest self-inflicted delay (§6.3)",
+                t.trace
+            ),
+            expected: format!("rank 1 or 2 of {}", t.real().count()),
+            measured: if below.is_empty() {
+                format!("1st, {}", fmt_delay(d))
+            } else {
+                format!(
+                    "{}, {} (lower: {})",
+                    ordinal(rank),
+                    fmt_delay(d),
+                    below.join(", ")
+                )
+            },
+            met: others > 0 && !d.is_nan() && rank <= 2,
         },
-        met: others > 0 && !d.is_nan() && rank <= 2,
-    })
+    ))
 }
 
 /// §6.4: Sprout-EWMA trades delay for throughput ("the self-inflicted delay is significantly
 /// lower for Sprout compared with Sprout-EWMA").
 fn check_ewma_vs_sprout(t: &TraceRuns) -> Option<Check> {
     let (s, e) = (t.run(SPROUT)?, t.run(SPROUT_EWMA)?);
-    Some(Check {
-        id: "ewma-more",
-        scope: t.trace.clone(),
-        claim: format!(
-            "{}: Sprout-EWMA has higher throughput and higher self-inflicted delay than Sprout (§6.4)",
-            t.trace
-        ),
-        expected: "both higher".into(),
-        measured: format!(
-            "{:.0} → {:.0} kbit/s, {} → {}",
-            s.throughput_kbps(),
-            e.throughput_kbps(),
-            fmt_delay(s.delay_ms()),
-            fmt_delay(e.delay_ms())
-        ),
-        met: e.throughput_kbps() > s.throughput_kbps() && e.delay_ms() > s.delay_ms(),
-    })
+    Some(Check::new(
+        "ewma-more",
+        t.trace.clone(),
+        super::Check {
+            claim: format!(
+                "{}: Sprout-EWMA has higher throughput and higher self-inflicted delay than Sprout (§6.4)",
+                t.trace
+            ),
+            expected: "both higher".into(),
+            measured: format!(
+                "{:.0} → {:.0} kbit/s, {} → {}",
+                s.throughput_kbps(),
+                e.throughput_kbps(),
+                fmt_delay(s.delay_ms()),
+                fmt_delay(e.delay_ms())
+            ),
+            met: e.throughput_kbps() > s.throughput_kbps() && e.delay_ms() > s.delay_ms(),
+        },
+    ))
 }
 
 /// §6.4: Sprout-EWMA "out-performs all the methods in bit rate, including modern TCPs such as
@@ -645,25 +660,27 @@ fn check_ewma_highest(t: &TraceRuns) -> Option<Check> {
         .filter(|r| r.entry != SPROUT_EWMA && r.throughput_kbps() >= e.throughput_kbps())
         .map(|r| format!("{} {:.0}", r.entry, r.throughput_kbps()))
         .collect();
-    Some(Check {
-        id: "ewma-highest-throughput",
-        scope: t.trace.clone(),
-        claim: format!(
-            "{}: Sprout-EWMA has the highest throughput of the non-ideal schemes (§6.4)",
-            t.trace
-        ),
-        expected: "above every other scheme's".into(),
-        measured: if above.is_empty() {
-            format!("{:.0} kbit/s, the highest", e.throughput_kbps())
-        } else {
-            format!(
-                "{:.0} kbit/s; as high or higher: {}",
-                e.throughput_kbps(),
-                above.join(", ")
-            )
+    Some(Check::new(
+        "ewma-highest-throughput",
+        t.trace.clone(),
+        super::Check {
+            claim: format!(
+                "{}: Sprout-EWMA has the highest throughput of the non-ideal schemes (§6.4)",
+                t.trace
+            ),
+            expected: "above every other scheme's".into(),
+            measured: if above.is_empty() {
+                format!("{:.0} kbit/s, the highest", e.throughput_kbps())
+            } else {
+                format!(
+                    "{:.0} kbit/s; as high or higher: {}",
+                    e.throughput_kbps(),
+                    above.join(", ")
+                )
+            },
+            met: others > 0 && above.is_empty(),
         },
-        met: others > 0 && above.is_empty(),
-    })
+    ))
 }
 
 /// §6.3: "we don't show CUBIC results because the delays absent AQM exceed 25 seconds". The
@@ -672,17 +689,19 @@ fn check_ewma_highest(t: &TraceRuns) -> Option<Check> {
 fn check_cubic_seconds(t: &TraceRuns) -> Option<Check> {
     let c = t.run(CUBIC)?;
     let d = c.delay_ms();
-    Some(Check {
-        id: "cubic-seconds",
-        scope: t.trace.clone(),
-        claim: format!(
-            "{}: CUBIC on an infinite queue has a self-inflicted delay of seconds (§6.3)",
-            t.trace
-        ),
-        expected: "≥ 1 s (paper: > 25 s on 17-min traces)".into(),
-        measured: fmt_delay(d),
-        met: d >= 1000.0,
-    })
+    Some(Check::new(
+        "cubic-seconds",
+        t.trace.clone(),
+        super::Check {
+            claim: format!(
+                "{}: CUBIC on an infinite queue has a self-inflicted delay of seconds (§6.3)",
+                t.trace
+            ),
+            expected: "≥ 1 s (paper: > 25 s on 17-min traces)".into(),
+            measured: fmt_delay(d),
+            met: d >= 1000.0,
+        },
+    ))
 }
 
 /// §2: "CoDel dramatically improved TCP's end-to-end delays compared with a gateway that
@@ -692,24 +711,26 @@ fn check_cubic_seconds(t: &TraceRuns) -> Option<Check> {
 fn check_codel_between(t: &TraceRuns) -> Option<Check> {
     let (s, q, c) = (t.run(SPROUT)?, t.run(CUBIC_CODEL)?, t.run(CUBIC)?);
     let (ds, dq, dc) = (s.delay_ms(), q.delay_ms(), c.delay_ms());
-    Some(Check {
-        id: "codel-between",
-        scope: t.trace.clone(),
-        claim: format!(
-            "{}: CUBIC over CoDel's self-inflicted delay lies between Sprout's and CUBIC's (§2, §6.3)",
-            t.trace
-        ),
-        expected: "sprout < cubic-codel < cubic".into(),
-        measured: format!(
-            "sprout {} {} cubic-codel {} {} cubic {}",
-            fmt_delay(ds),
-            rel(ds, dq),
-            fmt_delay(dq),
-            rel(dq, dc),
-            fmt_delay(dc)
-        ),
-        met: ds < dq && dq < dc,
-    })
+    Some(Check::new(
+        "codel-between",
+        t.trace.clone(),
+        super::Check {
+            claim: format!(
+                "{}: CUBIC over CoDel's self-inflicted delay lies between Sprout's and CUBIC's (§2, §6.3)",
+                t.trace
+            ),
+            expected: "sprout < cubic-codel < cubic".into(),
+            measured: format!(
+                "sprout {} {} cubic-codel {} {} cubic {}",
+                fmt_delay(ds),
+                rel(ds, dq),
+                fmt_delay(dq),
+                rel(dq, dc),
+                fmt_delay(dc)
+            ),
+            met: ds < dq && dq < dc,
+        },
+    ))
 }
 
 fn scenario(pair: &TracePair, dir: Direction, e: &Entry, loss: f64, seed: u64) -> Scenario {
@@ -920,20 +941,20 @@ mod tests {
         );
         // Sprout-EWMA is the only other scheme for Sprout's rank, and Sprout the only other
         // for Sprout-EWMA's throughput: both comparisons have something to compare.
-        assert!(check_sprout_rank(&t).unwrap().met);
-        assert!(check_ewma_highest(&t).unwrap().met);
+        assert!(check_sprout_rank(&t).unwrap().check.met);
+        assert!(check_ewma_highest(&t).unwrap().check.met);
         let alone = trace(
             0,
             Direction::Down,
             &[(IDEAL, 1000.0, 0.0), (SPROUT, 800.0, 100.0)],
         );
-        assert!(!check_sprout_rank(&alone).unwrap().met);
+        assert!(!check_sprout_rank(&alone).unwrap().check.met);
         let alone = trace(
             0,
             Direction::Down,
             &[(IDEAL, 1000.0, 0.0), (SPROUT_EWMA, 900.0, 150.0)],
         );
-        assert!(!check_ewma_highest(&alone).unwrap().met);
+        assert!(!check_ewma_highest(&alone).unwrap().check.met);
     }
 
     #[test]
@@ -950,9 +971,9 @@ mod tests {
             ],
         );
         let c = check_sprout_rank(&t).unwrap();
-        assert!(c.met, "{c:?}");
-        assert_eq!(c.measured, "2nd, 100 ms (lower: vegas 90 ms)");
-        assert_eq!(c.expected, "rank 1 or 2 of 4");
+        assert!(c.check.met, "{c:?}");
+        assert_eq!(c.check.measured, "2nd, 100 ms (lower: vegas 90 ms)");
+        assert_eq!(c.check.expected, "rank 1 or 2 of 4");
         let t = trace(
             0,
             Direction::Down,
@@ -963,9 +984,9 @@ mod tests {
             ],
         );
         let c = check_sprout_rank(&t).unwrap();
-        assert!(!c.met);
+        assert!(!c.check.met);
         assert_eq!(
-            c.measured,
+            c.check.measured,
             "3rd, 100 ms (lower: vegas 90 ms, cubic-codel 95 ms)"
         );
     }
@@ -983,14 +1004,14 @@ mod tests {
                 ],
             )
         };
-        assert!(check_codel_between(&mk(150.0)).unwrap().met);
+        assert!(check_codel_between(&mk(150.0)).unwrap().check.met);
         let below = check_codel_between(&mk(90.0)).unwrap();
-        assert!(!below.met);
+        assert!(!below.check.met);
         assert_eq!(
-            below.measured,
+            below.check.measured,
             "sprout 100 ms > cubic-codel 90 ms < cubic 30.0 s"
         );
-        assert!(!check_codel_between(&mk(40_000.0)).unwrap().met);
+        assert!(!check_codel_between(&mk(40_000.0)).unwrap().check.met);
     }
 
     #[test]
@@ -1005,15 +1026,15 @@ mod tests {
         }
         let checks = r.checks();
         let falls = checks.iter().find(|c| c.id == "loss-falls").unwrap();
-        assert!(falls.met);
-        assert_eq!(falls.measured, "4000 → 3000 → 1000 kbit/s");
+        assert!(falls.check.met);
+        assert_eq!(falls.check.measured, "4000 → 3000 → 1000 kbit/s");
         let half = checks.iter().find(|c| c.id == "loss-resilient").unwrap();
-        assert!(half.met);
-        assert_eq!(half.measured, "75 %");
+        assert!(half.check.met);
+        assert_eq!(half.check.measured, "75 %");
         // No uplink runs: no uplink checks.
         assert_eq!(checks.iter().filter(|c| c.id == "loss-falls").count(), 1);
         let lte = checks.iter().find(|c| c.id == "lte-downlink").unwrap();
-        assert!(lte.met, "{lte:?}");
+        assert!(lte.check.met, "{lte:?}");
     }
 
     #[test]
