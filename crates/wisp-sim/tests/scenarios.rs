@@ -1,21 +1,13 @@
 //! Scenario tests on the shipped traces.
 
-use std::path::PathBuf;
-use wisp_sim::link::LinkSpec;
+mod common;
+
 use wisp_sim::queue::QueueSpec;
 use wisp_sim::run::run;
 use wisp_sim::sim::Scenario;
 
 fn trace(name: &str) -> wisp_sim::link::LinkModel {
-    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../traces/cellular")
-        .join(name);
-    LinkSpec::Trace {
-        path: p,
-        unit: wisp_sim::trace::TraceUnit::Millis,
-    }
-    .load()
-    .unwrap()
+    common::cellular(name)
 }
 
 #[test]

@@ -2,8 +2,9 @@
 //! NSDI 2013, §6): each direction of a trace pair with the other as the feedback path, 20 ms
 //! each way, infinite queue, as Cellsim ran them.
 
+mod common;
+
 use proptest::prelude::*;
-use std::path::PathBuf;
 use std::sync::Arc;
 use wisp_core::packet::Content;
 use wisp_sim::link::{LinkModel, LinkSpec};
@@ -13,15 +14,7 @@ use wisp_sim::run::run;
 use wisp_sim::sim::Scenario;
 
 fn trace(name: &str) -> LinkModel {
-    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../traces/cellular")
-        .join(name);
-    LinkSpec::Trace {
-        path: p,
-        unit: wisp_sim::trace::TraceUnit::Millis,
-    }
-    .load()
-    .unwrap()
+    common::cellular(name)
 }
 
 /// `scheme` over `base.{dir}` with `base.{other}` carrying the feedback.
