@@ -16,41 +16,6 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-/// Waits for `child` up to `limit`, then kills it (an iperf3 server whose client's last
-/// control segment was still in the link when the link exited waits forever).
-fn reap(child: &mut Child, limit: Duration) {
-    let deadline = Instant::now() + limit;
-    while Instant::now() < deadline {
-        if let Ok(Some(_)) = child.try_wait() {
-            return;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    let _ = child.kill();
-    let _ = child.wait();
-}
-
-/// Whether `tool` is installed; in CI its absence is a failure.
-fn have(test: &str, tool: &str) -> bool {
-    let ok = Command::new("sh")
-        .args(["-c", &format!("command -v {tool}")])
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !ok {
-        assert!(
-            !in_ci(),
-            "{test}: `{tool}` is not installed (CI installs it)"
-        );
-        eprintln!("skipping {test}: `{tool}` is not installed");
-    }
-    ok
-}
-
-/// Asserts that a command succeeded, showing its stderr if not.
-fn assert_ok(o: &Output) {
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-}
-
 fn spawn_recv(listen: &str, extra: &[&str]) -> Child {
     Command::new(bin())
         .args(["recv", "--listen", listen, "--json"])
@@ -740,22 +705,10 @@ fn without_root_the_link_says_so_in_one_line() {
     if !privileged(t) || !have(t, "setpriv") {
         return;
     }
-    // The binary must be reachable by an unprivileged user: copy it to a world-readable place.
     let dir = tempfile::tempdir().unwrap();
-    let exe = dir.path().join("wisp");
-    std::fs::copy(bin(), &exe).unwrap();
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
-    std::fs::set_permissions(&exe, std::fs::Permissions::from_mode(0o755)).unwrap();
-    let o = Command::new("setpriv")
-        .args([
-            "--reuid=65534",
-            "--regid=65534",
-            "--clear-groups",
-            "--inh-caps=-all",
-        ])
-        .arg(&exe)
-        .args([
+    let o = wisp_as_nobody(
+        dir.path(),
+        &[
             "link",
             "--downlink",
             "const:1mbps",
@@ -763,10 +716,8 @@ fn without_root_the_link_says_so_in_one_line() {
             "const:1mbps",
             "--",
             "true",
-        ])
-        .current_dir(dir.path())
-        .output()
-        .unwrap();
+        ],
+    );
     let err = String::from_utf8_lossy(&o.stderr);
     let lines: Vec<&str> = err.lines().filter(|l| !l.contains("seed")).collect();
     assert_eq!(o.status.code(), Some(1), "{err}");

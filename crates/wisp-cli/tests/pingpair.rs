@@ -53,23 +53,10 @@ fn without_permission_it_says_how_to_grant_it() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    let exe = dir.path().join("wisp");
-    std::fs::copy(bin(), &exe).unwrap();
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
-    std::fs::set_permissions(&exe, std::fs::Permissions::from_mode(0o755)).unwrap();
-    let o = Command::new("setpriv")
-        .args([
-            "--reuid=65534",
-            "--regid=65534",
-            "--clear-groups",
-            "--inh-caps=-all",
-        ])
-        .arg(&exe)
-        .args(["pingpair", "--target", "127.0.0.1", "--count", "1"])
-        .current_dir(dir.path())
-        .output()
-        .unwrap();
+    let o = wisp_as_nobody(
+        dir.path(),
+        &["pingpair", "--target", "127.0.0.1", "--count", "1"],
+    );
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(2), "{err}");
     assert_eq!(err.lines().count(), 1, "{err}");

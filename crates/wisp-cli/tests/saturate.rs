@@ -13,7 +13,7 @@ mod common;
 use common::*;
 
 use std::path::Path;
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 /// The shipped cellular traces (each has .up and .down).
@@ -27,29 +27,6 @@ const TRACES: [&str; 5] = [
 
 /// Seconds recorded per trace.
 const SECS: u32 = 30;
-
-fn reap(child: &mut Child, limit: Duration) -> Option<std::process::ExitStatus> {
-    let deadline = Instant::now() + limit;
-    while Instant::now() < deadline {
-        if let Ok(Some(s)) = child.try_wait() {
-            return Some(s);
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    let _ = child.kill();
-    let _ = child.wait();
-    None
-}
-
-fn assert_ok(o: &Output) {
-    assert!(
-        o.status.success(),
-        "exit {:?}\nstdout:\n{}\nstderr:\n{}",
-        o.status,
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    );
-}
 
 /// Asserts exit code 2 with one line on stderr naming `needle`.
 fn assert_input_error(args: &[&str], needle: &str) {

@@ -9,34 +9,7 @@ mod common;
 use common::*;
 
 use std::process::{Child, Command, Output, Stdio};
-use std::time::{Duration, Instant};
-
-fn reap(child: &mut Child, limit: Duration) {
-    let deadline = Instant::now() + limit;
-    while Instant::now() < deadline {
-        if let Ok(Some(_)) = child.try_wait() {
-            return;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    let _ = child.kill();
-    let _ = child.wait();
-}
-
-fn have(test: &str, tool: &str) -> bool {
-    let ok = Command::new("sh")
-        .args(["-c", &format!("command -v {tool}")])
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !ok {
-        assert!(
-            !in_ci(),
-            "{test}: `{tool}` is not installed (CI installs it)"
-        );
-        eprintln!("skipping {test}: `{tool}` is not installed");
-    }
-    ok
-}
+use std::time::Duration;
 
 fn server(port: u16) -> Child {
     let c = wisp_command()
@@ -54,16 +27,6 @@ fn server(port: u16) -> Child {
         .unwrap();
     std::thread::sleep(Duration::from_millis(300));
     c
-}
-
-fn assert_ok(o: &Output) {
-    assert!(
-        o.status.success(),
-        "exit {:?}\nstdout:\n{}\nstderr:\n{}",
-        o.status,
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    );
 }
 
 /// The client's JSON line from a command's stdout.

@@ -166,3 +166,71 @@ pub fn namespace_address(
     });
     (ns, drain)
 }
+
+/// Waits for `child` up to `limit` and returns its exit status; past the limit, kills it and
+/// returns `None` (an iperf3 server whose client's last control segment was still in the link
+/// when the link exited waits forever).
+pub fn reap(
+    child: &mut std::process::Child,
+    limit: std::time::Duration,
+) -> Option<std::process::ExitStatus> {
+    let deadline = std::time::Instant::now() + limit;
+    while std::time::Instant::now() < deadline {
+        if let Ok(Some(s)) = child.try_wait() {
+            return Some(s);
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    None
+}
+
+/// Whether `tool` is installed; in CI its absence is a failure.
+pub fn have(test: &str, tool: &str) -> bool {
+    let ok = Command::new("sh")
+        .args(["-c", &format!("command -v {tool}")])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !ok {
+        assert!(
+            !in_ci(),
+            "{test}: `{tool}` is not installed (CI installs it)"
+        );
+        eprintln!("skipping {test}: `{tool}` is not installed");
+    }
+    ok
+}
+
+/// Asserts that a command succeeded, showing its exit status and output if not.
+pub fn assert_ok(o: &Output) {
+    assert!(
+        o.status.success(),
+        "exit {:?}\nstdout:\n{}\nstderr:\n{}",
+        o.status,
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
+
+/// `wisp ARGS` as the unprivileged user `nobody` (uid 65534, no capabilities), through
+/// `setpriv`; the binary is copied into a world-readable `dir` first, and runs from there.
+pub fn wisp_as_nobody(dir: &Path, args: &[&str]) -> Output {
+    let exe = dir.join("wisp");
+    std::fs::copy(bin(), &exe).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o755)).unwrap();
+    std::fs::set_permissions(&exe, std::fs::Permissions::from_mode(0o755)).unwrap();
+    Command::new("setpriv")
+        .args([
+            "--reuid=65534",
+            "--regid=65534",
+            "--clear-groups",
+            "--inh-caps=-all",
+        ])
+        .arg(&exe)
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .expect("run setpriv")
+}
