@@ -24,8 +24,12 @@
 //! **Kwikr** (§6, eq. (3)) changes only the '+' observation-noise sigma point:
 //! χ_e⁺ = χ_0 + √(α² L (σ_e² + β T_c²)) with β = 4 ("noise scaling") and T_c the cross-traffic
 //! part of the Wi-Fi downlink delay from Ping-Pair (§5.3, [`crate::pingpair`]), smoothed by an
-//! EWMA. The receiver takes Ping-Pair results through [`UkfReceiver::on_ping_pair`] (it counts
-//! its own packets sandwiched between the two replies) or a T_c computed elsewhere through
+//! EWMA. wisp applies it as the noise the two points +σ', −σ_e describe (mean (σ' − σ_e)/2,
+//! standard deviation (σ' + σ_e)/2, σ' = √(σ_e² + β T_c²)) placed at the centre of the scaled
+//! transform, not as a point moved inside the α = 10⁻³ set, which would scale the mean by
+//! 1/(α√L) ≈ 408 ([`filter`]'s doc derives both; a deviation). The receiver takes Ping-Pair
+//! results through [`UkfReceiver::on_ping_pair`] (it counts its own packets sandwiched between
+//! the two replies) or a T_c computed elsewhere through
 //! [`UkfReceiver::set_cross_traffic_delay`]. With no Ping-Pair source (plain `wisp run`), T_c
 //! stays 0 and `kwikr` computes exactly what `skype-ukf` does.
 //!
@@ -52,6 +56,10 @@
 //!   standing queue of ~120 ms builds on a constant 2 Mbit/s link, at 0.9 the median delay is
 //!   34 ms), clamped to the encoder's 50–2500 kbit/s, starting at 300 kbit/s, with the pacing
 //!   of `gcc`. The feedback interval (100 ms) is wisp's choice.
+//! * Eq. (3) is applied through the moments of its two noise points, not by moving the point
+//!   inside the scaled sigma set (the literal placement shifts the predicted delay by
+//!   (σ' − σ_e)/(2α√L): seconds for a T_c of 10 ms, and the filter ignored delay whenever
+//!   Ping-Pair reported anything); derivation and reasoning in [`filter`].
 //! * T_c is an EWMA (weight 0.25) of Ping-Pair's T_c, clamped at zero
 //!   ([`crate::pingpair`]'s deviations); the paper smooths with an EWMA of unstated weight.
 
