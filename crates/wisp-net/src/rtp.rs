@@ -3,7 +3,8 @@
 //! A [`DataHeader`] becomes one RTP packet of exactly `header.size − 28` bytes of UDP payload
 //! (the size is IP bytes, as in the simulator), so a 1500-byte packet fills one Mahimahi
 //! delivery opportunity. Payload type 96 (dynamic), a 90 kHz media clock for the RTP timestamp,
-//! the marker bit on the last packet of a video frame. The payload is zeros.
+//! the marker bit on the last packet of a video frame. The payload is zeros, or the scheme's
+//! payload (e.g. `alfalfa`'s piece of a diff) followed by zeros ([`encode_with_payload`]).
 //!
 //! Header extension elements (ids fixed here; a session description would negotiate them with
 //! `a=extmap`):
@@ -88,6 +89,8 @@ pub struct DataPacket {
     pub header: DataHeader,
     /// Bytes on the wire (UDP payload + IP/UDP headers).
     pub wire_size: DataSize,
+    /// Where the RTP payload starts in the decoded datagram (it runs to the end).
+    pub payload_at: usize,
 }
 
 /// abs-send-time: seconds in 6.18 fixed point, the low 24 bits.
@@ -151,6 +154,18 @@ fn u64_at(b: &[u8], i: usize) -> u64 {
 /// Encodes `h` as an RTP packet of SSRC `ssrc` into `out` (cleared first). The packet is
 /// `h.size − 28` bytes long, or the bare headers if `h.size` is smaller than them.
 pub fn encode(h: &DataHeader, ssrc: u32, out: &mut Vec<u8>) -> Result<(), EncodeError> {
+    encode_with_payload(h, ssrc, &[], out)
+}
+
+/// [`encode`] with `payload` as the first bytes of the RTP payload (zeros after it up to the
+/// declared size). A payload that does not fit the declared size with the headers is an error:
+/// the declared size is the wire size.
+pub fn encode_with_payload(
+    h: &DataHeader,
+    ssrc: u32,
+    payload: &[u8],
+    out: &mut Vec<u8>,
+) -> Result<(), EncodeError> {
     let size = u32::try_from(h.size.bytes())
         .map_err(|_| EncodeError::Unrepresentable("packet size above 4 GB"))?;
     let mut header = rtp::header::Header {
@@ -189,9 +204,22 @@ pub fn encode(h: &DataHeader, ssrc: u32, out: &mut Vec<u8>) -> Result<(), Encode
     let head = header.marshal_size();
     let want = (size as usize).saturating_sub(IP_UDP_OVERHEAD.bytes() as usize);
     let payload_len = want.saturating_sub(head).min(ZEROS.len());
+    if payload.len() > payload_len {
+        return Err(EncodeError::Unrepresentable(
+            "payload larger than the declared packet size allows",
+        ));
+    }
+    let body = if payload.is_empty() {
+        Bytes::from_static(&ZEROS[..payload_len])
+    } else {
+        let mut b = Vec::with_capacity(payload_len);
+        b.extend_from_slice(payload);
+        b.resize(payload_len, 0);
+        Bytes::from(b)
+    };
     let packet = rtp::packet::Packet {
         header,
-        payload: Bytes::from_static(&ZEROS[..payload_len]),
+        payload: body,
     };
     out.clear();
     out.resize(packet.marshal_size(), 0);
@@ -277,6 +305,7 @@ pub fn decode(buf: &[u8]) -> Result<DataPacket, RtpError> {
             fields,
         },
         wire_size: DataSize::from_bytes(wire),
+        payload_at: buf.len() - payload_len,
     })
 }
 

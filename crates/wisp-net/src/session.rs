@@ -39,7 +39,7 @@ use std::net::{SocketAddr, UdpSocket};
 use std::sync::atomic::{AtomicBool, Ordering};
 use wisp_core::controller::{WireReceiver, WireSender};
 use wisp_core::flow::FlowSender;
-use wisp_core::packet::{DEFAULT_MTU, DataHeader, IP_UDP_OVERHEAD};
+use wisp_core::packet::{Content, DEFAULT_MTU, DataHeader, IP_UDP_OVERHEAD};
 use wisp_core::scheme::{AnyReceiver, AnySender, BuildError, SchemeConfig, SchemeContext};
 use wisp_core::tables::Tables;
 use wisp_core::{DataSize, Duration, Instant};
@@ -298,7 +298,13 @@ pub fn send(
         // Data: everything the flow releases now.
         let mut sent_now = false;
         while let Some(h) = flow.poll_transmit(now) {
-            rtp::encode(&h, ssrc, &mut buf).map_err(|e| NetError::Input(e.to_string()))?;
+            // A scheme with a payload of its own (`alfalfa`'s pieces of diffs) puts it first.
+            let payload = match flow.sender_mut() {
+                AnySender::Alfalfa(a) => a.take_payload(h.seq),
+                _ => None,
+            };
+            rtp::encode_with_payload(&h, ssrc, payload.as_deref().unwrap_or(&[]), &mut buf)
+                .map_err(|e| NetError::Input(e.to_string()))?;
             match sock.send(&buf) {
                 Ok(_) => {}
                 Err(e)
@@ -564,8 +570,9 @@ impl RecvStats {
 struct Receiving {
     receiver: Option<AnyReceiver>,
     scheme: Option<String>,
-    /// Packets that arrived before the scheme was known (replayed when it is).
-    pending: Vec<(Instant, DataHeader)>,
+    /// Packets that arrived before the scheme was known (replayed when it is), with their
+    /// payload when it is not all zeros.
+    pending: Vec<(Instant, DataHeader, Option<Vec<u8>>)>,
     ssrc: u32,
     media_ssrc: Option<u32>,
     peer: Option<SocketAddr>,
@@ -709,12 +716,26 @@ impl Receiving {
         if !self.stats.on_packet(&p.header, now) {
             return;
         }
+        let payload = buf.get(p.payload_at..).unwrap_or_default();
         match &mut self.receiver {
             // Fields the scheme cannot decode make the packet malformed.
-            Some(r) => self.malformed += u64::from(r.on_packet_received(now, &p.header).is_err()),
-            None if self.pending.len() < MAX_PENDING => self.pending.push((now, p.header)),
+            Some(r) => {
+                deliver_payload(r, &p.header, payload);
+                self.malformed += u64::from(r.on_packet_received(now, &p.header).is_err());
+            }
+            None if self.pending.len() < MAX_PENDING => {
+                let kept = payload.iter().any(|&b| b != 0).then(|| payload.to_vec());
+                self.pending.push((now, p.header, kept));
+            }
             None => {}
         }
+    }
+}
+
+/// Hands a scheme that reads its video packets' payloads (`alfalfa`) the one that arrived.
+fn deliver_payload(r: &mut AnyReceiver, h: &DataHeader, payload: &[u8]) {
+    if let (AnyReceiver::Alfalfa(a), Content::Video { .. }) = (r, h.content) {
+        a.put_payload(h.seq, payload);
     }
 }
 
@@ -793,7 +814,8 @@ pub fn recv(
         r.floor = now;
         // Packets that came before the scheme was known.
         if let Some(rcv) = &mut r.receiver {
-            for (t, h) in r.pending.drain(..) {
+            for (t, h, payload) in r.pending.drain(..) {
+                deliver_payload(rcv, &h, payload.as_deref().unwrap_or_default());
                 if rcv.on_packet_received(t, &h).is_err() {
                     r.malformed += 1;
                 }
@@ -1079,6 +1101,10 @@ fn summary(
         trace: opts.link.as_ref().map(|k| k.link.name()),
         flows: vec![m],
         pingpair: None,
+        video: match &r.receiver {
+            Some(AnyReceiver::Alfalfa(a)) => Some(a.log().clone()),
+            _ => None,
+        },
     }
 }
 
