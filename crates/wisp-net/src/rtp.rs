@@ -330,6 +330,46 @@ mod tests {
         }
     }
 
+    /// `alfalfa`'s largest video packet (a 1200-byte piece of a diff, 16 bytes of Sprout's
+    /// fields) is exactly its declared size on the wire: the payload fits the overhead the
+    /// scheme counts, and comes back as sent. One byte more does not fit: an error.
+    #[test]
+    fn a_payload_travels_within_the_declared_size() {
+        use wisp_core::scheme::alfalfa::{Piece, WIRE_OVERHEAD};
+        let diff: Vec<u8> = (0..1200u32).map(|i| (i * 7) as u8).collect();
+        let mut payload = vec![];
+        Piece {
+            state: wisp_core::video::StateId(9),
+            index: 1,
+            count: 2,
+            age: wisp_core::Duration::from_micros(40),
+            bytes: &diff,
+        }
+        .emit(&mut payload);
+        let h = DataHeader {
+            size: DataSize::from_bytes(1200 + WIRE_OVERHEAD),
+            content: Content::Video {
+                frame: u32::MAX,
+                last: true,
+                key: false,
+            },
+            fields: fields16(3),
+            ..sample()
+        };
+        let mut out = vec![];
+        encode_with_payload(&h, 5, &payload, &mut out).unwrap();
+        assert_eq!(out.len() as u64 + 28, h.size.bytes());
+        let p = decode(&out).unwrap();
+        assert_eq!(p.header, h);
+        assert_eq!(Piece::parse(&out[p.payload_at..]).unwrap().bytes, &diff[..]);
+        payload.push(0);
+        assert!(encode_with_payload(&h, 5, &payload, &mut out).is_err());
+        // Without a payload the packet is zeros after the headers, as before.
+        encode(&h, 5, &mut out).unwrap();
+        let p = decode(&out).unwrap();
+        assert!(out[p.payload_at..].iter().all(|&b| b == 0));
+    }
+
     /// A scheme's 16-byte fields (the most an element carries), opaque here.
     fn fields16(seed: u8) -> SchemeFields {
         let b: Vec<u8> = (0..16)

@@ -1181,6 +1181,61 @@ mod tests {
         assert!(!lines.is_empty());
     }
 
+    /// `alfalfa` over loopback: the diffs travel in the packets, and the receiver decodes what
+    /// the sender coded: every frame it shows is one the sender logged, with the same state,
+    /// picture, bytes, SSIM and base, and the capture instant the piece's age gives.
+    #[test]
+    fn alfalfa_diffs_travel_in_the_packets() {
+        use wisp_core::scheme::alfalfa::{AlfalfaConfig, VideoLog};
+        let stop = Arc::new(AtomicBool::new(false));
+        let port = UdpSocket::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let mut ropts = RecvOptions::new(SocketAddr::from(([127, 0, 0, 1], port)));
+        ropts.duration = Some(Duration::from_secs(5));
+        let s2 = Arc::clone(&stop);
+        let rx = std::thread::spawn(move || recv(&ropts, &s2, &mut |_| {}).unwrap());
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        let sent_log = VideoLog::default();
+        let config = AlfalfaConfig {
+            log: Some(sent_log.clone()),
+            ..AlfalfaConfig::default()
+        };
+        let mut sopts = SendOptions::new(
+            SchemeConfig::Alfalfa(Box::new(config)),
+            SocketAddr::from(([127, 0, 0, 1], port)),
+        );
+        sopts.duration = Duration::from_millis(2000);
+        send(&sopts, &stop, &mut |_| {}).unwrap();
+        let got = rx.join().unwrap();
+        assert_eq!(got.scheme, "alfalfa");
+        let log = got.video.expect("an alfalfa receiver has a video log");
+        let (sent, shown) = (sent_log.frames(), log.frames());
+        assert!(sent.len() >= 20, "{} frames coded in 2 s", sent.len());
+        assert!(
+            shown.len() * 10 >= sent.len() * 9,
+            "{} of {}",
+            shown.len(),
+            sent.len()
+        );
+        assert_eq!(log.bad_pieces(), 0);
+        for f in &shown {
+            let s = sent
+                .iter()
+                .find(|s| s.state == f.state)
+                .unwrap_or_else(|| panic!("{f:?} was never sent"));
+            assert_eq!(
+                (f.source, f.bytes, f.ssim_db, f.base),
+                (s.source, s.bytes, s.ssim_db, s.base)
+            );
+            let d = f.capture.as_nanos().abs_diff(s.capture.as_nanos());
+            assert!(d < 1000, "capture {:?} vs {:?}", f.capture, s.capture);
+            assert!(f.display.is_some_and(|t| t >= f.capture));
+        }
+    }
+
     #[test]
     fn ideal_refuses_to_run_on_a_real_network() {
         let stop = AtomicBool::new(false);

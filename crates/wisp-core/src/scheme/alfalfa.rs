@@ -771,7 +771,7 @@ impl Scheme for AlfalfaConfig {
     const NAMES: &'static [SchemeInfo] = &[
         SchemeInfo {
             name: "alfalfa",
-            summary: "Alfalfa's explicit-state video on Sprout (model codec; simulator only)",
+            summary: "Alfalfa's explicit-state video on Sprout (model codec)",
         },
         SchemeInfo {
             name: "sprout-conventional",
@@ -883,6 +883,80 @@ impl Scheme for AlfalfaConfig {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn pieces_round_trip_and_bad_ones_are_errors() {
+        let bytes: Vec<u8> = (0..300u16).map(|i| i as u8).collect();
+        let p = Piece {
+            state: StateId(77),
+            index: 2,
+            count: 3,
+            age: Duration::from_micros(1234),
+            bytes: &bytes,
+        };
+        let mut b = vec![];
+        p.emit(&mut b);
+        assert_eq!(b.len(), Piece::HEADER + 300);
+        assert_eq!(Piece::parse(&b).unwrap(), p);
+        // Padding after the piece (a packet larger than its piece) is ignored.
+        let mut padded = b.clone();
+        padded.resize(b.len() + 50, 0);
+        assert_eq!(Piece::parse(&padded).unwrap(), p);
+        // Every truncation is an error.
+        for n in 0..b.len() {
+            assert!(Piece::parse(&b[..n]).is_err(), "{n} bytes");
+        }
+        // An index outside its count, a count of 0.
+        for (i, c) in [(3u16, 3u16), (0, 0)] {
+            let mut bad = b.clone();
+            bad[4..6].copy_from_slice(&i.to_be_bytes());
+            bad[6..8].copy_from_slice(&c.to_be_bytes());
+            assert!(Piece::parse(&bad).is_err(), "{i} of {c}");
+        }
+        // All zeros (a packet with no piece) is not a piece.
+        assert!(Piece::parse(&[0; 40]).is_err());
+    }
+
+    /// A video packet's wire size counts its piece and the overhead, and a full one is within a
+    /// 1500-byte MTU.
+    #[test]
+    fn the_wire_overhead_fits_the_mtu() {
+        assert_eq!(WIRE_OVERHEAD, 122);
+        assert!(1200 + WIRE_OVERHEAD <= 1500);
+    }
+
+    proptest! {
+        /// Any payloads, in any packets: the receiving half counts what is not a piece and
+        /// never panics.
+        #[test]
+        fn hostile_payloads_are_counted_never_a_panic(
+            payloads in proptest::collection::vec(
+                proptest::collection::vec(any::<u8>(), 0..80), 0..40),
+            seeds in proptest::collection::vec(any::<u64>(), 40),
+        ) {
+            let h = AlfalfaConfig::default().build(SchemeContext::new()).unwrap();
+            let mut rx = h.receiver;
+            for (i, p) in payloads.iter().enumerate() {
+                let header = DataHeader {
+                    seq: i as u64,
+                    send_time: Instant::from_nanos(seeds[i] % 1_000_000_000),
+                    content: Content::Video { frame: 1, last: false, key: false },
+                    ..Default::default()
+                };
+                rx.put_payload(header.seq, p);
+                Receiver::on_packet_received(
+                    &mut *rx,
+                    Instant::from_millis(i as u64),
+                    &header,
+                    &ControlFields::default(),
+                );
+                let _ = Receiver::poll_feedback(&mut *rx, Instant::from_millis(i as u64));
+            }
+            let bad = payloads.iter().filter(|p| Piece::parse(p).is_err()).count();
+            prop_assert_eq!(rx.log().bad_pieces(), bad as u64);
+        }
+    }
 
     #[test]
     fn feedback_round_trips_both_kinds() {
