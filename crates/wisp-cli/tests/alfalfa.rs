@@ -72,7 +72,7 @@ fn video_bad_input_is_refused() {
         ("alfalfa", cut_s, "truncated"),
         ("cubic", "media/bigbuckbunny-qcif-3s.y4m", "alfalfa"),
     ] {
-        let args = [
+        let o = wisp(&[
             "send",
             "--scheme",
             scheme,
@@ -80,8 +80,11 @@ fn video_bad_input_is_refused() {
             "127.0.0.1:9",
             "--video",
             clip,
-        ];
-        assert_bad_input(&args, needle);
+        ]);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{scheme}: {err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(err.contains(needle) && !err.contains("panicked"), "{err}");
     }
 }
 
@@ -128,8 +131,9 @@ fn send_and_recv_write_video_csv_over_loopback() {
         Some("state,source,capture_ms,display_ms,bytes,ssim_db,base,intra,missing_base")
     );
     let rows: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
-    // 2 s at 25 pictures/s; over loopback nearly all shown, each after its capture.
-    assert!(rows.len() >= 40 && rows.len() <= 50, "{}", rows.len());
+    // 2 s at 25 pictures/s (a few skipped while Sprout's window opens), each shown after its
+    // capture.
+    assert!(rows.len() >= 25 && rows.len() <= 50, "{}", rows.len());
     for r in &rows {
         let capture: f64 = r[2].parse().unwrap();
         let display: f64 = r[3].parse().unwrap();
