@@ -10,6 +10,7 @@ use wisp_core::packet::{Content, DataHeader};
 use wisp_core::scheme::SchemeContext;
 use wisp_core::scheme::alfalfa::{AlfalfaConfig, ControlFields, Piece};
 use wisp_core::scheme::registry::Scheme;
+use wisp_core::tables::Tables;
 use wisp_core::video::model::ModelDecoder;
 use wisp_core::video::sync::{SlotReport, SyncReceiver};
 use wisp_core::video::{StateDecoder, StateId};
@@ -38,7 +39,13 @@ fuzz_target!(|data: &[u8]| {
     if let Ok(p) = Piece::parse(data) {
         assert!(p.bytes.len() + Piece::HEADER <= data.len());
     }
-    let Ok(h) = AlfalfaConfig::default().build(SchemeContext::new()) else {
+    // Sprout's forecast table is made once and shared by every input's receiver.
+    static TABLES: std::sync::OnceLock<Tables> = std::sync::OnceLock::new();
+    let ctx = SchemeContext {
+        tables: TABLES.get_or_init(Tables::new).clone(),
+        ..SchemeContext::new()
+    };
+    let Ok(h) = AlfalfaConfig::default().build(ctx) else {
         return;
     };
     let mut rx = h.receiver;

@@ -930,7 +930,13 @@ mod tests {
                 proptest::collection::vec(any::<u8>(), 0..80), 0..40),
             seeds in proptest::collection::vec(any::<u64>(), 40),
         ) {
-            let h = AlfalfaConfig::default().build(SchemeContext::new()).unwrap();
+            // Sprout's forecast table, made once for every case.
+            static TABLES: std::sync::OnceLock<crate::tables::Tables> = std::sync::OnceLock::new();
+            let ctx = SchemeContext {
+                tables: TABLES.get_or_init(crate::tables::Tables::new).clone(),
+                ..SchemeContext::new()
+            };
+            let h = AlfalfaConfig::default().build(ctx).unwrap();
             let mut rx = h.receiver;
             for (i, p) in payloads.iter().enumerate() {
                 let header = DataHeader {
