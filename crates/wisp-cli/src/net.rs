@@ -57,6 +57,12 @@ pub struct SendArgs {
     #[arg(long, value_name = "N")]
     pub seed: Option<u64>,
 
+    /// The clip to send with `alfalfa` (or `sprout`, `gcc`, `cbr`: the same video layer with a
+    /// conventional codec), as `wisp run --video`: its frame rate is the capture rate, sizes and
+    /// quality come from the model codec; each packet carries its piece of the diff.
+    #[arg(long, value_name = "CLIP")]
+    pub video: Option<PathBuf>,
+
     /// Print one JSON summary on stdout at the end.
     #[arg(long)]
     pub json: bool,
@@ -133,6 +139,11 @@ pub struct RecvArgs {
     )]
     pub pingpair_mac_mbps: f64,
 
+    /// Write video.csv into DIR (an `alfalfa` flow: the frames decoded, columns as `wisp run
+    /// --video`'s, times in ms after the first frame's capture).
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+
     /// Print one JSON summary on stdout at the end.
     #[arg(long)]
     pub json: bool,
@@ -173,12 +184,8 @@ fn resolve(what: &str, s: &str) -> Result<SocketAddr, CliError> {
 pub fn send(a: SendArgs) -> Result<(), CliError> {
     let mut scheme = a.scheme.clone();
     apply_params(&mut scheme, a.rate_kbps.as_deref(), &a.params)?;
-    if matches!(scheme, SchemeConfig::Alfalfa(_)) {
-        // Its diffs travel out of band between the halves (docs/alfalfa.md).
-        return Err(CliError::Input(
-            "scheme `alfalfa` runs in the simulator only (wisp run), not over real sockets yet"
-                .into(),
-        ));
+    if let Some(clip) = &a.video {
+        crate::run::attach_video(&mut scheme, clip, 1)?;
     }
     let to = resolve("--to", &a.to)?;
     let mut o = SendOptions::new(scheme, to);
@@ -217,12 +224,6 @@ pub fn send(a: SendArgs) -> Result<(), CliError> {
 }
 
 pub fn recv(a: RecvArgs) -> Result<(), CliError> {
-    if matches!(a.scheme, Some(SchemeConfig::Alfalfa(_))) {
-        return Err(CliError::Input(
-            "scheme `alfalfa` runs in the simulator only (wisp run), not over real sockets yet"
-                .into(),
-        ));
-    }
     let listen = resolve("--listen", &a.listen)?;
     if let Some(ext_id) = a.twcc {
         return recv_twcc(&a, listen, ext_id);
@@ -301,6 +302,36 @@ pub fn recv(a: RecvArgs) -> Result<(), CliError> {
             String::new()
         }
     );
+    if let Some(log) = &report.video {
+        let v = wisp_sim::reproduce::alfalfa::VideoRun::from_log("alfalfa", log);
+        eprintln!(
+            "wisp recv: video: {} of {} pictures shown, mean SSIM {:.2} dB, frame delay p50 {:.1} ms p95 {:.1} ms; {} refused for a missing base, {} bad pieces",
+            v.shown,
+            v.captured,
+            v.ssim_mean_db,
+            v.delay_p50_ms,
+            v.delay_p95_ms,
+            v.missing_base,
+            log.bad_pieces()
+        );
+    }
+    if let Some(dir) = &a.out {
+        let Some(log) = &report.video else {
+            return Err(CliError::Input(format!(
+                "--out: the flow (`{}`) carried no video (video.csv is written for alfalfa and its variants)",
+                report.scheme
+            )));
+        };
+        let origin = log
+            .frames()
+            .iter()
+            .map(|f| f.capture)
+            .min()
+            .unwrap_or(Instant::ZERO);
+        let mut files = output::OutputDir::default();
+        files.add("video.csv", crate::run::video_csv(log, origin)?);
+        files.commit(dir)?;
+    }
     if a.json {
         output::print_json(&report)?;
     }

@@ -119,7 +119,7 @@ pub fn apply_params(
 /// Reads `clip` for `--video`, turns the scheme into its video variant (`alfalfa` as it is;
 /// `sprout`, `gcc`, `cbr` drive the same video layer with a conventional codec) and gives it a
 /// log of its frames.
-fn attach_video(
+pub(crate) fn attach_video(
     scheme: &mut SchemeConfig,
     clip: &std::path::Path,
     flows: u16,
@@ -152,8 +152,11 @@ fn attach_video(
     Ok(log)
 }
 
-/// video.csv: one row per coded frame.
-fn video_csv(log: &wisp_core::scheme::alfalfa::VideoLog) -> Result<Vec<u8>, CliError> {
+/// video.csv: one row per coded frame, times in ms after `origin`.
+pub(crate) fn video_csv(
+    log: &wisp_core::scheme::alfalfa::VideoLog,
+    origin: wisp_core::Instant,
+) -> Result<Vec<u8>, CliError> {
     let err = |e: csv::Error| CliError::Io(format!("cannot write video.csv: {e}"));
     let mut w = csv::Writer::from_writer(vec![]);
     w.write_record([
@@ -172,9 +175,10 @@ fn video_csv(log: &wisp_core::scheme::alfalfa::VideoLog) -> Result<Vec<u8>, CliE
         w.write_record([
             f.state.0.to_string(),
             f.source.to_string(),
-            format!("{:.3}", f.capture.as_millis_f64()),
-            f.display
-                .map_or(String::new(), |d| format!("{:.3}", d.as_millis_f64())),
+            format!("{:.3}", (f.capture - origin).as_millis_f64()),
+            f.display.map_or(String::new(), |d| {
+                format!("{:.3}", (d - origin).as_millis_f64())
+            }),
             f.bytes.to_string(),
             format!("{:.3}", f.ssim_db),
             f.base.0.to_string(),
@@ -249,7 +253,7 @@ pub fn run(a: RunArgs) -> Result<(), CliError> {
     if let Some(dir) = &a.out {
         let mut files = write_run_files(&result, &result.report)?;
         if let Some(log) = &video {
-            files.add("video.csv", video_csv(log)?);
+            files.add("video.csv", video_csv(log, wisp_core::Instant::ZERO)?);
         }
         files.commit(dir)?;
     }

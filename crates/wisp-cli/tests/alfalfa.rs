@@ -67,14 +67,78 @@ fn video_bad_input_is_refused() {
     args[2] = "cubic";
     args.extend(["--video", "media/bigbuckbunny-qcif-3s.y4m"]);
     assert_bad_input(&args, "alfalfa");
-    // Not over real sockets yet: refused before any socket opens.
-    for args in [
-        vec!["send", "--scheme", "alfalfa", "--to", "127.0.0.1:9"],
-        vec!["recv", "--scheme", "alfalfa", "--listen", "127.0.0.1:0"],
+    // `wisp send --video`: the same checks, before any socket opens.
+    for (scheme, clip, needle) in [
+        ("alfalfa", cut_s, "truncated"),
+        ("cubic", "media/bigbuckbunny-qcif-3s.y4m", "alfalfa"),
     ] {
-        let o = wisp(&args);
-        assert_eq!(o.status.code(), Some(2), "{args:?}");
-        assert!(String::from_utf8_lossy(&o.stderr).contains("simulator only"));
+        let o = wisp(&[
+            "send",
+            "--scheme",
+            scheme,
+            "--to",
+            "127.0.0.1:9",
+            "--video",
+            clip,
+        ]);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{scheme}: {err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(err.contains(needle) && !err.contains("panicked"), "{err}");
+    }
+}
+
+/// `wisp send --scheme alfalfa --video CLIP` / `wisp recv --out DIR` over loopback: the
+/// receiver decodes the diffs the packets carry and writes video.csv with `wisp run`'s columns.
+#[test]
+fn send_and_recv_write_video_csv_over_loopback() {
+    let _real_time = common::real_time();
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("recv");
+    let port = common::free_port().to_string();
+    let listen = format!("127.0.0.1:{port}");
+    let recv = common::wisp_command()
+        .args(["recv", "--listen", &listen, "--duration-s", "5", "--out"])
+        .arg(&out)
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let sent = wisp(&[
+        "send",
+        "--scheme",
+        "alfalfa",
+        "--to",
+        &listen,
+        "--duration-s",
+        "2",
+        "--video",
+        "media/bigbuckbunny-qcif-3s.y4m",
+    ]);
+    assert!(
+        sent.status.success(),
+        "{}",
+        String::from_utf8_lossy(&sent.stderr)
+    );
+    let got = recv.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&got.stderr);
+    assert!(got.status.success(), "{err}");
+    assert!(err.contains("0 bad pieces"), "{err}");
+    let csv = std::fs::read_to_string(out.join("video.csv")).unwrap();
+    let mut lines = csv.lines();
+    assert_eq!(
+        lines.next(),
+        Some("state,source,capture_ms,display_ms,bytes,ssim_db,base,intra,missing_base")
+    );
+    let rows: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
+    // 2 s at 25 pictures/s (a few skipped while Sprout's window opens), each shown after its
+    // capture.
+    assert!(rows.len() >= 25 && rows.len() <= 50, "{}", rows.len());
+    for r in &rows {
+        let capture: f64 = r[2].parse().unwrap();
+        let display: f64 = r[3].parse().unwrap();
+        assert!(display >= capture && display - capture < 100.0, "{r:?}");
+        assert!(r[5].parse::<f64>().unwrap() > 0.0, "{r:?}");
     }
 }
 

@@ -55,6 +55,11 @@ impl<S: WireSender> FlowSender<S> {
         &self.sender
     }
 
+    /// The sender half (e.g. for the transport to take a packet's payload from it).
+    pub fn sender_mut(&mut self) -> &mut S {
+        &mut self.sender
+    }
+
     /// The traffic source (e.g. to request a key frame from a media source).
     pub fn source_mut(&mut self) -> &mut Source {
         &mut self.source

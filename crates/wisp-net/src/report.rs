@@ -90,6 +90,9 @@ pub struct ReceiverReport {
     /// Ping-Pair alongside the flow (`wisp recv --pingpair-target`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pingpair: Option<PingPairStats>,
+    /// The frames an `alfalfa` receiver decoded (for `wisp recv --out`'s video.csv).
+    #[serde(skip)]
+    pub video: Option<wisp_core::scheme::alfalfa::VideoLog>,
 }
 
 /// What `wisp recv --pingpair-target` measured (CoNEXT'17 §5.3, §6).

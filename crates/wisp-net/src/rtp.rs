@@ -3,7 +3,8 @@
 //! A [`DataHeader`] becomes one RTP packet of exactly `header.size − 28` bytes of UDP payload
 //! (the size is IP bytes, as in the simulator), so a 1500-byte packet fills one Mahimahi
 //! delivery opportunity. Payload type 96 (dynamic), a 90 kHz media clock for the RTP timestamp,
-//! the marker bit on the last packet of a video frame. The payload is zeros.
+//! the marker bit on the last packet of a video frame. The payload is zeros, or the scheme's
+//! payload (e.g. `alfalfa`'s piece of a diff) followed by zeros ([`encode_with_payload`]).
 //!
 //! Header extension elements (ids fixed here; a session description would negotiate them with
 //! `a=extmap`):
@@ -88,6 +89,8 @@ pub struct DataPacket {
     pub header: DataHeader,
     /// Bytes on the wire (UDP payload + IP/UDP headers).
     pub wire_size: DataSize,
+    /// Where the RTP payload starts in the decoded datagram (it runs to the end).
+    pub payload_at: usize,
 }
 
 /// abs-send-time: seconds in 6.18 fixed point, the low 24 bits.
@@ -151,6 +154,18 @@ fn u64_at(b: &[u8], i: usize) -> u64 {
 /// Encodes `h` as an RTP packet of SSRC `ssrc` into `out` (cleared first). The packet is
 /// `h.size − 28` bytes long, or the bare headers if `h.size` is smaller than them.
 pub fn encode(h: &DataHeader, ssrc: u32, out: &mut Vec<u8>) -> Result<(), EncodeError> {
+    encode_with_payload(h, ssrc, &[], out)
+}
+
+/// [`encode`] with `payload` as the first bytes of the RTP payload (zeros after it up to the
+/// declared size). A payload that does not fit the declared size with the headers is an error:
+/// the declared size is the wire size.
+pub fn encode_with_payload(
+    h: &DataHeader,
+    ssrc: u32,
+    payload: &[u8],
+    out: &mut Vec<u8>,
+) -> Result<(), EncodeError> {
     let size = u32::try_from(h.size.bytes())
         .map_err(|_| EncodeError::Unrepresentable("packet size above 4 GB"))?;
     let mut header = rtp::header::Header {
@@ -189,9 +204,22 @@ pub fn encode(h: &DataHeader, ssrc: u32, out: &mut Vec<u8>) -> Result<(), Encode
     let head = header.marshal_size();
     let want = (size as usize).saturating_sub(IP_UDP_OVERHEAD.bytes() as usize);
     let payload_len = want.saturating_sub(head).min(ZEROS.len());
+    if payload.len() > payload_len {
+        return Err(EncodeError::Unrepresentable(
+            "payload larger than the declared packet size allows",
+        ));
+    }
+    let body = if payload.is_empty() {
+        Bytes::from_static(&ZEROS[..payload_len])
+    } else {
+        let mut b = Vec::with_capacity(payload_len);
+        b.extend_from_slice(payload);
+        b.resize(payload_len, 0);
+        Bytes::from(b)
+    };
     let packet = rtp::packet::Packet {
         header,
-        payload: Bytes::from_static(&ZEROS[..payload_len]),
+        payload: body,
     };
     out.clear();
     out.resize(packet.marshal_size(), 0);
@@ -277,6 +305,7 @@ pub fn decode(buf: &[u8]) -> Result<DataPacket, RtpError> {
             fields,
         },
         wire_size: DataSize::from_bytes(wire),
+        payload_at: buf.len() - payload_len,
     })
 }
 
@@ -299,6 +328,46 @@ mod tests {
             content: Content::Bulk,
             fields: SchemeFields::EMPTY,
         }
+    }
+
+    /// `alfalfa`'s largest video packet (a 1200-byte piece of a diff, 16 bytes of Sprout's
+    /// fields) is exactly its declared size on the wire: the payload fits the overhead the
+    /// scheme counts, and comes back as sent. One byte more does not fit: an error.
+    #[test]
+    fn a_payload_travels_within_the_declared_size() {
+        use wisp_core::scheme::alfalfa::{Piece, WIRE_OVERHEAD};
+        let diff: Vec<u8> = (0..1200u32).map(|i| (i * 7) as u8).collect();
+        let mut payload = vec![];
+        Piece {
+            state: wisp_core::video::StateId(9),
+            index: 1,
+            count: 2,
+            age: wisp_core::Duration::from_micros(40),
+            bytes: &diff,
+        }
+        .emit(&mut payload);
+        let h = DataHeader {
+            size: DataSize::from_bytes(1200 + WIRE_OVERHEAD),
+            content: Content::Video {
+                frame: u32::MAX,
+                last: true,
+                key: false,
+            },
+            fields: fields16(3),
+            ..sample()
+        };
+        let mut out = vec![];
+        encode_with_payload(&h, 5, &payload, &mut out).unwrap();
+        assert_eq!(out.len() as u64 + 28, h.size.bytes());
+        let p = decode(&out).unwrap();
+        assert_eq!(p.header, h);
+        assert_eq!(Piece::parse(&out[p.payload_at..]).unwrap().bytes, &diff[..]);
+        payload.push(0);
+        assert!(encode_with_payload(&h, 5, &payload, &mut out).is_err());
+        // Without a payload the packet is zeros after the headers, as before.
+        encode(&h, 5, &mut out).unwrap();
+        let p = decode(&out).unwrap();
+        assert!(out[p.payload_at..].iter().all(|&b| b == 0));
     }
 
     /// A scheme's 16-byte fields (the most an element carries), opaque here.

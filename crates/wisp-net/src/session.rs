@@ -15,6 +15,12 @@
 //! The loop is the one of [`wisp_core::flow`]: send what the flow releases now, then sleep until
 //! the flow's next wake-up or until feedback arrives. Nothing is spawned; one thread per side.
 //!
+//! Packets carry zeros after the RTP header, except a scheme's own payload: `alfalfa`'s video
+//! packets carry their piece of the diff, which the sender takes from the sending half by
+//! sequence number ([`AlfalfaSender::take_payload`](wisp_core::scheme::alfalfa::AlfalfaSender::take_payload))
+//! and the receiver hands to the receiving half before the packet; the report then holds the
+//! frames it decoded ([`ReceiverReport::video`](crate::report::ReceiverReport::video)).
+//!
 //! Any datagram that is not a valid packet of the session (malformed, truncated, wrong version,
 //! hostile lengths, another SSRC or another address) is counted and dropped; it never panics.
 //!
@@ -39,7 +45,7 @@ use std::net::{SocketAddr, UdpSocket};
 use std::sync::atomic::{AtomicBool, Ordering};
 use wisp_core::controller::{WireReceiver, WireSender};
 use wisp_core::flow::FlowSender;
-use wisp_core::packet::{DEFAULT_MTU, DataHeader, IP_UDP_OVERHEAD};
+use wisp_core::packet::{Content, DEFAULT_MTU, DataHeader, IP_UDP_OVERHEAD};
 use wisp_core::scheme::{AnyReceiver, AnySender, BuildError, SchemeConfig, SchemeContext};
 use wisp_core::tables::Tables;
 use wisp_core::{DataSize, Duration, Instant};
@@ -298,7 +304,13 @@ pub fn send(
         // Data: everything the flow releases now.
         let mut sent_now = false;
         while let Some(h) = flow.poll_transmit(now) {
-            rtp::encode(&h, ssrc, &mut buf).map_err(|e| NetError::Input(e.to_string()))?;
+            // A scheme with a payload of its own (`alfalfa`'s pieces of diffs) puts it first.
+            let payload = match flow.sender_mut() {
+                AnySender::Alfalfa(a) => a.take_payload(h.seq),
+                _ => None,
+            };
+            rtp::encode_with_payload(&h, ssrc, payload.as_deref().unwrap_or(&[]), &mut buf)
+                .map_err(|e| NetError::Input(e.to_string()))?;
             match sock.send(&buf) {
                 Ok(_) => {}
                 Err(e)
@@ -564,8 +576,9 @@ impl RecvStats {
 struct Receiving {
     receiver: Option<AnyReceiver>,
     scheme: Option<String>,
-    /// Packets that arrived before the scheme was known (replayed when it is).
-    pending: Vec<(Instant, DataHeader)>,
+    /// Packets that arrived before the scheme was known (replayed when it is), with their
+    /// payload when it is not all zeros.
+    pending: Vec<(Instant, DataHeader, Option<Vec<u8>>)>,
     ssrc: u32,
     media_ssrc: Option<u32>,
     peer: Option<SocketAddr>,
@@ -709,12 +722,26 @@ impl Receiving {
         if !self.stats.on_packet(&p.header, now) {
             return;
         }
+        let payload = buf.get(p.payload_at..).unwrap_or_default();
         match &mut self.receiver {
             // Fields the scheme cannot decode make the packet malformed.
-            Some(r) => self.malformed += u64::from(r.on_packet_received(now, &p.header).is_err()),
-            None if self.pending.len() < MAX_PENDING => self.pending.push((now, p.header)),
+            Some(r) => {
+                deliver_payload(r, &p.header, payload);
+                self.malformed += u64::from(r.on_packet_received(now, &p.header).is_err());
+            }
+            None if self.pending.len() < MAX_PENDING => {
+                let kept = payload.iter().any(|&b| b != 0).then(|| payload.to_vec());
+                self.pending.push((now, p.header, kept));
+            }
             None => {}
         }
+    }
+}
+
+/// Hands a scheme that reads its video packets' payloads (`alfalfa`) the one that arrived.
+fn deliver_payload(r: &mut AnyReceiver, h: &DataHeader, payload: &[u8]) {
+    if let (AnyReceiver::Alfalfa(a), Content::Video { .. }) = (r, h.content) {
+        a.put_payload(h.seq, payload);
     }
 }
 
@@ -793,7 +820,8 @@ pub fn recv(
         r.floor = now;
         // Packets that came before the scheme was known.
         if let Some(rcv) = &mut r.receiver {
-            for (t, h) in r.pending.drain(..) {
+            for (t, h, payload) in r.pending.drain(..) {
+                deliver_payload(rcv, &h, payload.as_deref().unwrap_or_default());
                 if rcv.on_packet_received(t, &h).is_err() {
                     r.malformed += 1;
                 }
@@ -1079,6 +1107,10 @@ fn summary(
         trace: opts.link.as_ref().map(|k| k.link.name()),
         flows: vec![m],
         pingpair: None,
+        video: match &r.receiver {
+            Some(AnyReceiver::Alfalfa(a)) => Some(a.log().clone()),
+            _ => None,
+        },
     }
 }
 
@@ -1153,6 +1185,61 @@ mod tests {
         assert_eq!(s.loss_rate, Some(0.0));
         assert_eq!(g.malformed_packets, 0);
         assert!(!lines.is_empty());
+    }
+
+    /// `alfalfa` over loopback: the diffs travel in the packets, and the receiver decodes what
+    /// the sender coded: every frame it shows is one the sender logged, with the same state,
+    /// picture, bytes, SSIM and base, and the capture instant the piece's age gives.
+    #[test]
+    fn alfalfa_diffs_travel_in_the_packets() {
+        use wisp_core::scheme::alfalfa::{AlfalfaConfig, VideoLog};
+        let stop = Arc::new(AtomicBool::new(false));
+        let port = UdpSocket::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let mut ropts = RecvOptions::new(SocketAddr::from(([127, 0, 0, 1], port)));
+        ropts.duration = Some(Duration::from_secs(5));
+        let s2 = Arc::clone(&stop);
+        let rx = std::thread::spawn(move || recv(&ropts, &s2, &mut |_| {}).unwrap());
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        let sent_log = VideoLog::default();
+        let config = AlfalfaConfig {
+            log: Some(sent_log.clone()),
+            ..AlfalfaConfig::default()
+        };
+        let mut sopts = SendOptions::new(
+            SchemeConfig::Alfalfa(Box::new(config)),
+            SocketAddr::from(([127, 0, 0, 1], port)),
+        );
+        sopts.duration = Duration::from_millis(2000);
+        send(&sopts, &stop, &mut |_| {}).unwrap();
+        let got = rx.join().unwrap();
+        assert_eq!(got.scheme, "alfalfa");
+        let log = got.video.expect("an alfalfa receiver has a video log");
+        let (sent, shown) = (sent_log.frames(), log.frames());
+        assert!(sent.len() >= 20, "{} frames coded in 2 s", sent.len());
+        assert!(
+            shown.len() * 10 >= sent.len() * 9,
+            "{} of {}",
+            shown.len(),
+            sent.len()
+        );
+        assert_eq!(log.bad_pieces(), 0);
+        for f in &shown {
+            let s = sent
+                .iter()
+                .find(|s| s.state == f.state)
+                .unwrap_or_else(|| panic!("{f:?} was never sent"));
+            assert_eq!(
+                (f.source, f.bytes, f.ssim_db, f.base),
+                (s.source, s.bytes, s.ssim_db, s.base)
+            );
+            let d = f.capture.as_nanos().abs_diff(s.capture.as_nanos());
+            assert!(d < 1000, "capture {:?} vs {:?}", f.capture, s.capture);
+            assert!(f.display.is_some_and(|t| t >= f.capture));
+        }
     }
 
     #[test]

@@ -1,8 +1,16 @@
 //! Alfalfa's wire formats on arbitrary bytes: a diff (header and model payload) applied to a
-//! decoder, a receiver's report, and packets of diffs reassembled by the state-sync receiver:
-//! an error or a result, never a panic; a refused diff leaves the decoder as it was.
+//! decoder, a receiver's report, packets of diffs reassembled by the state-sync receiver, and
+//! packet payloads (`Piece`s) handed to `alfalfa`'s receiving half as the real path does: an
+//! error or a result, never a panic; a refused diff leaves the decoder as it was; a payload that
+//! is not a piece is counted.
 #![no_main]
 use libfuzzer_sys::fuzz_target;
+use wisp_core::controller::Receiver;
+use wisp_core::packet::{Content, DataHeader};
+use wisp_core::scheme::SchemeContext;
+use wisp_core::scheme::alfalfa::{AlfalfaConfig, ControlFields, Piece};
+use wisp_core::scheme::registry::Scheme;
+use wisp_core::tables::Tables;
 use wisp_core::video::model::ModelDecoder;
 use wisp_core::video::sync::{SlotReport, SyncReceiver};
 use wisp_core::video::{StateDecoder, StateId};
@@ -27,4 +35,39 @@ fuzz_target!(|data: &[u8]| {
         rest = &rest[n..];
     }
     let _ = rx.report();
+    // Payloads: a 1-byte length then that many bytes, each one packet's payload.
+    if let Ok(p) = Piece::parse(data) {
+        assert!(p.bytes.len() + Piece::HEADER <= data.len());
+    }
+    // Sprout's forecast table is made once and shared by every input's receiver.
+    static TABLES: std::sync::OnceLock<Tables> = std::sync::OnceLock::new();
+    let ctx = SchemeContext {
+        tables: TABLES.get_or_init(Tables::new).clone(),
+        ..SchemeContext::new()
+    };
+    let Ok(h) = AlfalfaConfig::default().build(ctx) else {
+        return;
+    };
+    let mut rx = h.receiver;
+    let (mut rest, mut seq, mut bad) = (data, 0u64, 0u64);
+    while let Some((&n, tail)) = rest.split_first() {
+        let n = usize::from(n).min(tail.len());
+        let payload = &tail[..n];
+        bad += u64::from(Piece::parse(payload).is_err());
+        let header = DataHeader {
+            seq,
+            content: Content::Video { frame: 0, last: false, key: false },
+            ..Default::default()
+        };
+        rx.put_payload(seq, payload);
+        Receiver::on_packet_received(
+            &mut *rx,
+            wisp_core::Instant::from_millis(seq),
+            &header,
+            &ControlFields::default(),
+        );
+        seq += 1;
+        rest = &tail[n..];
+    }
+    assert_eq!(rx.log().bad_pieces(), bad);
 });

@@ -25,11 +25,22 @@
 //! under Sprout (a conventional sender would pace them at 2.5× the target; frames here are one
 //! to three packets).
 //!
+//! **The diff's bytes are each packet's payload** ([`Piece`]: the state, the piece's index and
+//! count, the picture's age when the packet left, the length, then the piece of the diff). The
+//! controller contract carries headers, not payloads, so the payload goes from the sending half
+//! to the transport by packet sequence number: over real sockets (`wisp send`/`wisp recv`) the
+//! transport takes it ([`AlfalfaSender::take_payload`]), puts it after the RTP header, and hands
+//! the receiving half the bytes that arrived ([`AlfalfaReceiver::put_payload`]); in the
+//! simulator, whose packets are headers, the two halves share the map (the packet's payload,
+//! keyed by its sequence number: a lost packet's is never read). Either way the receiver parses
+//! the same bytes: a corrupt or truncated piece is a counted error ([`VideoLog::bad_pieces`]).
+//! Each packet's size counts the payload and [`WIRE_OVERHEAD`] (IP/UDP, the RTP header with
+//! wisp's extensions, the piece header), so a packet in the simulator is as large as on the wire.
+//! The receiving half logs what it decoded: over real sockets, where the sender's log is in
+//! another process, it adds the frames it received (capture instant from the piece's age, bytes,
+//! SSIM from the decoded quantiser, base from the diff header).
+//!
 //! Deviations (beyond those of `sprout` and `video`):
-//! - **Simulation only.** The diffs' bytes travel out of band: the two halves share a store
-//!   keyed by packet sequence number (the packets carry their sizes, the store their contents),
-//!   since Sprout's header fields fill the 16 bytes a scheme has. Over real sockets the diff
-//!   would be the RTP payload (not built yet).
 //! - No audio (the paper's opaque 20-Hz audio packets are not sent).
 //! - Sprout's parameters are its defaults; `fps`, `anchor-timeout-ms` and `frame-share` (the
 //!   share of the window one frame may take; 1, all of it, as §4 reads) are this scheme's.
@@ -48,14 +59,13 @@ use crate::packet::{Content, DataHeader, HeaderFields, SchemeFields};
 use crate::source::{MediaConfig, Source};
 use crate::time::{Duration, Instant};
 use crate::units::{Bitrate, DataSize};
-use crate::video::DecodeError;
-use crate::video::StateId;
-use crate::video::model::{ModelCodec, ModelDecoder};
+use crate::video::model::{ModelCodec, ModelDecoder, RateQuality};
 use crate::video::sync::{
     BasePolicy, Delivery, SlotReport, SyncConfig, SyncReceiver, SyncSender, VideoPacket,
 };
-use crate::wire::{Feedback, Message, WireError};
-use std::collections::{HashMap, VecDeque};
+use crate::video::{DecodeError, DiffHeader, StateId};
+use crate::wire::{Feedback, Message, Reader, WireError, Writer};
+use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
 
 /// One coded frame as the run saw it.
@@ -90,6 +100,7 @@ struct VideoLogInner {
     captured: u64,
     skipped_closed: u64,
     missing_base: u64,
+    bad_pieces: u64,
 }
 
 impl VideoLog {
@@ -113,6 +124,11 @@ impl VideoLog {
     pub fn missing_base(&self) -> u64 {
         self.0.lock().map(|l| l.missing_base).unwrap_or_default()
     }
+
+    /// Packets whose payload was not a well-formed piece (truncated, corrupt): dropped.
+    pub fn bad_pieces(&self) -> u64 {
+        self.0.lock().map(|l| l.bad_pieces).unwrap_or_default()
+    }
 }
 
 impl PartialEq for VideoLog {
@@ -122,8 +138,69 @@ impl PartialEq for VideoLog {
     }
 }
 
-/// The out-of-band store: each video packet's piece of its diff, by packet sequence number.
-type Store = Arc<Mutex<HashMap<u64, (VideoPacket, Vec<u8>)>>>;
+/// Each video packet's payload (a [`Piece`]), by packet sequence number, until the transport
+/// (or, in the simulator, the receiving half) takes it.
+type Store = Arc<Mutex<HashMap<u64, Vec<u8>>>>;
+
+/// Bytes of a video packet on the wire besides its piece of the diff: IP/UDP (28), the RTP
+/// header with wisp's extensions at their largest (80: 12 fixed, 4 of extension header, 61 of
+/// elements with 16 bytes of scheme fields, padded to 64; `wisp_net::rtp`) and the piece header
+/// ([`Piece::HEADER`]).
+pub const WIRE_OVERHEAD: u64 = 28 + 80 + Piece::HEADER as u64;
+
+// A full piece (1200 bytes, the most `build` gives a packet) fits a 1500-byte MTU.
+const _: () = assert!(1200 + WIRE_OVERHEAD <= 1500);
+
+/// One packet's share of a diff, as the packet's payload.
+///
+/// `state: u32`, `index: u16`, `count: u16` (piece `index` of `count` of the diff of `state`),
+/// `age_us: u32` (how long before the packet left its picture was captured, µs), `len: u16`,
+/// then `len` bytes of the diff; anything after them is padding. Big-endian.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Piece<'a> {
+    pub state: StateId,
+    pub index: u16,
+    pub count: u16,
+    pub age: Duration,
+    pub bytes: &'a [u8],
+}
+
+impl<'a> Piece<'a> {
+    /// Bytes ahead of the piece.
+    pub const HEADER: usize = 14;
+
+    pub fn emit(&self, out: &mut Vec<u8>) {
+        out.put_u32(self.state.0);
+        out.put_u16(self.index);
+        out.put_u16(self.count);
+        out.put_u32((self.age.as_nanos() / 1000).min(u64::from(u32::MAX)) as u32);
+        let n = self.bytes.len().min(usize::from(u16::MAX));
+        out.put_u16(n as u16);
+        out.extend_from_slice(&self.bytes[..n]);
+    }
+
+    /// Parses a payload; never panics. A piece shorter than its length, an index outside its
+    /// count or a count of 0 is an error.
+    pub fn parse(buf: &'a [u8]) -> Result<Piece<'a>, WireError> {
+        let mut r = Reader::new(buf);
+        let state = StateId(r.u32()?);
+        let index = r.u16()?;
+        let count = r.u16()?;
+        let age = Duration::from_micros(u64::from(r.u32()?));
+        let len = r.u16()?;
+        if count == 0 || index >= count {
+            return Err(WireError::Invalid("piece index outside its count"));
+        }
+        let bytes = r.bytes(usize::from(len))?;
+        Ok(Piece {
+            state,
+            index,
+            count,
+            age,
+            bytes,
+        })
+    }
+}
 
 /// Who sets each frame's budget.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
@@ -350,16 +427,16 @@ pub struct AlfalfaSender {
     interval: Duration,
     next_frame: Option<Instant>,
     picture: u32,
-    queue: VecDeque<(VideoPacket, Vec<u8>)>,
+    /// Packets to send: the piece, its bytes and its picture's capture instant.
+    queue: VecDeque<(VideoPacket, Vec<u8>, Instant)>,
     queued_bytes: u64,
     frame_share: f64,
-    popped: Option<(VideoPacket, Vec<u8>)>,
+    popped: Option<(VideoPacket, Vec<u8>, Instant)>,
     store: Store,
     log: VideoLog,
 }
 
-/// Header bytes of a video packet on the wire (RTP + IP/UDP).
-const OVERHEAD: u64 = 40;
+const OVERHEAD: u64 = WIRE_OVERHEAD;
 
 impl AlfalfaSender {
     /// The bytes the rate control allows this frame, and whether the newest state sent is
@@ -416,8 +493,21 @@ impl AlfalfaSender {
         for p in f.packets {
             let bytes = f.diff.bytes[p.offset..p.offset + p.len].to_vec();
             self.queued_bytes += p.len as u64 + OVERHEAD;
-            self.queue.push_back((p, bytes));
+            self.queue.push_back((p, bytes, now));
         }
+    }
+}
+
+impl AlfalfaSender {
+    /// The payload of the packet numbered `seq` (its [`Piece`]), for the transport to send;
+    /// `None` for a packet that carries none (the control's own). Taken once.
+    pub fn take_payload(&mut self, seq: u64) -> Option<Vec<u8>> {
+        self.store.lock().ok()?.remove(&seq)
+    }
+
+    /// The frames this half coded.
+    pub fn log(&self) -> &VideoLog {
+        &self.log
     }
 }
 
@@ -431,10 +521,19 @@ impl Sender for AlfalfaSender {
         packet: &DataHeader,
         ctx: &SendContext,
     ) -> ControlFields {
-        if let Some(piece) = self.popped.take()
+        if let Some((p, bytes, capture)) = self.popped.take()
             && let Ok(mut s) = self.store.lock()
         {
-            s.insert(packet.seq, piece);
+            let mut payload = Vec::with_capacity(Piece::HEADER + bytes.len());
+            Piece {
+                state: p.state,
+                index: p.index,
+                count: p.count,
+                age: now.saturating_duration_since(capture),
+                bytes: &bytes,
+            }
+            .emit(&mut payload);
+            s.insert(packet.seq, payload);
         }
         // The flight goes on while video packets are queued.
         let ctx = SendContext {
@@ -470,7 +569,7 @@ impl Sender for AlfalfaSender {
         if let Some(x) = self.control.wire().poll_extra(now) {
             return Some(x);
         }
-        let (p, bytes) = self.queue.pop_front()?;
+        let (p, bytes, capture) = self.queue.pop_front()?;
         let size = p.len as u64 + OVERHEAD;
         self.queued_bytes -= size;
         let content = Content::Video {
@@ -478,7 +577,7 @@ impl Sender for AlfalfaSender {
             last: p.index + 1 == p.count,
             key: false,
         };
-        self.popped = Some((p, bytes));
+        self.popped = Some((p, bytes, capture));
         Some(ExtraPacket {
             size: DataSize::from_bytes(size),
             content,
@@ -522,6 +621,78 @@ pub struct AlfalfaReceiver {
     store: Store,
     log: VideoLog,
     reports: VecDeque<SlotReport>,
+    /// What the receiver knows of each diff being reassembled: its picture's capture instant,
+    /// its bytes so far, and its header (from piece 0).
+    arriving: BTreeMap<StateId, Arriving>,
+    /// The model's table: SSIM of a decoded frame from its quantiser.
+    table: RateQuality,
+    /// A state was shown (so a later diff on state 0 is an intra frame).
+    shown_any: bool,
+}
+
+#[derive(Debug, Default)]
+struct Arriving {
+    capture: Instant,
+    bytes: usize,
+    header: Option<DiffHeader>,
+}
+
+/// Diffs being reassembled that the receiver keeps track of, at most.
+const MAX_ARRIVING: usize = 256;
+
+impl AlfalfaReceiver {
+    /// The payload that arrived in the packet numbered `seq` (call before
+    /// [`Receiver::on_packet_received`] for it).
+    pub fn put_payload(&mut self, seq: u64, payload: &[u8]) {
+        if let Ok(mut s) = self.store.lock() {
+            s.insert(seq, payload.to_vec());
+        }
+    }
+
+    /// The frames this half decoded (and, in the simulator, the sender's).
+    pub fn log(&self) -> &VideoLog {
+        &self.log
+    }
+
+    /// Logs a complete diff: sets its display instant, or (when the sender's log is elsewhere)
+    /// adds its row.
+    fn record(&mut self, state: StateId, display: Option<Instant>, q: Option<u8>) {
+        let info = self.arriving.remove(&state).unwrap_or_default();
+        // Older diffs are abandoned (the receiver takes them in order).
+        self.arriving = self.arriving.split_off(&state);
+        let Ok(mut l) = self.log.0.lock() else {
+            return;
+        };
+        // Frames are logged in state order: a binary search finds the row.
+        let r = match l.frames.binary_search_by_key(&state, |f| f.state) {
+            Ok(r) => r,
+            Err(r) => {
+                let h = info.header;
+                let base = h.map_or(StateId::INITIAL, |h| h.base);
+                let source = h.map_or(0, |h| h.source);
+                l.captured = l.captured.max(u64::from(source) + 1);
+                l.frames.insert(
+                    r,
+                    FrameRecord {
+                        state,
+                        source,
+                        capture: info.capture,
+                        display: None,
+                        bytes: info.bytes,
+                        ssim_db: q.map_or(f64::NAN, |q| self.table.ssim_db(q)),
+                        base,
+                        intra: base == StateId::INITIAL && self.shown_any,
+                        missing_base: false,
+                    },
+                );
+                r
+            }
+        };
+        match display {
+            Some(t) => l.frames[r].display = Some(t),
+            None => l.frames[r].missing_base = true,
+        }
+    }
 }
 
 impl Receiver for AlfalfaReceiver {
@@ -532,7 +703,7 @@ impl Receiver for AlfalfaReceiver {
         // The fields are the control's own bytes, still in `packet.fields`; a packet whose
         // fields the control cannot decode is not delivered to it (as below the scheme).
         let _ = self.control.on_packet_received(now, packet);
-        let Some((p, bytes)) = self
+        let Some(payload) = self
             .store
             .lock()
             .ok()
@@ -540,24 +711,40 @@ impl Receiver for AlfalfaReceiver {
         else {
             return;
         };
-        match self.video.on_packet(p.state, p.index, p.count, &bytes) {
-            Some(Delivery::Shown { state, .. }) => {
-                if let Ok(mut l) = self.log.0.lock() {
-                    // Frames are logged in state order: a binary search finds the row.
-                    if let Ok(r) = l.frames.binary_search_by_key(&state, |f| f.state) {
-                        l.frames[r].display = Some(now);
-                    }
-                }
+        let Ok(piece) = Piece::parse(&payload) else {
+            if let Ok(mut l) = self.log.0.lock() {
+                l.bad_pieces += 1;
+            }
+            return;
+        };
+        if self.arriving.len() < MAX_ARRIVING || self.arriving.contains_key(&piece.state) {
+            let a = self.arriving.entry(piece.state).or_default();
+            a.capture = Instant::from_nanos(
+                packet
+                    .send_time
+                    .as_nanos()
+                    .saturating_sub(piece.age.as_nanos()),
+            );
+            a.bytes += piece.bytes.len();
+            if piece.index == 0 {
+                a.header = DiffHeader::parse(piece.bytes).ok().map(|(h, _)| h);
+            }
+        }
+        match self
+            .video
+            .on_packet(piece.state, piece.index, piece.count, piece.bytes)
+        {
+            Some(Delivery::Shown { state, output, .. }) => {
+                self.record(state, Some(now), Some(output));
+                self.shown_any = true;
                 self.reports.push_back(self.video.report());
             }
             Some(Delivery::Refused { state, error }) => {
-                if matches!(error, DecodeError::MissingBase(_))
-                    && let Ok(mut l) = self.log.0.lock()
-                {
-                    l.missing_base += 1;
-                    if let Ok(r) = l.frames.binary_search_by_key(&state, |f| f.state) {
-                        l.frames[r].missing_base = true;
+                if matches!(error, DecodeError::MissingBase(_)) {
+                    if let Ok(mut l) = self.log.0.lock() {
+                        l.missing_base += 1;
                     }
+                    self.record(state, None, None);
                 }
                 self.reports.push_back(self.video.report());
             }
@@ -587,7 +774,7 @@ impl Scheme for AlfalfaConfig {
     const NAMES: &'static [SchemeInfo] = &[
         SchemeInfo {
             name: "alfalfa",
-            summary: "Alfalfa's explicit-state video on Sprout (model codec; simulator only)",
+            summary: "Alfalfa's explicit-state video on Sprout (model codec)",
         },
         SchemeInfo {
             name: "sprout-conventional",
@@ -676,6 +863,9 @@ impl Scheme for AlfalfaConfig {
             store,
             log,
             reports: VecDeque::new(),
+            arriving: BTreeMap::new(),
+            table: RateQuality::bbb_qcif_vp8(),
+            shown_any: false,
         };
         // No traffic of its own: the frames leave as the sender's extra packets.
         let silent = MediaConfig {
@@ -696,6 +886,78 @@ impl Scheme for AlfalfaConfig {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn pieces_round_trip_and_bad_ones_are_errors() {
+        let bytes: Vec<u8> = (0..300u16).map(|i| i as u8).collect();
+        let p = Piece {
+            state: StateId(77),
+            index: 2,
+            count: 3,
+            age: Duration::from_micros(1234),
+            bytes: &bytes,
+        };
+        let mut b = vec![];
+        p.emit(&mut b);
+        assert_eq!(b.len(), Piece::HEADER + 300);
+        assert_eq!(Piece::parse(&b).unwrap(), p);
+        // Padding after the piece (a packet larger than its piece) is ignored.
+        let mut padded = b.clone();
+        padded.resize(b.len() + 50, 0);
+        assert_eq!(Piece::parse(&padded).unwrap(), p);
+        // Every truncation is an error.
+        for n in 0..b.len() {
+            assert!(Piece::parse(&b[..n]).is_err(), "{n} bytes");
+        }
+        // An index outside its count, a count of 0.
+        for (i, c) in [(3u16, 3u16), (0, 0)] {
+            let mut bad = b.clone();
+            bad[4..6].copy_from_slice(&i.to_be_bytes());
+            bad[6..8].copy_from_slice(&c.to_be_bytes());
+            assert!(Piece::parse(&bad).is_err(), "{i} of {c}");
+        }
+        // All zeros (a packet with no piece) is not a piece.
+        assert!(Piece::parse(&[0; 40]).is_err());
+    }
+
+    proptest! {
+        /// Any payloads, in any packets: the receiving half counts what is not a piece and
+        /// never panics.
+        #[test]
+        fn hostile_payloads_are_counted_never_a_panic(
+            payloads in proptest::collection::vec(
+                proptest::collection::vec(any::<u8>(), 0..80), 0..40),
+            seeds in proptest::collection::vec(any::<u64>(), 40),
+        ) {
+            // Sprout's forecast table, made once for every case.
+            static TABLES: std::sync::OnceLock<crate::tables::Tables> = std::sync::OnceLock::new();
+            let ctx = SchemeContext {
+                tables: TABLES.get_or_init(crate::tables::Tables::new).clone(),
+                ..SchemeContext::new()
+            };
+            let h = AlfalfaConfig::default().build(ctx).unwrap();
+            let mut rx = h.receiver;
+            for (i, p) in payloads.iter().enumerate() {
+                let header = DataHeader {
+                    seq: i as u64,
+                    send_time: Instant::from_nanos(seeds[i] % 1_000_000_000),
+                    content: Content::Video { frame: 1, last: false, key: false },
+                    ..Default::default()
+                };
+                rx.put_payload(header.seq, p);
+                Receiver::on_packet_received(
+                    &mut *rx,
+                    Instant::from_millis(i as u64),
+                    &header,
+                    &ControlFields::default(),
+                );
+                let _ = Receiver::poll_feedback(&mut *rx, Instant::from_millis(i as u64));
+            }
+            let bad = payloads.iter().filter(|p| Piece::parse(p).is_err()).count();
+            prop_assert_eq!(rx.log().bad_pieces(), bad as u64);
+        }
+    }
 
     #[test]
     fn feedback_round_trips_both_kinds() {

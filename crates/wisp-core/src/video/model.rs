@@ -100,6 +100,11 @@ impl RateQuality {
         (last.bytes, last.ssim_db, last.from_black)
     }
 
+    /// The SSIM of a frame coded at `q`, dB (what a decoder reports of a frame it decoded).
+    pub fn ssim_db(&self, q: u8) -> f64 {
+        self.interpolate(q).1
+    }
+
     /// The coarsest quantiser in the table.
     pub fn max_quantiser(&self) -> u8 {
         self.points.last().map_or(0, |p| p.quantiser)

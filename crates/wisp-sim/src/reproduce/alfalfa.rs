@@ -77,7 +77,8 @@ pub struct VideoRun {
 }
 
 impl VideoRun {
-    fn from_log(scheme: &'static str, log: &VideoLog) -> Self {
+    /// The figures of one run's frames (also `wisp recv`'s, from the frames it decoded).
+    pub fn from_log(scheme: &'static str, log: &VideoLog) -> Self {
         let frames = log.frames();
         let shown: Vec<_> = frames.iter().filter(|f| f.display.is_some()).collect();
         let mut delay: Vec<f64> = shown
