@@ -32,9 +32,12 @@
 //! near-zero loss rate would judge single packets).
 //!
 //! Deviations: the AP of Figs. 8 and 9 is 802.11g at 6 Mbit/s (the paper does not name its AP;
-//! at 54 Mbit/s the AP's per-station turns leave the call far more than its 2.5 Mbit/s ceiling
-//! and the downloads hardly touch it, see `scenarios/kwikr-fig8.toml`), Table 2's 802.11b at
-//! 2 Mbit/s (so that the two calls share it); the token bucket of Fig. 9 is a rate step
+//! at 54 Mbit/s the call gets far more than its 2.5 Mbit/s ceiling and the downloads hardly
+//! touch it, see `scenarios/kwikr-fig8.toml`), Table 2's 802.11b at 2 Mbit/s (so that the two
+//! calls share it); the AP's queue per access category is one FIFO over every destination
+//! (`ap-queue=fifo`, from the paper's Fig. 1(d): the call's RTT stays high while it cuts its
+//! rate, so its delay is the cross traffic's queue; the medium's default, per-station turns,
+//! was the earlier setting, both measured in docs/kwikr.md); the token bucket of Fig. 9 is a rate step
 //! on the wire in front of the AP with a 100-ms drop-tail queue; Table 2's pairing always puts
 //! the first-named scheme on `phone-a`; the paper's Fig. 8 ran 20 calls per scheme, Table 2 10
 //! per pairing, as here (`--quick`: 4 and 3).
