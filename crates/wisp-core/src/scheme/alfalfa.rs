@@ -33,6 +33,11 @@
 //! - No audio (the paper's opaque 20-Hz audio packets are not sent).
 //! - Sprout's parameters are its defaults; `fps`, `anchor-timeout-ms` and `frame-share` (the
 //!   share of the window one frame may take; 1, all of it, as §4 reads) are this scheme's.
+//! - `alfalfa`'s base rule is `base=loss-aware` with `parity=auto` (see
+//!   [`crate::video::sync`]): §4's rule unless the chain to the newest sent state is too likely
+//!   broken at the measured loss rate, and a parity packet per frame when that rate calls for
+//!   one. Without measured loss both are §4's rule exactly. `base=paper,parity=off` is the
+//!   paper's rule as stated. The conventional presets send no parity unless asked.
 
 use super::cbr::CbrConfig;
 use super::gcc::GccConfig;
@@ -52,7 +57,8 @@ use crate::video::DecodeError;
 use crate::video::StateId;
 use crate::video::model::{ModelCodec, ModelDecoder};
 use crate::video::sync::{
-    BasePolicy, Delivery, SlotReport, SyncConfig, SyncReceiver, SyncSender, VideoPacket,
+    BasePolicy, Delivery, PARITY_FLAG, Parity, SlotReport, SyncConfig, SyncReceiver, SyncSender,
+    VideoPacket,
 };
 use crate::wire::{Feedback, Message, WireError};
 use std::collections::{HashMap, VecDeque};
@@ -138,13 +144,26 @@ pub enum VideoRate {
     Cbr,
 }
 
-/// How each frame's base is chosen: `explicit` (§4) or `conventional` (see [`BasePolicy`]).
+/// How each frame's base is chosen: `paper` (§4's rule), `loss-aware` (§4's rule unless the
+/// chain to the newest sent is too likely broken) or `conventional` (see [`BasePolicy`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum VideoBase {
+    #[serde(alias = "explicit")]
+    Paper,
     #[default]
-    Explicit,
+    LossAware,
     Conventional,
+}
+
+impl VideoBase {
+    fn policy(self) -> BasePolicy {
+        match self {
+            VideoBase::Paper => BasePolicy::Explicit,
+            VideoBase::LossAware => BasePolicy::LossAware,
+            VideoBase::Conventional => BasePolicy::Conventional,
+        }
+    }
 }
 
 /// Configuration of `alfalfa` and of the video layer under the other rate controls.
@@ -160,6 +179,10 @@ pub struct AlfalfaConfig {
     pub anchor_timeout: Duration,
     /// The share of Sprout's window one frame may take (1: all of it, as §4 reads).
     pub frame_share: f64,
+    /// `loss-aware`'s least probability that the chain to the newest sent state is intact.
+    pub min_intact: f64,
+    /// When a frame gets an XOR parity packet ([`SyncConfig::parity`]).
+    pub parity: Parity,
     /// Where the run's frames are logged (a fresh log if none is given).
     pub log: Option<VideoLog>,
 }
@@ -168,13 +191,15 @@ impl Default for AlfalfaConfig {
     fn default() -> Self {
         AlfalfaConfig {
             rate: VideoRate::Sprout,
-            base: VideoBase::Explicit,
+            base: VideoBase::default(),
             sprout: SproutConfig::default(),
             gcc: GccConfig::default(),
             cbr: CbrConfig::default(),
             fps: 25,
             anchor_timeout: SyncConfig::default().anchor_timeout,
             frame_share: 1.0,
+            min_intact: SyncConfig::default().min_intact,
+            parity: Parity::Auto,
             log: None,
         }
     }
@@ -191,10 +216,16 @@ scheme_params! {
         pub frame_share: f64,
         /// Who sets the budget: `sprout` (its window), `gcc` or `cbr` (rate × frame interval).
         pub rate: VideoRate,
-        /// `explicit` (§4's base choice) or `conventional` (previous frame, intra on a break).
+        /// `paper` (§4's base choice), `loss-aware` (§4's unless the chain is likely broken)
+        /// or `conventional` (previous frame, intra on a break).
         pub base: VideoBase,
         /// `cbr`'s rate when `rate=cbr`, kbit/s.
         pub cbr_kbps: f64,
+        /// `loss-aware`: the least probability that the chain to the newest sent is intact.
+        pub min_intact: f64,
+        /// An XOR parity packet per frame (recovers one lost packet): `off`, `on`, or `auto`
+        /// (when the measured loss rate makes an unprotected frame too likely lost).
+        pub parity: Parity,
     }
 }
 
@@ -227,6 +258,13 @@ impl Validate for AlfalfaParams {
             1.0,
             1_000_000.0,
             "1 to 1000000 kbit/s",
+        )?;
+        range(
+            "min-intact",
+            self.min_intact,
+            0.0,
+            1.0,
+            "a probability, 0 to 1",
         )
     }
 }
@@ -241,6 +279,8 @@ impl Configurable for AlfalfaConfig {
             rate: self.rate,
             base: self.base,
             cbr_kbps: self.cbr.rate.kbps_f64(),
+            min_intact: self.min_intact,
+            parity: self.parity,
         }
     }
     fn apply(&mut self, p: AlfalfaParams) {
@@ -250,6 +290,8 @@ impl Configurable for AlfalfaConfig {
         self.rate = p.rate;
         self.base = p.base;
         self.cbr.rate = Bitrate::from_kbps_f64(p.cbr_kbps);
+        self.min_intact = p.min_intact;
+        self.parity = p.parity;
     }
 }
 
@@ -264,18 +306,21 @@ pub fn video_variant(scheme: &super::SchemeConfig) -> Option<AlfalfaConfig> {
         S::Sprout(c) => AlfalfaConfig {
             sprout: (**c).clone(),
             base: VideoBase::Conventional,
+            parity: Parity::Off,
             ..base
         },
         S::Gcc(c) => AlfalfaConfig {
             gcc: (**c).clone(),
             rate: VideoRate::Gcc,
             base: VideoBase::Conventional,
+            parity: Parity::Off,
             ..base
         },
         S::Cbr(c) => AlfalfaConfig {
             cbr: (**c).clone(),
             rate: VideoRate::Cbr,
             base: VideoBase::Conventional,
+            parity: Parity::Off,
             ..base
         },
         _ => return None,
@@ -413,8 +458,8 @@ impl AlfalfaSender {
                 missing_base: false,
             });
         }
-        for p in f.packets {
-            let bytes = f.diff.bytes[p.offset..p.offset + p.len].to_vec();
+        for &p in &f.packets {
+            let bytes = f.payload(&p);
             self.queued_bytes += p.len as u64 + OVERHEAD;
             self.queue.push_back((p, bytes));
         }
@@ -475,7 +520,7 @@ impl Sender for AlfalfaSender {
         self.queued_bytes -= size;
         let content = Content::Video {
             frame: p.state.0,
-            last: p.index + 1 == p.count,
+            last: p.index + 1 == p.count & !PARITY_FLAG,
             key: false,
         };
         self.popped = Some((p, bytes));
@@ -605,22 +650,30 @@ impl Scheme for AlfalfaConfig {
 
     fn named(name: &str) -> Option<Self> {
         let (rate, base) = match name {
-            "alfalfa" => (VideoRate::Sprout, VideoBase::Explicit),
+            "alfalfa" => (VideoRate::Sprout, VideoBase::default()),
             "sprout-conventional" => (VideoRate::Sprout, VideoBase::Conventional),
             "gcc-video" => (VideoRate::Gcc, VideoBase::Conventional),
             "cbr-video" => (VideoRate::Cbr, VideoBase::Conventional),
             _ => return None,
         };
+        // The conventional codecs send no parity (as before the extension); `alfalfa` measures
+        // the loss rate and protects its frames when it is high (`parity=auto`).
+        let parity = if base == VideoBase::Conventional {
+            Parity::Off
+        } else {
+            Parity::Auto
+        };
         Some(AlfalfaConfig {
             rate,
             base,
+            parity,
             ..AlfalfaConfig::default()
         })
     }
 
     fn name(&self) -> &'static str {
         match (self.rate, self.base) {
-            (VideoRate::Sprout, VideoBase::Explicit) => "alfalfa",
+            (VideoRate::Sprout, VideoBase::Paper | VideoBase::LossAware) => "alfalfa",
             (VideoRate::Sprout, VideoBase::Conventional) => "sprout-conventional",
             (VideoRate::Gcc, _) => "gcc-video",
             (VideoRate::Cbr, _) => "cbr-video",
@@ -638,10 +691,9 @@ impl Scheme for AlfalfaConfig {
             max_payload: (mtu.bytes().saturating_sub(OVERHEAD) as usize).clamp(1, 1200),
             packet_overhead: OVERHEAD as usize,
             anchor_timeout: self.anchor_timeout,
-            policy: match self.base {
-                VideoBase::Explicit => BasePolicy::Explicit,
-                VideoBase::Conventional => BasePolicy::Conventional,
-            },
+            policy: self.base.policy(),
+            min_intact: self.min_intact,
+            parity: self.parity,
         };
         let (control, control_rx): (Control, Box<dyn WireReceiver + Send>) = match self.rate {
             VideoRate::Sprout => (
