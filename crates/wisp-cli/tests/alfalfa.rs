@@ -141,11 +141,11 @@ fn quick_reproduce_alfalfa_writes_its_files_deterministically() {
             .iter()
             .all(|c| c["met"].is_boolean() && !c["measured"].as_str().unwrap().is_empty())
     );
-    // 4 lossless directions + 2 lossy, 7 schemes each (alfalfa, alfalfa-paper,
-    // alfalfa-loss-aware, sprout-conventional with and without parity, gcc-video, cbr-video),
-    // and a header.
+    // 4 lossless directions + 2 lossy, 8 schemes each (alfalfa, alfalfa-paper,
+    // alfalfa-loss-aware, sprout-conventional with and without parity, gcc-video, cbr-video,
+    // alfalfa-closed8), and a header.
     let table = std::fs::read_to_string(a.join("table.csv")).unwrap();
-    assert_eq!(table.lines().count(), 1 + 6 * 7);
+    assert_eq!(table.lines().count(), 1 + 6 * 8);
     assert_eq!(std::fs::read_dir(a.join("figures")).unwrap().count(), 6);
     let o = wisp(&[
         "reproduce",

@@ -60,6 +60,17 @@ fn quick_reproduction_meets_exactly_the_delay_intra_and_reference_checks() {
         let (a, p) = (t.run("alfalfa").unwrap(), t.run("alfalfa-paper").unwrap());
         assert!(a.shown > p.shown, "{}: {} vs {}", t.trace, a.shown, p.shown);
     }
+    // `closed-ticks=8` shows at least as many frames as `alfalfa` on every lossless direction.
+    for t in &r.traces {
+        let (a, c) = (t.run("alfalfa").unwrap(), t.run("alfalfa-closed8").unwrap());
+        assert!(
+            c.shown >= a.shown,
+            "{}: {} vs {}",
+            t.trace,
+            c.shown,
+            a.shown
+        );
+    }
     // The conventional codec does recover with intra frames under loss (the comparison is real).
     let conv = r
         .loss

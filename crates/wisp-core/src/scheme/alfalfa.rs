@@ -181,6 +181,9 @@ pub struct AlfalfaConfig {
     pub frame_share: f64,
     /// `loss-aware`'s least probability that the chain to the newest sent state is intact.
     pub min_intact: f64,
+    /// When the window cannot hold the coarsest diff, send it anyway if Sprout's forecast
+    /// drains it and the queue within this many ticks (0: skip the frame, as §4 reads).
+    pub closed_ticks: usize,
     /// When a frame gets an XOR parity packet ([`SyncConfig::parity`]).
     pub parity: Parity,
     /// Where the run's frames are logged (a fresh log if none is given).
@@ -199,6 +202,7 @@ impl Default for AlfalfaConfig {
             anchor_timeout: SyncConfig::default().anchor_timeout,
             frame_share: 1.0,
             min_intact: SyncConfig::default().min_intact,
+            closed_ticks: 0,
             parity: Parity::Auto,
             log: None,
         }
@@ -223,6 +227,9 @@ scheme_params! {
         pub cbr_kbps: f64,
         /// `loss-aware`: the least probability that the chain to the newest sent is intact.
         pub min_intact: f64,
+        /// A frame the window cannot hold goes at the coarsest quantiser if the forecast
+        /// drains it within this many ticks (0: skipped; at most the forecast's 8).
+        pub closed_ticks: u32,
         /// An XOR parity packet per frame (recovers one lost packet): `off`, `on`, or `auto`
         /// (when the measured loss rate makes an unprotected frame too likely lost).
         pub parity: Parity,
@@ -265,6 +272,13 @@ impl Validate for AlfalfaParams {
             0.0,
             1.0,
             "a probability, 0 to 1",
+        )?;
+        range(
+            "closed-ticks",
+            f64::from(self.closed_ticks),
+            0.0,
+            8.0,
+            "0 to 8 ticks",
         )
     }
 }
@@ -280,6 +294,7 @@ impl Configurable for AlfalfaConfig {
             base: self.base,
             cbr_kbps: self.cbr.rate.kbps_f64(),
             min_intact: self.min_intact,
+            closed_ticks: self.closed_ticks as u32,
             parity: self.parity,
         }
     }
@@ -291,6 +306,7 @@ impl Configurable for AlfalfaConfig {
         self.base = p.base;
         self.cbr.rate = Bitrate::from_kbps_f64(p.cbr_kbps);
         self.min_intact = p.min_intact;
+        self.closed_ticks = p.closed_ticks as usize;
         self.parity = p.parity;
     }
 }
@@ -398,6 +414,7 @@ pub struct AlfalfaSender {
     queue: VecDeque<(VideoPacket, Vec<u8>)>,
     queued_bytes: u64,
     frame_share: f64,
+    closed_ticks: usize,
     popped: Option<(VideoPacket, Vec<u8>)>,
     store: Store,
     log: VideoLog,
@@ -430,7 +447,31 @@ impl AlfalfaSender {
 
     fn capture(&mut self, now: Instant) {
         let (open, in_time) = self.budget(now);
-        let window = (open as f64 * self.frame_share) as usize;
+        let mut window = (open as f64 * self.frame_share) as usize;
+        // `closed-ticks`: a window too small for the coarsest diff, but the forecast drains it
+        // (with the queue) within that many ticks: the coarsest diff goes (its wire bytes
+        // without a parity packet: with one, the frame is still skipped).
+        if self.closed_ticks > 0
+            && let Control::Sprout(s) = &self.control
+        {
+            let (base, _) = self.video.choose_base(in_time);
+            let payload = self.video.config().max_payload.max(1);
+            let min = self
+                .video
+                .encoder_mut()
+                .min_size(self.picture, base)
+                .map(|d| d + d.div_ceil(payload) * OVERHEAD as usize);
+            if let Some(min) = min
+                && window < min
+            {
+                let longer = s
+                    .window_within(now, self.closed_ticks)
+                    .saturating_sub(self.queued_bytes);
+                if longer as usize >= min {
+                    window = min;
+                }
+            }
+        }
         let source = self.picture;
         self.picture += 1;
         if let Ok(mut l) = self.log.0.lock() {
@@ -718,6 +759,7 @@ impl Scheme for AlfalfaConfig {
             queue: VecDeque::new(),
             queued_bytes: 0,
             frame_share: self.frame_share,
+            closed_ticks: self.closed_ticks,
             popped: None,
             store: store.clone(),
             log: log.clone(),

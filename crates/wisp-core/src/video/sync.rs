@@ -407,6 +407,10 @@ impl<C: Codec> SyncSender<C> {
         self.stats
     }
 
+    pub fn config(&self) -> &SyncConfig {
+        &self.config
+    }
+
     pub fn newest_acked(&self) -> StateId {
         self.newest_acked
     }
