@@ -199,15 +199,17 @@ fn quick_reproduce_alfalfa_writes_its_files_deterministically() {
     let s: serde_json::Value =
         serde_json::from_slice(&std::fs::read(a.join("summary.json")).unwrap()).unwrap();
     let checks = s["checks"].as_array().unwrap();
-    assert_eq!(checks.len(), 6);
+    assert_eq!(checks.len(), 10);
     assert!(
         checks
             .iter()
             .all(|c| c["met"].is_boolean() && !c["measured"].as_str().unwrap().is_empty())
     );
-    // 4 lossless directions + 2 lossy, 4 schemes each, and a header.
+    // 4 lossless directions + 2 lossy, 8 schemes each (alfalfa, alfalfa-paper,
+    // alfalfa-loss-aware, sprout-conventional with and without parity, gcc-video, cbr-video,
+    // alfalfa-closed8), and a header.
     let table = std::fs::read_to_string(a.join("table.csv")).unwrap();
-    assert_eq!(table.lines().count(), 1 + 6 * 4);
+    assert_eq!(table.lines().count(), 1 + 6 * 8);
     assert_eq!(std::fs::read_dir(a.join("figures")).unwrap().count(), 6);
     let o = wisp(&[
         "reproduce",

@@ -8,7 +8,7 @@ use plotters::prelude::*;
 use wisp_sim::reproduce::alfalfa::{Reproduction, SCHEMES, TraceVideo};
 
 fn scheme_color(scheme: &str) -> RGBColor {
-    color(SCHEMES.iter().position(|s| *s == scheme).unwrap_or(0))
+    color(SCHEMES.iter().position(|s| s.0 == scheme).unwrap_or(0))
 }
 
 /// Mean SSIM (dB) against p95 frame delay, one labelled point per scheme.

@@ -9,7 +9,7 @@ use wisp_sim::reproduce::alfalfa;
 use wisp_sim::reproduce::sprout::load_traces;
 
 #[test]
-fn quick_reproduction_meets_the_delay_intra_and_reference_checks() {
+fn quick_reproduction_meets_exactly_the_delay_intra_and_reference_checks() {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../traces/cellular");
     let pairs = load_traces(&dir, true).unwrap();
     let r = alfalfa::run(&pairs, true, 1, 2, &|_, _| {}).unwrap();
@@ -32,17 +32,45 @@ fn quick_reproduction_meets_the_delay_intra_and_reference_checks() {
             c.expected
         );
     }
-    assert_eq!(checks.len(), 6);
-    let met = |needle: &str| {
-        checks
-            .iter()
-            .find(|c| c.claim.contains(needle))
-            .unwrap_or_else(|| panic!("no check on {needle}"))
-            .met
-    };
-    assert!(met("frame delay p95"));
-    assert!(met("no intra frame"));
-    assert!(met("fewer frames lost to missing references"));
+    // Exactly which checks hold at --quick (thresholds from issue 19): the delay, intra-frame
+    // and missing-reference checks; not frames shown (with or without loss, either rule) nor
+    // SSIM against both gcc-video and cbr-video. docs/alfalfa.md reports the gaps.
+    let met: Vec<bool> = checks.iter().map(|c| c.met).collect();
+    assert_eq!(
+        met,
+        vec![
+            false, true, false, true, false, true, false, true, true, true
+        ],
+        "{:#?}",
+        checks.iter().map(|c| &c.claim).collect::<Vec<_>>()
+    );
+    assert!(
+        checks[4]
+            .claim
+            .contains("alfalfa (loss-aware rule) shows ≥ 90%")
+    );
+    assert!(
+        checks[6]
+            .claim
+            .contains("alfalfa-paper (§4's rule) shows ≥ 90%")
+    );
+    assert!(checks[9].claim.contains("sprout-conventional-parity"));
+    // The loss-aware rule shows more frames under loss than §4's rule, on both directions.
+    for t in &r.loss {
+        let (a, p) = (t.run("alfalfa").unwrap(), t.run("alfalfa-paper").unwrap());
+        assert!(a.shown > p.shown, "{}: {} vs {}", t.trace, a.shown, p.shown);
+    }
+    // `closed-ticks=8` shows at least as many frames as `alfalfa` on every lossless direction.
+    for t in &r.traces {
+        let (a, c) = (t.run("alfalfa").unwrap(), t.run("alfalfa-closed8").unwrap());
+        assert!(
+            c.shown >= a.shown,
+            "{}: {} vs {}",
+            t.trace,
+            c.shown,
+            a.shown
+        );
+    }
     // The conventional codec does recover with intra frames under loss (the comparison is real).
     let conv = r
         .loss

@@ -44,6 +44,11 @@
 //! - No audio (the paper's opaque 20-Hz audio packets are not sent).
 //! - Sprout's parameters are its defaults; `fps`, `anchor-timeout-ms` and `frame-share` (the
 //!   share of the window one frame may take; 1, all of it, as §4 reads) are this scheme's.
+//! - `alfalfa`'s base rule is `base=loss-aware` with `parity=auto` (see
+//!   [`crate::video::sync`]): §4's rule unless the chain to the newest sent state is too likely
+//!   broken at the measured loss rate, and a parity packet per frame when that rate calls for
+//!   one. Without measured loss both are §4's rule exactly. `base=paper,parity=off` is the
+//!   paper's rule as stated. The conventional presets send no parity unless asked.
 
 use super::cbr::CbrConfig;
 use super::gcc::GccConfig;
@@ -61,7 +66,8 @@ use crate::time::{Duration, Instant};
 use crate::units::{Bitrate, DataSize};
 use crate::video::model::{ModelCodec, ModelDecoder, RateQuality};
 use crate::video::sync::{
-    BasePolicy, Delivery, SlotReport, SyncConfig, SyncReceiver, SyncSender, VideoPacket,
+    BasePolicy, Delivery, PARITY_FLAG, Parity, SlotReport, SyncConfig, SyncReceiver, SyncSender,
+    VideoPacket,
 };
 use crate::video::{DecodeError, DiffHeader, StateId};
 use crate::wire::{Feedback, Message, Reader, WireError, Writer};
@@ -215,13 +221,26 @@ pub enum VideoRate {
     Cbr,
 }
 
-/// How each frame's base is chosen: `explicit` (§4) or `conventional` (see [`BasePolicy`]).
+/// How each frame's base is chosen: `paper` (§4's rule), `loss-aware` (§4's rule unless the
+/// chain to the newest sent is too likely broken) or `conventional` (see [`BasePolicy`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum VideoBase {
+    #[serde(alias = "explicit")]
+    Paper,
     #[default]
-    Explicit,
+    LossAware,
     Conventional,
+}
+
+impl VideoBase {
+    fn policy(self) -> BasePolicy {
+        match self {
+            VideoBase::Paper => BasePolicy::Explicit,
+            VideoBase::LossAware => BasePolicy::LossAware,
+            VideoBase::Conventional => BasePolicy::Conventional,
+        }
+    }
 }
 
 /// Configuration of `alfalfa` and of the video layer under the other rate controls.
@@ -237,6 +256,13 @@ pub struct AlfalfaConfig {
     pub anchor_timeout: Duration,
     /// The share of Sprout's window one frame may take (1: all of it, as §4 reads).
     pub frame_share: f64,
+    /// `loss-aware`'s least probability that the chain to the newest sent state is intact.
+    pub min_intact: f64,
+    /// When the window cannot hold the coarsest diff, send it anyway if Sprout's forecast
+    /// drains it and the queue within this many ticks (0: skip the frame, as §4 reads).
+    pub closed_ticks: usize,
+    /// When a frame gets an XOR parity packet ([`SyncConfig::parity`]).
+    pub parity: Parity,
     /// Where the run's frames are logged (a fresh log if none is given).
     pub log: Option<VideoLog>,
 }
@@ -245,13 +271,16 @@ impl Default for AlfalfaConfig {
     fn default() -> Self {
         AlfalfaConfig {
             rate: VideoRate::Sprout,
-            base: VideoBase::Explicit,
+            base: VideoBase::default(),
             sprout: SproutConfig::default(),
             gcc: GccConfig::default(),
             cbr: CbrConfig::default(),
             fps: 25,
             anchor_timeout: SyncConfig::default().anchor_timeout,
             frame_share: 1.0,
+            min_intact: SyncConfig::default().min_intact,
+            closed_ticks: 0,
+            parity: Parity::Auto,
             log: None,
         }
     }
@@ -268,10 +297,19 @@ scheme_params! {
         pub frame_share: f64,
         /// Who sets the budget: `sprout` (its window), `gcc` or `cbr` (rate × frame interval).
         pub rate: VideoRate,
-        /// `explicit` (§4's base choice) or `conventional` (previous frame, intra on a break).
+        /// `paper` (§4's base choice), `loss-aware` (§4's unless the chain is likely broken)
+        /// or `conventional` (previous frame, intra on a break).
         pub base: VideoBase,
         /// `cbr`'s rate when `rate=cbr`, kbit/s.
         pub cbr_kbps: f64,
+        /// `loss-aware`: the least probability that the chain to the newest sent is intact.
+        pub min_intact: f64,
+        /// A frame the window cannot hold goes at the coarsest quantiser if the forecast
+        /// drains it within this many ticks (0: skipped; at most the forecast's 8).
+        pub closed_ticks: u32,
+        /// An XOR parity packet per frame (recovers one lost packet): `off`, `on`, or `auto`
+        /// (when the measured loss rate makes an unprotected frame too likely lost).
+        pub parity: Parity,
     }
 }
 
@@ -304,6 +342,20 @@ impl Validate for AlfalfaParams {
             1.0,
             1_000_000.0,
             "1 to 1000000 kbit/s",
+        )?;
+        range(
+            "min-intact",
+            self.min_intact,
+            0.0,
+            1.0,
+            "a probability, 0 to 1",
+        )?;
+        range(
+            "closed-ticks",
+            f64::from(self.closed_ticks),
+            0.0,
+            8.0,
+            "0 to 8 ticks",
         )
     }
 }
@@ -318,6 +370,9 @@ impl Configurable for AlfalfaConfig {
             rate: self.rate,
             base: self.base,
             cbr_kbps: self.cbr.rate.kbps_f64(),
+            min_intact: self.min_intact,
+            closed_ticks: self.closed_ticks as u32,
+            parity: self.parity,
         }
     }
     fn apply(&mut self, p: AlfalfaParams) {
@@ -327,6 +382,9 @@ impl Configurable for AlfalfaConfig {
         self.rate = p.rate;
         self.base = p.base;
         self.cbr.rate = Bitrate::from_kbps_f64(p.cbr_kbps);
+        self.min_intact = p.min_intact;
+        self.closed_ticks = p.closed_ticks as usize;
+        self.parity = p.parity;
     }
 }
 
@@ -341,18 +399,21 @@ pub fn video_variant(scheme: &super::SchemeConfig) -> Option<AlfalfaConfig> {
         S::Sprout(c) => AlfalfaConfig {
             sprout: (**c).clone(),
             base: VideoBase::Conventional,
+            parity: Parity::Off,
             ..base
         },
         S::Gcc(c) => AlfalfaConfig {
             gcc: (**c).clone(),
             rate: VideoRate::Gcc,
             base: VideoBase::Conventional,
+            parity: Parity::Off,
             ..base
         },
         S::Cbr(c) => AlfalfaConfig {
             cbr: (**c).clone(),
             rate: VideoRate::Cbr,
             base: VideoBase::Conventional,
+            parity: Parity::Off,
             ..base
         },
         _ => return None,
@@ -431,6 +492,7 @@ pub struct AlfalfaSender {
     queue: VecDeque<(VideoPacket, Vec<u8>, Instant)>,
     queued_bytes: u64,
     frame_share: f64,
+    closed_ticks: usize,
     popped: Option<(VideoPacket, Vec<u8>, Instant)>,
     store: Store,
     log: VideoLog,
@@ -462,7 +524,31 @@ impl AlfalfaSender {
 
     fn capture(&mut self, now: Instant) {
         let (open, in_time) = self.budget(now);
-        let window = (open as f64 * self.frame_share) as usize;
+        let mut window = (open as f64 * self.frame_share) as usize;
+        // `closed-ticks`: a window too small for the coarsest diff, but the forecast drains it
+        // (with the queue) within that many ticks: the coarsest diff goes (its wire bytes
+        // without a parity packet: with one, the frame is still skipped).
+        if self.closed_ticks > 0
+            && let Control::Sprout(s) = &self.control
+        {
+            let (base, _) = self.video.choose_base(in_time);
+            let payload = self.video.config().max_payload.max(1);
+            let min = self
+                .video
+                .encoder_mut()
+                .min_size(self.picture, base)
+                .map(|d| d + d.div_ceil(payload) * OVERHEAD as usize);
+            if let Some(min) = min
+                && window < min
+            {
+                let longer = s
+                    .window_within(now, self.closed_ticks)
+                    .saturating_sub(self.queued_bytes);
+                if longer as usize >= min {
+                    window = min;
+                }
+            }
+        }
         let source = self.picture;
         self.picture += 1;
         if let Ok(mut l) = self.log.0.lock() {
@@ -490,8 +576,8 @@ impl AlfalfaSender {
                 missing_base: false,
             });
         }
-        for p in f.packets {
-            let bytes = f.diff.bytes[p.offset..p.offset + p.len].to_vec();
+        for &p in &f.packets {
+            let bytes = f.payload(&p);
             self.queued_bytes += p.len as u64 + OVERHEAD;
             self.queue.push_back((p, bytes, now));
         }
@@ -574,7 +660,7 @@ impl Sender for AlfalfaSender {
         self.queued_bytes -= size;
         let content = Content::Video {
             frame: p.state.0,
-            last: p.index + 1 == p.count,
+            last: p.index + 1 == p.count & !PARITY_FLAG,
             key: false,
         };
         self.popped = Some((p, bytes, capture));
@@ -792,22 +878,30 @@ impl Scheme for AlfalfaConfig {
 
     fn named(name: &str) -> Option<Self> {
         let (rate, base) = match name {
-            "alfalfa" => (VideoRate::Sprout, VideoBase::Explicit),
+            "alfalfa" => (VideoRate::Sprout, VideoBase::default()),
             "sprout-conventional" => (VideoRate::Sprout, VideoBase::Conventional),
             "gcc-video" => (VideoRate::Gcc, VideoBase::Conventional),
             "cbr-video" => (VideoRate::Cbr, VideoBase::Conventional),
             _ => return None,
         };
+        // The conventional codecs send no parity (as before the extension); `alfalfa` measures
+        // the loss rate and protects its frames when it is high (`parity=auto`).
+        let parity = if base == VideoBase::Conventional {
+            Parity::Off
+        } else {
+            Parity::Auto
+        };
         Some(AlfalfaConfig {
             rate,
             base,
+            parity,
             ..AlfalfaConfig::default()
         })
     }
 
     fn name(&self) -> &'static str {
         match (self.rate, self.base) {
-            (VideoRate::Sprout, VideoBase::Explicit) => "alfalfa",
+            (VideoRate::Sprout, VideoBase::Paper | VideoBase::LossAware) => "alfalfa",
             (VideoRate::Sprout, VideoBase::Conventional) => "sprout-conventional",
             (VideoRate::Gcc, _) => "gcc-video",
             (VideoRate::Cbr, _) => "cbr-video",
@@ -825,10 +919,9 @@ impl Scheme for AlfalfaConfig {
             max_payload: (mtu.bytes().saturating_sub(OVERHEAD) as usize).clamp(1, 1200),
             packet_overhead: OVERHEAD as usize,
             anchor_timeout: self.anchor_timeout,
-            policy: match self.base {
-                VideoBase::Explicit => BasePolicy::Explicit,
-                VideoBase::Conventional => BasePolicy::Conventional,
-            },
+            policy: self.base.policy(),
+            min_intact: self.min_intact,
+            parity: self.parity,
         };
         let (control, control_rx): (Control, Box<dyn WireReceiver + Send>) = match self.rate {
             VideoRate::Sprout => (
@@ -853,6 +946,7 @@ impl Scheme for AlfalfaConfig {
             queue: VecDeque::new(),
             queued_bytes: 0,
             frame_share: self.frame_share,
+            closed_ticks: self.closed_ticks,
             popped: None,
             store: store.clone(),
             log: log.clone(),

@@ -455,20 +455,23 @@ mod tests {
         ),
         (
             "alfalfa",
-            "fps=25,anchor-timeout-ms=500,frame-share=1,rate=sprout,base=explicit,cbr-kbps=1000",
+            "fps=25,anchor-timeout-ms=500,frame-share=1,rate=sprout,base=loss-aware,cbr-kbps=1000,\
+             min-intact=0.9,closed-ticks=0,parity=auto",
         ),
         (
             "sprout-conventional",
             "fps=25,anchor-timeout-ms=500,frame-share=1,rate=sprout,base=conventional,\
-             cbr-kbps=1000",
+             cbr-kbps=1000,min-intact=0.9,closed-ticks=0,parity=off",
         ),
         (
             "gcc-video",
-            "fps=25,anchor-timeout-ms=500,frame-share=1,rate=gcc,base=conventional,cbr-kbps=1000",
+            "fps=25,anchor-timeout-ms=500,frame-share=1,rate=gcc,base=conventional,cbr-kbps=1000,\
+             min-intact=0.9,closed-ticks=0,parity=off",
         ),
         (
             "cbr-video",
-            "fps=25,anchor-timeout-ms=500,frame-share=1,rate=cbr,base=conventional,cbr-kbps=1000",
+            "fps=25,anchor-timeout-ms=500,frame-share=1,rate=cbr,base=conventional,cbr-kbps=1000,\
+             min-intact=0.9,closed-ticks=0,parity=off",
         ),
         (
             "gcc",

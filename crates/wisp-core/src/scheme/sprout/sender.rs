@@ -109,12 +109,18 @@ impl SproutSender {
     /// starts at the tick the queue estimate has reached (the original starts one tick later:
     /// deviation 13 of the module doc).
     pub fn window(&self, now: Instant) -> u64 {
+        self.window_within(now, self.lookahead)
+    }
+
+    /// [`Self::window`] with a lookahead of `ticks` instead of the configured one (at most the
+    /// forecast's length).
+    pub fn window_within(&self, now: Instant, ticks: usize) -> u64 {
         match &self.forecast {
             None => 0,
             Some(f) => {
                 let (k, queue) = self.at(now);
                 let n = f.cumulative.len() - 1;
-                let ahead = f.cumulative[(k + self.lookahead).min(n)] - f.cumulative[k];
+                let ahead = f.cumulative[(k + ticks).min(n)] - f.cumulative[k];
                 ahead.saturating_sub(queue)
             }
         }
