@@ -493,12 +493,17 @@ pub struct AlfalfaSender {
     queued_bytes: u64,
     frame_share: f64,
     closed_ticks: usize,
+    /// Bytes a rate-controlled encoder may still spend (its buffer; unused with Sprout).
+    credit: f64,
     popped: Option<(VideoPacket, Vec<u8>, Instant)>,
     store: Store,
     log: VideoLog,
 }
 
 const OVERHEAD: u64 = WIRE_OVERHEAD;
+
+/// The rate-control buffer of an encoder driven by a target bitrate (`gcc-video`, `cbr-video`).
+const RATE_BUFFER: Duration = Duration::from_millis(1000);
 
 impl AlfalfaSender {
     /// The bytes the rate control allows this frame, and whether the newest state sent is
@@ -516,8 +521,17 @@ impl AlfalfaSender {
                     Allowance::Rate { target, .. } => target,
                     _ => Bitrate::ZERO,
                 };
-                let bytes = target.bps() as f64 / 8.0 * self.interval.as_secs_f64();
-                ((bytes as u64).saturating_sub(self.queued_bytes), true)
+                // A rate-controlled encoder's buffer (libvpx's `rc_buf_sz`, 1000 ms as WebRTC
+                // configures VP8): each picture adds target × interval, a coded frame takes its
+                // wire bytes, and what a skipped or small frame leaves stays for the next ones,
+                // up to one buffer. (Without it, a target below the coarsest frame's size would
+                // skip every picture, and a control that needs traffic to raise its target, as
+                // GCC does, would never send again.)
+                let rate = target.bps() as f64 / 8.0;
+                let per_frame = rate * self.interval.as_secs_f64();
+                let buffer = (rate * RATE_BUFFER.as_secs_f64()).max(per_frame);
+                self.credit = (self.credit + per_frame).min(buffer);
+                ((self.credit as u64).saturating_sub(self.queued_bytes), true)
             }
         }
     }
@@ -576,10 +590,15 @@ impl AlfalfaSender {
                 missing_base: false,
             });
         }
+        let mut wire = 0;
         for &p in &f.packets {
             let bytes = f.payload(&p);
-            self.queued_bytes += p.len as u64 + OVERHEAD;
+            wire += p.len as u64 + OVERHEAD;
             self.queue.push_back((p, bytes, now));
+        }
+        self.queued_bytes += wire;
+        if let Control::Rate(_) = self.control {
+            self.credit = (self.credit - wire as f64).max(0.0);
         }
     }
 }
@@ -947,6 +966,7 @@ impl Scheme for AlfalfaConfig {
             queued_bytes: 0,
             frame_share: self.frame_share,
             closed_ticks: self.closed_ticks,
+            credit: 0.0,
             popped: None,
             store: store.clone(),
             log: log.clone(),
