@@ -2,25 +2,18 @@
 //! trace pair, 20 ms each way, as `tests/sprout.rs` runs Sprout. Prints the per-frame figures
 //! issue 19 asks for; asserts what holds by construction and the issue's delay target.
 
-use std::path::PathBuf;
+mod common;
+
 use wisp_core::scheme::SchemeConfig;
 use wisp_core::scheme::alfalfa::{AlfalfaConfig, VideoLog};
 use wisp_core::{Duration, Instant};
-use wisp_sim::link::{LinkModel, LinkSpec};
+use wisp_sim::link::LinkModel;
 use wisp_sim::loss::LossSpec;
 use wisp_sim::run::run;
 use wisp_sim::sim::Scenario;
 
 fn trace(name: &str) -> LinkModel {
-    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../traces/cellular")
-        .join(name);
-    LinkSpec::Trace {
-        path: p,
-        unit: wisp_sim::trace::TraceUnit::Millis,
-    }
-    .load()
-    .unwrap()
+    common::cellular(name)
 }
 
 struct Summary {

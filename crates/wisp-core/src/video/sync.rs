@@ -1124,36 +1124,22 @@ mod tests {
         assert_eq!(paper.config.policy, BasePolicy::Explicit);
     }
 
-    /// One run of the protocol over a lossy first-in-first-out path with the model codec.
-    /// Returns (sender, receiver, shown states, missing-base refusals of diffs based on an
-    /// acknowledged state).
-    fn run(
-        seed: u64,
-        loss: f64,
-        frames: u32,
-        windows: &[usize],
-    ) -> (
+    /// What a run returns: the sender, the receiver, the states shown, and the missing-base
+    /// refusals of diffs based on an acknowledged state.
+    type Run = (
         SyncSender<ModelCodec>,
         SyncReceiver<ModelDecoder>,
         Vec<StateId>,
         u64,
-    ) {
+    );
+
+    /// One run of the protocol over a lossy first-in-first-out path with the model codec.
+    fn run(seed: u64, loss: f64, frames: u32, windows: &[usize]) -> Run {
         run_with(SyncConfig::default(), seed, loss, frames, windows)
     }
 
     /// [`run`] with any sender configuration.
-    fn run_with(
-        config: SyncConfig,
-        seed: u64,
-        loss: f64,
-        frames: u32,
-        windows: &[usize],
-    ) -> (
-        SyncSender<ModelCodec>,
-        SyncReceiver<ModelDecoder>,
-        Vec<StateId>,
-        u64,
-    ) {
+    fn run_with(config: SyncConfig, seed: u64, loss: f64, frames: u32, windows: &[usize]) -> Run {
         use rand::{RngExt, SeedableRng};
         let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
         let mut tx = SyncSender::new(ModelCodec::default(), config);
