@@ -66,8 +66,7 @@ use crate::time::{Duration, Instant};
 use crate::units::{Bitrate, DataSize};
 use crate::video::model::{ModelCodec, ModelDecoder, RateQuality};
 use crate::video::sync::{
-    BasePolicy, Delivery, PARITY_FLAG, Parity, SlotReport, SyncConfig, SyncReceiver, SyncSender,
-    VideoPacket,
+    BasePolicy, Delivery, Parity, SlotReport, SyncConfig, SyncReceiver, SyncSender, VideoPacket,
 };
 use crate::video::{DecodeError, DiffHeader, StateId};
 use crate::wire::{Feedback, Message, Reader, WireError, Writer};
@@ -679,7 +678,7 @@ impl Sender for AlfalfaSender {
         self.queued_bytes -= size;
         let content = Content::Video {
             frame: p.state.0,
-            last: p.index + 1 == p.count & !PARITY_FLAG,
+            last: p.is_last(),
             key: false,
         };
         self.popped = Some((p, bytes, capture));

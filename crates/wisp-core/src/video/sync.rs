@@ -159,6 +159,23 @@ pub struct VideoPacket {
     pub len: usize,
 }
 
+impl VideoPacket {
+    /// The packets of its frame, the parity packet included ([`PARITY_FLAG`] cleared).
+    pub fn total(&self) -> u16 {
+        self.count & !PARITY_FLAG
+    }
+
+    /// Whether this is the last packet of its frame.
+    pub fn is_last(&self) -> bool {
+        self.index + 1 == self.total()
+    }
+
+    /// Whether this is its frame's parity packet (the last of a protected frame).
+    pub fn is_parity(&self) -> bool {
+        self.count & PARITY_FLAG != 0 && self.is_last()
+    }
+}
+
 /// Cuts `len` diff bytes into ⌈len/P⌉ packets of (nearly) equal size, P = `max_payload`.
 pub fn packetise(state: StateId, len: usize, max_payload: usize) -> Vec<VideoPacket> {
     packetise_into(state, len, len.div_ceil(max_payload.max(1)))
@@ -331,7 +348,7 @@ impl SentFrame {
     /// The bytes packet `p` carries: its range of the diff, or for the parity packet the diff's
     /// length (4 bytes, big-endian) and the XOR of the data pieces, each padded to the largest.
     pub fn payload(&self, p: &VideoPacket) -> Vec<u8> {
-        if p.count & PARITY_FLAG == 0 || p.index + 1 < p.count & !PARITY_FLAG {
+        if !p.is_parity() {
             return self.diff.bytes[p.offset..p.offset + p.len].to_vec();
         }
         let mut out = (self.diff.bytes.len() as u32).to_be_bytes().to_vec();
