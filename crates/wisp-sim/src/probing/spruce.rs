@@ -8,10 +8,41 @@
 //! `a = 1 − max(0, Δout − Δin) / Δin`, clamped at −0.8; `A = max(mean(a), 0) · C`, i.e.
 //! `A = C (1 − (Δout − Δin)/Δin)` averaged.
 //!
-//! Spruce must be told `C`. Here `C` is Bianchi's saturation throughput of one 1500-byte
-//! station at the case's PHY rate (the independent model of `wifi::bianchi`), the Wi-Fi hop's
-//! capacity as a packet-level bottleneck (the tool's users would give the link's nominal
-//! rate, 54 Mbit/s, which does not describe an 802.11 hop).
+//! ## The capacity `C`
+//!
+//! Spruce must be told `C` (`spruce_snd -c`, the notes §2.4): the tool does not measure it, a
+//! user measures it first with a capacity tool. The WBest paper says the same of ProbeGap
+//! ("needs to use third party capacity estimation tools") and cites pathrate (Dovrolis,
+//! Ramanathan, Moore, "Packet-dispersion techniques and a capacity-estimation methodology",
+//! IEEE/ACM ToN 12(6), 2004; its reference 22) as the packet-dispersion capacity tool. So by
+//! default ([`CapacitySource::Measured`]) a capacity phase runs before Spruce's pairs, after
+//! pathrate's Phase I, and its bytes and time count in Spruce's:
+//!
+//! 1. `k` = 100 pairs of 1500-byte packets, the two packets of a pair back to back, pairs
+//!    starting at exponentially distributed intervals of mean 100 ms (Spruce's own pacing
+//!    floor: Poisson, so the pairs do not lock onto a periodic cross flow; a draw of the
+//!    run's seed stream `probing/spruce-capacity`); a pair starts no earlier than the fate
+//!    of the previous one is known.
+//! 2. Per pair that arrived whole, `b = 8L / gap`.
+//! 3. pathrate's bandwidth resolution (its release 2.4.1): with more than 30 samples the range
+//!    between the `(⌊k/10⌋+1)`-th smallest and largest sample (otherwise the whole range),
+//!    and the bin width `ω` = range / 8 (range / 4 when the range is below 1 Mbit/s).
+//! 4. A histogram of the samples in bins of width `ω` from the smallest sample; the capacity
+//!    mode is the most populated bin (ties: the higher-bandwidth bin — cross traffic only
+//!    widens a pair's gap on a last hop); `C` = the middle of that bin (pathrate reports the
+//!    mode's range as its estimate). With `ω` = 0 (all samples equal) `C` is that value.
+//!
+//! Deviations from pathrate: no maximum-train-length and preliminary phases, no Phase II
+//! (the asymptotic dispersion rate that picks among several modes: the strongest mode is
+//! taken, pathrate's choice on a lightly loaded path), one packet size (pathrate's Phase I
+//! varies it to weaken sub-capacity modes), 100 pairs instead of 1000, pairs ≈ 100 ms apart
+//! instead of pathrate's 0.5 s or more (a faithful run takes about 15 minutes, its README).
+//! This choice was written here before the measured figures were taken.
+//!
+//! [`CapacitySource::Oracle`] keeps the earlier setting for a sensitivity row: `C` is
+//! Bianchi's saturation throughput of one 1500-byte station at the case's PHY rate (the
+//! independent model of `wifi::bianchi`), which no real tool knows (and which is wrong where
+//! rate adaptation runs, case 13); no capacity phase, no capacity bytes or time.
 //!
 //! Deviations: no control channel; `Δsend` is the scheduled gap (the simulated sender is
 //! exact); lost pairs are skipped; the exponential draws come from the run's seed stream
