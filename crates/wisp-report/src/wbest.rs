@@ -137,7 +137,9 @@ pub fn html(r: &Reproduction) -> String {
              simulated 802.11g BSS (54 Mbit/s, DCF, one FIFO AP queue of 100 frames), "
             (r.runs_per_case) " runs per case and tool, seeds from " (r.seed)
             ". Ground truth as the paper's: a saturating 1500-byte UDP flow AP → A, or 0 where a \
-             TCP bulk transfer runs. Spruce is not in the paper's comparison."
+             TCP bulk transfer runs. Spruce is not in the paper's comparison; it is given the \
+             capacity its own packet-pair phase measures (pathrate's Phase I: the strongest \
+             mode of 100 pairs), whose bytes and time count in its cost."
         }
         h2 { "The claims, measured" }
         (claims_table(r.checks().iter().map(|c| {
@@ -156,7 +158,7 @@ pub fn html(r: &Reproduction) -> String {
                     th { (swatch(color(tool_index(t)))) (label(t)) }
                 }
                 th { "ground truth" } th { "saturating UDP" } th { "paper: WBest" }
-                th { "paper: ground truth" } th { "WBest C_e" }
+                th { "paper: ground truth" } th { "WBest C_e" } th { "Spruce C" }
             }
             @for c in &r.cases {
                 tr {
@@ -169,6 +171,7 @@ pub fn html(r: &Reproduction) -> String {
                     td { (mbps(c.paper_wbest_mbps)) }
                     td { (c.paper_ground_truth_mbps.map_or("unknown".to_string(), mbps)) }
                     td { (mbps(c.wbest_capacity_mbps)) }
+                    td { (mbps(c.spruce_capacity_mbps)) }
                 }
             }
         }

@@ -171,30 +171,43 @@ fn pathchirp_reported() {
     }
 }
 
-/// Spruce on the same cases (reported; not in the paper's comparison).
+/// Spruce on the same cases (reported; not in the paper's comparison): with the capacity its
+/// packet-pair phase measures (the comparison's), and with the oracle capacity (Bianchi's
+/// model; the sensitivity row of docs/wbest.md).
 #[test]
 fn spruce_reported() {
-    use wisp_sim::probing::spruce::run_once;
+    use wisp_sim::probing::spruce::{SpruceConfig, SpruceResult, run_once};
     for case in Case::all() {
-        let runs: Vec<_> = (0..RUNS as u64)
-            .map(|k| run_once(&case, 100, 1 + k))
-            .collect();
-        assert!(runs.iter().all(|r| r.pairs_used > 0), "case {}", case.id);
-        let med = |f: &dyn Fn(&wisp_sim::probing::spruce::SpruceResult) -> f64| {
-            let mut v: Vec<f64> = runs.iter().map(f).collect();
-            wisp_core::probe::wbest::median(&mut v).unwrap()
-        };
         let gt = truth(&case);
-        let a: Vec<f64> = runs.iter().map(|r| r.available).collect();
-        println!(
-            "spruce case {:2}: A {:6.2} |err| {:6.2} (C {:.2})  {:.0} B  {:.2} s",
-            case.id,
-            med(&|r| r.available),
-            med_abs_err(&a, gt),
-            runs[0].capacity,
-            med(&|r| r.bytes_sent as f64),
-            med(&|r| r.time.as_secs_f64()),
-        );
+        for (name, cfg) in [
+            ("measured", SpruceConfig::default()),
+            ("oracle", SpruceConfig::oracle()),
+        ] {
+            let runs: Vec<SpruceResult> = (0..RUNS as u64)
+                .filter_map(|k| run_once(&case, cfg, 1 + k))
+                .collect();
+            assert!(!runs.is_empty(), "case {}", case.id);
+            assert!(runs.iter().all(|r| r.pairs_used > 0), "case {}", case.id);
+            let med = |f: &dyn Fn(&SpruceResult) -> f64| {
+                let mut v: Vec<f64> = runs.iter().map(f).collect();
+                wisp_core::probe::wbest::median(&mut v).unwrap()
+            };
+            let a: Vec<f64> = runs.iter().map(|r| r.available).collect();
+            println!(
+                "spruce ({name:8}) case {:2}: A {:6.2} |err| {:6.2}  C {:6.2} [{:.2}, {:.2}]  {:.0} B  {:.2} s  runs {}",
+                case.id,
+                med(&|r| r.available),
+                med_abs_err(&a, gt),
+                med(&|r| r.capacity),
+                runs.iter()
+                    .map(|r| r.capacity)
+                    .fold(f64::INFINITY, f64::min),
+                runs.iter().map(|r| r.capacity).fold(0.0, f64::max),
+                med(&|r| r.bytes_sent as f64),
+                med(&|r| r.time.as_secs_f64()),
+                runs.len(),
+            );
+        }
     }
 }
 
