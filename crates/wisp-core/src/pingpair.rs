@@ -58,7 +58,12 @@
 //! * The intermediate priority of the WMM triplet is TOS 0x80 (CS4: AC_VI under both the RFC 8325
 //!   and the `TOS >> 5` mappings); the paper does not give its value.
 //! * A pair or triplet with a missing reply is not valid (pair) or counts as not reversed
-//!   (triplet).
+//!   (triplet). A reply is missing when it has not come [`REPLY_TIMEOUT`] (10 s) after its round
+//!   started: the paper gives no timeout (§5.2 asks only that the high-priority reply come
+//!   first); 10 s is how long the ping utilities wait for a reply (`MAXWAIT` of BSD ping and
+//!   iputils, toybox's `-W` default), the utility the paper's Android build invoked (§7.3).
+//!   A shorter timeout drops exactly the pairs of a long queue: a 1000-frame best-effort queue
+//!   at 6 Mbit/s holds its normal reply about 2.4 s (docs/kwikr.md, "Part B").
 
 use crate::stats::Ewma;
 use crate::time::{Duration, Instant};
@@ -81,6 +86,9 @@ pub const WMM_RUNS: usize = 5;
 pub const WMM_REVERSALS: usize = 3;
 /// §5.6: "e.g. 3 consecutive" tests make a sustained signal.
 pub const SUSTAINED_TESTS: u32 = 3;
+/// How long a round waits for its replies before a missing one counts as lost (not in the
+/// paper: the ping utilities' 10 s, see the module's deviations).
+pub const REPLY_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// Why a Ping-Pair measurement was not valid.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -480,7 +488,7 @@ pub struct ProberConfig {
     pub wmm_runs: usize,
     /// Time between triplets.
     pub triplet_spacing: Duration,
-    /// A reply later than this after its round started counts as lost.
+    /// A reply later than this after its round started counts as lost ([`REPLY_TIMEOUT`]).
     pub reply_timeout: Duration,
     /// Dual Ping-Pair (§5.6): each round sends two pairs at once and keeps the measurement only
     /// when they agree within [`DUAL_TOLERANCE`].
@@ -499,7 +507,7 @@ impl Default for ProberConfig {
             large_payload: 1400,
             wmm_runs: WMM_RUNS,
             triplet_spacing: Duration::from_millis(50),
-            reply_timeout: Duration::from_secs(1),
+            reply_timeout: REPLY_TIMEOUT,
             dual: false,
         }
     }

@@ -41,7 +41,7 @@
 //! Deviations: the AP answers at once (no processing time); the WMM check's triplets (§5.5)
 //! are not run in the simulator (the medium's WMM setting is known); single, not dual, pairs;
 //! the channel-access delay t is the receiver's fixed 0.125 ms (§7.3), as on Android; a lost
-//! request or reply makes the pair invalid after the prober's 1-s timeout; probes stop when
+//! request or reply makes the pair invalid after the prober's 10-s timeout; probes stop when
 //! the flow stops.
 
 use crate::wifi::edca::AccessCategory;

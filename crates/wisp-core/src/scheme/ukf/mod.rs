@@ -380,8 +380,10 @@ impl Sender for UkfSender {
     }
 }
 
-/// How long the receiver keeps its arrivals for counting sandwiched packets.
-const HISTORY: Duration = Duration::from_secs(2);
+/// How long the receiver keeps its arrivals for counting sandwiched packets: as long as a
+/// Ping-Pair round waits for its replies, so that a pair whose normal reply came late still
+/// finds every packet between its two replies.
+const HISTORY: Duration = pingpair::REPLY_TIMEOUT;
 
 /// The receiver: the UKF on every packet, Kwikr's T_c from Ping-Pair, B̂ fed back periodically.
 #[derive(Clone, Debug)]
