@@ -3,9 +3,9 @@
 //! smoothed T_c, and from the packet log the frames of every call delivered between the two
 //! replies) and each call's rate and one-way delay per 5 s. docs/kwikr.md ("Part B") quotes it.
 //!
-//! `WISP_DIAG=table2 WISP_DIAG_A=skype-ukf WISP_DIAG_B=kwikr WISP_DIAG_SEED=1 cargo test -p
-//! wisp-sim --release --test kwikr_diag -- --ignored --nocapture` (`WISP_DIAG=fig8` runs the
-//! Fig. 8 file with `WISP_DIAG_A` as the call's scheme).
+//! `WISP_DIAG=table2 WISP_DIAG_A=skype-ukf WISP_DIAG_B=kwikr WISP_DIAG_SEED=1 cargo run -p
+//! wisp-sim --release --example kwikr_diag` (`WISP_DIAG=fig8` runs the Fig. 8 file with
+//! `WISP_DIAG_A` as the call's scheme).
 
 use wisp_core::scheme::SchemeConfig;
 use wisp_sim::pingpair::default_for;
@@ -16,9 +16,7 @@ fn env(k: &str, d: &str) -> String {
     std::env::var(k).unwrap_or_else(|_| d.to_string())
 }
 
-#[test]
-#[ignore]
-fn diagnose_a_call_run() {
+fn main() {
     let which = env("WISP_DIAG", "table2");
     let a = env("WISP_DIAG_A", "skype-ukf");
     let b = env("WISP_DIAG_B", "kwikr");
