@@ -31,7 +31,7 @@ fn rows(kind: &str, checks: Vec<Check>) -> Vec<Row> {
         .map(|c| {
             (
                 kind.to_string(),
-                String::new(),
+                c.scope.unwrap_or_default(),
                 c.claim,
                 c.measured,
                 c.expected,
@@ -80,20 +80,7 @@ pub fn reproduce(
             let r = py
                 .allow_threads(|| sprout::run(&options, &none))
                 .map_err(value_error)?;
-            Ok(r.results()
-                .checks
-                .into_iter()
-                .map(|c| {
-                    (
-                        "claim".to_string(),
-                        c.scope,
-                        c.check.claim,
-                        c.check.measured,
-                        c.check.expected,
-                        c.check.met,
-                    )
-                })
-                .collect())
+            Ok(rows("claim", r.checks()))
         }
         "gcc-wifi" => {
             if traces.is_some() {

@@ -28,8 +28,18 @@ use serde::Serialize;
 use wisp_core::stats::quantile_sorted;
 
 /// One of a paper's claims (or an issue's acceptance claims), as measured.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+///
+/// A claim checked once over the whole run leaves `id` and `scope` out (`..Check::default()`);
+/// one checked on every trace (sprout) names itself and where it was measured, and
+/// `summary.json` (or `results.json`) then holds both keys.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct Check {
+    /// A stable name of the claim (the same in every scope).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub id: Option<&'static str>,
+    /// What it was measured on: a trace, a loss-table direction.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub scope: Option<String>,
     pub claim: String,
     pub expected: String,
     pub measured: String,

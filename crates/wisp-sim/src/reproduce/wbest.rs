@@ -160,6 +160,7 @@ impl Reproduction {
                     c.ground_truth_mbps
                 ),
                 met: w.runs > 0 && rel < 0.15,
+                ..Default::default()
             });
         }
         for c in self
@@ -181,6 +182,7 @@ impl Reproduction {
                     w.median_mbps, c.saturating_mbps
                 ),
                 met: w.runs > 0 && w.median_mbps < 1.5,
+                ..Default::default()
             });
         }
         let worst_time = self
@@ -194,6 +196,7 @@ impl Reproduction {
             expected: "under 1 s".into(),
             measured: format!("{worst_time:.3} s"),
             met: !self.cases.is_empty() && worst_time < 1.0,
+            ..Default::default()
         });
         let bytes = self
             .cases
@@ -205,6 +208,7 @@ impl Reproduction {
             expected: "≈ 130 KB (within 10%)".into(),
             measured: format!("{bytes:.0} B"),
             met: (bytes - 130_000.0).abs() / 130_000.0 < 0.10,
+            ..Default::default()
         });
         for base in &TOOLS[1..] {
             let (mut better, mut n) = (0, 0);
@@ -221,6 +225,7 @@ impl Reproduction {
                 expected: "in most cases".into(),
                 measured: format!("in {better} of {n} cases"),
                 met: n > 0 && 2 * better > n,
+                ..Default::default()
             });
         }
         out
