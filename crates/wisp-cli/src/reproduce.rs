@@ -4,7 +4,9 @@ use crate::error::CliError;
 use crate::output::{self, OutputDir};
 use clap::{Args, ValueEnum};
 use std::path::{Path, PathBuf};
-use wisp_sim::reproduce::{Check, alfalfa, gcc_wifi, kwikr, kwikr_calls, mehrotra, sprout, wbest};
+use wisp_sim::reproduce::{
+    Check, alfalfa, gcc_wifi, kwikr, kwikr_calls, mehrotra, shipped, sprout, wbest,
+};
 
 /// The papers wisp reproduces.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -82,19 +84,6 @@ pub struct ReproduceArgs {
 
 const WIFI_TRACE: &str = "traces/wifi/google-wifi-3mbps.rx";
 const CELLULAR_TRACES: &str = "traces/cellular";
-
-/// A shipped file or folder: relative to the current folder, else to the source tree the binary
-/// was built from.
-fn shipped(path: &str) -> PathBuf {
-    let here = PathBuf::from(path);
-    if here.exists() {
-        return here;
-    }
-    let built = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../..")
-        .join(path);
-    if built.exists() { built } else { here }
-}
 
 pub fn reproduce(a: ReproduceArgs) -> Result<(), CliError> {
     let out = a
@@ -244,8 +233,6 @@ pub fn reproduce(a: ReproduceArgs) -> Result<(), CliError> {
     Ok(())
 }
 
-/// A shipped input that could not be read: when the user gave none and the file is simply not
-/// there, says how to point at one (`opt`).
 fn kwikr_paper(a: &ReproduceArgs, out: &Path, jobs: usize) -> Result<(), CliError> {
     let seed = crate::args::seed(a.seed)?;
     let options = kwikr::Options {
@@ -300,6 +287,8 @@ fn kwikr_paper(a: &ReproduceArgs, out: &Path, jobs: usize) -> Result<(), CliErro
     Ok(())
 }
 
+/// A shipped input that could not be read: when the user gave none and the file is simply not
+/// there, says how to point at one (`opt`).
 fn input_error(e: wisp_sim::trace::TraceError, defaulted: bool, opt: &str) -> CliError {
     if e.line.is_none() && defaulted {
         CliError::Input(format!("{e} (run from the wisp repository or pass {opt})"))

@@ -4,21 +4,8 @@
 
 use crate::{resolve_seed, value_error};
 use pyo3::prelude::*;
-use std::path::{Path, PathBuf};
-use wisp_sim::reproduce::{Check, gcc_wifi, mehrotra, sprout};
-
-/// A shipped file or folder: relative to the current folder, else to the source tree the
-/// extension was built from (as the command line does).
-fn shipped(path: &str) -> PathBuf {
-    let here = PathBuf::from(path);
-    if here.exists() {
-        return here;
-    }
-    let built = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../..")
-        .join(path);
-    if built.exists() { built } else { here }
-}
+use std::path::PathBuf;
+use wisp_sim::reproduce::{Check, gcc_wifi, mehrotra, shipped, sprout};
 
 /// One row: `(kind, scope, claim, measured, expected, met)`; kind is `claim` or `calibration`
 /// (mehrotra's checks of its calibration, which are not the paper's claims); scope is the trace

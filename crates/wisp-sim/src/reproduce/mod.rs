@@ -25,7 +25,22 @@ pub mod sprout;
 pub mod wbest;
 
 use serde::Serialize;
+use std::path::{Path, PathBuf};
 use wisp_core::stats::quantile_sorted;
+
+/// A file or folder shipped with wisp (a trace, the cellular traces' folder), named relative to
+/// the repository: relative to the current folder, else to the source tree wisp was built from
+/// (the default inputs of `wisp reproduce` and `wisp.reproduce`).
+pub fn shipped(path: &str) -> PathBuf {
+    let here = PathBuf::from(path);
+    if here.exists() {
+        return here;
+    }
+    let built = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .join(path);
+    if built.exists() { built } else { here }
+}
 
 /// One of a paper's claims (or an issue's acceptance claims), as measured.
 ///
