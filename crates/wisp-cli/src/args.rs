@@ -1,9 +1,26 @@
 //! Options shared by the commands that simulate, and their parsers.
 
 use clap::Args;
+use std::path::Path;
 use wisp_core::Duration;
+use wisp_sim::link::LinkSpec;
 use wisp_sim::loss::LossSpec;
 use wisp_sim::queue::QueueSpec;
+use wisp_sim::trace::TraceUnit;
+
+/// The link a trace file names (`--trace FILE`), in the unit its name implies.
+pub fn trace_link(path: &Path) -> LinkSpec {
+    LinkSpec::Trace {
+        path: path.to_path_buf(),
+        unit: TraceUnit::for_path(path),
+    }
+}
+
+/// The link of `--trace FILE` or `--link SPEC` (the commands let at most one through); `None`
+/// with neither.
+pub fn chosen_link(trace: Option<&Path>, link: Option<&LinkSpec>) -> Option<LinkSpec> {
+    trace.map(trace_link).or_else(|| link.cloned())
+}
 
 /// Link, queue, loss and timing options of a simulation.
 #[derive(Args, Debug, Clone)]

@@ -14,7 +14,6 @@ use wisp_core::{Duration, Instant};
 use wisp_net::report::KnownLink;
 use wisp_net::session::{NetError, RecvOptions, SendOptions};
 use wisp_sim::link::LinkSpec;
-use wisp_sim::trace::TraceUnit;
 
 #[derive(Args, Debug)]
 pub struct SendArgs {
@@ -250,15 +249,7 @@ pub fn recv(a: RecvArgs) -> Result<(), CliError> {
             mac_rate: wisp_core::Bitrate::from_bps_f64(a.pingpair_mac_mbps * 1e6),
         });
     }
-    let spec = match (&a.link, &a.trace) {
-        (Some(l), _) => Some(l.clone()),
-        (None, Some(p)) => Some(LinkSpec::Trace {
-            path: p.clone(),
-            unit: TraceUnit::for_path(p),
-        }),
-        _ => None,
-    };
-    if let Some(spec) = spec {
+    if let Some(spec) = crate::args::chosen_link(a.trace.as_deref(), a.link.as_ref()) {
         let link = spec.load()?;
         let epoch = match a.link_epoch_ns {
             Some(ns) => Some(ns),

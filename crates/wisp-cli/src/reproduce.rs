@@ -4,7 +4,9 @@ use crate::error::CliError;
 use crate::output::{self, OutputDir};
 use clap::{Args, ValueEnum};
 use std::path::{Path, PathBuf};
-use wisp_sim::reproduce::{alfalfa, gcc_wifi, kwikr, kwikr_calls, mehrotra, sprout, wbest};
+use wisp_sim::reproduce::{
+    Check, alfalfa, gcc_wifi, kwikr, kwikr_calls, mehrotra, shipped, sprout, wbest,
+};
 
 /// The papers wisp reproduces.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -83,19 +85,6 @@ pub struct ReproduceArgs {
 const WIFI_TRACE: &str = "traces/wifi/google-wifi-3mbps.rx";
 const CELLULAR_TRACES: &str = "traces/cellular";
 
-/// A shipped file or folder: relative to the current folder, else to the source tree the binary
-/// was built from.
-fn shipped(path: &str) -> PathBuf {
-    let here = PathBuf::from(path);
-    if here.exists() {
-        return here;
-    }
-    let built = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../..")
-        .join(path);
-    if built.exists() { built } else { here }
-}
-
 pub fn reproduce(a: ReproduceArgs) -> Result<(), CliError> {
     let out = a
         .out
@@ -136,7 +125,7 @@ pub fn reproduce(a: ReproduceArgs) -> Result<(), CliError> {
             let result =
                 with_progress(|on_done| Ok::<_, CliError>(wbest::run(a.quick, seed, on_done)))?;
             let checks = result.checks();
-            let mut files = with_summary("wbest", a.quick, &result, &checks)?;
+            let mut files = with_summary("wbest", Some(a.quick), &result, &checks, [])?;
             files.add("table.csv", result.csv());
             files.add("report.html", wisp_report::wbest::html(&result));
             for (name, svg) in wisp_report::wbest::figures(&result) {
@@ -189,9 +178,7 @@ pub fn reproduce(a: ReproduceArgs) -> Result<(), CliError> {
             let summary = result.summary(a.quick);
             files.add("summary.json", to_json(&summary)?);
             files.commit(&out)?;
-            for c in result.checks() {
-                print_check(c.met, &c.claim, &c.measured, &c.expected);
-            }
+            print_each("", &result.checks());
             eprintln!("wisp: wrote {}", out.join("report.html").display());
         }
         Paper::Mehrotra => {
@@ -202,7 +189,16 @@ pub fn reproduce(a: ReproduceArgs) -> Result<(), CliError> {
                 jobs,
             };
             let result = with_progress(|on_done| mehrotra::run(&options, on_done))?;
-            let mut files = OutputDir::default();
+            let checks = result.checks();
+            let calibration = result.calibration_checks();
+            // Its summary.json has no `quick`.
+            let mut files = with_summary(
+                "mehrotra",
+                None,
+                &result,
+                &checks,
+                [("calibration", serde_json::json!(&calibration))],
+            )?;
             files.add("report.html", wisp_report::mehrotra::html(&result));
             for (name, svg) in wisp_report::mehrotra::figures(&result) {
                 files.add(Path::new("figures").join(name), svg);
@@ -223,25 +219,9 @@ pub fn reproduce(a: ReproduceArgs) -> Result<(), CliError> {
                 "timeseries.csv",
                 wisp_report::mehrotra::timeseries_csv(&result),
             );
-            let checks = result.checks();
-            let calibration = result.calibration_checks();
-            let summary = serde_json::json!({
-                "paper": "mehrotra",
-                "result": &result,
-                "checks": &checks,
-                "calibration": &calibration,
-            });
-            files.add("summary.json", to_json(&summary)?);
             files.commit(&out)?;
-            for c in &calibration {
-                let claim = format!("calibration (not a claim): {}", c.claim);
-                print_check(c.met, &claim, &c.measured, &c.expected);
-            }
-            for c in &checks {
-                print_check(c.met, &c.claim, &c.measured, &c.expected);
-            }
-            let met = checks.iter().filter(|c| c.met).count();
-            let calibrated = calibration.iter().filter(|c| c.met).count();
+            let calibrated = print_each("calibration (not a claim): ", &calibration);
+            let met = print_each("", &checks);
             println!(
                 "{met} of {} claims met (calibration checks apart: {calibrated} of {} met)",
                 checks.len(),
@@ -253,8 +233,6 @@ pub fn reproduce(a: ReproduceArgs) -> Result<(), CliError> {
     Ok(())
 }
 
-/// A shipped input that could not be read: when the user gave none and the file is simply not
-/// there, says how to point at one (`opt`).
 fn kwikr_paper(a: &ReproduceArgs, out: &Path, jobs: usize) -> Result<(), CliError> {
     let seed = crate::args::seed(a.seed)?;
     let options = kwikr::Options {
@@ -274,15 +252,13 @@ fn kwikr_paper(a: &ReproduceArgs, out: &Path, jobs: usize) -> Result<(), CliErro
     })?;
     let calls_summary = calls.summary();
     let checks = result.checks(calls_summary.checks.clone());
-    let summary = serde_json::json!({
-        "paper": "kwikr",
-        "quick": a.quick,
-        "result": &result,
-        "calls": &calls_summary,
-        "checks": &checks,
-    });
-    let mut files = OutputDir::default();
-    files.add("summary.json", to_json(&summary)?);
+    let mut files = with_summary(
+        "kwikr",
+        Some(a.quick),
+        &result,
+        &checks,
+        [("calls", serde_json::json!(&calls_summary))],
+    )?;
     files.add("pairs.csv", result.pairs_csv());
     for (name, text) in calls.files() {
         files.add(name, text);
@@ -311,6 +287,8 @@ fn kwikr_paper(a: &ReproduceArgs, out: &Path, jobs: usize) -> Result<(), CliErro
     Ok(())
 }
 
+/// A shipped input that could not be read: when the user gave none and the file is simply not
+/// there, says how to point at one (`opt`).
 fn input_error(e: wisp_sim::trace::TraceError, defaulted: bool, opt: &str) -> CliError {
     if e.line.is_none() && defaulted {
         CliError::Input(format!("{e} (run from the wisp repository or pass {opt})"))
@@ -339,41 +317,48 @@ fn to_json(value: &impl serde::Serialize) -> Result<Vec<u8>, CliError> {
 }
 
 /// Every check, then how many are met.
-fn print_checks<'a>(checks: impl IntoIterator<Item = &'a wisp_sim::reproduce::Check>) {
-    let (mut met, mut all) = (0, 0);
-    for c in checks {
-        print_check(c.met, &c.claim, &c.measured, &c.expected);
-        met += usize::from(c.met);
-        all += 1;
-    }
-    println!("{met} of {all} checks met");
+fn print_checks(checks: &[Check]) {
+    let met = print_each("", checks);
+    println!("{met} of {} checks met", checks.len());
 }
 
-/// The output directory of a reproduction, holding `summary.json`: the paper, `--quick`, the
-/// result and its checks.
-fn with_summary(
+/// Every check, a line each: `ok`/`NO`, the claim after `prefix`, the figure, the expectation.
+/// Returns how many are met.
+fn print_each(prefix: &str, checks: &[Check]) -> usize {
+    for c in checks {
+        println!(
+            "{:3}  {prefix}{}: {} (expected {})",
+            if c.met { "ok" } else { "NO" },
+            c.claim,
+            c.measured,
+            c.expected
+        );
+    }
+    checks.iter().filter(|c| c.met).count()
+}
+
+/// The output directory of a reproduction, holding `summary.json`: the paper, `--quick` (where
+/// given), the result, its checks and the `extra` fields.
+fn with_summary<const N: usize>(
     paper: &str,
-    quick: bool,
+    quick: Option<bool>,
     result: &impl serde::Serialize,
-    checks: &[wisp_sim::reproduce::Check],
+    checks: &[Check],
+    extra: [(&str, serde_json::Value); N],
 ) -> Result<OutputDir, CliError> {
-    let summary = serde_json::json!({
-        "paper": paper,
-        "quick": quick,
-        "result": result,
-        "checks": checks,
-    });
+    let mut summary = serde_json::Map::new();
+    summary.insert("paper".into(), paper.into());
+    if let Some(quick) = quick {
+        summary.insert("quick".into(), quick.into());
+    }
+    summary.insert("result".into(), serde_json::json!(result));
+    summary.insert("checks".into(), serde_json::json!(checks));
+    for (key, value) in extra {
+        summary.insert(key.into(), value);
+    }
     let mut files = OutputDir::default();
     files.add("summary.json", to_json(&summary)?);
     Ok(files)
-}
-
-/// One claim of a paper, as measured: `ok`/`NO`, the claim, the figure, the expectation.
-fn print_check(met: bool, claim: &str, measured: &str, expected: &str) {
-    println!(
-        "{:3}  {claim}: {measured} (expected {expected})",
-        if met { "ok" } else { "NO" }
-    );
 }
 
 fn alfalfa_paper(a: &ReproduceArgs, out: &Path, jobs: usize) -> Result<(), CliError> {
@@ -383,7 +368,7 @@ fn alfalfa_paper(a: &ReproduceArgs, out: &Path, jobs: usize) -> Result<(), CliEr
     let seed = crate::args::seed(a.seed)?;
     let result = with_progress(|on_done| alfalfa::run(&pairs, a.quick, seed, jobs, on_done))?;
     let checks = result.checks();
-    let mut files = with_summary("alfalfa", a.quick, &result, &checks)?;
+    let mut files = with_summary("alfalfa", Some(a.quick), &result, &checks, [])?;
     files.add("table.csv", result.csv());
     files.add("report.html", wisp_report::alfalfa::html(&result));
     for (name, svg) in wisp_report::alfalfa::figures(&result) {
@@ -478,5 +463,5 @@ fn print_sprout(r: &sprout::Reproduction, results: &sprout::Results<'_>) {
         }
     }
     println!();
-    print_checks(results.checks.iter().map(|c| &c.check));
+    print_checks(&results.checks);
 }

@@ -11,7 +11,6 @@ use wisp_sim::link::{LinkModel, LinkSpec};
 use wisp_sim::queue::QueueSpec;
 use wisp_sim::run::{RunReport, RunResult};
 use wisp_sim::sim::{FlowSpec, Scenario};
-use wisp_sim::trace::TraceUnit;
 use wisp_sim::wifi::link::WifiSpec;
 
 #[derive(Args, Debug)]
@@ -205,26 +204,14 @@ pub fn scenario(
 pub fn run(a: RunArgs) -> Result<(), CliError> {
     let mut scheme = a.scheme.clone();
     apply_params(&mut scheme, a.rate_kbps.as_deref(), &a.params)?;
-    let spec = match (&a.trace, &a.link) {
-        (Some(p), _) => LinkSpec::Trace {
-            path: p.clone(),
-            unit: TraceUnit::for_path(p),
-        },
-        (None, Some(l)) => l.clone(),
-        (None, None) => unreachable!("clap requires --trace or --link"),
-    };
+    let spec = args::chosen_link(a.trace.as_deref(), a.link.as_ref())
+        .unwrap_or_else(|| unreachable!("clap requires --trace or --link"));
     if let LinkSpec::Wifi(w) = &spec {
         return run_wifi(&a, w, scheme);
     }
     let mut forward = spec.load()?;
     let mut reverse = match &a.reverse_trace {
-        Some(p) => Some(
-            LinkSpec::Trace {
-                path: p.clone(),
-                unit: TraceUnit::for_path(p),
-            }
-            .load()?,
-        ),
+        Some(p) => Some(args::trace_link(p).load()?),
         None => None,
     };
     if !a.trace_offset_ms.is_zero() {

@@ -9,7 +9,6 @@ use wisp_core::{Bitrate, DataSize, Duration};
 use wisp_sim::link::LinkSpec;
 use wisp_sim::queue::QueueSpec;
 use wisp_sim::sweep::{self, LOSS_WINDOW, SimSweep};
-use wisp_sim::trace::TraceUnit;
 
 pub const LONG_ABOUT: &str = "\
 Sends constant-bit-rate traffic at each of a list of rates (20 s each by default) and reports, per \
@@ -93,14 +92,8 @@ fn rate(s: &str) -> Result<Bitrate, String> {
 }
 
 pub fn sweep(a: SweepArgs) -> Result<(), CliError> {
-    let spec = match (&a.trace, &a.link) {
-        (Some(p), _) => LinkSpec::Trace {
-            path: p.clone(),
-            unit: TraceUnit::for_path(p),
-        },
-        (None, Some(l)) => l.clone(),
-        (None, None) => unreachable!("clap requires --trace or --link"),
-    };
+    let spec = args::chosen_link(a.trace.as_deref(), a.link.as_ref())
+        .unwrap_or_else(|| unreachable!("clap requires --trace or --link"));
     let link = spec.load()?;
     let mut rates = a
         .rates

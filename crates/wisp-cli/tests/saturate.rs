@@ -13,7 +13,7 @@ mod common;
 use common::*;
 
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 /// The shipped cellular traces (each has .up and .down).
@@ -118,20 +118,18 @@ fn compare_prints_the_rate_error_and_the_correlation() {
 fn malformed_packets_are_counted_not_fatal() {
     let _rt = real_time();
     let port = free_port();
-    let mut server = wisp_command()
-        .args([
+    let mut server = wisp_server(
+        &[
             "saturate",
             "server",
             "--listen",
             &format!("127.0.0.1:{port}"),
             "--sessions",
             "1",
-        ])
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    std::thread::sleep(Duration::from_millis(300));
+        ],
+        true,
+        None,
+    );
     let s = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
     let mut truncated_hello = b"WS\x01\x01\0\0\0\x01\0\x14".to_vec();
     truncated_hello.extend([0u8; 5]);
@@ -179,8 +177,8 @@ fn malformed_packets_are_counted_not_fatal() {
 fn record(name: &str, dir: &Path) -> serde_json::Value {
     let port = free_port();
     let sock = dir.join(format!("{name}.sock"));
-    let mut server = wisp_command()
-        .args([
+    let mut server = wisp_server(
+        &[
             "saturate",
             "server",
             "--listen",
@@ -189,15 +187,10 @@ fn record(name: &str, dir: &Path) -> serde_json::Value {
             &format!("unix:{}", sock.display()),
             "--sessions",
             "1",
-        ])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let t = Instant::now();
-    while !sock.exists() && t.elapsed() < Duration::from_secs(10) {
-        std::thread::sleep(Duration::from_millis(20));
-    }
+        ],
+        false,
+        Some(&sock),
+    );
     let client = format!(
         "{} saturate client --server $WISP_LINK_PEER:{port} --feedback unix:{} --duration-s {SECS} \
          --epoch-ns $WISP_LINK_EPOCH_NS --out {} --json",

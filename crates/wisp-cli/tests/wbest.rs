@@ -12,21 +12,18 @@ use std::process::{Child, Command, Output, Stdio};
 use std::time::Duration;
 
 fn server(port: u16) -> Child {
-    let c = wisp_command()
-        .args([
+    wisp_server(
+        &[
             "wbest",
             "server",
             "--listen",
             &format!("0.0.0.0:{port}"),
             "--clients",
             "1",
-        ])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    std::thread::sleep(Duration::from_millis(300));
-    c
+        ],
+        false,
+        None,
+    )
 }
 
 /// The client's JSON line from a command's stdout.

@@ -4,21 +4,8 @@
 
 use crate::{resolve_seed, value_error};
 use pyo3::prelude::*;
-use std::path::{Path, PathBuf};
-use wisp_sim::reproduce::{Check, gcc_wifi, mehrotra, sprout};
-
-/// A shipped file or folder: relative to the current folder, else to the source tree the
-/// extension was built from (as the command line does).
-fn shipped(path: &str) -> PathBuf {
-    let here = PathBuf::from(path);
-    if here.exists() {
-        return here;
-    }
-    let built = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../..")
-        .join(path);
-    if built.exists() { built } else { here }
-}
+use std::path::PathBuf;
+use wisp_sim::reproduce::{Check, gcc_wifi, mehrotra, shipped, sprout};
 
 /// One row: `(kind, scope, claim, measured, expected, met)`; kind is `claim` or `calibration`
 /// (mehrotra's checks of its calibration, which are not the paper's claims); scope is the trace
@@ -31,7 +18,7 @@ fn rows(kind: &str, checks: Vec<Check>) -> Vec<Row> {
         .map(|c| {
             (
                 kind.to_string(),
-                String::new(),
+                c.scope.unwrap_or_default(),
                 c.claim,
                 c.measured,
                 c.expected,
@@ -80,20 +67,7 @@ pub fn reproduce(
             let r = py
                 .allow_threads(|| sprout::run(&options, &none))
                 .map_err(value_error)?;
-            Ok(r.results()
-                .checks
-                .into_iter()
-                .map(|c| {
-                    (
-                        "claim".to_string(),
-                        c.scope,
-                        c.check.claim,
-                        c.check.measured,
-                        c.check.expected,
-                        c.check.met,
-                    )
-                })
-                .collect())
+            Ok(rows("claim", r.checks()))
         }
         "gcc-wifi" => {
             if traces.is_some() {

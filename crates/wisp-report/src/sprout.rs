@@ -214,7 +214,7 @@ fn sw(entry: &str) -> Markup {
 }
 
 fn claims(checks: &[Check]) -> Markup {
-    let met = checks.iter().filter(|c| c.check.met).count();
+    let met = checks.iter().filter(|c| c.met).count();
     html! {
         p {
             (met) " of " (checks.len()) " checks met. Each claim is checked on every trace on its \
@@ -222,10 +222,10 @@ fn claims(checks: &[Check]) -> Markup {
         }
         (crate::claims_table(checks.iter().map(|c| {
             (
-                c.check.claim.as_str(),
-                c.check.expected.as_str(),
-                c.check.measured.as_str(),
-                c.check.met,
+                c.claim.as_str(),
+                c.expected.as_str(),
+                c.measured.as_str(),
+                c.met,
             )
         })))
     }
@@ -530,7 +530,7 @@ mod tests {
         let page = html(&r);
         assert!(page.contains("NewReno and Compound TCP give the same figures"));
         assert!(page.contains("<td>79× (25 s)</td>"));
-        let met = r.checks().iter().filter(|c| c.check.met).count();
+        let met = r.checks().iter().filter(|c| c.met).count();
         assert!(page.contains(&format!("{met} of {} checks met", r.checks().len())));
     }
 }

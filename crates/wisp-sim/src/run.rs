@@ -65,14 +65,8 @@ pub fn run(scenario: &Scenario, progress: Option<Progress<'_>>) -> Result<RunRes
         scenario.end(),
         scenario.bin,
     );
-    let mut names: Vec<String> = scenario
-        .flows
-        .iter()
-        .map(|f| f.scheme.to_string())
-        .collect();
-    names.dedup();
     let report = RunReport {
-        scheme: names.join("+"),
+        scheme: scheme_names(scenario.flows.iter()),
         trace: scenario.forward.name(),
         seed: scenario.seed,
         reverse: scenario
@@ -94,6 +88,14 @@ pub fn run(scenario: &Scenario, progress: Option<Progress<'_>>) -> Result<RunRes
     })
 }
 
+/// The flows' schemes for a report: their names joined by `+`, a run of flows of one scheme
+/// named once.
+pub(crate) fn scheme_names<'a>(flows: impl Iterator<Item = &'a FlowSpec>) -> String {
+    let mut names: Vec<String> = flows.map(|f| f.scheme.to_string()).collect();
+    names.dedup();
+    names.join("+")
+}
+
 /// Simulates the network of `wisp run --link wifi:SPEC` ([`RunOptions::wifi_network`]) and
 /// reports it as `wisp run` does: `trace` is the link spec, `reverse` the medium's uplink,
 /// capacity 0 (the medium has no fixed capacity) and no ideal delay.
@@ -109,14 +111,8 @@ pub fn run_wifi(
     }
     let net = options.wifi_network(spec, flows, seed);
     let r = run_network(&net, progress)?;
-    let mut names: Vec<String> = net
-        .flows
-        .iter()
-        .map(|f| f.spec.scheme.to_string())
-        .collect();
-    names.dedup();
     let report = RunReport {
-        scheme: names.join("+"),
+        scheme: scheme_names(net.flows.iter().map(|f| &f.spec)),
         trace: format!("wifi:{spec}"),
         seed,
         reverse: "wifi (station 1 to the AP)".into(),

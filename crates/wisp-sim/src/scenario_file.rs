@@ -56,7 +56,7 @@ use crate::link::{LinkModel, LinkSpec, LinkSpecError};
 use crate::loss::{LossSpec, LossSpecError};
 use crate::metrics::FlowMetrics;
 use crate::queue::{QueueSpec, QueueSpecError};
-use crate::run::{RunReport, RunResult, run_network};
+use crate::run::{RunReport, RunResult, run_network, scheme_names};
 use crate::seed;
 use crate::sim::{FlowSpec, Hop, Network, Progress, RoutedFlow, SimError, WifiMedium, WiredLink};
 use crate::wifi::link::{AP, NodeId, STATION, WifiLink, WifiSpec, WifiSpecError};
@@ -832,15 +832,9 @@ impl ScenarioFile {
                 .collect(),
             flows,
         };
-        let mut names: Vec<String> = net
-            .flows
-            .iter()
-            .map(|f| f.spec.scheme.to_string())
-            .collect();
-        names.dedup();
         let run = RunResult {
             report: RunReport {
-                scheme: names.join("+"),
+                scheme: scheme_names(net.flows.iter().map(|f| &f.spec)),
                 trace: format!("scenario {}", self.name),
                 seed: net.seed,
                 reverse: "per flow".into(),

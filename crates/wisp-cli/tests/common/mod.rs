@@ -234,3 +234,32 @@ pub fn wisp_as_nobody(dir: &Path, args: &[&str]) -> Output {
         .output()
         .expect("run setpriv")
 }
+
+/// Starts `wisp ARGS`, a server (`saturate server`, `wbest server`), in the background from the
+/// repository root: stdout discarded, stderr piped when `keep_stderr` (else discarded). Returns
+/// once it is ready: when `socket` (a Unix socket it creates) exists, polled for at most 10 s;
+/// with no socket to look for, after 300 ms, time enough to bind a UDP port.
+pub fn wisp_server(args: &[&str], keep_stderr: bool, socket: Option<&Path>) -> std::process::Child {
+    use std::process::Stdio;
+    use std::time::{Duration, Instant};
+    let server = wisp_command()
+        .args(args)
+        .stdout(Stdio::null())
+        .stderr(if keep_stderr {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        })
+        .spawn()
+        .expect("start the wisp server");
+    match socket {
+        Some(sock) => {
+            let t = Instant::now();
+            while !sock.exists() && t.elapsed() < Duration::from_secs(10) {
+                std::thread::sleep(Duration::from_millis(20));
+            }
+        }
+        None => std::thread::sleep(Duration::from_millis(300)),
+    }
+    server
+}

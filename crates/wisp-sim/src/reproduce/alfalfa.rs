@@ -280,6 +280,7 @@ impl Reproduction {
                 format!("{} ({} of {})", pct(r.shown_share), r.shown, r.captured)
             }),
             met: main.as_ref().is_some_and(|r| r.shown_share >= MIN_SHOWN),
+            ..Default::default()
         });
         checks.push(Check {
             claim: format!("alfalfa's frame delay p95 (capture → display) on {MAIN_TRACE}"),
@@ -288,6 +289,7 @@ impl Reproduction {
                 .as_ref()
                 .map_or_else(missing, |r| format!("{:.0} ms", r.delay_p95_ms)),
             met: main.as_ref().is_some_and(|r| r.delay_p95_ms <= MAX_P95_MS),
+            ..Default::default()
         });
         // Beats gcc-video and cbr-video in SSIM at equal or lower p95 delay.
         let mut wins = vec![];
@@ -321,6 +323,7 @@ impl Reproduction {
                 wins.join(", ")
             ),
             met: n > 0 && wins.len() >= need,
+            ..Default::default()
         });
         for (label, rule) in [
             ("alfalfa", "loss-aware rule"),
@@ -334,6 +337,7 @@ impl Reproduction {
                 expected: "0".into(),
                 measured: lossy.as_ref().map_or_else(missing, |r| r.intra.to_string()),
                 met: lossy.as_ref().is_some_and(|r| r.coded > 0 && r.intra == 0),
+                ..Default::default()
             });
             checks.push(Check {
                 claim: format!(
@@ -346,6 +350,7 @@ impl Reproduction {
                 met: lossy
                     .as_ref()
                     .is_some_and(|r| r.shown_share >= MIN_SHOWN_LOSS),
+                ..Default::default()
             });
         }
         // Explicit state against the conventional codec: as the issue words it (each scheme's
@@ -378,6 +383,7 @@ impl Reproduction {
                     }
                     _ => false,
                 },
+                ..Default::default()
             });
         }
         checks

@@ -341,6 +341,7 @@ impl GccWifi {
                             b.summary.owd_ms[4]
                         ),
                         met: c.rate_gain.abs() <= 0.03,
+                        ..Default::default()
                     });
                     continue;
                 }
@@ -361,6 +362,7 @@ impl GccWifi {
                         b.summary.mean_rate_kbps
                     ),
                     met: c.rate_gain > RATE_GAIN_PAPER,
+                    ..Default::default()
                 });
                 for (q, i, g) in [
                     ("median", 2, c.owd_p50_growth),
@@ -376,6 +378,7 @@ impl GccWifi {
                             b.summary.owd_ms[i]
                         ),
                         met: g < 0.10,
+                        ..Default::default()
                     });
                 }
                 let (ma, mb) = (a.summary.dm_modes, b.summary.dm_modes);
@@ -400,6 +403,7 @@ impl GccWifi {
                     met: any
                         && mb.negative <= 0.5 * ma.negative
                         && mb.positive <= 0.5 * ma.positive,
+                    ..Default::default()
                 });
             }
         }

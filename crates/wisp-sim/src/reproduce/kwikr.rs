@@ -575,6 +575,7 @@ impl Reproduction {
                     expected: "≥ 88% (the paper: 88.0–98.2%)".into(),
                     measured: format!("{} of {n} pairs", pct(acc)),
                     met: acc.is_some_and(|a| a >= 0.88),
+                    ..Default::default()
                 });
             }
             out.push(Check {
@@ -593,6 +594,7 @@ impl Reproduction {
                     ms_opt(s.request_gap_median_ms)
                 ),
                 met: s.abs_error_median_ms.is_some_and(|e| e <= 1.0),
+                ..Default::default()
             });
         }
         if let Some(f) = &self.fig5 {
@@ -601,6 +603,7 @@ impl Reproduction {
                 expected: "higher mean while the neighbour is congested than outside".into(),
                 measured: format!("{} inside, {} outside", ms_opt(f.owd_in_ms), ms_opt(f.owd_out_ms)),
                 met: matches!((f.owd_in_ms, f.owd_out_ms), (Some(a), Some(b)) if a > b),
+                ..Default::default()
             });
             out.push(Check {
                 claim: "Fig. 5: … and the Ping-Pair estimate (T_q)".into(),
@@ -613,6 +616,7 @@ impl Reproduction {
                     f.valid_pairs_out
                 ),
                 met: matches!((f.t_q_in_ms, f.t_q_out_ms), (Some(a), Some(b)) if a > b),
+                ..Default::default()
             });
         }
         out.extend(extra);

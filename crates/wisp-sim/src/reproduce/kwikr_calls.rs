@@ -468,6 +468,7 @@ impl KwikrCalls {
                 k.calls
             ),
             met: both && g >= 0.15,
+            ..Default::default()
         });
         for (q, i) in [("median", 2), ("95th-percentile", 4)] {
             let g = ratio(k.owd_ms[i], b.owd_ms[i]);
@@ -476,6 +477,7 @@ impl KwikrCalls {
                 expected: "no more than 10 % above skype-ukf's".into(),
                 measured: format!("{} ({:.1} → {:.1} ms)", pct(g), b.owd_ms[i], k.owd_ms[i]),
                 met: both && g <= 0.10,
+                ..Default::default()
             });
         }
         out.push(loss_check(
@@ -504,6 +506,7 @@ impl KwikrCalls {
                 k.throughput_kbps
             ),
             met: both && g.abs() <= 0.05,
+            ..Default::default()
         });
         out.push(loss_check(
             "Fig. 9: Kwikr's loss rate in the throttled minute",
@@ -530,6 +533,7 @@ impl KwikrCalls {
                     100.0 * d
                 ),
                 met: a.calls > 0 && c.calls > 0 && d <= 0.05,
+                ..Default::default()
             });
         }
         // Table 2's reading: a call's rate does not depend on its neighbour's scheme.
@@ -551,6 +555,7 @@ impl KwikrCalls {
                     100.0 * y.loss_rate
                 ),
                 met: x.calls > 0 && y.calls > 0 && d.abs() <= 0.05,
+                ..Default::default()
             });
         }
         // The same for what the baseline's receiver gets ("essentially unaffected").
@@ -571,6 +576,7 @@ impl KwikrCalls {
                 y.throughput_kbps
             ),
             met: x.calls > 0 && y.calls > 0 && d.abs() <= 0.05,
+            ..Default::default()
         });
         out
     }
@@ -695,6 +701,7 @@ fn loss_check(
             100.0 * k.loss_rate
         ),
         met: both && ok(k.loss_rate, b.loss_rate),
+        ..Default::default()
     }
 }
 

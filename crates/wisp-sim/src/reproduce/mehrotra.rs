@@ -799,6 +799,7 @@ impl Mehrotra {
                     ),
                     met: s.free_max_kbps.is_some_and(|f| f >= free)
                         && s.congested_min_kbps.is_some_and(|c| c <= cong),
+                    ..Default::default()
                 });
             }
         }
@@ -824,6 +825,7 @@ impl Mehrotra {
                             a.throughput_kbps, o.throughput_kbps
                         ),
                         met: a.throughput_kbps >= o.throughput_kbps,
+                        ..Default::default()
                     });
                 }
             }
@@ -834,6 +836,7 @@ impl Mehrotra {
                         expected: format!("≤ {:.2} %", 20.0 * o.loss_rate),
                         measured: format!("{} vs {}", pct(a.loss_rate), pct(o.loss_rate)),
                         met: a.loss_rate <= o.loss_rate / 5.0,
+                        ..Default::default()
                     });
                 }
             }
@@ -854,6 +857,7 @@ impl Mehrotra {
                     c.throughput_kbps
                 ),
                 met: a.throughput_kbps >= 1.4 * c.throughput_kbps,
+                ..Default::default()
             });
         }
         // Fig. 23: "if we choose δ̂ appropriately and larger than δ_T, we can achieve full
@@ -910,6 +914,7 @@ impl Mehrotra {
                     }
                 ),
                 met: worst.0 <= 0.05,
+                ..Default::default()
             });
         }
         let f = &self.fairness;
@@ -924,12 +929,14 @@ impl Mehrotra {
                 pct(f.overlap_kbps[1] / (f.overlap_kbps[0] + f.overlap_kbps[1]))
             ),
             met: f.overlap_share.iter().all(|s| (0.4..=0.6).contains(s)),
+            ..Default::default()
         });
         out.push(Check {
             claim: "fairness: Jain's index during the overlap".into(),
             expected: "≥ 0.95".into(),
             measured: format!("{:.3}", f.jain),
             met: f.jain >= 0.95,
+            ..Default::default()
         });
         out.push(Check {
             claim: "fairness: the queueing delay stays within 30 % of its single-flow value".into(),
@@ -940,6 +947,7 @@ impl Mehrotra {
             ),
             met: f.delay_single_ms > 0.0
                 && (f.delay_overlap_ms / f.delay_single_ms - 1.0).abs() <= 0.3,
+            ..Default::default()
         });
         let h = &self.handover;
         out.push(Check {
@@ -956,12 +964,14 @@ impl Mehrotra {
                 h.settle_s.map_or("never".into(), |s| format!("{s:.1} s"))
             ),
             met: h.settle_s.is_some_and(|s| s <= 30.0),
+            ..Default::default()
         });
         out.push(Check {
             claim: "handover: utilisation recovers above 80 %".into(),
             expected: "> 80 % from 30 s after the switch".into(),
             measured: pct(h.utilization_after),
             met: h.utilization_after > 0.8,
+            ..Default::default()
         });
         out
     }

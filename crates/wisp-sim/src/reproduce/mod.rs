@@ -25,11 +25,36 @@ pub mod sprout;
 pub mod wbest;
 
 use serde::Serialize;
+use std::path::{Path, PathBuf};
 use wisp_core::stats::quantile_sorted;
 
+/// A file or folder shipped with wisp (a trace, the cellular traces' folder), named relative to
+/// the repository: relative to the current folder, else to the source tree wisp was built from
+/// (the default inputs of `wisp reproduce` and `wisp.reproduce`).
+pub fn shipped(path: &str) -> PathBuf {
+    let here = PathBuf::from(path);
+    if here.exists() {
+        return here;
+    }
+    let built = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .join(path);
+    if built.exists() { built } else { here }
+}
+
 /// One of a paper's claims (or an issue's acceptance claims), as measured.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+///
+/// A claim checked once over the whole run leaves `id` and `scope` out (`..Check::default()`);
+/// one checked on every trace (sprout) names itself and where it was measured, and
+/// `summary.json` (or `results.json`) then holds both keys.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct Check {
+    /// A stable name of the claim (the same in every scope).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub id: Option<&'static str>,
+    /// What it was measured on: a trace, a loss-table direction.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub scope: Option<String>,
     pub claim: String,
     pub expected: String,
     pub measured: String,

@@ -375,21 +375,15 @@ pub struct SummaryRow {
     pub paper: Option<PaperSummary>,
 }
 
-/// One of the paper's claims, as measured on one trace (or direction).
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct Check {
-    /// A stable name of the claim (the same on every trace).
-    pub id: &'static str,
-    /// The trace (or loss-table direction) it was measured on.
-    pub scope: String,
-    /// The claim, as every reproduction states one.
-    #[serde(flatten)]
-    pub check: super::Check,
-}
+pub use super::Check;
 
-impl Check {
-    fn new(id: &'static str, scope: String, check: super::Check) -> Self {
-        Check { id, scope, check }
+/// `check`, named `id` (the same on every trace) and measured on `scope` (the trace, or the
+/// loss-table direction).
+fn scoped(id: &'static str, scope: String, check: Check) -> Check {
+    Check {
+        id: Some(id),
+        scope: Some(scope),
+        ..check
     }
 }
 
@@ -531,10 +525,10 @@ impl Reproduction {
         {
             let m = s.metrics();
             let d = s.delay_ms();
-            out.push(Check::new(
+            out.push(scoped(
                 "lte-downlink",
                 t.trace.clone(),
-                super::Check {
+                Check {
                     claim: "Sprout uses most of the Verizon LTE downlink without a standing queue (§6.5: 4533 kbit/s, 73 ms)".into(),
                     expected: "utilization ≥ 0.78 and self-inflicted delay ≤ 90 ms".into(),
                     measured: format!(
@@ -544,6 +538,7 @@ impl Reproduction {
                         fmt_delay(d)
                     ),
                     met: m.utilization >= LTE_DOWNLINK_MIN_UTILIZATION && d <= LTE_DOWNLINK_MAX_DELAY_MS,
+                    ..Default::default()
                 },
             ));
         }
@@ -554,10 +549,10 @@ impl Reproduction {
                 .collect();
             let Some(r) = rates else { continue };
             let scope = format!("{LOSS_NETWORK}.{}, loss in both directions", dir.suffix());
-            out.push(Check::new(
+            out.push(scoped(
                 "loss-falls",
                 scope.clone(),
-                super::Check {
+                Check {
                     claim: format!(
                         "{LOSS_NETWORK} {}: Sprout's throughput falls as loss rises (§6.5)",
                         dir.word()
@@ -565,12 +560,13 @@ impl Reproduction {
                     expected: "0 % > 5 % > 10 %".into(),
                     measured: format!("{:.0} → {:.0} → {:.0} kbit/s", r[0], r[1], r[2]),
                     met: r[0] > r[1] && r[1] > r[2],
+                    ..Default::default()
                 },
             ));
-            out.push(Check::new(
+            out.push(scoped(
                 "loss-resilient",
                 scope,
-                super::Check {
+                Check {
                     claim: format!(
                         "{LOSS_NETWORK} {}: with 5 % loss Sprout keeps a good bit rate (§6.5)",
                         dir.word()
@@ -578,6 +574,7 @@ impl Reproduction {
                     expected: "> 50 % of the lossless throughput".into(),
                     measured: format!("{:.0} %", 100.0 * r[1] / r[0]),
                     met: r[1] > 0.5 * r[0],
+                    ..Default::default()
                 },
             ));
         }
@@ -601,10 +598,10 @@ fn check_sprout_rank(t: &TraceRuns) -> Option<Check> {
         .iter()
         .map(|r| format!("{} {}", r.entry, fmt_delay(r.delay_ms())))
         .collect();
-    Some(Check::new(
+    Some(scoped(
         "sprout-low-delay",
         t.trace.clone(),
-        super::Check {
+        Check {
             claim: format!(
                 "{}: Sprout has the lowest or second-lowest self-inflicted delay (§6.3)",
                 t.trace
@@ -621,6 +618,7 @@ fn check_sprout_rank(t: &TraceRuns) -> Option<Check> {
                 )
             },
             met: others > 0 && !d.is_nan() && rank <= 2,
+            ..Default::default()
         },
     ))
 }
@@ -629,10 +627,10 @@ fn check_sprout_rank(t: &TraceRuns) -> Option<Check> {
 /// lower for Sprout compared with Sprout-EWMA").
 fn check_ewma_vs_sprout(t: &TraceRuns) -> Option<Check> {
     let (s, e) = (t.run(SPROUT)?, t.run(SPROUT_EWMA)?);
-    Some(Check::new(
+    Some(scoped(
         "ewma-more",
         t.trace.clone(),
-        super::Check {
+        Check {
             claim: format!(
                 "{}: Sprout-EWMA has higher throughput and higher self-inflicted delay than Sprout (§6.4)",
                 t.trace
@@ -646,6 +644,7 @@ fn check_ewma_vs_sprout(t: &TraceRuns) -> Option<Check> {
                 fmt_delay(e.delay_ms())
             ),
             met: e.throughput_kbps() > s.throughput_kbps() && e.delay_ms() > s.delay_ms(),
+            ..Default::default()
         },
     ))
 }
@@ -660,10 +659,10 @@ fn check_ewma_highest(t: &TraceRuns) -> Option<Check> {
         .filter(|r| r.entry != SPROUT_EWMA && r.throughput_kbps() >= e.throughput_kbps())
         .map(|r| format!("{} {:.0}", r.entry, r.throughput_kbps()))
         .collect();
-    Some(Check::new(
+    Some(scoped(
         "ewma-highest-throughput",
         t.trace.clone(),
-        super::Check {
+        Check {
             claim: format!(
                 "{}: Sprout-EWMA has the highest throughput of the non-ideal schemes (§6.4)",
                 t.trace
@@ -679,6 +678,7 @@ fn check_ewma_highest(t: &TraceRuns) -> Option<Check> {
                 )
             },
             met: others > 0 && above.is_empty(),
+            ..Default::default()
         },
     ))
 }
@@ -689,10 +689,10 @@ fn check_ewma_highest(t: &TraceRuns) -> Option<Check> {
 fn check_cubic_seconds(t: &TraceRuns) -> Option<Check> {
     let c = t.run(CUBIC)?;
     let d = c.delay_ms();
-    Some(Check::new(
+    Some(scoped(
         "cubic-seconds",
         t.trace.clone(),
-        super::Check {
+        Check {
             claim: format!(
                 "{}: CUBIC on an infinite queue has a self-inflicted delay of seconds (§6.3)",
                 t.trace
@@ -700,6 +700,7 @@ fn check_cubic_seconds(t: &TraceRuns) -> Option<Check> {
             expected: "≥ 1 s (paper: > 25 s on 17-min traces)".into(),
             measured: fmt_delay(d),
             met: d >= 1000.0,
+            ..Default::default()
         },
     ))
 }
@@ -711,10 +712,10 @@ fn check_cubic_seconds(t: &TraceRuns) -> Option<Check> {
 fn check_codel_between(t: &TraceRuns) -> Option<Check> {
     let (s, q, c) = (t.run(SPROUT)?, t.run(CUBIC_CODEL)?, t.run(CUBIC)?);
     let (ds, dq, dc) = (s.delay_ms(), q.delay_ms(), c.delay_ms());
-    Some(Check::new(
+    Some(scoped(
         "codel-between",
         t.trace.clone(),
-        super::Check {
+        Check {
             claim: format!(
                 "{}: CUBIC over CoDel's self-inflicted delay lies between Sprout's and CUBIC's (§2, §6.3)",
                 t.trace
@@ -729,6 +730,7 @@ fn check_codel_between(t: &TraceRuns) -> Option<Check> {
                 fmt_delay(dc)
             ),
             met: ds < dq && dq < dc,
+            ..Default::default()
         },
     ))
 }
@@ -941,20 +943,20 @@ mod tests {
         );
         // Sprout-EWMA is the only other scheme for Sprout's rank, and Sprout the only other
         // for Sprout-EWMA's throughput: both comparisons have something to compare.
-        assert!(check_sprout_rank(&t).unwrap().check.met);
-        assert!(check_ewma_highest(&t).unwrap().check.met);
+        assert!(check_sprout_rank(&t).unwrap().met);
+        assert!(check_ewma_highest(&t).unwrap().met);
         let alone = trace(
             0,
             Direction::Down,
             &[(IDEAL, 1000.0, 0.0), (SPROUT, 800.0, 100.0)],
         );
-        assert!(!check_sprout_rank(&alone).unwrap().check.met);
+        assert!(!check_sprout_rank(&alone).unwrap().met);
         let alone = trace(
             0,
             Direction::Down,
             &[(IDEAL, 1000.0, 0.0), (SPROUT_EWMA, 900.0, 150.0)],
         );
-        assert!(!check_ewma_highest(&alone).unwrap().check.met);
+        assert!(!check_ewma_highest(&alone).unwrap().met);
     }
 
     #[test]
@@ -971,9 +973,9 @@ mod tests {
             ],
         );
         let c = check_sprout_rank(&t).unwrap();
-        assert!(c.check.met, "{c:?}");
-        assert_eq!(c.check.measured, "2nd, 100 ms (lower: vegas 90 ms)");
-        assert_eq!(c.check.expected, "rank 1 or 2 of 4");
+        assert!(c.met, "{c:?}");
+        assert_eq!(c.measured, "2nd, 100 ms (lower: vegas 90 ms)");
+        assert_eq!(c.expected, "rank 1 or 2 of 4");
         let t = trace(
             0,
             Direction::Down,
@@ -984,9 +986,9 @@ mod tests {
             ],
         );
         let c = check_sprout_rank(&t).unwrap();
-        assert!(!c.check.met);
+        assert!(!c.met);
         assert_eq!(
-            c.check.measured,
+            c.measured,
             "3rd, 100 ms (lower: vegas 90 ms, cubic-codel 95 ms)"
         );
     }
@@ -1004,14 +1006,14 @@ mod tests {
                 ],
             )
         };
-        assert!(check_codel_between(&mk(150.0)).unwrap().check.met);
+        assert!(check_codel_between(&mk(150.0)).unwrap().met);
         let below = check_codel_between(&mk(90.0)).unwrap();
-        assert!(!below.check.met);
+        assert!(!below.met);
         assert_eq!(
-            below.check.measured,
+            below.measured,
             "sprout 100 ms > cubic-codel 90 ms < cubic 30.0 s"
         );
-        assert!(!check_codel_between(&mk(40_000.0)).unwrap().check.met);
+        assert!(!check_codel_between(&mk(40_000.0)).unwrap().met);
     }
 
     #[test]
@@ -1025,16 +1027,25 @@ mod tests {
             });
         }
         let checks = r.checks();
-        let falls = checks.iter().find(|c| c.id == "loss-falls").unwrap();
-        assert!(falls.check.met);
-        assert_eq!(falls.check.measured, "4000 → 3000 → 1000 kbit/s");
-        let half = checks.iter().find(|c| c.id == "loss-resilient").unwrap();
-        assert!(half.check.met);
-        assert_eq!(half.check.measured, "75 %");
+        let falls = checks.iter().find(|c| c.id == Some("loss-falls")).unwrap();
+        assert!(falls.met);
+        assert_eq!(falls.measured, "4000 → 3000 → 1000 kbit/s");
+        let half = checks
+            .iter()
+            .find(|c| c.id == Some("loss-resilient"))
+            .unwrap();
+        assert!(half.met);
+        assert_eq!(half.measured, "75 %");
         // No uplink runs: no uplink checks.
-        assert_eq!(checks.iter().filter(|c| c.id == "loss-falls").count(), 1);
-        let lte = checks.iter().find(|c| c.id == "lte-downlink").unwrap();
-        assert!(lte.check.met, "{lte:?}");
+        assert_eq!(
+            checks.iter().filter(|c| c.id == Some("loss-falls")).count(),
+            1
+        );
+        let lte = checks
+            .iter()
+            .find(|c| c.id == Some("lte-downlink"))
+            .unwrap();
+        assert!(lte.met, "{lte:?}");
     }
 
     #[test]

@@ -167,6 +167,7 @@ impl Reproduction {
                     c.ground_truth_mbps
                 ),
                 met: w.runs > 0 && rel < 0.15,
+                ..Default::default()
             });
         }
         for c in self
@@ -188,6 +189,7 @@ impl Reproduction {
                     w.median_mbps, c.saturating_mbps
                 ),
                 met: w.runs > 0 && w.median_mbps < 1.5,
+                ..Default::default()
             });
         }
         let worst_time = self
@@ -201,6 +203,7 @@ impl Reproduction {
             expected: "under 1 s".into(),
             measured: format!("{worst_time:.3} s"),
             met: !self.cases.is_empty() && worst_time < 1.0,
+            ..Default::default()
         });
         let bytes = self
             .cases
@@ -212,6 +215,7 @@ impl Reproduction {
             expected: "≈ 130 KB (within 10%)".into(),
             measured: format!("{bytes:.0} B"),
             met: (bytes - 130_000.0).abs() / 130_000.0 < 0.10,
+            ..Default::default()
         });
         for base in &TOOLS[1..] {
             let (mut better, mut n) = (0, 0);
@@ -228,6 +232,7 @@ impl Reproduction {
                 expected: "in most cases".into(),
                 measured: format!("in {better} of {n} cases"),
                 met: n > 0 && 2 * better > n,
+                ..Default::default()
             });
         }
         out

@@ -104,6 +104,42 @@ pub(crate) struct Frame {
     pub dest: u32,
 }
 
+/// The size of the next frame that keeps `dest`'s queue of AC `ac` backlogged: a backlog's
+/// (`backlogs`: destination, AC, bytes), else a saturated station's (`saturated`, destination 0
+/// only); `None`: nothing keeps that queue backlogged.
+fn refill_bytes(
+    backlogs: &[(u32, usize, u32)],
+    saturated: Option<(AccessCategory, u32)>,
+    dest: u32,
+    ac: usize,
+) -> Option<u32> {
+    backlogs
+        .iter()
+        .find(|b| b.0 == dest && b.1 == ac)
+        .map(|b| b.2)
+        .or_else(|| {
+            saturated
+                .filter(|s| dest == 0 && s.0.index() == ac)
+                .map(|s| s.1)
+        })
+}
+
+impl Frame {
+    /// A frame of `bytes` to `dest` queued at `now`, not yet sent.
+    fn new(bytes: u32, dest: u32, tag: Option<u64>, now: Instant) -> Self {
+        Frame {
+            bytes,
+            enqueued: now,
+            head_at: now,
+            eligible: now,
+            seq: None,
+            retries: 0,
+            tag,
+            dest,
+        }
+    }
+}
+
 /// One AC's queue: a FIFO per destination, served in turn, one MSDU each; or (`fifo`) one
 /// FIFO over all destinations, kept as runs of consecutive frames to one destination.
 #[derive(Clone, Debug, Default)]
@@ -429,16 +465,7 @@ impl Station {
             self.stats.queue_drops += 1;
             return false;
         }
-        q.push(Frame {
-            bytes,
-            enqueued: now,
-            head_at: now,
-            eligible: now,
-            seq: None,
-            retries: 0,
-            tag,
-            dest,
-        });
+        q.push(Frame::new(bytes, dest, tag, now));
         true
     }
 
@@ -447,16 +474,7 @@ impl Station {
     pub(crate) fn backlog(&mut self, dest: u32, ac: AccessCategory, bytes: u32, now: Instant) {
         self.backlogs.push((dest, ac.index(), bytes));
         if self.queues[ac.index()].queued_for(dest) == 0 {
-            self.queues[ac.index()].push(Frame {
-                bytes,
-                enqueued: now,
-                head_at: now,
-                eligible: now,
-                seq: None,
-                retries: 0,
-                tag: None,
-                dest,
-            });
+            self.queues[ac.index()].push(Frame::new(bytes, dest, None, now));
         }
     }
 
@@ -466,25 +484,8 @@ impl Station {
         let backlogs = &self.backlogs;
         let saturated = self.config.saturated;
         self.queues[ac].pop(|dest| {
-            let bytes = backlogs
-                .iter()
-                .find(|b| b.0 == dest && b.1 == ac)
-                .map(|b| b.2)
-                .or_else(|| {
-                    saturated
-                        .filter(|s| dest == 0 && s.0.index() == ac)
-                        .map(|s| s.1)
-                })?;
-            Some(Frame {
-                bytes,
-                enqueued: now,
-                head_at: now,
-                eligible: now,
-                seq: None,
-                retries: 0,
-                tag: None,
-                dest,
-            })
+            let bytes = refill_bytes(backlogs, saturated, dest, ac)?;
+            Some(Frame::new(bytes, dest, None, now))
         });
         if let Some(f) = self.queues[ac].front_mut() {
             f.head_at = f.head_at.max(now);
@@ -542,27 +543,10 @@ impl Station {
         let backlogs = &self.backlogs;
         let saturated = self.config.saturated;
         self.queues[ac].settle_front(n, keep, |dest, left| {
-            let bytes = backlogs
-                .iter()
-                .find(|b| b.0 == dest && b.1 == ac)
-                .map(|b| b.2)
-                .or_else(|| {
-                    saturated
-                        .filter(|s| dest == 0 && s.0.index() == ac)
-                        .map(|s| s.1)
-                });
+            let bytes = refill_bytes(backlogs, saturated, dest, ac);
             match bytes {
                 Some(bytes) => (left..want)
-                    .map(|_| Frame {
-                        bytes,
-                        enqueued: now,
-                        head_at: now,
-                        eligible: now,
-                        seq: None,
-                        retries: 0,
-                        tag: None,
-                        dest,
-                    })
+                    .map(|_| Frame::new(bytes, dest, None, now))
                     .collect(),
                 None => vec![],
             }
@@ -606,16 +590,7 @@ mod tests {
     use super::*;
 
     fn frame(dest: u32, tag: u64) -> Frame {
-        Frame {
-            bytes: 1500,
-            enqueued: Instant::ZERO,
-            head_at: Instant::ZERO,
-            eligible: Instant::ZERO,
-            seq: None,
-            retries: 0,
-            tag: Some(tag),
-            dest,
-        }
+        Frame::new(1500, dest, Some(tag), Instant::ZERO)
     }
 
     /// Pushes (dest, tag) in order, pops everything; returns the tags in service order.
