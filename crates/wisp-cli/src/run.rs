@@ -259,6 +259,15 @@ pub fn scenario(
 pub fn run(a: RunArgs) -> Result<(), CliError> {
     let mut scheme = a.scheme.clone();
     apply_params(&mut scheme, a.rate_kbps.as_deref(), &a.params)?;
+    if let SchemeConfig::Alfalfa(c) = &scheme
+        && c.codec != VideoCodec::Model
+        && a.video.is_none()
+    {
+        return Err(CliError::Input(format!(
+            "--scheme {scheme}: codec={} codes a clip: give --video CLIP",
+            c.codec.name()
+        )));
+    }
     let spec = match (&a.trace, &a.link) {
         (Some(p), _) => LinkSpec::Trace {
             path: p.clone(),

@@ -41,8 +41,10 @@
 //! Each packet's size counts the payload and [`WIRE_OVERHEAD`] (IP/UDP, the RTP header with
 //! wisp's extensions, the piece header), so a packet in the simulator is as large as on the wire.
 //! The receiving half logs what it decoded: over real sockets, where the sender's log is in
-//! another process, it adds the frames it received (capture instant from the piece's age, bytes,
-//! SSIM from the decoded quantiser, base from the diff header).
+//! another process, it adds the frames it received (capture instant from the piece's age; bytes,
+//! base and source picture from the assembled diff, whichever packets carried it; SSIM as the
+//! codec's decoder measures it: the model's from the decoded quantiser, VP8's on the decoded
+//! picture against its source picture).
 //!
 //! Deviations (beyond those of `sprout` and `video`):
 //! - No audio (the paper's opaque 20-Hz audio packets are not sent).
