@@ -1190,6 +1190,66 @@ mod tests {
         }
     }
 
+    /// The real path's two halves (two builds, two logs, the payloads handed across as over
+    /// UDP), every frame protected by a parity packet and its first packet lost: the receiver
+    /// rebuilds each diff, and its row has the sender's bytes (the diff as coded, not the
+    /// bytes of the packets that carried it, parity included), source, base and quality.
+    #[test]
+    fn the_receivers_row_is_the_diff_as_coded_when_parity_rebuilt_it() {
+        let mut config = AlfalfaConfig::named("cbr-video").unwrap();
+        config.parity = Parity::On;
+        let (tx_log, rx_log) = (VideoLog::default(), VideoLog::default());
+        let half = |log: &VideoLog| {
+            AlfalfaConfig {
+                log: Some(log.clone()),
+                ..config.clone()
+            }
+            .build(SchemeContext::new())
+            .unwrap()
+        };
+        let mut tx = half(&tx_log).sender;
+        let mut rx = half(&rx_log).receiver;
+        let mut seq = 0;
+        let mut dropped = 0;
+        for k in 0..25u64 {
+            let now = Instant::from_millis(40 * k);
+            Sender::on_timeout(&mut *tx, now);
+            while let Some(x) = Sender::poll_extra(&mut *tx, now) {
+                let h = DataHeader {
+                    seq,
+                    send_time: now,
+                    size: x.size,
+                    content: x.content,
+                    ..Default::default()
+                };
+                seq += 1;
+                Sender::on_packet_sent(&mut *tx, now, &h, &SendContext::default());
+                let payload = tx.take_payload(h.seq).unwrap();
+                if Piece::parse(&payload).unwrap().index == 0 {
+                    dropped += 1;
+                    continue;
+                }
+                let at = now + Duration::from_millis(10);
+                rx.put_payload(h.seq, &payload);
+                Receiver::on_packet_received(&mut *rx, at, &h, &ControlFields::default());
+            }
+        }
+        let (sent, got) = (tx_log.frames(), rx_log.frames());
+        assert!(
+            got.len() >= 20 && dropped >= got.len(),
+            "{} {dropped}",
+            got.len()
+        );
+        for g in &got {
+            let s = sent.iter().find(|s| s.state == g.state).unwrap();
+            assert!(g.display.is_some(), "{g:?}");
+            assert_eq!(
+                (g.bytes, g.source, g.base, g.ssim_db),
+                (s.bytes, s.source, s.base, s.ssim_db)
+            );
+        }
+    }
+
     #[test]
     fn feedback_round_trips_both_kinds() {
         for m in [
