@@ -57,8 +57,10 @@ pub struct SendArgs {
     pub seed: Option<u64>,
 
     /// The clip to send with `alfalfa` (or `sprout`, `gcc`, `cbr`: the same video layer with a
-    /// conventional codec), as `wisp run --video`: its frame rate is the capture rate, sizes and
-    /// quality come from the model codec; each packet carries its piece of the diff.
+    /// conventional codec), as `wisp run --video`: its frame rate is the capture rate; sizes and
+    /// quality come from the model codec, or with `codec=vp8` (e.g. --scheme alfalfa:codec=vp8)
+    /// from libvpx coding the clip (then give `wisp recv` the same clip with --video); each
+    /// packet carries its piece of the diff.
     #[arg(long, value_name = "CLIP")]
     pub video: Option<PathBuf>,
 
@@ -142,6 +144,13 @@ pub struct RecvArgs {
     /// --video`'s, times in ms after the first frame's capture).
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
+
+    /// The clip the sender sends (Y4M), needed when it runs `codec=vp8`: the receiver's VP8
+    /// decoder starts from the black state 0 coded at the clip's size, and the SSIM of each
+    /// decoded picture is measured against its source picture in this clip. (The model codec
+    /// needs none: its quality comes from the decoded quantiser.)
+    #[arg(long, value_name = "CLIP", conflicts_with = "twcc")]
+    pub video: Option<PathBuf>,
 
     /// Print one JSON summary on stdout at the end.
     #[arg(long)]
@@ -232,6 +241,11 @@ pub fn recv(a: RecvArgs) -> Result<(), CliError> {
     o.duration = a.duration_s;
     o.idle_timeout = a.idle_timeout_s;
     o.rtcp_interval = a.rtcp_interval_ms;
+    if let Some(clip) = &a.video {
+        let parsed = crate::run::read_clip(clip)?;
+        o.video_codecs =
+            crate::run::video_codecs(wisp_core::scheme::alfalfa::VideoCodec::Vp8, parsed, clip)?;
+    }
     if let Some(t) = &a.pingpair_target {
         let target = t.parse().map_err(|_| {
             CliError::Input(format!("--pingpair-target: `{t}` is not an IPv4 address"))
@@ -294,16 +308,9 @@ pub fn recv(a: RecvArgs) -> Result<(), CliError> {
         }
     );
     if let Some(log) = &report.video {
-        let v = wisp_sim::reproduce::alfalfa::VideoRun::from_log("alfalfa", log);
         eprintln!(
-            "wisp recv: video: {} of {} pictures shown, mean SSIM {:.2} dB, frame delay p50 {:.1} ms p95 {:.1} ms; {} refused for a missing base, {} bad pieces",
-            v.shown,
-            v.captured,
-            v.ssim_mean_db,
-            v.delay_p50_ms,
-            v.delay_p95_ms,
-            v.missing_base,
-            log.bad_pieces()
+            "wisp recv: video: {}",
+            crate::run::video_summary(log, false)
         );
     }
     if let Some(dir) = &a.out {

@@ -5,7 +5,9 @@ use crate::error::CliError;
 use crate::output::{self, OutputDir};
 use clap::Args;
 use std::path::PathBuf;
+use std::sync::Arc;
 use wisp_core::Duration;
+use wisp_core::scheme::alfalfa::{InjectedCodecs, VideoCodec};
 use wisp_core::scheme::{ParamError, SchemeConfig};
 use wisp_sim::link::{LinkModel, LinkSpec};
 use wisp_sim::queue::QueueSpec;
@@ -76,9 +78,11 @@ pub struct RunArgs {
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
 
-    /// The clip to send (Y4M; its frame rate is the capture rate; sizes and quality come from
-    /// the model codec, measured with VP8 on the shipped clip media/bigbuckbunny-qcif-3s.y4m),
-    /// for `alfalfa` and its variants; `sprout`, `gcc` and `cbr` drive the same video layer with a
+    /// The clip to send (Y4M; its frame rate is the capture rate), for `alfalfa` and its
+    /// variants. With `codec=model` (the default) sizes and quality come from the model codec,
+    /// measured with VP8 on the shipped clip media/bigbuckbunny-qcif-3s.y4m; with `codec=vp8`
+    /// (e.g. --scheme alfalfa:codec=vp8) libvpx codes the clip's pictures and the receiver
+    /// decodes them, SSIM measured on the decoded pictures; `sprout`, `gcc` and `cbr` drive the same video layer with a
     /// conventional codec (docs/alfalfa.md). Writes video.csv into --out's DIR: per coded frame
     /// its state, source picture, capture and display time (ms; empty if never shown), bytes,
     /// SSIM (dB), base state, whether it was an intra frame after the first, and whether it
@@ -133,10 +137,7 @@ pub(crate) fn attach_video(
     if flows != 1 {
         return Err(CliError::Input("--video needs --flows 1".into()));
     }
-    let bytes = std::fs::read(clip)
-        .map_err(|e| CliError::Input(format!("--video {}: {e}", clip.display())))?;
-    let parsed = wisp_core::video::y4m::parse(&bytes)
-        .map_err(|e| CliError::Input(format!("--video {}: {e}", clip.display())))?;
+    let parsed = read_clip(clip)?;
     let fps = parsed.fps().round();
     if !(1.0..=120.0).contains(&fps) {
         return Err(CliError::Input(format!(
@@ -145,10 +146,63 @@ pub(crate) fn attach_video(
         )));
     }
     config.fps = fps as u32;
+    config.codecs = video_codecs(config.codec, parsed, clip)?;
     let log = wisp_core::scheme::alfalfa::VideoLog::default();
     config.log = Some(log.clone());
     *scheme = SchemeConfig::Alfalfa(Box::new(config));
     Ok(log)
+}
+
+/// The implementation of `codec` over `clip` (none for the model, which is built in): VP8's
+/// encoders code the clip's pictures and its decoders measure SSIM against them.
+pub(crate) fn video_codecs(
+    codec: VideoCodec,
+    clip: wisp_core::video::Clip,
+    path: &std::path::Path,
+) -> Result<Option<InjectedCodecs>, CliError> {
+    match codec {
+        VideoCodec::Model => Ok(None),
+        VideoCodec::Vp8 => {
+            let c = wisp_vpx::Vp8Codecs::new(Arc::new(clip), wisp_vpx::Vp8Options::default())
+                .map_err(|e| CliError::Input(format!("--video {}: {e}", path.display())))?;
+            Ok(Some(InjectedCodecs(Arc::new(c))))
+        }
+    }
+}
+
+/// Reads a Y4M clip for `--video` (a truncated or unsupported clip is bad input).
+pub(crate) fn read_clip(clip: &std::path::Path) -> Result<wisp_core::video::Clip, CliError> {
+    let bytes = std::fs::read(clip)
+        .map_err(|e| CliError::Input(format!("--video {}: {e}", clip.display())))?;
+    wisp_core::video::y4m::parse(&bytes)
+        .map_err(|e| CliError::Input(format!("--video {}: {e}", clip.display())))
+}
+
+/// One line of a video run's figures (`wisp run --video`, `wisp recv`).
+/// (`sender`: the log has the sender's frames, so overshoot is known.)
+pub(crate) fn video_summary(log: &wisp_core::scheme::alfalfa::VideoLog, sender: bool) -> String {
+    let v = wisp_sim::reproduce::alfalfa::VideoRun::from_log("alfalfa", log);
+    let (over, over_bytes) = log.overshoot();
+    let overshoot = if sender {
+        format!(", {over} frames over budget ({over_bytes} bytes)")
+    } else {
+        String::new()
+    };
+    format!(
+        "{} of {} pictures shown ({} coded), mean SSIM {:.2} dB (p5 {:.2}), frame delay p50 {:.1} ms p95 {:.1} ms, {:.0} kbit/s; {} intra frames after the first, {} key frames decoded, {} refused for a missing base, {} bad pieces{overshoot}",
+        v.shown,
+        v.captured,
+        v.coded,
+        v.ssim_mean_db,
+        v.ssim_p5_db,
+        v.delay_p50_ms,
+        v.delay_p95_ms,
+        v.bitrate_kbps,
+        v.intra,
+        log.key_frames(),
+        v.missing_base,
+        log.bad_pieces()
+    )
 }
 
 /// video.csv: one row per coded frame, times in ms after `origin`.
@@ -204,6 +258,15 @@ pub fn scenario(
 pub fn run(a: RunArgs) -> Result<(), CliError> {
     let mut scheme = a.scheme.clone();
     apply_params(&mut scheme, a.rate_kbps.as_deref(), &a.params)?;
+    if let SchemeConfig::Alfalfa(c) = &scheme
+        && c.codec != VideoCodec::Model
+        && a.video.is_none()
+    {
+        return Err(CliError::Input(format!(
+            "--scheme {scheme}: codec={} codes a clip: give --video CLIP",
+            c.codec.name()
+        )));
+    }
     let spec = args::chosen_link(a.trace.as_deref(), a.link.as_ref())
         .unwrap_or_else(|| unreachable!("clap requires --trace or --link"));
     if let LinkSpec::Wifi(w) = &spec {
@@ -237,6 +300,9 @@ pub fn run(a: RunArgs) -> Result<(), CliError> {
     let mut progress = |f: f64| pb.set_position((f * 1000.0) as u64);
     let result = wisp_sim::run::run(&scenario, Some(&mut progress))?;
     pb.finish_and_clear();
+    if let Some(log) = &video {
+        eprintln!("wisp run: video: {}", video_summary(log, true));
+    }
     if let Some(dir) = &a.out {
         let mut files = write_run_files(&result, &result.report)?;
         if let Some(log) = &video {

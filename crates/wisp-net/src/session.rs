@@ -46,6 +46,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use wisp_core::controller::{WireReceiver, WireSender};
 use wisp_core::flow::FlowSender;
 use wisp_core::packet::{Content, DEFAULT_MTU, DataHeader, IP_UDP_OVERHEAD};
+use wisp_core::scheme::alfalfa::InjectedCodecs;
 use wisp_core::scheme::{AnyReceiver, AnySender, BuildError, SchemeConfig, SchemeContext};
 use wisp_core::tables::Tables;
 use wisp_core::{DataSize, Duration, Instant};
@@ -114,6 +115,9 @@ pub struct RecvOptions {
     /// Ping-Pair alongside the flow: the receiver probes this gateway and, when its scheme is
     /// `kwikr`, feeds each valid pair to it (its own packets sandwiched between the replies).
     pub pingpair: Option<PingPairRecv>,
+    /// The video codec an `alfalfa` flow (or a variant) runs when it is not the model (e.g.
+    /// VP8 over the clip `wisp recv --video` names), given to the scheme the sender announces.
+    pub video_codecs: Option<InjectedCodecs>,
 }
 
 /// `wisp recv --pingpair-target`.
@@ -138,6 +142,7 @@ impl RecvOptions {
             link: None,
             mtu: DEFAULT_MTU,
             pingpair: None,
+            video_codecs: None,
         }
     }
 }
@@ -575,6 +580,8 @@ impl RecvStats {
 /// The receiving side.
 struct Receiving {
     receiver: Option<AnyReceiver>,
+    /// Given to an `alfalfa` scheme that has no codec implementation ([`RecvOptions::video_codecs`]).
+    video_codecs: Option<InjectedCodecs>,
     scheme: Option<String>,
     /// Packets that arrived before the scheme was known (replayed when it is), with their
     /// payload when it is not all zeros.
@@ -609,6 +616,7 @@ impl Receiving {
     fn new(ssrc: u32) -> Self {
         Receiving {
             receiver: None,
+            video_codecs: None,
             scheme: None,
             pending: vec![],
             ssrc,
@@ -632,6 +640,15 @@ impl Receiving {
     }
 
     fn start_scheme(&mut self, spec: &SchemeConfig, mtu: DataSize) -> Result<(), NetError> {
+        let with_codecs = match (spec, &self.video_codecs) {
+            (SchemeConfig::Alfalfa(c), Some(codecs)) if c.codecs.is_none() => {
+                let mut c = c.clone();
+                c.codecs = Some(codecs.clone());
+                Some(SchemeConfig::Alfalfa(c))
+            }
+            _ => None,
+        };
+        let spec = with_codecs.as_ref().unwrap_or(spec);
         let (_, r) = spec.build(SchemeContext {
             mtu,
             ideal_schedule: None,
@@ -766,6 +783,7 @@ pub fn recv(
     waiter.add(&sock, 0).map_err(io_ctx("epoll"))?;
     let cname = cname();
     let mut r = Receiving::new(rand::random());
+    r.video_codecs = opts.video_codecs.clone();
     if let Some(s) = &opts.scheme {
         r.start_scheme(s, opts.mtu)?;
     }

@@ -30,6 +30,11 @@
 //! motion-search history), which change its choices but never what a decoder needs; the real
 //! coding can therefore differ from its trial by a few bytes, reported as overshoot.
 //!
+//! **Determinism.** One thread (`g_threads = 1`) and a fixed speed ([`Vp8Options::cpu_used`]
+//! negative, −8 by default): in realtime mode a positive value lets VP8 choose its speed from
+//! the wall-clock time past frames took, and the same run then codes different bytes on a loaded
+//! machine. With both, the same frames and budgets give the same bytes.
+//!
 //! **Quality.** A mirror decoder on the sending side decodes every coded frame, which gives the
 //! target's reconstruction; [`ssim`] compares its luma plane with the source's: SSIM over 8×8
 //! windows (Wang et al. 2004; `image-compare`'s `MSSIMSimple`), reported in dB as
@@ -47,7 +52,9 @@ use std::mem::MaybeUninit;
 use std::os::raw::{c_int, c_long, c_uint, c_ulong};
 use std::sync::Arc;
 use vpx_sys as sys;
-use wisp_core::video::{Clip, Codec, CodecDecoder, Coded, Picture, SLOTS};
+use wisp_core::video::{
+    Clip, Codec, CodecDecoder, Coded, Decoded, DynCodec, DynDecoder, Picture, SLOTS, VideoCodecs,
+};
 
 /// An error from libvpx.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -281,6 +288,11 @@ impl Encoder {
     }
 }
 
+// SAFETY: a libvpx context and its image are plain heap state owned by this value, with no
+// thread affinity (no thread-local storage, no callbacks); moving them to another thread is
+// sound as long as one thread uses them at a time, which `&mut self` ensures.
+unsafe impl Send for Encoder {}
+
 impl Drop for Encoder {
     fn drop(&mut self) {
         // SAFETY: both were created in `new` and are released once.
@@ -387,6 +399,9 @@ impl Decoder {
     }
 }
 
+// SAFETY: as for `Encoder`: the context is owned heap state without thread affinity.
+unsafe impl Send for Decoder {}
+
 impl Drop for Decoder {
     fn drop(&mut self) {
         // SAFETY: created in `new`, released once.
@@ -416,7 +431,11 @@ pub fn ssim_db(ssim: f64) -> f64 {
 /// Settings of [`Vp8Codec`].
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Vp8Options {
-    /// libvpx's speed/quality trade-off, −16..16 (higher: faster).
+    /// libvpx's speed/quality trade-off, −16..16. Negative: a fixed speed of −`cpu_used`
+    /// (higher: faster). Positive: in realtime mode (which wisp codes in) VP8 picks its speed
+    /// from the measured encode time of past frames (`vp8_auto_select_speed`), so the bytes it
+    /// codes depend on the machine's load — not deterministic; measured: two identical
+    /// simulator runs side by side differed.
     pub cpu_used: i32,
     /// The quantiser of the black initial key frame.
     pub state0_q: u8,
@@ -425,7 +444,7 @@ pub struct Vp8Options {
 impl Default for Vp8Options {
     fn default() -> Self {
         Vp8Options {
-            cpu_used: 8,
+            cpu_used: -8,
             state0_q: 32,
         }
     }
@@ -550,6 +569,80 @@ impl CodecDecoder for Vp8Decoder {
         _refresh: u8,
     ) -> Result<Picture, String> {
         self.decoder.decode(payload).map_err(|e| e.to_string())
+    }
+}
+
+/// VP8 as a [`VideoCodecs`]: what `alfalfa:codec=vp8` runs (the CLI injects it, since
+/// wisp-core links no codec library). Encoders code `clip`; decoders start from the same black
+/// state 0 and report each picture they decode ([`Decoded::Picture`], a key frame if the VP8
+/// frame tag says so); quality is [`ssim`] of the decoded picture against its source picture in
+/// `clip` (the index the diff header carries, modulo the clip's length, as the encoder reads it).
+#[derive(Debug)]
+pub struct Vp8Codecs {
+    clip: Arc<Clip>,
+    options: Vp8Options,
+    state0: Vec<u8>,
+}
+
+impl Vp8Codecs {
+    pub fn new(clip: Arc<Clip>, options: Vp8Options) -> Result<Self, VpxError> {
+        if clip.frames.is_empty() {
+            return Err(VpxError {
+                call: "clip",
+                message: "the clip has no picture".into(),
+            });
+        }
+        let state0 = Vp8Codec::new(clip.clone(), options)?.state0;
+        Ok(Vp8Codecs {
+            clip,
+            options,
+            state0,
+        })
+    }
+
+    /// The black key frame every encoder and decoder made here starts from.
+    pub fn state0(&self) -> &[u8] {
+        &self.state0
+    }
+}
+
+/// [`Vp8Decoder`] with a [`Decoded`] output.
+#[derive(Debug)]
+struct PictureDecoder(Vp8Decoder);
+
+impl CodecDecoder for PictureDecoder {
+    type Output = Decoded;
+    fn decode(&mut self, payload: &[u8], base_slot: usize, refresh: u8) -> Result<Decoded, String> {
+        let picture = self.0.decode(payload, base_slot, refresh)?;
+        // VP8's frame tag (RFC 6386 §9.1): bit 0 of the first byte is 0 for a key frame.
+        let key_frame = payload.first().is_some_and(|b| b & 1 == 0);
+        Ok(Decoded::Picture { picture, key_frame })
+    }
+}
+
+impl VideoCodecs for Vp8Codecs {
+    fn name(&self) -> &'static str {
+        "vp8"
+    }
+    fn encoder(&self) -> Result<Box<dyn DynCodec>, String> {
+        Ok(Box::new(
+            Vp8Codec::new(self.clip.clone(), self.options).map_err(|e| e.to_string())?,
+        ))
+    }
+    fn decoder(&self) -> Result<Box<dyn DynDecoder>, String> {
+        Ok(Box::new(PictureDecoder(
+            Vp8Decoder::new(&self.state0).map_err(|e| e.to_string())?,
+        )))
+    }
+    fn ssim_db(&self, decoded: &Decoded, source: u32) -> f64 {
+        let Decoded::Picture { picture, .. } = decoded else {
+            return f64::NAN;
+        };
+        let src = &self.clip.frames[source as usize % self.clip.frames.len()];
+        if (picture.width, picture.height) != (src.width, src.height) {
+            return f64::NAN;
+        }
+        ssim_db(ssim(picture, src))
     }
 }
 

@@ -1,5 +1,9 @@
 //! `alfalfa` — Alfalfa's video layer on Sprout (Winstein, Sivaraman, Balakrishnan, NSDI 2013,
-//! §4), in the simulator, with the model codec ([`crate::video::model`]).
+//! §4), in the simulator and over real sockets, with the model codec ([`crate::video::model`],
+//! `codec=model`, the default) or a real one (`codec=vp8`: libvpx through `wisp-vpx`, which the
+//! CLI injects as [`InjectedCodecs`] since wisp-core links no codec library; every half builds
+//! its encoder and decoder from [`VideoCodecs`]). With VP8 the receiver decodes each diff into a
+//! picture and measures its SSIM against its source picture in the clip.
 //!
 //! Every 1/`fps` s the sender captures a picture and codes it (see [`crate::video::sync`]) within
 //! Sprout's window (eq. 6) as the budget, from the newest state sent if Sprout's forecast drains
@@ -37,8 +41,10 @@
 //! Each packet's size counts the payload and [`WIRE_OVERHEAD`] (IP/UDP, the RTP header with
 //! wisp's extensions, the piece header), so a packet in the simulator is as large as on the wire.
 //! The receiving half logs what it decoded: over real sockets, where the sender's log is in
-//! another process, it adds the frames it received (capture instant from the piece's age, bytes,
-//! SSIM from the decoded quantiser, base from the diff header).
+//! another process, it adds the frames it received (capture instant from the piece's age; bytes,
+//! base and source picture from the assembled diff, whichever packets carried it; SSIM as the
+//! codec's decoder measures it: the model's from the decoded quantiser, VP8's on the decoded
+//! picture against its source picture).
 //!
 //! Deviations (beyond those of `sprout` and `video`):
 //! - No audio (the paper's opaque 20-Hz audio packets are not sent).
@@ -64,11 +70,11 @@ use crate::packet::{Content, DataHeader, HeaderFields, SchemeFields};
 use crate::source::{MediaConfig, Source};
 use crate::time::{Duration, Instant};
 use crate::units::{Bitrate, DataSize};
-use crate::video::model::{ModelCodec, ModelDecoder, RateQuality};
+use crate::video::model::ModelCodecs;
 use crate::video::sync::{
     BasePolicy, Delivery, Parity, SlotReport, SyncConfig, SyncReceiver, SyncSender, VideoPacket,
 };
-use crate::video::{DecodeError, DiffHeader, StateId};
+use crate::video::{DecodeError, Decoded, DiffHeader, DynCodec, DynDecoder, StateId, VideoCodecs};
 use crate::wire::{Feedback, Message, Reader, WireError, Writer};
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
@@ -106,6 +112,10 @@ struct VideoLogInner {
     skipped_closed: u64,
     missing_base: u64,
     bad_pieces: u64,
+    key_frames: u64,
+    ssim_mismatch: u64,
+    over_budget: u64,
+    overshoot_bytes: u64,
 }
 
 impl VideoLog {
@@ -133,6 +143,63 @@ impl VideoLog {
     /// Packets whose payload was not a well-formed piece (truncated, corrupt): dropped.
     pub fn bad_pieces(&self) -> u64 {
         self.0.lock().map(|l| l.bad_pieces).unwrap_or_default()
+    }
+
+    /// Frames the receiver decoded that were intra (key) frames, as the codec's bitstream says
+    /// (a real codec's; the model has none). State 0 is a key frame never sent, so any is
+    /// unexpected.
+    pub fn key_frames(&self) -> u64 {
+        self.0.lock().map(|l| l.key_frames).unwrap_or_default()
+    }
+
+    /// Frames shown whose quality as the receiver measured it (on its decoded picture) differs
+    /// from the sender's (on its mirror decoder's, a receiver that lost nothing): in the
+    /// simulator, where both halves log into one row, a decoded picture that is not bit-exact
+    /// the sender's shows here. (Over real sockets the receiver's row is its own: 0.)
+    pub fn ssim_mismatch(&self) -> u64 {
+        self.0.lock().map(|l| l.ssim_mismatch).unwrap_or_default()
+    }
+
+    /// Frames the sender coded over their budget, and the bytes over it in all (a real codec
+    /// can code a frame a little larger than its trial at the same quantiser; the model never).
+    pub fn overshoot(&self) -> (u64, u64) {
+        self.0
+            .lock()
+            .map(|l| (l.over_budget, l.overshoot_bytes))
+            .unwrap_or_default()
+    }
+}
+
+/// Which codec the video layer runs: `model` (sizes and SSIM from a rate–quality table,
+/// [`crate::video::model`]) or `vp8` (libvpx, through `wisp-vpx`; the CLI provides it with
+/// `--video CLIP`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum VideoCodec {
+    #[default]
+    Model,
+    Vp8,
+}
+
+impl VideoCodec {
+    /// The parameter's value (`model`, `vp8`).
+    pub fn name(self) -> &'static str {
+        match self {
+            VideoCodec::Model => "model",
+            VideoCodec::Vp8 => "vp8",
+        }
+    }
+}
+
+/// A codec implementation given to the configuration from outside wisp-core (VP8 from
+/// `wisp-vpx`, which the CLI injects). It never makes two configurations differ: the `codec`
+/// parameter does.
+#[derive(Clone, Debug)]
+pub struct InjectedCodecs(pub Arc<dyn VideoCodecs>);
+
+impl PartialEq for InjectedCodecs {
+    fn eq(&self, _other: &Self) -> bool {
+        true
     }
 }
 
@@ -262,6 +329,11 @@ pub struct AlfalfaConfig {
     pub closed_ticks: usize,
     /// When a frame gets an XOR parity packet ([`SyncConfig::parity`]).
     pub parity: Parity,
+    /// Which codec runs.
+    pub codec: VideoCodec,
+    /// The implementation of `codec` when it is not the model (whose is built in): its
+    /// [`VideoCodecs::name`] must be the codec's.
+    pub codecs: Option<InjectedCodecs>,
     /// Where the run's frames are logged (a fresh log if none is given).
     pub log: Option<VideoLog>,
 }
@@ -280,6 +352,8 @@ impl Default for AlfalfaConfig {
             min_intact: SyncConfig::default().min_intact,
             closed_ticks: 0,
             parity: Parity::Auto,
+            codec: VideoCodec::Model,
+            codecs: None,
             log: None,
         }
     }
@@ -309,6 +383,9 @@ scheme_params! {
         /// An XOR parity packet per frame (recovers one lost packet): `off`, `on`, or `auto`
         /// (when the measured loss rate makes an unprotected frame too likely lost).
         pub parity: Parity,
+        /// The codec: `model` (sizes and SSIM from a rate–quality table) or `vp8` (libvpx;
+        /// needs --video CLIP).
+        pub codec: VideoCodec,
     }
 }
 
@@ -372,6 +449,7 @@ impl Configurable for AlfalfaConfig {
             min_intact: self.min_intact,
             closed_ticks: self.closed_ticks as u32,
             parity: self.parity,
+            codec: self.codec,
         }
     }
     fn apply(&mut self, p: AlfalfaParams) {
@@ -384,6 +462,7 @@ impl Configurable for AlfalfaConfig {
         self.min_intact = p.min_intact;
         self.closed_ticks = p.closed_ticks as usize;
         self.parity = p.parity;
+        self.codec = p.codec;
     }
 }
 
@@ -483,7 +562,7 @@ impl Control {
 #[derive(Debug)]
 pub struct AlfalfaSender {
     control: Control,
-    video: SyncSender<ModelCodec>,
+    video: SyncSender<Box<dyn DynCodec>>,
     interval: Duration,
     next_frame: Option<Instant>,
     picture: u32,
@@ -588,6 +667,10 @@ impl AlfalfaSender {
                 intra: self.video.stats().intra > intra_before,
                 missing_base: false,
             });
+            if f.diff.overshoot > 0 {
+                l.over_budget += 1;
+                l.overshoot_bytes += f.diff.overshoot as u64;
+            }
         }
         let mut wire = 0;
         for &p in &f.packets {
@@ -721,24 +804,16 @@ impl Sender for AlfalfaSender {
 #[derive(Debug)]
 pub struct AlfalfaReceiver {
     control: Box<dyn WireReceiver + Send>,
-    video: SyncReceiver<ModelDecoder>,
+    video: SyncReceiver<Box<dyn DynDecoder>>,
     store: Store,
     log: VideoLog,
     reports: VecDeque<SlotReport>,
-    /// What the receiver knows of each diff being reassembled: its picture's capture instant,
-    /// its bytes so far, and its header (from piece 0).
-    arriving: BTreeMap<StateId, Arriving>,
-    /// The model's table: SSIM of a decoded frame from its quantiser.
-    table: RateQuality,
+    /// The capture instant of each diff being reassembled (from its pieces' age).
+    arriving: BTreeMap<StateId, Instant>,
+    /// The codec: the quality of a decoded frame against its source.
+    codecs: Arc<dyn VideoCodecs>,
     /// A state was shown (so a later diff on state 0 is an intra frame).
     shown_any: bool,
-}
-
-#[derive(Debug, Default)]
-struct Arriving {
-    capture: Instant,
-    bytes: usize,
-    header: Option<DiffHeader>,
 }
 
 /// Diffs being reassembled that the receiver keeps track of, at most.
@@ -758,10 +833,18 @@ impl AlfalfaReceiver {
         &self.log
     }
 
-    /// Logs a complete diff: sets its display instant, or (when the sender's log is elsewhere)
+    /// Logs a complete diff (`header`, `bytes` long; `ssim_db` as this receiver measured it,
+    /// NaN if not shown): sets its display instant, or (when the sender's log is elsewhere)
     /// adds its row.
-    fn record(&mut self, state: StateId, display: Option<Instant>, q: Option<u8>) {
-        let info = self.arriving.remove(&state).unwrap_or_default();
+    fn record(
+        &mut self,
+        state: StateId,
+        display: Option<Instant>,
+        ssim_db: f64,
+        header: Option<DiffHeader>,
+        bytes: usize,
+    ) {
+        let capture = self.arriving.remove(&state).unwrap_or_default();
         // Older diffs are abandoned (the receiver takes them in order).
         self.arriving = self.arriving.split_off(&state);
         let Ok(mut l) = self.log.0.lock() else {
@@ -769,21 +852,26 @@ impl AlfalfaReceiver {
         };
         // Frames are logged in state order: a binary search finds the row.
         let r = match l.frames.binary_search_by_key(&state, |f| f.state) {
-            Ok(r) => r,
+            Ok(r) => {
+                // The sender's row (the simulator): its quality is the mirror decoder's.
+                if display.is_some() && l.frames[r].ssim_db.to_bits() != ssim_db.to_bits() {
+                    l.ssim_mismatch += 1;
+                }
+                r
+            }
             Err(r) => {
-                let h = info.header;
-                let base = h.map_or(StateId::INITIAL, |h| h.base);
-                let source = h.map_or(0, |h| h.source);
+                let base = header.map_or(StateId::INITIAL, |h| h.base);
+                let source = header.map_or(0, |h| h.source);
                 l.captured = l.captured.max(u64::from(source) + 1);
                 l.frames.insert(
                     r,
                     FrameRecord {
                         state,
                         source,
-                        capture: info.capture,
+                        capture,
                         display: None,
-                        bytes: info.bytes,
-                        ssim_db: q.map_or(f64::NAN, |q| self.table.ssim_db(q)),
+                        bytes,
+                        ssim_db,
                         base,
                         intra: base == StateId::INITIAL && self.shown_any,
                         missing_base: false,
@@ -822,33 +910,50 @@ impl Receiver for AlfalfaReceiver {
             return;
         };
         if self.arriving.len() < MAX_ARRIVING || self.arriving.contains_key(&piece.state) {
-            let a = self.arriving.entry(piece.state).or_default();
-            a.capture = Instant::from_nanos(
-                packet
-                    .send_time
-                    .as_nanos()
-                    .saturating_sub(piece.age.as_nanos()),
+            self.arriving.insert(
+                piece.state,
+                Instant::from_nanos(
+                    packet
+                        .send_time
+                        .as_nanos()
+                        .saturating_sub(piece.age.as_nanos()),
+                ),
             );
-            a.bytes += piece.bytes.len();
-            if piece.index == 0 {
-                a.header = DiffHeader::parse(piece.bytes).ok().map(|(h, _)| h);
-            }
         }
         match self
             .video
             .on_packet(piece.state, piece.index, piece.count, piece.bytes)
         {
-            Some(Delivery::Shown { state, output, .. }) => {
-                self.record(state, Some(now), Some(output));
+            Some(Delivery::Shown {
+                state,
+                source,
+                output,
+                header,
+                bytes,
+            }) => {
+                let ssim_db = self.codecs.ssim_db(&output, source);
+                if let Decoded::Picture {
+                    key_frame: true, ..
+                } = output
+                    && let Ok(mut l) = self.log.0.lock()
+                {
+                    l.key_frames += 1;
+                }
+                self.record(state, Some(now), ssim_db, Some(header), bytes);
                 self.shown_any = true;
                 self.reports.push_back(self.video.report());
             }
-            Some(Delivery::Refused { state, error }) => {
+            Some(Delivery::Refused {
+                state,
+                error,
+                header,
+                bytes,
+            }) => {
                 if matches!(error, DecodeError::MissingBase(_)) {
                     if let Ok(mut l) = self.log.0.lock() {
                         l.missing_base += 1;
                     }
-                    self.record(state, None, None);
+                    self.record(state, None, f64::NAN, header, bytes);
                 }
                 self.reports.push_back(self.video.report());
             }
@@ -878,7 +983,7 @@ impl Scheme for AlfalfaConfig {
     const NAMES: &'static [SchemeInfo] = &[
         SchemeInfo {
             name: "alfalfa",
-            summary: "Alfalfa's explicit-state video on Sprout (model codec)",
+            summary: "Alfalfa's explicit-state video on Sprout (model codec, or VP8 with codec=vp8)",
         },
         SchemeInfo {
             name: "sprout-conventional",
@@ -931,6 +1036,19 @@ impl Scheme for AlfalfaConfig {
         ctx: SchemeContext,
     ) -> Result<Halves<Box<AlfalfaSender>, Box<AlfalfaReceiver>>, BuildError> {
         let mtu = ctx.mtu();
+        let codecs: Arc<dyn VideoCodecs> = match (self.codec, &self.codecs) {
+            (VideoCodec::Model, _) => Arc::new(ModelCodecs::default()),
+            (c, Some(InjectedCodecs(given))) if given.name() == c.name() => given.clone(),
+            (c, _) => {
+                return Err(BuildError::Unavailable(format!(
+                    "codec={} needs the clip to code: give --video CLIP (and `wisp recv` the \
+                     same clip with --video)",
+                    c.name()
+                )));
+            }
+        };
+        let encoder = codecs.encoder().map_err(BuildError::Unavailable)?;
+        let decoder = codecs.decoder().map_err(BuildError::Unavailable)?;
         let store = Store::default();
         let log = self.log.clone().unwrap_or_default();
         let sync = SyncConfig {
@@ -957,7 +1075,7 @@ impl Scheme for AlfalfaConfig {
         };
         let sender = AlfalfaSender {
             control,
-            video: SyncSender::new(ModelCodec::default(), sync),
+            video: SyncSender::new(encoder, sync),
             interval: Duration::from_nanos(1_000_000_000 / u64::from(self.fps.max(1))),
             next_frame: None,
             picture: 0,
@@ -972,12 +1090,12 @@ impl Scheme for AlfalfaConfig {
         };
         let receiver = AlfalfaReceiver {
             control: control_rx,
-            video: SyncReceiver::new(ModelDecoder),
+            video: SyncReceiver::new(decoder),
             store,
             log,
             reports: VecDeque::new(),
             arriving: BTreeMap::new(),
-            table: RateQuality::bbb_qcif_vp8(),
+            codecs,
             shown_any: false,
         };
         // No traffic of its own: the frames leave as the sender's extra packets.
@@ -1069,6 +1187,66 @@ mod tests {
             }
             let bad = payloads.iter().filter(|p| Piece::parse(p).is_err()).count();
             prop_assert_eq!(rx.log().bad_pieces(), bad as u64);
+        }
+    }
+
+    /// The real path's two halves (two builds, two logs, the payloads handed across as over
+    /// UDP), every frame protected by a parity packet and its first packet lost: the receiver
+    /// rebuilds each diff, and its row has the sender's bytes (the diff as coded, not the
+    /// bytes of the packets that carried it, parity included), source, base and quality.
+    #[test]
+    fn the_receivers_row_is_the_diff_as_coded_when_parity_rebuilt_it() {
+        let mut config = AlfalfaConfig::named("cbr-video").unwrap();
+        config.parity = Parity::On;
+        let (tx_log, rx_log) = (VideoLog::default(), VideoLog::default());
+        let half = |log: &VideoLog| {
+            AlfalfaConfig {
+                log: Some(log.clone()),
+                ..config.clone()
+            }
+            .build(SchemeContext::new())
+            .unwrap()
+        };
+        let mut tx = half(&tx_log).sender;
+        let mut rx = half(&rx_log).receiver;
+        let mut seq = 0;
+        let mut dropped = 0;
+        for k in 0..25u64 {
+            let now = Instant::from_millis(40 * k);
+            Sender::on_timeout(&mut *tx, now);
+            while let Some(x) = Sender::poll_extra(&mut *tx, now) {
+                let h = DataHeader {
+                    seq,
+                    send_time: now,
+                    size: x.size,
+                    content: x.content,
+                    ..Default::default()
+                };
+                seq += 1;
+                Sender::on_packet_sent(&mut *tx, now, &h, &SendContext::default());
+                let payload = tx.take_payload(h.seq).unwrap();
+                if Piece::parse(&payload).unwrap().index == 0 {
+                    dropped += 1;
+                    continue;
+                }
+                let at = now + Duration::from_millis(10);
+                rx.put_payload(h.seq, &payload);
+                Receiver::on_packet_received(&mut *rx, at, &h, &ControlFields::default());
+            }
+        }
+        let (sent, got) = (tx_log.frames(), rx_log.frames());
+        assert!(
+            got.len() >= 20 && dropped >= got.len(),
+            "{} {dropped}",
+            got.len()
+        );
+        for g in &got {
+            let s = sent.iter().find(|s| s.state == g.state).unwrap();
+            assert!(g.display.is_some(), "{g:?}");
+            assert_eq!(
+                (g.bytes, g.source, g.base, g.ssim_db),
+                (s.bytes, s.source, s.base, s.ssim_db)
+            );
         }
     }
 

@@ -106,6 +106,10 @@ pub enum BuildError {
         "scheme `{0}` needs to know the link's delivery schedule; it runs only in simulation on a known link"
     )]
     NeedsOracle(&'static str),
+    /// A configuration that cannot run as given (e.g. `alfalfa:codec=vp8` without the codec,
+    /// which the CLI provides with `--video`).
+    #[error("{0}")]
+    Unavailable(String),
 }
 
 /// What a scheme may know about where it runs.
@@ -456,22 +460,22 @@ mod tests {
         (
             "alfalfa",
             "fps=25,anchor-timeout-ms=500,frame-share=1,rate=sprout,base=loss-aware,cbr-kbps=1000,\
-             min-intact=0.9,closed-ticks=0,parity=auto",
+             min-intact=0.9,closed-ticks=0,parity=auto,codec=model",
         ),
         (
             "sprout-conventional",
             "fps=25,anchor-timeout-ms=500,frame-share=1,rate=sprout,base=conventional,\
-             cbr-kbps=1000,min-intact=0.9,closed-ticks=0,parity=off",
+             cbr-kbps=1000,min-intact=0.9,closed-ticks=0,parity=off,codec=model",
         ),
         (
             "gcc-video",
             "fps=25,anchor-timeout-ms=500,frame-share=1,rate=gcc,base=conventional,cbr-kbps=1000,\
-             min-intact=0.9,closed-ticks=0,parity=off",
+             min-intact=0.9,closed-ticks=0,parity=off,codec=model",
         ),
         (
             "cbr-video",
             "fps=25,anchor-timeout-ms=500,frame-share=1,rate=cbr,base=conventional,cbr-kbps=1000,\
-             min-intact=0.9,closed-ticks=0,parity=off",
+             min-intact=0.9,closed-ticks=0,parity=off,codec=model",
         ),
         (
             "gcc",

@@ -42,6 +42,7 @@ pub mod sync;
 pub mod y4m;
 
 use crate::wire::{Reader, WireError, Writer};
+use core::fmt;
 pub use y4m::{Clip, Picture};
 
 /// Reference slots a state can live in (VP8: last, golden, alt-ref).
@@ -156,6 +157,69 @@ pub trait CodecDecoder {
         base_slot: usize,
         refresh: u8,
     ) -> Result<Self::Output, String>;
+}
+
+impl<C: Codec + ?Sized> Codec for Box<C> {
+    fn max_quantiser(&self) -> u8 {
+        (**self).max_quantiser()
+    }
+    fn trial(&mut self, source: u32, base_slot: usize, q: u8) -> Result<usize, String> {
+        (**self).trial(source, base_slot, q)
+    }
+    fn commit(
+        &mut self,
+        source: u32,
+        base_slot: usize,
+        refresh: u8,
+        q: u8,
+    ) -> Result<Coded, String> {
+        (**self).commit(source, base_slot, refresh, q)
+    }
+}
+
+impl<D: CodecDecoder + ?Sized> CodecDecoder for Box<D> {
+    type Output = D::Output;
+    fn decode(
+        &mut self,
+        payload: &[u8],
+        base_slot: usize,
+        refresh: u8,
+    ) -> Result<Self::Output, String> {
+        (**self).decode(payload, base_slot, refresh)
+    }
+}
+
+/// What a codec chosen at run time ([`VideoCodecs`]) decoded, for the receiver to measure.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Decoded {
+    /// The model codec: no pixels, the quantiser the frame was coded at.
+    Quantiser(u8),
+    /// A real codec's picture, and whether the frame was an intra (key) frame.
+    Picture { picture: Picture, key_frame: bool },
+}
+
+/// An encoder chosen at run time.
+pub trait DynCodec: Codec + Send + fmt::Debug {}
+impl<C: Codec + Send + fmt::Debug> DynCodec for C {}
+
+/// A decoder chosen at run time.
+pub trait DynDecoder: CodecDecoder<Output = Decoded> + Send + fmt::Debug {}
+impl<D: CodecDecoder<Output = Decoded> + Send + fmt::Debug> DynDecoder for D {}
+
+/// A codec pair made at run time: how a scheme that chooses its codec by name (`alfalfa`'s
+/// `codec=model|vp8`) gets one without wisp-core depending on the codec library. The model
+/// codec's is [`model::ModelCodecs`]; VP8's is `wisp_vpx::Vp8Codecs`, which the CLI injects
+/// (wisp-core is sans-IO and links no codec library).
+pub trait VideoCodecs: Send + Sync + fmt::Debug {
+    /// The codec's name as the scheme parameter gives it (`model`, `vp8`).
+    fn name(&self) -> &'static str;
+    /// A fresh encoder whose slots hold state 0.
+    fn encoder(&self) -> Result<Box<dyn DynCodec>, String>;
+    /// A fresh decoder whose slots hold state 0.
+    fn decoder(&self) -> Result<Box<dyn DynDecoder>, String>;
+    /// The quality of a decoded frame against source picture `source`, SSIM dB (NaN if it
+    /// cannot be measured, e.g. a picture whose size is not the clip's).
+    fn ssim_db(&self, decoded: &Decoded, source: u32) -> f64;
 }
 
 /// A coded frame: the diff's bytes (header and payload) and what the sender knows of it.

@@ -16,7 +16,7 @@
 //! slot 1–8 pictures back at q = 32 (1.22× at d = 2, 1.55× at 4, 2.21× at 8); the complexity
 //! factors are the sizes at q = 32 over their mean.
 
-use super::{Codec, CodecDecoder, Coded, SLOTS};
+use super::{Codec, CodecDecoder, Coded, Decoded, DynCodec, DynDecoder, SLOTS, VideoCodecs};
 
 /// One row of a rate–quality table.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -195,6 +195,53 @@ impl CodecDecoder for ModelDecoder {
             return Err(format!("model payload of {} bytes", payload.len()));
         }
         Ok(payload[4])
+    }
+}
+
+/// The model codec as a [`VideoCodecs`] (`alfalfa`'s `codec=model`): [`ModelCodec`] over a
+/// table, and a decoder whose quality is the table's SSIM at the decoded quantiser (the same
+/// value the sender's encoder reported).
+#[derive(Clone, Debug, PartialEq)]
+pub struct ModelCodecs {
+    pub table: RateQuality,
+}
+
+impl Default for ModelCodecs {
+    fn default() -> Self {
+        ModelCodecs {
+            table: RateQuality::bbb_qcif_vp8(),
+        }
+    }
+}
+
+/// [`ModelDecoder`] with a [`Decoded`] output.
+#[derive(Clone, Copy, Debug, Default)]
+struct QuantiserDecoder;
+
+impl CodecDecoder for QuantiserDecoder {
+    type Output = Decoded;
+    fn decode(&mut self, payload: &[u8], base_slot: usize, refresh: u8) -> Result<Decoded, String> {
+        ModelDecoder
+            .decode(payload, base_slot, refresh)
+            .map(Decoded::Quantiser)
+    }
+}
+
+impl VideoCodecs for ModelCodecs {
+    fn name(&self) -> &'static str {
+        "model"
+    }
+    fn encoder(&self) -> Result<Box<dyn DynCodec>, String> {
+        Ok(Box::new(ModelCodec::new(self.table.clone())))
+    }
+    fn decoder(&self) -> Result<Box<dyn DynDecoder>, String> {
+        Ok(Box::new(QuantiserDecoder))
+    }
+    fn ssim_db(&self, decoded: &Decoded, _source: u32) -> f64 {
+        match decoded {
+            Decoded::Quantiser(q) => self.table.ssim_db(*q),
+            Decoded::Picture { .. } => f64::NAN,
+        }
     }
 }
 

@@ -49,8 +49,8 @@
 //! frames); the slot policy above is ours.
 
 use super::{
-    Codec, CodecDecoder, DecodeError, Diff, EncodeError, SLOTS, SlotTable, StateDecoder,
-    StateEncoder, StateId,
+    Codec, CodecDecoder, DecodeError, Diff, DiffHeader, EncodeError, SLOTS, SlotTable,
+    StateDecoder, StateEncoder, StateId,
 };
 use crate::time::{Duration, Instant};
 use crate::wire::{self, Message, WireError, Writer};
@@ -725,14 +725,23 @@ fn estimate_loss(outcomes: &std::collections::VecDeque<(u16, bool, bool)>) -> f6
 /// What the receiver did with a complete diff.
 #[derive(Debug)]
 pub enum Delivery<T> {
-    /// Applied: the state, its source picture, and the decoder's output.
+    /// Applied: the state, its source picture, the decoder's output, the diff's header and its
+    /// length (header and payload: the diff as coded, whatever parity packet carried it).
     Shown {
         state: StateId,
         source: u32,
         output: T,
+        header: DiffHeader,
+        bytes: usize,
     },
-    /// Complete but refused (missing base, corrupt, stale).
-    Refused { state: StateId, error: DecodeError },
+    /// Complete but refused (missing base, corrupt, stale): the diff's header if it parses,
+    /// and its length.
+    Refused {
+        state: StateId,
+        error: DecodeError,
+        header: Option<DiffHeader>,
+        bytes: usize,
+    },
 }
 
 /// Counters of a [`SyncReceiver`].
@@ -900,11 +909,18 @@ impl<D: CodecDecoder> SyncReceiver<D> {
                     state: applied.header.target,
                     source: applied.header.source,
                     output: applied.output,
+                    header: applied.header,
+                    bytes: diff.len(),
                 })
             }
             Err(error) => {
                 self.lost = self.lost.max(state);
-                Some(Delivery::Refused { state, error })
+                Some(Delivery::Refused {
+                    state,
+                    error,
+                    header: DiffHeader::parse(&diff).ok().map(|(h, _)| h),
+                    bytes: diff.len(),
+                })
             }
         }
     }
@@ -1063,16 +1079,20 @@ mod tests {
                     shown = Some(d);
                 }
             }
-            assert!(
-                matches!(
-                    shown,
-                    Some(Delivery::Shown {
-                        state: StateId(1),
-                        ..
-                    })
-                ),
-                "{lost}"
-            );
+            // The delivery carries the diff as coded: its length and header, not the bytes of
+            // the packets (the parity packet's included) that carried it.
+            match shown {
+                Some(Delivery::Shown {
+                    state: StateId(1),
+                    bytes,
+                    header,
+                    ..
+                }) => {
+                    assert_eq!(bytes, f.diff.bytes.len(), "{lost}");
+                    assert_eq!(header, f.diff.header, "{lost}");
+                }
+                other => panic!("{lost}: {other:?}"),
+            }
             assert_eq!(rx.stats().recovered, u64::from(lost + 1 < n));
         }
         let mut rx = SyncReceiver::new(ModelDecoder);
@@ -1183,6 +1203,7 @@ mod tests {
                     Some(Delivery::Refused {
                         state,
                         error: DecodeError::MissingBase(_),
+                        ..
                     }) if rules[&state] == BaseRule::NewestAcked => acked_base_refused += 1,
                     _ => {}
                 }
