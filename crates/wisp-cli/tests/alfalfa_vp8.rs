@@ -102,31 +102,26 @@ fn vp8_over_loopback_is_decoded_and_measured_by_the_receiver() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("recv");
     let listen = format!("127.0.0.1:{}", common::free_port());
-    let recv = common::wisp_command()
-        .args(["recv", "--listen", &listen, "--duration-s", "5"])
-        .args(["--video", CLIP, "--out"])
-        .arg(&out)
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    std::thread::sleep(std::time::Duration::from_millis(300));
-    let sent = wisp(&[
-        "send",
-        "--scheme",
-        "alfalfa:codec=vp8",
-        "--to",
+    let (sent, got) = recv_and_send(
+        &[
+            "recv",
+            "--listen",
+            &listen,
+            "--duration-s",
+            "5",
+            "--video",
+            CLIP,
+            "--out",
+        ],
+        Some(&out),
         &listen,
-        "--duration-s",
         "2",
-        "--video",
-        CLIP,
-    ]);
+    );
     assert!(
         sent.status.success(),
         "{}",
         String::from_utf8_lossy(&sent.stderr)
     );
-    let got = recv.wait_with_output().unwrap();
     let err = String::from_utf8_lossy(&got.stderr);
     assert!(got.status.success(), "{err}");
     assert!(err.contains("alfalfa:codec=vp8"), "{err}");
@@ -145,26 +140,43 @@ fn vp8_over_loopback_is_decoded_and_measured_by_the_receiver() {
 
     // The same sender, a receiver without the clip: a note naming what is missing.
     let listen = format!("127.0.0.1:{}", common::free_port());
-    let recv = common::wisp_command()
-        .args(["recv", "--listen", &listen, "--duration-s", "3"])
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+    let (sent, got) = recv_and_send(
+        &["recv", "--listen", &listen, "--duration-s", "3"],
+        None,
+        &listen,
+        "1",
+    );
+    assert!(sent.status.success());
+    let err = String::from_utf8_lossy(&got.stderr);
+    assert!(err.contains("--video"), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+}
+
+/// Starts `wisp recv ARGS [OUT]`, then sends VP8 video to `listen` for `secs` seconds; returns
+/// the sender's and the receiver's outputs.
+fn recv_and_send(
+    recv_args: &[&str],
+    out: Option<&std::path::Path>,
+    listen: &str,
+    secs: &str,
+) -> (std::process::Output, std::process::Output) {
+    let mut cmd = common::wisp_command();
+    cmd.args(recv_args);
+    if let Some(out) = out {
+        cmd.arg(out);
+    }
+    let recv = cmd.stderr(std::process::Stdio::piped()).spawn().unwrap();
     std::thread::sleep(std::time::Duration::from_millis(300));
     let sent = wisp(&[
         "send",
         "--scheme",
         "alfalfa:codec=vp8",
         "--to",
-        &listen,
+        listen,
         "--duration-s",
-        "1",
+        secs,
         "--video",
         CLIP,
     ]);
-    assert!(sent.status.success());
-    let got = recv.wait_with_output().unwrap();
-    let err = String::from_utf8_lossy(&got.stderr);
-    assert!(err.contains("--video"), "{err}");
-    assert!(!err.contains("panicked"), "{err}");
+    (sent, recv.wait_with_output().unwrap())
 }
