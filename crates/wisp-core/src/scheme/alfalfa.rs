@@ -55,6 +55,15 @@
 //!   broken at the measured loss rate, and a parity packet per frame when that rate calls for
 //!   one. Without measured loss both are §4's rule exactly. `base=paper,parity=off` is the
 //!   paper's rule as stated. The conventional presets send no parity unless asked.
+//! - `hold=on` (wisp's option, default off; `alfalfa` and `sprout-conventional`): a picture the
+//!   window cannot hold even at the coarsest quantiser is held instead of skipped, and coding it
+//!   is retried whenever the window may have changed — after feedback (a forecast changes the
+//!   window, a slot report the base) and at the sender's timeouts, which include each tick of
+//!   Sprout's forecast — until the next capture supersedes it (then it is skipped). Coded late,
+//!   it keeps its capture instant (its pieces' age counts the wait, so a receiver over sockets
+//!   dates it the same way) and its base and parity are chosen at the coding instant. Counted
+//!   in [`VideoLog::held_sent`]. Refused under `gcc`/`cbr`, whose budget only changes at
+//!   captures. Not the default: see docs/alfalfa.md, *Holding a picture*.
 
 use super::cbr::CbrConfig;
 use super::gcc::GccConfig;
