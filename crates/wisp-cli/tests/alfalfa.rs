@@ -71,6 +71,17 @@ fn video_bad_input_is_refused() {
     for (scheme, clip, needle) in [
         ("alfalfa", cut_s, "truncated"),
         ("cubic", "media/bigbuckbunny-qcif-3s.y4m", "alfalfa"),
+        // The encoder's time is charged only in the simulator; over sockets it is real.
+        (
+            "alfalfa:encode-ms=3",
+            "media/bigbuckbunny-qcif-3s.y4m",
+            "encode-ms",
+        ),
+        (
+            "gcc-video:hold=on",
+            "media/bigbuckbunny-qcif-3s.y4m",
+            "hold",
+        ),
     ] {
         let o = wisp(&[
             "send",
@@ -114,12 +125,20 @@ fn send_and_recv_write_video_csv_over_loopback() {
         "2",
         "--video",
         "media/bigbuckbunny-qcif-3s.y4m",
+        "--json",
     ]);
     assert!(
         sent.status.success(),
         "{}",
         String::from_utf8_lossy(&sent.stderr)
     );
+    // The sender measured the wall-clock time of each frame's coding call.
+    let report: serde_json::Value = serde_json::from_slice(&sent.stdout).unwrap();
+    let coding = report["video_coding_ms_mean"].as_f64().unwrap();
+    let coded = report["video_frames_coded"].as_u64().unwrap();
+    assert!(coding > 0.0 && coding < 1000.0, "{report}");
+    assert!((25..=50).contains(&coded), "{report}");
+    assert!(report["flows"][0]["packets_sent"].as_u64().unwrap() > 0);
     let got = recv.wait_with_output().unwrap();
     let err = String::from_utf8_lossy(&got.stderr);
     assert!(got.status.success(), "{err}");

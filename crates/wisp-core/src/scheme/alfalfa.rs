@@ -126,9 +126,48 @@ struct VideoLogInner {
     ssim_mismatch: u64,
     over_budget: u64,
     overshoot_bytes: u64,
+    /// The wall clock that times each coding call (a real sender's log only: wisp-core reads
+    /// no clock of its own, and the simulator gives none).
+    clock: Option<WallClock>,
+    /// Frames whose coding call was timed, and the time in all, ns.
+    coding_frames: u64,
+    coding_ns: u64,
+}
+
+/// A wall clock given from outside wisp-core (`wisp send`'s): the time since any fixed epoch.
+#[derive(Clone)]
+pub struct WallClock(pub Arc<dyn Fn() -> Duration + Send + Sync>);
+
+impl std::fmt::Debug for WallClock {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("WallClock")
+    }
 }
 
 impl VideoLog {
+    /// A log whose sending half also measures the wall-clock time of each frame's coding call
+    /// (its trials, commit, mirror decode and SSIM): `wisp send` reports the mean, which
+    /// `encode-ms` can charge in the simulator. Nothing else changes.
+    pub fn measuring_coding_time(clock: WallClock) -> Self {
+        let log = VideoLog::default();
+        if let Ok(mut l) = log.0.lock() {
+            l.clock = Some(clock);
+        }
+        log
+    }
+
+    /// The mean wall-clock time of a coded frame's coding call and the frames timed (a log made
+    /// by [`VideoLog::measuring_coding_time`]; `None` before any frame is coded).
+    pub fn coding_time(&self) -> Option<(Duration, u64)> {
+        let l = self.0.lock().ok()?;
+        (l.coding_frames > 0).then(|| {
+            (
+                Duration::from_nanos(l.coding_ns / l.coding_frames),
+                l.coding_frames,
+            )
+        })
+    }
+
     /// The frames coded so far, in coding order.
     pub fn frames(&self) -> Vec<FrameRecord> {
         self.0.lock().map(|l| l.frames.clone()).unwrap_or_default()
@@ -363,6 +402,9 @@ pub struct AlfalfaConfig {
     /// Hold a picture the window cannot hold and retry it until the next capture (`rate=sprout`
     /// only: under `gcc` and `cbr` the budget changes only at captures).
     pub hold: Hold,
+    /// A coded frame's packets may leave only this long after its coding instant (the
+    /// encoder's time, which the simulator otherwise takes as zero).
+    pub encode_delay: Duration,
     /// When a frame gets an XOR parity packet ([`SyncConfig::parity`]).
     pub parity: Parity,
     /// Which codec runs.
@@ -388,6 +430,7 @@ impl Default for AlfalfaConfig {
             min_intact: SyncConfig::default().min_intact,
             closed_ticks: 0,
             hold: Hold::Off,
+            encode_delay: Duration::ZERO,
             parity: Parity::Auto,
             codec: VideoCodec::Model,
             codecs: None,
@@ -421,6 +464,10 @@ scheme_params! {
         /// have changed, until the next capture (its wait counts in its frame delay); `off`:
         /// skipped at once. `rate=sprout` only.
         pub hold: Hold,
+        /// A frame's packets leave this long after its coding instant (the encoder's time; the
+        /// simulator codes in zero time), ms. 0 over real sockets, where coding takes real time
+        /// (`wisp send` reports its mean).
+        pub encode_ms: f64,
         /// An XOR parity packet per frame (recovers one lost packet): `off`, `on`, or `auto`
         /// (when the measured loss rate makes an unprotected frame too likely lost).
         pub parity: Parity,
@@ -474,6 +521,7 @@ impl Validate for AlfalfaParams {
             8.0,
             "0 to 8 ticks",
         )?;
+        range("encode-ms", self.encode_ms, 0.0, 1000.0, "0 to 1000 ms")?;
         check(
             "hold",
             self.hold == Hold::Off || self.rate == VideoRate::Sprout,
@@ -496,6 +544,7 @@ impl Configurable for AlfalfaConfig {
             min_intact: self.min_intact,
             closed_ticks: self.closed_ticks as u32,
             hold: self.hold,
+            encode_ms: self.encode_delay.as_millis_f64(),
             parity: self.parity,
             codec: self.codec,
         }
@@ -510,6 +559,7 @@ impl Configurable for AlfalfaConfig {
         self.min_intact = p.min_intact;
         self.closed_ticks = p.closed_ticks as usize;
         self.hold = p.hold;
+        self.encode_delay = Duration::from_millis_f64(p.encode_ms);
         self.parity = p.parity;
         self.codec = p.codec;
     }
@@ -617,13 +667,16 @@ pub struct AlfalfaSender {
     interval: Duration,
     next_frame: Option<Instant>,
     picture: u32,
-    /// Packets to send: the piece, its bytes and its picture's capture instant.
-    queue: VecDeque<(VideoPacket, Vec<u8>, Instant)>,
+    /// Packets to send: the piece, its bytes, its picture's capture instant and the instant it
+    /// may leave (`encode-ms` after its coding).
+    queue: VecDeque<(VideoPacket, Vec<u8>, Instant, Instant)>,
     queued_bytes: u64,
     frame_share: f64,
     closed_ticks: usize,
     /// `hold=on` (with Sprout's window).
     hold: bool,
+    /// `encode-ms`.
+    encode_delay: Duration,
     /// The picture the window could not hold, waiting for it to open (`hold=on`).
     held: Option<Picture>,
     /// Bytes a rate-controlled encoder may still spend (its buffer; unused with Sprout).
@@ -760,9 +813,17 @@ impl AlfalfaSender {
             }
         }
         let intra_before = self.video.stats().intra;
+        let clock = self.log.0.lock().ok().and_then(|l| l.clock.clone());
+        let started = clock.as_ref().map(|c| (c.0)());
         let Some(f) = self.video.on_frame(now, source, window, in_time) else {
             return Err(open);
         };
+        if let (Some(c), Some(t)) = (&clock, started)
+            && let Ok(mut l) = self.log.0.lock()
+        {
+            l.coding_frames += 1;
+            l.coding_ns += (c.0)().saturating_sub(t).as_nanos();
+        }
         if let Ok(mut l) = self.log.0.lock() {
             l.frames.push(FrameRecord {
                 state: f.diff.header.target,
@@ -781,10 +842,11 @@ impl AlfalfaSender {
             }
         }
         let mut wire = 0;
+        let ready = now.saturating_add(self.encode_delay);
         for &p in &f.packets {
             let bytes = f.payload(&p);
             wire += p.len as u64 + OVERHEAD;
-            self.queue.push_back((p, bytes, picture.capture));
+            self.queue.push_back((p, bytes, picture.capture, ready));
         }
         self.queued_bytes += wire;
         if let Control::Rate(_) = self.control {
@@ -867,7 +929,10 @@ impl Sender for AlfalfaSender {
         if let Some(x) = self.control.wire().poll_extra(now) {
             return Some(x);
         }
-        let (p, bytes, capture) = self.queue.pop_front()?;
+        if self.queue.front()?.3 > now {
+            return None;
+        }
+        let (p, bytes, capture, _) = self.queue.pop_front()?;
         let size = p.len as u64 + OVERHEAD;
         self.queued_bytes -= size;
         let content = Content::Video {
@@ -884,7 +949,9 @@ impl Sender for AlfalfaSender {
 
     fn poll_timeout(&self) -> Option<Instant> {
         let frame = Some(self.next_frame.unwrap_or(Instant::ZERO));
-        [self.control.wire_ref().poll_timeout(), frame]
+        // The next coded frame's packets, once its coding time has passed.
+        let ready = self.queue.front().map(|q| q.3);
+        [self.control.wire_ref().poll_timeout(), frame, ready]
             .into_iter()
             .flatten()
             .min()
@@ -1207,6 +1274,7 @@ impl Scheme for AlfalfaConfig {
             closed_ticks: self.closed_ticks,
             hold: self.hold == Hold::On && self.rate == VideoRate::Sprout,
             held: None,
+            encode_delay: self.encode_delay,
             credit: 0.0,
             popped: None,
             store: store.clone(),
@@ -1404,8 +1472,12 @@ mod tests {
 
     impl Drive {
         fn new(hold: Hold, log: &VideoLog) -> Self {
+            Self::with(hold, Duration::ZERO, log)
+        }
+        fn with(hold: Hold, encode_delay: Duration, log: &VideoLog) -> Self {
             let config = AlfalfaConfig {
                 hold,
+                encode_delay,
                 log: Some(log.clone()),
                 ..AlfalfaConfig::named("alfalfa").unwrap()
             };
@@ -1528,5 +1600,55 @@ mod tests {
             assert!(e.contains("hold"), "{s}: {e}");
         }
         assert!("gcc-video:hold=off".parse::<SchemeConfig>().is_ok());
+    }
+
+    /// `encode-ms`: a coded frame's packets leave that long after its coding instant (the
+    /// sender asks to be woken then), and their age counts it.
+    #[test]
+    fn encode_ms_delays_a_frames_packets_after_its_coding() {
+        let ms = Instant::from_millis;
+        for delay in [0, 5] {
+            let log = VideoLog::default();
+            let mut d = Drive::with(Hold::Off, Duration::from_millis(delay), &log);
+            d.send(ms(0));
+            d.forecast(ms(10), 4000);
+            d.send(ms(10));
+            // The next capture is coded at once; its packets wait for the encoder.
+            let now = ms(40);
+            let sent = d.send(now);
+            assert_eq!(log.frames().len(), 1);
+            if delay == 0 {
+                assert!(!sent.is_empty() && sent.iter().all(|&(_, a)| a.is_zero()));
+                continue;
+            }
+            assert!(sent.is_empty(), "{sent:?}");
+            let ready = ms(40 + delay);
+            assert_eq!(Sender::poll_timeout(&*d.tx), Some(ready));
+            let sent = d.send(ready);
+            assert!(!sent.is_empty());
+            assert!(sent.iter().all(|&(_, a)| a == Duration::from_millis(delay)));
+        }
+        assert!("alfalfa:encode-ms=1001".parse::<SchemeConfig>().is_err());
+    }
+
+    /// A log made to measure coding time times each coded frame's coding call; a plain one
+    /// (the simulator's) reads no wall clock.
+    #[test]
+    fn only_a_measuring_log_times_the_coding_calls() {
+        let ms = Instant::from_millis;
+        for (log, measured) in [
+            (VideoLog::default(), false),
+            (
+                VideoLog::measuring_coding_time(WallClock(Arc::new(|| Duration::from_millis(3)))),
+                true,
+            ),
+        ] {
+            let mut d = Drive::new(Hold::Off, &log);
+            d.send(ms(0));
+            d.forecast(ms(10), 4000);
+            d.send(ms(40));
+            assert_eq!(log.frames().len(), 1);
+            assert_eq!(log.coding_time().map(|(_, n)| n), measured.then_some(1));
+        }
     }
 }
