@@ -64,6 +64,10 @@
 //!   dates it the same way) and its base and parity are chosen at the coding instant. Counted
 //!   in [`VideoLog::held_sent`]. Refused under `gcc`/`cbr`, whose budget only changes at
 //!   captures. Not the default: see docs/alfalfa.md, *Holding a picture*.
+//! - A frame is coded in zero simulated time unless `encode-ms` charges a fixed time: its
+//!   packets leave that long after its coding instant. Over sockets the encoder takes its real
+//!   time (`wisp send` refuses `encode-ms` and reports the measured mean, timed with a
+//!   [`WallClock`] it gives the log: wisp-core reads no clock).
 
 use super::cbr::CbrConfig;
 use super::gcc::GccConfig;
