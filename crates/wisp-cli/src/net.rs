@@ -250,11 +250,15 @@ pub fn send(a: SendArgs) -> Result<(), CliError> {
         wisp_net::report::fmt_opt(f.pacing_late_p99_us, "us"),
     );
     let coding = video_log.as_ref().and_then(|l| l.coding_time());
-    if let Some((mean, frames)) = coding {
+    if let (Some((mean, frames)), Some(log)) = (coding, &video_log) {
         eprintln!(
-            "wisp send: video: {frames} frames coded, mean coding time {:.3} ms a frame (wall \
-             clock around the coding call; `wisp run --scheme …:encode-ms={:.1}` charges it in \
-             the simulator)",
+            "wisp send: video: {frames} frames coded of {} pictures captured ({} held then sent, \
+             {} skipped on a closed window), mean coding time {:.3} ms a frame (wall clock \
+             around the coding call; `wisp run --scheme …:encode-ms={:.1}` charges it in the \
+             simulator)",
+            log.captured(),
+            log.held_sent(),
+            log.skipped_closed(),
             mean.as_secs_f64() * 1e3,
             mean.as_secs_f64() * 1e3
         );
