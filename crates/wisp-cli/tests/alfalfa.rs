@@ -224,11 +224,18 @@ fn quick_reproduce_alfalfa_writes_its_files_deterministically() {
             .iter()
             .all(|c| c["met"].is_boolean() && !c["measured"].as_str().unwrap().is_empty())
     );
-    // 4 lossless directions + 2 lossy, 8 schemes each (alfalfa, alfalfa-paper,
+    // 4 lossless directions + 2 lossy, 9 schemes each (alfalfa, alfalfa-paper,
     // alfalfa-loss-aware, sprout-conventional with and without parity, gcc-video, cbr-video,
-    // alfalfa-closed8), and a header.
+    // alfalfa-closed8, alfalfa-hold), and a header.
     let table = std::fs::read_to_string(a.join("table.csv")).unwrap();
-    assert_eq!(table.lines().count(), 1 + 6 * 8);
+    assert_eq!(table.lines().count(), 1 + 6 * 9);
+    assert_eq!(
+        table
+            .lines()
+            .filter(|l| l.contains(",alfalfa-hold,"))
+            .count(),
+        6
+    );
     assert_eq!(std::fs::read_dir(a.join("figures")).unwrap().count(), 6);
     let o = wisp(&[
         "reproduce",
