@@ -195,6 +195,30 @@ pub fn send(a: SendArgs) -> Result<(), CliError> {
     if let Some(clip) = &a.video {
         crate::run::attach_video(&mut scheme, clip, 1)?;
     }
+    // The video layer: over sockets the encoder takes real time (no `encode-ms`), measured
+    // around each frame's coding call so that `wisp run` can be given it.
+    let video_log = match &mut scheme {
+        wisp_core::scheme::SchemeConfig::Alfalfa(c) => {
+            if !c.encode_delay.is_zero() {
+                return Err(CliError::Input(format!(
+                    "--scheme {}: encode-ms is the simulator's stand-in for the encoder's time; \
+                     over sockets the encoder takes its real time (give encode-ms=0)",
+                    wisp_core::scheme::registry::Scheme::name(&**c)
+                )));
+            }
+            let clock = wisp_net::Clock::new();
+            let log = wisp_core::scheme::alfalfa::VideoLog::measuring_coding_time(
+                wisp_core::scheme::alfalfa::WallClock(Arc::new(move || {
+                    clock
+                        .now()
+                        .saturating_duration_since(wisp_core::Instant::ZERO)
+                })),
+            );
+            c.log = Some(log.clone());
+            Some(log)
+        }
+        _ => None,
+    };
     let to = resolve("--to", &a.to)?;
     let mut o = SendOptions::new(scheme, to);
     o.duration = a.duration_s;
@@ -225,8 +249,35 @@ pub fn send(a: SendArgs) -> Result<(), CliError> {
         wisp_net::report::fmt_opt(f.pacing_late_p50_us, "us"),
         wisp_net::report::fmt_opt(f.pacing_late_p99_us, "us"),
     );
+    let coding = video_log.as_ref().and_then(|l| l.coding_time());
+    if let (Some((mean, frames)), Some(log)) = (coding, &video_log) {
+        eprintln!(
+            "wisp send: video: {frames} frames coded of {} pictures captured ({} held then sent, \
+             {} skipped on a closed window), mean coding time {:.3} ms a frame (wall clock \
+             around the coding call; `wisp run --scheme …:encode-ms={:.1}` charges it in the \
+             simulator)",
+            log.captured(),
+            log.held_sent(),
+            log.skipped_closed(),
+            mean.as_secs_f64() * 1e3,
+            mean.as_secs_f64() * 1e3
+        );
+    }
     if a.json {
-        output::print_json(&report)?;
+        /// `wisp send --json`: the session's report and the video layer's coding time.
+        #[derive(serde::Serialize)]
+        struct SendJson<'a> {
+            #[serde(flatten)]
+            report: &'a wisp_net::report::SenderReport,
+            /// Mean wall-clock time of a coded frame's coding call, ms (video schemes).
+            video_coding_ms_mean: Option<f64>,
+            video_frames_coded: Option<u64>,
+        }
+        output::print_json(&SendJson {
+            report: &report,
+            video_coding_ms_mean: coding.map(|(m, _)| m.as_secs_f64() * 1e3),
+            video_frames_coded: coding.map(|(_, n)| n),
+        })?;
     }
     Ok(())
 }

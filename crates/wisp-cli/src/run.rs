@@ -184,7 +184,12 @@ pub(crate) fn video_summary(log: &wisp_core::scheme::alfalfa::VideoLog, sender: 
     let v = wisp_sim::reproduce::alfalfa::VideoRun::from_log("alfalfa", log);
     let (over, over_bytes) = log.overshoot();
     let overshoot = if sender {
-        format!(", {over} frames over budget ({over_bytes} bytes)")
+        format!(
+            ", {over} frames over budget ({over_bytes} bytes), {} held then sent, {} skipped \
+             on a closed window",
+            log.held_sent(),
+            log.skipped_closed()
+        )
     } else {
         String::new()
     };

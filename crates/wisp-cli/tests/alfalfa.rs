@@ -71,6 +71,17 @@ fn video_bad_input_is_refused() {
     for (scheme, clip, needle) in [
         ("alfalfa", cut_s, "truncated"),
         ("cubic", "media/bigbuckbunny-qcif-3s.y4m", "alfalfa"),
+        // The encoder's time is charged only in the simulator; over sockets it is real.
+        (
+            "alfalfa:encode-ms=3",
+            "media/bigbuckbunny-qcif-3s.y4m",
+            "encode-ms",
+        ),
+        (
+            "gcc-video:hold=on",
+            "media/bigbuckbunny-qcif-3s.y4m",
+            "hold",
+        ),
     ] {
         let o = wisp(&[
             "send",
@@ -114,12 +125,20 @@ fn send_and_recv_write_video_csv_over_loopback() {
         "2",
         "--video",
         "media/bigbuckbunny-qcif-3s.y4m",
+        "--json",
     ]);
     assert!(
         sent.status.success(),
         "{}",
         String::from_utf8_lossy(&sent.stderr)
     );
+    // The sender measured the wall-clock time of each frame's coding call.
+    let report: serde_json::Value = serde_json::from_slice(&sent.stdout).unwrap();
+    let coding = report["video_coding_ms_mean"].as_f64().unwrap();
+    let coded = report["video_frames_coded"].as_u64().unwrap();
+    assert!(coding > 0.0 && coding < 1000.0, "{report}");
+    assert!((25..=50).contains(&coded), "{report}");
+    assert!(report["flows"][0]["packets_sent"].as_u64().unwrap() > 0);
     let got = recv.wait_with_output().unwrap();
     let err = String::from_utf8_lossy(&got.stderr);
     assert!(got.status.success(), "{err}");
@@ -205,11 +224,18 @@ fn quick_reproduce_alfalfa_writes_its_files_deterministically() {
             .iter()
             .all(|c| c["met"].is_boolean() && !c["measured"].as_str().unwrap().is_empty())
     );
-    // 4 lossless directions + 2 lossy, 8 schemes each (alfalfa, alfalfa-paper,
+    // 4 lossless directions + 2 lossy, 9 schemes each (alfalfa, alfalfa-paper,
     // alfalfa-loss-aware, sprout-conventional with and without parity, gcc-video, cbr-video,
-    // alfalfa-closed8), and a header.
+    // alfalfa-closed8, alfalfa-hold), and a header.
     let table = std::fs::read_to_string(a.join("table.csv")).unwrap();
-    assert_eq!(table.lines().count(), 1 + 6 * 8);
+    assert_eq!(table.lines().count(), 1 + 6 * 9);
+    assert_eq!(
+        table
+            .lines()
+            .filter(|l| l.contains(",alfalfa-hold,"))
+            .count(),
+        6
+    );
     assert_eq!(std::fs::read_dir(a.join("figures")).unwrap().count(), 6);
     let o = wisp(&[
         "reproduce",

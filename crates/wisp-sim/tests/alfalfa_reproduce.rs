@@ -71,6 +71,18 @@ fn quick_reproduction_meets_exactly_the_delay_intra_and_reference_checks() {
             a.shown
         );
     }
+    // `hold=on` shows at least as many frames as `alfalfa` on every direction, with and without
+    // loss.
+    for t in r.traces.iter().chain(&r.loss) {
+        let (a, h) = (t.run("alfalfa").unwrap(), t.run("alfalfa-hold").unwrap());
+        assert!(
+            h.shown >= a.shown,
+            "{}: {} vs {}",
+            t.trace,
+            h.shown,
+            a.shown
+        );
+    }
     // The conventional codec does recover with intra frames under loss (the comparison is real).
     let conv = r
         .loss

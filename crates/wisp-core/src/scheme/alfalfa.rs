@@ -55,10 +55,23 @@
 //!   broken at the measured loss rate, and a parity packet per frame when that rate calls for
 //!   one. Without measured loss both are §4's rule exactly. `base=paper,parity=off` is the
 //!   paper's rule as stated. The conventional presets send no parity unless asked.
+//! - `hold=on` (wisp's option, default off; `alfalfa` and `sprout-conventional`): a picture the
+//!   window cannot hold even at the coarsest quantiser is held instead of skipped, and coding it
+//!   is retried whenever the window may have changed — after feedback (a forecast changes the
+//!   window, a slot report the base) and at the sender's timeouts, which include each tick of
+//!   Sprout's forecast — until the next capture supersedes it (then it is skipped). Coded late,
+//!   it keeps its capture instant (its pieces' age counts the wait, so a receiver over sockets
+//!   dates it the same way) and its base and parity are chosen at the coding instant. Counted
+//!   in [`VideoLog::held_sent`]. Refused under `gcc`/`cbr`, whose budget only changes at
+//!   captures. Not the default: see docs/alfalfa.md, *Holding a picture*.
+//! - A frame is coded in zero simulated time unless `encode-ms` charges a fixed time: its
+//!   packets leave that long after its coding instant. Over sockets the encoder takes its real
+//!   time (`wisp send` refuses `encode-ms` and reports the measured mean, timed with a
+//!   [`WallClock`] it gives the log: wisp-core reads no clock).
 
 use super::cbr::CbrConfig;
 use super::gcc::GccConfig;
-use super::params::{Checked, Configurable, Validate, range, scheme_params};
+use super::params::{Checked, Configurable, Validate, check, range, scheme_params};
 use super::registry::{Halves, Scheme, SchemeInfo};
 use super::sprout::{SproutConfig, SproutReceiver, SproutSender};
 use super::{BuildError, SchemeContext};
@@ -110,15 +123,55 @@ struct VideoLogInner {
     frames: Vec<FrameRecord>,
     captured: u64,
     skipped_closed: u64,
+    held_sent: u64,
     missing_base: u64,
     bad_pieces: u64,
     key_frames: u64,
     ssim_mismatch: u64,
     over_budget: u64,
     overshoot_bytes: u64,
+    /// The wall clock that times each coding call (a real sender's log only: wisp-core reads
+    /// no clock of its own, and the simulator gives none).
+    clock: Option<WallClock>,
+    /// Frames whose coding call was timed, and the time in all, ns.
+    coding_frames: u64,
+    coding_ns: u64,
+}
+
+/// A wall clock given from outside wisp-core (`wisp send`'s): the time since any fixed epoch.
+#[derive(Clone)]
+pub struct WallClock(pub Arc<dyn Fn() -> Duration + Send + Sync>);
+
+impl std::fmt::Debug for WallClock {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("WallClock")
+    }
 }
 
 impl VideoLog {
+    /// A log whose sending half also measures the wall-clock time of each frame's coding call
+    /// (its trials, commit, mirror decode and SSIM): `wisp send` reports the mean, which
+    /// `encode-ms` can charge in the simulator. Nothing else changes.
+    pub fn measuring_coding_time(clock: WallClock) -> Self {
+        let log = VideoLog::default();
+        if let Ok(mut l) = log.0.lock() {
+            l.clock = Some(clock);
+        }
+        log
+    }
+
+    /// The mean wall-clock time of a coded frame's coding call and the frames timed (a log made
+    /// by [`VideoLog::measuring_coding_time`]; `None` before any frame is coded).
+    pub fn coding_time(&self) -> Option<(Duration, u64)> {
+        let l = self.0.lock().ok()?;
+        (l.coding_frames > 0).then(|| {
+            (
+                Duration::from_nanos(l.coding_ns / l.coding_frames),
+                l.coding_frames,
+            )
+        })
+    }
+
     /// The frames coded so far, in coding order.
     pub fn frames(&self) -> Vec<FrameRecord> {
         self.0.lock().map(|l| l.frames.clone()).unwrap_or_default()
@@ -129,10 +182,17 @@ impl VideoLog {
         self.0.lock().map(|l| l.captured).unwrap_or_default()
     }
 
-    /// Pictures skipped because Sprout's window was closed (0 bytes); the other skipped ones
-    /// had a window too small for the coarsest diff.
+    /// Pictures skipped because Sprout's window was closed (0 bytes) at their capture instant;
+    /// the other skipped ones had a window too small for the coarsest diff. (With `hold=on` a
+    /// picture is skipped when the next capture supersedes it uncoded.)
     pub fn skipped_closed(&self) -> u64 {
         self.0.lock().map(|l| l.skipped_closed).unwrap_or_default()
+    }
+
+    /// Pictures held (`hold=on`: the window could not hold them at their capture instant) and
+    /// coded later, before the next capture; their frame delay counts the wait.
+    pub fn held_sent(&self) -> u64 {
+        self.0.lock().map(|l| l.held_sent).unwrap_or_default()
     }
 
     /// Frames that arrived complete but could not be decoded: their base was missing.
@@ -309,6 +369,22 @@ impl VideoBase {
     }
 }
 
+/// What happens to a picture the window cannot hold even at the coarsest quantiser.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Hold {
+    /// Skipped at once (§4 as the issue reads it: "a frame that cannot make its deadline is
+    /// skipped, not queued").
+    #[default]
+    #[serde(alias = "false")]
+    Off,
+    /// Held at the sender and retried whenever Sprout's window may have changed (a forecast
+    /// or report arrives, a forecast tick passes) until the next capture supersedes it; coded
+    /// late, it keeps its capture instant (the wait counts in its frame delay).
+    #[serde(alias = "true")]
+    On,
+}
+
 /// Configuration of `alfalfa` and of the video layer under the other rate controls.
 #[derive(Clone, Debug, PartialEq)]
 pub struct AlfalfaConfig {
@@ -327,6 +403,12 @@ pub struct AlfalfaConfig {
     /// When the window cannot hold the coarsest diff, send it anyway if Sprout's forecast
     /// drains it and the queue within this many ticks (0: skip the frame, as §4 reads).
     pub closed_ticks: usize,
+    /// Hold a picture the window cannot hold and retry it until the next capture (`rate=sprout`
+    /// only: under `gcc` and `cbr` the budget changes only at captures).
+    pub hold: Hold,
+    /// A coded frame's packets may leave only this long after its coding instant (the
+    /// encoder's time, which the simulator otherwise takes as zero).
+    pub encode_delay: Duration,
     /// When a frame gets an XOR parity packet ([`SyncConfig::parity`]).
     pub parity: Parity,
     /// Which codec runs.
@@ -351,6 +433,8 @@ impl Default for AlfalfaConfig {
             frame_share: 1.0,
             min_intact: SyncConfig::default().min_intact,
             closed_ticks: 0,
+            hold: Hold::Off,
+            encode_delay: Duration::ZERO,
             parity: Parity::Auto,
             codec: VideoCodec::Model,
             codecs: None,
@@ -380,6 +464,14 @@ scheme_params! {
         /// A frame the window cannot hold goes at the coarsest quantiser if the forecast
         /// drains it within this many ticks (0: skipped; at most the forecast's 8).
         pub closed_ticks: u32,
+        /// `on`: a picture the window cannot hold is held and retried whenever the window may
+        /// have changed, until the next capture (its wait counts in its frame delay); `off`:
+        /// skipped at once. `rate=sprout` only.
+        pub hold: Hold,
+        /// A frame's packets leave this long after its coding instant (the encoder's time; the
+        /// simulator codes in zero time), ms. 0 over real sockets, where coding takes real time
+        /// (`wisp send` reports its mean).
+        pub encode_ms: f64,
         /// An XOR parity packet per frame (recovers one lost packet): `off`, `on`, or `auto`
         /// (when the measured loss rate makes an unprotected frame too likely lost).
         pub parity: Parity,
@@ -432,6 +524,13 @@ impl Validate for AlfalfaParams {
             0.0,
             8.0,
             "0 to 8 ticks",
+        )?;
+        range("encode-ms", self.encode_ms, 0.0, 1000.0, "0 to 1000 ms")?;
+        check(
+            "hold",
+            self.hold == Hold::Off || self.rate == VideoRate::Sprout,
+            "off unless rate=sprout (under gcc and cbr a frame's budget changes only at \
+             captures, so a held picture could never fit before the next one)",
         )
     }
 }
@@ -448,6 +547,8 @@ impl Configurable for AlfalfaConfig {
             cbr_kbps: self.cbr.rate.kbps_f64(),
             min_intact: self.min_intact,
             closed_ticks: self.closed_ticks as u32,
+            hold: self.hold,
+            encode_ms: self.encode_delay.as_millis_f64(),
             parity: self.parity,
             codec: self.codec,
         }
@@ -461,6 +562,8 @@ impl Configurable for AlfalfaConfig {
         self.cbr.rate = Bitrate::from_kbps_f64(p.cbr_kbps);
         self.min_intact = p.min_intact;
         self.closed_ticks = p.closed_ticks as usize;
+        self.hold = p.hold;
+        self.encode_delay = Duration::from_millis_f64(p.encode_ms);
         self.parity = p.parity;
         self.codec = p.codec;
     }
@@ -485,6 +588,7 @@ pub fn video_variant(scheme: &super::SchemeConfig) -> Option<AlfalfaConfig> {
             rate: VideoRate::Gcc,
             base: VideoBase::Conventional,
             parity: Parity::Off,
+            hold: Hold::Off,
             ..base
         },
         S::Cbr(c) => AlfalfaConfig {
@@ -492,6 +596,7 @@ pub fn video_variant(scheme: &super::SchemeConfig) -> Option<AlfalfaConfig> {
             rate: VideoRate::Cbr,
             base: VideoBase::Conventional,
             parity: Parity::Off,
+            hold: Hold::Off,
             ..base
         },
         _ => return None,
@@ -566,11 +671,18 @@ pub struct AlfalfaSender {
     interval: Duration,
     next_frame: Option<Instant>,
     picture: u32,
-    /// Packets to send: the piece, its bytes and its picture's capture instant.
-    queue: VecDeque<(VideoPacket, Vec<u8>, Instant)>,
+    /// Packets to send: the piece, its bytes, its picture's capture instant and the instant it
+    /// may leave (`encode-ms` after its coding).
+    queue: VecDeque<(VideoPacket, Vec<u8>, Instant, Instant)>,
     queued_bytes: u64,
     frame_share: f64,
     closed_ticks: usize,
+    /// `hold=on` (with Sprout's window).
+    hold: bool,
+    /// `encode-ms`.
+    encode_delay: Duration,
+    /// The picture the window could not hold, waiting for it to open (`hold=on`).
+    held: Option<Picture>,
     /// Bytes a rate-controlled encoder may still spend (its buffer; unused with Sprout).
     credit: f64,
     popped: Option<(VideoPacket, Vec<u8>, Instant)>,
@@ -580,6 +692,15 @@ pub struct AlfalfaSender {
 
 const OVERHEAD: u64 = WIRE_OVERHEAD;
 
+/// A captured picture to code.
+#[derive(Clone, Copy, Debug)]
+struct Picture {
+    source: u32,
+    capture: Instant,
+    /// The window was closed (0 bytes) at its capture instant.
+    closed: bool,
+}
+
 /// The rate-control buffer of an encoder driven by a target bitrate (`gcc-video`, `cbr-video`).
 const RATE_BUFFER: Duration = Duration::from_millis(1000);
 
@@ -587,6 +708,8 @@ impl AlfalfaSender {
     /// The bytes the rate control allows this frame, and whether the newest state sent is
     /// forecast to arrive in time.
     fn budget(&mut self, now: Instant) -> (u64, bool) {
+        // (A rate-controlled encoder's credit accrues per capture: `capture` codes each
+        // picture once, `hold` is refused without Sprout.)
         match &mut self.control {
             Control::Sprout(s) => {
                 Sender::on_time(&mut **s, now);
@@ -614,9 +737,61 @@ impl AlfalfaSender {
         }
     }
 
+    /// A picture is captured at `now`: a held one it supersedes is skipped; the new one is
+    /// coded, or held (`hold=on`), or skipped.
     fn capture(&mut self, now: Instant) {
+        if let Some(old) = self.held.take() {
+            self.skip(old);
+        }
+        let picture = Picture {
+            source: self.picture,
+            capture: now,
+            closed: false,
+        };
+        self.picture += 1;
+        if let Ok(mut l) = self.log.0.lock() {
+            l.captured += 1;
+        }
+        if let Err(open) = self.code(now, picture) {
+            let picture = Picture {
+                closed: open == 0,
+                ..picture
+            };
+            if self.hold {
+                self.held = Some(picture);
+            } else {
+                self.skip(picture);
+            }
+        }
+    }
+
+    /// A picture is not coded.
+    fn skip(&mut self, picture: Picture) {
+        if picture.closed
+            && let Ok(mut l) = self.log.0.lock()
+        {
+            l.skipped_closed += 1;
+        }
+    }
+
+    /// `hold=on`: the window may have changed; code the held picture if it now fits.
+    fn retry_held(&mut self, now: Instant) {
+        if let Some(picture) = self.held
+            && self.code(now, picture).is_ok()
+        {
+            self.held = None;
+            if let Ok(mut l) = self.log.0.lock() {
+                l.held_sent += 1;
+            }
+        }
+    }
+
+    /// Codes `picture` at `now` within the window and queues its packets, or returns the
+    /// window (bytes open) that could not hold it.
+    fn code(&mut self, now: Instant, picture: Picture) -> Result<(), u64> {
         let (open, in_time) = self.budget(now);
         let mut window = (open as f64 * self.frame_share) as usize;
+        let source = picture.source;
         // `closed-ticks`: a window too small for the coarsest diff, but the forecast drains it
         // (with the queue) within that many ticks: the coarsest diff goes (its wire bytes
         // without a parity packet: with one, the frame is still skipped).
@@ -628,7 +803,7 @@ impl AlfalfaSender {
             let min = self
                 .video
                 .encoder_mut()
-                .min_size(self.picture, base)
+                .min_size(source, base)
                 .map(|d| d + d.div_ceil(payload) * OVERHEAD as usize);
             if let Some(min) = min
                 && window < min
@@ -641,25 +816,23 @@ impl AlfalfaSender {
                 }
             }
         }
-        let source = self.picture;
-        self.picture += 1;
-        if let Ok(mut l) = self.log.0.lock() {
-            l.captured += 1;
-        }
         let intra_before = self.video.stats().intra;
+        let clock = self.log.0.lock().ok().and_then(|l| l.clock.clone());
+        let started = clock.as_ref().map(|c| (c.0)());
         let Some(f) = self.video.on_frame(now, source, window, in_time) else {
-            if open == 0
-                && let Ok(mut l) = self.log.0.lock()
-            {
-                l.skipped_closed += 1;
-            }
-            return;
+            return Err(open);
         };
+        if let (Some(c), Some(t)) = (&clock, started)
+            && let Ok(mut l) = self.log.0.lock()
+        {
+            l.coding_frames += 1;
+            l.coding_ns += (c.0)().saturating_sub(t).as_nanos();
+        }
         if let Ok(mut l) = self.log.0.lock() {
             l.frames.push(FrameRecord {
                 state: f.diff.header.target,
                 source,
-                capture: now,
+                capture: picture.capture,
                 display: None,
                 bytes: f.diff.bytes.len(),
                 ssim_db: f.diff.ssim_db,
@@ -673,15 +846,17 @@ impl AlfalfaSender {
             }
         }
         let mut wire = 0;
+        let ready = now.saturating_add(self.encode_delay);
         for &p in &f.packets {
             let bytes = f.payload(&p);
             wire += p.len as u64 + OVERHEAD;
-            self.queue.push_back((p, bytes, now));
+            self.queue.push_back((p, bytes, picture.capture, ready));
         }
         self.queued_bytes += wire;
         if let Control::Rate(_) = self.control {
             self.credit = (self.credit - wire as f64).max(0.0);
         }
+        Ok(())
     }
 }
 
@@ -742,6 +917,8 @@ impl Sender for AlfalfaSender {
             }
             AlfalfaFeedback::Report(r) => self.video.on_report(r),
         }
+        // A forecast changes the window, a report the base (and so the coarsest diff).
+        self.retry_held(now);
     }
 
     fn on_time(&mut self, now: Instant) {
@@ -756,7 +933,10 @@ impl Sender for AlfalfaSender {
         if let Some(x) = self.control.wire().poll_extra(now) {
             return Some(x);
         }
-        let (p, bytes, capture) = self.queue.pop_front()?;
+        if self.queue.front()?.3 > now {
+            return None;
+        }
+        let (p, bytes, capture, _) = self.queue.pop_front()?;
         let size = p.len as u64 + OVERHEAD;
         self.queued_bytes -= size;
         let content = Content::Video {
@@ -773,7 +953,9 @@ impl Sender for AlfalfaSender {
 
     fn poll_timeout(&self) -> Option<Instant> {
         let frame = Some(self.next_frame.unwrap_or(Instant::ZERO));
-        [self.control.wire_ref().poll_timeout(), frame]
+        // The next coded frame's packets, once its coding time has passed.
+        let ready = self.queue.front().map(|q| q.3);
+        [self.control.wire_ref().poll_timeout(), frame, ready]
             .into_iter()
             .flatten()
             .min()
@@ -792,6 +974,10 @@ impl Sender for AlfalfaSender {
         if due <= now {
             self.capture(now);
             self.next_frame = Some(due + self.interval);
+        } else {
+            // Sprout's window changes at its forecast's ticks, which are among the control's
+            // timeouts (so no deadline of its own is needed).
+            self.retry_held(now);
         }
     }
 
@@ -1014,10 +1200,17 @@ impl Scheme for AlfalfaConfig {
         } else {
             Parity::Auto
         };
+        // `hold` needs a budget that changes between captures: Sprout's window.
+        let hold = if rate == VideoRate::Sprout {
+            AlfalfaConfig::default().hold
+        } else {
+            Hold::Off
+        };
         Some(AlfalfaConfig {
             rate,
             base,
             parity,
+            hold,
             ..AlfalfaConfig::default()
         })
     }
@@ -1083,6 +1276,9 @@ impl Scheme for AlfalfaConfig {
             queued_bytes: 0,
             frame_share: self.frame_share,
             closed_ticks: self.closed_ticks,
+            hold: self.hold == Hold::On && self.rate == VideoRate::Sprout,
+            held: None,
+            encode_delay: self.encode_delay,
             credit: 0.0,
             popped: None,
             store: store.clone(),
@@ -1117,6 +1313,7 @@ impl Scheme for AlfalfaConfig {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::scheme::SchemeConfig;
     use proptest::prelude::*;
 
     #[test]
@@ -1267,5 +1464,195 @@ mod tests {
         }
         assert!(AlfalfaFeedback::parse(&[15, 0, 0]).is_err());
         assert!(AlfalfaFeedback::parse(&[]).is_err());
+    }
+
+    /// Drives a sending half by hand as the flow driver does (a transport's loop: feedback,
+    /// then everything `poll_extra` releases); returns the video pieces sent now as (state, age).
+    struct Drive {
+        tx: Box<AlfalfaSender>,
+        seq: u64,
+        bytes: u64,
+    }
+
+    impl Drive {
+        fn new(hold: Hold, log: &VideoLog) -> Self {
+            Self::with(hold, Duration::ZERO, log)
+        }
+        fn with(hold: Hold, encode_delay: Duration, log: &VideoLog) -> Self {
+            let config = AlfalfaConfig {
+                hold,
+                encode_delay,
+                log: Some(log.clone()),
+                ..AlfalfaConfig::named("alfalfa").unwrap()
+            };
+            Drive {
+                tx: config.build(SchemeContext::new()).unwrap().sender,
+                seq: 0,
+                bytes: 0,
+            }
+        }
+        fn send(&mut self, now: Instant) -> Vec<(StateId, Duration)> {
+            if Sender::poll_timeout(&*self.tx).is_some_and(|t| t <= now) {
+                Sender::on_timeout(&mut *self.tx, now);
+            }
+            let mut out = vec![];
+            while let Some(x) = Sender::poll_extra(&mut *self.tx, now) {
+                let h = DataHeader {
+                    seq: self.seq,
+                    byte_seq: self.bytes,
+                    send_time: now,
+                    size: x.size,
+                    content: x.content,
+                    ..Default::default()
+                };
+                self.seq += 1;
+                self.bytes += x.size.bytes();
+                Sender::on_packet_sent(&mut *self.tx, now, &h, &SendContext::default());
+                if let Some(p) = self.tx.take_payload(h.seq) {
+                    let piece = Piece::parse(&p).unwrap();
+                    out.push((piece.state, piece.age));
+                }
+            }
+            out
+        }
+        /// A forecast that everything sent has arrived and `per_tick` bytes drain each tick.
+        fn forecast(&mut self, now: Instant, per_tick: u32) {
+            let f = super::super::sprout::wire::SproutForecast {
+                received_or_lost: self.bytes,
+                cumulative_bytes: (1..=8).map(|k| k * per_tick).collect(),
+            };
+            Sender::on_feedback(
+                &mut *self.tx,
+                now,
+                &AlfalfaFeedback::Control(Feedback::encode(&f)),
+            );
+        }
+    }
+
+    /// `hold=on`: a picture captured on a closed window is coded when a forecast opens it,
+    /// before the next capture, and keeps its capture instant (the piece's age, from which a
+    /// receiver over sockets dates the capture, counts the wait); `hold=off` skips it. A held
+    /// picture the next capture finds uncoded is skipped.
+    #[test]
+    fn a_held_picture_is_coded_when_the_window_opens_and_keeps_its_capture_instant() {
+        let ms = Instant::from_millis;
+        for hold in [Hold::Off, Hold::On] {
+            let log = VideoLog::default();
+            let mut d = Drive::new(hold, &log);
+            // No forecast yet: the window is closed at the first capture.
+            assert!(d.send(ms(0)).is_empty());
+            assert_eq!(log.captured(), 1);
+            assert!(log.frames().is_empty());
+            d.forecast(ms(15), 4000);
+            let sent = d.send(ms(15));
+            match hold {
+                Hold::Off => {
+                    assert!(sent.is_empty(), "{sent:?}");
+                    assert_eq!((log.skipped_closed(), log.held_sent()), (1, 0));
+                }
+                Hold::On => {
+                    assert!(!sent.is_empty());
+                    assert!(
+                        sent.iter()
+                            .all(|&(_, age)| age == Duration::from_millis(15))
+                    );
+                    let f = log.frames();
+                    assert_eq!((f.len(), f[0].source, f[0].capture), (1, 0, ms(0)));
+                    assert_eq!((log.skipped_closed(), log.held_sent()), (0, 1));
+                }
+            }
+        }
+        // Superseded: the window stays closed (a forecast of nothing) until the next capture.
+        let log = VideoLog::default();
+        let mut d = Drive::new(Hold::On, &log);
+        d.send(ms(0));
+        d.forecast(ms(15), 0);
+        assert!(d.send(ms(15)).is_empty());
+        d.forecast(ms(39), 0);
+        assert!(d.send(ms(40)).is_empty());
+        assert_eq!(
+            (log.captured(), log.skipped_closed(), log.held_sent()),
+            (2, 1, 0)
+        );
+        // The second picture is held; a forecast opens the window for it.
+        d.forecast(ms(50), 4000);
+        let sent = d.send(ms(50));
+        assert!(!sent.is_empty());
+        assert!(
+            sent.iter()
+                .all(|&(_, age)| age == Duration::from_millis(10))
+        );
+        let f = log.frames();
+        assert_eq!((f.len(), f[0].source, f[0].capture), (1, 1, ms(40)));
+        assert_eq!(log.held_sent(), 1);
+    }
+
+    #[test]
+    fn hold_is_refused_without_sprouts_window() {
+        assert!("alfalfa:hold=on".parse::<SchemeConfig>().is_ok());
+        assert!(
+            "sprout-conventional:hold=on"
+                .parse::<SchemeConfig>()
+                .is_ok()
+        );
+        for s in [
+            "gcc-video:hold=on",
+            "cbr-video:hold=on",
+            "alfalfa:rate=cbr,hold=on",
+        ] {
+            let e = s.parse::<SchemeConfig>().unwrap_err().to_string();
+            assert!(e.contains("hold"), "{s}: {e}");
+        }
+        assert!("gcc-video:hold=off".parse::<SchemeConfig>().is_ok());
+    }
+
+    /// `encode-ms`: a coded frame's packets leave that long after its coding instant (the
+    /// sender asks to be woken then), and their age counts it.
+    #[test]
+    fn encode_ms_delays_a_frames_packets_after_its_coding() {
+        let ms = Instant::from_millis;
+        for delay in [0, 5] {
+            let log = VideoLog::default();
+            let mut d = Drive::with(Hold::Off, Duration::from_millis(delay), &log);
+            d.send(ms(0));
+            d.forecast(ms(10), 4000);
+            d.send(ms(10));
+            // The next capture is coded at once; its packets wait for the encoder.
+            let now = ms(40);
+            let sent = d.send(now);
+            assert_eq!(log.frames().len(), 1);
+            if delay == 0 {
+                assert!(!sent.is_empty() && sent.iter().all(|&(_, a)| a.is_zero()));
+                continue;
+            }
+            assert!(sent.is_empty(), "{sent:?}");
+            let ready = ms(40 + delay);
+            assert_eq!(Sender::poll_timeout(&*d.tx), Some(ready));
+            let sent = d.send(ready);
+            assert!(!sent.is_empty());
+            assert!(sent.iter().all(|&(_, a)| a == Duration::from_millis(delay)));
+        }
+        assert!("alfalfa:encode-ms=1001".parse::<SchemeConfig>().is_err());
+    }
+
+    /// A log made to measure coding time times each coded frame's coding call; a plain one
+    /// (the simulator's) reads no wall clock.
+    #[test]
+    fn only_a_measuring_log_times_the_coding_calls() {
+        let ms = Instant::from_millis;
+        for (log, measured) in [
+            (VideoLog::default(), false),
+            (
+                VideoLog::measuring_coding_time(WallClock(Arc::new(|| Duration::from_millis(3)))),
+                true,
+            ),
+        ] {
+            let mut d = Drive::new(Hold::Off, &log);
+            d.send(ms(0));
+            d.forecast(ms(10), 4000);
+            d.send(ms(40));
+            assert_eq!(log.frames().len(), 1);
+            assert_eq!(log.coding_time().map(|(_, n)| n), measured.then_some(1));
+        }
     }
 }

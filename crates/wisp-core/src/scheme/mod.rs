@@ -460,22 +460,22 @@ mod tests {
         (
             "alfalfa",
             "fps=25,anchor-timeout-ms=500,frame-share=1,rate=sprout,base=loss-aware,cbr-kbps=1000,\
-             min-intact=0.9,closed-ticks=0,parity=auto,codec=model",
+             min-intact=0.9,closed-ticks=0,hold=off,encode-ms=0,parity=auto,codec=model",
         ),
         (
             "sprout-conventional",
             "fps=25,anchor-timeout-ms=500,frame-share=1,rate=sprout,base=conventional,\
-             cbr-kbps=1000,min-intact=0.9,closed-ticks=0,parity=off,codec=model",
+             cbr-kbps=1000,min-intact=0.9,closed-ticks=0,hold=off,encode-ms=0,parity=off,codec=model",
         ),
         (
             "gcc-video",
             "fps=25,anchor-timeout-ms=500,frame-share=1,rate=gcc,base=conventional,cbr-kbps=1000,\
-             min-intact=0.9,closed-ticks=0,parity=off,codec=model",
+             min-intact=0.9,closed-ticks=0,hold=off,encode-ms=0,parity=off,codec=model",
         ),
         (
             "cbr-video",
             "fps=25,anchor-timeout-ms=500,frame-share=1,rate=cbr,base=conventional,cbr-kbps=1000,\
-             min-intact=0.9,closed-ticks=0,parity=off,codec=model",
+             min-intact=0.9,closed-ticks=0,hold=off,encode-ms=0,parity=off,codec=model",
         ),
         (
             "gcc",

@@ -322,6 +322,8 @@ pub enum BaseRule {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct SyncStats {
     pub frames: u64,
+    /// Calls to [`SyncSender::on_frame`] that coded nothing (a picture retried while held
+    /// counts once per attempt).
     pub skipped: u64,
     pub on_newest_sent: u64,
     pub on_acked: u64,
@@ -393,6 +395,9 @@ pub struct SyncSender<C> {
     loss: f64,
     written_at: [Option<Instant>; SLOTS],
     stats: SyncStats,
+    /// The last picture that did not fit: (source, base, its smallest diff in bytes), so that
+    /// retrying it from the same base within a budget still too small costs no trial encode.
+    too_large: Option<(u32, StateId, usize)>,
 }
 
 impl<C: Codec> SyncSender<C> {
@@ -409,6 +414,7 @@ impl<C: Codec> SyncSender<C> {
             loss: 0.0,
             written_at: [None; SLOTS],
             stats: SyncStats::default(),
+            too_large: None,
         }
     }
 
@@ -625,8 +631,19 @@ impl<C: Codec> SyncSender<C> {
         } else {
             plain
         };
+        // The same picture from the same base needs what it needed (no diff was coded since:
+        // the slots are unchanged).
+        if let Some((s, b, min)) = self.too_large
+            && s == source
+            && b == base
+            && budget < min
+        {
+            self.stats.skipped += 1;
+            return None;
+        }
         match self.encoder.encode(source, base, budget, refresh) {
             Ok(diff) => {
+                self.too_large = None;
                 self.bases.insert(diff.header.target, base);
                 self.stats.chain_risk += u64::from(chain_risk);
                 for i in 0..SLOTS {
@@ -675,11 +692,12 @@ impl<C: Codec> SyncSender<C> {
                     packets,
                 })
             }
-            Err(
-                EncodeError::OverBudget { .. }
-                | EncodeError::BaseNotHeld(_)
-                | EncodeError::Codec(_),
-            ) => {
+            Err(EncodeError::OverBudget { min, .. }) => {
+                self.too_large = Some((source, base, min));
+                self.stats.skipped += 1;
+                None
+            }
+            Err(EncodeError::BaseNotHeld(_) | EncodeError::Codec(_)) => {
                 self.stats.skipped += 1;
                 None
             }

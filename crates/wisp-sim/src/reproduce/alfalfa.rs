@@ -20,6 +20,9 @@
 //!   the coarsest quantiser if Sprout's forecast drains it and the queue within 8 ticks (160 ms)
 //!   instead of being skipped (issue 19's frames-shown gap; not the default, see
 //!   docs/alfalfa.md);
+//! - `alfalfa-hold`: `alfalfa` with `hold=on`: such a picture is held and retried whenever the
+//!   window may have changed, until the next capture (its wait counted in its frame delay; not
+//!   the default, see docs/alfalfa.md);
 //! - `cbr-video`: 1000 kbit/s (`cbr`'s default; chosen before any run, not per trace) × the frame
 //!   interval, conventional base.
 //!
@@ -50,7 +53,7 @@ use wisp_core::scheme::alfalfa::{AlfalfaConfig, VideoLog};
 use wisp_core::stats::quantile_sorted;
 
 /// The schemes, in the tables' order: (label, scheme spec).
-pub const SCHEMES: [(&str, &str); 8] = [
+pub const SCHEMES: [(&str, &str); 9] = [
     ("alfalfa", "alfalfa"),
     ("alfalfa-paper", "alfalfa:base=paper,parity=off"),
     ("alfalfa-loss-aware", "alfalfa:parity=off"),
@@ -62,6 +65,7 @@ pub const SCHEMES: [(&str, &str); 8] = [
     ("gcc-video", "gcc-video"),
     ("cbr-video", "cbr-video"),
     ("alfalfa-closed8", "alfalfa:closed-ticks=8"),
+    ("alfalfa-hold", "alfalfa:hold=on"),
 ];
 /// Pictures per second (the shipped clip's).
 pub const FPS: u32 = 25;
