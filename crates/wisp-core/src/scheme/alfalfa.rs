@@ -175,6 +175,11 @@ impl VideoLog {
         }
     }
 
+    /// Whether decoded pictures are kept ([`VideoLog::keep_pictures`]).
+    pub fn keeps_pictures(&self) -> bool {
+        self.0.lock().is_ok_and(|l| l.pictures.is_some())
+    }
+
     /// The name of the codec the receiving half decoded with (`None` before its first
     /// delivery).
     pub fn codec_name(&self) -> Option<&'static str> {

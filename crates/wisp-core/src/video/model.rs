@@ -245,6 +245,9 @@ impl VideoCodecs for ModelCodecs {
     }
 }
 
+/// Pictures in the shipped clip ([`source_ssim_db`]'s table).
+pub const SOURCE_PICTURES: u64 = super::bbb_qcif_source_ssim::PICTURES as u64;
+
 /// SSIM (dB) between source pictures `a` and `b` of the shipped clip
 /// (`media/bigbuckbunny-qcif-3s.y4m`), each index taken modulo the clip's 75 pictures (the
 /// clip loops): the same SSIM as VP8's quality (luma, 8×8 windows, capped at 100 dB for a
