@@ -68,6 +68,8 @@ fn draw(
     };
     let hi = 10f64.powf((dmax.max(lo * 10.0) * 1.5).log10().ceil());
     let ymax = pts.iter().map(|p| p.2).fold(0.0, f64::max).max(1.0) * 1.15;
+    // A displayed SSIM can be below 0 dB (pictures less alike than unrelated ones).
+    let ymin = pts.iter().map(|p| p.2).fold(0.0, f64::min).min(0.0).floor();
     let loss = if t.loss > 0.0 {
         format!(", {:.0}% loss", 100.0 * t.loss)
     } else {
@@ -90,7 +92,7 @@ fn draw(
         .margin(12)
         .x_label_area_size(40)
         .y_label_area_size(50)
-        .build_cartesian_2d(ReversedLog { lo, hi }, 0f64..ymax)?;
+        .build_cartesian_2d(ReversedLog { lo, hi }, ymin..ymax)?;
     chart
         .configure_mesh()
         .x_desc(x_desc)
