@@ -151,6 +151,14 @@ pub fn html(r: &Reproduction) -> String {
         (claims_table(checks.iter().map(|c| {
             (c.claim.as_str(), c.expected.as_str(), c.measured.as_str(), c.met)
         })))
+        @let (over_gcc, over_cbr, both, n) = r.displayed_wins();
+        p {
+            "Informational, not one of the checks: by the displayed metric (below), alfalfa has a \
+             higher mean displayed SSIM at equal or lower displayed delay p95 than gcc-video on "
+            (over_gcc) ", than cbr-video on " (over_cbr) ", than both on " (both.len()) " of the "
+            (n) " directions"
+            @if !both.is_empty() { " (" (both.join(", ")) ")" } "."
+        }
         h2 { "Runs" }
         table {
             tr {

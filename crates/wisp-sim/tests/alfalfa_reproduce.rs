@@ -45,6 +45,13 @@ fn quick_reproduction_meets_exactly_the_delay_intra_and_reference_checks() {
             }
         }
     }
+    // The displayed comparison is informational: reported, compared over every direction run.
+    let (over_gcc, over_cbr, both, n) = r.displayed_wins();
+    assert_eq!(n, r.traces.len());
+    assert!(both.len() <= over_gcc.min(over_cbr));
+    println!(
+        "displayed: over gcc-video {over_gcc}, over cbr-video {over_cbr}, both {both:?} of {n}"
+    );
     let checks = r.checks();
     for c in &checks {
         println!(

@@ -486,6 +486,33 @@ impl Reproduction {
         checks
     }
 
+    /// Informational, not a check: the comparison read with the displayed metric —
+    /// on how many lossless directions alfalfa has a higher mean displayed SSIM at equal or
+    /// lower displayed p95 than gcc-video, than cbr-video, and than both (those directions
+    /// named); and how many directions were compared.
+    pub fn displayed_wins(&self) -> (usize, usize, Vec<String>, usize) {
+        let (mut over_gcc, mut over_cbr, mut both, mut n) = (0, 0, vec![], 0);
+        for t in &self.traces {
+            let (Some(a), Some(g), Some(c)) =
+                (t.run("alfalfa"), t.run("gcc-video"), t.run("cbr-video"))
+            else {
+                continue;
+            };
+            n += 1;
+            let beats = |o: &VideoRun| {
+                a.displayed.rated > 0
+                    && a.displayed.ssim_mean_db > o.displayed.ssim_mean_db
+                    && a.displayed.delay_p95_ms <= o.displayed.delay_p95_ms
+            };
+            over_gcc += usize::from(beats(g));
+            over_cbr += usize::from(beats(c));
+            if beats(g) && beats(c) {
+                both.push(t.trace.clone());
+            }
+        }
+        (over_gcc, over_cbr, both, n)
+    }
+
     /// One row per run: `trace,reverse,loss,scheme,...`.
     pub fn csv(&self) -> String {
         let mut s = String::from(
