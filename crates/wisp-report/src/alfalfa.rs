@@ -194,8 +194,9 @@ pub fn html(r: &Reproduction) -> String {
              at or before it; none before the first display: a blank instant). Its delay is the \
              instant less that picture's capture; its SSIM is against the current source picture. \
              * With the model codec (no pixels) the displayed SSIM is an approximation: the \
-             lower of the frame's coded SSIM and the SSIM between its source picture and the \
-             current one in the shipped clip."
+             frame's coding distortion (1 − SSIM) and that between its source picture and the \
+             current one in the shipped clip, added (within 0.1–0.3 dB of VP8's measured value \
+             on average; docs/alfalfa.md)."
         }
         h2 { "Quality against delay, per trace direction (per frame | displayed)" }
         @for t in r.traces.iter().chain(&r.loss) {

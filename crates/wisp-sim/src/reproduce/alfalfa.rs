@@ -39,8 +39,10 @@
 //! instant less the capture of the picture on screen) p50/p95, the share of instants whose
 //! picture is older than 200 ms, and the displayed SSIM (the picture on screen against the
 //! current source picture) mean and p5. With the model codec the displayed SSIM is an
-//! approximation (min of the frame's coded SSIM and the SSIM between its source picture and the
-//! current one in the shipped clip); with VP8 (`wisp run`, pictures kept) it is measured.
+//! approximation (the frame's coding distortion and the distortion between its source picture
+//! and the current one in the shipped clip added, [`display::model_quality`]; within 0.1–0.3 dB
+//! of VP8's measured value on average, docs/alfalfa.md); with VP8 (`wisp run`, pictures kept) it
+//! is measured.
 //!
 //! Deviations: the checks' SSIM is that of each shown frame against its own source picture (a
 //! skipped or lost picture costs frames shown, not SSIM); the displayed metric, reported beside
