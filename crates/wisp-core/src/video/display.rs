@@ -54,15 +54,18 @@ pub struct ScreenSample {
     pub ssim_db: Option<f64>,
 }
 
-/// The capture instant of picture 0, from the earliest-captured frame: its capture instant less
-/// its picture index × `interval` (the source captures one picture per interval), at least
-/// [`Instant::ZERO`]. `None` without frames.
+/// The capture instant of picture 0: the earliest over the frames of a frame's capture instant
+/// less its picture index × `interval` (the source captures one picture per interval; a frame
+/// logged later than its picture's instant does not move it), at least [`Instant::ZERO`].
+/// `None` without frames.
 pub fn origin(frames: &[FrameRecord], interval: Duration) -> Option<Instant> {
-    let f = frames.iter().min_by_key(|f| (f.capture, f.source))?;
-    let back = interval.as_nanos().saturating_mul(u64::from(f.source));
-    Some(Instant::from_nanos(
-        f.capture.as_nanos().saturating_sub(back),
-    ))
+    frames
+        .iter()
+        .map(|f| {
+            let back = interval.as_nanos().saturating_mul(u64::from(f.source));
+            Instant::from_nanos(f.capture.as_nanos().saturating_sub(back))
+        })
+        .min()
 }
 
 /// The screen at each of the `captured` capture instants `origin + k·interval`.
@@ -365,7 +368,14 @@ mod tests {
     #[test]
     fn the_origin_is_picture_0s_capture() {
         // The first coded frame is picture 3 (0–2 skipped), captured at 1000 + 3·40 ms.
-        let frames = vec![frame(1, 3, 1120, Some(1150), 1.0)];
+        let mut frames = vec![frame(1, 3, 1120, Some(1150), 1.0)];
+        assert_eq!(
+            origin(&frames, Duration::from_millis(40)),
+            Some(Instant::from_nanos(1000 * MS))
+        );
+        // A frame logged after its picture's instant (picture 4 at 1190, not 1160) moves nothing;
+        // order does not matter.
+        frames.insert(0, frame(2, 4, 1190, Some(1230), 1.0));
         assert_eq!(
             origin(&frames, Duration::from_millis(40)),
             Some(Instant::from_nanos(1000 * MS))
