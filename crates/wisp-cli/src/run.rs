@@ -178,10 +178,22 @@ pub(crate) fn read_clip(clip: &std::path::Path) -> Result<wisp_core::video::Clip
         .map_err(|e| CliError::Input(format!("--video {}: {e}", clip.display())))
 }
 
-/// One line of a video run's figures (`wisp run --video`, `wisp recv`).
-/// (`sender`: the log has the sender's frames, so overshoot is known.)
+/// One line of a video run's figures (`wisp run --video`, `wisp recv`), at the reproduction's
+/// 25 pictures/s. (`sender`: the log has the sender's frames, so overshoot is known.)
 pub(crate) fn video_summary(log: &wisp_core::scheme::alfalfa::VideoLog, sender: bool) -> String {
-    let v = wisp_sim::reproduce::alfalfa::VideoRun::from_log("alfalfa", log);
+    let screen = wisp_sim::reproduce::alfalfa::screen_of(log, wisp_sim::reproduce::alfalfa::FPS);
+    video_summary_at(log, sender, wisp_sim::reproduce::alfalfa::FPS, &screen)
+}
+
+/// The same at `fps` pictures/s, with the screen at each capture instant already computed.
+pub(crate) fn video_summary_at(
+    log: &wisp_core::scheme::alfalfa::VideoLog,
+    sender: bool,
+    fps: u32,
+    screen: &wisp_sim::reproduce::alfalfa::Screen,
+) -> String {
+    let v =
+        wisp_sim::reproduce::alfalfa::VideoRun::from_log_and_screen("alfalfa", log, fps, screen);
     let (over, over_bytes) = log.overshoot();
     let overshoot = if sender {
         format!(
@@ -193,8 +205,22 @@ pub(crate) fn video_summary(log: &wisp_core::scheme::alfalfa::VideoLog, sender: 
     } else {
         String::new()
     };
+    let d = &v.displayed;
+    let quality = match v.displayed_quality {
+        "none" => "not measured (decoded pictures not kept)".to_string(),
+        q => format!(
+            "SSIM mean {:.2} dB (p5 {:.2}; {})",
+            d.ssim_mean_db,
+            d.ssim_p5_db,
+            if q == "measured" {
+                "measured on the decoded pictures"
+            } else {
+                "the model codec's approximation"
+            }
+        ),
+    };
     format!(
-        "{} of {} pictures shown ({} coded), mean SSIM {:.2} dB (p5 {:.2}), frame delay p50 {:.1} ms p95 {:.1} ms, {:.0} kbit/s; {} intra frames after the first, {} key frames decoded, {} refused for a missing base, {} bad pieces{overshoot}",
+        "{} of {} pictures shown ({} coded), mean SSIM {:.2} dB (p5 {:.2}), frame delay p50 {:.1} ms p95 {:.1} ms, {:.0} kbit/s; {} intra frames after the first, {} key frames decoded, {} refused for a missing base, {} bad pieces{overshoot}; displayed at each capture instant: delay p50 {:.1} ms p95 {:.1} ms, {:.1}% of instants frozen > {:.0} ms, {quality}, {} instants before the first display",
         v.shown,
         v.captured,
         v.coded,
@@ -206,8 +232,53 @@ pub(crate) fn video_summary(log: &wisp_core::scheme::alfalfa::VideoLog, sender: 
         v.intra,
         log.key_frames(),
         v.missing_base,
-        log.bad_pieces()
+        log.bad_pieces(),
+        d.delay_p50_ms,
+        d.delay_p95_ms,
+        100.0 * d.frozen_share,
+        d.frozen_ms,
+        d.blank,
     )
+}
+
+/// display.csv: the screen at each capture instant (times in ms after `origin`): the picture
+/// index of the instant, the frame on screen (state, its source picture; empty before the first
+/// display), the displayed delay and SSIM against the current source (empty if unknown), and
+/// with measured SSIM the model codec's approximation beside it.
+pub(crate) fn display_csv(
+    screen: &wisp_sim::reproduce::alfalfa::Screen,
+    frames: &[wisp_core::scheme::alfalfa::FrameRecord],
+    origin: wisp_core::Instant,
+) -> Result<Vec<u8>, CliError> {
+    let err = |e: csv::Error| CliError::Io(format!("cannot write display.csv: {e}"));
+    let mut w = csv::Writer::from_writer(vec![]);
+    let approx = !screen.approx.is_empty();
+    let mut header = vec!["picture", "t_ms", "state", "source", "delay_ms", "ssim_db"];
+    if approx {
+        header.push("model_approx_ssim_db");
+    }
+    w.write_record(&header).map_err(err)?;
+    let opt = |x: Option<f64>| x.map_or(String::new(), |x| format!("{x:.3}"));
+    for (i, s) in screen.samples.iter().enumerate() {
+        let f = s.frame.and_then(|i| frames.get(i));
+        let mut row = vec![
+            s.picture.to_string(),
+            format!(
+                "{:.3}",
+                s.at.saturating_duration_since(origin).as_millis_f64()
+            ),
+            f.map_or(String::new(), |f| f.state.0.to_string()),
+            f.map_or(String::new(), |f| f.source.to_string()),
+            opt(s.delay.map(|d| d.as_millis_f64())),
+            opt(s.ssim_db),
+        ];
+        if approx {
+            row.push(opt(screen.approx.get(i).copied().flatten()));
+        }
+        w.write_record(&row).map_err(err)?;
+    }
+    w.into_inner()
+        .map_err(|e| CliError::Io(format!("cannot write display.csv: {e}")))
 }
 
 /// video.csv: one row per coded frame, times in ms after `origin`.
@@ -296,6 +367,19 @@ pub fn run(a: RunArgs) -> Result<(), CliError> {
         Some(clip) => Some(attach_video(&mut scheme, clip, a.flows)?),
         None => None,
     };
+    // The displayed metric measures the picture on screen against later source pictures: a
+    // real codec's decoded pictures are kept for it.
+    let fps = match &scheme {
+        SchemeConfig::Alfalfa(c) => {
+            if let Some(log) = &video
+                && c.codec != VideoCodec::Model
+            {
+                log.keep_pictures();
+            }
+            c.fps
+        }
+        _ => wisp_sim::reproduce::alfalfa::FPS,
+    };
     let seed = args::seed(a.sim.seed)?;
     let flows = (0..a.flows)
         .map(|_| FlowSpec::new(scheme.clone()))
@@ -305,13 +389,32 @@ pub fn run(a: RunArgs) -> Result<(), CliError> {
     let mut progress = |f: f64| pb.set_position((f * 1000.0) as u64);
     let result = wisp_sim::run::run(&scenario, Some(&mut progress))?;
     pb.finish_and_clear();
-    if let Some(log) = &video {
-        eprintln!("wisp run: video: {}", video_summary(log, true));
+    let screen = video
+        .as_ref()
+        .map(|log| wisp_sim::reproduce::alfalfa::screen_of(log, fps));
+    if let (Some(log), Some(screen)) = (&video, &screen) {
+        eprintln!(
+            "wisp run: video: {}",
+            video_summary_at(log, true, fps, screen)
+        );
     }
     if let Some(dir) = &a.out {
         let mut files = write_run_files(&result, &result.report)?;
-        if let Some(log) = &video {
+        if let (Some(log), Some(screen)) = (&video, &screen) {
             files.add("video.csv", video_csv(log, wisp_core::Instant::ZERO)?);
+            files.add(
+                "display.csv",
+                display_csv(screen, &log.frames(), wisp_core::Instant::ZERO)?,
+            );
+            let v = wisp_sim::reproduce::alfalfa::VideoRun::from_log_and_screen(
+                scheme.name(),
+                log,
+                fps,
+                screen,
+            );
+            let json = serde_json::to_vec_pretty(&v)
+                .map_err(|e| CliError::Io(format!("cannot write video.json: {e}")))?;
+            files.add("video.json", json);
         }
         files.commit(dir)?;
     }

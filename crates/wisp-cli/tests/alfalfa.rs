@@ -17,12 +17,92 @@ const RUN: [&str; 10] = [
 ];
 
 fn video_csv(out: &std::path::Path) -> String {
+    video_files(out).0
+}
+
+/// video.csv, display.csv and the stderr of a run.
+fn video_files(out: &std::path::Path) -> (String, String, String) {
     let mut args = RUN.to_vec();
     let out_s = out.to_str().unwrap().to_string();
     args.extend(["--video", "media/bigbuckbunny-qcif-3s.y4m", "--out", &out_s]);
     let o = wisp(&args);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    std::fs::read_to_string(out.join("video.csv")).unwrap()
+    (
+        std::fs::read_to_string(out.join("video.csv")).unwrap(),
+        std::fs::read_to_string(out.join("display.csv")).unwrap(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
+}
+
+/// display.csv: a row per capture instant (25/s for 20 s), the same bytes from the same seed,
+/// and each row's frame on screen and displayed delay as recomputed here from video.csv by the
+/// definition (at t_k = 40·k ms: the newest state displayed at or before t_k; delay t_k − its
+/// capture; none before the first display).
+#[test]
+fn display_csv_is_the_screen_at_each_capture_instant() {
+    let dir = tempfile::tempdir().unwrap();
+    let (video, a, err) = video_files(&dir.path().join("a"));
+    let (_, b, _) = video_files(&dir.path().join("b"));
+    assert_eq!(a, b);
+    assert!(err.contains("displayed at each capture instant"), "{err}");
+    assert!(err.contains("the model codec's approximation"), "{err}");
+    assert!(dir.path().join("a/video.json").exists());
+    // (state, capture, display) of the frames shown.
+    let shown: Vec<(u32, f64, f64)> = video
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').collect::<Vec<_>>())
+        .filter(|r| !r[3].is_empty())
+        .map(|r| {
+            (
+                r[0].parse().unwrap(),
+                r[2].parse().unwrap(),
+                r[3].parse().unwrap(),
+            )
+        })
+        .collect();
+    assert!(!shown.is_empty());
+    let mut lines = a.lines();
+    assert_eq!(
+        lines.next(),
+        Some("picture,t_ms,state,source,delay_ms,ssim_db")
+    );
+    let rows: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
+    assert_eq!(rows.len(), 500);
+    let (mut blank, mut frozen) = (0, 0);
+    for (k, r) in rows.iter().enumerate() {
+        let t = 40.0 * k as f64;
+        assert_eq!(r[0], k.to_string());
+        assert!((r[1].parse::<f64>().unwrap() - t).abs() < 1e-6, "{r:?}");
+        let on = shown.iter().filter(|f| f.2 <= t + 1e-6).max_by_key(|f| f.0);
+        match on {
+            None => {
+                blank += 1;
+                assert!(
+                    r[2].is_empty() && r[4].is_empty() && r[5].is_empty(),
+                    "{r:?}"
+                );
+            }
+            Some(&(state, capture, _)) => {
+                assert_eq!(r[2], state.to_string(), "{r:?}");
+                let delay: f64 = r[4].parse().unwrap();
+                assert!((delay - (t - capture)).abs() < 1e-3, "{r:?}: {capture}");
+                frozen += usize::from(delay > 200.0);
+                let q: f64 = r[5].parse().unwrap();
+                assert!((0.0..=100.0).contains(&q), "{r:?}");
+            }
+        }
+    }
+    // The first frame needs a one-way trip at least: instant 0 is blank.
+    assert!((1..25).contains(&blank), "{blank}");
+    let share = frozen as f64 / (500 - blank) as f64;
+    assert!(
+        err.contains(&format!(
+            "{:.1}% of instants frozen > 200 ms",
+            100.0 * share
+        )),
+        "{share} {err}"
+    );
 }
 
 #[test]
@@ -236,7 +316,26 @@ fn quick_reproduce_alfalfa_writes_its_files_deterministically() {
             .count(),
         6
     );
-    assert_eq!(std::fs::read_dir(a.join("figures")).unwrap().count(), 6);
+    // Per direction the quality-against-delay plot, per frame and displayed.
+    let figures: Vec<_> = std::fs::read_dir(a.join("figures"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(figures.len(), 12, "{figures:?}");
+    for f in &figures {
+        let x = std::fs::read(a.join("figures").join(f)).unwrap();
+        assert_eq!(
+            x,
+            std::fs::read(b.join("figures").join(f)).unwrap(),
+            "{f:?}"
+        );
+    }
+    assert!(
+        figures
+            .iter()
+            .any(|f| f.to_str() == Some("displayed-quality-delay-Verizon-LTE-short.down.svg"))
+    );
+    assert!(table.lines().next().unwrap().contains("disp_delay_p95_ms"));
     let o = wisp(&[
         "reproduce",
         "alfalfa",

@@ -66,7 +66,7 @@ fn every_variant_runs_vp8_in_the_simulator_deterministically() {
         "gcc-video:codec=vp8",
         "cbr-video:codec=vp8,cbr-kbps=500",
     ] {
-        let mut csvs = vec![];
+        let (mut csvs, mut displays) = (vec![], vec![]);
         for k in 0..2 {
             let out = dir.path().join(format!("{scheme}-{k}"));
             let out_s = out.to_str().unwrap().to_string();
@@ -76,9 +76,21 @@ fn every_variant_runs_vp8_in_the_simulator_deterministically() {
             let err = String::from_utf8_lossy(&o.stderr);
             assert!(o.status.success(), "{scheme}: {err}");
             assert!(err.contains("0 key frames decoded"), "{scheme}: {err}");
+            assert!(
+                err.contains("measured on the decoded pictures"),
+                "{scheme}: {err}"
+            );
             csvs.push(std::fs::read_to_string(out.join("video.csv")).unwrap());
+            displays.push(std::fs::read_to_string(out.join("display.csv")).unwrap());
         }
         assert_eq!(csvs[0], csvs[1], "{scheme}: two runs differ");
+        // The displayed metric, measured on the decoded pictures (the model's approximation
+        // beside it): the same bytes too.
+        assert_eq!(displays[0], displays[1], "{scheme}: display.csv differs");
+        assert_eq!(
+            displays[0].lines().next(),
+            Some("picture,t_ms,state,source,delay_ms,ssim_db,model_approx_ssim_db")
+        );
         let rows = rows(&csvs[0]);
         let shown: Vec<_> = rows.iter().filter(|r| !r[3].is_empty()).collect();
         // 100 pictures captured in 4 s; GCC starts slow, so only "some".

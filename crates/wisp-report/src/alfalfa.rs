@@ -1,6 +1,9 @@
 //! Page of `wisp reproduce alfalfa` (issue 19): the checks, the per-run table and, per trace
 //! direction, the quality-against-delay plot in Salsify's style (mean SSIM of the shown frames
-//! up, p95 frame delay on a reversed logarithmic axis: better is up and right).
+//! up, p95 frame delay on a reversed logarithmic axis: better is up and right), and beside it the
+//! same plot with the displayed metric (what is on screen at each capture instant: mean
+//! displayed SSIM against the current source picture, p95 displayed delay; see
+//! `wisp_core::video::display`).
 
 use crate::{ReversedLog, claims_table, color, inline_svg, page, swatch};
 use maud::html;
@@ -11,12 +14,30 @@ fn scheme_color(scheme: &str) -> RGBColor {
     color(SCHEMES.iter().position(|s| s.0 == scheme).unwrap_or(0))
 }
 
+/// Which figures a plot shows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Metric {
+    /// Each shown frame against its own source; frame delay capture → display.
+    PerFrame,
+    /// The picture on screen at each capture instant against the current source.
+    Displayed,
+}
+
 /// Mean SSIM (dB) against p95 frame delay, one labelled point per scheme.
 pub fn quality_delay_svg(t: &TraceVideo) -> String {
+    svg(t, Metric::PerFrame)
+}
+
+/// Mean displayed SSIM (dB) against p95 displayed delay, one labelled point per scheme.
+pub fn displayed_quality_delay_svg(t: &TraceVideo) -> String {
+    svg(t, Metric::Displayed)
+}
+
+fn svg(t: &TraceVideo, m: Metric) -> String {
     let mut out = String::new();
     {
         let root = SVGBackend::with_string(&mut out, (640, 400)).into_drawing_area();
-        let _ = draw(&root, t);
+        let _ = draw(&root, t, m);
         let _ = root.present();
     }
     out
@@ -25,13 +46,18 @@ pub fn quality_delay_svg(t: &TraceVideo) -> String {
 fn draw(
     root: &DrawingArea<SVGBackend<'_>, plotters::coord::Shift>,
     t: &TraceVideo,
+    m: Metric,
 ) -> Result<(), Box<dyn std::error::Error>> {
     root.fill(&WHITE)?;
     let pts: Vec<(&str, f64, f64)> = t
         .runs
         .iter()
-        .filter(|r| r.delay_p95_ms.is_finite() && r.ssim_mean_db.is_finite())
-        .map(|r| (r.scheme, r.delay_p95_ms.max(1.0), r.ssim_mean_db))
+        .map(|r| match m {
+            Metric::PerFrame => (r.scheme, r.delay_p95_ms, r.ssim_mean_db),
+            Metric::Displayed => (r.scheme, r.displayed.delay_p95_ms, r.displayed.ssim_mean_db),
+        })
+        .filter(|p| p.1.is_finite() && p.2.is_finite())
+        .map(|(s, d, q)| (s, d.max(1.0), q))
         .collect();
     let dmin = pts.iter().map(|p| p.1).fold(f64::INFINITY, f64::min);
     let dmax = pts.iter().map(|p| p.1).fold(1.0, f64::max);
@@ -42,21 +68,35 @@ fn draw(
     };
     let hi = 10f64.powf((dmax.max(lo * 10.0) * 1.5).log10().ceil());
     let ymax = pts.iter().map(|p| p.2).fold(0.0, f64::max).max(1.0) * 1.15;
+    // A displayed SSIM can be below 0 dB (pictures less alike than unrelated ones).
+    let ymin = pts.iter().map(|p| p.2).fold(0.0, f64::min).min(0.0).floor();
     let loss = if t.loss > 0.0 {
         format!(", {:.0}% loss", 100.0 * t.loss)
     } else {
         String::new()
     };
+    let (what, x_desc, y_desc) = match m {
+        Metric::PerFrame => (
+            "",
+            "frame delay p95, capture → display (log; lower is right)",
+            "mean SSIM of shown frames (dB)",
+        ),
+        Metric::Displayed => (
+            " — displayed",
+            "displayed delay p95, on screen at each capture instant (log; lower is right)",
+            "mean displayed SSIM vs current source (dB)",
+        ),
+    };
     let mut chart = ChartBuilder::on(root)
-        .caption(format!("{}{loss}", t.trace), ("sans-serif", 16))
+        .caption(format!("{}{loss}{what}", t.trace), ("sans-serif", 16))
         .margin(12)
         .x_label_area_size(40)
         .y_label_area_size(50)
-        .build_cartesian_2d(ReversedLog { lo, hi }, 0f64..ymax)?;
+        .build_cartesian_2d(ReversedLog { lo, hi }, ymin..ymax)?;
     chart
         .configure_mesh()
-        .x_desc("frame delay p95, capture → display (log; lower is right)")
-        .y_desc("mean SSIM of shown frames (dB)")
+        .x_desc(x_desc)
+        .y_desc(y_desc)
         .light_line_style(RGBColor(245, 245, 245))
         .draw()?;
     // Labels stacked by scheme, so that coinciding points (alfalfa and sprout-conventional
@@ -78,13 +118,19 @@ pub fn figures(r: &Reproduction) -> Vec<(String, String)> {
     r.traces
         .iter()
         .chain(&r.loss)
-        .map(|t| {
+        .flat_map(|t| {
             let name = if t.loss > 0.0 {
-                format!("quality-delay-{}-loss{:.0}.svg", t.trace, 100.0 * t.loss)
+                format!("{}-loss{:.0}.svg", t.trace, 100.0 * t.loss)
             } else {
-                format!("quality-delay-{}.svg", t.trace)
+                format!("{}.svg", t.trace)
             };
-            (name, quality_delay_svg(t))
+            [
+                (format!("quality-delay-{name}"), quality_delay_svg(t)),
+                (
+                    format!("displayed-quality-delay-{name}"),
+                    displayed_quality_delay_svg(t),
+                ),
+            ]
         })
         .collect()
 }
@@ -105,12 +151,22 @@ pub fn html(r: &Reproduction) -> String {
         (claims_table(checks.iter().map(|c| {
             (c.claim.as_str(), c.expected.as_str(), c.measured.as_str(), c.met)
         })))
+        @let (over_gcc, over_cbr, both, n) = r.displayed_wins();
+        p {
+            "Informational, not one of the checks: by the displayed metric (below), alfalfa has a \
+             higher mean displayed SSIM at equal or lower displayed delay p95 than gcc-video on "
+            (over_gcc) ", than cbr-video on " (over_cbr) ", than both on " (both.len()) " of the "
+            (n) " directions"
+            @if !both.is_empty() { " (" (both.join(", ")) ")" } "."
+        }
         h2 { "Runs" }
         table {
             tr {
                 th { "trace" } th { "loss" } th { "scheme" } th { "shown" } th { "SSIM mean dB" }
                 th { "SSIM p5 dB" } th { "delay p50 ms" } th { "delay p95 ms" }
                 th { "kbit/s" } th { "intra" } th { "missing base" }
+                th { "displayed delay p50 / p95 ms" } th { "frozen > 200 ms" }
+                th { "displayed SSIM mean / p5 dB" } th { "blank instants" }
             }
             @for t in r.traces.iter().chain(&r.loss) {
                 @for v in &t.runs {
@@ -124,14 +180,29 @@ pub fn html(r: &Reproduction) -> String {
                         td { (format!("{:.0}", v.delay_p95_ms)) }
                         td { (format!("{:.0}", v.bitrate_kbps)) }
                         td { (v.intra) } td { (v.missing_base) }
+                        td { (format!("{:.0} / {:.0}", v.displayed.delay_p50_ms, v.displayed.delay_p95_ms)) }
+                        td { (format!("{:.1}%", 100.0 * v.displayed.frozen_share)) }
+                        td { (format!("{:.1} / {:.1}", v.displayed.ssim_mean_db, v.displayed.ssim_p5_db))
+                             @if v.displayed_quality == "model-approx" { "*" } }
+                        td { (v.displayed.blank) }
                     }
                 }
             }
         }
-        h2 { "Quality against delay, per trace direction" }
+        p.meta {
+            "Displayed: the picture on screen at each capture instant (the newest frame displayed \
+             at or before it; none before the first display: a blank instant). Its delay is the \
+             instant less that picture's capture; its SSIM is against the current source picture. \
+             * With the model codec (no pixels) the displayed SSIM is an approximation: the \
+             frame's coding distortion (1 − SSIM) and that between its source picture and the \
+             current one in the shipped clip, added (within 0.1–0.3 dB of VP8's measured value \
+             on average; docs/alfalfa.md)."
+        }
+        h2 { "Quality against delay, per trace direction (per frame | displayed)" }
         @for t in r.traces.iter().chain(&r.loss) {
             figure {
                 (inline_svg(&quality_delay_svg(t)))
+                (inline_svg(&displayed_quality_delay_svg(t)))
             }
         }
     };

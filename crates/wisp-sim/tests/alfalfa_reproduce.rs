@@ -20,8 +20,38 @@ fn quick_reproduction_meets_exactly_the_delay_intra_and_reference_checks() {
         for run in &t.runs {
             assert!(run.captured > 3000, "{} {}", t.trace, run.scheme);
             assert!(run.shown <= run.coded && run.coded <= run.captured);
+            // The displayed metric: one sample per capture instant, each blank (before the
+            // first display) or rated (the model's approximation always has a value).
+            let d = &run.displayed;
+            assert_eq!(d.instants, run.captured, "{} {}", t.trace, run.scheme);
+            assert_eq!(run.displayed_quality, "model-approx");
+            if run.shown > 0 {
+                assert_eq!(d.blank + d.rated, d.instants, "{} {}", t.trace, run.scheme);
+                assert!(d.blank < 250, "{} {}: {}", t.trace, run.scheme, d.blank);
+                // The picture on screen at an instant was captured one interval before it at
+                // the latest (frame delays are over 20 ms), and displayed at or before it, so
+                // at least its frame delay old.
+                assert!(d.delay_p50_ms >= 40.0, "{} {}", t.trace, run.scheme);
+                // A stale picture against the current source is worse than against its own:
+                // the displayed SSIM is below the shown frames' (by the approximation's
+                // construction: distortions add).
+                assert!(
+                    d.ssim_mean_db < run.ssim_mean_db,
+                    "{} {}",
+                    t.trace,
+                    run.scheme
+                );
+                assert!((0.0..=1.0).contains(&d.frozen_share));
+            }
         }
     }
+    // The displayed comparison is informational: reported, compared over every direction run.
+    let (over_gcc, over_cbr, both, n) = r.displayed_wins();
+    assert_eq!(n, r.traces.len());
+    assert!(both.len() <= over_gcc.min(over_cbr));
+    println!(
+        "displayed: over gcc-video {over_gcc}, over cbr-video {over_cbr}, both {both:?} of {n}"
+    );
     let checks = r.checks();
     for c in &checks {
         println!(

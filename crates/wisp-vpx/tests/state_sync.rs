@@ -236,3 +236,32 @@ mod corrupt {
         }
     }
 }
+
+/// The model codec's table of SSIM between source pictures (`model::source_ssim_db`, behind its
+/// displayed-quality approximation) is the clip's, measured with VP8's SSIM: a sample of pairs
+/// recomputed here (the whole table takes minutes: `--example source_ssim`).
+#[test]
+fn the_models_source_table_is_the_clips() {
+    use wisp_core::video::model::source_ssim_db;
+    let clip = clip();
+    let n = clip.frames.len() as u64;
+    assert_eq!(n, 75);
+    for (a, b) in [
+        (0u64, 1u64),
+        (1, 0),
+        (3, 5),
+        (10, 40),
+        (74, 0),
+        (37, 38),
+        (20, 20),
+    ] {
+        let measured = ssim_db(ssim(&clip.frames[a as usize], &clip.frames[b as usize]));
+        let table = source_ssim_db(a, b);
+        assert!(
+            (measured - table).abs() <= 0.006,
+            "pictures {a}, {b}: measured {measured:.3} dB, table {table:.2}"
+        );
+        // Looped indices read the same cell.
+        assert_eq!(source_ssim_db(a + n, b + 2 * n), table);
+    }
+}

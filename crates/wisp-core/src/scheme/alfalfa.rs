@@ -136,6 +136,11 @@ struct VideoLogInner {
     /// Frames whose coding call was timed, and the time in all, ns.
     coding_frames: u64,
     coding_ns: u64,
+    /// The decoded picture of each frame shown, by state, when asked to keep them
+    /// ([`VideoLog::keep_pictures`]; `None`: not kept).
+    pictures: Option<BTreeMap<StateId, Decoded>>,
+    /// The receiving half's codec (set at its first delivery).
+    codecs: Option<Arc<dyn VideoCodecs>>,
 }
 
 /// A wall clock given from outside wisp-core (`wisp send`'s): the time since any fixed epoch.
@@ -218,6 +223,37 @@ impl VideoLog {
     /// the sender's shows here. (Over real sockets the receiver's row is its own: 0.)
     pub fn ssim_mismatch(&self) -> u64 {
         self.0.lock().map(|l| l.ssim_mismatch).unwrap_or_default()
+    }
+
+    /// Keep the decoded picture of every frame shown (a real codec's; the model has none), so
+    /// that the picture on screen can be measured against later source pictures
+    /// ([`VideoLog::screen_ssim_db`], the displayed metric of [`crate::video::display`]). Costs
+    /// a picture's memory per frame shown (38 kB at 176×144): call it before the run.
+    pub fn keep_pictures(&self) {
+        if let Ok(mut l) = self.0.lock() {
+            l.pictures.get_or_insert_default();
+        }
+    }
+
+    /// Whether decoded pictures are kept ([`VideoLog::keep_pictures`]).
+    pub fn keeps_pictures(&self) -> bool {
+        self.0.lock().is_ok_and(|l| l.pictures.is_some())
+    }
+
+    /// The name of the codec the receiving half decoded with (`None` before its first
+    /// delivery).
+    pub fn codec_name(&self) -> Option<&'static str> {
+        self.0.lock().ok()?.codecs.as_ref().map(|c| c.name())
+    }
+
+    /// SSIM (dB) of the decoded picture of `state` against source picture `source`, measured
+    /// with the codec's quality function; `None` if the picture was not kept (not shown, pictures
+    /// not kept, or a codec without pixels).
+    pub fn screen_ssim_db(&self, state: StateId, source: u64) -> Option<f64> {
+        let l = self.0.lock().ok()?;
+        let picture = l.pictures.as_ref()?.get(&state)?;
+        let source = u32::try_from(source).ok()?;
+        Some(l.codecs.as_ref()?.ssim_db(picture, source))
     }
 
     /// Frames the sender coded over their budget, and the bytes over it in all (a real codec
@@ -1118,12 +1154,14 @@ impl Receiver for AlfalfaReceiver {
                 bytes,
             }) => {
                 let ssim_db = self.codecs.ssim_db(&output, source);
-                if let Decoded::Picture {
-                    key_frame: true, ..
-                } = output
-                    && let Ok(mut l) = self.log.0.lock()
-                {
-                    l.key_frames += 1;
+                if let Ok(mut l) = self.log.0.lock() {
+                    if let Decoded::Picture { key_frame, .. } = &output {
+                        l.key_frames += u64::from(*key_frame);
+                        if let Some(p) = l.pictures.as_mut() {
+                            p.insert(state, output.clone());
+                        }
+                    }
+                    l.codecs.get_or_insert_with(|| self.codecs.clone());
                 }
                 self.record(state, Some(now), ssim_db, Some(header), bytes);
                 self.shown_any = true;

@@ -17,6 +17,7 @@
 //!   states the receiver acknowledged and picks each frame's base by §4's rule.
 //! * [`model`]: a deterministic model codec (frame sizes and quality from a rate–quality table)
 //!   for fast sweeps; `wisp-vpx` puts VP8 (libvpx) behind the same [`Codec`] trait.
+//! * [`display`]: the displayed metric (what is on screen at each capture instant).
 //! * [`y4m`]: the clips.
 //!
 //! **States and reference slots.** A real codec cannot patch *any* past state: VP8 keeps three
@@ -37,6 +38,8 @@
 //! the base is at most one state (VP8 could mix slots per macroblock; the interface restricts a
 //! diff to one base so that "the receiver has the base" is one check).
 
+mod bbb_qcif_source_ssim;
+pub mod display;
 pub mod model;
 pub mod sync;
 pub mod y4m;

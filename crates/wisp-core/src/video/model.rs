@@ -245,6 +245,22 @@ impl VideoCodecs for ModelCodecs {
     }
 }
 
+/// Pictures in the shipped clip ([`source_ssim_db`]'s table).
+pub const SOURCE_PICTURES: u64 = super::bbb_qcif_source_ssim::PICTURES as u64;
+
+/// SSIM (dB) between source pictures `a` and `b` of the shipped clip
+/// (`media/bigbuckbunny-qcif-3s.y4m`), each index taken modulo the clip's 75 pictures (the
+/// clip loops): the same SSIM as VP8's quality (luma, 8×8 windows, capped at 100 dB for a
+/// picture against itself), measured once by `cargo run -p wisp-vpx --release --example
+/// source_ssim`. The model codec's displayed-quality approximation
+/// ([`super::display::model_quality`]) reads it.
+pub fn source_ssim_db(a: u64, b: u64) -> f64 {
+    use super::bbb_qcif_source_ssim::{PICTURES, SSIM_DB};
+    let n = PICTURES as u64;
+    let (a, b) = ((a % n) as usize, (b % n) as usize);
+    f64::from(SSIM_DB[a * PICTURES + b])
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

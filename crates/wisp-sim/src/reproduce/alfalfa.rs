@@ -37,9 +37,19 @@
 //! **Checks** (issue 19's acceptance): see [`Reproduction::checks`]. `--quick` runs the two
 //! 140-s LTE pairs (4 directions) and scales "8 of 10 directions" to 80% of those run.
 //!
-//! Deviations: SSIM is that of each shown frame against its own source picture (a skipped or
-//! lost picture costs frames shown, not SSIM; Salsify's metric would count the stale picture on
-//! screen against the current source — not built).
+//! **The displayed metric** (informational; the checks stay on the figures above): what is on
+//! screen at each capture instant ([`wisp_core::video::display`]): the displayed delay (the
+//! instant less the capture of the picture on screen) p50/p95, the share of instants whose
+//! picture is older than 200 ms, and the displayed SSIM (the picture on screen against the
+//! current source picture) mean and p5. With the model codec the displayed SSIM is an
+//! approximation (the frame's coding distortion and the distortion between its source picture
+//! and the current one in the shipped clip added, [`display::model_quality`]; within 0.1–0.3 dB
+//! of VP8's measured value on average, docs/alfalfa.md); with VP8 (`wisp run`, pictures kept) it
+//! is measured.
+//!
+//! Deviations: the checks' SSIM is that of each shown frame against its own source picture (a
+//! skipped or lost picture costs frames shown, not SSIM); the displayed metric, reported beside
+//! them, counts the stale picture on screen against the current source as Salsify does.
 
 use super::Check;
 use super::sprout::{Direction, LOSS_NETWORK, TracePair};
@@ -51,6 +61,7 @@ use wisp_core::Duration;
 use wisp_core::scheme::SchemeConfig;
 use wisp_core::scheme::alfalfa::{AlfalfaConfig, VideoLog};
 use wisp_core::stats::quantile_sorted;
+use wisp_core::video::display::{self, Displayed, ScreenSample};
 
 /// The schemes, in the tables' order: (label, scheme spec).
 pub const SCHEMES: [(&str, &str); 9] = [
@@ -97,14 +108,100 @@ pub struct VideoRun {
     pub intra: u64,
     /// Frames that arrived whole but were refused for a missing base.
     pub missing_base: u64,
+    /// The displayed metric: what is on screen at each capture instant.
+    pub displayed: Displayed,
+    /// How its SSIM was had: `measured` (decoded pictures), `model-approx` (the model codec's
+    /// approximation) or `none` (delay only).
+    pub displayed_quality: &'static str,
     /// (delay ms, SSIM dB) of every shown frame, for the quality-against-delay plot.
     #[serde(skip)]
     pub points: Vec<(f64, f64)>,
 }
 
+/// The screen at each capture instant of a run, and how its quality was had.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Screen {
+    pub samples: Vec<ScreenSample>,
+    /// `measured`, `model-approx` or `none` (see [`VideoRun::displayed_quality`]).
+    pub quality: &'static str,
+    /// With measured quality: the model codec's approximation at each instant too (to see how
+    /// far apart they are); empty otherwise.
+    pub approx: Vec<Option<f64>>,
+    /// The capture instant of picture 0.
+    pub origin: wisp_core::Instant,
+}
+
+/// The screen at each of a run's capture instants (`fps` pictures/s): its quality measured on
+/// the decoded pictures when the log kept them ([`VideoLog::keep_pictures`], VP8), the model's
+/// approximation when the codec is the model, else none.
+pub fn screen_of(log: &VideoLog, fps: u32) -> Screen {
+    let frames = log.frames();
+    let interval = Duration::from_nanos(1_000_000_000 / u64::from(fps.max(1)));
+    let origin = display::origin(&frames, interval).unwrap_or_default();
+    let captured = log.captured();
+    let model = log.codec_name().is_none_or(|c| c == "model");
+    if model {
+        let samples = display::screen(
+            &frames,
+            captured,
+            origin,
+            interval,
+            &mut display::model_quality,
+        );
+        return Screen {
+            samples,
+            quality: "model-approx",
+            approx: vec![],
+            origin,
+        };
+    }
+    if !log.keeps_pictures() {
+        let samples = display::screen(&frames, captured, origin, interval, &mut |_, _| None);
+        return Screen {
+            samples,
+            quality: "none",
+            approx: vec![],
+            origin,
+        };
+    }
+    let samples = display::screen(&frames, captured, origin, interval, &mut |f, k| {
+        log.screen_ssim_db(f.state, k)
+    });
+    let approx = samples
+        .iter()
+        .map(|s| {
+            s.frame
+                .and_then(|i| display::model_quality(&frames[i], s.picture))
+        })
+        .collect();
+    Screen {
+        samples,
+        quality: "measured",
+        approx,
+        origin,
+    }
+}
+
 impl VideoRun {
-    /// The figures of one run's frames (also `wisp recv`'s, from the frames it decoded).
+    /// The figures of one run's frames (also `wisp recv`'s, from the frames it decoded), at the
+    /// reproduction's [`FPS`].
     pub fn from_log(scheme: &'static str, log: &VideoLog) -> Self {
+        Self::from_log_at(scheme, log, FPS)
+    }
+
+    /// The same at `fps` pictures/s.
+    pub fn from_log_at(scheme: &'static str, log: &VideoLog, fps: u32) -> Self {
+        let screen = screen_of(log, fps);
+        Self::from_log_and_screen(scheme, log, fps, &screen)
+    }
+
+    /// The same with the screen already computed ([`screen_of`]).
+    pub fn from_log_and_screen(
+        scheme: &'static str,
+        log: &VideoLog,
+        fps: u32,
+        screen: &Screen,
+    ) -> Self {
         let frames = log.frames();
         let shown: Vec<_> = frames.iter().filter(|f| f.display.is_some()).collect();
         let mut delay: Vec<f64> = shown
@@ -122,7 +219,7 @@ impl VideoRun {
         ssim.sort_unstable_by(f64::total_cmp);
         let captured = log.captured();
         let bytes: usize = frames.iter().map(|f| f.bytes).sum();
-        let secs = captured as f64 / f64::from(FPS);
+        let secs = captured as f64 / f64::from(fps.max(1));
         VideoRun {
             scheme,
             captured,
@@ -144,6 +241,8 @@ impl VideoRun {
             },
             intra: frames.iter().filter(|f| f.intra).count() as u64,
             missing_base: log.missing_base(),
+            displayed: display::summarize(&screen.samples, display::FROZEN),
+            displayed_quality: screen.quality,
             points,
         }
     }
@@ -393,16 +492,46 @@ impl Reproduction {
         checks
     }
 
+    /// Informational, not a check: the issue's comparison read with the displayed metric —
+    /// on how many lossless directions alfalfa has a higher mean displayed SSIM at equal or
+    /// lower displayed p95 than gcc-video, than cbr-video, and than both (those directions
+    /// named); and how many directions were compared.
+    pub fn displayed_wins(&self) -> (usize, usize, Vec<String>, usize) {
+        let (mut over_gcc, mut over_cbr, mut both, mut n) = (0, 0, vec![], 0);
+        for t in &self.traces {
+            let (Some(a), Some(g), Some(c)) =
+                (t.run("alfalfa"), t.run("gcc-video"), t.run("cbr-video"))
+            else {
+                continue;
+            };
+            n += 1;
+            let beats = |o: &VideoRun| {
+                a.displayed.rated > 0
+                    && a.displayed.ssim_mean_db > o.displayed.ssim_mean_db
+                    && a.displayed.delay_p95_ms <= o.displayed.delay_p95_ms
+            };
+            over_gcc += usize::from(beats(g));
+            over_cbr += usize::from(beats(c));
+            if beats(g) && beats(c) {
+                both.push(t.trace.clone());
+            }
+        }
+        (over_gcc, over_cbr, both, n)
+    }
+
     /// One row per run: `trace,reverse,loss,scheme,...`.
     pub fn csv(&self) -> String {
         let mut s = String::from(
             "trace,reverse,loss,scheme,captured,coded,shown,shown_share,ssim_mean_db,ssim_p5_db,\
-             delay_p50_ms,delay_p95_ms,bitrate_kbps,intra,missing_base\n",
+             delay_p50_ms,delay_p95_ms,bitrate_kbps,intra,missing_base,displayed_quality,\
+             blank_instants,disp_delay_p50_ms,disp_delay_p95_ms,frozen_share,disp_ssim_mean_db,\
+             disp_ssim_p5_db\n",
         );
         for t in self.traces.iter().chain(&self.loss) {
             for r in &t.runs {
                 s += &format!(
-                    "{},{},{},{},{},{},{},{:.4},{:.3},{:.3},{:.1},{:.1},{:.1},{},{}\n",
+                    "{},{},{},{},{},{},{},{:.4},{:.3},{:.3},{:.1},{:.1},{:.1},{},{},{},{},{:.1},\
+                     {:.1},{:.4},{:.3},{:.3}\n",
                     t.trace,
                     t.reverse,
                     t.loss,
@@ -417,7 +546,14 @@ impl Reproduction {
                     r.delay_p95_ms,
                     r.bitrate_kbps,
                     r.intra,
-                    r.missing_base
+                    r.missing_base,
+                    r.displayed_quality,
+                    r.displayed.blank,
+                    r.displayed.delay_p50_ms,
+                    r.displayed.delay_p95_ms,
+                    r.displayed.frozen_share,
+                    r.displayed.ssim_mean_db,
+                    r.displayed.ssim_p5_db
                 );
             }
         }
