@@ -395,25 +395,9 @@ impl Reproduction {
             ..Default::default()
         });
         // Beats gcc-video and cbr-video in SSIM at equal or lower p95 delay.
-        let mut wins = vec![];
-        let (mut over_gcc, mut over_cbr) = (0, 0);
-        let mut n = 0;
-        for t in &self.traces {
-            let (Some(a), Some(g), Some(c)) =
-                (t.run("alfalfa"), t.run("gcc-video"), t.run("cbr-video"))
-            else {
-                continue;
-            };
-            n += 1;
-            let beats = |o: &VideoRun| {
-                a.shown > 0 && a.ssim_mean_db > o.ssim_mean_db && a.delay_p95_ms <= o.delay_p95_ms
-            };
-            over_gcc += usize::from(beats(g));
-            over_cbr += usize::from(beats(c));
-            if beats(g) && beats(c) {
-                wins.push(t.trace.clone());
-            }
-        }
+        let (over_gcc, over_cbr, wins, n) = self.wins(|a, o| {
+            a.shown > 0 && a.ssim_mean_db > o.ssim_mean_db && a.delay_p95_ms <= o.delay_p95_ms
+        });
         let need = (MIN_WIN_SHARE * n as f64).ceil() as usize;
         checks.push(Check {
             claim: "alfalfa beats gcc-video and cbr-video in mean SSIM at equal or lower p95 \
@@ -497,6 +481,20 @@ impl Reproduction {
     /// lower displayed p95 than gcc-video, than cbr-video, and than both (those directions
     /// named); and how many directions were compared.
     pub fn displayed_wins(&self) -> (usize, usize, Vec<String>, usize) {
+        self.wins(|a, o| {
+            a.displayed.rated > 0
+                && a.displayed.ssim_mean_db > o.displayed.ssim_mean_db
+                && a.displayed.delay_p95_ms <= o.displayed.delay_p95_ms
+        })
+    }
+
+    /// On the lossless directions that ran all three, how often `beats(alfalfa, other)` holds
+    /// against gcc-video and against cbr-video, the directions where it holds against both, and
+    /// how many directions were compared.
+    fn wins(
+        &self,
+        beats: impl Fn(&VideoRun, &VideoRun) -> bool,
+    ) -> (usize, usize, Vec<String>, usize) {
         let (mut over_gcc, mut over_cbr, mut both, mut n) = (0, 0, vec![], 0);
         for t in &self.traces {
             let (Some(a), Some(g), Some(c)) =
@@ -505,14 +503,9 @@ impl Reproduction {
                 continue;
             };
             n += 1;
-            let beats = |o: &VideoRun| {
-                a.displayed.rated > 0
-                    && a.displayed.ssim_mean_db > o.displayed.ssim_mean_db
-                    && a.displayed.delay_p95_ms <= o.displayed.delay_p95_ms
-            };
-            over_gcc += usize::from(beats(g));
-            over_cbr += usize::from(beats(c));
-            if beats(g) && beats(c) {
+            over_gcc += usize::from(beats(a, g));
+            over_cbr += usize::from(beats(a, c));
+            if beats(a, g) && beats(a, c) {
                 both.push(t.trace.clone());
             }
         }
