@@ -358,14 +358,16 @@ pub fn recv(a: RecvArgs) -> Result<(), CliError> {
             String::new()
         }
     );
-    if let Some(log) = &report.video {
+    use wisp_sim::reproduce::alfalfa::{FPS, screen_of};
+    let screen = report.video.as_ref().map(|log| screen_of(log, FPS));
+    if let (Some(log), Some(screen)) = (&report.video, &screen) {
         eprintln!(
             "wisp recv: video: {}",
-            crate::run::video_summary(log, false)
+            crate::run::video_summary_at(log, false, FPS, screen)
         );
     }
     if let Some(dir) = &a.out {
-        let Some(log) = &report.video else {
+        let (Some(log), Some(screen)) = (&report.video, &screen) else {
             return Err(CliError::Input(format!(
                 "--out: the flow (`{}`) carried no video (video.csv is written for alfalfa and its variants)",
                 report.scheme
@@ -379,6 +381,10 @@ pub fn recv(a: RecvArgs) -> Result<(), CliError> {
             .unwrap_or(Instant::ZERO);
         let mut files = output::OutputDir::default();
         files.add("video.csv", crate::run::video_csv(log, origin)?);
+        files.add(
+            "display.csv",
+            crate::run::display_csv(screen, &log.frames(), origin)?,
+        );
         files.commit(dir)?;
     }
     if a.json {

@@ -178,14 +178,9 @@ pub(crate) fn read_clip(clip: &std::path::Path) -> Result<wisp_core::video::Clip
         .map_err(|e| CliError::Input(format!("--video {}: {e}", clip.display())))
 }
 
-/// One line of a video run's figures (`wisp run --video`, `wisp recv`), at the reproduction's
-/// 25 pictures/s. (`sender`: the log has the sender's frames, so overshoot is known.)
-pub(crate) fn video_summary(log: &wisp_core::scheme::alfalfa::VideoLog, sender: bool) -> String {
-    let screen = wisp_sim::reproduce::alfalfa::screen_of(log, wisp_sim::reproduce::alfalfa::FPS);
-    video_summary_at(log, sender, wisp_sim::reproduce::alfalfa::FPS, &screen)
-}
-
-/// The same at `fps` pictures/s, with the screen at each capture instant already computed.
+/// One line of a video run's figures (`wisp run --video`, `wisp recv`) at `fps` pictures/s,
+/// with the screen at each capture instant already computed. (`sender`: the log has the
+/// sender's frames, so overshoot is known.)
 pub(crate) fn video_summary_at(
     log: &wisp_core::scheme::alfalfa::VideoLog,
     sender: bool,

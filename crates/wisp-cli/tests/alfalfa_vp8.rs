@@ -149,6 +149,20 @@ fn vp8_over_loopback_is_decoded_and_measured_by_the_receiver() {
         assert!((3.0..45.0).contains(&ssim), "{r:?}");
         assert_eq!(r[7], "0", "{r:?}");
     }
+    // The displayed metric over sockets too: the receiver keeps its decoded pictures and
+    // measures the picture on screen at each capture instant against that instant's source.
+    assert!(err.contains("measured on the decoded pictures"), "{err}");
+    let display = std::fs::read_to_string(out.join("display.csv")).unwrap();
+    let mut lines = display.lines();
+    assert_eq!(
+        lines.next(),
+        Some("picture,t_ms,state,source,delay_ms,ssim_db,model_approx_ssim_db")
+    );
+    let rated: Vec<f64> = lines
+        .filter_map(|l| l.split(',').nth(5).and_then(|x| x.parse().ok()))
+        .collect();
+    assert!(rated.len() >= 25, "{display}");
+    assert!(rated.iter().all(|x| (0.0..45.0).contains(x)), "{rated:?}");
 
     // The same sender, a receiver without the clip: a note naming what is missing.
     let listen = format!("127.0.0.1:{}", common::free_port());

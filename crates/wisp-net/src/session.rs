@@ -655,6 +655,13 @@ impl Receiving {
             rng: None,
             tables: Tables::new(),
         })?;
+        // A real codec's decoded pictures are kept, so that the displayed metric can measure
+        // the picture on screen against later source pictures (as `wisp run` does).
+        if with_codecs.is_some()
+            && let AnyReceiver::Alfalfa(a) = &r
+        {
+            a.log().keep_pictures();
+        }
         self.receiver = Some(r);
         self.scheme = Some(spec.to_string());
         Ok(())
