@@ -82,12 +82,14 @@ pub struct RunArgs {
     /// variants. With `codec=model` (the default) sizes and quality come from the model codec,
     /// measured with VP8 on the shipped clip media/bigbuckbunny-qcif-3s.y4m; with `codec=vp8`
     /// (e.g. --scheme alfalfa:codec=vp8) libvpx codes the clip's pictures and the receiver
-    /// decodes them, SSIM measured on the decoded pictures; `sprout`, `gcc` and `cbr` drive the same video layer with a
-    /// conventional codec (docs/alfalfa.md). Writes video.csv into --out's DIR: per coded frame
-    /// its state, source picture, capture and display time (ms; empty if never shown), bytes,
-    /// SSIM (dB), base state, whether it was an intra frame after the first, and whether it
-    /// arrived but was refused for a missing base (0/1).
-    #[arg(long, value_name = "CLIP", requires = "out")]
+    /// decodes them, SSIM measured on the decoded pictures; `sprout`, `gcc` and `cbr` drive the
+    /// same video layer with a conventional codec (docs/alfalfa.md). Prints one summary line
+    /// (frames shown, SSIM, frame delay, and the displayed metric: what is on screen at each
+    /// capture instant). With --out DIR also writes video.csv (per coded frame its state,
+    /// source picture, capture and display time in ms, empty if never shown, bytes, SSIM in dB,
+    /// base state, whether it was an intra frame after the first, and whether it arrived but
+    /// was refused for a missing base, 0/1), display.csv (per capture instant) and video.json.
+    #[arg(long, value_name = "CLIP")]
     pub video: Option<PathBuf>,
 }
 

@@ -133,6 +133,37 @@ fn video_csv_has_a_row_per_coded_frame_and_is_deterministic() {
     }
 }
 
+/// Without --out a video run prints its summary line and writes nothing: the same frames shown
+/// as the run with --out.
+#[test]
+fn video_without_out_prints_the_summary() {
+    let mut args = RUN.to_vec();
+    args.extend(["--video", "media/bigbuckbunny-qcif-3s.y4m"]);
+    let o = wisp(&args);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    let dir = tempfile::tempdir().unwrap();
+    let (csv, _, with_out) = video_files(&dir.path().join("a"));
+    let shown = csv
+        .lines()
+        .skip(1)
+        .filter(|l| l.split(',').nth(3) != Some(""))
+        .count();
+    assert!(shown > 0);
+    let line = |e: &str| {
+        e.lines()
+            .find(|l| l.starts_with("wisp run: video: "))
+            .map(str::to_owned)
+    };
+    assert_eq!(line(&err), line(&with_out));
+    assert!(
+        line(&err)
+            .unwrap()
+            .starts_with(&format!("wisp run: video: {shown} of 500 pictures shown")),
+        "{err}"
+    );
+}
+
 #[test]
 fn video_bad_input_is_refused() {
     let dir = tempfile::tempdir().unwrap();
