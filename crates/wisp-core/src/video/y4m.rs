@@ -223,18 +223,24 @@ pub fn parse(bytes: &[u8]) -> Result<Clip, Y4mError> {
 
 /// Writes a clip as Y4M (`C420jpeg`, progressive, square pixels).
 pub fn write(clip: &Clip) -> Vec<u8> {
-    let mut out = format!(
-        "YUV4MPEG2 W{} H{} F{}:{} Ip A1:1 C420jpeg\n",
-        clip.width, clip.height, clip.fps_num, clip.fps_den
-    )
-    .into_bytes();
+    let mut out = header(clip.width, clip.height, clip.fps_num, clip.fps_den);
     for p in &clip.frames {
-        out.extend_from_slice(b"FRAME\n");
-        out.extend_from_slice(&p.y);
-        out.extend_from_slice(&p.u);
-        out.extend_from_slice(&p.v);
+        push_frame(&mut out, p);
     }
     out
+}
+
+/// The stream header [`write()`] writes for pictures of `width × height` at `fps_num/fps_den`.
+pub fn header(width: usize, height: usize, fps_num: u32, fps_den: u32) -> Vec<u8> {
+    format!("YUV4MPEG2 W{width} H{height} F{fps_num}:{fps_den} Ip A1:1 C420jpeg\n").into_bytes()
+}
+
+/// Appends one picture (its `FRAME` line and planes) to a stream begun with [`header`].
+pub fn push_frame(out: &mut Vec<u8>, p: &Picture) {
+    out.extend_from_slice(b"FRAME\n");
+    out.extend_from_slice(&p.y);
+    out.extend_from_slice(&p.u);
+    out.extend_from_slice(&p.v);
 }
 
 #[cfg(test)]
