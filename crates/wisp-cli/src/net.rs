@@ -152,6 +152,14 @@ pub struct RecvArgs {
     #[arg(long, value_name = "CLIP", conflicts_with = "twcc")]
     pub video: Option<PathBuf>,
 
+    /// Write the Y4M a viewer would have seen into FILE (needs --video and a sender running a
+    /// real codec, `codec=vp8`): one picture per capture instant at the clip's frame rate and
+    /// size, the decoded picture on screen then (the last one repeated while frozen; black
+    /// before the first display), as `wisp run --decoded`. If the sender's codec turns out to
+    /// have no pixels (the model) nothing is written and the command exits 2.
+    #[arg(long, value_name = "FILE", requires = "video")]
+    pub decoded: Option<PathBuf>,
+
     /// Print one JSON summary on stdout at the end.
     #[arg(long)]
     pub json: bool,
@@ -292,8 +300,10 @@ pub fn recv(a: RecvArgs) -> Result<(), CliError> {
     o.duration = a.duration_s;
     o.idle_timeout = a.idle_timeout_s;
     o.rtcp_interval = a.rtcp_interval_ms;
+    let mut clip_read = None;
     if let Some(clip) = &a.video {
         let parsed = crate::run::read_clip(clip)?;
+        clip_read = Some(parsed.clone());
         o.video_codecs =
             crate::run::video_codecs(wisp_core::scheme::alfalfa::VideoCodec::Vp8, parsed, clip)?;
     }
@@ -359,13 +369,36 @@ pub fn recv(a: RecvArgs) -> Result<(), CliError> {
         }
     );
     use wisp_sim::reproduce::alfalfa::{FPS, screen_of};
-    let screen = report.video.as_ref().map(|log| screen_of(log, FPS));
+    // The capture rate: the clip's (as the sender's), else the reproduction's.
+    let fps = clip_read
+        .as_ref()
+        .map_or(FPS, |c| c.fps().round().clamp(1.0, 120.0) as u32);
+    let screen = report.video.as_ref().map(|log| screen_of(log, fps));
     if let (Some(log), Some(screen)) = (&report.video, &screen) {
         eprintln!(
             "wisp recv: video: {}",
-            crate::run::video_summary_at(log, false, FPS, screen)
+            crate::run::video_summary_at(log, false, fps, screen)
         );
     }
+    // Made before anything is written, so that an error leaves no file.
+    let decoded = match (&a.decoded, &clip_read) {
+        (Some(_), Some(clip)) => {
+            let (Some(log), Some(screen)) = (&report.video, &screen) else {
+                return Err(CliError::Input(format!(
+                    "--decoded: the flow (`{}`) carried no video",
+                    report.scheme
+                )));
+            };
+            if log.codec_name().is_some_and(|c| c == "model") {
+                return Err(CliError::Input(
+                    "--decoded needs a real codec: the sender ran codec=model, which has no pixels"
+                        .into(),
+                ));
+            }
+            Some(crate::run::decoded_y4m(log, screen, clip)?)
+        }
+        _ => None,
+    };
     if let Some(dir) = &a.out {
         let (Some(log), Some(screen)) = (&report.video, &screen) else {
             return Err(CliError::Input(format!(
@@ -386,6 +419,9 @@ pub fn recv(a: RecvArgs) -> Result<(), CliError> {
             crate::run::display_csv(screen, &log.frames(), origin)?,
         );
         files.commit(dir)?;
+    }
+    if let (Some(path), Some(bytes)) = (&a.decoded, decoded) {
+        crate::run::write_file(path, bytes)?;
     }
     if a.json {
         output::print_json(&report)?;
