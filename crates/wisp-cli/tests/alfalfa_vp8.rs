@@ -173,6 +173,39 @@ fn vp8_over_loopback_is_decoded_and_measured_by_the_receiver() {
     assert_eq!((shown.width, shown.height), (clip.width, clip.height));
     assert_eq!(shown.frames.len(), display.lines().count() - 1);
 
+    // A sender running the model codec (no pixels): the receiver, which learns the codec only
+    // from the sender, refuses --decoded after the flow with one line, exit 2, no file.
+    let refused = dir.path().join("refused.y4m");
+    let listen = format!("127.0.0.1:{}", common::free_port());
+    let (sent, got) = recv_and_send_scheme(
+        &[
+            "recv",
+            "--listen",
+            &listen,
+            "--duration-s",
+            "3",
+            "--video",
+            CLIP,
+            "--decoded",
+            refused.to_str().unwrap(),
+        ],
+        None,
+        &listen,
+        "1",
+        "alfalfa",
+    );
+    assert!(sent.status.success());
+    let err = String::from_utf8_lossy(&got.stderr);
+    assert_eq!(got.status.code(), Some(2), "{err}");
+    assert!(
+        err.lines()
+            .last()
+            .unwrap_or("")
+            .contains("--decoded needs a real codec"),
+        "{err}"
+    );
+    assert!(!refused.exists());
+
     // The same sender, a receiver without the clip: a note naming what is missing.
     let listen = format!("127.0.0.1:{}", common::free_port());
     let (sent, got) = recv_and_send(
@@ -195,6 +228,17 @@ fn recv_and_send(
     listen: &str,
     secs: &str,
 ) -> (std::process::Output, std::process::Output) {
+    recv_and_send_scheme(recv_args, out, listen, secs, "alfalfa:codec=vp8")
+}
+
+/// [`recv_and_send`] with the sender's scheme given.
+fn recv_and_send_scheme(
+    recv_args: &[&str],
+    out: Option<&std::path::Path>,
+    listen: &str,
+    secs: &str,
+    scheme: &str,
+) -> (std::process::Output, std::process::Output) {
     let mut cmd = common::wisp_command();
     cmd.args(recv_args);
     if let Some(out) = out {
@@ -205,7 +249,7 @@ fn recv_and_send(
     let sent = wisp(&[
         "send",
         "--scheme",
-        "alfalfa:codec=vp8",
+        scheme,
         "--to",
         listen,
         "--duration-s",
