@@ -200,8 +200,13 @@ fn resolve(what: &str, s: &str) -> Result<SocketAddr, CliError> {
 pub fn send(a: SendArgs) -> Result<(), CliError> {
     let mut scheme = a.scheme.clone();
     apply_params(&mut scheme, a.rate_kbps.as_deref(), &a.params)?;
+    let mut clip_fingerprint = None;
     if let Some(clip) = &a.video {
         crate::run::attach_video(&mut scheme, clip, 1)?;
+        // Announced with the scheme: a receiver given another clip refuses the flow.
+        clip_fingerprint = Some(wisp_core::video::y4m::fingerprint(&crate::run::read_clip(
+            clip,
+        )?));
     }
     // The video layer: over sockets the encoder takes real time (no `encode-ms`), measured
     // around each frame's coding call so that `wisp run` can be given it.
@@ -233,6 +238,7 @@ pub fn send(a: SendArgs) -> Result<(), CliError> {
     o.rtcp_interval = a.rtcp_interval_ms;
     o.spin = Duration::from_micros(u64::from(a.spin_us));
     o.dscp = a.dscp;
+    o.clip_fingerprint = clip_fingerprint;
     // Refuse a scheme that cannot run here before saying anything else.
     o.scheme
         .build(wisp_core::scheme::SchemeContext::new())
@@ -303,6 +309,7 @@ pub fn recv(a: RecvArgs) -> Result<(), CliError> {
     let mut clip_read = None;
     if let Some(clip) = &a.video {
         let parsed = crate::run::read_clip(clip)?;
+        o.clip_fingerprint = Some(wisp_core::video::y4m::fingerprint(&parsed));
         clip_read = Some(parsed.clone());
         o.video_codecs =
             crate::run::video_codecs(wisp_core::scheme::alfalfa::VideoCodec::Vp8, parsed, clip)?;

@@ -206,6 +206,37 @@ fn vp8_over_loopback_is_decoded_and_measured_by_the_receiver() {
     );
     assert!(!refused.exists());
 
+    // A receiver given another clip (one chroma sample of one picture changed): the sender's
+    // announced fingerprint differs, so the receiver refuses the flow in one line, exit 2,
+    // writing nothing.
+    let mut other = clip.clone();
+    other.frames[1].u[3] ^= 1;
+    let other_path = dir.path().join("other.y4m");
+    std::fs::write(&other_path, wisp_core::video::y4m::write(&other)).unwrap();
+    let other_out = dir.path().join("other-out");
+    let listen = format!("127.0.0.1:{}", common::free_port());
+    let (sent, got) = recv_and_send(
+        &[
+            "recv",
+            "--listen",
+            &listen,
+            "--duration-s",
+            "3",
+            "--video",
+            other_path.to_str().unwrap(),
+            "--out",
+        ],
+        Some(&other_out),
+        &listen,
+        "1",
+    );
+    assert!(sent.status.success());
+    let err = String::from_utf8_lossy(&got.stderr);
+    assert_eq!(got.status.code(), Some(2), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("another clip than --video's"), "{err}");
+    assert!(!other_out.exists());
+
     // The same sender, a receiver without the clip: a note naming what is missing.
     let listen = format!("127.0.0.1:{}", common::free_port());
     let (sent, got) = recv_and_send(
