@@ -148,7 +148,8 @@ pub struct RecvArgs {
     /// The clip the sender sends (Y4M), needed when it runs `codec=vp8`: the receiver's VP8
     /// decoder starts from the black state 0 coded at the clip's size, and the SSIM of each
     /// decoded picture is measured against its source picture in this clip. (The model codec
-    /// needs none: its quality comes from the decoded quantiser.)
+    /// needs none: its quality comes from the decoded quantiser.) A sender announcing the
+    /// fingerprint of another clip is refused (exit 2).
     #[arg(long, value_name = "CLIP", conflicts_with = "twcc")]
     pub video: Option<PathBuf>,
 

@@ -6,7 +6,7 @@
 //! |---|---|---|
 //! | session report of the sender (for RTT) | SR (PT 200) + SDES CNAME (PT 202), compound | sender → receiver, every RTCP interval |
 //! | session report of the receiver (loss, jitter, LSR/DLSR) | RR (PT 201) + SDES CNAME, compound | receiver → sender, every RTCP interval |
-//! | the sender's scheme (so `wisp recv` needs no `--scheme`) | APP (PT 204), name `WISP`, subtype 1, data = the scheme spec, in the sender's compound | sender → receiver |
+//! | the sender's scheme (so `wisp recv` needs no `--scheme`) | APP (PT 204), name `WISP`, subtype 1, data = the scheme spec, a zero byte, and with `wisp send --video` the clip's fingerprint (version 1, length 8, u64 big-endian; [`APP_SUBTYPE_SCHEME`]), zero-padded, in the sender's compound | sender → receiver |
 //! | end of the flow | BYE (PT 203) | sender → receiver |
 //! | a scheme's REMB ([`Remb`], kind 3) | PSFB REMB (PT 206, FMT 15), reduced-size | receiver → sender |
 //! | a scheme's transport-wide feedback ([`TransportFeedback`], kind 4) | RTPFB TransportLayerCC (PT 205, FMT 15, draft-holmer-rmcat-transport-wide-cc-extensions-01), reduced-size ([`crate::twcc`]) | receiver → sender |
