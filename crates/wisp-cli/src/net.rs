@@ -148,9 +148,18 @@ pub struct RecvArgs {
     /// The clip the sender sends (Y4M), needed when it runs `codec=vp8`: the receiver's VP8
     /// decoder starts from the black state 0 coded at the clip's size, and the SSIM of each
     /// decoded picture is measured against its source picture in this clip. (The model codec
-    /// needs none: its quality comes from the decoded quantiser.)
+    /// needs none: its quality comes from the decoded quantiser.) A sender announcing the
+    /// fingerprint of another clip is refused (exit 2).
     #[arg(long, value_name = "CLIP", conflicts_with = "twcc")]
     pub video: Option<PathBuf>,
+
+    /// Write the Y4M a viewer would have seen into FILE (needs --video and a sender running a
+    /// real codec, `codec=vp8`): one picture per capture instant at the clip's frame rate and
+    /// size, the decoded picture on screen then (the last one repeated while frozen; black
+    /// before the first display), as `wisp run --decoded`. If the sender's codec turns out to
+    /// have no pixels (the model) nothing is written and the command exits 2.
+    #[arg(long, value_name = "FILE", requires = "video")]
+    pub decoded: Option<PathBuf>,
 
     /// Print one JSON summary on stdout at the end.
     #[arg(long)]
@@ -192,8 +201,13 @@ fn resolve(what: &str, s: &str) -> Result<SocketAddr, CliError> {
 pub fn send(a: SendArgs) -> Result<(), CliError> {
     let mut scheme = a.scheme.clone();
     apply_params(&mut scheme, a.rate_kbps.as_deref(), &a.params)?;
+    let mut clip_fingerprint = None;
     if let Some(clip) = &a.video {
         crate::run::attach_video(&mut scheme, clip, 1)?;
+        // Announced with the scheme: a receiver given another clip refuses the flow.
+        clip_fingerprint = Some(wisp_core::video::y4m::fingerprint(&crate::run::read_clip(
+            clip,
+        )?));
     }
     // The video layer: over sockets the encoder takes real time (no `encode-ms`), measured
     // around each frame's coding call so that `wisp run` can be given it.
@@ -225,6 +239,7 @@ pub fn send(a: SendArgs) -> Result<(), CliError> {
     o.rtcp_interval = a.rtcp_interval_ms;
     o.spin = Duration::from_micros(u64::from(a.spin_us));
     o.dscp = a.dscp;
+    o.clip_fingerprint = clip_fingerprint;
     // Refuse a scheme that cannot run here before saying anything else.
     o.scheme
         .build(wisp_core::scheme::SchemeContext::new())
@@ -292,8 +307,11 @@ pub fn recv(a: RecvArgs) -> Result<(), CliError> {
     o.duration = a.duration_s;
     o.idle_timeout = a.idle_timeout_s;
     o.rtcp_interval = a.rtcp_interval_ms;
+    let mut clip_read = None;
     if let Some(clip) = &a.video {
         let parsed = crate::run::read_clip(clip)?;
+        o.clip_fingerprint = Some(wisp_core::video::y4m::fingerprint(&parsed));
+        clip_read = Some(parsed.clone());
         o.video_codecs =
             crate::run::video_codecs(wisp_core::scheme::alfalfa::VideoCodec::Vp8, parsed, clip)?;
     }
@@ -359,13 +377,36 @@ pub fn recv(a: RecvArgs) -> Result<(), CliError> {
         }
     );
     use wisp_sim::reproduce::alfalfa::{FPS, screen_of};
-    let screen = report.video.as_ref().map(|log| screen_of(log, FPS));
+    // The capture rate: the clip's (as the sender's), else the reproduction's.
+    let fps = clip_read
+        .as_ref()
+        .map_or(FPS, |c| c.fps().round().clamp(1.0, 120.0) as u32);
+    let screen = report.video.as_ref().map(|log| screen_of(log, fps));
     if let (Some(log), Some(screen)) = (&report.video, &screen) {
         eprintln!(
             "wisp recv: video: {}",
-            crate::run::video_summary_at(log, false, FPS, screen)
+            crate::run::video_summary_at(log, false, fps, screen)
         );
     }
+    // Made before anything is written, so that an error leaves no file.
+    let decoded = match (&a.decoded, &clip_read) {
+        (Some(_), Some(clip)) => {
+            let (Some(log), Some(screen)) = (&report.video, &screen) else {
+                return Err(CliError::Input(format!(
+                    "--decoded: the flow (`{}`) carried no video",
+                    report.scheme
+                )));
+            };
+            if log.codec_name().is_some_and(|c| c == "model") {
+                return Err(CliError::Input(
+                    "--decoded needs a real codec: the sender ran codec=model, which has no pixels"
+                        .into(),
+                ));
+            }
+            Some(crate::run::decoded_y4m(log, screen, clip)?)
+        }
+        _ => None,
+    };
     if let Some(dir) = &a.out {
         let (Some(log), Some(screen)) = (&report.video, &screen) else {
             return Err(CliError::Input(format!(
@@ -386,6 +427,9 @@ pub fn recv(a: RecvArgs) -> Result<(), CliError> {
             crate::run::display_csv(screen, &log.frames(), origin)?,
         );
         files.commit(dir)?;
+    }
+    if let (Some(path), Some(bytes)) = (&a.decoded, decoded) {
+        crate::run::write_file(path, bytes)?;
     }
     if a.json {
         output::print_json(&report)?;

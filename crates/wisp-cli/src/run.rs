@@ -91,6 +91,13 @@ pub struct RunArgs {
     /// was refused for a missing base, 0/1), display.csv (per capture instant) and video.json.
     #[arg(long, value_name = "CLIP")]
     pub video: Option<PathBuf>,
+
+    /// Write the Y4M a viewer would have seen into FILE (with --video and a real codec,
+    /// `codec=vp8`): one picture per capture instant at the clip's frame rate and size, the
+    /// decoded picture on screen at that instant (the last one repeated while frozen; black
+    /// before the first display). The model codec has no pixels: refused.
+    #[arg(long, value_name = "FILE", requires = "video")]
+    pub decoded: Option<PathBuf>,
 }
 
 /// Applies `--rate-kbps` and `--param` to the scheme.
@@ -238,6 +245,63 @@ pub(crate) fn video_summary_at(
     )
 }
 
+/// The Y4M a viewer would have seen (`--decoded`): the header of `clip` (its size and frame
+/// rate) and, per capture instant of `screen`, the decoded picture on screen then; before the
+/// first display the black picture (Y 16, U and V 128) the codec's state 0 codes. Errors if a
+/// frame on screen has no decoded picture (pictures not kept, or the model codec).
+pub(crate) fn decoded_y4m(
+    log: &wisp_core::scheme::alfalfa::VideoLog,
+    screen: &wisp_sim::reproduce::alfalfa::Screen,
+    clip: &wisp_core::video::Clip,
+) -> Result<Vec<u8>, CliError> {
+    use wisp_core::video::{Picture, y4m};
+    let frames = log.frames();
+    let black = Picture::filled(clip.width, clip.height, 16, 128, 128);
+    let mut out = y4m::header(clip.width, clip.height, clip.fps_num, clip.fps_den);
+    out.reserve(screen.samples.len() * (Picture::frame_bytes(clip.width, clip.height) + 6));
+    let mut cache: Option<(wisp_core::video::StateId, Picture)> = None;
+    for s in &screen.samples {
+        let Some(f) = s.frame.and_then(|i| frames.get(i)) else {
+            y4m::push_frame(&mut out, &black);
+            continue;
+        };
+        if cache.as_ref().is_none_or(|(st, _)| *st != f.state) {
+            let p = log.picture(f.state).ok_or_else(|| {
+                CliError::Input(format!(
+                    "--decoded: no decoded picture of state {} (the codec has no pixels: give a real codec, codec=vp8)",
+                    f.state.0
+                ))
+            })?;
+            if (p.width, p.height) != (clip.width, clip.height) {
+                return Err(CliError::Input(format!(
+                    "--decoded: state {} decoded at {}x{}, the clip is {}x{}",
+                    f.state.0, p.width, p.height, clip.width, clip.height
+                )));
+            }
+            cache = Some((f.state, p));
+        }
+        if let Some((_, p)) = &cache {
+            y4m::push_frame(&mut out, p);
+        }
+    }
+    Ok(out)
+}
+
+/// Writes `bytes` to `path` atomically (a temporary name renamed into place, as
+/// [`OutputDir::commit`] does).
+pub(crate) fn write_file(path: &std::path::Path, bytes: Vec<u8>) -> Result<(), CliError> {
+    let name = path
+        .file_name()
+        .ok_or_else(|| CliError::Input(format!("`{}` is not a file name", path.display())))?;
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => std::path::Path::new("."),
+    };
+    let mut files = OutputDir::default();
+    files.add(name, bytes);
+    files.commit(dir)
+}
+
 /// display.csv: the screen at each capture instant (times in ms after `origin`): the picture
 /// index of the instant, the frame on screen (state, its source picture; empty before the first
 /// display), the displayed delay and SSIM against the current source (empty if unknown), and
@@ -364,6 +428,23 @@ pub fn run(a: RunArgs) -> Result<(), CliError> {
         Some(clip) => Some(attach_video(&mut scheme, clip, a.flows)?),
         None => None,
     };
+    // --decoded writes pixels: refused before the run for a codec without them.
+    let decoded_clip = match (&a.decoded, &a.video, &scheme) {
+        (Some(_), Some(clip), SchemeConfig::Alfalfa(c)) if c.codec != VideoCodec::Model => {
+            Some(read_clip(clip)?)
+        }
+        (Some(_), _, SchemeConfig::Alfalfa(c)) => {
+            return Err(CliError::Input(format!(
+                "--decoded needs a real codec: codec={} has no pixels (give --scheme {}:codec=vp8)",
+                c.codec.name(),
+                scheme.name()
+            )));
+        }
+        (Some(_), _, _) => {
+            return Err(CliError::Input("--decoded needs --video CLIP".into()));
+        }
+        (None, ..) => None,
+    };
     // The displayed metric measures the picture on screen against later source pictures: a
     // real codec's decoded pictures are kept for it.
     let fps = match &scheme {
@@ -395,6 +476,11 @@ pub fn run(a: RunArgs) -> Result<(), CliError> {
             video_summary_at(log, true, fps, screen)
         );
     }
+    // Made before anything is written, so that an error leaves no file.
+    let decoded = match (&decoded_clip, &video, &screen) {
+        (Some(clip), Some(log), Some(screen)) => Some(decoded_y4m(log, screen, clip)?),
+        _ => None,
+    };
     if let Some(dir) = &a.out {
         let mut files = write_run_files(&result, &result.report)?;
         if let (Some(log), Some(screen)) = (&video, &screen) {
@@ -414,6 +500,9 @@ pub fn run(a: RunArgs) -> Result<(), CliError> {
             files.add("video.json", json);
         }
         files.commit(dir)?;
+    }
+    if let (Some(path), Some(bytes)) = (&a.decoded, decoded) {
+        write_file(path, bytes)?;
     }
     if a.json {
         output::print_json(&result.report)

@@ -113,6 +113,7 @@ fn vp8_over_loopback_is_decoded_and_measured_by_the_receiver() {
     let _real_time = common::real_time();
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("recv");
+    let decoded = dir.path().join("decoded.y4m");
     let listen = format!("127.0.0.1:{}", common::free_port());
     let (sent, got) = recv_and_send(
         &[
@@ -123,6 +124,8 @@ fn vp8_over_loopback_is_decoded_and_measured_by_the_receiver() {
             "5",
             "--video",
             CLIP,
+            "--decoded",
+            decoded.to_str().unwrap(),
             "--out",
         ],
         Some(&out),
@@ -163,6 +166,76 @@ fn vp8_over_loopback_is_decoded_and_measured_by_the_receiver() {
         .collect();
     assert!(rated.len() >= 25, "{display}");
     assert!(rated.iter().all(|x| (0.0..45.0).contains(x)), "{rated:?}");
+    // --decoded: one picture per capture instant (display.csv's rows), at the clip's size.
+    let clip =
+        wisp_core::video::y4m::parse(&std::fs::read(common::root().join(CLIP)).unwrap()).unwrap();
+    let shown = wisp_core::video::y4m::parse(&std::fs::read(&decoded).unwrap()).unwrap();
+    assert_eq!((shown.width, shown.height), (clip.width, clip.height));
+    assert_eq!(shown.frames.len(), display.lines().count() - 1);
+
+    // A sender running the model codec (no pixels): the receiver, which learns the codec only
+    // from the sender, refuses --decoded after the flow with one line, exit 2, no file.
+    let refused = dir.path().join("refused.y4m");
+    let listen = format!("127.0.0.1:{}", common::free_port());
+    let (sent, got) = recv_and_send_scheme(
+        &[
+            "recv",
+            "--listen",
+            &listen,
+            "--duration-s",
+            "3",
+            "--video",
+            CLIP,
+            "--decoded",
+            refused.to_str().unwrap(),
+        ],
+        None,
+        &listen,
+        "1",
+        "alfalfa",
+    );
+    assert!(sent.status.success());
+    let err = String::from_utf8_lossy(&got.stderr);
+    assert_eq!(got.status.code(), Some(2), "{err}");
+    assert!(
+        err.lines()
+            .last()
+            .unwrap_or("")
+            .contains("--decoded needs a real codec"),
+        "{err}"
+    );
+    assert!(!refused.exists());
+
+    // A receiver given another clip (one chroma sample of one picture changed): the sender's
+    // announced fingerprint differs, so the receiver refuses the flow in one line, exit 2,
+    // writing nothing.
+    let mut other = clip.clone();
+    other.frames[1].u[3] ^= 1;
+    let other_path = dir.path().join("other.y4m");
+    std::fs::write(&other_path, wisp_core::video::y4m::write(&other)).unwrap();
+    let other_out = dir.path().join("other-out");
+    let listen = format!("127.0.0.1:{}", common::free_port());
+    let (sent, got) = recv_and_send(
+        &[
+            "recv",
+            "--listen",
+            &listen,
+            "--duration-s",
+            "3",
+            "--video",
+            other_path.to_str().unwrap(),
+            "--out",
+        ],
+        Some(&other_out),
+        &listen,
+        "1",
+    );
+    assert!(sent.status.success());
+    let err = String::from_utf8_lossy(&got.stderr);
+    assert_eq!(got.status.code(), Some(2), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("another clip than --video's"), "{err}");
+    assert!(!other_out.exists());
 
     // The same sender, a receiver without the clip: a note naming what is missing.
     let listen = format!("127.0.0.1:{}", common::free_port());
@@ -186,6 +259,17 @@ fn recv_and_send(
     listen: &str,
     secs: &str,
 ) -> (std::process::Output, std::process::Output) {
+    recv_and_send_scheme(recv_args, out, listen, secs, "alfalfa:codec=vp8")
+}
+
+/// [`recv_and_send`] with the sender's scheme given.
+fn recv_and_send_scheme(
+    recv_args: &[&str],
+    out: Option<&std::path::Path>,
+    listen: &str,
+    secs: &str,
+    scheme: &str,
+) -> (std::process::Output, std::process::Output) {
     let mut cmd = common::wisp_command();
     cmd.args(recv_args);
     if let Some(out) = out {
@@ -196,7 +280,7 @@ fn recv_and_send(
     let sent = wisp(&[
         "send",
         "--scheme",
-        "alfalfa:codec=vp8",
+        scheme,
         "--to",
         listen,
         "--duration-s",
@@ -205,4 +289,104 @@ fn recv_and_send(
         CLIP,
     ]);
     (sent, recv.wait_with_output().unwrap())
+}
+
+/// `--decoded FILE`: the Y4M a viewer would have seen. It parses back with the project's Y4M
+/// parser at the clip's geometry, holds one picture per capture instant (display.csv's rows),
+/// is the same bytes twice, and a sampled picture's SSIM against that instant's source picture,
+/// computed here from the file, is display.csv's `ssim_db` for the instant (its 3 decimals).
+#[test]
+fn decoded_y4m_is_what_the_screen_showed() {
+    use wisp_core::video::y4m;
+    let dir = tempfile::tempdir().unwrap();
+    let clip = y4m::parse(&std::fs::read(common::root().join(CLIP)).unwrap()).unwrap();
+    let mut files = vec![];
+    for k in 0..2 {
+        let out = dir.path().join(format!("out{k}"));
+        let file = dir.path().join(format!("sub{k}/decoded.y4m"));
+        let (out_s, file_s) = (
+            out.to_str().unwrap().to_string(),
+            file.to_str().unwrap().to_string(),
+        );
+        let mut args = run_args("alfalfa:codec=vp8");
+        *args.last_mut().unwrap() = "12";
+        args.extend(["--video", CLIP, "--out", &out_s, "--decoded", &file_s]);
+        let o = wisp(&args);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        files.push((
+            std::fs::read(&file).unwrap(),
+            std::fs::read_to_string(out.join("display.csv")).unwrap(),
+        ));
+    }
+    assert!(files[0] == files[1], "two runs, different bytes");
+    let (bytes, display) = &files[0];
+    let decoded = y4m::parse(bytes).unwrap();
+    assert_eq!(
+        (
+            decoded.width,
+            decoded.height,
+            decoded.fps_num,
+            decoded.fps_den
+        ),
+        (clip.width, clip.height, clip.fps_num, clip.fps_den)
+    );
+    let rows: Vec<Vec<&str>> = display
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').collect())
+        .collect();
+    // 12 s at the clip's ~30 frames/s.
+    let expected = (12.0 * clip.fps()).round() as usize;
+    assert!(rows.len().abs_diff(expected) <= 1, "{} rows", rows.len());
+    assert_eq!(decoded.frames.len(), rows.len());
+    let black = wisp_core::video::Picture::filled(clip.width, clip.height, 16, 128, 128);
+    let mut checked = 0;
+    let mut frozen = 0;
+    for (k, r) in rows.iter().enumerate() {
+        let p = &decoded.frames[k];
+        if r[2].is_empty() {
+            assert!(
+                *p == black,
+                "instant {k}: before the first display, not black"
+            );
+            continue;
+        }
+        if k > 0 && r[2] == rows[k - 1][2] {
+            // The same state on screen: the same picture repeated.
+            assert!(*p == decoded.frames[k - 1], "instant {k}");
+            frozen += 1;
+        }
+        if k % 7 == 0 {
+            let src = &clip.frames[k % clip.frames.len()];
+            let db = wisp_vpx::ssim_db(wisp_vpx::ssim(p, src));
+            let want: f64 = r[5].parse().unwrap();
+            assert!((db - want).abs() <= 0.0006, "instant {k}: {db} vs {want}");
+            checked += 1;
+        }
+    }
+    assert!(checked >= 40, "{checked} instants checked");
+    assert!(
+        frozen > 0,
+        "no repeated picture in a run with skipped frames"
+    );
+}
+
+/// `--decoded` with the model codec (no pixels): one line, exit 2, no file, before any run.
+#[test]
+fn decoded_with_the_model_codec_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("decoded.y4m");
+    let file_s = file.to_str().unwrap();
+    for scheme in ["alfalfa", "gcc-video"] {
+        let mut args = run_args(scheme);
+        args.extend(["--video", CLIP, "--decoded", file_s]);
+        assert_bad_input(&args, "--decoded");
+        assert!(!file.exists());
+    }
+    // Without --video: clap's usage error, exit 2.
+    let mut args = run_args("alfalfa:codec=vp8");
+    args.extend(["--decoded", file_s]);
+    let o = wisp(&args);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(!file.exists());
 }

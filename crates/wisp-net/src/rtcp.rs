@@ -6,7 +6,7 @@
 //! |---|---|---|
 //! | session report of the sender (for RTT) | SR (PT 200) + SDES CNAME (PT 202), compound | sender → receiver, every RTCP interval |
 //! | session report of the receiver (loss, jitter, LSR/DLSR) | RR (PT 201) + SDES CNAME, compound | receiver → sender, every RTCP interval |
-//! | the sender's scheme (so `wisp recv` needs no `--scheme`) | APP (PT 204), name `WISP`, subtype 1, data = the scheme spec, in the sender's compound | sender → receiver |
+//! | the sender's scheme (so `wisp recv` needs no `--scheme`) | APP (PT 204), name `WISP`, subtype 1, data = the scheme spec, a zero byte, and with `wisp send --video` the clip's fingerprint (version 1, length 8, u64 big-endian; [`APP_SUBTYPE_SCHEME`]), zero-padded, in the sender's compound | sender → receiver |
 //! | end of the flow | BYE (PT 203) | sender → receiver |
 //! | a scheme's REMB ([`Remb`], kind 3) | PSFB REMB (PT 206, FMT 15), reduced-size | receiver → sender |
 //! | a scheme's transport-wide feedback ([`TransportFeedback`], kind 4) | RTPFB TransportLayerCC (PT 205, FMT 15, draft-holmer-rmcat-transport-wide-cc-extensions-01), reduced-size ([`crate::twcc`]) | receiver → sender |
@@ -50,9 +50,13 @@ use wisp_core::{Bitrate, Duration, Instant};
 pub const APP_NAME: [u8; 4] = *b"WISP";
 /// APP subtype: the data is one [`Feedback`] message.
 pub const APP_SUBTYPE_FEEDBACK: u8 = 0;
-/// APP subtype: the sender's scheme spec (UTF-8, zero-padded), so the receiver can run the
-/// matching receiver half.
+/// APP subtype: the sender's scheme spec (UTF-8, zero-terminated), so the receiver can run the
+/// matching receiver half; optionally followed by the fingerprint of the clip a video sender
+/// codes ([`CLIP_FINGERPRINT_VERSION`] u8, length u8 = 8, the fingerprint u64 big-endian), then
+/// zero padding. A decoder that reads up to the first zero (an older one) sees the spec alone.
 pub const APP_SUBTYPE_SCHEME: u8 = 1;
+/// The version of the clip fingerprint after the scheme spec (`wisp_core::video::y4m::fingerprint`'s).
+pub const CLIP_FINGERPRINT_VERSION: u8 = 1;
 
 /// Why bytes are not RTCP wisp understands.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -120,8 +124,12 @@ pub enum RtcpItem {
     },
     /// A scheme's feedback message (from REMB or APP).
     Feedback(Feedback),
-    /// The sender's scheme spec.
-    Scheme(String),
+    /// The sender's scheme spec, and the fingerprint of the clip it codes (a video sender given
+    /// one).
+    Scheme {
+        spec: String,
+        clip: Option<u64>,
+    },
     Arrivals(Arrivals),
     /// A packet type wisp does not use (ignored).
     Other(u8),
@@ -299,10 +307,24 @@ pub fn encode_app(
     Ok(())
 }
 
-/// The scheme announcement (APP subtype 1) appended to `out`.
-pub fn encode_scheme(ssrc: u32, spec: &str, out: &mut Vec<u8>) -> Result<(), RtcpError> {
+/// The scheme announcement (APP subtype 1), with the clip's fingerprint if given, appended to
+/// `out`.
+pub fn encode_scheme(
+    ssrc: u32,
+    spec: &str,
+    clip: Option<u64>,
+    out: &mut Vec<u8>,
+) -> Result<(), RtcpError> {
+    if spec.as_bytes().contains(&0) {
+        return Err(RtcpError::App("scheme contains a zero byte"));
+    }
     let mut data = spec.as_bytes().to_vec();
-    data.resize((data.len() + 1).next_multiple_of(4), 0);
+    data.push(0);
+    if let Some(f) = clip {
+        data.extend_from_slice(&[CLIP_FINGERPRINT_VERSION, 8]);
+        data.extend_from_slice(&f.to_be_bytes());
+    }
+    data.resize(data.len().next_multiple_of(4), 0);
     encode_app(ssrc, APP_SUBTYPE_SCHEME, APP_NAME, &data, out)
 }
 
@@ -359,7 +381,29 @@ fn decode_app(raw: &[u8]) -> Result<RtcpItem, RtcpError> {
         let end = data.iter().position(|&b| b == 0).unwrap_or(data.len());
         let spec =
             std::str::from_utf8(&data[..end]).map_err(|_| RtcpError::App("scheme is not UTF-8"))?;
-        return Ok(RtcpItem::Scheme(spec.to_string()));
+        let rest = data.get(end + 1..).unwrap_or_default();
+        let clip = if rest.iter().all(|&b| b == 0) {
+            None
+        } else {
+            match rest {
+                [CLIP_FINGERPRINT_VERSION, 8, f @ ..] if f.len() >= 8 => {
+                    if f[8..].iter().any(|&b| b != 0) {
+                        return Err(RtcpError::App("trailing bytes after the clip fingerprint"));
+                    }
+                    let mut b = [0u8; 8];
+                    b.copy_from_slice(&f[..8]);
+                    Some(u64::from_be_bytes(b))
+                }
+                [CLIP_FINGERPRINT_VERSION, ..] => {
+                    return Err(RtcpError::App("clip fingerprint of a bad length"));
+                }
+                _ => return Err(RtcpError::App("unknown clip fingerprint version")),
+            }
+        };
+        return Ok(RtcpItem::Scheme {
+            spec: spec.to_string(),
+            clip,
+        });
     }
     if subtype != APP_SUBTYPE_FEEDBACK {
         return Ok(RtcpItem::Other(204));
@@ -615,6 +659,39 @@ mod tests {
         );
     }
 
+    /// The scheme announcement with a clip fingerprint: the bytes as the module doc lays them
+    /// out, a round trip, and a bad version, length or trailing byte refused.
+    #[test]
+    fn scheme_with_a_clip_fingerprint() {
+        let mut out = Vec::new();
+        encode_scheme(9, "alfalfa", Some(0x0102_0304_0506_0708), &mut out).unwrap();
+        // Header (4), SSRC (4), name (4), then "alfalfa\0", version 1, length 8, 8 bytes, padding.
+        let data = &out[12..];
+        assert_eq!(&data[..8], b"alfalfa\0");
+        assert_eq!(&data[8..18], &[1, 8, 1, 2, 3, 4, 5, 6, 7, 8]);
+        assert_eq!(data.len(), 20);
+        assert_eq!(
+            decode(&out).unwrap(),
+            vec![RtcpItem::Scheme {
+                spec: "alfalfa".into(),
+                clip: Some(0x0102_0304_0506_0708)
+            }]
+        );
+        // Without one: the older bytes exactly (the spec, then zeros to a multiple of 4).
+        let mut plain = Vec::new();
+        encode_scheme(9, "alfalfa", None, &mut plain).unwrap();
+        assert_eq!(&plain[12..], b"alfalfa\0");
+        for (at, byte, why) in [
+            (20, 2, "unknown clip fingerprint version"),
+            (21, 7, "clip fingerprint of a bad length"),
+            (31, 1, "trailing bytes after the clip fingerprint"),
+        ] {
+            let mut bad = out.clone();
+            bad[at] = byte;
+            assert_eq!(decode(&bad), Err(RtcpError::App(why)), "byte {at}");
+        }
+    }
+
     #[test]
     fn reports_round_trip() {
         let mut out = Vec::new();
@@ -637,7 +714,7 @@ mod tests {
             out[bye_at..],
             [0x81, 203, 0, 2, 0, 0, 0, 9, 3, b'e', b'n', b'd']
         );
-        encode_scheme(9, "cbr:rate-kbps=1000", &mut out).unwrap();
+        encode_scheme(9, "cbr:rate-kbps=1000", None, &mut out).unwrap();
         let items = decode(&out).unwrap();
         assert_eq!(
             items,
@@ -662,7 +739,10 @@ mod tests {
                     cname: "2@boot".into()
                 },
                 RtcpItem::Bye { sources: vec![9] },
-                RtcpItem::Scheme("cbr:rate-kbps=1000".into()),
+                RtcpItem::Scheme {
+                    spec: "cbr:rate-kbps=1000".into(),
+                    clip: None
+                },
             ]
         );
     }

@@ -81,6 +81,9 @@ pub struct SendOptions {
     pub mtu: DataSize,
     /// Master seed of the flow's random streams (the media source's), as in the simulator.
     pub seed: u64,
+    /// The fingerprint of the clip a video sender codes (`wisp_core::video::y4m::fingerprint`),
+    /// announced with the scheme so that a receiver given another clip refuses the flow.
+    pub clip_fingerprint: Option<u64>,
 }
 
 impl SendOptions {
@@ -94,6 +97,7 @@ impl SendOptions {
             dscp: None,
             mtu: DEFAULT_MTU,
             seed: wisp_sim::seed::DEFAULT_SEED,
+            clip_fingerprint: None,
         }
     }
 }
@@ -118,6 +122,10 @@ pub struct RecvOptions {
     /// The video codec an `alfalfa` flow (or a variant) runs when it is not the model (e.g.
     /// VP8 over the clip `wisp recv --video` names), given to the scheme the sender announces.
     pub video_codecs: Option<InjectedCodecs>,
+    /// The fingerprint of the clip this receiver measures against (`wisp recv --video`): a
+    /// sender announcing another one is refused ([`NetError::Input`]), one announcing none is
+    /// run with a note.
+    pub clip_fingerprint: Option<u64>,
 }
 
 /// `wisp recv --pingpair-target`.
@@ -143,6 +151,7 @@ impl RecvOptions {
             mtu: DEFAULT_MTU,
             pingpair: None,
             video_codecs: None,
+            clip_fingerprint: None,
         }
     }
 }
@@ -302,7 +311,7 @@ pub fn send(
         }
         if now >= next_report {
             buf.clear();
-            s.report(ssrc, now, &cname, &spec, &mut buf)?;
+            s.report(ssrc, now, &cname, &spec, opts.clip_fingerprint, &mut buf)?;
             let _ = sock.send(&buf);
             next_report = now + opts.rtcp_interval;
         }
@@ -372,7 +381,14 @@ pub fn send(
     // lost on the way.
     let stopped = clock.now();
     buf.clear();
-    s.report(ssrc, stopped, &cname, &spec, &mut buf)?;
+    s.report(
+        ssrc,
+        stopped,
+        &cname,
+        &spec,
+        opts.clip_fingerprint,
+        &mut buf,
+    )?;
     rtcp::encode_bye(ssrc, &mut buf).map_err(|e| NetError::Input(e.to_string()))?;
     for _ in 0..3 {
         let _ = sock.send(&buf);
@@ -430,6 +446,7 @@ impl SenderState {
         now: Instant,
         cname: &str,
         spec: &str,
+        clip: Option<u64>,
         out: &mut Vec<u8>,
     ) -> Result<(), NetError> {
         let e = |e: rtcp::RtcpError| NetError::Input(e.to_string());
@@ -443,7 +460,7 @@ impl SenderState {
             out,
         )
         .map_err(e)?;
-        rtcp::encode_scheme(ssrc, spec, out).map_err(e)
+        rtcp::encode_scheme(ssrc, spec, clip, out).map_err(e)
     }
 
     fn on_datagram(
@@ -601,6 +618,10 @@ struct Receiving {
     feedback_packets: u64,
     feedback_bytes: u64,
     notes: Vec<String>,
+    /// The fingerprint of this receiver's clip ([`RecvOptions::clip_fingerprint`]).
+    clip: Option<u64>,
+    /// Why the sender's flow was refused (its clip is not ours): the session ends with it.
+    refused: Option<String>,
     /// How long after the kernel's stamp each datagram was read, µs.
     read_lag_us: Vec<f64>,
     /// The latest instant handed to the receiver half: a kernel stamp earlier than it (a
@@ -634,6 +655,8 @@ impl Receiving {
             feedback_packets: 0,
             feedback_bytes: 0,
             notes: vec![],
+            clip: None,
+            refused: None,
             read_lag_us: vec![],
             floor: Instant::ZERO,
         }
@@ -692,8 +715,20 @@ impl Receiving {
                 RtcpItem::Cname { ssrc, cname } if self.media_ssrc.is_none_or(|m| m == ssrc) => {
                     self.synchronised = same_host(&cname);
                 }
-                RtcpItem::Scheme(spec) => {
+                RtcpItem::Scheme { spec, clip } => {
                     if self.receiver.is_none() {
+                        match (clip, self.clip) {
+                            (Some(theirs), Some(ours)) if theirs != ours => {
+                                self.refused = Some(format!(
+                                    "the sender codes another clip than --video's (fingerprint {theirs:016x}, --video's {ours:016x}): refusing its flow"
+                                ));
+                                continue;
+                            }
+                            (None, Some(_)) => self.note(
+                                "the sender announced no clip fingerprint: its clip is not checked against --video's".into(),
+                            ),
+                            _ => {}
+                        }
                         match spec.parse::<SchemeConfig>() {
                             Ok(c) => match self.start_scheme(&c, mtu) {
                                 Ok(()) => {}
@@ -791,6 +826,7 @@ pub fn recv(
     let cname = cname();
     let mut r = Receiving::new(rand::random());
     r.video_codecs = opts.video_codecs.clone();
+    r.clip = opts.clip_fingerprint;
     if let Some(s) = &opts.scheme {
         r.start_scheme(s, opts.mtu)?;
     }
@@ -813,6 +849,9 @@ pub fn recv(
         let now = clock.now();
         if stop.load(Ordering::Relaxed) || r.bye.is_some() {
             break;
+        }
+        if let Some(why) = r.refused.take() {
+            return Err(NetError::Input(why));
         }
         if let (Some(first), Some(d)) = (r.first_arrival, opts.duration) {
             if now >= first + d {

@@ -240,6 +240,16 @@ impl VideoLog {
         self.0.lock().is_ok_and(|l| l.pictures.is_some())
     }
 
+    /// The decoded picture of `state` (a real codec's, kept by [`VideoLog::keep_pictures`];
+    /// `None` if not kept, not shown, or the codec has no pixels).
+    pub fn picture(&self, state: StateId) -> Option<crate::video::Picture> {
+        let l = self.0.lock().ok()?;
+        match l.pictures.as_ref()?.get(&state)? {
+            Decoded::Picture { picture, .. } => Some(picture.clone()),
+            Decoded::Quantiser(_) => None,
+        }
+    }
+
     /// The name of the codec the receiving half decoded with (`None` before its first
     /// delivery).
     pub fn codec_name(&self) -> Option<&'static str> {
