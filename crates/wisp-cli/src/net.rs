@@ -203,11 +203,9 @@ pub fn send(a: SendArgs) -> Result<(), CliError> {
     apply_params(&mut scheme, a.rate_kbps.as_deref(), &a.params)?;
     let mut clip_fingerprint = None;
     if let Some(clip) = &a.video {
-        crate::run::attach_video(&mut scheme, clip, 1)?;
+        let (_, parsed) = crate::run::attach_video(&mut scheme, clip, 1)?;
         // Announced with the scheme: a receiver given another clip refuses the flow.
-        clip_fingerprint = Some(wisp_core::video::y4m::fingerprint(&crate::run::read_clip(
-            clip,
-        )?));
+        clip_fingerprint = Some(wisp_core::video::y4m::fingerprint(&parsed));
     }
     // The video layer: over sockets the encoder takes real time (no `encode-ms`), measured
     // around each frame's coding call so that `wisp run` can be given it.
@@ -309,11 +307,14 @@ pub fn recv(a: RecvArgs) -> Result<(), CliError> {
     o.rtcp_interval = a.rtcp_interval_ms;
     let mut clip_read = None;
     if let Some(clip) = &a.video {
-        let parsed = crate::run::read_clip(clip)?;
+        let parsed = Arc::new(crate::run::read_clip(clip)?);
         o.clip_fingerprint = Some(wisp_core::video::y4m::fingerprint(&parsed));
-        clip_read = Some(parsed.clone());
-        o.video_codecs =
-            crate::run::video_codecs(wisp_core::scheme::alfalfa::VideoCodec::Vp8, parsed, clip)?;
+        o.video_codecs = crate::run::video_codecs(
+            wisp_core::scheme::alfalfa::VideoCodec::Vp8,
+            parsed.clone(),
+            clip,
+        )?;
+        clip_read = Some(parsed);
     }
     if let Some(t) = &a.pingpair_target {
         let target = t.parse().map_err(|_| {
@@ -383,9 +384,12 @@ pub fn recv(a: RecvArgs) -> Result<(), CliError> {
         .map_or(FPS, |c| c.fps().round().clamp(1.0, 120.0) as u32);
     let screen = report.video.as_ref().map(|log| screen_of(log, fps));
     if let (Some(log), Some(screen)) = (&report.video, &screen) {
+        let v = wisp_sim::reproduce::alfalfa::VideoRun::from_log_and_screen(
+            "alfalfa", log, fps, screen,
+        );
         eprintln!(
             "wisp recv: video: {}",
-            crate::run::video_summary_at(log, false, fps, screen)
+            crate::run::video_summary(log, &v, false)
         );
     }
     // Made before anything is written, so that an error leaves no file.

@@ -135,7 +135,13 @@ pub(crate) fn attach_video(
     scheme: &mut SchemeConfig,
     clip: &std::path::Path,
     flows: u16,
-) -> Result<wisp_core::scheme::alfalfa::VideoLog, CliError> {
+) -> Result<
+    (
+        wisp_core::scheme::alfalfa::VideoLog,
+        Arc<wisp_core::video::Clip>,
+    ),
+    CliError,
+> {
     let Some(mut config) = wisp_core::scheme::alfalfa::video_variant(scheme) else {
         return Err(CliError::Input(format!(
             "--video applies to schemes alfalfa, sprout-conventional, gcc-video, cbr-video, \
@@ -146,7 +152,7 @@ pub(crate) fn attach_video(
     if flows != 1 {
         return Err(CliError::Input("--video needs --flows 1".into()));
     }
-    let parsed = read_clip(clip)?;
+    let parsed = Arc::new(read_clip(clip)?);
     let fps = parsed.fps().round();
     if !(1.0..=120.0).contains(&fps) {
         return Err(CliError::Input(format!(
@@ -155,24 +161,24 @@ pub(crate) fn attach_video(
         )));
     }
     config.fps = fps as u32;
-    config.codecs = video_codecs(config.codec, parsed, clip)?;
+    config.codecs = video_codecs(config.codec, parsed.clone(), clip)?;
     let log = wisp_core::scheme::alfalfa::VideoLog::default();
     config.log = Some(log.clone());
     *scheme = SchemeConfig::Alfalfa(Box::new(config));
-    Ok(log)
+    Ok((log, parsed))
 }
 
 /// The implementation of `codec` over `clip` (none for the model, which is built in): VP8's
 /// encoders code the clip's pictures and its decoders measure SSIM against them.
 pub(crate) fn video_codecs(
     codec: VideoCodec,
-    clip: wisp_core::video::Clip,
+    clip: Arc<wisp_core::video::Clip>,
     path: &std::path::Path,
 ) -> Result<Option<InjectedCodecs>, CliError> {
     match codec {
         VideoCodec::Model => Ok(None),
         VideoCodec::Vp8 => {
-            let c = wisp_vpx::Vp8Codecs::new(Arc::new(clip), wisp_vpx::Vp8Options::default())
+            let c = wisp_vpx::Vp8Codecs::new(clip, wisp_vpx::Vp8Options::default())
                 .map_err(|e| CliError::Input(format!("--video {}: {e}", path.display())))?;
             Ok(Some(InjectedCodecs(Arc::new(c))))
         }
@@ -187,17 +193,14 @@ pub(crate) fn read_clip(clip: &std::path::Path) -> Result<wisp_core::video::Clip
         .map_err(|e| CliError::Input(format!("--video {}: {e}", clip.display())))
 }
 
-/// One line of a video run's figures (`wisp run --video`, `wisp recv`) at `fps` pictures/s,
-/// with the screen at each capture instant already computed. (`sender`: the log has the
-/// sender's frames, so overshoot is known.)
-pub(crate) fn video_summary_at(
+/// One line of a video run's figures (`wisp run --video`, `wisp recv`): `v`, the run's figures
+/// from `log`, and the log's counters. (`sender`: the log has the sender's frames, so
+/// overshoot is known.)
+pub(crate) fn video_summary(
     log: &wisp_core::scheme::alfalfa::VideoLog,
+    v: &wisp_sim::reproduce::alfalfa::VideoRun,
     sender: bool,
-    fps: u32,
-    screen: &wisp_sim::reproduce::alfalfa::Screen,
 ) -> String {
-    let v =
-        wisp_sim::reproduce::alfalfa::VideoRun::from_log_and_screen("alfalfa", log, fps, screen);
     let (over, over_bytes) = log.overshoot();
     let overshoot = if sender {
         format!(
@@ -424,14 +427,17 @@ pub fn run(a: RunArgs) -> Result<(), CliError> {
         reverse = reverse.and_then(|r| r.trace_shifted(a.trace_offset_ms));
     }
     a.sim.check_window(&forward)?;
-    let video = match &a.video {
-        Some(clip) => Some(attach_video(&mut scheme, clip, a.flows)?),
-        None => None,
+    let (video, clip) = match &a.video {
+        Some(path) => {
+            let (log, clip) = attach_video(&mut scheme, path, a.flows)?;
+            (Some(log), Some(clip))
+        }
+        None => (None, None),
     };
     // --decoded writes pixels: refused before the run for a codec without them.
-    let decoded_clip = match (&a.decoded, &a.video, &scheme) {
+    let decoded_clip = match (&a.decoded, clip, &scheme) {
         (Some(_), Some(clip), SchemeConfig::Alfalfa(c)) if c.codec != VideoCodec::Model => {
-            Some(read_clip(clip)?)
+            Some(clip)
         }
         (Some(_), _, SchemeConfig::Alfalfa(c)) => {
             return Err(CliError::Input(format!(
@@ -470,12 +476,19 @@ pub fn run(a: RunArgs) -> Result<(), CliError> {
     let screen = video
         .as_ref()
         .map(|log| wisp_sim::reproduce::alfalfa::screen_of(log, fps));
-    if let (Some(log), Some(screen)) = (&video, &screen) {
-        eprintln!(
-            "wisp run: video: {}",
-            video_summary_at(log, true, fps, screen)
-        );
-    }
+    let figures = match (&video, &screen) {
+        (Some(log), Some(screen)) => {
+            let v = wisp_sim::reproduce::alfalfa::VideoRun::from_log_and_screen(
+                scheme.name(),
+                log,
+                fps,
+                screen,
+            );
+            eprintln!("wisp run: video: {}", video_summary(log, &v, true));
+            Some(v)
+        }
+        _ => None,
+    };
     // Made before anything is written, so that an error leaves no file.
     let decoded = match (&decoded_clip, &video, &screen) {
         (Some(clip), Some(log), Some(screen)) => Some(decoded_y4m(log, screen, clip)?),
@@ -483,19 +496,13 @@ pub fn run(a: RunArgs) -> Result<(), CliError> {
     };
     if let Some(dir) = &a.out {
         let mut files = write_run_files(&result, &result.report)?;
-        if let (Some(log), Some(screen)) = (&video, &screen) {
+        if let (Some(log), Some(screen), Some(v)) = (&video, &screen, &figures) {
             files.add("video.csv", video_csv(log, wisp_core::Instant::ZERO)?);
             files.add(
                 "display.csv",
                 display_csv(screen, &log.frames(), wisp_core::Instant::ZERO)?,
             );
-            let v = wisp_sim::reproduce::alfalfa::VideoRun::from_log_and_screen(
-                scheme.name(),
-                log,
-                fps,
-                screen,
-            );
-            let json = serde_json::to_vec_pretty(&v)
+            let json = serde_json::to_vec_pretty(v)
                 .map_err(|e| CliError::Io(format!("cannot write video.json: {e}")))?;
             files.add("video.json", json);
         }
