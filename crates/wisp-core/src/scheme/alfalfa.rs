@@ -1165,10 +1165,10 @@ impl Receiver for AlfalfaReceiver {
             }) => {
                 let ssim_db = self.codecs.ssim_db(&output, source);
                 if let Ok(mut l) = self.log.0.lock() {
-                    if let Decoded::Picture { key_frame, .. } = &output {
-                        l.key_frames += u64::from(*key_frame);
+                    if let Decoded::Picture { key_frame, .. } = output {
+                        l.key_frames += u64::from(key_frame);
                         if let Some(p) = l.pictures.as_mut() {
-                            p.insert(state, output.clone());
+                            p.insert(state, output);
                         }
                     }
                     l.codecs.get_or_insert_with(|| self.codecs.clone());

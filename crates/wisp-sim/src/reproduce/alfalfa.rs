@@ -138,45 +138,40 @@ pub fn screen_of(log: &VideoLog, fps: u32) -> Screen {
     let frames = log.frames();
     let interval = Duration::from_nanos(1_000_000_000 / u64::from(fps.max(1)));
     let origin = display::origin(&frames, interval).unwrap_or_default();
-    let captured = log.captured();
-    let model = log.codec_name().is_none_or(|c| c == "model");
-    if model {
-        let samples = display::screen(
+    let quality = if log.codec_name().is_none_or(|c| c == "model") {
+        "model-approx"
+    } else if log.keeps_pictures() {
+        "measured"
+    } else {
+        "none"
+    };
+    let samples =
+        display::screen(
             &frames,
-            captured,
+            log.captured(),
             origin,
             interval,
-            &mut display::model_quality,
+            &mut |f, k| match quality {
+                "model-approx" => display::model_quality(f, k),
+                "measured" => log.screen_ssim_db(f.state, k),
+                _ => None,
+            },
         );
-        return Screen {
-            samples,
-            quality: "model-approx",
-            approx: vec![],
-            origin,
-        };
-    }
-    if !log.keeps_pictures() {
-        let samples = display::screen(&frames, captured, origin, interval, &mut |_, _| None);
-        return Screen {
-            samples,
-            quality: "none",
-            approx: vec![],
-            origin,
-        };
-    }
-    let samples = display::screen(&frames, captured, origin, interval, &mut |f, k| {
-        log.screen_ssim_db(f.state, k)
-    });
-    let approx = samples
-        .iter()
-        .map(|s| {
-            s.frame
-                .and_then(|i| display::model_quality(&frames[i], s.picture))
-        })
-        .collect();
+    // Measured: the model's approximation beside it, to see how far apart they are.
+    let approx = if quality == "measured" {
+        samples
+            .iter()
+            .map(|s| {
+                s.frame
+                    .and_then(|i| display::model_quality(&frames[i], s.picture))
+            })
+            .collect()
+    } else {
+        vec![]
+    };
     Screen {
         samples,
-        quality: "measured",
+        quality,
         approx,
         origin,
     }
@@ -186,13 +181,7 @@ impl VideoRun {
     /// The figures of one run's frames (also `wisp recv`'s, from the frames it decoded), at the
     /// reproduction's [`FPS`].
     pub fn from_log(scheme: &'static str, log: &VideoLog) -> Self {
-        Self::from_log_at(scheme, log, FPS)
-    }
-
-    /// The same at `fps` pictures/s.
-    pub fn from_log_at(scheme: &'static str, log: &VideoLog, fps: u32) -> Self {
-        let screen = screen_of(log, fps);
-        Self::from_log_and_screen(scheme, log, fps, &screen)
+        Self::from_log_and_screen(scheme, log, FPS, &screen_of(log, FPS))
     }
 
     /// The same with the screen already computed ([`screen_of`]).
