@@ -101,19 +101,24 @@ pub fn wbest(command: WbestCommand) -> Result<(), CliError> {
                 size: a.size,
                 ..base
             };
-            if cfg.burst > cfg.pairs {
+            if a.plus && cfg.pairs >= 1 && cfg.burst > cfg.pairs {
                 return Err(CliError::Input(format!(
                     "--pairs: must be at least {} with --plus (WBest+ sends bursts of {} pairs), not {}",
                     cfg.burst, cfg.burst, cfg.pairs
                 )));
             }
-            cfg.validate().map_err(CliError::input)?;
-            if a.size > 65507 {
+            if !(64..=65507).contains(&a.size) {
                 return Err(CliError::Input(format!(
-                    "--size: must be at most 65507 bytes, not {}",
+                    "--size: must be 64 to 65507 bytes (a UDP payload), not {}",
                     a.size
                 )));
             }
+            cfg.validate().map_err(|e| match e.key {
+                "pairs" | "train" | "size" => {
+                    CliError::Input(format!("--{}: {}", e.key, e.message))
+                }
+                _ => CliError::input(e),
+            })?;
             let direction = match a.direction {
                 DirectionArg::ToServer => Direction::ToServer,
                 DirectionArg::FromServer => Direction::FromServer,

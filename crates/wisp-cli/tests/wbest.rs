@@ -39,10 +39,11 @@ fn estimate(o: &Output) -> serde_json::Value {
 #[test]
 fn out_of_range_parameters_are_bad_input() {
     for (args, needle) in [
-        (vec!["--pairs", "0"], "pairs"),
-        (vec!["--train", "1"], "train"),
-        (vec!["--size", "10"], "size"),
-        (vec!["--size", "65535"], "size"),
+        (vec!["--pairs", "0"], "--pairs"),
+        (vec!["--pairs", "1001"], "--pairs"),
+        (vec!["--train", "1"], "--train"),
+        (vec!["--size", "10"], "--size"),
+        (vec!["--size", "65535"], "--size"),
         (vec!["--plus", "--pairs", "20"], "--pairs"),
     ] {
         let mut full = vec!["wbest", "client", "--server", "127.0.0.1:9"];
@@ -53,6 +54,8 @@ fn out_of_range_parameters_are_bad_input() {
         assert_eq!(err.lines().count(), 1, "{err}");
         assert!(err.contains(needle), "{err}");
         assert!(!err.contains("panicked"), "{err}");
+        // A message about WBest+'s bursts only when --plus was asked for.
+        assert_eq!(err.contains("--plus"), full.contains(&"--plus"), "{err}");
     }
 }
 
