@@ -18,7 +18,7 @@
 //! [`wisp_core::scheme::example_aimd`]), and `wisp.gym` binds wisp-sim's monitor-interval
 //! environment [`wisp_sim::interval`] (`src/gym.rs`).
 
-use pyo3::exceptions::{PyOSError, PyValueError};
+use pyo3::exceptions::{PyOSError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList, PyTuple};
 use std::path::{Path, PathBuf};
@@ -73,6 +73,27 @@ fn non_negative(name: &str, v: f64) -> PyResult<f64> {
     Ok(v)
 }
 
+/// The longest time an option may give: a tenth of the simulated clock's range (2^64 ns, about
+/// 584 years), so that a run's instants never saturate. Longer values used to be clamped to
+/// the clock's end, and a run with `delay_ms=1e30` delivered its packets in 12 ms.
+const MAX_SECS: f64 = 1.8e9;
+
+/// A time option in seconds (`scale` converts the given unit to seconds): finite, not negative,
+/// at most [`MAX_SECS`].
+fn seconds(name: &str, v: f64, scale: f64) -> PyResult<wisp_core::Duration> {
+    let s = non_negative(name, v)? * scale;
+    if s > MAX_SECS {
+        return Err(value_error(format!(
+            "{name}: {v:e} is too large (at most {MAX_SECS:e} s)"
+        )));
+    }
+    Ok(Duration::from_secs_f64(s))
+}
+
+/// Bins `Trace.rate` may make (8 bytes each per column): more is a `bin_ms` too small for the
+/// trace, which used to abort the process on allocating them.
+const MAX_BINS: f64 = 1e7;
+
 /// The run options of the keyword arguments shared by `run` and `bench`.
 #[allow(clippy::too_many_arguments)]
 fn run_options(
@@ -85,8 +106,8 @@ fn run_options(
     timer_jitter_us: f64,
 ) -> PyResult<RunOptions> {
     let mut o = RunOptions {
-        delay: Duration::from_millis_f64(non_negative("delay_ms", delay_ms)?),
-        warmup: Duration::from_secs_f64(non_negative("warmup_s", warmup_s)?),
+        delay: seconds("delay_ms", delay_ms, 1e-3)?,
+        warmup: seconds("warmup_s", warmup_s, 1.0)?,
         ..RunOptions::default()
     };
     if let Some(q) = queue {
@@ -101,10 +122,11 @@ fn run_options(
             .map_err(|e| value_error(format!("reverse_loss: {e}")))?;
     }
     if let Some(d) = duration_s {
-        if number("duration_s", d)? <= 0.0 {
+        let duration = seconds("duration_s", d, 1.0)?;
+        if duration.is_zero() {
             return Err(value_error("duration_s: must be positive"));
         }
-        o.duration = Some(Duration::from_secs_f64(d));
+        o.duration = Some(duration);
     }
     let jitter = number("timer_jitter_us", timer_jitter_us)?;
     if !(0.0..=1e6).contains(&jitter) {
@@ -285,9 +307,14 @@ fn run(
             schemes.push(config);
         } else {
             let spec: &str = s.extract().map_err(|_| {
-                value_error(
-                    "scheme: expected a spec string or a wisp.Controller (or a list of them)",
-                )
+                let ty = s
+                    .get_type()
+                    .qualname()
+                    .map_or_else(|_| "?".to_string(), |n| n.to_string());
+                PyTypeError::new_err(format!(
+                    "scheme: expected a spec string or a wisp.Controller (or a list of them), \
+                     not {ty}"
+                ))
             })?;
             schemes.push(spec.parse::<SchemeConfig>().map_err(value_error)?);
         }
@@ -494,6 +521,13 @@ impl Trace {
         let bin = Duration::from_millis_f64(bin_ms);
         if bin.is_zero() {
             return Err(value_error("bin_ms: must be positive"));
+        }
+        let bins = self.trace.period().as_secs_f64() / bin.as_secs_f64();
+        if bins > MAX_BINS {
+            return Err(value_error(format!(
+                "bin_ms: {bin_ms} ms makes {bins:.0} bins over the trace's {} s (at most {MAX_BINS:.0})",
+                self.trace.period().as_secs_f64()
+            )));
         }
         let link = LinkModel::Trace(self.trace.clone());
         let end = Instant::ZERO + self.trace.period();

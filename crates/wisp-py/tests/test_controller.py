@@ -196,7 +196,7 @@ def test_bad_factories() -> None:
         _run(lambda: 1 / 0 if False else (_ for _ in ()).throw(RuntimeError("boom")))
     with pytest.raises(TypeError):
         wisp.Controller(3, aimd.AimdReceiver)  # type: ignore[arg-type]
-    with pytest.raises(ValueError, match="spec string or a wisp.Controller"):
+    with pytest.raises(TypeError, match="spec string or a wisp.Controller"):
         wisp.run(scheme=3, link="const:1mbps")  # type: ignore[arg-type]
 
 
