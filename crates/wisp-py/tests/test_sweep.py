@@ -65,3 +65,15 @@ def test_run_results_as_pandas() -> None:
     assert len(df) == 2
     assert list(df["throughput_kbps"]) == [f["throughput_kbps"] for f in r.flows]
     assert (df["scheme"] == "gcc").all()
+
+
+def test_grids_with_nothing_to_sweep_or_the_wrong_types() -> None:
+    base = {"schemes": ["cbr"], "links": ["const:1mbps"], "duration_s": 1}
+    with pytest.raises(ValueError, match="`loss` names nothing"):
+        wisp.sweep({**base, "loss": []})
+    with pytest.raises(TypeError, match="seeds"):
+        wisp.sweep({**base, "seeds": [1.7]})  # was silently seed 1
+    with pytest.raises(ValueError, match="seeds"):
+        wisp.sweep({**base, "seeds": [-1]})
+    with pytest.raises(TypeError, match="scheme specs"):
+        wisp.sweep({**base, "schemes": [wisp.Controller.rust_example_aimd()]})
