@@ -65,6 +65,12 @@ def test_run_results_as_pandas() -> None:
     assert len(df) == 2
     assert list(df["throughput_kbps"]) == [f["throughput_kbps"] for f in r.flows]
     assert (df["scheme"] == "gcc").all()
+    # A list of schemes: each row carries its flow's scheme, not the run's joined name.
+    r = wisp.run(scheme=["gcc", "cbr:rate-kbps=1000"], link="const:6mbps", duration_s=5)
+    assert r.scheme == "gcc+cbr:rate-kbps=1000"
+    df = r.to_pandas()
+    assert list(df["scheme"]) == ["gcc", "cbr:rate-kbps=1000"]
+    assert list(df.columns) == list(wisp.bench("cbr", "traces/cellular/Verizon-LTE-short.down", duration_s=1).columns)
 
 
 def test_grids_with_nothing_to_sweep_or_the_wrong_types() -> None:

@@ -164,8 +164,12 @@ class RunResult:
         self._packets: pd.DataFrame | None = None
 
     def to_pandas(self) -> pd.DataFrame:
-        """One row per flow: the run's fields and the flow's metrics (``bench``'s columns)."""
-        rows = [{**{k: self._report[k] for k in REPORT_FIELDS}, **{k: f[k] for k in METRICS}} for f in self.flows]
+        """One row per flow, in flow order: the run's fields and the flow's metrics (``bench``'s
+        columns); ``scheme`` is the flow's own (``"gcc"``, not the run's ``"gcc+cbr"``)."""
+        rows = [
+            {**{k: self._report[k] for k in REPORT_FIELDS}, "scheme": f["scheme"], **{k: f[k] for k in METRICS}}
+            for f in self.flows
+        ]
         df = pd.DataFrame(rows)
         for k in METRICS:
             df[k] = df[k].astype(np.int64 if k in _INT_METRICS else np.float64)
