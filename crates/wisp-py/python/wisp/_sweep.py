@@ -121,10 +121,11 @@ def sweep(grid: Mapping[str, Any], client: Any = None, jobs: int | None = None) 
     """
     import wisp
 
+    jobs = wisp._int("jobs", jobs, 1, wisp._JOBS_MAX)
     runs = expand(grid)
     tasks = [{**r, "link": _absolute_link(r["link"])} for r in runs]
     for t in tasks:
-        if isinstance(t.get("reverse"), str):
+        if isinstance(t.get("reverse"), (str, os.PathLike)):
             t["reverse"] = os.path.abspath(t["reverse"])
     if client is not None:
         futures = client.map(_run_one, tasks, pure=False)
