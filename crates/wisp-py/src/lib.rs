@@ -18,11 +18,12 @@
 //! [`wisp_core::scheme::example_aimd`]), and `wisp.gym` binds wisp-sim's monitor-interval
 //! environment [`wisp_sim::interval`] (`src/gym.rs`).
 
-use pyo3::exceptions::{PyOSError, PyTypeError, PyValueError};
+use pyo3::exceptions::{PyOSError, PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList, PyTuple};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use wisp_core::scheme::SchemeConfig;
 use wisp_core::{Duration, Instant};
 use wisp_sim::link::{BYTES_PER_LINE, LinkModel, LinkSpec};
@@ -453,14 +454,68 @@ fn bench_runs(
         }
     }
     let jobs = jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
-    let reports: Vec<RunReport> = py
-        .allow_threads(|| {
-            wisp_sim::bench::run_all_map(&scenarios, jobs, &|_, _, _| {}, &|_, r| r.report)
-        })
-        .into_iter()
-        .collect::<Result<_, _>>()
-        .map_err(value_error)?;
+    let reports: Vec<RunReport> = interruptible(py, |cancel| {
+        wisp_sim::bench::run_all_map_until(
+            &scenarios,
+            jobs,
+            &|_, _, _| {},
+            &|_, r| r.report,
+            cancel,
+        )
+    })?
+    .into_iter()
+    .collect::<Result<_, _>>()
+    .map_err(value_error)?;
     report_json(&reports)
+}
+
+/// Runs `work` on a thread of its own with the GIL released, checking for Ctrl-C every 100 ms:
+/// on a signal's exception (KeyboardInterrupt) `work`'s cancel flag is set, its runs under way
+/// finish, and the exception is returned. (A bench of minutes used to ignore Ctrl-C until its
+/// end.) `work` returns `None` when cancelled.
+fn interruptible<T: Send>(
+    py: Python<'_>,
+    work: impl FnOnce(&AtomicBool) -> Option<T> + Send,
+) -> PyResult<T> {
+    let cancel = AtomicBool::new(false);
+    std::thread::scope(|s| {
+        let (tx, rx) = std::sync::mpsc::channel::<()>();
+        // Borrowed by the closures that release the GIL, which must be `Sync`.
+        let rx = std::sync::Mutex::new(rx);
+        let cancel = &cancel;
+        let handle = s.spawn(move || {
+            let r = work(cancel);
+            drop(tx);
+            r
+        });
+        let mut interrupted = None;
+        loop {
+            // `Disconnected`: the work ended (or panicked, which `join` passes on).
+            let waiting = py.allow_threads(|| {
+                let rx = rx.lock().unwrap_or_else(|p| p.into_inner());
+                matches!(
+                    rx.recv_timeout(std::time::Duration::from_millis(100)),
+                    Err(std::sync::mpsc::RecvTimeoutError::Timeout)
+                )
+            });
+            if !waiting {
+                break;
+            }
+            if let Err(e) = py.check_signals() {
+                cancel.store(true, Ordering::Relaxed);
+                interrupted = Some(e);
+                break;
+            }
+        }
+        let r = py
+            .allow_threads(|| handle.join())
+            .unwrap_or_else(|p| std::panic::resume_unwind(p));
+        match (interrupted, r) {
+            (Some(e), _) => Err(e),
+            (None, Some(r)) => Ok(r),
+            (None, None) => Err(PyRuntimeError::new_err("the runs were cancelled")),
+        }
+    })
 }
 
 /// Splits a comma-separated list of scheme specs as `wisp bench --schemes` does

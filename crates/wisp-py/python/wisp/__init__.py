@@ -325,6 +325,8 @@ def bench(
         jobs: runs in parallel (default: the number of cores).
         The other arguments are :func:`run`'s.
 
+    Ctrl-C raises ``KeyboardInterrupt`` once the runs under way end (no further run starts).
+
     Returns:
         One row per run, traces outer and schemes inner (results.json's order): the run's fields
         (``scheme``, ``trace``, ``seed``, …) and the flow's metrics (``throughput_kbps``, …; NaN
