@@ -73,17 +73,27 @@ pub struct PyRate {
 
 #[pymethods]
 impl PyRate {
+    /// Checks the rates (finite, 0 to 1e8 kbit/s) here, where the mistake is, rather than
+    /// when the allowance is used.
     #[new]
     #[pyo3(signature = (kbps, pacing_kbps=None))]
-    fn new(kbps: f64, pacing_kbps: Option<f64>) -> Self {
-        PyRate {
-            kbps,
-            pacing_kbps: pacing_kbps.unwrap_or(kbps),
-        }
+    fn new(kbps: f64, pacing_kbps: Option<f64>) -> PyResult<Self> {
+        let kbps = checked_kbps("Rate", "kbps", kbps)?;
+        let pacing_kbps = checked_kbps("Rate", "pacing_kbps", pacing_kbps.unwrap_or(kbps))?;
+        Ok(PyRate { kbps, pacing_kbps })
     }
     fn __repr__(&self) -> String {
         format!("Rate({}, pacing_kbps={})", self.kbps, self.pacing_kbps)
     }
+}
+
+fn checked_kbps(class: &str, name: &str, kbps: f64) -> PyResult<f64> {
+    if rate_of(kbps).is_none() {
+        return Err(PyValueError::new_err(format!(
+            "{class}: {name} {kbps} is not a rate in kbit/s (0 to 1e8)"
+        )));
+    }
+    Ok(kbps)
 }
 
 /// `wisp.Window(bytes, pacing_kbps=None)`: `bytes` more may be sent now, paced at
@@ -99,10 +109,17 @@ pub struct PyWindow {
 
 #[pymethods]
 impl PyWindow {
+    /// Checks `bytes` (0 to 2^64 - 1) and the pacing rate (finite, 0 to 1e8 kbit/s).
     #[new]
     #[pyo3(signature = (bytes, pacing_kbps=None))]
-    fn new(bytes: u64, pacing_kbps: Option<f64>) -> Self {
-        PyWindow { bytes, pacing_kbps }
+    fn new(bytes: i128, pacing_kbps: Option<f64>) -> PyResult<Self> {
+        let bytes = u64::try_from(bytes).map_err(|_| {
+            PyValueError::new_err(format!("Window: bytes {bytes} is not 0 to 2**64 - 1"))
+        })?;
+        let pacing_kbps = pacing_kbps
+            .map(|p| checked_kbps("Window", "pacing_kbps", p))
+            .transpose()?;
+        Ok(PyWindow { bytes, pacing_kbps })
     }
     fn __repr__(&self) -> String {
         format!("Window({}, pacing_kbps={:?})", self.bytes, self.pacing_kbps)

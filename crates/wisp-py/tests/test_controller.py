@@ -315,3 +315,22 @@ def test_keyboard_interrupt_in_a_hook_stays_a_keyboard_interrupt() -> None:
 
     with pytest.raises(SystemExit):
         wisp.run(wisp.Controller(Exits, wisp.Receiver), "const:2mbps", duration_s=1)
+
+
+def test_rate_and_window_check_their_arguments() -> None:
+    """At construction, naming the argument (Window(-1) was a bare OverflowError, Rate(nan)
+    was accepted and failed later, inside the run)."""
+    for make, words in [
+        (lambda: wisp.Rate(math.nan), "Rate: kbps NaN"),
+        (lambda: wisp.Rate(-1), "Rate: kbps -1"),
+        (lambda: wisp.Rate(1e9), "Rate: kbps 1000000000"),
+        (lambda: wisp.Rate(100, pacing_kbps=math.inf), "Rate: pacing_kbps inf"),
+        (lambda: wisp.Window(-1), "Window: bytes -1"),
+        (lambda: wisp.Window(2**64), "Window: bytes"),
+        (lambda: wisp.Window(1500, pacing_kbps=math.nan), "Window: pacing_kbps NaN"),
+    ]:
+        with pytest.raises(ValueError) as e:
+            make()
+        assert words in str(e.value), str(e.value)
+    assert wisp.Rate(0).pacing_kbps == 0 and wisp.Rate(1e8, pacing_kbps=50).pacing_kbps == 50
+    assert wisp.Window(0).bytes == 0 and wisp.Window(2**64 - 1).bytes == 2**64 - 1

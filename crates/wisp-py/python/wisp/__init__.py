@@ -250,7 +250,8 @@ def run(
             sharing the bottleneck (``flows`` must then stay 1).
         link: the data direction's link spec (``wisp run --link``): ``trace:FILE``,
             ``trace-ns:FILE``, ``trace-packets:FILE``, ``const:RATE``, ``steps:RATE@T,…``,
-            ``wifi-outage[:…]``, ``3g-up``, ``wimax-down``, ``cable-up``, ``handover:…``.
+            ``wifi-outage[:…]``, ``wifi[:…]`` (the simulated 802.11 medium), ``3g-up``,
+            ``wimax-down``, ``cable-up``, ``handover:…``.
         reverse: the feedback direction's trace file (``--reverse-trace``); ``None``: the
             propagation delay only.
         delay_ms: one-way propagation delay in each direction.
