@@ -91,8 +91,9 @@ fn seconds(name: &str, v: f64, scale: f64) -> PyResult<wisp_core::Duration> {
     Ok(Duration::from_secs_f64(s))
 }
 
-/// Bins `Trace.rate` may make (8 bytes each per column): more is a `bin_ms` too small for the
-/// trace, which used to abort the process on allocating them.
+/// Bins `Trace.rate` may make (8 bytes each per column), and seconds `Trace.stats` may count:
+/// more is a `bin_ms` too small for the trace, or a trace months long, which used to abort the
+/// process on allocating them.
 const MAX_BINS: f64 = 1e7;
 
 /// The run options of the keyword arguments shared by `run` and `bench`.
@@ -562,8 +563,18 @@ impl Trace {
         self.trace.name().to_string()
     }
 
-    /// `wisp trace stats --json`'s object for this trace, as JSON.
+    /// `wisp trace stats --json`'s object for this trace, as JSON. The statistics count
+    /// per second: a period of more than [`MAX_BINS`] seconds (116 days) is a `ValueError` (a
+    /// two-line trace ending at 1.8e13 ms aborted the interpreter allocating 147 GB).
     fn stats_json(&self) -> PyResult<String> {
+        let period = self.trace.period().as_secs_f64();
+        if period > MAX_BINS {
+            return Err(value_error(format!(
+                "{}: the trace's period is {period} s; its per-second statistics take at most \
+                 {MAX_BINS:.0} s",
+                self.trace.name()
+            )));
+        }
         report_json(&self.trace.stats(BYTES_PER_LINE))
     }
 

@@ -24,6 +24,22 @@ def test_a_tiny_rate_bin_is_a_value_error_not_an_abort(capped) -> None:
     assert len(wisp.Trace.load("traces/cellular/Verizon-LTE-short.down").rate(1)) == 140_000
 
 
+def test_the_stats_of_a_trace_centuries_long_are_a_value_error(capped, tmp_path) -> None:
+    path = tmp_path / "long.down"
+    path.write_text("1\n18446744073709\n")  # two lines, 584 years apart
+    out = capped(
+        f"""
+        t = wisp.Trace.load({str(path)!r})
+        try:
+            t.stats()
+        except ValueError as e:
+            print("ValueError:", e)
+        """
+    )
+    assert "ValueError: long.down: the trace's period is" in out, out
+    assert wisp.Trace.load("traces/cellular/Verizon-LTE-short.down").stats()["duration_s"] == 140.0
+
+
 @pytest.mark.parametrize(
     ("kwargs", "error", "names"),
     [

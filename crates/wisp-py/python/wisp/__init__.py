@@ -458,7 +458,8 @@ class Trace:
 
     def stats(self) -> dict[str, Any]:
         """Duration, mean and 1-second percentile rates, outages: ``wisp trace stats --json``'s
-        object for this trace."""
+        object for this trace. ``ValueError`` for a period of more than 10**7 s (the counts are
+        per second)."""
         stats: dict[str, Any] = json.loads(self._native.stats_json())
         return stats
 
