@@ -17,7 +17,11 @@
 //! allowance becomes an empty window, its timers stop), the run finishes quickly, and `wisp.run`
 //! raises `wisp.ControllerError` naming the class, the callback, the simulated time and the
 //! problem, with the Python exception as its `__cause__`. Ctrl-C is checked every 4096 callbacks
-//! and stops the run the same way.
+//! and stops the run the same way; a `KeyboardInterrupt` or `SystemExit` raised inside a hook
+//! stops it as itself (it is not the controller's failure). Busy loops that would never let
+//! simulated time pass are errors too: a timer served 1000 times within 1 µs, an unpaced
+//! non-empty `Window` granted 100,000 times at one instant (a sender that never counts what it
+//! sent), 10,000 feedback messages at one instant (a `poll_feedback` that never returns `None`).
 //!
 //! Deviations from the Rust contract: no `poll_extra` (a Python sender cannot send packets
 //! outside its allowance), no `delay_target`; `stats()` reports the target rate of the last
@@ -25,7 +29,7 @@
 //! A hook a class does not override is not called at all (`on_time`, `poll_timeout`, …), so the
 //! seam costs only the callbacks a controller defines.
 
-use pyo3::exceptions::PyRuntimeError;
+use pyo3::exceptions::{PyException, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyString};
 use pyo3::{create_exception, intern};
@@ -39,7 +43,8 @@ use wisp_core::pacer::Pacer;
 use wisp_core::packet::{DataHeader, SchemeFields};
 use wisp_core::scheme::example_aimd::AimdConfig;
 use wisp_core::scheme::opaque::{
-    MAX_FEEDBACK, OpaqueFields as PyFields, OpaqueMessage as PyMessage, instant_of, rate_of, secs,
+    MAX_FEEDBACK, MAX_KBPS, OpaqueFields as PyFields, OpaqueMessage as PyMessage, instant_of,
+    rate_of, secs,
 };
 use wisp_core::scheme::params::Parameters;
 use wisp_core::scheme::{
@@ -68,17 +73,27 @@ pub struct PyRate {
 
 #[pymethods]
 impl PyRate {
+    /// Checks the rates (finite, 0 to 1e8 kbit/s) here, where the mistake is, rather than
+    /// when the allowance is used.
     #[new]
     #[pyo3(signature = (kbps, pacing_kbps=None))]
-    fn new(kbps: f64, pacing_kbps: Option<f64>) -> Self {
-        PyRate {
-            kbps,
-            pacing_kbps: pacing_kbps.unwrap_or(kbps),
-        }
+    fn new(kbps: f64, pacing_kbps: Option<f64>) -> PyResult<Self> {
+        let kbps = checked_kbps("Rate", "kbps", kbps)?;
+        let pacing_kbps = checked_kbps("Rate", "pacing_kbps", pacing_kbps.unwrap_or(kbps))?;
+        Ok(PyRate { kbps, pacing_kbps })
     }
     fn __repr__(&self) -> String {
         format!("Rate({}, pacing_kbps={})", self.kbps, self.pacing_kbps)
     }
+}
+
+fn checked_kbps(class: &str, name: &str, kbps: f64) -> PyResult<f64> {
+    if rate_of(kbps).is_none() {
+        return Err(PyValueError::new_err(format!(
+            "{class}: {name} {kbps} is not a rate in kbit/s (0 to 1e8)"
+        )));
+    }
+    Ok(kbps)
 }
 
 /// `wisp.Window(bytes, pacing_kbps=None)`: `bytes` more may be sent now, paced at
@@ -94,10 +109,17 @@ pub struct PyWindow {
 
 #[pymethods]
 impl PyWindow {
+    /// Checks `bytes` (0 to 2^64 - 1) and the pacing rate (finite, 0 to 1e8 kbit/s).
     #[new]
     #[pyo3(signature = (bytes, pacing_kbps=None))]
-    fn new(bytes: u64, pacing_kbps: Option<f64>) -> Self {
-        PyWindow { bytes, pacing_kbps }
+    fn new(bytes: i128, pacing_kbps: Option<f64>) -> PyResult<Self> {
+        let bytes = u64::try_from(bytes).map_err(|_| {
+            PyValueError::new_err(format!("Window: bytes {bytes} is not 0 to 2**64 - 1"))
+        })?;
+        let pacing_kbps = pacing_kbps
+            .map(|p| checked_kbps("Window", "pacing_kbps", p))
+            .transpose()?;
+        Ok(PyWindow { bytes, pacing_kbps })
     }
     fn __repr__(&self) -> String {
         format!("Window({}, pacing_kbps={:?})", self.bytes, self.pacing_kbps)
@@ -207,6 +229,27 @@ struct Half {
 const BUSY_LOOP: u32 = 1000;
 const BUSY_GAP: wisp_core::Duration = wisp_core::Duration::from_micros(1);
 
+/// Unpaced, non-empty `Window` allowances at one instant that make a busy loop (a sender that
+/// never counts what it sent would otherwise send without end at that instant, until memory
+/// runs out): 100,000 full-size packets, 150 MB.
+const BUSY_SEND: u32 = 100_000;
+
+/// Feedback messages returned at one instant that make a busy loop (a `poll_feedback` that
+/// never returns `None`).
+const BUSY_FEEDBACK: u32 = 10_000;
+
+/// The smallest report interval of the example's Rust twin (a smaller one floods the reverse
+/// path; 0 never lets time pass).
+const MIN_INTERVAL_S: f64 = 0.001;
+
+/// Counts calls at one instant: `(instant, calls in a row at it)` after this one.
+fn again(cell: &Cell<(Instant, u32)>, now: Instant) -> u32 {
+    let (at, n) = cell.get();
+    let n = if at == now { n + 1 } else { 0 };
+    cell.set((now, n));
+    n
+}
+
 impl fmt::Debug for Half {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{} (Python)", self.class)
@@ -235,6 +278,12 @@ impl Half {
     }
 
     fn raised(&self, py: Python<'_>, hook: &str, now: Option<Instant>, e: PyErr) {
+        // KeyboardInterrupt (Ctrl-C while Python runs a hook), SystemExit, …: not the
+        // controller's failure, so they stop the run as themselves.
+        if !e.is_instance_of::<PyException>(py) {
+            self.shared.fail(e);
+            return;
+        }
         let at = now.map_or(String::new(), |t| format!(" at t={:.6} s", secs(t)));
         let what = e
             .get_type(py)
@@ -343,6 +392,8 @@ impl Half {
 pub struct PySender {
     half: Half,
     last_rate: Cell<Option<Bitrate>>,
+    /// Unpaced non-empty windows granted at one instant ([`BUSY_SEND`]).
+    granted: Cell<(Instant, u32)>,
 }
 
 impl Sender for PySender {
@@ -449,6 +500,19 @@ impl Sender for PySender {
                     })
             };
             match a {
+                Some(Allowance::Window {
+                    bytes,
+                    pacing: None,
+                }) if bytes.bytes() > 0 && again(&self.granted, now) >= BUSY_SEND => {
+                    h.shared.fail(ControllerError::new_err(format!(
+                        "{}.allowance at t={:.6} s: granted an unpaced window {BUSY_SEND} times \
+                         at this instant (a busy loop): a Window must shrink as packets leave \
+                         (count them in on_packet_sent), or give pacing_kbps",
+                        h.class,
+                        secs(now)
+                    )));
+                    stop
+                }
                 Some(a) => {
                     if let Allowance::Rate { target, .. } = a {
                         self.last_rate.set(Some(target));
@@ -488,6 +552,8 @@ impl Sender for PySender {
 #[derive(Debug)]
 pub struct PyReceiver {
     half: Half,
+    /// Feedback messages returned at one instant ([`BUSY_FEEDBACK`]).
+    polled: Cell<(Instant, u32)>,
 }
 
 impl Receiver for PyReceiver {
@@ -523,6 +589,15 @@ impl Receiver for PyReceiver {
             }
             match v.downcast::<PyBytes>() {
                 Ok(b) if b.as_bytes().len() <= MAX_FEEDBACK => {
+                    if again(&self.polled, now) >= BUSY_FEEDBACK {
+                        h.shared.fail(ControllerError::new_err(format!(
+                            "{}.poll_feedback at t={:.6} s: returned {BUSY_FEEDBACK} messages at \
+                             this instant (a busy loop): return None when nothing is due",
+                            h.class,
+                            secs(now)
+                        )));
+                        return None;
+                    }
                     Some(PyMessage(b.as_bytes().to_vec()))
                 }
                 _ => {
@@ -694,8 +769,12 @@ impl Scheme for PyScheme {
             sender: PySender {
                 half: sender,
                 last_rate: Cell::new(None),
+                granted: Cell::new((Instant::MAX, 0)),
             },
-            receiver: PyReceiver { half: receiver },
+            receiver: PyReceiver {
+                half: receiver,
+                polled: Cell::new((Instant::MAX, 0)),
+            },
             source: Source::bulk(mtu),
             pacer: Pacer::default(),
             mtu,
@@ -741,8 +820,37 @@ impl PyController {
         beta: f64,
         step_kbps: f64,
         interval_s: f64,
-    ) -> Self {
-        PyController {
+    ) -> PyResult<Self> {
+        let check = |name: &str, v: f64, ok: bool, need: &str| {
+            if v.is_finite() && ok {
+                Ok(())
+            } else {
+                Err(PyValueError::new_err(format!(
+                    "{name}: `{v}` is out of range (need {need})"
+                )))
+            }
+        };
+        check(
+            "start_kbps",
+            start_kbps,
+            start_kbps > 0.0 && start_kbps <= MAX_KBPS,
+            "0 < kbit/s <= 1e8",
+        )?;
+        check("target_s", target_s, target_s >= 0.0, "seconds >= 0")?;
+        check("beta", beta, beta > 0.0 && beta <= 1.0, "0 < beta <= 1")?;
+        check(
+            "step_kbps",
+            step_kbps,
+            (0.0..=MAX_KBPS).contains(&step_kbps),
+            "0 <= kbit/s <= 1e8",
+        )?;
+        check(
+            "interval_s",
+            interval_s,
+            interval_s >= MIN_INTERVAL_S,
+            "at least 0.001 s",
+        )?;
+        Ok(PyController {
             name: "example-aimd (Rust)".to_string(),
             kind: ControllerKind::Rust(SchemeConfig::Custom(CustomScheme::new(AimdConfig {
                 start_kbps,
@@ -751,7 +859,7 @@ impl PyController {
                 step_kbps,
                 interval_s,
             }))),
-        }
+        })
     }
 
     #[getter]

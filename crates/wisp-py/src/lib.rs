@@ -18,11 +18,12 @@
 //! [`wisp_core::scheme::example_aimd`]), and `wisp.gym` binds wisp-sim's monitor-interval
 //! environment [`wisp_sim::interval`] (`src/gym.rs`).
 
-use pyo3::exceptions::{PyOSError, PyValueError};
+use pyo3::exceptions::{PyOSError, PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList, PyTuple};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use wisp_core::scheme::SchemeConfig;
 use wisp_core::{Duration, Instant};
 use wisp_sim::link::{BYTES_PER_LINE, LinkModel, LinkSpec};
@@ -73,6 +74,28 @@ fn non_negative(name: &str, v: f64) -> PyResult<f64> {
     Ok(v)
 }
 
+/// The longest time an option may give: a tenth of the simulated clock's range (2^64 ns, about
+/// 584 years), so that a run's instants never saturate. Longer values used to be clamped to
+/// the clock's end, and a run with `delay_ms=1e30` delivered its packets in 12 ms.
+const MAX_SECS: f64 = 1.8e9;
+
+/// A time option in seconds (`scale` converts the given unit to seconds): finite, not negative,
+/// at most [`MAX_SECS`].
+fn seconds(name: &str, v: f64, scale: f64) -> PyResult<wisp_core::Duration> {
+    let s = non_negative(name, v)? * scale;
+    if s > MAX_SECS {
+        return Err(value_error(format!(
+            "{name}: {v:e} is too large (at most {MAX_SECS:e} s)"
+        )));
+    }
+    Ok(Duration::from_secs_f64(s))
+}
+
+/// Bins `Trace.rate` may make (8 bytes each per column), and seconds `Trace.stats` may count:
+/// more is a `bin_ms` too small for the trace, or a trace months long, which used to abort the
+/// process on allocating them.
+const MAX_BINS: f64 = 1e7;
+
 /// The run options of the keyword arguments shared by `run` and `bench`.
 #[allow(clippy::too_many_arguments)]
 fn run_options(
@@ -85,8 +108,8 @@ fn run_options(
     timer_jitter_us: f64,
 ) -> PyResult<RunOptions> {
     let mut o = RunOptions {
-        delay: Duration::from_millis_f64(non_negative("delay_ms", delay_ms)?),
-        warmup: Duration::from_secs_f64(non_negative("warmup_s", warmup_s)?),
+        delay: seconds("delay_ms", delay_ms, 1e-3)?,
+        warmup: seconds("warmup_s", warmup_s, 1.0)?,
         ..RunOptions::default()
     };
     if let Some(q) = queue {
@@ -101,10 +124,11 @@ fn run_options(
             .map_err(|e| value_error(format!("reverse_loss: {e}")))?;
     }
     if let Some(d) = duration_s {
-        if number("duration_s", d)? <= 0.0 {
+        let duration = seconds("duration_s", d, 1.0)?;
+        if duration.is_zero() {
             return Err(value_error("duration_s: must be positive"));
         }
-        o.duration = Some(Duration::from_secs_f64(d));
+        o.duration = Some(duration);
     }
     let jitter = number("timer_jitter_us", timer_jitter_us)?;
     if !(0.0..=1e6).contains(&jitter) {
@@ -285,9 +309,14 @@ fn run(
             schemes.push(config);
         } else {
             let spec: &str = s.extract().map_err(|_| {
-                value_error(
-                    "scheme: expected a spec string or a wisp.Controller (or a list of them)",
-                )
+                let ty = s
+                    .get_type()
+                    .qualname()
+                    .map_or_else(|_| "?".to_string(), |n| n.to_string());
+                PyTypeError::new_err(format!(
+                    "scheme: expected a spec string or a wisp.Controller (or a list of them), \
+                     not {ty}"
+                ))
             })?;
             schemes.push(spec.parse::<SchemeConfig>().map_err(value_error)?);
         }
@@ -426,14 +455,68 @@ fn bench_runs(
         }
     }
     let jobs = jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
-    let reports: Vec<RunReport> = py
-        .allow_threads(|| {
-            wisp_sim::bench::run_all_map(&scenarios, jobs, &|_, _, _| {}, &|_, r| r.report)
-        })
-        .into_iter()
-        .collect::<Result<_, _>>()
-        .map_err(value_error)?;
+    let reports: Vec<RunReport> = interruptible(py, |cancel| {
+        wisp_sim::bench::run_all_map_until(
+            &scenarios,
+            jobs,
+            &|_, _, _| {},
+            &|_, r| r.report,
+            cancel,
+        )
+    })?
+    .into_iter()
+    .collect::<Result<_, _>>()
+    .map_err(value_error)?;
     report_json(&reports)
+}
+
+/// Runs `work` on a thread of its own with the GIL released, checking for Ctrl-C every 100 ms:
+/// on a signal's exception (KeyboardInterrupt) `work`'s cancel flag is set, its runs under way
+/// finish, and the exception is returned. (A bench of minutes used to ignore Ctrl-C until its
+/// end.) `work` returns `None` when cancelled.
+fn interruptible<T: Send>(
+    py: Python<'_>,
+    work: impl FnOnce(&AtomicBool) -> Option<T> + Send,
+) -> PyResult<T> {
+    let cancel = AtomicBool::new(false);
+    std::thread::scope(|s| {
+        let (tx, rx) = std::sync::mpsc::channel::<()>();
+        // Borrowed by the closures that release the GIL, which must be `Sync`.
+        let rx = std::sync::Mutex::new(rx);
+        let cancel = &cancel;
+        let handle = s.spawn(move || {
+            let r = work(cancel);
+            drop(tx);
+            r
+        });
+        let mut interrupted = None;
+        loop {
+            // `Disconnected`: the work ended (or panicked, which `join` passes on).
+            let waiting = py.allow_threads(|| {
+                let rx = rx.lock().unwrap_or_else(|p| p.into_inner());
+                matches!(
+                    rx.recv_timeout(std::time::Duration::from_millis(100)),
+                    Err(std::sync::mpsc::RecvTimeoutError::Timeout)
+                )
+            });
+            if !waiting {
+                break;
+            }
+            if let Err(e) = py.check_signals() {
+                cancel.store(true, Ordering::Relaxed);
+                interrupted = Some(e);
+                break;
+            }
+        }
+        let r = py
+            .allow_threads(|| handle.join())
+            .unwrap_or_else(|p| std::panic::resume_unwind(p));
+        match (interrupted, r) {
+            (Some(e), _) => Err(e),
+            (None, Some(r)) => Ok(r),
+            (None, None) => Err(PyRuntimeError::new_err("the runs were cancelled")),
+        }
+    })
 }
 
 /// Splits a comma-separated list of scheme specs as `wisp bench --schemes` does
@@ -480,8 +563,18 @@ impl Trace {
         self.trace.name().to_string()
     }
 
-    /// `wisp trace stats --json`'s object for this trace, as JSON.
+    /// `wisp trace stats --json`'s object for this trace, as JSON. The statistics count
+    /// per second: a period of more than [`MAX_BINS`] seconds (116 days) is a `ValueError` (a
+    /// two-line trace ending at 1.8e13 ms aborted the interpreter allocating 147 GB).
     fn stats_json(&self) -> PyResult<String> {
+        let period = self.trace.period().as_secs_f64();
+        if period > MAX_BINS {
+            return Err(value_error(format!(
+                "{}: the trace's period is {period} s; its per-second statistics take at most \
+                 {MAX_BINS:.0} s",
+                self.trace.name()
+            )));
+        }
         report_json(&self.trace.stats(BYTES_PER_LINE))
     }
 
@@ -494,6 +587,13 @@ impl Trace {
         let bin = Duration::from_millis_f64(bin_ms);
         if bin.is_zero() {
             return Err(value_error("bin_ms: must be positive"));
+        }
+        let bins = self.trace.period().as_secs_f64() / bin.as_secs_f64();
+        if bins > MAX_BINS {
+            return Err(value_error(format!(
+                "bin_ms: {bin_ms} ms makes {bins:.0} bins over the trace's {} s (at most {MAX_BINS:.0})",
+                self.trace.period().as_secs_f64()
+            )));
         }
         let link = LinkModel::Trace(self.trace.clone());
         let end = Instant::ZERO + self.trace.period();

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import json
 import os
+import resource
 import subprocess
+import sys
+import textwrap
 from pathlib import Path
 from typing import Any
 
@@ -57,3 +60,33 @@ def cli_json(cli, *args: str) -> Any:
     code, out, err = cli(*args)
     assert code == 0, f"wisp {' '.join(args)} failed ({code}): {err}"
     return json.loads(out)
+
+
+#: The address space of a `capped` child: 1.5 GB.
+_CHILD_LIMIT = 1536 * 2**20
+
+
+def _cap() -> None:
+    resource.setrlimit(resource.RLIMIT_AS, (_CHILD_LIMIT, _CHILD_LIMIT))
+
+
+@pytest.fixture(scope="session")
+def capped():
+    """Runs Python code after `import wisp` in a child process whose address space is capped at
+    1.5 GB, in the repository root; returns its stdout and fails the test if the child died. For
+    input that used to abort the interpreter by allocating gigabytes: without the fix the test
+    fails (the child dies) instead of taking the machine's memory."""
+
+    def run(code: str) -> str:
+        p = subprocess.run(
+            [sys.executable, "-c", "import wisp\n" + textwrap.dedent(code)],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            preexec_fn=_cap,
+        )
+        assert p.returncode == 0, f"the child died ({p.returncode}): {p.stderr[-2000:]}"
+        return p.stdout
+
+    return run

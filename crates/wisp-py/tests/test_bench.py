@@ -53,3 +53,36 @@ def test_lists_and_options(cli, tmp_path) -> None:
     assert list(df.throughput_kbps) == [w["flows"][0]["throughput_kbps"] for w in want]
     assert list(df.packets_sent) == [w["flows"][0]["packets_sent"] for w in want]
     assert set(df.reverse) == {"delay-only"}
+
+
+def test_ctrl_c_stops_a_bench_within_a_run() -> None:
+    """Ctrl-C during `wisp.bench` raises KeyboardInterrupt once the runs under way end (each well
+    under a second here), not after the whole matrix (70 runs, about 15 s on one thread): the
+    bench used to wait with the GIL released and never look at signals."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    code = (
+        "import signal, wisp\n"
+        "signal.signal(signal.SIGINT, signal.default_int_handler)\n"
+        "print('start', flush=True)\n"
+        "try:\n"
+        "    wisp.bench('sprout,gcc,cubic,vegas,ledbat,newreno,compound', 'traces/cellular', jobs=1)\n"
+        "    print('finished')\n"
+        "except KeyboardInterrupt:\n"
+        "    print('interrupted')\n"
+    )
+    p = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    try:
+        assert p.stdout is not None and p.stdout.readline().strip() == "start"
+        time.sleep(1.0)
+        p.send_signal(signal.SIGINT)
+        sent = time.monotonic()
+        out, _ = p.communicate(timeout=120)
+        after = time.monotonic() - sent
+    finally:
+        p.kill()
+    assert out.strip() == "interrupted", out
+    assert after < 4.0, f"the bench went on for {after:.1f} s after Ctrl-C"

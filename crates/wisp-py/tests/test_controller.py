@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import struct
 
 import pandas as pd
@@ -195,7 +196,7 @@ def test_bad_factories() -> None:
         _run(lambda: 1 / 0 if False else (_ for _ in ()).throw(RuntimeError("boom")))
     with pytest.raises(TypeError):
         wisp.Controller(3, aimd.AimdReceiver)  # type: ignore[arg-type]
-    with pytest.raises(ValueError, match="spec string or a wisp.Controller"):
+    with pytest.raises(TypeError, match="spec string or a wisp.Controller"):
         wisp.run(scheme=3, link="const:1mbps")  # type: ignore[arg-type]
 
 
@@ -205,3 +206,131 @@ def test_a_sender_without_allowance_names_the_missing_hook() -> None:
 
     with pytest.raises(wisp.ControllerError, match="Lazy.allowance.*NotImplementedError"):
         _run(Lazy)
+
+
+def test_the_rust_twin_checks_its_parameters(capped) -> None:
+    out = capped(
+        """
+        try:
+            wisp.run(wisp.Controller.rust_example_aimd(interval_s=0), "const:1mbps", duration_s=1)
+        except ValueError as e:
+            print("ValueError:", e)
+        """
+    )
+    assert "ValueError: interval_s" in out
+    for kw, name in [
+        (dict(start_kbps=math.nan), "start_kbps"),
+        (dict(start_kbps=-1), "start_kbps"),
+        (dict(beta=1.5), "beta"),
+        (dict(beta=0), "beta"),
+        (dict(target_s=-1), "target_s"),
+        (dict(step_kbps=math.inf), "step_kbps"),
+    ]:
+        with pytest.raises(ValueError, match=name):
+            wisp.Controller.rust_example_aimd(**kw)
+    wisp.Controller.rust_example_aimd(beta=1, step_kbps=0, target_s=0)  # the edges are fine
+
+
+def test_an_unpaced_window_that_never_shrinks_is_a_controller_error(capped) -> None:
+    out = capped(
+        """
+        class Greedy(wisp.Sender):
+            def allowance(self, now):
+                return wisp.Window(2**40)      # never counts what it sent
+        try:
+            wisp.run(wisp.Controller(Greedy, wisp.Receiver), "const:2mbps", duration_s=1)
+        except wisp.ControllerError as e:
+            print("ControllerError:", e)
+        """
+    )
+    assert "ControllerError: Greedy.allowance at t=0.000000 s" in out and "busy loop" in out
+
+
+def test_a_poll_feedback_that_never_returns_none_is_a_controller_error(capped) -> None:
+    out = capped(
+        """
+        class Chatty(wisp.Receiver):
+            def poll_feedback(self, now):
+                return b"x"
+        class S(wisp.Sender):
+            def allowance(self, now):
+                return 500.0
+        try:
+            wisp.run(wisp.Controller(S, Chatty), "const:2mbps", duration_s=1)
+        except wisp.ControllerError as e:
+            print("ControllerError:", e)
+        """
+    )
+    assert "ControllerError: Chatty.poll_feedback" in out and "busy loop" in out
+
+
+def test_a_window_sender_that_counts_its_packets_still_runs() -> None:
+    """The guard leaves a sane window alone: 20 packets in flight, back to back."""
+
+    class Win(wisp.Sender):
+        def __init__(self) -> None:
+            self.in_flight = 0
+
+        def on_packet_sent(self, now, packet):
+            self.in_flight += packet.size
+            return struct.pack("<I", packet.size)
+
+        def on_feedback(self, now, feedback):
+            (acked,) = struct.unpack("<I", feedback)
+            self.in_flight -= acked
+
+        def allowance(self, now):
+            return wisp.Window(max(0, 30_000 - self.in_flight))
+
+    class Ack(wisp.Receiver):
+        def __init__(self) -> None:
+            self.acked = []
+
+        def on_packet_received(self, now, packet, fields):
+            self.acked.append(fields)
+
+        def poll_feedback(self, now):
+            return self.acked.pop() if self.acked else None
+
+    r = wisp.run(wisp.Controller(Win, Ack), "const:2mbps", duration_s=5)
+    assert r.throughput_kbps > 1500
+
+
+def test_keyboard_interrupt_in_a_hook_stays_a_keyboard_interrupt() -> None:
+    """Ctrl-C lands in whatever Python code runs, usually a hook: it must stop the run as
+    KeyboardInterrupt (as the docs say), not as a ControllerError blaming the controller."""
+
+    class Interrupted(wisp.Sender):
+        def allowance(self, now):
+            if now > 0.1:
+                raise KeyboardInterrupt
+            return 500.0
+
+    with pytest.raises(KeyboardInterrupt):
+        wisp.run(wisp.Controller(Interrupted, wisp.Receiver), "const:2mbps", duration_s=1)
+
+    class Exits(wisp.Sender):
+        def allowance(self, now):
+            raise SystemExit(3)
+
+    with pytest.raises(SystemExit):
+        wisp.run(wisp.Controller(Exits, wisp.Receiver), "const:2mbps", duration_s=1)
+
+
+def test_rate_and_window_check_their_arguments() -> None:
+    """At construction, naming the argument (Window(-1) was a bare OverflowError, Rate(nan)
+    was accepted and failed later, inside the run)."""
+    for make, words in [
+        (lambda: wisp.Rate(math.nan), "Rate: kbps NaN"),
+        (lambda: wisp.Rate(-1), "Rate: kbps -1"),
+        (lambda: wisp.Rate(1e9), "Rate: kbps 1000000000"),
+        (lambda: wisp.Rate(100, pacing_kbps=math.inf), "Rate: pacing_kbps inf"),
+        (lambda: wisp.Window(-1), "Window: bytes -1"),
+        (lambda: wisp.Window(2**64), "Window: bytes"),
+        (lambda: wisp.Window(1500, pacing_kbps=math.nan), "Window: pacing_kbps NaN"),
+    ]:
+        with pytest.raises(ValueError) as e:
+            make()
+        assert words in str(e.value), str(e.value)
+    assert wisp.Rate(0).pacing_kbps == 0 and wisp.Rate(1e8, pacing_kbps=50).pacing_kbps == 50
+    assert wisp.Window(0).bytes == 0 and wisp.Window(2**64 - 1).bytes == 2**64 - 1

@@ -123,3 +123,19 @@ def test_the_example_policy_beats_the_best_cbr_rate_on_its_trace() -> None:
     # The search started from the fixed point W0 and moved.
     assert not np.array_equal(w, policy.W0)
     env.close()
+
+
+def test_an_action_that_is_not_one_number_is_refused() -> None:
+    """A step takes one number: an empty or two-element action used to raise IndexError or run
+    on its first element, None a message about NaN."""
+    env = RateControlEnv(link="const:2mbps", episode_s=1)
+    env.reset(seed=1)
+    for bad in (np.array([]), np.array([[1000.0, 2000.0]]), None):
+        with pytest.raises(ValueError, match="action: expected one number"):
+            env.step(bad)
+    with pytest.raises(TypeError, match="action"):
+        env.step("fast")
+    for good in (np.array([1000.0], dtype=np.float32), 1000.0, [1000], np.array([[1000.0]])):
+        obs, _, _, _, _ = env.step(good)
+        assert obs[6] == 1000.0
+    env.close()

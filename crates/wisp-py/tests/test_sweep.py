@@ -65,3 +65,41 @@ def test_run_results_as_pandas() -> None:
     assert len(df) == 2
     assert list(df["throughput_kbps"]) == [f["throughput_kbps"] for f in r.flows]
     assert (df["scheme"] == "gcc").all()
+    # A list of schemes: each row carries its flow's scheme, not the run's joined name.
+    r = wisp.run(scheme=["gcc", "cbr:rate-kbps=1000"], link="const:6mbps", duration_s=5)
+    assert r.scheme == "gcc+cbr:rate-kbps=1000"
+    df = r.to_pandas()
+    assert list(df["scheme"]) == ["gcc", "cbr:rate-kbps=1000"]
+    assert list(df.columns) == list(wisp.bench("cbr", "traces/cellular/Verizon-LTE-short.down", duration_s=1).columns)
+
+
+def test_grids_with_nothing_to_sweep_or_the_wrong_types() -> None:
+    base = {"schemes": ["cbr"], "links": ["const:1mbps"], "duration_s": 1}
+    with pytest.raises(ValueError, match="`loss` names nothing"):
+        wisp.sweep({**base, "loss": []})
+    with pytest.raises(TypeError, match="seeds"):
+        wisp.sweep({**base, "seeds": [1.7]})  # was silently seed 1
+    with pytest.raises(ValueError, match="seeds"):
+        wisp.sweep({**base, "seeds": [-1]})
+    with pytest.raises(TypeError, match="scheme specs"):
+        wisp.sweep({**base, "schemes": [wisp.Controller.rust_example_aimd()]})
+
+
+def test_a_reverse_trace_given_as_a_path_is_made_absolute_and_jobs_is_checked(monkeypatch) -> None:
+    """A relative `reverse` path reaches the runs (on Dask: other processes, other folders)
+    absolute, a pathlib.Path as well as a string."""
+    from pathlib import Path
+
+    import wisp._sweep as sweep_module
+
+    seen = []
+    real = sweep_module._run_one
+    monkeypatch.setattr(sweep_module, "_run_one", lambda args: seen.append(args["reverse"]) or real(args))
+    rel = "traces/cellular/Verizon-LTE-short.up"
+    grid = {"schemes": ["cbr"], "links": ["const:1mbps"], "duration_s": 1, "reverse": [rel, Path(rel)]}
+    df = wisp.sweep(grid, jobs=1)
+    assert len(df) == 2 and len(seen) == 2
+    assert all(isinstance(r, str) and Path(r).is_absolute() for r in seen), seen
+    for jobs in (0, -1):
+        with pytest.raises(ValueError, match="jobs"):
+            wisp.sweep(grid, jobs=jobs)

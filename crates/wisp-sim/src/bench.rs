@@ -4,7 +4,7 @@ use crate::run::{RunResult, run};
 use crate::sim::{Scenario, SimError};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use wisp_core::tables::Tables;
 
 /// Runs every scenario on `jobs` threads; results come back in the input order, whatever the
@@ -27,6 +27,20 @@ pub fn run_all_map<T: Send>(
     on_done: &(dyn Fn(usize, usize, &Scenario) + Sync),
     keep: &(dyn Fn(usize, RunResult) -> T + Sync),
 ) -> Vec<Result<T, SimError>> {
+    run_all_map_until(scenarios, jobs, on_done, keep, &AtomicBool::new(false))
+        .expect("never cancelled")
+}
+
+/// [`run_all_map`] that stops early: once `cancel` is set, no further run starts (the ones
+/// under way finish) and the result is `None`. For callers that must answer an interrupt (the
+/// Python package's `wisp.bench` on Ctrl-C).
+pub fn run_all_map_until<T: Send>(
+    scenarios: &[Scenario],
+    jobs: usize,
+    on_done: &(dyn Fn(usize, usize, &Scenario) + Sync),
+    keep: &(dyn Fn(usize, RunResult) -> T + Sync),
+    cancel: &AtomicBool,
+) -> Option<Vec<Result<T, SimError>>> {
     let tables = Tables::new();
     let next = AtomicUsize::new(0);
     let done = AtomicUsize::new(0);
@@ -35,7 +49,7 @@ pub fn run_all_map<T: Send>(
     std::thread::scope(|s| {
         for _ in 0..jobs.max(1).min(scenarios.len().max(1)) {
             s.spawn(|| {
-                loop {
+                while !cancel.load(Ordering::Relaxed) {
                     let i = next.fetch_add(1, Ordering::Relaxed);
                     let Some(sc) = scenarios.get(i) else { break };
                     let shared = Scenario {
@@ -54,7 +68,6 @@ pub fn run_all_map<T: Send>(
         .into_inner()
         .expect("results lock")
         .into_iter()
-        .map(|r| r.expect("every run finished"))
         .collect()
 }
 
@@ -157,6 +170,42 @@ mod tests {
             full[3].as_ref().unwrap().report.flows[0].throughput_kbps,
             kept[3].1
         );
+    }
+
+    #[test]
+    fn a_cancelled_matrix_starts_no_further_run() {
+        let scenarios: Vec<Scenario> = (0..6)
+            .map(|_| {
+                let link = "const:10mbps".parse::<LinkSpec>().unwrap().load().unwrap();
+                let mut s = Scenario::new(link, "cbr".parse().unwrap());
+                s.duration = wisp_core::Duration::from_secs(1);
+                s
+            })
+            .collect();
+        let started = AtomicUsize::new(0);
+        let cancel = AtomicBool::new(false);
+        // One thread: the first run's end sets the flag, so exactly one run happens.
+        let r = run_all_map_until(
+            &scenarios,
+            1,
+            &|_, _, _| cancel.store(true, Ordering::Relaxed),
+            &|_, _| {
+                started.fetch_add(1, Ordering::Relaxed);
+            },
+            &cancel,
+        );
+        assert!(r.is_none());
+        assert_eq!(started.load(Ordering::Relaxed), 1);
+        // Not cancelled: every run, as run_all_map.
+        let r = run_all_map_until(
+            &scenarios,
+            2,
+            &|_, _, _| {},
+            &|i, _| i,
+            &AtomicBool::new(false),
+        );
+        let r: Vec<usize> = r.unwrap().into_iter().map(Result::unwrap).collect();
+        assert_eq!(r, vec![0, 1, 2, 3, 4, 5]);
     }
 
     #[test]

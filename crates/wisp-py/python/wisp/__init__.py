@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import math
+import operator
 import os
 from typing import Any, Iterable, Sequence
 
@@ -84,6 +85,28 @@ METRICS: tuple[str, ...] = (
 _INT_METRICS = frozenset({"packets_sent", "packets_delivered", "packets_lost"})
 
 
+def _int(name: str, value: Any, low: int, high: int) -> Any:
+    """An integer argument checked as the command line checks its flag: ``None`` stays ``None``;
+    a non-integer is a ``TypeError``, one out of ``low`` to ``high`` a ``ValueError``, both
+    naming the argument (rather than the bare ``OverflowError`` of the conversion to Rust)."""
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        raise TypeError(f"{name}: expected an integer, not bool")
+    try:
+        i = operator.index(value)
+    except TypeError:
+        raise TypeError(f"{name}: expected an integer, not {type(value).__name__}") from None
+    if not low <= i <= high:
+        raise ValueError(f"{name}: {i} is not in {low} to {high}")
+    return i
+
+
+_SEED_MAX = 2**64 - 1
+#: As the command line's ``--jobs`` (1 to 65535) and ``--flows``.
+_JOBS_MAX = 65535
+
+
 def _frame(columns: Sequence[tuple[str, str, bytes]]) -> pd.DataFrame:
     """A DataFrame from ``(name, dtype, raw bytes)`` columns, one numpy array per column."""
     return pd.DataFrame(
@@ -141,8 +164,12 @@ class RunResult:
         self._packets: pd.DataFrame | None = None
 
     def to_pandas(self) -> pd.DataFrame:
-        """One row per flow: the run's fields and the flow's metrics (``bench``'s columns)."""
-        rows = [{**{k: self._report[k] for k in REPORT_FIELDS}, **{k: f[k] for k in METRICS}} for f in self.flows]
+        """One row per flow, in flow order: the run's fields and the flow's metrics (``bench``'s
+        columns); ``scheme`` is the flow's own (``"gcc"``, not the run's ``"gcc+cbr"``)."""
+        rows = [
+            {**{k: self._report[k] for k in REPORT_FIELDS}, "scheme": f["scheme"], **{k: f[k] for k in METRICS}}
+            for f in self.flows
+        ]
         df = pd.DataFrame(rows)
         for k in METRICS:
             df[k] = df[k].astype(np.int64 if k in _INT_METRICS else np.float64)
@@ -223,7 +250,8 @@ def run(
             sharing the bottleneck (``flows`` must then stay 1).
         link: the data direction's link spec (``wisp run --link``): ``trace:FILE``,
             ``trace-ns:FILE``, ``trace-packets:FILE``, ``const:RATE``, ``steps:RATE@T,…``,
-            ``wifi-outage[:…]``, ``3g-up``, ``wimax-down``, ``cable-up``, ``handover:…``.
+            ``wifi-outage[:…]``, ``wifi[:…]`` (the simulated 802.11 medium), ``3g-up``,
+            ``wimax-down``, ``cable-up``, ``handover:…``.
         reverse: the feedback direction's trace file (``--reverse-trace``); ``None``: the
             propagation delay only.
         delay_ms: one-way propagation delay in each direction.
@@ -238,8 +266,13 @@ def run(
 
     Raises:
         ValueError: bad input (an unknown scheme or parameter, a bad spec, a missing or
-            malformed trace), with the message the command line prints.
-        ControllerError: a :class:`Controller`'s hook raised or returned garbage.
+            malformed trace), with the message the command line prints; a number out of range
+            (``seed`` 0 to 2**64 - 1, ``flows`` 1 to 65535, times at most 1.8e9 s), naming it.
+        TypeError: an argument of the wrong type (a ``scheme`` neither a spec string nor a
+            :class:`Controller`, a float ``seed`` or ``flows``), naming it.
+        ControllerError: a :class:`Controller`'s hook raised or returned garbage, or looped
+            without letting simulated time pass. ``KeyboardInterrupt`` and ``SystemExit``
+            raised in a hook propagate as they are.
 
     The simulation runs with the GIL released (but for a Python controller, which needs it).
     """
@@ -254,9 +287,9 @@ def run(
             reverse_loss=None if reverse_loss is None else str(reverse_loss),
             duration_s=None if duration_s is None else float(duration_s),
             warmup_s=float(warmup_s),
-            seed=seed,
+            seed=_int("seed", seed, 0, _SEED_MAX),
             timer_jitter_us=float(timer_jitter_us),
-            flows=flows,
+            flows=_int("flows", flows, 1, _JOBS_MAX),
         )
     )
 
@@ -293,13 +326,15 @@ def bench(
         jobs: runs in parallel (default: the number of cores).
         The other arguments are :func:`run`'s.
 
+    Ctrl-C raises ``KeyboardInterrupt`` once the runs under way end (no further run starts).
+
     Returns:
         One row per run, traces outer and schemes inner (results.json's order): the run's fields
         (``scheme``, ``trace``, ``seed``, …) and the flow's metrics (``throughput_kbps``, …; NaN
         where results.json has ``null``).
 
     Raises:
-        ValueError: bad input, with the message the command line prints.
+        ValueError: bad input, with the message the command line prints (``jobs``: 1 to 65535).
     """
     specs = _wisp.split_schemes(schemes) if isinstance(schemes, str) else list(schemes)
     trace_list = [t for item in _listed(traces) for t in item.split(",") if t.strip()]
@@ -314,9 +349,9 @@ def bench(
             reverse_loss=None if reverse_loss is None else str(reverse_loss),
             duration_s=None if duration_s is None else float(duration_s),
             warmup_s=float(warmup_s),
-            seed=seed,
+            seed=_int("seed", seed, 0, _SEED_MAX),
             timer_jitter_us=float(timer_jitter_us),
-            jobs=jobs,
+            jobs=_int("jobs", jobs, 1, _JOBS_MAX),
         )
     )
     columns: dict[str, Any] = {}
@@ -363,13 +398,14 @@ def reproduce(
         ``expected`` and ``met``. The report pages and CSV files are the command line's.
 
     Raises:
-        ValueError: an unknown paper, a misplaced or unreadable trace.
+        ValueError: an unknown paper, a misplaced or unreadable trace, ``seed`` or ``jobs`` out
+            of range.
     """
     rows = _wisp.reproduce(
         paper,
         quick=quick,
-        seed=seed,
-        jobs=jobs,
+        seed=_int("seed", seed, 0, _SEED_MAX),
+        jobs=_int("jobs", jobs, 1, _JOBS_MAX),
         trace=None if trace is None else os.fspath(trace),
         traces=None if traces is None else os.fspath(traces),
     )
@@ -422,13 +458,15 @@ class Trace:
 
     def stats(self) -> dict[str, Any]:
         """Duration, mean and 1-second percentile rates, outages: ``wisp trace stats --json``'s
-        object for this trace."""
+        object for this trace. ``ValueError`` for a period of more than 10**7 s (the counts are
+        per second)."""
         stats: dict[str, Any] = json.loads(self._native.stats_json())
         return stats
 
     def rate(self, bin_ms: float = 1000.0) -> pd.DataFrame:
         """The link's rate over one period in bins of ``bin_ms``: ``t_s`` (bin start) and
-        ``rate_kbps`` (1500 bytes per line; the last bin may be partial)."""
+        ``rate_kbps`` (1500 bytes per line; the last bin may be partial). ``ValueError`` if
+        ``bin_ms`` is not positive or makes more than 10**7 bins."""
         return _frame(self._native.rate_columns(float(bin_ms)))
 
     def __repr__(self) -> str:

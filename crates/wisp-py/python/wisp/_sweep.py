@@ -55,6 +55,8 @@ def expand(grid: Mapping[str, Any]) -> list[dict[str, Any]]:
     """The runs of a grid, one dict of :func:`wisp.run`'s arguments each, in the order of the
     sweep's rows: links outermost, then schemes, then each swept option (in ``OPTIONS`` order),
     then seeds."""
+    import wisp
+
     unknown = set(grid) - {"schemes", "links", "seeds", *OPTIONS}
     if unknown:
         raise ValueError(
@@ -63,12 +65,21 @@ def expand(grid: Mapping[str, Any]) -> list[dict[str, Any]]:
     for key in ("schemes", "links"):
         if key not in grid or not _values(grid[key]):
             raise ValueError(f"grid: `{key}` names nothing")
-    schemes = [str(s) for s in _values(grid["schemes"])]
+    schemes = _values(grid["schemes"])
+    for s in schemes:
+        if not isinstance(s, str):
+            raise TypeError(
+                f"grid: `schemes` takes scheme specs (strings), not {type(s).__name__} "
+                "(a wisp.Controller runs with wisp.run)"
+            )
     links = [str(link) for link in _values(grid["links"])]
-    seeds = [int(s) for s in _values(grid.get("seeds", [1]))]
+    seeds = [wisp._int("seeds", s, 0, wisp._SEED_MAX) for s in _values(grid.get("seeds", [1]))]
     if not seeds:
         raise ValueError("grid: `seeds` names nothing")
     swept = [k for k in OPTIONS if k in grid]
+    for k in swept:
+        if not _values(grid[k]):
+            raise ValueError(f"grid: `{k}` names nothing (give a value, or leave it out)")
     runs = []
     for link, scheme in itertools.product(links, schemes):
         for combo in itertools.product(*(_values(grid[k]) for k in swept)):
@@ -110,10 +121,11 @@ def sweep(grid: Mapping[str, Any], client: Any = None, jobs: int | None = None) 
     """
     import wisp
 
+    jobs = wisp._int("jobs", jobs, 1, wisp._JOBS_MAX)
     runs = expand(grid)
     tasks = [{**r, "link": _absolute_link(r["link"])} for r in runs]
     for t in tasks:
-        if isinstance(t.get("reverse"), str):
+        if isinstance(t.get("reverse"), (str, os.PathLike)):
             t["reverse"] = os.path.abspath(t["reverse"])
     if client is not None:
         futures = client.map(_run_one, tasks, pure=False)

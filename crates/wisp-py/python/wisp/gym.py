@@ -119,7 +119,14 @@ class RateControlEnv(gym.Env[np.ndarray, np.ndarray]):
         return np.array(obs, dtype=np.float32), {"link": self._link_name, "seed": sim_seed}
 
     def step(self, action: np.ndarray) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
-        a = float(np.asarray(action, dtype=np.float64).reshape(-1)[0])
+        try:
+            values = np.asarray(action, dtype=np.float64).reshape(-1)
+        except (TypeError, ValueError):
+            raise TypeError(f"action: expected a number or an array of one, not {action!r}") from None
+        if action is None or values.size != 1:
+            shape = np.shape(action) if action is not None else None
+            raise ValueError(f"action: expected one number (the action space's shape (1,)), got {action!r} (shape {shape})")
+        a = float(values[0])
         obs, reward, done = self._native.step(a)
         return np.array(obs, dtype=np.float32), reward, False, done, {"link": self._link_name}
 
