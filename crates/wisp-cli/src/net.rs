@@ -26,7 +26,7 @@ pub struct SendArgs {
     pub to: String,
 
     /// Sending rate of `cbr`, kbit/s (same as --scheme cbr:rate-kbps=N).
-    #[arg(long, value_name = "KBPS")]
+    #[arg(allow_hyphen_values = true, long, value_name = "KBPS")]
     pub rate_kbps: Option<String>,
 
     /// A scheme parameter, KEY=VALUE; repeatable.
@@ -34,26 +34,26 @@ pub struct SendArgs {
     pub params: Vec<String>,
 
     /// How long to send.
-    #[arg(long, value_name = "S", default_value = "30", value_parser = positive_secs)]
+    #[arg(allow_hyphen_values = true, long, value_name = "S", default_value = "30", value_parser = positive_secs)]
     pub duration_s: Duration,
 
     /// Interval of the RTCP sender reports.
-    #[arg(long, value_name = "MS", default_value = "1000", value_parser = positive_ms)]
+    #[arg(allow_hyphen_values = true, long, value_name = "MS", default_value = "1000", value_parser = positive_ms)]
     pub rtcp_interval_ms: Duration,
 
     /// Busy-wait this many µs before each send instead of sleeping (more precise pacing, more
     /// CPU).
-    #[arg(long, value_name = "US", default_value = "50", value_parser = clap::value_parser!(u32).range(0..=10_000))]
+    #[arg(allow_hyphen_values = true, long, value_name = "US", default_value = "50", value_parser = clap::value_parser!(u32).range(0..=10_000))]
     pub spin_us: u32,
 
     /// Mark data packets with this DSCP (0–63), e.g. 46 (EF) for the voice class of `wisp link
     /// --wmm`.
-    #[arg(long, value_name = "DSCP", value_parser = clap::value_parser!(u8).range(0..=63))]
+    #[arg(allow_hyphen_values = true, long, value_name = "DSCP", value_parser = clap::value_parser!(u8).range(0..=63))]
     pub dscp: Option<u8>,
 
     /// Seed of the flow's random streams, e.g. a media source's frame sizes (default:
     /// $WISP_SEED, else 1): the same seed as `wisp run` gives the same traffic.
-    #[arg(long, value_name = "N")]
+    #[arg(allow_hyphen_values = true, long, value_name = "N")]
     pub seed: Option<u64>,
 
     /// The clip to send with `alfalfa` (or `sprout`, `gcc`, `cbr`: the same video layer with a
@@ -80,15 +80,15 @@ pub struct RecvArgs {
     pub scheme: Option<SchemeConfig>,
 
     /// Stop this many seconds after the first packet (default: at the sender's BYE).
-    #[arg(long, value_name = "S", value_parser = positive_secs)]
+    #[arg(allow_hyphen_values = true, long, value_name = "S", value_parser = positive_secs)]
     pub duration_s: Option<Duration>,
 
     /// Stop when no packet arrived for this long.
-    #[arg(long, value_name = "S", default_value = "10", value_parser = positive_secs)]
+    #[arg(allow_hyphen_values = true, long, value_name = "S", default_value = "10", value_parser = positive_secs)]
     pub idle_timeout_s: Duration,
 
     /// Interval of the RTCP receiver reports.
-    #[arg(long, value_name = "MS", default_value = "1000", value_parser = positive_ms)]
+    #[arg(allow_hyphen_values = true, long, value_name = "MS", default_value = "1000", value_parser = positive_ms)]
     pub rtcp_interval_ms: Duration,
 
     /// The data direction's link, if known (e.g. the --downlink of `wisp link`): adds capacity,
@@ -101,12 +101,12 @@ pub struct RecvArgs {
     pub trace: Option<PathBuf>,
 
     /// One-way propagation delay of the known link, ms.
-    #[arg(long, value_name = "MS", default_value = "20", value_parser = non_negative_ms)]
+    #[arg(allow_hyphen_values = true, long, value_name = "MS", default_value = "20", value_parser = non_negative_ms)]
     pub delay_ms: Duration,
 
     /// When the known link's trace started, in CLOCK_MONOTONIC ns (default: $WISP_LINK_EPOCH_NS,
     /// which `wisp link` sets for its command; else the flow's start).
-    #[arg(long, value_name = "NS")]
+    #[arg(allow_hyphen_values = true, long, value_name = "NS")]
     pub link_epoch_ns: Option<u64>,
 
     /// Receive a foreign RTP stream (a WebRTC sender with send-side bandwidth estimation, e.g.
@@ -127,12 +127,13 @@ pub struct RecvArgs {
     pub pingpair_target: Option<String>,
 
     /// Time between Ping-Pairs, ms (Kwikr: 500).
-    #[arg(long, value_name = "MS", default_value = "500", value_parser = positive_ms,
+    #[arg(allow_hyphen_values = true, long, value_name = "MS", default_value = "500", value_parser = positive_ms,
           requires = "pingpair_target")]
     pub pingpair_interval_ms: Duration,
 
     /// The Wi-Fi MAC rate R of the downlink, Mbit/s, for T_a = n_a (s_a / R + t).
     #[arg(
+        allow_hyphen_values = true,
         long,
         value_name = "MBPS",
         default_value_t = 54.0,
@@ -198,6 +199,33 @@ fn resolve(what: &str, s: &str) -> Result<SocketAddr, CliError> {
         .ok_or_else(|| CliError::Input(format!("{what} `{s}`: no address")))
 }
 
+/// Binds `addr` (UDP, and TCP with `tcp`) and lets go at once, so that a port in use, an
+/// address this host does not have or a port it may not bind is bad input naming `flag` (exit
+/// code 2), before anything runs.
+pub fn check_listen(flag: &str, addr: SocketAddr, tcp: bool) -> Result<(), CliError> {
+    let bad =
+        |e: std::io::Error| CliError::Input(format!("{flag} {addr}: cannot listen there: {e}"));
+    if tcp {
+        // The TCP socket first: its port, if `addr` gives none, is the one to try in UDP.
+        let l = std::net::TcpListener::bind(addr).map_err(bad)?;
+        let port = l.local_addr().map_err(bad)?;
+        std::net::UdpSocket::bind(port).map_err(bad)?;
+    } else {
+        std::net::UdpSocket::bind(addr).map_err(bad)?;
+    }
+    Ok(())
+}
+
+/// A destination's port 0 reaches nobody: refused naming `flag`.
+pub fn check_port(flag: &str, addr: SocketAddr) -> Result<(), CliError> {
+    if addr.port() == 0 {
+        return Err(CliError::Input(format!(
+            "{flag} {addr}: port 0 is not a destination (give the port the server listens on)"
+        )));
+    }
+    Ok(())
+}
+
 pub fn send(a: SendArgs) -> Result<(), CliError> {
     let mut scheme = a.scheme.clone();
     apply_params(&mut scheme, a.rate_kbps.as_deref(), &a.params)?;
@@ -232,6 +260,7 @@ pub fn send(a: SendArgs) -> Result<(), CliError> {
         _ => None,
     };
     let to = resolve("--to", &a.to)?;
+    check_port("--to", to)?;
     let mut o = SendOptions::new(scheme, to);
     o.duration = a.duration_s;
     o.rtcp_interval = a.rtcp_interval_ms;
@@ -297,6 +326,7 @@ pub fn send(a: SendArgs) -> Result<(), CliError> {
 
 pub fn recv(a: RecvArgs) -> Result<(), CliError> {
     let listen = resolve("--listen", &a.listen)?;
+    check_listen("--listen", listen, false)?;
     if let Some(ext_id) = a.twcc {
         return recv_twcc(&a, listen, ext_id);
     }
@@ -448,7 +478,7 @@ fn recv_twcc(a: &RecvArgs, listen: SocketAddr, ext_id: u8) -> Result<(), CliErro
     o.duration = a.duration_s;
     o.idle_timeout = a.idle_timeout_s;
     let stop = stop_flag()?;
-    eprintln!("wisp recv: transport-wide feedback mode (extension id {ext_id}) on {listen}");
+    eprintln!("wisp recv: transport-wide feedback mode (extension id {ext_id})");
     let r = wisp_net::twcc_recv::recv(&o, &stop, &mut |l| eprintln!("wisp recv: {l}"))
         .map_err(net_error)?;
     eprintln!(

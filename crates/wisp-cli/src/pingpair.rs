@@ -44,11 +44,16 @@ pub struct PingPairArgs {
     pub target: String,
 
     /// Time between pairs, ms (§8.1 validates at 200, Kwikr probes every 500).
-    #[arg(long, value_name = "MS", default_value_t = 200)]
+    #[arg(
+        allow_hyphen_values = true,
+        long,
+        value_name = "MS",
+        default_value_t = 200
+    )]
     pub interval_ms: u64,
 
     /// Pairs to send (default: until Ctrl-C).
-    #[arg(long, value_name = "N")]
+    #[arg(allow_hyphen_values = true, long, value_name = "N")]
     pub count: Option<u64>,
 
     /// TOS byte of the high-priority ping (0xb8 = DSCP EF; 0xc0/0xe0 reach AC_VO on every

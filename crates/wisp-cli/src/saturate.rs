@@ -61,10 +61,20 @@ pub enum SaturateCommand {
 #[derive(Args, Debug)]
 pub struct WindowArgs {
     /// Smallest window, packets.
-    #[arg(long, default_value_t = 20, value_name = "N")]
+    #[arg(
+        allow_hyphen_values = true,
+        long,
+        default_value_t = 20,
+        value_name = "N"
+    )]
     pub min_window: u32,
     /// Largest window, packets.
-    #[arg(long, default_value_t = 1500, value_name = "N")]
+    #[arg(
+        allow_hyphen_values = true,
+        long,
+        default_value_t = 1500,
+        value_name = "N"
+    )]
     pub max_window: u32,
 }
 
@@ -91,7 +101,7 @@ pub struct ServerArgs {
     #[arg(long, value_name = "ADDR")]
     pub feedback_listen: Option<FeedbackAddr>,
     /// Exit after this many sessions (default: serve until interrupted).
-    #[arg(long, value_name = "N")]
+    #[arg(allow_hyphen_values = true, long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     pub sessions: Option<u64>,
     #[command(flatten)]
     pub window: WindowArgs,
@@ -113,10 +123,10 @@ pub struct ClientArgs {
     #[arg(long, value_name = "ADDR")]
     pub server: SocketAddr,
     /// Seconds to record (after the warm-up).
-    #[arg(long, default_value = "30", value_name = "S", value_parser = crate::args::positive_secs)]
+    #[arg(allow_hyphen_values = true, long, default_value = "30", value_name = "S", value_parser = crate::args::positive_secs)]
     pub duration_s: Duration,
     /// Seconds of saturation before the recording starts (the queue builds up).
-    #[arg(long, default_value = "2", value_name = "S", value_parser = crate::args::non_negative_secs)]
+    #[arg(allow_hyphen_values = true, long, default_value = "2", value_name = "S", value_parser = crate::args::non_negative_secs)]
     pub warmup_s: Duration,
     /// Which way to saturate.
     #[arg(long, value_enum, default_value = "both")]
@@ -131,10 +141,10 @@ pub struct ClientArgs {
     pub out: Option<PathBuf>,
     /// Timestamps count from this CLOCK_MONOTONIC instant, ns (default: the recording's start).
     /// Inside `wisp link`, $WISP_LINK_EPOCH_NS puts the recording on the replayed trace's axis.
-    #[arg(long, value_name = "NS")]
+    #[arg(allow_hyphen_values = true, long, value_name = "NS")]
     pub epoch_ns: Option<u64>,
     /// UDP payload of each packet, bytes (1472: a 1500-byte IPv4 packet, one trace line).
-    #[arg(long, default_value_t = DEFAULT_PACKET_BYTES, value_name = "BYTES")]
+    #[arg(allow_hyphen_values = true, long, default_value_t = DEFAULT_PACKET_BYTES, value_name = "BYTES")]
     pub packet_bytes: usize,
     #[command(flatten)]
     pub window: WindowArgs,
@@ -161,6 +171,32 @@ pub fn saturate(cmd: SaturateCommand) -> Result<(), CliError> {
     let stop = crate::net::stop_flag()?;
     match cmd {
         SaturateCommand::Server(a) => {
+            crate::net::check_listen("--listen", a.listen, false)?;
+            match &a.feedback_listen {
+                Some(FeedbackAddr::Udp(f)) => {
+                    crate::net::check_listen("--feedback-listen", *f, false)?
+                }
+                Some(FeedbackAddr::Unix(p)) => {
+                    let dir = p.parent().filter(|d| !d.as_os_str().is_empty());
+                    if dir.is_some_and(|d| !d.is_dir()) {
+                        return Err(CliError::Input(format!(
+                            "--feedback-listen unix:{}: no such directory",
+                            p.display()
+                        )));
+                    }
+                    // The server replaces a socket left by an earlier run, nothing else.
+                    if std::fs::symlink_metadata(p).is_ok_and(|m| {
+                        use std::os::unix::fs::FileTypeExt;
+                        !m.file_type().is_socket()
+                    }) {
+                        return Err(CliError::Input(format!(
+                            "--feedback-listen unix:{}: a file that is not a socket is in the way",
+                            p.display()
+                        )));
+                    }
+                }
+                None => {}
+            }
             let cfg = ServerConfig {
                 listen: a.listen,
                 feedback_listen: a.feedback_listen,
@@ -172,6 +208,10 @@ pub fn saturate(cmd: SaturateCommand) -> Result<(), CliError> {
                 .map_err(saturate_error)
         }
         SaturateCommand::Client(a) => {
+            crate::net::check_port("--server", a.server)?;
+            if let Some(FeedbackAddr::Udp(f)) = &a.feedback {
+                crate::net::check_port("--feedback", *f)?;
+            }
             wisp_net::saturator::check_packet_bytes(a.packet_bytes)
                 .map_err(|e| CliError::Input(format!("--packet-bytes: {e}")))?;
             let (up, down) = match a.direction {
@@ -188,6 +228,12 @@ pub fn saturate(cmd: SaturateCommand) -> Result<(), CliError> {
             };
             // Fail before a 30-s run, not after it.
             for (_, f) in &files {
+                if f.is_dir() {
+                    return Err(CliError::Input(format!(
+                        "--out: {} is a directory (give a file name: TRACE, or TRACE.up and TRACE.down with --direction both)",
+                        f.display()
+                    )));
+                }
                 let dir = f.parent().filter(|d| !d.as_os_str().is_empty());
                 if dir.is_some_and(|d| !d.is_dir()) {
                     return Err(CliError::Input(format!(

@@ -40,7 +40,7 @@ pub struct ServerArgs {
     #[arg(long, default_value = "0.0.0.0:9878")]
     pub listen: SocketAddr,
     /// Exit after this many clients (default: serve forever).
-    #[arg(long)]
+    #[arg(allow_hyphen_values = true, long, value_parser = clap::value_parser!(u64).range(1..))]
     pub clients: Option<u64>,
     /// Print each run's result as JSON.
     #[arg(long)]
@@ -61,16 +61,16 @@ pub struct ClientArgs {
     #[arg(long)]
     pub server: SocketAddr,
     /// Packet pairs n (1-1000) [default: 30; 165 with --plus].
-    #[arg(long)]
+    #[arg(allow_hyphen_values = true, long)]
     pub pairs: Option<u32>,
     /// Packets m in the train (2-1000) [default: 30; 100 with --plus].
-    #[arg(long)]
+    #[arg(allow_hyphen_values = true, long)]
     pub train: Option<u32>,
     /// WBest+: pairs in bursts of 33, bursts 10 ms apart, 165 pairs, a train of 100.
     #[arg(long)]
     pub plus: bool,
     /// Probe size in bytes (UDP payload, 64-65507).
-    #[arg(long, default_value_t = 1500)]
+    #[arg(allow_hyphen_values = true, long, default_value_t = 1500)]
     pub size: u32,
     #[arg(long, value_enum, default_value = "from-server")]
     pub direction: DirectionArg,
@@ -83,13 +83,22 @@ pub fn wbest(command: WbestCommand) -> Result<(), CliError> {
     match command {
         WbestCommand::Server(a) => {
             let json = a.json;
-            wisp_net::wbest::server(a.listen, a.clients, |r| match r {
-                Ok(r) => print_report(&r, json),
-                Err(e) => eprintln!("wisp wbest server: {e}"),
-            })
+            crate::net::check_listen("--listen", a.listen, true)?;
+            wisp_net::wbest::server(
+                a.listen,
+                a.clients,
+                |addr| {
+                    eprintln!("wisp wbest server: listening on {addr} (TCP control, UDP probes)")
+                },
+                |r| match r {
+                    Ok(r) => print_report(&r, json),
+                    Err(e) => eprintln!("wisp wbest server: {e}"),
+                },
+            )
             .map_err(|e| CliError::Io(e.to_string()))
         }
         WbestCommand::Client(a) => {
+            crate::net::check_port("--server", a.server)?;
             let base = if a.plus {
                 WbestConfig::wbest_plus()
             } else {

@@ -706,6 +706,11 @@ fn without_root_the_link_says_so_in_one_line() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
+    // A folder the unprivileged user may write in: --log would be created there.
+    let writable = dir.path().join("w");
+    std::fs::create_dir(&writable).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&writable, std::fs::Permissions::from_mode(0o777)).unwrap();
     let o = wisp_as_nobody(
         dir.path(),
         &[
@@ -714,15 +719,20 @@ fn without_root_the_link_says_so_in_one_line() {
             "const:1mbps",
             "--uplink",
             "const:1mbps",
+            "--log",
+            "w/logs",
             "--",
             "true",
         ],
     );
     let err = String::from_utf8_lossy(&o.stderr);
     let lines: Vec<&str> = err.lines().filter(|l| !l.contains("seed")).collect();
-    assert_eq!(o.status.code(), Some(1), "{err}");
+    // Missing permission is bad input (exit code 2), as for `wisp pingpair`.
+    assert_eq!(o.status.code(), Some(2), "{err}");
     assert_eq!(lines.len(), 1, "{err}");
     assert!(lines[0].contains("needs root (CAP_NET_ADMIN)"), "{err}");
+    // Nothing left behind: not even an empty log folder.
+    assert!(!writable.join("logs").exists(), "{err}");
 }
 
 #[test]
@@ -1114,6 +1124,49 @@ fn analyze_reads_a_log_and_rejects_bad_ones() {
 }
 
 #[test]
+fn a_port_in_use_is_bad_input_naming_listen() {
+    let taken = UdpSocket::bind("127.0.0.1:0").unwrap();
+    let addr = taken.local_addr().unwrap().to_string();
+    for extra in [&[][..], &["--twcc"][..]] {
+        let mut args = vec!["recv", "--listen", &addr];
+        args.extend(extra);
+        let o = wisp(&args);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(err.contains(&format!("--listen {addr}")), "{err}");
+        assert!(o.stdout.is_empty());
+    }
+}
+
+#[test]
+fn recv_says_where_it_listens_while_it_waits() {
+    // Port 0: only the line tells where the sender must go.
+    let mut r = spawn_recv("127.0.0.1:0", &[]);
+    let mut err = BufReader::new(r.stderr.take().unwrap());
+    let mut line = String::new();
+    // The line comes at once, before any packet (bounded: the receiver is killed below).
+    let got = std::thread::spawn(move || {
+        err.read_line(&mut line).unwrap();
+        line
+    });
+    let t = Instant::now();
+    while !got.is_finished() && t.elapsed() < Duration::from_secs(5) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    r.kill().unwrap();
+    r.wait().unwrap();
+    let line = got.join().unwrap();
+    let port: u16 = line
+        .split("listening on 127.0.0.1:")
+        .nth(1)
+        .and_then(|r| r.split(';').next())
+        .and_then(|p| p.parse().ok())
+        .unwrap_or_else(|| panic!("no listening line: {line:?}"));
+    assert_ne!(port, 0, "{line}");
+}
+
+#[test]
 fn bad_network_arguments_are_one_line_and_exit_code_2() {
     for (args, needle) in [
         (
@@ -1172,6 +1225,71 @@ fn bad_network_arguments_are_one_line_and_exit_code_2() {
                 "true",
             ],
             "DSCP",
+        ),
+        // Numbers too large for the clock once added to an instant: the sender's end wrapped
+        // to the past (nothing sent, exit 0), the link's delay to nothing.
+        (
+            vec![
+                "send",
+                "--scheme",
+                "cbr",
+                "--to",
+                "127.0.0.1:9",
+                "--duration-s",
+                "1e300",
+            ],
+            "--duration-s",
+        ),
+        (
+            vec![
+                "link",
+                "--downlink",
+                "const:1mbps",
+                "--uplink",
+                "const:1mbps",
+                "--delay-ms",
+                "1e300",
+                "--",
+                "true",
+            ],
+            "--delay-ms",
+        ),
+        // Negative numbers name their option (not "unexpected argument '-1'").
+        (
+            vec![
+                "send",
+                "--scheme",
+                "cbr",
+                "--to",
+                "127.0.0.1:9",
+                "--duration-s",
+                "-1",
+            ],
+            "--duration-s",
+        ),
+        (
+            vec!["recv", "--listen", "127.0.0.1:0", "--delay-ms", "-5"],
+            "--delay-ms",
+        ),
+        // Port 0 reaches nobody.
+        (
+            vec!["send", "--scheme", "cbr", "--to", "127.0.0.1:0"],
+            "--to",
+        ),
+        // A --log that is a file, refused before the link is built.
+        (
+            vec![
+                "link",
+                "--downlink",
+                "const:1mbps",
+                "--uplink",
+                "const:1mbps",
+                "--log",
+                "Cargo.toml",
+                "--",
+                "true",
+            ],
+            "--log",
         ),
     ] {
         let o = wisp(&args);

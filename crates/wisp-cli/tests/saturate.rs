@@ -58,12 +58,44 @@ fn bad_input_is_exit_code_2() {
         ),
         (vec!["--feedback", "nowhere"], "--feedback"),
         (vec!["--out", "/nonexistent/dir/x"], "--out"),
+        // A folder is no trace file: refused before the run, not after it.
+        (
+            vec!["--out", dir.path().to_str().unwrap(), "--direction", "up"],
+            "--out",
+        ),
+        (vec!["--duration-s", "-1"], "--duration-s"),
+        (vec!["--duration-s", "1e300"], "--duration-s"),
     ] {
         let mut args = c.to_vec();
         args.extend(extra);
         assert_input_error(&args, needle);
     }
     assert_input_error(&["saturate", "client", "--server", "nowhere"], "--server");
+    assert_input_error(
+        &["saturate", "client", "--server", "127.0.0.1:0"],
+        "--server",
+    );
+    // The server: a port in use, a feedback socket with no folder or with a file in its way,
+    // zero sessions (it served forever).
+    let taken = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    let taken = taken.local_addr().unwrap().to_string();
+    let free = format!("127.0.0.1:{}", free_port());
+    let s = ["saturate", "server", "--listen"];
+    assert_input_error(&[&s[..], &[taken.as_str()]].concat(), "--listen");
+    for (fb, needle) in [
+        (taken.clone(), "--feedback-listen"),
+        ("unix:/nonexistent/dir/s.sock".into(), "no such directory"),
+        (format!("unix:{a}"), "not a socket"),
+    ] {
+        assert_input_error(
+            &[&s[..], &[free.as_str(), "--feedback-listen", fb.as_str()]].concat(),
+            needle,
+        );
+    }
+    assert_input_error(
+        &[&s[..], &[free.as_str(), "--sessions", "0"]].concat(),
+        "--sessions",
+    );
     assert_input_error(&["trace", "compare", bad, b], ":2:");
     assert_input_error(&["trace", "compare", a, "/nonexistent"], "/nonexistent");
     assert_input_error(

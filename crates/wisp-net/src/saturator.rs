@@ -115,6 +115,15 @@ enum Peer {
     Unix(PathBuf),
 }
 
+impl std::fmt::Display for Peer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Peer::Udp(a) => write!(f, "{a}"),
+            Peer::Unix(p) => write!(f, "unix:{}", p.display()),
+        }
+    }
+}
+
 /// A socket of either kind.
 #[derive(Debug)]
 enum Sock {
@@ -397,7 +406,7 @@ pub fn server(
                         errors.malformed += 1;
                         if errors.malformed <= 3 {
                             progress(&format!(
-                                "wisp saturate server: malformed packet from {from:?}: {e}"
+                                "wisp saturate server: malformed packet from {from}: {e}"
                             ));
                         }
                         continue;
@@ -437,7 +446,7 @@ pub fn server(
                     }
                     let s = session.get_or_insert_with(|| {
                         progress(&format!(
-                            "wisp saturate server: session {:08x} from {from:?} ({}{})",
+                            "wisp saturate server: session {:08x} from {from} ({}{})",
                             p.session,
                             if up { "up" } else { "" },
                             if down { " down" } else { "" }

@@ -823,6 +823,9 @@ pub fn recv(
     }
     let mut waiter = Waiter::new(Duration::ZERO).map_err(io_ctx("cannot create a timer"))?;
     waiter.add(&sock, 0).map_err(io_ctx("epoll"))?;
+    // Until the first packet nothing else is said: the address (its port, when the kernel
+    // chose it) tells the user where to point the sender, and that the receiver is waiting.
+    progress(&format!("listening on {listen}; waiting for a sender"));
     let cname = cname();
     let mut r = Receiving::new(rand::random());
     r.video_codecs = opts.video_codecs.clone();

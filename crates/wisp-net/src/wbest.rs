@@ -361,10 +361,13 @@ pub fn serve_one(mut tcp: TcpStream, udp: &UdpSocket) -> Result<WbestReport, Wbe
 }
 
 /// `wisp wbest server`: binds TCP and UDP on `listen` (same port) and serves clients one at a
-/// time, `max_clients` of them (`None`: forever). Each run's outcome goes to `on_done`.
+/// time, `max_clients` of them (`None`: forever). The bound address (its port chosen by the
+/// kernel when `listen` gives 0) goes to `on_listen` once both sockets are bound; each run's
+/// outcome goes to `on_done`.
 pub fn server(
     listen: SocketAddr,
     max_clients: Option<u64>,
+    on_listen: impl FnOnce(SocketAddr),
     mut on_done: impl FnMut(Result<WbestReport, WbestError>),
 ) -> Result<(), WbestError> {
     let tcp = TcpListener::bind(listen).map_err(ctx("tcp bind"))?;
@@ -372,6 +375,7 @@ pub fn server(
     let udp = UdpSocket::bind(addr).map_err(ctx("udp bind"))?;
     crate::session::set_buffers(&udp);
     enable_receive_timestamps(&udp);
+    on_listen(addr);
     let mut served = 0;
     while max_clients.is_none_or(|m| served < m) {
         let (conn, _) = tcp.accept().map_err(ctx("accept"))?;
