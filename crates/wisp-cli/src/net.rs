@@ -327,6 +327,20 @@ pub fn send(a: SendArgs) -> Result<(), CliError> {
 pub fn recv(a: RecvArgs) -> Result<(), CliError> {
     let listen = resolve("--listen", &a.listen)?;
     check_listen("--listen", listen, false)?;
+    // The outputs are written after the flow: a path that cannot take them is refused now,
+    // not after a whole session (and not with --out written and --decoded failing).
+    if let Some(dir) = a.out.as_ref().filter(|d| d.exists() && !d.is_dir()) {
+        return Err(CliError::Input(format!(
+            "--out {}: not a directory",
+            dir.display()
+        )));
+    }
+    if let Some(f) = a.decoded.as_ref().filter(|f| f.is_dir()) {
+        return Err(CliError::Input(format!(
+            "--decoded {}: is a directory (give a file name)",
+            f.display()
+        )));
+    }
     if let Some(ext_id) = a.twcc {
         return recv_twcc(&a, listen, ext_id);
     }

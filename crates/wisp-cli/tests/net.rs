@@ -1140,6 +1140,42 @@ fn a_port_in_use_is_bad_input_naming_listen() {
 }
 
 #[test]
+fn recv_refuses_output_paths_it_could_not_write_before_it_waits() {
+    // Refused at once: before, recv waited for a sender and failed only after the flow (with
+    // --out already written when --decoded failed).
+    for (extra, needle) in [
+        (vec!["--out", "Cargo.toml"], "--out Cargo.toml"),
+        (
+            vec![
+                "--video",
+                "media/bigbuckbunny-qcif-3s.y4m",
+                "--decoded",
+                "media",
+            ],
+            "--decoded media",
+        ),
+    ] {
+        let mut r = wisp_command()
+            .args(["recv", "--listen", "127.0.0.1:0"])
+            .args(&extra)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let status = reap(&mut r, Duration::from_secs(5));
+        assert_eq!(
+            status.and_then(|s| s.code()),
+            Some(2),
+            "{extra:?}: still waiting"
+        );
+        let o = r.wait_with_output().unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(err.contains(needle), "{err}");
+    }
+}
+
+#[test]
 fn recv_says_where_it_listens_while_it_waits() {
     // Port 0: only the line tells where the sender must go.
     let mut r = spawn_recv("127.0.0.1:0", &[]);
