@@ -114,6 +114,45 @@ fn bad_input_is_exit_code_2() {
 }
 
 #[test]
+fn an_interrupted_client_ends_its_session_on_the_server() {
+    // Loopback, small windows; bounded: the client is interrupted after 1.5 s, the server
+    // reaped within 10 s (without the client's goodbye it kept sending for its 120-s idle
+    // timeout and turned other clients away as busy).
+    use nix::sys::signal::{Signal, kill};
+    use nix::unistd::Pid;
+    let port = free_port();
+    let listen = format!("127.0.0.1:{port}");
+    let mut server = wisp_server(
+        &["saturate", "server", "--listen", &listen, "--sessions", "1"],
+        false,
+        None,
+    );
+    let mut client = wisp_command()
+        .args([
+            "saturate",
+            "client",
+            "--server",
+            &listen,
+            "--duration-s",
+            "30",
+        ])
+        .args(["--warmup-s", "0", "--max-window", "40"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(1500));
+    kill(Pid::from_raw(client.id() as i32), Signal::SIGINT).unwrap();
+    let c = reap(&mut client, Duration::from_secs(5));
+    assert!(c.is_some_and(|s| !s.success()), "client: {c:?}");
+    let s = reap(&mut server, Duration::from_secs(10));
+    assert!(
+        s.is_some_and(|s| s.success()),
+        "the server still served the interrupted session: {s:?}"
+    );
+}
+
+#[test]
 fn compare_prints_the_rate_error_and_the_correlation() {
     let dir = tempfile::tempdir().unwrap();
     // B: 2, 1, 3 lines per 100 ms; A: 3, 1, 4 → +33.33% and r = 3/sqrt(84/9) = 0.98198.

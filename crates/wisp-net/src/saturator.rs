@@ -703,6 +703,19 @@ impl Paths {
     fn fb(&self) -> usize {
         self.socks.len() - 1
     }
+
+    /// Tells the server the session is over (best effort, three times, as at the normal end):
+    /// on an interruption, so that it stops sending and serves the next client at once rather
+    /// than after its idle timeout.
+    fn bye(&self, session: u32) {
+        let mut buf = Vec::with_capacity(64);
+        if emit(&packet(session, Message::Bye), &mut buf).is_ok() {
+            let fb = self.fb();
+            for _ in 0..3 {
+                let _ = self.socks[fb].send_to(&buf, &self.peers[fb]);
+            }
+        }
+    }
 }
 
 impl Drop for Paths {
@@ -773,6 +786,7 @@ pub fn client(
     let mut next_hello = t0;
     while samples.len() < 5 || !fb_ok {
         if stop.load(Ordering::Relaxed) {
+            paths.bye(session);
             return Err(SaturateError::Protocol("interrupted".into()));
         }
         let now = clock.now();
@@ -898,6 +912,7 @@ pub fn client(
     let pad = padding(cfg.packet_bytes);
     loop {
         if stop.load(Ordering::Relaxed) {
+            paths.bye(session);
             return Err(SaturateError::Protocol("interrupted".into()));
         }
         let now = clock.now();
@@ -1085,6 +1100,7 @@ pub fn client(
         let Some(want) = want else { break };
         let now = clock.now();
         if stop.load(Ordering::Relaxed) {
+            paths.bye(session);
             return Err(SaturateError::Protocol("interrupted".into()));
         }
         if now - end_start > Duration::from_secs(30) {
