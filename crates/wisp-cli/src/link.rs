@@ -93,6 +93,24 @@ pub struct LinkArgs {
     pub command: Vec<OsString>,
 }
 
+/// `wisp analyze --help`: the columns and an example.
+pub const ANALYZE_HELP: &str = "\
+Output: a table, one row per log: dur s (first to last event), cap kbit/s (what the delivery
+opportunities offered), thr kbit/s (what departed), util (thr / cap), p50 ms and p95 ms (each
+packet's wait from reaching the queue to departure), sig95 ms (Mahimahi's 95th-percentile signal
+delay, as mm-delay-graph), backlog s (time the queue held a packet), offered bl (kbit/s the
+opportunities offered while the queue was backlogged: what a sender that kept it busy could get).
+With --json, one object: logs[], each with file, duration_s, capacity_kbps, throughput_kbps,
+ingress_kbps, utilization, packets_arrived/departed/dropped, delay_mean/p50/p95/p99_ms,
+signal_delay_p95_ms, backlogged_s, offered_while_backlogged_kbps,
+delivered_while_backlogged_kbps. A line it cannot read is named (FILE:LINE) with exit code 2.
+
+Example:
+  sudo wisp link --downlink traces/cellular/Verizon-LTE-short.down \\
+       --uplink traces/cellular/Verizon-LTE-short.up --log logs -- \\
+       sh -c 'ping -c 10 $WISP_LINK_PEER'
+  wisp analyze logs/downlink.log logs/uplink.log";
+
 #[derive(Args, Debug)]
 pub struct AnalyzeArgs {
     /// Logs of `wisp link --log` (or Mahimahi's `mm-link --uplink-log/--downlink-log`).

@@ -15,6 +15,48 @@ use wisp_net::report::KnownLink;
 use wisp_net::session::{NetError, RecvOptions, SendOptions};
 use wisp_sim::link::LinkSpec;
 
+/// `wisp send --help`: output and examples.
+pub const SEND_HELP: &str = "\
+Runs the scheme's sender half for --duration-s (or until Ctrl-C/SIGTERM), then sends an RTCP BYE
+so that `wisp recv` ends too. The receiver's feedback drives the scheme; a receiver that never
+answers only leaves the feedback figures empty.
+
+Output: one progress line a second on stderr (elapsed, sending rate, the scheme's target, RTT,
+loss), then a summary line. With --json, one object on stdout: role, scheme, to, and flows[0]
+with send_rate_kbps, packets_sent, bytes_sent, rtt_p50_ms, rtt_p95_ms, loss_rate,
+pacing_late_p50_us/p99/max (how late the sender's timer woke), feedback_messages,
+malformed_packets, foreign_packets; video schemes add video_coding_ms_mean and
+video_frames_coded.
+
+Examples:
+  wisp recv --listen 0.0.0.0:9000 --json                    # on the receiving host, then:
+  wisp send --scheme cbr --rate-kbps 2000 --to HOST:9000 --duration-s 30
+  wisp send --scheme sprout --to HOST:9000 --duration-s 60 --json
+  wisp send --scheme alfalfa:codec=vp8 --video media/bigbuckbunny-qcif-3s.y4m --to HOST:9000";
+
+/// `wisp recv --help`: output and examples.
+pub const RECV_HELP: &str = "\
+Waits for a sender (it says where it listens), runs the receiver half of the scheme the sender
+announces and answers with its feedback. It ends at the sender's BYE, --duration-s after the first
+packet, --idle-timeout-s after the last one, or on Ctrl-C/SIGTERM (the summary is still printed);
+before the first packet it waits until interrupted. Malformed datagrams are counted and dropped.
+
+Output: one progress line a second on stderr (elapsed, rate, one-way delay, loss), then a summary
+line. With --json, one object on stdout: role, scheme, listen, peer, and flows[0] with
+throughput_kbps, delay_p50_ms, delay_p95_ms, e2e_delay_p95_ms, loss_rate, jitter_ms,
+packets_delivered, packets_lost, malformed_packets, feedback_packets; with a known link (--link,
+--trace) also capacity_kbps, utilization, ideal_e2e_delay_p95_ms and self_inflicted_delay_ms.
+One-way delays need the two clocks synchronised (the same host, or `wisp link`): flows[0].clock
+says which.
+
+Examples:
+  wisp recv --listen 0.0.0.0:9000 --json
+  sudo wisp link --downlink traces/cellular/Verizon-LTE-short.down \\
+       --uplink traces/cellular/Verizon-LTE-short.up -- \\
+       wisp recv --listen 0.0.0.0:9000 --trace traces/cellular/Verizon-LTE-short.down --json
+  wisp recv --listen 0.0.0.0:9000 --video media/bigbuckbunny-qcif-3s.y4m --out run \\
+       --decoded run/shown.y4m           # with `wisp send --scheme alfalfa:codec=vp8 --video …`";
+
 #[derive(Args, Debug)]
 pub struct SendArgs {
     /// The scheme: NAME[:KEY=VALUE,…] (see `wisp schemes`).
@@ -83,7 +125,8 @@ pub struct RecvArgs {
     #[arg(allow_hyphen_values = true, long, value_name = "S", value_parser = positive_secs)]
     pub duration_s: Option<Duration>,
 
-    /// Stop when no packet arrived for this long.
+    /// Stop when no packet arrived for this long (counted from the last packet: before the first
+    /// one, recv waits until interrupted).
     #[arg(allow_hyphen_values = true, long, value_name = "S", default_value = "10", value_parser = positive_secs)]
     pub idle_timeout_s: Duration,
 
@@ -105,7 +148,7 @@ pub struct RecvArgs {
     pub delay_ms: Duration,
 
     /// When the known link's trace started, in CLOCK_MONOTONIC ns (default: $WISP_LINK_EPOCH_NS,
-    /// which `wisp link` sets for its command; else the flow's start).
+    /// which `wisp link` sets for its command). --link and --trace need one of the two.
     #[arg(allow_hyphen_values = true, long, value_name = "NS")]
     pub link_epoch_ns: Option<u64>,
 
@@ -141,8 +184,9 @@ pub struct RecvArgs {
     )]
     pub pingpair_mac_mbps: f64,
 
-    /// Write video.csv into DIR (an `alfalfa` flow: the frames decoded, columns as `wisp run
-    /// --video`'s, times in ms after the first frame's capture).
+    /// Write video.csv and display.csv into DIR (a video flow: the frames decoded and the screen
+    /// at each capture instant, columns as `wisp run --video`'s, times in ms after the first
+    /// frame's capture).
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
 

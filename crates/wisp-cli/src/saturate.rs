@@ -23,8 +23,8 @@ acknowledged packet below 750 ms, −20 above 3 s, between 20 and 1500 packets. 
 go over a second path when the client names one (--feedback), as the paper's second phone
 carried them; otherwise they share the link under test.
 
-Run the server where the network is good and the client behind the link; inside `wisp link`,
-the server runs on the host:
+Example: run the server where the network is good and the client behind the link; inside
+`wisp link`, the server runs on the host:
 
   wisp saturate server --listen 0.0.0.0:9500 --feedback-listen unix:/tmp/sat.sock
   sudo wisp link --downlink traces/cellular/Verizon-LTE-short.down \\
@@ -49,9 +49,20 @@ Example:
   wisp saturate client --server 10.0.0.1:9500 --feedback 192.168.1.1:9501 --duration-s 60 \\
        --out rec/mylink";
 
+const SERVER_HELP: &str = "\
+The server answers a client's handshake, saturates the downlink when asked, records the uplink's
+arrivals and hands them to the client at the end. A client that falls silent for 120 s ends its
+session; another client is told the server is busy meanwhile. Progress and each session's summary
+go to stderr. `wisp saturate --help` explains the method.
+
+Examples:
+  wisp saturate server --listen 0.0.0.0:9500
+  wisp saturate server --listen 0.0.0.0:9500 --feedback-listen unix:/tmp/sat.sock --sessions 1";
+
 #[derive(Subcommand, Debug)]
 pub enum SaturateCommand {
     /// Serve saturator clients (one session at a time): send the downlink, record the uplink.
+    #[command(after_long_help = SERVER_HELP)]
     Server(ServerArgs),
     /// Saturate the link to a server for a while and write what arrived as Mahimahi traces.
     #[command(after_long_help = CLIENT_HELP)]

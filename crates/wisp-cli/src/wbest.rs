@@ -25,9 +25,18 @@ Examples:
   wisp wbest client --server 10.0.0.1:9878 --direction to-server --pairs 60
   wisp wbest client --server 10.0.0.1:9878 --plus --json";
 
+const SERVER_HELP: &str = "\
+Says where it listens on stderr, then serves one client at a time; each run's result (as the
+client prints it: capacity_mbps, available_mbps, bytes_sent, time_s) goes to stdout, a run that
+failed to stderr. A client silent for 10 s is dropped.
+
+Example:
+  wisp wbest server --listen 0.0.0.0:9878 --clients 1 --json";
+
 #[derive(Subcommand, Debug)]
 pub enum WbestCommand {
     /// Serve WBest clients (one at a time).
+    #[command(after_help = SERVER_HELP)]
     Server(ServerArgs),
     /// Run one WBest estimate against a server.
     #[command(after_help = CLIENT_HELP)]
@@ -72,6 +81,7 @@ pub struct ClientArgs {
     /// Probe size in bytes (UDP payload, 64-65507).
     #[arg(allow_hyphen_values = true, long, default_value_t = 1500)]
     pub size: u32,
+    /// Which way the probes go.
     #[arg(long, value_enum, default_value = "from-server")]
     pub direction: DirectionArg,
     /// One JSON object on stdout.

@@ -1520,3 +1520,34 @@ fn bad_wifi_link_specs_are_refused_before_anything_runs() {
         assert!(!err.contains("panicked"), "{err}");
     }
 }
+
+#[test]
+fn every_network_command_helps_with_its_output_and_an_example() {
+    for cmd in [
+        &["send"][..],
+        &["recv"],
+        &["link"],
+        &["analyze"],
+        &["saturate"],
+        &["saturate", "server"],
+        &["saturate", "client"],
+        &["pingpair"],
+        &["wbest", "server"],
+        &["wbest", "client"],
+    ] {
+        let o = wisp(&[cmd, &["--help"][..]].concat());
+        assert_ok(&o);
+        let help = String::from_utf8_lossy(&o.stdout);
+        assert!(
+            help.contains("Example"),
+            "{cmd:?} --help has no example:\n{help}"
+        );
+        assert!(
+            help.contains("Output") || help.contains("stderr") || help.contains("stdout"),
+            "{cmd:?} --help does not say what it prints:\n{help}"
+        );
+    }
+    // What recv does with --link and no epoch: refuses (the help said "else the flow's start").
+    let o = wisp(&["recv", "--help"]);
+    assert!(!String::from_utf8_lossy(&o.stdout).contains("else the flow's start"));
+}
