@@ -106,6 +106,14 @@ pub fn pingpair(a: PingPairArgs) -> Result<(), CliError> {
         return Err(CliError::Input("--count: must be at least 1".into()));
     }
     let tos_high = parse_tos(&a.tos_high)?;
+    // The normal ping's TOS is 0x00: a "high-priority" ping of the same class never overtakes
+    // it, so every pair would be invalid.
+    if tos_high & 0xfc == 0 {
+        return Err(CliError::Input(format!(
+            "--tos-high: `{}` is the normal ping's class (TOS 0x00); give a higher one, e.g. 0xb8",
+            a.tos_high
+        )));
+    }
     let sock = IcmpSocket::open().map_err(|e| match e {
         OpenError::Permission { .. } => CliError::Input(e.to_string()),
         OpenError::Other(_) => CliError::Io(e.to_string()),

@@ -144,6 +144,14 @@ pub fn wbest(command: WbestCommand) -> Result<(), CliError> {
             };
             let r = wisp_net::wbest::client(a.server, cfg, direction).map_err(|e| match e {
                 WbestError::Config(c) => CliError::input(c),
+                // Was "connect: Connection refused", naming neither the flag nor the address.
+                WbestError::Io {
+                    what: "connect",
+                    err,
+                } => CliError::Io(format!(
+                    "--server {}: cannot connect: {err} (is `wisp wbest server` running there?)",
+                    a.server
+                )),
                 e => CliError::Io(e.to_string()),
             })?;
             print_report(&r, a.json);

@@ -35,6 +35,24 @@ fn bad_input_is_one_line_and_exit_code_2() {
         &["pingpair", "--target", "127.0.0.1", "--count", "0"],
         "--count",
     );
+    // The normal ping's own class: no pair could ever be valid (it ran, every pair invalid).
+    assert_bad_pingpair(
+        &[
+            "pingpair",
+            "--target",
+            "127.0.0.1",
+            "--count",
+            "1",
+            "--tos-high",
+            "0",
+        ],
+        "--tos-high",
+    );
+    // Negative numbers name their option.
+    assert_bad_pingpair(
+        &["pingpair", "--target", "127.0.0.1", "--count", "-1"],
+        "--count",
+    );
 }
 
 /// Without CAP_NET_RAW and outside `ping_group_range`, one line says how to grant either, and

@@ -77,6 +77,14 @@ fn server_bad_input_and_its_listening_line() {
         assert_eq!(err.lines().count(), 1, "{err}");
         assert!(err.contains(needle), "{err}");
     }
+    // No server there: the message names the flag and the address (was "connect: Connection
+    // refused"); exit 1, the network's answer rather than bad input.
+    let nobody = format!("127.0.0.1:{}", free_port());
+    let o = wisp(&["wbest", "client", "--server", &nobody]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains(&format!("--server {nobody}")), "{err}");
     // A server on port 0 says which port it got (it was silent).
     let mut s = wisp_server(
         &[

@@ -340,7 +340,15 @@ pub fn serve_one(mut tcp: TcpStream, udp: &UdpSocket) -> Result<WbestReport, Wbe
         .map_err(ctx("udp timeout"))?;
     let mut buf = vec![0u8; 65536];
     let clock = Clock::new();
+    // Bounded: datagrams that are not the announcement (a stale client's probes, garbage) do
+    // not keep the server waiting past the control timeout.
+    let deadline = std::time::Instant::now() + CONTROL_TIMEOUT;
     let peer = loop {
+        if std::time::Instant::now() >= deadline {
+            return Err(WbestError::Protocol(
+                "no announcement from the client's UDP socket".into(),
+            ));
+        }
         let (n, from, _, _) = recv_stamped(udp, &mut buf, &clock).map_err(ctx("udp announce"))?;
         if ProbeHeader::parse(&buf[..n]).is_ok_and(|h| h.index == u16::MAX) {
             break from;
