@@ -260,6 +260,20 @@ pub fn check_listen(flag: &str, addr: SocketAddr, tcp: bool) -> Result<(), CliEr
     Ok(())
 }
 
+/// An epoch (CLOCK_MONOTONIC ns) must not lie in the future: every arrival would come before it
+/// (a recording of nothing, a known link whose trace has not started). `what` names where it
+/// came from.
+pub fn check_epoch(what: &str, ns: u64) -> Result<(), CliError> {
+    let now = wisp_net::Clock::new().now().as_nanos();
+    if ns > now {
+        return Err(CliError::Input(format!(
+            "{what} {ns}: later than now on CLOCK_MONOTONIC ({now}); give the instant the trace \
+             started (inside `wisp link`: $WISP_LINK_EPOCH_NS)"
+        )));
+    }
+    Ok(())
+}
+
 /// A destination's port 0 reaches nobody: refused naming `flag`.
 pub fn check_port(flag: &str, addr: SocketAddr) -> Result<(), CliError> {
     if addr.port() == 0 {
@@ -424,11 +438,18 @@ pub fn recv(a: RecvArgs) -> Result<(), CliError> {
     if let Some(spec) = crate::args::chosen_link(a.trace.as_deref(), a.link.as_ref()) {
         let link = spec.load()?;
         let epoch = match a.link_epoch_ns {
-            Some(ns) => Some(ns),
+            Some(ns) => {
+                check_epoch("--link-epoch-ns", ns)?;
+                Some(ns)
+            }
             None => match std::env::var("WISP_LINK_EPOCH_NS") {
-                Ok(v) => Some(v.trim().parse().map_err(|_| {
-                    CliError::Input(format!("WISP_LINK_EPOCH_NS `{v}` is not a number"))
-                })?),
+                Ok(v) => {
+                    let ns = v.trim().parse().map_err(|_| {
+                        CliError::Input(format!("WISP_LINK_EPOCH_NS `{v}` is not a number"))
+                    })?;
+                    check_epoch("WISP_LINK_EPOCH_NS", ns)?;
+                    Some(ns)
+                }
                 Err(_) => None,
             },
         };

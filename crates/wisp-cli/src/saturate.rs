@@ -220,6 +220,9 @@ pub fn saturate(cmd: SaturateCommand) -> Result<(), CliError> {
         }
         SaturateCommand::Client(a) => {
             crate::net::check_port("--server", a.server)?;
+            if let Some(ns) = a.epoch_ns {
+                crate::net::check_epoch("--epoch-ns", ns)?;
+            }
             if let Some(FeedbackAddr::Udp(f)) = &a.feedback {
                 crate::net::check_port("--feedback", *f)?;
             }

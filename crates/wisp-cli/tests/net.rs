@@ -1140,7 +1140,7 @@ fn a_port_in_use_is_bad_input_naming_listen() {
 }
 
 #[test]
-fn recv_refuses_output_paths_it_could_not_write_before_it_waits() {
+fn recv_refuses_bad_output_paths_and_epochs_before_it_waits() {
     // Refused at once: before, recv waited for a sender and failed only after the flow (with
     // --out already written when --decoded failed).
     for (extra, needle) in [
@@ -1153,6 +1153,16 @@ fn recv_refuses_output_paths_it_could_not_write_before_it_waits() {
                 "media",
             ],
             "--decoded media",
+        ),
+        // A trace that starts in the future (accepted before).
+        (
+            vec![
+                "--link",
+                "const:1mbps",
+                "--link-epoch-ns",
+                "18446744073709551615",
+            ],
+            "--link-epoch-ns",
         ),
     ] {
         let mut r = wisp_command()

@@ -65,6 +65,8 @@ fn bad_input_is_exit_code_2() {
         ),
         (vec!["--duration-s", "-1"], "--duration-s"),
         (vec!["--duration-s", "1e300"], "--duration-s"),
+        // An epoch in the future: everything arrived "before" it, two empty traces, exit 0.
+        (vec!["--epoch-ns", "18446744073709551615"], "--epoch-ns"),
     ] {
         let mut args = c.to_vec();
         args.extend(extra);
