@@ -70,19 +70,28 @@ fn without_permission_it_says_how_to_grant_it() {
         eprintln!("skipping {t}: this namespace lets nobody open ping sockets ({range})");
         return;
     }
-    let dir = tempfile::tempdir().unwrap();
-    let o = wisp_as_nobody(
-        dir.path(),
-        &["pingpair", "--target", "127.0.0.1", "--count", "1"],
-    );
-    let err = String::from_utf8_lossy(&o.stderr);
-    assert_eq!(o.status.code(), Some(2), "{err}");
-    assert_eq!(err.lines().count(), 1, "{err}");
-    assert!(
-        err.contains("ping_group_range") && err.contains("cap_net_raw"),
-        "{err}"
-    );
-    assert!(o.stdout.is_empty());
+    // `wisp recv --pingpair-target` too (it said where it listened first: two lines).
+    for args in [
+        &["pingpair", "--target", "127.0.0.1", "--count", "1"][..],
+        &[
+            "recv",
+            "--listen",
+            "127.0.0.1:0",
+            "--pingpair-target",
+            "127.0.0.1",
+        ],
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let o = wisp_as_nobody(dir.path(), args);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+        assert!(
+            err.contains("ping_group_range") && err.contains("cap_net_raw"),
+            "{err}"
+        );
+        assert!(o.stdout.is_empty());
+    }
 }
 
 /// The unprivileged path: a ping socket in a namespace whose `ping_group_range` admits the

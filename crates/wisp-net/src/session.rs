@@ -823,9 +823,6 @@ pub fn recv(
     }
     let mut waiter = Waiter::new(Duration::ZERO).map_err(io_ctx("cannot create a timer"))?;
     waiter.add(&sock, 0).map_err(io_ctx("epoll"))?;
-    // Until the first packet nothing else is said: the address (its port, when the kernel
-    // chose it) tells the user where to point the sender, and that the receiver is waiting.
-    progress(&format!("listening on {listen}; waiting for a sender"));
     let cname = cname();
     let mut r = Receiving::new(rand::random());
     r.video_codecs = opts.video_codecs.clone();
@@ -841,6 +838,10 @@ pub fn recv(
         }
         None => None,
     };
+    // Once everything is set up (an error is then the only line): until the first packet
+    // nothing else is said; the address (its port, when the kernel chose it) tells the user
+    // where to point the sender, and that the receiver is waiting.
+    progress(&format!("listening on {listen}; waiting for a sender"));
     let mut rx = vec![0u8; 65536];
     let mut buf = Vec::with_capacity(2048);
     let mut ready = vec![];
