@@ -234,9 +234,19 @@ pub fn pingpair(a: PingPairArgs) -> Result<(), CliError> {
                 ""
             }
         ),
+        // Why no pair was valid depends on the WMM check: with prioritisation detected, the
+        // high-priority replies had no queue to overtake (it said "without WMM" there too).
         _ => println!(
-            "congestion: unknown (no valid pair of {}; without WMM the replies keep their order)",
-            s.pairs.len()
+            "congestion: unknown (no valid pair of {}; {})",
+            s.pairs.len(),
+            match s.wmm {
+                _ if s.pairs.is_empty() => "no pair was sent",
+                Some(w) if w.enabled => {
+                    "WMM is on, so no queue held the best-effort reply back: the link looks idle"
+                }
+                Some(_) => "without WMM the replies keep their order",
+                None => "the WMM check did not finish",
+            }
         ),
     }
     println!(

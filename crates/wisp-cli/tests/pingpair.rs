@@ -119,6 +119,53 @@ fn ping_sockets_are_used_where_the_kernel_allows_them() {
     assert_eq!(v["malformed"], 0, "{v}");
 }
 
+/// On an idle link with WMM queues, no pair is valid (nothing to overtake): the verdict's reason
+/// follows the WMM check rather than blaming a missing WMM (it said "without WMM the replies
+/// keep their order" after "prioritisation enabled").
+#[test]
+fn no_valid_pair_is_explained_by_what_the_wmm_check_found() {
+    let t = "no_valid_pair_is_explained_by_what_the_wmm_check_found";
+    if !privileged(t) {
+        return;
+    }
+    let o = wisp_command()
+        .args([
+            "link",
+            "--downlink",
+            "const:10mbps",
+            "--uplink",
+            "const:10mbps",
+            "--wmm",
+        ])
+        .args(["--", "sh", "-c"])
+        .arg(format!(
+            "{} pingpair --target $WISP_LINK_PEER --count 2 --interval-ms 50",
+            bin()
+        ))
+        .output()
+        .unwrap();
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        o.status.success(),
+        "{out}{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let line = |p: &str| {
+        out.lines()
+            .find(|l| l.starts_with(p))
+            .unwrap_or_else(|| panic!("no `{p}` line:\n{out}"))
+            .to_string()
+    };
+    let (wmm, verdict) = (line("WMM check:"), line("congestion:"));
+    if verdict.contains("unknown") {
+        assert_eq!(
+            verdict.contains("without WMM"),
+            !wmm.contains("enabled"),
+            "{wmm}\n{verdict}"
+        );
+    }
+}
+
 /// Departures of the downlink log: (ms, bytes, queueing + service delay in ms).
 fn departures(log: &str) -> Vec<(f64, u64, f64)> {
     log.lines()
