@@ -1121,6 +1121,13 @@ fn analyze_reads_a_log_and_rejects_bad_ones() {
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(err.lines().count(), 1, "{err}");
     assert!(err.contains("bad.log:2"), "{err}");
+    // An empty log: the file is named, not a line 0 of it.
+    let empty = dir.path().join("empty.log");
+    std::fs::write(&empty, "# base timestamp: 0\n").unwrap();
+    let o = wisp(&["analyze", empty.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("empty.log: no events"), "{err}");
 }
 
 #[test]
