@@ -223,8 +223,18 @@ pub fn saturate(cmd: SaturateCommand) -> Result<(), CliError> {
             if let Some(ns) = a.epoch_ns {
                 crate::net::check_epoch("--epoch-ns", ns)?;
             }
-            if let Some(FeedbackAddr::Udp(f)) = &a.feedback {
-                crate::net::check_port("--feedback", *f)?;
+            match &a.feedback {
+                Some(FeedbackAddr::Udp(f)) => crate::net::check_port("--feedback", *f)?,
+                // The server's socket file must be there already (it failed after 5 s).
+                Some(FeedbackAddr::Unix(p)) if !p.exists() => {
+                    return Err(CliError::Input(format!(
+                        "--feedback unix:{}: no such socket (start `wisp saturate server \
+                         --feedback-listen unix:{}` first)",
+                        p.display(),
+                        p.display()
+                    )));
+                }
+                _ => {}
             }
             wisp_net::saturator::check_packet_bytes(a.packet_bytes)
                 .map_err(|e| CliError::Input(format!("--packet-bytes: {e}")))?;

@@ -67,6 +67,8 @@ fn bad_input_is_exit_code_2() {
         (vec!["--duration-s", "1e300"], "--duration-s"),
         // An epoch in the future: everything arrived "before" it, two empty traces, exit 0.
         (vec!["--epoch-ns", "18446744073709551615"], "--epoch-ns"),
+        // No server socket there: said at once (it took the 5-s handshake timeout, exit 1).
+        (vec!["--feedback", "unix:/nonexistent/s.sock"], "--feedback"),
     ] {
         let mut args = c.to_vec();
         args.extend(extra);

@@ -704,15 +704,16 @@ impl Paths {
         self.socks.len() - 1
     }
 
-    /// Tells the server the session is over (best effort, three times, as at the normal end):
-    /// on an interruption, so that it stops sending and serves the next client at once rather
-    /// than after its idle timeout.
+    /// Tells the server the session is over (best effort, three times over every path, as the
+    /// feedback path may be the broken one): on an interruption or a failure, so that it stops
+    /// sending and serves the next client at once rather than after its idle timeout.
     fn bye(&self, session: u32) {
         let mut buf = Vec::with_capacity(64);
         if emit(&packet(session, Message::Bye), &mut buf).is_ok() {
-            let fb = self.fb();
             for _ in 0..3 {
-                let _ = self.socks[fb].send_to(&buf, &self.peers[fb]);
+                for (sock, peer) in self.socks.iter().zip(&self.peers) {
+                    let _ = sock.send_to(&buf, peer);
+                }
             }
         }
     }
@@ -770,6 +771,23 @@ pub fn client(
     let clock = Clock::new();
     let session: u32 = rand::random::<u32>() | 1;
     let paths = open_paths(cfg, session)?;
+    let r = client_session(cfg, stop, progress, &paths, session, clock);
+    if r.is_err() {
+        paths.bye(session);
+    }
+    r
+}
+
+/// The client's session over its open paths: handshake, saturation, the fetch of the uplink's
+/// arrivals, goodbye.
+fn client_session(
+    cfg: &ClientConfig,
+    stop: &AtomicBool,
+    progress: &mut dyn FnMut(&str),
+    paths: &Paths,
+    session: u32,
+    clock: Clock,
+) -> Result<ClientReport, SaturateError> {
     let mut waiter = Waiter::new(Duration::ZERO).map_err(io_ctx("cannot create a timer"))?;
     for (i, s) in paths.socks.iter().enumerate() {
         waiter.add(s.fd(), i as u64).map_err(io_ctx("epoll"))?;
@@ -786,7 +804,6 @@ pub fn client(
     let mut next_hello = t0;
     while samples.len() < 5 || !fb_ok {
         if stop.load(Ordering::Relaxed) {
-            paths.bye(session);
             return Err(SaturateError::Protocol("interrupted".into()));
         }
         let now = clock.now();
@@ -912,7 +929,6 @@ pub fn client(
     let pad = padding(cfg.packet_bytes);
     loop {
         if stop.load(Ordering::Relaxed) {
-            paths.bye(session);
             return Err(SaturateError::Protocol("interrupted".into()));
         }
         let now = clock.now();
@@ -1100,7 +1116,6 @@ pub fn client(
         let Some(want) = want else { break };
         let now = clock.now();
         if stop.load(Ordering::Relaxed) {
-            paths.bye(session);
             return Err(SaturateError::Protocol("interrupted".into()));
         }
         if now - end_start > Duration::from_secs(30) {
