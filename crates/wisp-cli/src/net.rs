@@ -410,6 +410,14 @@ pub fn recv(a: RecvArgs) -> Result<(), CliError> {
     let mut clip_read = None;
     if let Some(clip) = &a.video {
         let parsed = Arc::new(crate::run::read_clip(clip)?);
+        // The range `wisp send --video` takes: a clip it refuses cannot be the sender's.
+        let fps = parsed.fps().round();
+        if !(1.0..=120.0).contains(&fps) {
+            return Err(CliError::Input(format!(
+                "--video {}: {fps} frames/s, expected 1 to 120",
+                clip.display()
+            )));
+        }
         o.clip_fingerprint = Some(wisp_core::video::y4m::fingerprint(&parsed));
         o.video_codecs = crate::run::video_codecs(
             wisp_core::scheme::alfalfa::VideoCodec::Vp8,

@@ -1148,6 +1148,18 @@ fn a_port_in_use_is_bad_input_naming_listen() {
 
 #[test]
 fn recv_refuses_bad_output_paths_and_epochs_before_it_waits() {
+    // The shipped clip with its frame rate raised to 10^6 frames/s.
+    let dir = tempfile::tempdir().unwrap();
+    let clip = std::fs::read(root().join("media/bigbuckbunny-qcif-3s.y4m")).unwrap();
+    let end = clip.iter().position(|&b| b == b'\n').unwrap();
+    let header = String::from_utf8_lossy(&clip[..end])
+        .split(' ')
+        .map(|p| if p.starts_with('F') { "F1000000:1" } else { p })
+        .collect::<Vec<_>>()
+        .join(" ");
+    let fast = dir.path().join("fast.y4m");
+    std::fs::write(&fast, [header.as_bytes(), &clip[end..]].concat()).unwrap();
+    let fast_clip_path = fast.to_str().unwrap();
     // Refused at once: before, recv waited for a sender and failed only after the flow (with
     // --out already written when --decoded failed).
     for (extra, needle) in [
@@ -1161,6 +1173,8 @@ fn recv_refuses_bad_output_paths_and_epochs_before_it_waits() {
             ],
             "--decoded media",
         ),
+        // A clip at a frame rate `wisp send --video` refuses (accepted before, then clamped).
+        (vec!["--video", "FAST_CLIP"], "1000000 frames/s"),
         // A trace that starts in the future (accepted before).
         (
             vec![
@@ -1172,6 +1186,16 @@ fn recv_refuses_bad_output_paths_and_epochs_before_it_waits() {
             "--link-epoch-ns",
         ),
     ] {
+        let extra: Vec<&str> = extra
+            .iter()
+            .map(|a| {
+                if *a == "FAST_CLIP" {
+                    fast_clip_path
+                } else {
+                    *a
+                }
+            })
+            .collect();
         let mut r = wisp_command()
             .args(["recv", "--listen", "127.0.0.1:0"])
             .args(&extra)
