@@ -185,6 +185,18 @@ pub fn saturate(cmd: SaturateCommand) -> Result<(), CliError> {
             crate::net::check_listen("--listen", a.listen, false)?;
             match &a.feedback_listen {
                 Some(FeedbackAddr::Udp(f)) => {
+                    // The two sockets cannot share one port (each address alone binds).
+                    let same_port = f.port() == a.listen.port() && f.port() != 0;
+                    if same_port
+                        && (f.ip() == a.listen.ip()
+                            || f.ip().is_unspecified()
+                            || a.listen.ip().is_unspecified())
+                    {
+                        return Err(CliError::Input(format!(
+                            "--feedback-listen {f}: the port of --listen {}; give the feedback path a port of its own",
+                            a.listen
+                        )));
+                    }
                     crate::net::check_listen("--feedback-listen", *f, false)?
                 }
                 Some(FeedbackAddr::Unix(p)) => {

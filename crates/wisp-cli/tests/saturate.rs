@@ -90,6 +90,8 @@ fn bad_input_is_exit_code_2() {
         (taken.clone(), "--feedback-listen"),
         ("unix:/nonexistent/dir/s.sock".into(), "no such directory"),
         (format!("unix:{a}"), "not a socket"),
+        // The data path's own address (it failed at the second bind, exit 1).
+        (free.clone(), "port of --listen"),
     ] {
         assert_input_error(
             &[&s[..], &[free.as_str(), "--feedback-listen", fb.as_str()]].concat(),
