@@ -35,7 +35,7 @@ pub struct LinkArgs {
 
     /// One-way propagation delay in each direction, ms, applied before the bottleneck queue
     /// (after the medium on a wifi: direction).
-    #[arg(long, value_name = "MS", default_value = "20", value_parser = non_negative_ms)]
+    #[arg(allow_hyphen_values = true, long, value_name = "MS", default_value = "20", value_parser = non_negative_ms)]
     pub delay_ms: Duration,
 
     /// Downlink queue: infinite, droptail:packets=N[,bytes=B], drophead:…, codel[:…], pie[:…].
@@ -48,15 +48,20 @@ pub struct LinkArgs {
 
     /// Random loss at the entrance of both directions: a probability in [0, 1), or
     /// ge:p=P,r=R[,good=G,bad=B].
-    #[arg(long, value_name = "P", default_value = "0")]
+    #[arg(
+        allow_hyphen_values = true,
+        long,
+        value_name = "P",
+        default_value = "0"
+    )]
     pub loss: LossSpec,
 
     /// Random loss of the downlink only (overrides --loss).
-    #[arg(long, value_name = "P")]
+    #[arg(allow_hyphen_values = true, long, value_name = "P")]
     pub downlink_loss: Option<LossSpec>,
 
     /// Random loss of the uplink only (overrides --loss).
-    #[arg(long, value_name = "P")]
+    #[arg(allow_hyphen_values = true, long, value_name = "P")]
     pub uplink_loss: Option<LossSpec>,
 
     /// Write Mahimahi-format logs DIR/uplink.log and DIR/downlink.log (read them with `wisp
@@ -74,12 +79,12 @@ pub struct LinkArgs {
     pub wmm_map: Option<WmmMap>,
 
     /// Seed of the loss and AQM random streams (default: $WISP_SEED, else 1).
-    #[arg(long, value_name = "N")]
+    #[arg(allow_hyphen_values = true, long, value_name = "N")]
     pub seed: Option<u64>,
 
     /// Busy-wait this many µs before each departure instead of sleeping (more precise
     /// departures, more CPU).
-    #[arg(long, value_name = "US", default_value = "50", value_parser = clap::value_parser!(u32).range(0..=10_000))]
+    #[arg(allow_hyphen_values = true, long, value_name = "US", default_value = "50", value_parser = clap::value_parser!(u32).range(0..=10_000))]
     pub spin_us: u32,
 
     /// The command to run behind the link, after `--`. Inside, $WISP_LINK_PEER is the host
@@ -87,6 +92,24 @@ pub struct LinkArgs {
     #[arg(last = true, required = true, value_name = "COMMAND")]
     pub command: Vec<OsString>,
 }
+
+/// `wisp analyze --help`: the columns and an example.
+pub const ANALYZE_HELP: &str = "\
+Output: a table, one row per log: dur s (first to last event), cap kbit/s (what the delivery
+opportunities offered), thr kbit/s (what departed), util (thr / cap), p50 ms and p95 ms (each
+packet's wait from reaching the queue to departure), sig95 ms (Mahimahi's 95th-percentile signal
+delay, as mm-delay-graph), backlog s (time the queue held a packet), offered bl (kbit/s the
+opportunities offered while the queue was backlogged: what a sender that kept it busy could get).
+With --json, one object: logs[], each with file, duration_s, capacity_kbps, throughput_kbps,
+ingress_kbps, utilization, packets_arrived/departed/dropped, delay_mean/p50/p95/p99_ms,
+signal_delay_p95_ms, backlogged_s, offered_while_backlogged_kbps,
+delivered_while_backlogged_kbps. A line it cannot read is named (FILE:LINE) with exit code 2.
+
+Example:
+  sudo wisp link --downlink traces/cellular/Verizon-LTE-short.down \\
+       --uplink traces/cellular/Verizon-LTE-short.up --log logs -- \\
+       sh -c 'ping -c 10 $WISP_LINK_PEER'
+  wisp analyze logs/downlink.log logs/uplink.log";
 
 #[derive(Args, Debug)]
 pub struct AnalyzeArgs {
@@ -125,6 +148,15 @@ fn link_arg(option: &str, s: &str) -> Result<(Result<LinkModel, WifiSpec>, Strin
 }
 
 pub fn link(a: LinkArgs) -> Result<u8, CliError> {
+    // Before the namespace and the command: a --log that cannot be a directory is bad input.
+    if let Some(dir) = &a.log {
+        if dir.exists() && !dir.is_dir() {
+            return Err(CliError::Input(format!(
+                "--log {}: not a directory",
+                dir.display()
+            )));
+        }
+    }
     let (down, down_name) = link_arg("--downlink", &a.downlink)?;
     let (up, up_name) = match &a.uplink {
         Some(u) => link_arg("--uplink", u)?,
@@ -207,9 +239,12 @@ pub fn link(a: LinkArgs) -> Result<u8, CliError> {
         );
     })
     .map_err(|e| match e {
-        LinkError::Setup(wisp_net::emulator::netns::SetupError::Spawn { .. }) => {
-            CliError::Input(e.to_string())
-        }
+        // A command that cannot run, or no permission to build the link: bad input (exit
+        // code 2), as `wisp pingpair` without ICMP permission.
+        LinkError::Setup(
+            wisp_net::emulator::netns::SetupError::Spawn { .. }
+            | wisp_net::emulator::netns::SetupError::NotPermitted(_),
+        ) => CliError::Input(e.to_string()),
         e => CliError::Io(e.to_string()),
     })?;
     let _: &AtomicBool = &stop;

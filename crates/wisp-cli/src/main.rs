@@ -66,6 +66,10 @@ deliver 1500 bytes), the same code as `wisp run`. Only traffic between the two l
 is carried. The command also gets $WISP_LINK_ADDR (its own address) and $WISP_LINK_EPOCH_NS \
 (when the traces started, for `wisp recv --link`).
 
+Output: on stderr the two addresses once the link carries traffic, and at the end a summary line \
+(packets and drops per direction, how late the link's writes were, its CPU time); with --log DIR, \
+DIR/uplink.log and DIR/downlink.log (Mahimahi's format, for `wisp analyze`) and DIR/summary.json.
+
 wisp link exits with the command's exit code (128 + signal if it was killed). On exit (also on \
 Ctrl-C, SIGTERM, or when the command fails or is killed) the devices, their routes and the \
 namespace go away, and processes the command left in the namespace are killed. If wisp link \
@@ -124,14 +128,17 @@ enum Command {
         command: trace::TraceCommand,
     },
     /// Send one flow of a scheme to `wisp recv` over UDP (RTP with RTCP feedback).
+    #[command(after_long_help = net::SEND_HELP)]
     Send(net::SendArgs),
     /// Receive one flow from `wisp send`, run the scheme's receiver half, send its feedback.
+    #[command(after_long_help = net::RECV_HELP)]
     Recv(net::RecvArgs),
     /// Run a command behind an emulated link (trace-driven queues in a network namespace,
     /// like Mahimahi's mm-link); needs root.
     #[command(after_long_help = LINK_HELP)]
     Link(link::LinkArgs),
     /// Compute throughput, capacity, delays and what the trace offered from `wisp link` logs.
+    #[command(after_long_help = link::ANALYZE_HELP)]
     Analyze(link::AnalyzeArgs),
     /// Feed a trace to a Sprout receiver as a saturated link and print its forecast every
     /// tick (CSV).

@@ -15,6 +15,48 @@ use wisp_net::report::KnownLink;
 use wisp_net::session::{NetError, RecvOptions, SendOptions};
 use wisp_sim::link::LinkSpec;
 
+/// `wisp send --help`: output and examples.
+pub const SEND_HELP: &str = "\
+Runs the scheme's sender half for --duration-s (or until Ctrl-C/SIGTERM), then sends an RTCP BYE
+so that `wisp recv` ends too. The receiver's feedback drives the scheme; a receiver that never
+answers only leaves the feedback figures empty.
+
+Output: one progress line a second on stderr (elapsed, sending rate, the scheme's target, RTT,
+loss), then a summary line. With --json, one object on stdout: role, scheme, to, and flows[0]
+with send_rate_kbps, packets_sent, bytes_sent, rtt_p50_ms, rtt_p95_ms, loss_rate,
+pacing_late_p50_us/p99/max (how late the sender's timer woke), feedback_messages,
+malformed_packets, foreign_packets; video schemes add video_coding_ms_mean and
+video_frames_coded.
+
+Examples:
+  wisp recv --listen 0.0.0.0:9000 --json                    # on the receiving host, then:
+  wisp send --scheme cbr --rate-kbps 2000 --to HOST:9000 --duration-s 30
+  wisp send --scheme sprout --to HOST:9000 --duration-s 60 --json
+  wisp send --scheme alfalfa:codec=vp8 --video media/bigbuckbunny-qcif-3s.y4m --to HOST:9000";
+
+/// `wisp recv --help`: output and examples.
+pub const RECV_HELP: &str = "\
+Waits for a sender (it says where it listens), runs the receiver half of the scheme the sender
+announces and answers with its feedback. It ends at the sender's BYE, --duration-s after the first
+packet, --idle-timeout-s after the last one, or on Ctrl-C/SIGTERM (the summary is still printed);
+before the first packet it waits until interrupted. Malformed datagrams are counted and dropped.
+
+Output: one progress line a second on stderr (elapsed, rate, one-way delay, loss), then a summary
+line. With --json, one object on stdout: role, scheme, listen, peer, and flows[0] with
+throughput_kbps, delay_p50_ms, delay_p95_ms, e2e_delay_p95_ms, loss_rate, jitter_ms,
+packets_delivered, packets_lost, malformed_packets, feedback_packets; with a known link (--link,
+--trace) also capacity_kbps, utilization, ideal_e2e_delay_p95_ms and self_inflicted_delay_ms.
+One-way delays need the two clocks synchronised (the same host, or `wisp link`): flows[0].clock
+says which.
+
+Examples:
+  wisp recv --listen 0.0.0.0:9000 --json
+  sudo wisp link --downlink traces/cellular/Verizon-LTE-short.down \\
+       --uplink traces/cellular/Verizon-LTE-short.up -- \\
+       wisp recv --listen 0.0.0.0:9000 --trace traces/cellular/Verizon-LTE-short.down --json
+  wisp recv --listen 0.0.0.0:9000 --video media/bigbuckbunny-qcif-3s.y4m --out run \\
+       --decoded run/shown.y4m           # with `wisp send --scheme alfalfa:codec=vp8 --video …`";
+
 #[derive(Args, Debug)]
 pub struct SendArgs {
     /// The scheme: NAME[:KEY=VALUE,…] (see `wisp schemes`).
@@ -26,7 +68,7 @@ pub struct SendArgs {
     pub to: String,
 
     /// Sending rate of `cbr`, kbit/s (same as --scheme cbr:rate-kbps=N).
-    #[arg(long, value_name = "KBPS")]
+    #[arg(allow_hyphen_values = true, long, value_name = "KBPS")]
     pub rate_kbps: Option<String>,
 
     /// A scheme parameter, KEY=VALUE; repeatable.
@@ -34,26 +76,26 @@ pub struct SendArgs {
     pub params: Vec<String>,
 
     /// How long to send.
-    #[arg(long, value_name = "S", default_value = "30", value_parser = positive_secs)]
+    #[arg(allow_hyphen_values = true, long, value_name = "S", default_value = "30", value_parser = positive_secs)]
     pub duration_s: Duration,
 
     /// Interval of the RTCP sender reports.
-    #[arg(long, value_name = "MS", default_value = "1000", value_parser = positive_ms)]
+    #[arg(allow_hyphen_values = true, long, value_name = "MS", default_value = "1000", value_parser = positive_ms)]
     pub rtcp_interval_ms: Duration,
 
     /// Busy-wait this many µs before each send instead of sleeping (more precise pacing, more
     /// CPU).
-    #[arg(long, value_name = "US", default_value = "50", value_parser = clap::value_parser!(u32).range(0..=10_000))]
+    #[arg(allow_hyphen_values = true, long, value_name = "US", default_value = "50", value_parser = clap::value_parser!(u32).range(0..=10_000))]
     pub spin_us: u32,
 
     /// Mark data packets with this DSCP (0–63), e.g. 46 (EF) for the voice class of `wisp link
     /// --wmm`.
-    #[arg(long, value_name = "DSCP", value_parser = clap::value_parser!(u8).range(0..=63))]
+    #[arg(allow_hyphen_values = true, long, value_name = "DSCP", value_parser = clap::value_parser!(u8).range(0..=63))]
     pub dscp: Option<u8>,
 
     /// Seed of the flow's random streams, e.g. a media source's frame sizes (default:
     /// $WISP_SEED, else 1): the same seed as `wisp run` gives the same traffic.
-    #[arg(long, value_name = "N")]
+    #[arg(allow_hyphen_values = true, long, value_name = "N")]
     pub seed: Option<u64>,
 
     /// The clip to send with `alfalfa` (or `sprout`, `gcc`, `cbr`: the same video layer with a
@@ -80,15 +122,16 @@ pub struct RecvArgs {
     pub scheme: Option<SchemeConfig>,
 
     /// Stop this many seconds after the first packet (default: at the sender's BYE).
-    #[arg(long, value_name = "S", value_parser = positive_secs)]
+    #[arg(allow_hyphen_values = true, long, value_name = "S", value_parser = positive_secs)]
     pub duration_s: Option<Duration>,
 
-    /// Stop when no packet arrived for this long.
-    #[arg(long, value_name = "S", default_value = "10", value_parser = positive_secs)]
+    /// Stop when no packet arrived for this long (counted from the last packet: before the first
+    /// one, recv waits until interrupted).
+    #[arg(allow_hyphen_values = true, long, value_name = "S", default_value = "10", value_parser = positive_secs)]
     pub idle_timeout_s: Duration,
 
     /// Interval of the RTCP receiver reports.
-    #[arg(long, value_name = "MS", default_value = "1000", value_parser = positive_ms)]
+    #[arg(allow_hyphen_values = true, long, value_name = "MS", default_value = "1000", value_parser = positive_ms)]
     pub rtcp_interval_ms: Duration,
 
     /// The data direction's link, if known (e.g. the --downlink of `wisp link`): adds capacity,
@@ -101,12 +144,12 @@ pub struct RecvArgs {
     pub trace: Option<PathBuf>,
 
     /// One-way propagation delay of the known link, ms.
-    #[arg(long, value_name = "MS", default_value = "20", value_parser = non_negative_ms)]
+    #[arg(allow_hyphen_values = true, long, value_name = "MS", default_value = "20", value_parser = non_negative_ms)]
     pub delay_ms: Duration,
 
     /// When the known link's trace started, in CLOCK_MONOTONIC ns (default: $WISP_LINK_EPOCH_NS,
-    /// which `wisp link` sets for its command; else the flow's start).
-    #[arg(long, value_name = "NS")]
+    /// which `wisp link` sets for its command). --link and --trace need one of the two.
+    #[arg(allow_hyphen_values = true, long, value_name = "NS")]
     pub link_epoch_ns: Option<u64>,
 
     /// Receive a foreign RTP stream (a WebRTC sender with send-side bandwidth estimation, e.g.
@@ -127,12 +170,13 @@ pub struct RecvArgs {
     pub pingpair_target: Option<String>,
 
     /// Time between Ping-Pairs, ms (Kwikr: 500).
-    #[arg(long, value_name = "MS", default_value = "500", value_parser = positive_ms,
+    #[arg(allow_hyphen_values = true, long, value_name = "MS", default_value = "500", value_parser = positive_ms,
           requires = "pingpair_target")]
     pub pingpair_interval_ms: Duration,
 
     /// The Wi-Fi MAC rate R of the downlink, Mbit/s, for T_a = n_a (s_a / R + t).
     #[arg(
+        allow_hyphen_values = true,
         long,
         value_name = "MBPS",
         default_value_t = 54.0,
@@ -140,8 +184,9 @@ pub struct RecvArgs {
     )]
     pub pingpair_mac_mbps: f64,
 
-    /// Write video.csv into DIR (an `alfalfa` flow: the frames decoded, columns as `wisp run
-    /// --video`'s, times in ms after the first frame's capture).
+    /// Write video.csv and display.csv into DIR (a video flow: the frames decoded and the screen
+    /// at each capture instant, columns as `wisp run --video`'s, times in ms after the first
+    /// frame's capture).
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
 
@@ -198,6 +243,47 @@ fn resolve(what: &str, s: &str) -> Result<SocketAddr, CliError> {
         .ok_or_else(|| CliError::Input(format!("{what} `{s}`: no address")))
 }
 
+/// Binds `addr` (UDP, and TCP with `tcp`) and lets go at once, so that a port in use, an
+/// address this host does not have or a port it may not bind is bad input naming `flag` (exit
+/// code 2), before anything runs.
+pub fn check_listen(flag: &str, addr: SocketAddr, tcp: bool) -> Result<(), CliError> {
+    let bad =
+        |e: std::io::Error| CliError::Input(format!("{flag} {addr}: cannot listen there: {e}"));
+    if tcp {
+        // The TCP socket first: its port, if `addr` gives none, is the one to try in UDP.
+        let l = std::net::TcpListener::bind(addr).map_err(bad)?;
+        let port = l.local_addr().map_err(bad)?;
+        std::net::UdpSocket::bind(port).map_err(bad)?;
+    } else {
+        std::net::UdpSocket::bind(addr).map_err(bad)?;
+    }
+    Ok(())
+}
+
+/// An epoch (CLOCK_MONOTONIC ns) must not lie in the future: every arrival would come before it
+/// (a recording of nothing, a known link whose trace has not started). `what` names where it
+/// came from.
+pub fn check_epoch(what: &str, ns: u64) -> Result<(), CliError> {
+    let now = wisp_net::Clock::new().now().as_nanos();
+    if ns > now {
+        return Err(CliError::Input(format!(
+            "{what} {ns}: later than now on CLOCK_MONOTONIC ({now}); give the instant the trace \
+             started (inside `wisp link`: $WISP_LINK_EPOCH_NS)"
+        )));
+    }
+    Ok(())
+}
+
+/// A destination's port 0 reaches nobody: refused naming `flag`.
+pub fn check_port(flag: &str, addr: SocketAddr) -> Result<(), CliError> {
+    if addr.port() == 0 {
+        return Err(CliError::Input(format!(
+            "{flag} {addr}: port 0 is not a destination (give the port the server listens on)"
+        )));
+    }
+    Ok(())
+}
+
 pub fn send(a: SendArgs) -> Result<(), CliError> {
     let mut scheme = a.scheme.clone();
     apply_params(&mut scheme, a.rate_kbps.as_deref(), &a.params)?;
@@ -232,6 +318,7 @@ pub fn send(a: SendArgs) -> Result<(), CliError> {
         _ => None,
     };
     let to = resolve("--to", &a.to)?;
+    check_port("--to", to)?;
     let mut o = SendOptions::new(scheme, to);
     o.duration = a.duration_s;
     o.rtcp_interval = a.rtcp_interval_ms;
@@ -297,6 +384,21 @@ pub fn send(a: SendArgs) -> Result<(), CliError> {
 
 pub fn recv(a: RecvArgs) -> Result<(), CliError> {
     let listen = resolve("--listen", &a.listen)?;
+    check_listen("--listen", listen, false)?;
+    // The outputs are written after the flow: a path that cannot take them is refused now,
+    // not after a whole session (and not with --out written and --decoded failing).
+    if let Some(dir) = a.out.as_ref().filter(|d| d.exists() && !d.is_dir()) {
+        return Err(CliError::Input(format!(
+            "--out {}: not a directory",
+            dir.display()
+        )));
+    }
+    if let Some(f) = a.decoded.as_ref().filter(|f| f.is_dir()) {
+        return Err(CliError::Input(format!(
+            "--decoded {}: is a directory (give a file name)",
+            f.display()
+        )));
+    }
     if let Some(ext_id) = a.twcc {
         return recv_twcc(&a, listen, ext_id);
     }
@@ -308,6 +410,14 @@ pub fn recv(a: RecvArgs) -> Result<(), CliError> {
     let mut clip_read = None;
     if let Some(clip) = &a.video {
         let parsed = Arc::new(crate::run::read_clip(clip)?);
+        // The range `wisp send --video` takes: a clip it refuses cannot be the sender's.
+        let fps = parsed.fps().round();
+        if !(1.0..=120.0).contains(&fps) {
+            return Err(CliError::Input(format!(
+                "--video {}: {fps} frames/s, expected 1 to 120",
+                clip.display()
+            )));
+        }
         o.clip_fingerprint = Some(wisp_core::video::y4m::fingerprint(&parsed));
         o.video_codecs = crate::run::video_codecs(
             wisp_core::scheme::alfalfa::VideoCodec::Vp8,
@@ -336,11 +446,18 @@ pub fn recv(a: RecvArgs) -> Result<(), CliError> {
     if let Some(spec) = crate::args::chosen_link(a.trace.as_deref(), a.link.as_ref()) {
         let link = spec.load()?;
         let epoch = match a.link_epoch_ns {
-            Some(ns) => Some(ns),
+            Some(ns) => {
+                check_epoch("--link-epoch-ns", ns)?;
+                Some(ns)
+            }
             None => match std::env::var("WISP_LINK_EPOCH_NS") {
-                Ok(v) => Some(v.trim().parse().map_err(|_| {
-                    CliError::Input(format!("WISP_LINK_EPOCH_NS `{v}` is not a number"))
-                })?),
+                Ok(v) => {
+                    let ns = v.trim().parse().map_err(|_| {
+                        CliError::Input(format!("WISP_LINK_EPOCH_NS `{v}` is not a number"))
+                    })?;
+                    check_epoch("WISP_LINK_EPOCH_NS", ns)?;
+                    Some(ns)
+                }
                 Err(_) => None,
             },
         };
@@ -448,7 +565,7 @@ fn recv_twcc(a: &RecvArgs, listen: SocketAddr, ext_id: u8) -> Result<(), CliErro
     o.duration = a.duration_s;
     o.idle_timeout = a.idle_timeout_s;
     let stop = stop_flag()?;
-    eprintln!("wisp recv: transport-wide feedback mode (extension id {ext_id}) on {listen}");
+    eprintln!("wisp recv: transport-wide feedback mode (extension id {ext_id})");
     let r = wisp_net::twcc_recv::recv(&o, &stop, &mut |l| eprintln!("wisp recv: {l}"))
         .map_err(net_error)?;
     eprintln!(

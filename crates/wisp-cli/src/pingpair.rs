@@ -44,11 +44,16 @@ pub struct PingPairArgs {
     pub target: String,
 
     /// Time between pairs, ms (§8.1 validates at 200, Kwikr probes every 500).
-    #[arg(long, value_name = "MS", default_value_t = 200)]
+    #[arg(
+        allow_hyphen_values = true,
+        long,
+        value_name = "MS",
+        default_value_t = 200
+    )]
     pub interval_ms: u64,
 
     /// Pairs to send (default: until Ctrl-C).
-    #[arg(long, value_name = "N")]
+    #[arg(allow_hyphen_values = true, long, value_name = "N")]
     pub count: Option<u64>,
 
     /// TOS byte of the high-priority ping (0xb8 = DSCP EF; 0xc0/0xe0 reach AC_VO on every
@@ -101,6 +106,14 @@ pub fn pingpair(a: PingPairArgs) -> Result<(), CliError> {
         return Err(CliError::Input("--count: must be at least 1".into()));
     }
     let tos_high = parse_tos(&a.tos_high)?;
+    // The normal ping's TOS is 0x00: a "high-priority" ping of the same class never overtakes
+    // it, so every pair would be invalid.
+    if tos_high & 0xfc == 0 {
+        return Err(CliError::Input(format!(
+            "--tos-high: `{}` is the normal ping's class (TOS 0x00); give a higher one, e.g. 0xb8",
+            a.tos_high
+        )));
+    }
     let sock = IcmpSocket::open().map_err(|e| match e {
         OpenError::Permission { .. } => CliError::Input(e.to_string()),
         OpenError::Other(_) => CliError::Io(e.to_string()),
@@ -221,9 +234,19 @@ pub fn pingpair(a: PingPairArgs) -> Result<(), CliError> {
                 ""
             }
         ),
+        // Why no pair was valid depends on the WMM check: with prioritisation detected, the
+        // high-priority replies had no queue to overtake (it said "without WMM" there too).
         _ => println!(
-            "congestion: unknown (no valid pair of {}; without WMM the replies keep their order)",
-            s.pairs.len()
+            "congestion: unknown (no valid pair of {}; {})",
+            s.pairs.len(),
+            match s.wmm {
+                _ if s.pairs.is_empty() => "no pair was sent",
+                Some(w) if w.enabled => {
+                    "WMM is on, so no queue held the best-effort reply back: the link looks idle"
+                }
+                Some(_) => "without WMM the replies keep their order",
+                None => "the WMM check did not finish",
+            }
         ),
     }
     println!(

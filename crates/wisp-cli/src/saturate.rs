@@ -23,8 +23,8 @@ acknowledged packet below 750 ms, −20 above 3 s, between 20 and 1500 packets. 
 go over a second path when the client names one (--feedback), as the paper's second phone
 carried them; otherwise they share the link under test.
 
-Run the server where the network is good and the client behind the link; inside `wisp link`,
-the server runs on the host:
+Example: run the server where the network is good and the client behind the link; inside
+`wisp link`, the server runs on the host:
 
   wisp saturate server --listen 0.0.0.0:9500 --feedback-listen unix:/tmp/sat.sock
   sudo wisp link --downlink traces/cellular/Verizon-LTE-short.down \\
@@ -49,9 +49,20 @@ Example:
   wisp saturate client --server 10.0.0.1:9500 --feedback 192.168.1.1:9501 --duration-s 60 \\
        --out rec/mylink";
 
+const SERVER_HELP: &str = "\
+The server answers a client's handshake, saturates the downlink when asked, records the uplink's
+arrivals and hands them to the client at the end. A client that falls silent for 120 s ends its
+session; another client is told the server is busy meanwhile. Progress and each session's summary
+go to stderr. `wisp saturate --help` explains the method.
+
+Examples:
+  wisp saturate server --listen 0.0.0.0:9500
+  wisp saturate server --listen 0.0.0.0:9500 --feedback-listen unix:/tmp/sat.sock --sessions 1";
+
 #[derive(Subcommand, Debug)]
 pub enum SaturateCommand {
     /// Serve saturator clients (one session at a time): send the downlink, record the uplink.
+    #[command(after_long_help = SERVER_HELP)]
     Server(ServerArgs),
     /// Saturate the link to a server for a while and write what arrived as Mahimahi traces.
     #[command(after_long_help = CLIENT_HELP)]
@@ -61,10 +72,20 @@ pub enum SaturateCommand {
 #[derive(Args, Debug)]
 pub struct WindowArgs {
     /// Smallest window, packets.
-    #[arg(long, default_value_t = 20, value_name = "N")]
+    #[arg(
+        allow_hyphen_values = true,
+        long,
+        default_value_t = 20,
+        value_name = "N"
+    )]
     pub min_window: u32,
     /// Largest window, packets.
-    #[arg(long, default_value_t = 1500, value_name = "N")]
+    #[arg(
+        allow_hyphen_values = true,
+        long,
+        default_value_t = 1500,
+        value_name = "N"
+    )]
     pub max_window: u32,
 }
 
@@ -91,7 +112,7 @@ pub struct ServerArgs {
     #[arg(long, value_name = "ADDR")]
     pub feedback_listen: Option<FeedbackAddr>,
     /// Exit after this many sessions (default: serve until interrupted).
-    #[arg(long, value_name = "N")]
+    #[arg(allow_hyphen_values = true, long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     pub sessions: Option<u64>,
     #[command(flatten)]
     pub window: WindowArgs,
@@ -113,10 +134,10 @@ pub struct ClientArgs {
     #[arg(long, value_name = "ADDR")]
     pub server: SocketAddr,
     /// Seconds to record (after the warm-up).
-    #[arg(long, default_value = "30", value_name = "S", value_parser = crate::args::positive_secs)]
+    #[arg(allow_hyphen_values = true, long, default_value = "30", value_name = "S", value_parser = crate::args::positive_secs)]
     pub duration_s: Duration,
     /// Seconds of saturation before the recording starts (the queue builds up).
-    #[arg(long, default_value = "2", value_name = "S", value_parser = crate::args::non_negative_secs)]
+    #[arg(allow_hyphen_values = true, long, default_value = "2", value_name = "S", value_parser = crate::args::non_negative_secs)]
     pub warmup_s: Duration,
     /// Which way to saturate.
     #[arg(long, value_enum, default_value = "both")]
@@ -131,10 +152,10 @@ pub struct ClientArgs {
     pub out: Option<PathBuf>,
     /// Timestamps count from this CLOCK_MONOTONIC instant, ns (default: the recording's start).
     /// Inside `wisp link`, $WISP_LINK_EPOCH_NS puts the recording on the replayed trace's axis.
-    #[arg(long, value_name = "NS")]
+    #[arg(allow_hyphen_values = true, long, value_name = "NS")]
     pub epoch_ns: Option<u64>,
     /// UDP payload of each packet, bytes (1472: a 1500-byte IPv4 packet, one trace line).
-    #[arg(long, default_value_t = DEFAULT_PACKET_BYTES, value_name = "BYTES")]
+    #[arg(allow_hyphen_values = true, long, default_value_t = DEFAULT_PACKET_BYTES, value_name = "BYTES")]
     pub packet_bytes: usize,
     #[command(flatten)]
     pub window: WindowArgs,
@@ -161,6 +182,44 @@ pub fn saturate(cmd: SaturateCommand) -> Result<(), CliError> {
     let stop = crate::net::stop_flag()?;
     match cmd {
         SaturateCommand::Server(a) => {
+            crate::net::check_listen("--listen", a.listen, false)?;
+            match &a.feedback_listen {
+                Some(FeedbackAddr::Udp(f)) => {
+                    // The two sockets cannot share one port (each address alone binds).
+                    let same_port = f.port() == a.listen.port() && f.port() != 0;
+                    if same_port
+                        && (f.ip() == a.listen.ip()
+                            || f.ip().is_unspecified()
+                            || a.listen.ip().is_unspecified())
+                    {
+                        return Err(CliError::Input(format!(
+                            "--feedback-listen {f}: the port of --listen {}; give the feedback path a port of its own",
+                            a.listen
+                        )));
+                    }
+                    crate::net::check_listen("--feedback-listen", *f, false)?
+                }
+                Some(FeedbackAddr::Unix(p)) => {
+                    let dir = p.parent().filter(|d| !d.as_os_str().is_empty());
+                    if dir.is_some_and(|d| !d.is_dir()) {
+                        return Err(CliError::Input(format!(
+                            "--feedback-listen unix:{}: no such directory",
+                            p.display()
+                        )));
+                    }
+                    // The server replaces a socket left by an earlier run, nothing else.
+                    if std::fs::symlink_metadata(p).is_ok_and(|m| {
+                        use std::os::unix::fs::FileTypeExt;
+                        !m.file_type().is_socket()
+                    }) {
+                        return Err(CliError::Input(format!(
+                            "--feedback-listen unix:{}: a file that is not a socket is in the way",
+                            p.display()
+                        )));
+                    }
+                }
+                None => {}
+            }
             let cfg = ServerConfig {
                 listen: a.listen,
                 feedback_listen: a.feedback_listen,
@@ -172,6 +231,23 @@ pub fn saturate(cmd: SaturateCommand) -> Result<(), CliError> {
                 .map_err(saturate_error)
         }
         SaturateCommand::Client(a) => {
+            crate::net::check_port("--server", a.server)?;
+            if let Some(ns) = a.epoch_ns {
+                crate::net::check_epoch("--epoch-ns", ns)?;
+            }
+            match &a.feedback {
+                Some(FeedbackAddr::Udp(f)) => crate::net::check_port("--feedback", *f)?,
+                // The server's socket file must be there already (it failed after 5 s).
+                Some(FeedbackAddr::Unix(p)) if !p.exists() => {
+                    return Err(CliError::Input(format!(
+                        "--feedback unix:{}: no such socket (start `wisp saturate server \
+                         --feedback-listen unix:{}` first)",
+                        p.display(),
+                        p.display()
+                    )));
+                }
+                _ => {}
+            }
             wisp_net::saturator::check_packet_bytes(a.packet_bytes)
                 .map_err(|e| CliError::Input(format!("--packet-bytes: {e}")))?;
             let (up, down) = match a.direction {
@@ -188,6 +264,12 @@ pub fn saturate(cmd: SaturateCommand) -> Result<(), CliError> {
             };
             // Fail before a 30-s run, not after it.
             for (_, f) in &files {
+                if f.is_dir() {
+                    return Err(CliError::Input(format!(
+                        "--out: {} is a directory (give a file name: TRACE, or TRACE.up and TRACE.down with --direction both)",
+                        f.display()
+                    )));
+                }
                 let dir = f.parent().filter(|d| !d.as_os_str().is_empty());
                 if dir.is_some_and(|d| !d.is_dir()) {
                     return Err(CliError::Input(format!(

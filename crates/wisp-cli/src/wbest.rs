@@ -25,9 +25,18 @@ Examples:
   wisp wbest client --server 10.0.0.1:9878 --direction to-server --pairs 60
   wisp wbest client --server 10.0.0.1:9878 --plus --json";
 
+const SERVER_HELP: &str = "\
+Says where it listens on stderr, then serves one client at a time; each run's result (as the
+client prints it: capacity_mbps, available_mbps, bytes_sent, time_s) goes to stdout, a run that
+failed to stderr. A client silent for 10 s is dropped.
+
+Example:
+  wisp wbest server --listen 0.0.0.0:9878 --clients 1 --json";
+
 #[derive(Subcommand, Debug)]
 pub enum WbestCommand {
     /// Serve WBest clients (one at a time).
+    #[command(after_help = SERVER_HELP)]
     Server(ServerArgs),
     /// Run one WBest estimate against a server.
     #[command(after_help = CLIENT_HELP)]
@@ -40,7 +49,7 @@ pub struct ServerArgs {
     #[arg(long, default_value = "0.0.0.0:9878")]
     pub listen: SocketAddr,
     /// Exit after this many clients (default: serve forever).
-    #[arg(long)]
+    #[arg(allow_hyphen_values = true, long, value_parser = clap::value_parser!(u64).range(1..))]
     pub clients: Option<u64>,
     /// Print each run's result as JSON.
     #[arg(long)]
@@ -61,17 +70,18 @@ pub struct ClientArgs {
     #[arg(long)]
     pub server: SocketAddr,
     /// Packet pairs n (1-1000) [default: 30; 165 with --plus].
-    #[arg(long)]
+    #[arg(allow_hyphen_values = true, long)]
     pub pairs: Option<u32>,
     /// Packets m in the train (2-1000) [default: 30; 100 with --plus].
-    #[arg(long)]
+    #[arg(allow_hyphen_values = true, long)]
     pub train: Option<u32>,
     /// WBest+: pairs in bursts of 33, bursts 10 ms apart, 165 pairs, a train of 100.
     #[arg(long)]
     pub plus: bool,
     /// Probe size in bytes (UDP payload, 64-65507).
-    #[arg(long, default_value_t = 1500)]
+    #[arg(allow_hyphen_values = true, long, default_value_t = 1500)]
     pub size: u32,
+    /// Which way the probes go.
     #[arg(long, value_enum, default_value = "from-server")]
     pub direction: DirectionArg,
     /// One JSON object on stdout.
@@ -83,13 +93,22 @@ pub fn wbest(command: WbestCommand) -> Result<(), CliError> {
     match command {
         WbestCommand::Server(a) => {
             let json = a.json;
-            wisp_net::wbest::server(a.listen, a.clients, |r| match r {
-                Ok(r) => print_report(&r, json),
-                Err(e) => eprintln!("wisp wbest server: {e}"),
-            })
+            crate::net::check_listen("--listen", a.listen, true)?;
+            wisp_net::wbest::server(
+                a.listen,
+                a.clients,
+                |addr| {
+                    eprintln!("wisp wbest server: listening on {addr} (TCP control, UDP probes)")
+                },
+                |r| match r {
+                    Ok(r) => print_report(&r, json),
+                    Err(e) => eprintln!("wisp wbest server: {e}"),
+                },
+            )
             .map_err(|e| CliError::Io(e.to_string()))
         }
         WbestCommand::Client(a) => {
+            crate::net::check_port("--server", a.server)?;
             let base = if a.plus {
                 WbestConfig::wbest_plus()
             } else {
@@ -125,6 +144,14 @@ pub fn wbest(command: WbestCommand) -> Result<(), CliError> {
             };
             let r = wisp_net::wbest::client(a.server, cfg, direction).map_err(|e| match e {
                 WbestError::Config(c) => CliError::input(c),
+                // Was "connect: Connection refused", naming neither the flag nor the address.
+                WbestError::Io {
+                    what: "connect",
+                    err,
+                } => CliError::Io(format!(
+                    "--server {}: cannot connect: {err} (is `wisp wbest server` running there?)",
+                    a.server
+                )),
                 e => CliError::Io(e.to_string()),
             })?;
             print_report(&r, a.json);

@@ -706,6 +706,11 @@ fn without_root_the_link_says_so_in_one_line() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
+    // A folder the unprivileged user may write in: --log would be created there.
+    let writable = dir.path().join("w");
+    std::fs::create_dir(&writable).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&writable, std::fs::Permissions::from_mode(0o777)).unwrap();
     let o = wisp_as_nobody(
         dir.path(),
         &[
@@ -714,15 +719,20 @@ fn without_root_the_link_says_so_in_one_line() {
             "const:1mbps",
             "--uplink",
             "const:1mbps",
+            "--log",
+            "w/logs",
             "--",
             "true",
         ],
     );
     let err = String::from_utf8_lossy(&o.stderr);
     let lines: Vec<&str> = err.lines().filter(|l| !l.contains("seed")).collect();
-    assert_eq!(o.status.code(), Some(1), "{err}");
+    // Missing permission is bad input (exit code 2), as for `wisp pingpair`.
+    assert_eq!(o.status.code(), Some(2), "{err}");
     assert_eq!(lines.len(), 1, "{err}");
     assert!(lines[0].contains("needs root (CAP_NET_ADMIN)"), "{err}");
+    // Nothing left behind: not even an empty log folder.
+    assert!(!writable.join("logs").exists(), "{err}");
 }
 
 #[test]
@@ -1111,6 +1121,126 @@ fn analyze_reads_a_log_and_rejects_bad_ones() {
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(err.lines().count(), 1, "{err}");
     assert!(err.contains("bad.log:2"), "{err}");
+    // An empty log: the file is named, not a line 0 of it.
+    let empty = dir.path().join("empty.log");
+    std::fs::write(&empty, "# base timestamp: 0\n").unwrap();
+    let o = wisp(&["analyze", empty.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("empty.log: no events"), "{err}");
+}
+
+#[test]
+fn a_port_in_use_is_bad_input_naming_listen() {
+    let taken = UdpSocket::bind("127.0.0.1:0").unwrap();
+    let addr = taken.local_addr().unwrap().to_string();
+    for extra in [&[][..], &["--twcc"][..]] {
+        let mut args = vec!["recv", "--listen", &addr];
+        args.extend(extra);
+        let o = wisp(&args);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(err.contains(&format!("--listen {addr}")), "{err}");
+        assert!(o.stdout.is_empty());
+    }
+}
+
+#[test]
+fn recv_refuses_bad_output_paths_and_epochs_before_it_waits() {
+    // The shipped clip with its frame rate raised to 10^6 frames/s.
+    let dir = tempfile::tempdir().unwrap();
+    let clip = std::fs::read(root().join("media/bigbuckbunny-qcif-3s.y4m")).unwrap();
+    let end = clip.iter().position(|&b| b == b'\n').unwrap();
+    let header = String::from_utf8_lossy(&clip[..end])
+        .split(' ')
+        .map(|p| if p.starts_with('F') { "F1000000:1" } else { p })
+        .collect::<Vec<_>>()
+        .join(" ");
+    let fast = dir.path().join("fast.y4m");
+    std::fs::write(&fast, [header.as_bytes(), &clip[end..]].concat()).unwrap();
+    let fast_clip_path = fast.to_str().unwrap();
+    // Refused at once: before, recv waited for a sender and failed only after the flow (with
+    // --out already written when --decoded failed).
+    for (extra, needle) in [
+        (vec!["--out", "Cargo.toml"], "--out Cargo.toml"),
+        (
+            vec![
+                "--video",
+                "media/bigbuckbunny-qcif-3s.y4m",
+                "--decoded",
+                "media",
+            ],
+            "--decoded media",
+        ),
+        // A clip at a frame rate `wisp send --video` refuses (accepted before, then clamped).
+        (vec!["--video", "FAST_CLIP"], "1000000 frames/s"),
+        // A trace that starts in the future (accepted before).
+        (
+            vec![
+                "--link",
+                "const:1mbps",
+                "--link-epoch-ns",
+                "18446744073709551615",
+            ],
+            "--link-epoch-ns",
+        ),
+    ] {
+        let extra: Vec<&str> = extra
+            .iter()
+            .map(|a| {
+                if *a == "FAST_CLIP" {
+                    fast_clip_path
+                } else {
+                    *a
+                }
+            })
+            .collect();
+        let mut r = wisp_command()
+            .args(["recv", "--listen", "127.0.0.1:0"])
+            .args(&extra)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let status = reap(&mut r, Duration::from_secs(5));
+        assert_eq!(
+            status.and_then(|s| s.code()),
+            Some(2),
+            "{extra:?}: still waiting"
+        );
+        let o = r.wait_with_output().unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(err.contains(needle), "{err}");
+    }
+}
+
+#[test]
+fn recv_says_where_it_listens_while_it_waits() {
+    // Port 0: only the line tells where the sender must go.
+    let mut r = spawn_recv("127.0.0.1:0", &[]);
+    let mut err = BufReader::new(r.stderr.take().unwrap());
+    let mut line = String::new();
+    // The line comes at once, before any packet (bounded: the receiver is killed below).
+    let got = std::thread::spawn(move || {
+        err.read_line(&mut line).unwrap();
+        line
+    });
+    let t = Instant::now();
+    while !got.is_finished() && t.elapsed() < Duration::from_secs(5) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    r.kill().unwrap();
+    r.wait().unwrap();
+    let line = got.join().unwrap();
+    let port: u16 = line
+        .split("listening on 127.0.0.1:")
+        .nth(1)
+        .and_then(|r| r.split(';').next())
+        .and_then(|p| p.parse().ok())
+        .unwrap_or_else(|| panic!("no listening line: {line:?}"));
+    assert_ne!(port, 0, "{line}");
 }
 
 #[test]
@@ -1172,6 +1302,71 @@ fn bad_network_arguments_are_one_line_and_exit_code_2() {
                 "true",
             ],
             "DSCP",
+        ),
+        // Numbers too large for the clock once added to an instant: the sender's end wrapped
+        // to the past (nothing sent, exit 0), the link's delay to nothing.
+        (
+            vec![
+                "send",
+                "--scheme",
+                "cbr",
+                "--to",
+                "127.0.0.1:9",
+                "--duration-s",
+                "1e300",
+            ],
+            "--duration-s",
+        ),
+        (
+            vec![
+                "link",
+                "--downlink",
+                "const:1mbps",
+                "--uplink",
+                "const:1mbps",
+                "--delay-ms",
+                "1e300",
+                "--",
+                "true",
+            ],
+            "--delay-ms",
+        ),
+        // Negative numbers name their option (not "unexpected argument '-1'").
+        (
+            vec![
+                "send",
+                "--scheme",
+                "cbr",
+                "--to",
+                "127.0.0.1:9",
+                "--duration-s",
+                "-1",
+            ],
+            "--duration-s",
+        ),
+        (
+            vec!["recv", "--listen", "127.0.0.1:0", "--delay-ms", "-5"],
+            "--delay-ms",
+        ),
+        // Port 0 reaches nobody.
+        (
+            vec!["send", "--scheme", "cbr", "--to", "127.0.0.1:0"],
+            "--to",
+        ),
+        // A --log that is a file, refused before the link is built.
+        (
+            vec![
+                "link",
+                "--downlink",
+                "const:1mbps",
+                "--uplink",
+                "const:1mbps",
+                "--log",
+                "Cargo.toml",
+                "--",
+                "true",
+            ],
+            "--log",
         ),
     ] {
         let o = wisp(&args);
@@ -1365,4 +1560,35 @@ fn bad_wifi_link_specs_are_refused_before_anything_runs() {
         assert!(lines[0].contains(needle), "{args:?}: {err}");
         assert!(!err.contains("panicked"), "{err}");
     }
+}
+
+#[test]
+fn every_network_command_helps_with_its_output_and_an_example() {
+    for cmd in [
+        &["send"][..],
+        &["recv"],
+        &["link"],
+        &["analyze"],
+        &["saturate"],
+        &["saturate", "server"],
+        &["saturate", "client"],
+        &["pingpair"],
+        &["wbest", "server"],
+        &["wbest", "client"],
+    ] {
+        let o = wisp(&[cmd, &["--help"][..]].concat());
+        assert_ok(&o);
+        let help = String::from_utf8_lossy(&o.stdout);
+        assert!(
+            help.contains("Example"),
+            "{cmd:?} --help has no example:\n{help}"
+        );
+        assert!(
+            help.contains("Output") || help.contains("stderr") || help.contains("stdout"),
+            "{cmd:?} --help does not say what it prints:\n{help}"
+        );
+    }
+    // What recv does with --link and no epoch: refuses (the help said "else the flow's start").
+    let o = wisp(&["recv", "--help"]);
+    assert!(!String::from_utf8_lossy(&o.stdout).contains("else the flow's start"));
 }

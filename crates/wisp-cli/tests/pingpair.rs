@@ -35,6 +35,24 @@ fn bad_input_is_one_line_and_exit_code_2() {
         &["pingpair", "--target", "127.0.0.1", "--count", "0"],
         "--count",
     );
+    // The normal ping's own class: no pair could ever be valid (it ran, every pair invalid).
+    assert_bad_pingpair(
+        &[
+            "pingpair",
+            "--target",
+            "127.0.0.1",
+            "--count",
+            "1",
+            "--tos-high",
+            "0",
+        ],
+        "--tos-high",
+    );
+    // Negative numbers name their option.
+    assert_bad_pingpair(
+        &["pingpair", "--target", "127.0.0.1", "--count", "-1"],
+        "--count",
+    );
 }
 
 /// Without CAP_NET_RAW and outside `ping_group_range`, one line says how to grant either, and
@@ -52,19 +70,28 @@ fn without_permission_it_says_how_to_grant_it() {
         eprintln!("skipping {t}: this namespace lets nobody open ping sockets ({range})");
         return;
     }
-    let dir = tempfile::tempdir().unwrap();
-    let o = wisp_as_nobody(
-        dir.path(),
-        &["pingpair", "--target", "127.0.0.1", "--count", "1"],
-    );
-    let err = String::from_utf8_lossy(&o.stderr);
-    assert_eq!(o.status.code(), Some(2), "{err}");
-    assert_eq!(err.lines().count(), 1, "{err}");
-    assert!(
-        err.contains("ping_group_range") && err.contains("cap_net_raw"),
-        "{err}"
-    );
-    assert!(o.stdout.is_empty());
+    // `wisp recv --pingpair-target` too (it said where it listened first: two lines).
+    for args in [
+        &["pingpair", "--target", "127.0.0.1", "--count", "1"][..],
+        &[
+            "recv",
+            "--listen",
+            "127.0.0.1:0",
+            "--pingpair-target",
+            "127.0.0.1",
+        ],
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let o = wisp_as_nobody(dir.path(), args);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+        assert!(
+            err.contains("ping_group_range") && err.contains("cap_net_raw"),
+            "{err}"
+        );
+        assert!(o.stdout.is_empty());
+    }
 }
 
 /// The unprivileged path: a ping socket in a namespace whose `ping_group_range` admits the
@@ -90,6 +117,53 @@ fn ping_sockets_are_used_where_the_kernel_allows_them() {
     assert_eq!(v["pairs"].as_array().unwrap().len(), 3, "{v}");
     assert_eq!(v["wmm"]["enabled"], false, "{v}");
     assert_eq!(v["malformed"], 0, "{v}");
+}
+
+/// On an idle link with WMM queues, no pair is valid (nothing to overtake): the verdict's reason
+/// follows the WMM check rather than blaming a missing WMM (it said "without WMM the replies
+/// keep their order" after "prioritisation enabled").
+#[test]
+fn no_valid_pair_is_explained_by_what_the_wmm_check_found() {
+    let t = "no_valid_pair_is_explained_by_what_the_wmm_check_found";
+    if !privileged(t) {
+        return;
+    }
+    let o = wisp_command()
+        .args([
+            "link",
+            "--downlink",
+            "const:10mbps",
+            "--uplink",
+            "const:10mbps",
+            "--wmm",
+        ])
+        .args(["--", "sh", "-c"])
+        .arg(format!(
+            "{} pingpair --target $WISP_LINK_PEER --count 2 --interval-ms 50",
+            bin()
+        ))
+        .output()
+        .unwrap();
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        o.status.success(),
+        "{out}{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let line = |p: &str| {
+        out.lines()
+            .find(|l| l.starts_with(p))
+            .unwrap_or_else(|| panic!("no `{p}` line:\n{out}"))
+            .to_string()
+    };
+    let (wmm, verdict) = (line("WMM check:"), line("congestion:"));
+    if verdict.contains("unknown") {
+        assert_eq!(
+            verdict.contains("without WMM"),
+            !wmm.contains("enabled"),
+            "{wmm}\n{verdict}"
+        );
+    }
 }
 
 /// Departures of the downlink log: (ms, bytes, queueing + service delay in ms).

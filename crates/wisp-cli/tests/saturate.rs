@@ -58,12 +58,50 @@ fn bad_input_is_exit_code_2() {
         ),
         (vec!["--feedback", "nowhere"], "--feedback"),
         (vec!["--out", "/nonexistent/dir/x"], "--out"),
+        // A folder is no trace file: refused before the run, not after it.
+        (
+            vec!["--out", dir.path().to_str().unwrap(), "--direction", "up"],
+            "--out",
+        ),
+        (vec!["--duration-s", "-1"], "--duration-s"),
+        (vec!["--duration-s", "1e300"], "--duration-s"),
+        // An epoch in the future: everything arrived "before" it, two empty traces, exit 0.
+        (vec!["--epoch-ns", "18446744073709551615"], "--epoch-ns"),
+        // No server socket there: said at once (it took the 5-s handshake timeout, exit 1).
+        (vec!["--feedback", "unix:/nonexistent/s.sock"], "--feedback"),
     ] {
         let mut args = c.to_vec();
         args.extend(extra);
         assert_input_error(&args, needle);
     }
     assert_input_error(&["saturate", "client", "--server", "nowhere"], "--server");
+    assert_input_error(
+        &["saturate", "client", "--server", "127.0.0.1:0"],
+        "--server",
+    );
+    // The server: a port in use, a feedback socket with no folder or with a file in its way,
+    // zero sessions (it served forever).
+    let taken = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    let taken = taken.local_addr().unwrap().to_string();
+    let free = format!("127.0.0.1:{}", free_port());
+    let s = ["saturate", "server", "--listen"];
+    assert_input_error(&[&s[..], &[taken.as_str()]].concat(), "--listen");
+    for (fb, needle) in [
+        (taken.clone(), "--feedback-listen"),
+        ("unix:/nonexistent/dir/s.sock".into(), "no such directory"),
+        (format!("unix:{a}"), "not a socket"),
+        // The data path's own address (it failed at the second bind, exit 1).
+        (free.clone(), "port of --listen"),
+    ] {
+        assert_input_error(
+            &[&s[..], &[free.as_str(), "--feedback-listen", fb.as_str()]].concat(),
+            needle,
+        );
+    }
+    assert_input_error(
+        &[&s[..], &[free.as_str(), "--sessions", "0"]].concat(),
+        "--sessions",
+    );
     assert_input_error(&["trace", "compare", bad, b], ":2:");
     assert_input_error(&["trace", "compare", a, "/nonexistent"], "/nonexistent");
     assert_input_error(
@@ -78,6 +116,45 @@ fn bad_input_is_exit_code_2() {
             "400",
         ],
         "window is empty",
+    );
+}
+
+#[test]
+fn an_interrupted_client_ends_its_session_on_the_server() {
+    // Loopback, small windows; bounded: the client is interrupted after 1.5 s, the server
+    // reaped within 10 s (without the client's goodbye it kept sending for its 120-s idle
+    // timeout and turned other clients away as busy).
+    use nix::sys::signal::{Signal, kill};
+    use nix::unistd::Pid;
+    let port = free_port();
+    let listen = format!("127.0.0.1:{port}");
+    let mut server = wisp_server(
+        &["saturate", "server", "--listen", &listen, "--sessions", "1"],
+        false,
+        None,
+    );
+    let mut client = wisp_command()
+        .args([
+            "saturate",
+            "client",
+            "--server",
+            &listen,
+            "--duration-s",
+            "30",
+        ])
+        .args(["--warmup-s", "0", "--max-window", "40"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(1500));
+    kill(Pid::from_raw(client.id() as i32), Signal::SIGINT).unwrap();
+    let c = reap(&mut client, Duration::from_secs(5));
+    assert!(c.is_some_and(|s| !s.success()), "client: {c:?}");
+    let s = reap(&mut server, Duration::from_secs(10));
+    assert!(
+        s.is_some_and(|s| s.success()),
+        "the server still served the interrupted session: {s:?}"
     );
 }
 

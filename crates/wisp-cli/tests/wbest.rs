@@ -60,6 +60,57 @@ fn out_of_range_parameters_are_bad_input() {
 }
 
 #[test]
+fn server_bad_input_and_its_listening_line() {
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let taken = taken.local_addr().unwrap().to_string();
+    for (args, needle) in [
+        (vec!["wbest", "server", "--listen", &taken], "--listen"),
+        (vec!["wbest", "server", "--clients", "0"], "--clients"),
+        (
+            vec!["wbest", "client", "--server", "127.0.0.1:0"],
+            "--server",
+        ),
+    ] {
+        let o = wisp(&args);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(err.contains(needle), "{err}");
+    }
+    // No server there: the message names the flag and the address (was "connect: Connection
+    // refused"); exit 1, the network's answer rather than bad input.
+    let nobody = format!("127.0.0.1:{}", free_port());
+    let o = wisp(&["wbest", "client", "--server", &nobody]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains(&format!("--server {nobody}")), "{err}");
+    // A server on port 0 says which port it got (it was silent).
+    let mut s = wisp_server(
+        &[
+            "wbest",
+            "server",
+            "--listen",
+            "127.0.0.1:0",
+            "--clients",
+            "1",
+        ],
+        true,
+        None,
+    );
+    s.kill().unwrap();
+    let o = s.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    let port: u16 = err
+        .split("listening on 127.0.0.1:")
+        .nth(1)
+        .and_then(|r| r.split_whitespace().next())
+        .and_then(|p| p.parse().ok())
+        .unwrap_or_else(|| panic!("no listening line: {err}"));
+    assert_ne!(port, 0, "{err}");
+}
+
+#[test]
 fn loopback_estimate_has_the_json_fields() {
     let _rt = real_time();
     let port = free_port();

@@ -191,14 +191,25 @@ pub struct LogAnalysis {
     pub delivered_while_backlogged_kbps: Option<f64>,
 }
 
-/// A parse error with its line.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{file}:{line}: {message}")]
+/// A parse error with its line (0: the whole file, e.g. one with no events).
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LogError {
     pub file: String,
     pub line: usize,
     pub message: String,
 }
+
+impl std::fmt::Display for LogError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.line {
+            // Not "FILE:0:": no line is at fault.
+            0 => write!(f, "{}: {}", self.file, self.message),
+            n => write!(f, "{}:{n}: {}", self.file, self.message),
+        }
+    }
+}
+
+impl std::error::Error for LogError {}
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum Event {
@@ -257,7 +268,10 @@ pub fn analyze(reader: impl BufRead, file: &str) -> Result<LogAnalysis, LogError
         events.push((t, ev));
     }
     if events.is_empty() {
-        return Err(err(0, "no events".into()));
+        return Err(err(
+            0,
+            "no events (not a log of `wisp link --log` or mm-link, or an empty one)".into(),
+        ));
     }
     // Stable: events of one millisecond keep their order.
     events.sort_by(|a, b| a.0.total_cmp(&b.0));

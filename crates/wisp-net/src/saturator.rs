@@ -115,6 +115,15 @@ enum Peer {
     Unix(PathBuf),
 }
 
+impl std::fmt::Display for Peer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Peer::Udp(a) => write!(f, "{a}"),
+            Peer::Unix(p) => write!(f, "unix:{}", p.display()),
+        }
+    }
+}
+
 /// A socket of either kind.
 #[derive(Debug)]
 enum Sock {
@@ -397,7 +406,7 @@ pub fn server(
                         errors.malformed += 1;
                         if errors.malformed <= 3 {
                             progress(&format!(
-                                "wisp saturate server: malformed packet from {from:?}: {e}"
+                                "wisp saturate server: malformed packet from {from}: {e}"
                             ));
                         }
                         continue;
@@ -437,7 +446,7 @@ pub fn server(
                     }
                     let s = session.get_or_insert_with(|| {
                         progress(&format!(
-                            "wisp saturate server: session {:08x} from {from:?} ({}{})",
+                            "wisp saturate server: session {:08x} from {from} ({}{})",
                             p.session,
                             if up { "up" } else { "" },
                             if down { " down" } else { "" }
@@ -694,6 +703,20 @@ impl Paths {
     fn fb(&self) -> usize {
         self.socks.len() - 1
     }
+
+    /// Tells the server the session is over (best effort, three times over every path, as the
+    /// feedback path may be the broken one): on an interruption or a failure, so that it stops
+    /// sending and serves the next client at once rather than after its idle timeout.
+    fn bye(&self, session: u32) {
+        let mut buf = Vec::with_capacity(64);
+        if emit(&packet(session, Message::Bye), &mut buf).is_ok() {
+            for _ in 0..3 {
+                for (sock, peer) in self.socks.iter().zip(&self.peers) {
+                    let _ = sock.send_to(&buf, peer);
+                }
+            }
+        }
+    }
 }
 
 impl Drop for Paths {
@@ -748,6 +771,23 @@ pub fn client(
     let clock = Clock::new();
     let session: u32 = rand::random::<u32>() | 1;
     let paths = open_paths(cfg, session)?;
+    let r = client_session(cfg, stop, progress, &paths, session, clock);
+    if r.is_err() {
+        paths.bye(session);
+    }
+    r
+}
+
+/// The client's session over its open paths: handshake, saturation, the fetch of the uplink's
+/// arrivals, goodbye.
+fn client_session(
+    cfg: &ClientConfig,
+    stop: &AtomicBool,
+    progress: &mut dyn FnMut(&str),
+    paths: &Paths,
+    session: u32,
+    clock: Clock,
+) -> Result<ClientReport, SaturateError> {
     let mut waiter = Waiter::new(Duration::ZERO).map_err(io_ctx("cannot create a timer"))?;
     for (i, s) in paths.socks.iter().enumerate() {
         waiter.add(s.fd(), i as u64).map_err(io_ctx("epoll"))?;

@@ -279,8 +279,13 @@ pub fn send(
     set_buffers(&sock);
     if let Some(dscp) = opts.dscp {
         use nix::sys::socket::{setsockopt, sockopt};
-        setsockopt(&sock, sockopt::Ipv4Tos, &(i32::from(dscp) << 2))
-            .map_err(|e| NetError::Input(format!("--dscp: cannot set IP_TOS: {e}")))?;
+        // IP_TOS on an IPv6 socket is accepted and marks nothing: IPv6 has its traffic class.
+        let r = if opts.to.is_ipv6() {
+            setsockopt(&sock, sockopt::Ipv6TClass, &(i32::from(dscp) << 2))
+        } else {
+            setsockopt(&sock, sockopt::Ipv4Tos, &(i32::from(dscp) << 2))
+        };
+        r.map_err(|e| NetError::Input(format!("--dscp: cannot mark the packets: {e}")))?;
     }
     let mut waiter = Waiter::new(opts.spin).map_err(io_ctx("cannot create a timer"))?;
     waiter.add(&sock, 0).map_err(io_ctx("epoll"))?;
@@ -838,6 +843,10 @@ pub fn recv(
         }
         None => None,
     };
+    // Once everything is set up (an error is then the only line): until the first packet
+    // nothing else is said; the address (its port, when the kernel chose it) tells the user
+    // where to point the sender, and that the receiver is waiting.
+    progress(&format!("listening on {listen}; waiting for a sender"));
     let mut rx = vec![0u8; 65536];
     let mut buf = Vec::with_capacity(2048);
     let mut ready = vec![];
@@ -1204,6 +1213,58 @@ mod tests {
             "{:?}",
             arrived - sent
         );
+    }
+
+    /// `--dscp` marks IPv6 packets too (their traffic class; IP_TOS was set and ignored) and
+    /// IPv4 ones (their TOS): the receiver reads the mark the kernel delivered.
+    #[test]
+    fn dscp_marks_ipv4_and_ipv6_packets() {
+        use nix::sys::socket::sockopt;
+        use nix::sys::socket::{
+            ControlMessageOwned, MsgFlags, SockaddrStorage, recvmsg, setsockopt,
+        };
+        for host in ["127.0.0.1", "[::1]"] {
+            let Ok(rx) = UdpSocket::bind(format!("{host}:0")) else {
+                eprintln!("skipping {host}: no such address here");
+                continue;
+            };
+            let v6 = host.starts_with('[');
+            if v6 {
+                setsockopt(&rx, sockopt::Ipv6RecvTClass, &true).unwrap();
+            } else {
+                setsockopt(&rx, sockopt::IpRecvTos, &true).unwrap();
+            }
+            rx.set_read_timeout(Some(std::time::Duration::from_secs(5)))
+                .unwrap();
+            let mut o = SendOptions::new(
+                "cbr:rate-kbps=200".parse().unwrap(),
+                rx.local_addr().unwrap(),
+            );
+            o.duration = Duration::from_millis(100);
+            o.dscp = Some(46);
+            let stop = AtomicBool::new(false);
+            send(&o, &stop, &mut |_| {}).unwrap();
+            let mut buf = [0u8; 2048];
+            let mut iov = [std::io::IoSliceMut::new(&mut buf)];
+            let mut cmsg = nix::cmsg_space!(i32, i32);
+            let m = recvmsg::<SockaddrStorage>(
+                std::os::fd::AsRawFd::as_raw_fd(&rx),
+                &mut iov,
+                Some(&mut cmsg),
+                MsgFlags::empty(),
+            )
+            .unwrap();
+            let marks: Vec<i32> = m
+                .cmsgs()
+                .unwrap()
+                .filter_map(|c| match c {
+                    ControlMessageOwned::Ipv6TClass(t) => Some(t),
+                    ControlMessageOwned::Ipv4Tos(t) => Some(i32::from(t)),
+                    _ => None,
+                })
+                .collect();
+            assert_eq!(marks, vec![46 << 2], "{host}");
+        }
     }
 
     #[test]

@@ -191,6 +191,7 @@ pub fn recv(
     }
     let mut waiter = Waiter::new(Duration::ZERO).map_err(io_err("cannot create a timer"))?;
     waiter.add(&sock, 0).map_err(io_err("epoll"))?;
+    progress(&format!("listening on {listen}; waiting for a sender"));
     let mut rec = TwccRecorder::new(rand::random());
     let mut s = State::default();
     let mut rx = vec![0u8; 65536];

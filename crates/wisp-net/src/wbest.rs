@@ -340,7 +340,15 @@ pub fn serve_one(mut tcp: TcpStream, udp: &UdpSocket) -> Result<WbestReport, Wbe
         .map_err(ctx("udp timeout"))?;
     let mut buf = vec![0u8; 65536];
     let clock = Clock::new();
+    // Bounded: datagrams that are not the announcement (a stale client's probes, garbage) do
+    // not keep the server waiting past the control timeout.
+    let deadline = std::time::Instant::now() + CONTROL_TIMEOUT;
     let peer = loop {
+        if std::time::Instant::now() >= deadline {
+            return Err(WbestError::Protocol(
+                "no announcement from the client's UDP socket".into(),
+            ));
+        }
         let (n, from, _, _) = recv_stamped(udp, &mut buf, &clock).map_err(ctx("udp announce"))?;
         if ProbeHeader::parse(&buf[..n]).is_ok_and(|h| h.index == u16::MAX) {
             break from;
@@ -361,10 +369,13 @@ pub fn serve_one(mut tcp: TcpStream, udp: &UdpSocket) -> Result<WbestReport, Wbe
 }
 
 /// `wisp wbest server`: binds TCP and UDP on `listen` (same port) and serves clients one at a
-/// time, `max_clients` of them (`None`: forever). Each run's outcome goes to `on_done`.
+/// time, `max_clients` of them (`None`: forever). The bound address (its port chosen by the
+/// kernel when `listen` gives 0) goes to `on_listen` once both sockets are bound; each run's
+/// outcome goes to `on_done`.
 pub fn server(
     listen: SocketAddr,
     max_clients: Option<u64>,
+    on_listen: impl FnOnce(SocketAddr),
     mut on_done: impl FnMut(Result<WbestReport, WbestError>),
 ) -> Result<(), WbestError> {
     let tcp = TcpListener::bind(listen).map_err(ctx("tcp bind"))?;
@@ -372,6 +383,7 @@ pub fn server(
     let udp = UdpSocket::bind(addr).map_err(ctx("udp bind"))?;
     crate::session::set_buffers(&udp);
     enable_receive_timestamps(&udp);
+    on_listen(addr);
     let mut served = 0;
     while max_clients.is_none_or(|m| served < m) {
         let (conn, _) = tcp.accept().map_err(ctx("accept"))?;

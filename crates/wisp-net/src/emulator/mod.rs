@@ -365,12 +365,13 @@ pub fn run(
     on_start: &mut dyn FnMut(&netns::Addresses),
 ) -> Result<LinkSummary, LinkError> {
     use wisp_sim::seed::stream;
-    if let Some(d) = &opts.log_dir {
-        std::fs::create_dir_all(d).map_err(io_ctx(format!("cannot create {}", d.display())))?;
-    }
     let addrs = netns::pick_addresses();
     let (host, _host_name) = netns::host_device(addrs)?;
     let (ns_dev, ns) = netns::namespace(addrs)?;
+    // After the devices: without root, nothing (not even an empty log folder) is left behind.
+    if let Some(d) = &opts.log_dir {
+        std::fs::create_dir_all(d).map_err(io_ctx(format!("cannot create {}", d.display())))?;
+    }
     let clock = Clock::new();
     let epoch = clock.now();
     let init_ms = std::time::SystemTime::now()
