@@ -28,7 +28,7 @@ pub struct ForecastArgs {
     pub trace: PathBuf,
 
     /// Seconds of the trace to feed (default: one period of the trace).
-    #[arg(long, value_name = "S", value_parser = crate::args::positive_secs, allow_hyphen_values = true)]
+    #[arg(long, value_name = "S", value_parser = crate::args::sim_secs, allow_hyphen_values = true)]
     pub duration_s: Option<Duration>,
 
     /// The receiver: sprout or sprout-ewma, with parameters (e.g. sprout:sigma=100).

@@ -90,6 +90,7 @@ pub fn reproduce(a: ReproduceArgs) -> Result<(), CliError> {
         .out
         .clone()
         .unwrap_or_else(|| Path::new("reproduce").join(a.paper.name()));
+    output::check_out_dir("--out", &out)?;
     let jobs = a.jobs.map_or_else(
         || std::thread::available_parallelism().map_or(1, |n| n.get()),
         usize::from,

@@ -621,3 +621,170 @@ fn wifi_bianchi_json_and_bad_input() {
     );
     bad(&["--std", "11a", "--stations", "5"], "--rate-mbps");
 }
+
+/// Values the simulator cannot honour are refused with one line naming the flag, before
+/// anything runs: numbers beyond what a time or rate holds (they used to saturate silently, or
+/// to spin forever: `cbr` at 1e30 kbit/s, a run of 1e30 s), a duration that rounds to nothing
+/// (it used to blame --warmup-s), a negative --rate-kbps (it used to be taken for a flag), the
+/// same scheme or trace name twice in a bench.
+#[test]
+fn sim_side_values_out_of_range_name_their_flag() {
+    let run = |extra: &[&str], needle: &str| {
+        let mut full = vec!["run", "--scheme", "cbr", "--link", "const:1mbps"];
+        full.extend_from_slice(extra);
+        assert_bad_input(&full, needle);
+    };
+    run(
+        &["--rate-kbps", "-5"],
+        "--rate-kbps: scheme `cbr`: invalid value `-5`",
+    );
+    run(&["--rate-kbps", "1e30"], "at most 10000000 (10 Gbit/s)");
+    run(
+        &["--duration-s", "1e30"],
+        "'--duration-s <S>': must be at most 86400 s",
+    );
+    run(
+        &["--duration-s", "1e-12"],
+        "'--duration-s <S>': must be at least 1 ns",
+    );
+    run(
+        &["--delay-ms", "1e30"],
+        "'--delay-ms <MS>': must be at most 60000 ms",
+    );
+    run(
+        &["--warmup-s", "1e30"],
+        "'--warmup-s <S>': must be at most 86400 s",
+    );
+    assert_bad_input(
+        &[
+            "run",
+            "--scheme",
+            "cbr:rate=20gbps",
+            "--link",
+            "const:1mbps",
+        ],
+        "10 Gbit/s",
+    );
+    for link in ["const:1e30mbps", "steps:1mbps@0,2mbps@1e30s"] {
+        assert_bad_input(
+            &[
+                "run",
+                "--scheme",
+                "cbr",
+                "--link",
+                link,
+                "--duration-s",
+                "1",
+            ],
+            "too large",
+        );
+    }
+    assert_bad_input(
+        &["sweep", "--link", "const:1mbps", "--rates", "1e30"],
+        "10 Gbit/s",
+    );
+    assert_bad_input(
+        &["sweep", "--link", "const:1e12mbps", "--duration-s", "1"],
+        "give --rates",
+    );
+    let trace = "traces/cellular/Verizon-LTE-short.down";
+    let o = wisp(&["forecast", "--trace", trace, "--duration-s", "1e30"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("'--duration-s <S>': must be at most 86400 s"),
+        "{}",
+        stderr(&o)
+    );
+    assert_bad_input(
+        &[
+            "bench",
+            "--schemes",
+            "cbr,cbr:rate-kbps=1000",
+            "--traces",
+            trace,
+        ],
+        "--schemes names `cbr:rate-kbps=1000` twice",
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let copy = dir.path().join("Verizon-LTE-short.down");
+    std::fs::copy(root().join(trace), &copy).unwrap();
+    let both = format!("{trace},{}", dir.path().display());
+    assert_bad_input(
+        &["bench", "--schemes", "cbr", "--traces", &both],
+        "have the same name",
+    );
+}
+
+/// An --out that cannot be a folder (a file, or a path below a file) is bad input named before
+/// the run, not an I/O error after it; a folder where a file goes leaves nothing half written.
+#[test]
+fn an_out_that_cannot_be_a_folder_is_refused_first() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("file");
+    std::fs::write(&file, "x").unwrap();
+    let below = file.join("sub");
+    let scenario = root().join("scenarios/wifi-mixed.toml");
+    let scenario = scenario.to_str().unwrap();
+    for out in [&file, &below] {
+        let out = out.to_str().unwrap();
+        for args in [
+            &[
+                "run",
+                "--scheme",
+                "cbr",
+                "--link",
+                "const:1mbps",
+                "--out",
+                out,
+            ][..],
+            &["sim", scenario, "--out", out],
+            &[
+                "bench",
+                "--schemes",
+                "cbr",
+                "--traces",
+                "traces/cellular/Verizon-LTE-short.down",
+                "--out",
+                out,
+            ],
+            &[
+                "sweep",
+                "--link",
+                "const:1mbps",
+                "--rates",
+                "500",
+                "--out",
+                out,
+            ],
+            &["reproduce", "alfalfa", "--quick", "--out", out],
+        ] {
+            let o = wisp(args);
+            let err = stderr(&o);
+            assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+            assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+            assert!(err.contains(&format!("--out {out}")), "{args:?}: {err}");
+            assert!(err.contains("is a file, not a folder"), "{args:?}: {err}");
+        }
+    }
+    assert_eq!(std::fs::read(&file).unwrap(), b"x");
+    // A folder in the place of report.html: an I/O error, and none of the other files.
+    let out = dir.path().join("out");
+    std::fs::create_dir_all(out.join("report.html")).unwrap();
+    let o = wisp(&[
+        "run",
+        "--scheme",
+        "cbr",
+        "--link",
+        "const:1mbps",
+        "--duration-s",
+        "1",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let left: Vec<_> = std::fs::read_dir(&out)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(left, ["report.html"], "{}", stderr(&o));
+}

@@ -19,6 +19,10 @@ use crate::pacer::Pacer;
 use crate::source::Source;
 use crate::time::Duration;
 
+/// The highest sending rate `cbr` takes, kbit/s (10 Gbit/s, as the rate-based schemes'
+/// `max-kbps`).
+pub const MAX_KBPS: f64 = 1e7;
+
 /// Configuration of [`CbrSender`].
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct CbrConfig {
@@ -67,6 +71,12 @@ impl Validate for CbrParams {
             "rate-kbps"
         };
         check(key, rate > 0.0, "a positive number of kbit/s")?;
+        // Above this the packets' spacing rounds to nothing and the sender never yields.
+        check(
+            key,
+            rate <= MAX_KBPS,
+            "a positive number of kbit/s, at most 10000000 (10 Gbit/s)",
+        )?;
         if let Some(b) = self.packet_bytes {
             range(
                 "packet-bytes",
