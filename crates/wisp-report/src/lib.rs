@@ -423,7 +423,9 @@ pub(crate) fn claims_table<'a>(
     rows: impl IntoIterator<Item = (&'a str, &'a str, &'a str, bool)>,
 ) -> Markup {
     html! {
-        table {
+        // The claims wrap (other tables keep their first column on one line): unwrapped, they
+        // pushed `measured` and `met` off the page's width.
+        table.claims {
             tr { th { "claim" } th { "expected" } th { "measured" } th { "met" } }
             @for (claim, expected, measured, met) in rows {
                 tr {
@@ -500,7 +502,7 @@ fn fmt_opt(v: Option<f64>, digits: usize) -> String {
 
 pub(crate) const STYLE: &str = "body{font-family:system-ui,sans-serif;margin:2em auto;max-width:1000px;color:#222}\
 table{border-collapse:collapse;margin:0.5em 0 1.5em}td,th{padding:3px 10px;border-bottom:1px solid #ddd;text-align:right}\
-th{background:#f4f4f4}td:first-child,th:first-child{text-align:left;white-space:nowrap}.sw{display:inline-block;width:10px;height:10px;margin-right:6px;border-radius:5px}\
+th{background:#f4f4f4}td:first-child,th:first-child{text-align:left;white-space:nowrap}table.claims td:first-child{white-space:normal}.sw{display:inline-block;width:10px;height:10px;margin-right:6px;border-radius:5px}\
 details{margin:0.3em 0}summary{cursor:pointer;color:#245}h2{border-bottom:2px solid #ccc;padding-bottom:4px;margin-top:2em}\
 .meta{color:#666;font-size:90%}svg{max-width:100%;height:auto}";
 
@@ -662,6 +664,20 @@ mod tests {
         let r = |p: (i32, i32), t: &str| Rect::label(p.0, p.1, t, 13);
         assert!(!r(a, "first").overlaps(&r(b, "second")));
         assert!(!r(b, "second").overlaps(&r(c, "third")));
+    }
+
+    /// A long claim wraps, so that `measured` and `met` stay within the page's width (the
+    /// first column of every other table stays on one line).
+    #[test]
+    fn claims_wrap_so_their_verdicts_stay_on_the_page() {
+        let claim = "explicit state: alfalfa loses fewer frames to missing references than \
+                     sprout-conventional on Verizon-LTE-short.down, 5% loss";
+        let html = page("t", claims_table([(claim, "< 1", "0", true)]));
+        assert!(html.contains("<table class=\"claims\">"), "{html}");
+        assert!(STYLE.contains("table.claims td:first-child{white-space:normal}"));
+        // The rule comes after the general one, which it overrides.
+        let general = STYLE.find("td:first-child,th:first-child{").unwrap();
+        assert!(STYLE.find("table.claims td:first-child").unwrap() > general);
     }
 
     #[test]
