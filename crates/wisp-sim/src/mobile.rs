@@ -234,12 +234,19 @@ impl MobileSpec {
     pub fn parse(name: &str, args: Option<&str>) -> Option<Result<MobileSpec, String>> {
         let profile = Profile::from_name(name)?;
         let mut s = profile.spec();
+        let mut seen: Vec<&str> = vec![];
         for item in args
             .unwrap_or("")
             .split(',')
             .map(str::trim)
             .filter(|i| !i.is_empty())
         {
+            // Given twice, one value would be dropped without a word.
+            let key = item.split_once('=').map_or(item, |(k, _)| k.trim());
+            if seen.contains(&key) {
+                return Some(Err(format!("`{key}` given twice")));
+            }
+            seen.push(key);
             if let Err(e) = s.set(item) {
                 return Some(Err(e));
             }
@@ -581,6 +588,7 @@ mod tests {
             "retx=-1",
             "buffer=0",
             "jitter",
+            "loss=0.1,loss=0.2",
         ] {
             assert!(
                 MobileSpec::parse("3g-up", Some(bad)).unwrap().is_err(),
