@@ -186,10 +186,33 @@ fn main() -> ExitCode {
             let text = e.render().to_string();
             let mut lines = text.lines().map(str::trim).filter(|l| !l.is_empty());
             let first = lines.next().unwrap_or("invalid arguments");
-            match lines.next().filter(|_| first.ends_with(':')) {
-                Some(next) => eprintln!("wisp: {first} {next}"),
-                None => eprintln!("wisp: {first}"),
+            // The lines up to the usage: after a colon, the missing arguments (all of them);
+            // then clap's hints, the accepted values of an enum option or a similar spelling.
+            let mut line = first.to_string();
+            for l in lines
+                .take_while(|l| !l.starts_with("Usage:") && !l.starts_with("For more information"))
+                .filter(|_| first.starts_with("error:"))
+            {
+                if first.ends_with(':') && !l.starts_with("tip:") && !l.starts_with('[') {
+                    line.push_str(if line.ends_with(':') { " " } else { ", " });
+                } else if l.starts_with('[') {
+                    line.push(' ');
+                } else {
+                    line.push_str("; ");
+                }
+                line.push_str(l);
             }
+            // A command without its subcommand: clap renders the help; its usage line says
+            // what is missing.
+            if !first.starts_with("error:")
+                && let Some(usage) = text.lines().find_map(|l| l.trim().strip_prefix("Usage:"))
+            {
+                line = format!(
+                    "error: a subcommand is missing: {} (see --help)",
+                    usage.trim()
+                );
+            }
+            eprintln!("wisp: {line}");
             return ExitCode::from(2);
         }
     };

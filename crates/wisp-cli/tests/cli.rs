@@ -788,3 +788,47 @@ fn an_out_that_cannot_be_a_folder_is_refused_first() {
         .collect();
     assert_eq!(left, ["report.html"], "{}", stderr(&o));
 }
+
+/// Clap's errors stay one line but keep what helps: the accepted values of an enum option, a
+/// similarly spelt option, every missing argument (not the first only), and for a command
+/// without its subcommand, its usage (it used to print the command's one-line summary).
+#[test]
+fn argument_errors_are_one_line_with_their_hints() {
+    let one_line = |args: &[&str], needles: &[&str]| {
+        let o = wisp(args);
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+        for n in needles {
+            assert!(err.contains(n), "{args:?}: `{err}` lacks `{n}`");
+        }
+        assert!(!err.contains("For more information"), "{err}");
+    };
+    one_line(
+        &["reproduce", "nosuch"],
+        &["[possible values: gcc-wifi, sprout, mehrotra, wbest, kwikr, alfalfa]"],
+    );
+    one_line(
+        &[
+            "run",
+            "--scheme",
+            "cbr",
+            "--link",
+            "const:1mbps",
+            "--dleay-ms",
+            "5",
+        ],
+        &[
+            "'--dleay-ms'",
+            "tip: a similar argument exists: '--delay-ms'",
+        ],
+    );
+    one_line(
+        &["wifi", "bianchi"],
+        &["--std <STD>, --rate-mbps <R>, --stations <N>"],
+    );
+    one_line(
+        &["trace"],
+        &["a subcommand is missing: wisp trace <COMMAND>"],
+    );
+}
