@@ -832,3 +832,47 @@ fn argument_errors_are_one_line_with_their_hints() {
         &["a subcommand is missing: wisp trace <COMMAND>"],
     );
 }
+
+/// A trace whose last line says 1e12 ms (31 years; a corrupt timestamp) and a 1-ns correlation
+/// bin: each command refuses it in one line before allocating per second, per tick or per bin
+/// (they aborted, out of memory) or simulating for its period.
+#[test]
+fn a_trace_spanning_years_is_refused_not_allocated() {
+    let dir = tempfile::tempdir().unwrap();
+    let long = dir.path().join("long.down");
+    std::fs::write(&long, "1\n1000000000000\n").unwrap();
+    let long = long.to_str().unwrap();
+    let refused = |args: &[&str], needle: &str| {
+        let o = wisp(args);
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+        assert!(err.contains(needle), "{args:?}: {err}");
+    };
+    refused(&["trace", "stats", long], "lasts 1000000000 s");
+    refused(
+        &["run", "--scheme", "cbr", "--trace", long],
+        "give --duration-s",
+    );
+    refused(&["forecast", "--trace", long], "give --duration-s");
+    refused(
+        &["bench", "--schemes", "cbr", "--traces", long],
+        "give --duration-s",
+    );
+    let t = "traces/cellular/Verizon-LTE-short.down";
+    refused(
+        &["trace", "compare", t, t, "--bin-ms", "0.000001"],
+        "--bin-ms: 140001000000 bins",
+    );
+    // With a --duration-s the run is fine.
+    let o = wisp(&[
+        "run",
+        "--scheme",
+        "cbr",
+        "--trace",
+        long,
+        "--duration-s",
+        "1",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+}
