@@ -876,3 +876,38 @@ fn a_trace_spanning_years_is_refused_not_allocated() {
     ]);
     assert!(o.status.success(), "{}", stderr(&o));
 }
+
+/// Every simulator-side command's --help shows examples, each line a command (or its
+/// continuation): under 100 columns, so that clap does not break one in two.
+#[test]
+fn simulator_commands_show_examples() {
+    for cmd in [
+        "run",
+        "sim",
+        "bench",
+        "sweep",
+        "reproduce",
+        "trace",
+        "forecast",
+    ] {
+        let o = wisp(&[cmd, "--help"]);
+        assert!(o.status.success(), "{cmd}");
+        let help = String::from_utf8_lossy(&o.stdout);
+        let examples = help
+            .split("Examples:")
+            .nth(1)
+            .unwrap_or_else(|| panic!("{cmd} --help has no examples:\n{help}"));
+        let lines: Vec<&str> = examples
+            .lines()
+            .skip(1)
+            .take_while(|l| !l.trim().is_empty())
+            .collect();
+        assert!(!lines.is_empty(), "{cmd}");
+        for l in &lines {
+            assert!(
+                l.trim_start().starts_with("wisp ") || l.starts_with("       "),
+                "{cmd}: `{l}`"
+            );
+        }
+    }
+}
