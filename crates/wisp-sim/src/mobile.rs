@@ -333,6 +333,10 @@ impl MobileSpec {
         if self.fade_every.is_zero() != self.fade_len.is_zero() {
             return Err("`fade-every` and `fade-len` must both be positive, or both 0".into());
         }
+        // The fades are drawn up to HORIZON at once: one every nanosecond asked for terabytes.
+        if !self.fade_every.is_zero() && self.fade_every < Duration::from_millis(1) {
+            return Err("`fade-every` must be at least 1 ms (or 0 for no fades)".into());
+        }
         Ok(())
     }
 
@@ -589,6 +593,7 @@ mod tests {
             "buffer=0",
             "jitter",
             "loss=0.1,loss=0.2",
+            "fade-every=1ns,fade-len=1ns",
         ] {
             assert!(
                 MobileSpec::parse("3g-up", Some(bad)).unwrap().is_err(),
