@@ -91,7 +91,7 @@ fn rate(s: &str) -> Result<Bitrate, String> {
     // Each rate is a `cbr` flow: above its ceiling the sender would never yield.
     if r.kbps_f64() > wisp_core::scheme::cbr::MAX_KBPS {
         return Err(format!(
-            "`{s}`: rates above {} kbit/s (10 Gbit/s) are not supported",
+            "`{s}`: rates above {} kbit/s (1 Gbit/s) are not supported",
             wisp_core::scheme::cbr::MAX_KBPS
         ));
     }
@@ -115,7 +115,7 @@ pub fn sweep(a: SweepArgs) -> Result<(), CliError> {
         && top.kbps_f64() > wisp_core::scheme::cbr::MAX_KBPS
     {
         return Err(CliError::Input(format!(
-            "--link {}: its capacity puts the default rates above 10 Gbit/s; give --rates",
+            "--link {}: its capacity puts the default rates above 1 Gbit/s; give --rates",
             link.name()
         )));
     }
@@ -175,8 +175,8 @@ mod tests {
         assert!(rate("fast").is_err());
         assert!(rate("0.5").is_err());
         // Above `cbr`'s ceiling (the sender would spin forever), and beyond a `Bitrate`.
-        assert!(rate("10000000").is_ok());
-        assert!(rate("10000001").unwrap_err().contains("10 Gbit/s"));
+        assert!(rate("1000000").is_ok());
+        assert!(rate("1000001").unwrap_err().contains("1 Gbit/s"));
         assert!(rate("1e30").is_err());
         assert!(rate("1e30mbps").is_err());
     }

@@ -638,7 +638,7 @@ fn sim_side_values_out_of_range_name_their_flag() {
         &["--rate-kbps", "-5"],
         "--rate-kbps: scheme `cbr`: invalid value `-5`",
     );
-    run(&["--rate-kbps", "1e30"], "at most 10000000 (10 Gbit/s)");
+    run(&["--rate-kbps", "1e30"], "at most 1000000 (1 Gbit/s)");
     run(
         &["--duration-s", "1e30"],
         "'--duration-s <S>': must be at most 86400 s",
@@ -663,7 +663,7 @@ fn sim_side_values_out_of_range_name_their_flag() {
             "--link",
             "const:1mbps",
         ],
-        "10 Gbit/s",
+        "1 Gbit/s",
     );
     for link in ["const:1e30mbps", "steps:1mbps@0,2mbps@1e30s"] {
         assert_bad_input(
@@ -681,7 +681,7 @@ fn sim_side_values_out_of_range_name_their_flag() {
     }
     assert_bad_input(
         &["sweep", "--link", "const:1mbps", "--rates", "1e30"],
-        "10 Gbit/s",
+        "1 Gbit/s",
     );
     assert_bad_input(
         &["sweep", "--link", "const:1e12mbps", "--duration-s", "1"],

@@ -19,9 +19,9 @@ use crate::pacer::Pacer;
 use crate::source::Source;
 use crate::time::Duration;
 
-/// The highest sending rate `cbr` takes, kbit/s (10 Gbit/s, as the rate-based schemes'
-/// `max-kbps`).
-pub const MAX_KBPS: f64 = 1e7;
+/// The highest sending rate `cbr` takes, kbit/s (1 Gbit/s, as GCC's and the video layer's
+/// ceilings): above, the packets' spacing rounds to nothing and a run's queue outgrows memory.
+pub const MAX_KBPS: f64 = 1e6;
 
 /// Configuration of [`CbrSender`].
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -71,11 +71,10 @@ impl Validate for CbrParams {
             "rate-kbps"
         };
         check(key, rate > 0.0, "a positive number of kbit/s")?;
-        // Above this the packets' spacing rounds to nothing and the sender never yields.
         check(
             key,
             rate <= MAX_KBPS,
-            "a positive number of kbit/s, at most 10000000 (10 Gbit/s)",
+            "a positive number of kbit/s, at most 1000000 (1 Gbit/s)",
         )?;
         if let Some(b) = self.packet_bytes {
             range(
