@@ -622,7 +622,10 @@ pub fn run_html(result: &RunResult) -> String {
     let labels: Vec<String> = r.flows.iter().map(|f| f.scheme.clone()).collect();
     let body = html! {
         p.meta {
-            "reverse path " (r.reverse) "; " (r.delay_ms) " ms one-way delay; queue " (r.queue)
+            // A scenario file's delays are its links' (its report's delay_ms is 0).
+            "reverse path " (r.reverse) "; "
+            @if r.queue == "per link" { "delay per link" } @else { (r.delay_ms) " ms one-way delay" }
+            "; queue " (r.queue)
             "; loss " (r.loss) "; " (r.duration_s) " s (warm-up " (r.warmup_s) " s); seed " (r.seed)
         }
         (metrics_table(&[(0, r)]))
