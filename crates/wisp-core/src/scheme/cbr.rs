@@ -51,7 +51,7 @@ impl CbrConfig {
 scheme_params! {
     /// `cbr`'s parameters.
     pub struct CbrParams {
-        /// Sending rate, kbit/s.
+        /// Sending rate, kbit/s (at most 1000000).
         pub rate_kbps: f64,
         /// Sending rate with a unit (`2mbps`); of `rate` and `rate-kbps`, the one given last counts.
         #[serde(skip_serializing, default, deserialize_with = "rate_text::deserialize")]
