@@ -106,14 +106,26 @@ impl OutputDir {
 }
 
 /// Refuses, before anything runs, an output folder `dir` (given as `flag`) that cannot be one:
-/// an existing file, or a path below a file. Bad input, exit code 2, and nothing written.
+/// an existing file, a path below a file, or one whose nearest existing folder this user may
+/// not write into. Bad input, exit code 2, and nothing written.
 pub fn check_out_dir(flag: &str, dir: &Path) -> Result<(), CliError> {
+    let writable = |d: &Path| {
+        use nix::unistd::{AccessFlags, access};
+        access(d, AccessFlags::W_OK | AccessFlags::X_OK).map_err(|e| {
+            CliError::Input(format!(
+                "{flag} {}: cannot write into {}: {}",
+                dir.display(),
+                d.display(),
+                e.desc()
+            ))
+        })
+    };
     for d in dir.ancestors() {
         if d.as_os_str().is_empty() {
-            break;
+            return writable(Path::new("."));
         }
         match std::fs::metadata(d) {
-            Ok(m) if m.is_dir() => return Ok(()),
+            Ok(m) if m.is_dir() => return writable(d),
             Ok(_) if d == dir => {
                 return Err(CliError::Input(format!(
                     "{flag} {}: is a file, not a folder",

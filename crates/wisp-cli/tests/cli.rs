@@ -911,3 +911,43 @@ fn simulator_commands_show_examples() {
         }
     }
 }
+
+/// An --out this user may not write into is bad input named before the run (it was an I/O
+/// error after the whole simulation). Runs as `nobody` through setpriv; skipped without root.
+#[test]
+fn an_out_this_user_cannot_write_is_refused_first() {
+    let t = "an_out_this_user_cannot_write_is_refused_first";
+    if !privileged(t) || !have(t, "setpriv") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let locked = dir.path().join("locked");
+    std::fs::create_dir(&locked).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&locked, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let out = locked.join("out");
+    let out_s = out.to_str().unwrap();
+    let o = wisp_as_nobody(
+        dir.path(),
+        &[
+            "run",
+            "--scheme",
+            "cbr",
+            "--link",
+            "const:1mbps",
+            "--out",
+            out_s,
+        ],
+    );
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains(&format!(
+            "--out {out_s}: cannot write into {}",
+            locked.display()
+        )),
+        "{err}"
+    );
+    assert!(!out.exists());
+}
