@@ -146,8 +146,8 @@ pub fn check_out_dir(flag: &str, dir: &Path) -> Result<(), CliError> {
     Ok(())
 }
 
-/// Refuses, before anything runs, an output file `path` (given as `flag`) that is a folder or
-/// lies below a file.
+/// Refuses, before anything runs, an output file `path` (given as `flag`) that is a folder,
+/// lies below a file, or goes into a folder this user may not write into.
 pub fn check_out_file(flag: &str, path: &Path) -> Result<(), CliError> {
     if path.is_dir() {
         return Err(CliError::Input(format!(
@@ -156,12 +156,18 @@ pub fn check_out_file(flag: &str, path: &Path) -> Result<(), CliError> {
         )));
     }
     match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => check_out_dir(flag, d).map_err(|_| {
-            CliError::Input(format!(
-                "{flag} {}: {} is not a folder",
-                path.display(),
-                d.display()
-            ))
+        Some(d) if d.is_file() => Err(CliError::Input(format!(
+            "{flag} {}: {} is a file, not a folder",
+            path.display(),
+            d.display()
+        ))),
+        // The folder's message, about the file.
+        Some(d) if !d.as_os_str().is_empty() => check_out_dir(flag, d).map_err(|e| {
+            let (folder, file) = (
+                format!("{flag} {}:", d.display()),
+                format!("{flag} {}:", path.display()),
+            );
+            CliError::Input(e.to_string().replacen(&folder, &file, 1))
         }),
         _ => Ok(()),
     }

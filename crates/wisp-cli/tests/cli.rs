@@ -767,6 +767,36 @@ fn an_out_that_cannot_be_a_folder_is_refused_first() {
         }
     }
     assert_eq!(std::fs::read(&file).unwrap(), b"x");
+    // --decoded FILE: a folder, or below a file.
+    let clip = root().join("media/bigbuckbunny-qcif-3s.y4m");
+    let below_s = below.join("x.y4m");
+    let dir_s = dir.path().to_str().unwrap().to_string();
+    for (decoded, needle) in [
+        (
+            dir_s.clone(),
+            format!("--decoded {dir_s}: is a folder, not a file"),
+        ),
+        (
+            below_s.to_str().unwrap().to_string(),
+            format!("{} is a file, not a folder", file.display()),
+        ),
+    ] {
+        let o = wisp(&[
+            "run",
+            "--scheme",
+            "alfalfa:codec=vp8",
+            "--link",
+            "const:1mbps",
+            "--video",
+            clip.to_str().unwrap(),
+            "--decoded",
+            &decoded,
+        ]);
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "{err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(err.contains(&needle), "{err}");
+    }
     // A folder in the place of report.html: an I/O error, and none of the other files.
     let out = dir.path().join("out");
     std::fs::create_dir_all(out.join("report.html")).unwrap();
