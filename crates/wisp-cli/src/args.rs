@@ -25,9 +25,9 @@ pub fn chosen_link(trace: Option<&Path>, link: Option<&LinkSpec>) -> Option<Link
 /// Link, queue, loss and timing options of a simulation.
 #[derive(Args, Debug, Clone)]
 pub struct SimOptions {
-    /// One-way propagation delay in each direction, in ms, applied before the bottleneck queue
-    /// (Cellsim used 20).
-    #[arg(long, value_name = "MS", default_value = "20", value_parser = non_negative_ms, allow_hyphen_values = true)]
+    /// One-way propagation delay in each direction, in ms (at most 60000), applied before the
+    /// bottleneck queue (Cellsim used 20).
+    #[arg(long, value_name = "MS", default_value = "20", value_parser = sim_delay_ms, allow_hyphen_values = true)]
     pub delay_ms: Duration,
 
     /// Bottleneck queue: infinite, droptail:packets=N[,bytes=B], drophead:…,
@@ -55,12 +55,13 @@ pub struct SimOptions {
     )]
     pub reverse_loss: LossSpec,
 
-    /// Simulated seconds (default: one period of the trace; 60 s for a constant link).
-    #[arg(long, value_name = "S", value_parser = positive_secs, allow_hyphen_values = true)]
+    /// Simulated seconds, at most 86400 (default: one period of the trace; 60 s for a constant
+    /// link).
+    #[arg(long, value_name = "S", value_parser = sim_secs, allow_hyphen_values = true)]
     pub duration_s: Option<Duration>,
 
     /// Seconds at the start that metrics ignore.
-    #[arg(long, value_name = "S", default_value = "0", value_parser = non_negative_secs, allow_hyphen_values = true)]
+    #[arg(long, value_name = "S", default_value = "0", value_parser = sim_warmup_secs, allow_hyphen_values = true)]
     pub warmup_s: Duration,
 
     /// Master seed (default: $WISP_SEED, else 1). The seed is logged on stderr.
@@ -93,7 +94,7 @@ pub const MAX_SECS: f64 = 1e9;
 
 /// `v` seconds as a duration, refused above [`MAX_SECS`]; `unit` and `scale` name the value as
 /// the user gave it (`v * scale` of `unit`).
-fn bounded(v: f64, unit: &str, scale: f64) -> Result<Duration, String> {
+fn capped(v: f64, unit: &str, scale: f64) -> Result<Duration, String> {
     if v > MAX_SECS {
         return Err(format!("must be at most {} {unit}", MAX_SECS * scale));
     }
@@ -105,7 +106,11 @@ pub fn positive_secs(s: &str) -> Result<Duration, String> {
     if v <= 0.0 {
         return Err("must be positive".into());
     }
-    bounded(v, "s", 1.0)
+    let d = capped(v, "s", 1.0)?;
+    if d.is_zero() {
+        return Err("must be at least 1 ns".into());
+    }
+    Ok(d)
 }
 
 pub fn non_negative_secs(s: &str) -> Result<Duration, String> {
@@ -113,7 +118,7 @@ pub fn non_negative_secs(s: &str) -> Result<Duration, String> {
     if v < 0.0 {
         return Err("must not be negative".into());
     }
-    bounded(v, "s", 1.0)
+    capped(v, "s", 1.0)
 }
 
 pub fn non_negative_ms(s: &str) -> Result<Duration, String> {
@@ -121,7 +126,7 @@ pub fn non_negative_ms(s: &str) -> Result<Duration, String> {
     if v < 0.0 {
         return Err("must not be negative".into());
     }
-    bounded(v / 1e3, "ms", 1e3)
+    capped(v / 1e3, "ms", 1e3)
 }
 
 /// A non-negative time in µs, at most one second.
@@ -131,6 +136,65 @@ pub fn non_negative_us(s: &str) -> Result<Duration, String> {
         return Err("must be 0 to 1000000 µs".into());
     }
     Ok(Duration::from_nanos((v * 1e3).round() as u64))
+}
+
+/// `s` in `unit`s (`s` or `ms`), non-negative (positive if `positive`) and at most `max`: the
+/// bound is checked on the number given, so the message states it.
+fn bounded(s: &str, unit: &str, positive: bool, max: Duration) -> Result<Duration, String> {
+    let v = number(s)?;
+    let ms = unit == "ms";
+    let max_v = if ms {
+        max.as_millis_f64()
+    } else {
+        max.as_secs_f64()
+    };
+    if v > max_v {
+        return Err(format!("must be at most {max_v} {unit}"));
+    }
+    if v < 0.0 || (positive && v == 0.0) {
+        return Err(if positive {
+            "must be positive"
+        } else {
+            "must not be negative"
+        }
+        .into());
+    }
+    let d = if ms {
+        Duration::from_millis_f64(v)
+    } else {
+        Duration::from_secs_f64(v)
+    };
+    if positive && d.is_zero() {
+        return Err("must be at least 1 ns".into());
+    }
+    Ok(d)
+}
+
+/// A simulated run's length in s: positive and at most a day, as a scenario file's `duration`
+/// (longer runs only grow the packet log until memory runs out).
+pub fn sim_secs(s: &str) -> Result<Duration, String> {
+    bounded(s, "s", true, wisp_sim::scenario_file::MAX_DURATION)
+}
+
+/// A simulated warm-up in s: non-negative and at most a day.
+pub fn sim_warmup_secs(s: &str) -> Result<Duration, String> {
+    bounded(s, "s", false, wisp_sim::scenario_file::MAX_DURATION)
+}
+
+/// A simulated time in ms (an offset into a trace): non-negative and at most a day.
+pub fn sim_offset_ms(s: &str) -> Result<Duration, String> {
+    bounded(s, "ms", false, wisp_sim::scenario_file::MAX_DURATION)
+}
+
+/// A simulated one-way propagation delay in ms: non-negative and at most 60 s, as a scenario
+/// file's link `delay`.
+pub fn sim_delay_ms(s: &str) -> Result<Duration, String> {
+    bounded(s, "ms", false, wisp_sim::scenario_file::MAX_DELAY)
+}
+
+/// `wisp wifi bianchi --duration-s`: positive, at most 100000 s.
+pub fn bianchi_secs(s: &str) -> Result<Duration, String> {
+    bounded(s, "s", true, Duration::from_secs(100_000))
 }
 
 impl SimOptions {
@@ -172,4 +236,26 @@ pub fn seed(option: Option<u64>) -> Result<u64, crate::error::CliError> {
         wisp_sim::seed::SEED_ENV
     );
     Ok(seed)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn times_name_their_bound_and_never_saturate() {
+        assert_eq!(sim_secs("86400"), Ok(Duration::from_secs(86_400)));
+        assert_eq!(sim_secs("1e30").unwrap_err(), "must be at most 86400 s");
+        assert_eq!(sim_secs("1e-12").unwrap_err(), "must be at least 1 ns");
+        assert_eq!(sim_secs("0").unwrap_err(), "must be positive");
+        assert_eq!(sim_delay_ms("60000"), Ok(Duration::from_secs(60)));
+        assert_eq!(
+            sim_delay_ms("1e30").unwrap_err(),
+            "must be at most 60000 ms"
+        );
+        assert_eq!(sim_offset_ms("1.5"), Ok(Duration::from_micros(1500)));
+        assert!(sim_warmup_secs("-1").is_err());
+        assert!(positive_secs("1e30").unwrap_err().contains("too large"));
+        assert!(non_negative_ms("1e30").unwrap_err().contains("too large"));
+    }
 }

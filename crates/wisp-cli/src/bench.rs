@@ -62,6 +62,7 @@ fn load(p: &Path) -> Result<LinkModel, CliError> {
 }
 
 pub fn bench(a: BenchArgs) -> Result<(), CliError> {
+    output::check_out_dir("--out", &a.out)?;
     let names = split_schemes(&a.schemes);
     if names.is_empty() {
         return Err(CliError::Input("--schemes names no scheme".into()));
@@ -73,7 +74,22 @@ pub fn bench(a: BenchArgs) -> Result<(), CliError> {
                 .map_err(|e| CliError::Input(format!("--schemes: {e}")))
         })
         .collect::<Result<_, _>>()?;
+    // The results and the report tell runs apart by scheme and trace name: each once.
+    for (i, s) in schemes.iter().enumerate() {
+        if schemes[..i].contains(s) {
+            return Err(CliError::Input(format!("--schemes names `{s}` twice")));
+        }
+    }
     let paths = expand_traces(&a.traces).map_err(CliError::Input)?;
+    for (i, p) in paths.iter().enumerate() {
+        if let Some(q) = paths[..i].iter().find(|q| q.file_name() == p.file_name()) {
+            return Err(CliError::Input(format!(
+                "--traces: {} and {} have the same name (the results tell traces apart by name)",
+                q.display(),
+                p.display()
+            )));
+        }
+    }
     let mut links = vec![];
     for p in &paths {
         let fwd = load(p)?;

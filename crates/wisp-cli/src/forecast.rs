@@ -28,7 +28,7 @@ pub struct ForecastArgs {
     pub trace: PathBuf,
 
     /// Seconds of the trace to feed (default: one period of the trace).
-    #[arg(long, value_name = "S", value_parser = crate::args::positive_secs, allow_hyphen_values = true)]
+    #[arg(long, value_name = "S", value_parser = crate::args::sim_secs, allow_hyphen_values = true)]
     pub duration_s: Option<Duration>,
 
     /// The receiver: sprout or sprout-ewma, with parameters (e.g. sprout:sigma=100).
@@ -44,6 +44,15 @@ pub fn forecast(a: ForecastArgs) -> Result<(), CliError> {
         )));
     };
     let trace = Trace::load(&a.trace, TraceUnit::for_path(&a.trace))?;
+    let max = wisp_sim::scenario_file::MAX_DURATION;
+    if a.duration_s.is_none() && trace.period() > max {
+        return Err(CliError::Input(format!(
+            "{} lasts {} s, longer than --duration-s may be ({} s): give --duration-s",
+            a.trace.display(),
+            trace.period().as_secs_f64(),
+            max.as_secs_f64()
+        )));
+    }
     let duration = a.duration_s.unwrap_or_else(|| trace.period());
     let ticks = wisp_sim::forecast::saturated(&trace, duration, config, DEFAULT_MTU);
     let err = |e: csv::Error| CliError::Io(format!("cannot write to stdout: {e}"));

@@ -95,16 +95,52 @@ struct Cli {
     command: Command,
 }
 
+const RUN_EXAMPLES: &str = "\
+Examples:
+  wisp run --scheme sprout --trace traces/cellular/Verizon-LTE-short.down --out /tmp/run
+  wisp run --scheme cbr --rate-kbps 2000 --link const:3mbps --queue codel --loss 0.01
+  wisp run --scheme gcc --link wifi:std=11g,rate=54mbps,stations=4,load=tcp --duration-s 60 --json
+  wisp run --scheme alfalfa --video media/bigbuckbunny-qcif-3s.y4m \\
+       --trace traces/cellular/Verizon-LTE-short.down --out /tmp/video";
+
+const SIM_EXAMPLES: &str = "\
+Examples:
+  wisp sim scenarios/wifi-mixed.toml --out /tmp/mixed
+  wisp sim scenarios/cellular-shared.toml --seed 7 --json";
+
+const BENCH_EXAMPLES: &str = "\
+Examples:
+  wisp bench --schemes sprout,cubic,cbr:rate-kbps=1500 --traces traces/cellular --out results
+  wisp bench --schemes gcc,sprout --traces traces/cellular --duration-s 30 --json";
+
+const REPRODUCE_EXAMPLES: &str = "\
+Examples:
+  wisp reproduce alfalfa --quick --out /tmp/alfalfa
+  wisp reproduce gcc-wifi --quick --out /tmp/gcc-wifi
+  wisp reproduce sprout --out /tmp/sprout";
+
+const TRACE_EXAMPLES: &str = "\
+Examples:
+  wisp trace stats traces/cellular/*.down
+  wisp trace compare rec/link.down traces/cellular/Verizon-LTE-short.down --from-ms 1000 --json";
+
+const FORECAST_EXAMPLES: &str = "\
+Examples:
+  wisp forecast --trace traces/cellular/Verizon-LTE-short.down --duration-s 10 > forecast.csv
+  wisp forecast --trace traces/cellular/Verizon-LTE-short.down --scheme sprout-ewma";
+
 #[derive(Subcommand, Debug)]
 enum Command {
     /// Simulate a scheme over a link and print its metrics.
+    #[command(after_help = RUN_EXAMPLES)]
     Run(Box<run::RunArgs>),
     /// Simulate a scenario file: nodes, links (traces, rates, the Wi-Fi medium) and flows of any
     /// scheme; print every flow's metrics.
-    #[command(long_about = sim::LONG_ABOUT)]
+    #[command(long_about = sim::LONG_ABOUT, after_help = SIM_EXAMPLES)]
     Sim(Box<sim::SimArgs>),
     /// Run every scheme over every trace in parallel; write results.json, results.csv and
     /// report.html.
+    #[command(after_help = BENCH_EXAMPLES)]
     Bench(Box<bench::BenchArgs>),
     /// Characterise a path: constant-bit-rate traffic at a list of rates; queueing delay and loss
     /// per rate, the congestion-free and congested zones, the delay threshold δ_T.
@@ -112,6 +148,7 @@ enum Command {
     Sweep(Box<sweep::SweepArgs>),
     /// Re-run a paper's experiments; write its figures (SVG in an HTML page) and data (CSV,
     /// JSON), and print its claims as measured.
+    #[command(after_help = REPRODUCE_EXAMPLES)]
     Reproduce(Box<reproduce::ReproduceArgs>),
     /// List the schemes with their parameters.
     Schemes {
@@ -123,6 +160,7 @@ enum Command {
         params: bool,
     },
     /// Inspect link traces.
+    #[command(after_help = TRACE_EXAMPLES)]
     Trace {
         #[command(subcommand)]
         command: trace::TraceCommand,
@@ -142,6 +180,7 @@ enum Command {
     Analyze(link::AnalyzeArgs),
     /// Feed a trace to a Sprout receiver as a saturated link and print its forecast every
     /// tick (CSV).
+    #[command(after_help = FORECAST_EXAMPLES)]
     Forecast(forecast::ForecastArgs),
     /// The simulated 802.11 medium: `wisp wifi bianchi` compares N saturated stations with
     /// Bianchi's model.
@@ -193,10 +232,33 @@ fn main() -> ExitCode {
             let text = e.render().to_string();
             let mut lines = text.lines().map(str::trim).filter(|l| !l.is_empty());
             let first = lines.next().unwrap_or("invalid arguments");
-            match lines.next().filter(|_| first.ends_with(':')) {
-                Some(next) => eprintln!("wisp: {first} {next}"),
-                None => eprintln!("wisp: {first}"),
+            // The lines up to the usage: after a colon, the missing arguments (all of them);
+            // then clap's hints, the accepted values of an enum option or a similar spelling.
+            let mut line = first.to_string();
+            for l in lines
+                .take_while(|l| !l.starts_with("Usage:") && !l.starts_with("For more information"))
+                .filter(|_| first.starts_with("error:"))
+            {
+                if first.ends_with(':') && !l.starts_with("tip:") && !l.starts_with('[') {
+                    line.push_str(if line.ends_with(':') { " " } else { ", " });
+                } else if l.starts_with('[') {
+                    line.push(' ');
+                } else {
+                    line.push_str("; ");
+                }
+                line.push_str(l);
             }
+            // A command without its subcommand: clap renders the help; its usage line says
+            // what is missing.
+            if !first.starts_with("error:")
+                && let Some(usage) = text.lines().find_map(|l| l.trim().strip_prefix("Usage:"))
+            {
+                line = format!(
+                    "error: a subcommand is missing: {} (see --help)",
+                    usage.trim()
+                );
+            }
+            eprintln!("wisp: {line}");
             return ExitCode::from(2);
         }
     };

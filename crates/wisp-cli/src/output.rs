@@ -31,7 +31,21 @@ impl OutputDir {
         let io = |what: &str, p: &Path, e: std::io::Error| {
             CliError::Io(format!("cannot {what} {}: {e}", p.display()))
         };
-        std::fs::create_dir_all(dir).map_err(|e| io("create", dir, e))?;
+        // The folders this commit creates, innermost first: removed again if it fails.
+        let created: Vec<PathBuf> = dir
+            .ancestors()
+            .take_while(|d| !d.as_os_str().is_empty() && !d.exists())
+            .map(Path::to_path_buf)
+            .collect();
+        let remove_created = || {
+            for d in &created {
+                let _ = std::fs::remove_dir(d);
+            }
+        };
+        if let Err(e) = std::fs::create_dir_all(dir) {
+            remove_created();
+            return Err(io("create", dir, e));
+        }
         let mut written = vec![];
         let result = (|| {
             for (name, bytes) in &self.files {
@@ -55,12 +69,107 @@ impl OutputDir {
             for (tmp, _) in &written {
                 let _ = std::fs::remove_file(tmp);
             }
+            // Subfolders (`plots/`) first, then the folders made for `dir`; only empty ones go.
+            for (name, _) in &self.files {
+                for d in dir.join(name).ancestors().skip(1) {
+                    if d == dir {
+                        break;
+                    }
+                    let _ = std::fs::remove_dir(d);
+                }
+            }
+            remove_created();
             return Err(e);
         }
-        for (tmp, path) in written {
-            std::fs::rename(&tmp, &path).map_err(|e| io("rename into", &path, e))?;
+        // A folder in a file's place would stop the renames half way: refused before any.
+        if let Some((_, path)) = written.iter().find(|(_, p)| p.is_dir()) {
+            for (tmp, _) in &written {
+                let _ = std::fs::remove_file(tmp);
+            }
+            return Err(io(
+                "write",
+                path,
+                std::io::Error::other("a folder is in the way"),
+            ));
+        }
+        for (i, (tmp, path)) in written.iter().enumerate() {
+            if let Err(e) = std::fs::rename(tmp, path) {
+                // No temporary file stays behind (those renamed already are complete).
+                for (tmp, _) in &written[i..] {
+                    let _ = std::fs::remove_file(tmp);
+                }
+                return Err(io("rename into", path, e));
+            }
         }
         Ok(())
+    }
+}
+
+/// Refuses, before anything runs, an output folder `dir` (given as `flag`) that cannot be one:
+/// an existing file, a path below a file, or one whose nearest existing folder this user may
+/// not write into. Bad input, exit code 2, and nothing written.
+pub fn check_out_dir(flag: &str, dir: &Path) -> Result<(), CliError> {
+    let writable = |d: &Path| {
+        use nix::unistd::{AccessFlags, access};
+        access(d, AccessFlags::W_OK | AccessFlags::X_OK).map_err(|e| {
+            CliError::Input(format!(
+                "{flag} {}: cannot write into {}: {}",
+                dir.display(),
+                d.display(),
+                e.desc()
+            ))
+        })
+    };
+    for d in dir.ancestors() {
+        if d.as_os_str().is_empty() {
+            return writable(Path::new("."));
+        }
+        match std::fs::metadata(d) {
+            Ok(m) if m.is_dir() => return writable(d),
+            Ok(_) if d == dir => {
+                return Err(CliError::Input(format!(
+                    "{flag} {}: is a file, not a folder",
+                    dir.display()
+                )));
+            }
+            Ok(_) => {
+                return Err(CliError::Input(format!(
+                    "{flag} {}: {} is a file, not a folder",
+                    dir.display(),
+                    d.display()
+                )));
+            }
+            // Missing (or below a file): look further up.
+            Err(_) => {}
+        }
+    }
+    Ok(())
+}
+
+/// Refuses, before anything runs, an output file `path` (given as `flag`) that is a folder,
+/// lies below a file, or goes into a folder this user may not write into.
+pub fn check_out_file(flag: &str, path: &Path) -> Result<(), CliError> {
+    if path.is_dir() {
+        return Err(CliError::Input(format!(
+            "{flag} {}: is a folder, not a file",
+            path.display()
+        )));
+    }
+    match path.parent() {
+        Some(d) if d.is_file() => Err(CliError::Input(format!(
+            "{flag} {}: {} is a file, not a folder",
+            path.display(),
+            d.display()
+        ))),
+        // The folder's message, about the file.
+        Some(d) if !d.as_os_str().is_empty() => check_out_dir(flag, d).map_err(|e| {
+            let (folder, file) = (
+                format!("{flag} {}:", d.display()),
+                format!("{flag} {}:", path.display()),
+            );
+            CliError::Input(e.to_string().replacen(&folder, &file, 1))
+        }),
+        _ => Ok(()),
     }
 }
 

@@ -52,11 +52,11 @@ pub struct RunArgs {
 
     /// Start this many ms into the traces (both directions), as when `wisp send` starts after
     /// `wisp link` began replaying them (its receiver reports the offset as `link_offset_ms`).
-    #[arg(long, value_name = "MS", default_value = "0", value_parser = crate::args::non_negative_ms, allow_hyphen_values = true)]
+    #[arg(long, value_name = "MS", default_value = "0", value_parser = crate::args::sim_offset_ms, allow_hyphen_values = true)]
     pub trace_offset_ms: Duration,
 
     /// Sending rate of `cbr`, kbit/s (same as --scheme cbr:rate-kbps=N).
-    #[arg(long, value_name = "KBPS")]
+    #[arg(long, value_name = "KBPS", allow_hyphen_values = true)]
     pub rate_kbps: Option<String>,
 
     /// A scheme parameter, KEY=VALUE; repeatable.
@@ -396,6 +396,12 @@ pub fn scenario(
 }
 
 pub fn run(a: RunArgs) -> Result<(), CliError> {
+    if let Some(dir) = &a.out {
+        output::check_out_dir("--out", dir)?;
+    }
+    if let Some(path) = &a.decoded {
+        output::check_out_file("--decoded", path)?;
+    }
     let mut scheme = a.scheme.clone();
     apply_params(&mut scheme, a.rate_kbps.as_deref(), &a.params)?;
     if let SchemeConfig::Alfalfa(c) = &scheme

@@ -37,6 +37,9 @@ pub struct SimArgs {
 }
 
 pub fn sim(a: SimArgs) -> Result<(), CliError> {
+    if let Some(dir) = &a.out {
+        output::check_out_dir("--out", dir)?;
+    }
     let mut sc = scenario_file::load(&a.file).map_err(CliError::input)?;
     // The file's seed unless the command line (or $WISP_SEED) names one.
     let given = a.seed.is_some() || std::env::var_os(wisp_sim::seed::SEED_ENV).is_some();

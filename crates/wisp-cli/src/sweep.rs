@@ -1,6 +1,6 @@
 //! `wisp sweep`: characterise a path with constant-bit-rate traffic at a list of rates.
 
-use crate::args::{self, non_negative_ms, positive_secs};
+use crate::args::{self, sim_delay_ms, sim_secs};
 use crate::error::CliError;
 use crate::output::{self, OutputDir};
 use clap::Args;
@@ -44,16 +44,16 @@ pub struct SweepArgs {
     #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = rate)]
     pub rates: Option<Vec<Bitrate>>,
 
-    /// Seconds at each rate.
-    #[arg(long, value_name = "S", default_value = "20", value_parser = positive_secs)]
+    /// Seconds at each rate (at most 86400).
+    #[arg(long, value_name = "S", default_value = "20", value_parser = sim_secs)]
     pub duration_s: Duration,
 
     /// Wire size of every packet, bytes (the paper's figures: 1000).
     #[arg(long, value_name = "B", default_value = "1000", value_parser = clap::value_parser!(u16).range(40..=9000))]
     pub packet_bytes: u16,
 
-    /// One-way propagation delay in front of the link, ms.
-    #[arg(long, value_name = "MS", default_value = "20", value_parser = non_negative_ms)]
+    /// One-way propagation delay in front of the link, ms (at most 60000).
+    #[arg(long, value_name = "MS", default_value = "20", value_parser = sim_delay_ms)]
     pub delay_ms: Duration,
 
     /// Bottleneck queue (the mobile profiles also have their own discard timer).
@@ -88,10 +88,20 @@ fn rate(s: &str) -> Result<Bitrate, String> {
     if r < Bitrate::from_kbps(1) {
         return Err(format!("`{s}`: rates below 1 kbit/s are not supported"));
     }
+    // Each rate is a `cbr` flow: above its ceiling the sender would never yield.
+    if r.kbps_f64() > wisp_core::scheme::cbr::MAX_KBPS {
+        return Err(format!(
+            "`{s}`: rates above {} kbit/s (1 Gbit/s) are not supported",
+            wisp_core::scheme::cbr::MAX_KBPS
+        ));
+    }
     Ok(r)
 }
 
 pub fn sweep(a: SweepArgs) -> Result<(), CliError> {
+    if let Some(dir) = &a.out {
+        output::check_out_dir("--out", dir)?;
+    }
     let spec = args::chosen_link(a.trace.as_deref(), a.link.as_ref())
         .unwrap_or_else(|| unreachable!("clap requires --trace or --link"));
     let link = spec.load()?;
@@ -101,6 +111,14 @@ pub fn sweep(a: SweepArgs) -> Result<(), CliError> {
         .unwrap_or_else(|| sweep::default_rates(&link, a.duration_s));
     rates.sort();
     rates.dedup();
+    if let Some(top) = rates.last()
+        && top.kbps_f64() > wisp_core::scheme::cbr::MAX_KBPS
+    {
+        return Err(CliError::Input(format!(
+            "--link {}: its capacity puts the default rates above 1 Gbit/s; give --rates",
+            link.name()
+        )));
+    }
     let seed = args::seed(a.seed)?;
     let jobs = a.jobs.map_or_else(
         || std::thread::available_parallelism().map_or(1, |n| n.get()),
@@ -156,5 +174,10 @@ mod tests {
         assert!(rate("0").is_err());
         assert!(rate("fast").is_err());
         assert!(rate("0.5").is_err());
+        // Above `cbr`'s ceiling (the sender would spin forever), and beyond a `Bitrate`.
+        assert!(rate("1000000").is_ok());
+        assert!(rate("1000001").unwrap_err().contains("1 Gbit/s"));
+        assert!(rate("1e30").is_err());
+        assert!(rate("1e30mbps").is_err());
     }
 }

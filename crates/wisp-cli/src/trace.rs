@@ -9,6 +9,9 @@ use wisp_core::Duration;
 use wisp_sim::link::BYTES_PER_LINE;
 use wisp_sim::trace::{Trace, TraceUnit};
 
+/// The longest trace `wisp trace stats` bins (about 115 days).
+const MAX_STATS_PERIOD: Duration = Duration::from_secs(10_000_000);
+
 #[derive(Subcommand, Debug)]
 pub enum TraceCommand {
     /// Duration, mean and percentile rates (1-second bins), outages. Rates credit 1500 bytes per
@@ -69,7 +72,7 @@ pub fn trace(cmd: TraceCommand) -> Result<(), CliError> {
             }
             let o = |v: Option<f64>, d: usize| v.map_or("-".to_string(), |x| format!("{x:.d$}"));
             println!(
-                "{} vs {}, {:.0}-{:.0} ms: {:.3} vs {:.3} Mbit/s ({} vs {} lines), rate error {}%, correlation per {:.0} ms {} ({} bins)",
+                "{} vs {}, {:.0}-{:.0} ms: {:.3} vs {:.3} Mbit/s ({} vs {} lines), rate error {}%, correlation per {} ms {} ({} bins)",
                 c.a,
                 c.b,
                 c.from_ms,
@@ -93,7 +96,19 @@ pub fn trace(cmd: TraceCommand) -> Result<(), CliError> {
                 } else {
                     TraceUnit::for_path(f)
                 };
-                stats.push(Trace::load(f, unit)?.stats(BYTES_PER_LINE));
+                let t = Trace::load(f, unit)?;
+                // One counter per second of the period (a 2-line trace ending at 1e12 ms asked
+                // for 8 GB and aborted).
+                if t.period() > MAX_STATS_PERIOD {
+                    return Err(CliError::Input(format!(
+                        "{}: lasts {} s; `wisp trace stats` counts every second and takes at \
+                         most {} s (is a timestamp wrong?)",
+                        f.display(),
+                        t.period().as_secs_f64(),
+                        MAX_STATS_PERIOD.as_secs_f64()
+                    )));
+                }
+                stats.push(t.stats(BYTES_PER_LINE));
             }
             if json {
                 return output::print_json(&serde_json::json!({ "traces": stats }));

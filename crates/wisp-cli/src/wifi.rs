@@ -101,7 +101,7 @@ pub struct BianchiArgs {
     pub bytes: String,
 
     /// Simulated seconds.
-    #[arg(long, value_name = "S", default_value = "100", value_parser = crate::args::positive_secs, allow_hyphen_values = true)]
+    #[arg(long, value_name = "S", default_value = "100", value_parser = crate::args::bianchi_secs, allow_hyphen_values = true)]
     pub duration_s: Duration,
 
     /// Master seed (default: $WISP_SEED, else 1).

@@ -621,3 +621,363 @@ fn wifi_bianchi_json_and_bad_input() {
     );
     bad(&["--std", "11a", "--stations", "5"], "--rate-mbps");
 }
+
+/// Values the simulator cannot honour are refused with one line naming the flag, before
+/// anything runs: numbers beyond what a time or rate holds (they used to saturate silently, or
+/// to spin forever: `cbr` at 1e30 kbit/s, a run of 1e30 s), a duration that rounds to nothing
+/// (it used to blame --warmup-s), a negative --rate-kbps (it used to be taken for a flag), the
+/// same scheme or trace name twice in a bench.
+#[test]
+fn sim_side_values_out_of_range_name_their_flag() {
+    let run = |extra: &[&str], needle: &str| {
+        let mut full = vec!["run", "--scheme", "cbr", "--link", "const:1mbps"];
+        full.extend_from_slice(extra);
+        assert_bad_input(&full, needle);
+    };
+    run(
+        &["--rate-kbps", "-5"],
+        "--rate-kbps: scheme `cbr`: invalid value `-5`",
+    );
+    run(&["--rate-kbps", "1e30"], "at most 1000000 (1 Gbit/s)");
+    run(
+        &["--duration-s", "1e30"],
+        "'--duration-s <S>': must be at most 86400 s",
+    );
+    run(
+        &["--duration-s", "1e-12"],
+        "'--duration-s <S>': must be at least 1 ns",
+    );
+    run(
+        &["--delay-ms", "1e30"],
+        "'--delay-ms <MS>': must be at most 60000 ms",
+    );
+    run(
+        &["--warmup-s", "1e30"],
+        "'--warmup-s <S>': must be at most 86400 s",
+    );
+    assert_bad_input(
+        &[
+            "run",
+            "--scheme",
+            "cbr:rate=20gbps",
+            "--link",
+            "const:1mbps",
+        ],
+        "1 Gbit/s",
+    );
+    for link in ["const:1e30mbps", "steps:1mbps@0,2mbps@1e30s"] {
+        assert_bad_input(
+            &[
+                "run",
+                "--scheme",
+                "cbr",
+                "--link",
+                link,
+                "--duration-s",
+                "1",
+            ],
+            "too large",
+        );
+    }
+    assert_bad_input(
+        &["sweep", "--link", "const:1mbps", "--rates", "1e30"],
+        "1 Gbit/s",
+    );
+    assert_bad_input(
+        &["sweep", "--link", "const:1e12mbps", "--duration-s", "1"],
+        "give --rates",
+    );
+    let trace = "traces/cellular/Verizon-LTE-short.down";
+    let o = wisp(&["forecast", "--trace", trace, "--duration-s", "1e30"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("'--duration-s <S>': must be at most 86400 s"),
+        "{}",
+        stderr(&o)
+    );
+    assert_bad_input(
+        &[
+            "bench",
+            "--schemes",
+            "cbr,cbr:rate-kbps=1000",
+            "--traces",
+            trace,
+        ],
+        "--schemes names `cbr:rate-kbps=1000` twice",
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let copy = dir.path().join("Verizon-LTE-short.down");
+    std::fs::copy(root().join(trace), &copy).unwrap();
+    let both = format!("{trace},{}", dir.path().display());
+    assert_bad_input(
+        &["bench", "--schemes", "cbr", "--traces", &both],
+        "have the same name",
+    );
+}
+
+/// An --out that cannot be a folder (a file, or a path below a file) is bad input named before
+/// the run, not an I/O error after it; a folder where a file goes leaves nothing half written.
+#[test]
+fn an_out_that_cannot_be_a_folder_is_refused_first() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("file");
+    std::fs::write(&file, "x").unwrap();
+    let below = file.join("sub");
+    let scenario = root().join("scenarios/wifi-mixed.toml");
+    let scenario = scenario.to_str().unwrap();
+    for out in [&file, &below] {
+        let out = out.to_str().unwrap();
+        for args in [
+            &[
+                "run",
+                "--scheme",
+                "cbr",
+                "--link",
+                "const:1mbps",
+                "--out",
+                out,
+            ][..],
+            &["sim", scenario, "--out", out],
+            &[
+                "bench",
+                "--schemes",
+                "cbr",
+                "--traces",
+                "traces/cellular/Verizon-LTE-short.down",
+                "--out",
+                out,
+            ],
+            &[
+                "sweep",
+                "--link",
+                "const:1mbps",
+                "--rates",
+                "500",
+                "--out",
+                out,
+            ],
+            &["reproduce", "alfalfa", "--quick", "--out", out],
+        ] {
+            let o = wisp(args);
+            let err = stderr(&o);
+            assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+            assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+            assert!(err.contains(&format!("--out {out}")), "{args:?}: {err}");
+            assert!(err.contains("is a file, not a folder"), "{args:?}: {err}");
+        }
+    }
+    assert_eq!(std::fs::read(&file).unwrap(), b"x");
+    // --decoded FILE: a folder, or below a file.
+    let clip = root().join("media/bigbuckbunny-qcif-3s.y4m");
+    let below_s = below.join("x.y4m");
+    let dir_s = dir.path().to_str().unwrap().to_string();
+    for (decoded, needle) in [
+        (
+            dir_s.clone(),
+            format!("--decoded {dir_s}: is a folder, not a file"),
+        ),
+        (
+            below_s.to_str().unwrap().to_string(),
+            format!("{} is a file, not a folder", file.display()),
+        ),
+    ] {
+        let o = wisp(&[
+            "run",
+            "--scheme",
+            "alfalfa:codec=vp8",
+            "--link",
+            "const:1mbps",
+            "--video",
+            clip.to_str().unwrap(),
+            "--decoded",
+            &decoded,
+        ]);
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "{err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(err.contains(&needle), "{err}");
+    }
+    // A folder in the place of report.html: an I/O error, and none of the other files.
+    let out = dir.path().join("out");
+    std::fs::create_dir_all(out.join("report.html")).unwrap();
+    let o = wisp(&[
+        "run",
+        "--scheme",
+        "cbr",
+        "--link",
+        "const:1mbps",
+        "--duration-s",
+        "1",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let left: Vec<_> = std::fs::read_dir(&out)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(left, ["report.html"], "{}", stderr(&o));
+}
+
+/// Clap's errors stay one line but keep what helps: the accepted values of an enum option, a
+/// similarly spelt option, every missing argument (not the first only), and for a command
+/// without its subcommand, its usage (it used to print the command's one-line summary).
+#[test]
+fn argument_errors_are_one_line_with_their_hints() {
+    let one_line = |args: &[&str], needles: &[&str]| {
+        let o = wisp(args);
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+        for n in needles {
+            assert!(err.contains(n), "{args:?}: `{err}` lacks `{n}`");
+        }
+        assert!(!err.contains("For more information"), "{err}");
+    };
+    one_line(
+        &["reproduce", "nosuch"],
+        &["[possible values: gcc-wifi, sprout, mehrotra, wbest, kwikr, alfalfa]"],
+    );
+    one_line(
+        &[
+            "run",
+            "--scheme",
+            "cbr",
+            "--link",
+            "const:1mbps",
+            "--dleay-ms",
+            "5",
+        ],
+        &[
+            "'--dleay-ms'",
+            "tip: a similar argument exists: '--delay-ms'",
+        ],
+    );
+    one_line(
+        &["wifi", "bianchi"],
+        &["--std <STD>, --rate-mbps <R>, --stations <N>"],
+    );
+    one_line(
+        &["trace"],
+        &["a subcommand is missing: wisp trace <COMMAND>"],
+    );
+}
+
+/// A trace whose last line says 1e12 ms (31 years; a corrupt timestamp) and a 1-ns correlation
+/// bin: each command refuses it in one line before allocating per second, per tick or per bin
+/// (they aborted, out of memory) or simulating for its period.
+#[test]
+fn a_trace_spanning_years_is_refused_not_allocated() {
+    let dir = tempfile::tempdir().unwrap();
+    let long = dir.path().join("long.down");
+    std::fs::write(&long, "1\n1000000000000\n").unwrap();
+    let long = long.to_str().unwrap();
+    let refused = |args: &[&str], needle: &str| {
+        let o = wisp(args);
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+        assert!(err.contains(needle), "{args:?}: {err}");
+    };
+    refused(&["trace", "stats", long], "lasts 1000000000 s");
+    refused(
+        &["run", "--scheme", "cbr", "--trace", long],
+        "give --duration-s",
+    );
+    refused(&["forecast", "--trace", long], "give --duration-s");
+    refused(
+        &["bench", "--schemes", "cbr", "--traces", long],
+        "give --duration-s",
+    );
+    let t = "traces/cellular/Verizon-LTE-short.down";
+    refused(
+        &["trace", "compare", t, t, "--bin-ms", "0.000001"],
+        "--bin-ms: 140001000000 bins",
+    );
+    // With a --duration-s the run is fine.
+    let o = wisp(&[
+        "run",
+        "--scheme",
+        "cbr",
+        "--trace",
+        long,
+        "--duration-s",
+        "1",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+}
+
+/// Every simulator-side command's --help shows examples, each line a command (or its
+/// continuation): under 100 columns, so that clap does not break one in two.
+#[test]
+fn simulator_commands_show_examples() {
+    for cmd in [
+        "run",
+        "sim",
+        "bench",
+        "sweep",
+        "reproduce",
+        "trace",
+        "forecast",
+    ] {
+        let o = wisp(&[cmd, "--help"]);
+        assert!(o.status.success(), "{cmd}");
+        let help = String::from_utf8_lossy(&o.stdout);
+        let examples = help
+            .split("Examples:")
+            .nth(1)
+            .unwrap_or_else(|| panic!("{cmd} --help has no examples:\n{help}"));
+        let lines: Vec<&str> = examples
+            .lines()
+            .skip(1)
+            .take_while(|l| !l.trim().is_empty())
+            .collect();
+        assert!(!lines.is_empty(), "{cmd}");
+        for l in &lines {
+            assert!(
+                l.trim_start().starts_with("wisp ") || l.starts_with("       "),
+                "{cmd}: `{l}`"
+            );
+        }
+    }
+}
+
+/// An --out this user may not write into is bad input named before the run (it was an I/O
+/// error after the whole simulation). Runs as `nobody` through setpriv; skipped without root.
+#[test]
+fn an_out_this_user_cannot_write_is_refused_first() {
+    let t = "an_out_this_user_cannot_write_is_refused_first";
+    if !privileged(t) || !have(t, "setpriv") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let locked = dir.path().join("locked");
+    std::fs::create_dir(&locked).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&locked, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let out = locked.join("out");
+    let out_s = out.to_str().unwrap();
+    let o = wisp_as_nobody(
+        dir.path(),
+        &[
+            "run",
+            "--scheme",
+            "cbr",
+            "--link",
+            "const:1mbps",
+            "--out",
+            out_s,
+        ],
+    );
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains(&format!(
+            "--out {out_s}: cannot write into {}",
+            locked.display()
+        )),
+        "{err}"
+    );
+    assert!(!out.exists());
+}

@@ -101,6 +101,9 @@ fn a_scenario_is_deterministic_by_seed_and_writes_run_files() {
     let run: serde_json::Value =
         serde_json::from_slice(&std::fs::read(out.join("run.json")).unwrap()).unwrap();
     assert_eq!(run, b);
+    // The report states the delays as the file's links' (it said "0 ms one-way delay").
+    let html = std::fs::read_to_string(out.join("report.html")).unwrap();
+    assert!(html.contains("; delay per link; queue per link;"), "{html}");
 }
 
 /// `wisp run --link wifi:…` with `stations` contenders running `load`: flow 0's throughput and

@@ -190,6 +190,13 @@ impl FromStr for Bitrate {
                 "invalid rate `{s}`: must be a non-negative number"
             )));
         }
+        // Beyond what a `Bitrate` holds the value would silently saturate.
+        if v * mult >= u64::MAX as f64 {
+            return Err(ParseUnitError(format!(
+                "invalid rate `{s}`: too large (at most {:e} bit/s)",
+                u64::MAX as f64
+            )));
+        }
         Ok(Bitrate::from_bps_f64(v * mult))
     }
 }
@@ -206,6 +213,13 @@ pub fn parse_duration(s: &str) -> Result<Duration, ParseUnitError> {
     if !v.is_finite() || v < 0.0 {
         return Err(ParseUnitError(format!(
             "invalid duration `{s}`: must be a non-negative number"
+        )));
+    }
+    // Beyond what a `Duration` holds (about 584 years) the value would silently saturate.
+    if v * mult * 1e9 >= u64::MAX as f64 {
+        return Err(ParseUnitError(format!(
+            "invalid duration `{s}`: too large (at most {:e} s)",
+            u64::MAX as f64 / 1e9
         )));
     }
     Ok(Duration::from_secs_f64(v * mult))
@@ -257,5 +271,12 @@ mod tests {
         assert_eq!(parse_duration("20ms").unwrap(), ms(20));
         assert_eq!(parse_duration("0").unwrap(), Duration::ZERO);
         assert!(parse_duration("soon").is_err());
+        // Values a `Bitrate` or `Duration` cannot hold are refused, not saturated.
+        assert!("1e30mbps".parse::<Bitrate>().is_err());
+        assert!("2e19".parse::<Bitrate>().is_err());
+        assert!("1e18bps".parse::<Bitrate>().is_ok());
+        assert!(parse_duration("1e30s").is_err());
+        assert!(parse_duration("2e10").is_err());
+        assert!(parse_duration("1e9s").is_ok());
     }
 }

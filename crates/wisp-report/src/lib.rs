@@ -304,6 +304,13 @@ fn downsample(t: &[f64], v: &[Option<f64>], max_points: usize) -> Vec<(f64, f64)
         .collect()
 }
 
+/// A time-axis label: whole seconds as integers, else the shortest decimal to the ms (a 5-s
+/// run's half-second ticks read 0.5, 1, 1.5…, not 0, 1, 2, 2).
+fn seconds(v: f64) -> String {
+    let r = (v * 1000.0).round() / 1000.0;
+    if r == 0.0 { "0".into() } else { format!("{r}") }
+}
+
 /// A run's time series: throughput of each flow against the link's capacity (top), and each
 /// flow's mean queueing delay (bottom). Long runs are averaged to at most `max_points` points.
 pub fn timeseries_svg(
@@ -356,7 +363,7 @@ fn draw_timeseries(
     chart
         .configure_mesh()
         .y_desc("kbit/s")
-        .x_label_formatter(&|v| format!("{v:.0}"))
+        .x_label_formatter(&|v| seconds(*v))
         .y_label_formatter(&|v| format!("{v:.0}"))
         .light_line_style(RGBColor(245, 245, 245))
         .draw()?;
@@ -405,7 +412,7 @@ fn draw_timeseries(
         .configure_mesh()
         .x_desc("time (s)")
         .y_desc("queueing delay (ms)")
-        .x_label_formatter(&|v| format!("{v:.0}"))
+        .x_label_formatter(&|v| seconds(*v))
         .y_label_formatter(&|v| format!("{v:.0}"))
         .light_line_style(RGBColor(245, 245, 245))
         .draw()?;
@@ -423,7 +430,9 @@ pub(crate) fn claims_table<'a>(
     rows: impl IntoIterator<Item = (&'a str, &'a str, &'a str, bool)>,
 ) -> Markup {
     html! {
-        table {
+        // The claims wrap (other tables keep their first column on one line): unwrapped, they
+        // pushed `measured` and `met` off the page's width.
+        table.claims {
             tr { th { "claim" } th { "expected" } th { "measured" } th { "met" } }
             @for (claim, expected, measured, met) in rows {
                 tr {
@@ -500,9 +509,9 @@ fn fmt_opt(v: Option<f64>, digits: usize) -> String {
 
 pub(crate) const STYLE: &str = "body{font-family:system-ui,sans-serif;margin:2em auto;max-width:1000px;color:#222}\
 table{border-collapse:collapse;margin:0.5em 0 1.5em}td,th{padding:3px 10px;border-bottom:1px solid #ddd;text-align:right}\
-th{background:#f4f4f4}td:first-child,th:first-child{text-align:left;white-space:nowrap}.sw{display:inline-block;width:10px;height:10px;margin-right:6px;border-radius:5px}\
+th{background:#f4f4f4}td:first-child,th:first-child{text-align:left;white-space:nowrap}table.claims td:first-child{white-space:normal}.sw{display:inline-block;width:10px;height:10px;margin-right:6px;border-radius:5px}\
 details{margin:0.3em 0}summary{cursor:pointer;color:#245}h2{border-bottom:2px solid #ccc;padding-bottom:4px;margin-top:2em}\
-.meta{color:#666;font-size:90%}svg{max-width:100%;height:auto}";
+.meta{color:#666;font-size:90%}svg{max-width:100%;height:auto}pre{overflow-x:auto}";
 
 fn metrics_table(rows: &[(usize, &RunReport)]) -> Markup {
     html! {
@@ -513,9 +522,10 @@ fn metrics_table(rows: &[(usize, &RunReport)]) -> Markup {
                 th { "delay p95 ms" } th { "loss" }
             }
             @for &(ci, r) in rows {
-                @for f in &r.flows {
+                // The colour of the flow's lines in the time series (flow i of a run: color(i)).
+                @for (fi, f) in r.flows.iter().enumerate() {
                     tr {
-                        td { (swatch(color(ci))) (f.scheme) }
+                        td { (swatch(color(ci + fi))) (f.scheme) }
                         td { (format!("{:.0}", f.throughput_kbps)) }
                         td { (format!("{:.3}", f.utilization)) }
                         td { (fmt_opt(f.self_inflicted_delay_ms, 0)) }
@@ -612,7 +622,10 @@ pub fn run_html(result: &RunResult) -> String {
     let labels: Vec<String> = r.flows.iter().map(|f| f.scheme.clone()).collect();
     let body = html! {
         p.meta {
-            "reverse path " (r.reverse) "; " (r.delay_ms) " ms one-way delay; queue " (r.queue)
+            // A scenario file's delays are its links' (its report's delay_ms is 0).
+            "reverse path " (r.reverse) "; "
+            @if r.queue == "per link" { "delay per link" } @else { (r.delay_ms) " ms one-way delay" }
+            "; queue " (r.queue)
             "; loss " (r.loss) "; " (r.duration_s) " s (warm-up " (r.warmup_s) " s); seed " (r.seed)
         }
         (metrics_table(&[(0, r)]))
@@ -662,6 +675,43 @@ mod tests {
         let r = |p: (i32, i32), t: &str| Rect::label(p.0, p.1, t, 13);
         assert!(!r(a, "first").overlaps(&r(b, "second")));
         assert!(!r(b, "second").overlaps(&r(c, "third")));
+    }
+
+    #[test]
+    fn time_ticks_and_flow_swatches_are_distinct() {
+        let ticks: Vec<String> = (0..=10).map(|i| seconds(i as f64 * 0.5)).collect();
+        assert_eq!(ticks[..4], ["0", "0.5", "1", "1.5"]);
+        assert_eq!(seconds(60.0), "60");
+        assert_eq!(seconds(-0.0), "0");
+        // Three flows of one run: three colours in the table, as in the plot.
+        let link = "const:3mbps"
+            .parse::<wisp_sim::link::LinkSpec>()
+            .unwrap()
+            .load()
+            .unwrap();
+        let cbr: wisp_core::scheme::SchemeConfig = "cbr".parse().unwrap();
+        let mut sc = wisp_sim::sim::Scenario::new(link, cbr.clone());
+        sc.flows = vec![wisp_sim::sim::FlowSpec::new(cbr); 3];
+        sc.duration = wisp_core::Duration::from_secs(1);
+        let result = wisp_sim::run::run(&sc, None).unwrap();
+        let html = run_html(&result);
+        for i in 0..3 {
+            assert!(html.contains(&swatch(color(i)).into_string()), "{i}");
+        }
+    }
+
+    /// A long claim wraps, so that `measured` and `met` stay within the page's width (the
+    /// first column of every other table stays on one line).
+    #[test]
+    fn claims_wrap_so_their_verdicts_stay_on_the_page() {
+        let claim = "explicit state: alfalfa loses fewer frames to missing references than \
+                     sprout-conventional on Verizon-LTE-short.down, 5% loss";
+        let html = page("t", claims_table([(claim, "< 1", "0", true)]));
+        assert!(html.contains("<table class=\"claims\">"), "{html}");
+        assert!(STYLE.contains("table.claims td:first-child{white-space:normal}"));
+        // The rule comes after the general one, which it overrides.
+        let general = STYLE.find("td:first-child,th:first-child{").unwrap();
+        assert!(STYLE.find("table.claims td:first-child").unwrap() > general);
     }
 
     #[test]

@@ -26,7 +26,8 @@ fn zone_color(z: Zone) -> RGBColor {
 /// A tick label with as many decimals as an axis reaching `max` needs.
 pub(crate) fn tick(v: f64, max: f64) -> String {
     let d = if max <= 0.1 {
-        3
+        // Enough to tell ticks a tenth of `max` apart (an axis to 0.001 showed 0.000 on all).
+        (-(max / 10.0).log10()).ceil().clamp(3.0, 9.0) as usize
     } else if max <= 2.0 {
         2
     } else if max <= 20.0 {
@@ -59,7 +60,8 @@ fn stats_panel(
     scale: f64,
 ) -> Res {
     let xmax = points.iter().map(|p| p.0.rate_kbps).fold(1.0, f64::max) * 1.05;
-    let ymax = points.iter().map(|p| p.1.max * scale).fold(1e-9, f64::max) * 1.08;
+    // At least 1 ms or a loss rate of 0.001: a panel of zeros gets a readable axis.
+    let ymax = points.iter().map(|p| p.1.max * scale).fold(1e-3, f64::max) * 1.08;
     let mut chart = ChartBuilder::on(area)
         .caption(title, ("sans-serif", 13))
         .margin(8)
@@ -475,6 +477,18 @@ pub fn html(sw: &Sweep) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The ticks of an axis (tenths of its top) read as different numbers, also on a panel
+    /// whose values are all zero (its axis reaches 0.00108).
+    #[test]
+    fn tick_labels_tell_the_ticks_apart() {
+        for max in [0.00108, 0.005, 0.03, 0.1, 0.3, 1.5, 12.0, 300.0] {
+            let labels: Vec<String> = (0..=10).map(|i| tick(max * i as f64 / 10.0, max)).collect();
+            let mut distinct = labels.clone();
+            distinct.dedup();
+            assert_eq!(distinct.len(), labels.len(), "{max}: {labels:?}");
+        }
+    }
 
     #[test]
     fn density_integrates_to_one() {

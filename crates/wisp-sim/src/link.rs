@@ -105,10 +105,15 @@ pub const OUTAGE_HORIZON: Duration = Duration::from_secs(3600);
 impl OutageSpec {
     fn parse(args: &str) -> Result<OutageSpec, String> {
         let mut o = OutageSpec::default();
+        let mut seen: Vec<&str> = vec![];
         for item in args.split(',').map(str::trim).filter(|i| !i.is_empty()) {
             let (k, v) = item
                 .split_once('=')
                 .ok_or_else(|| format!("`{item}` is not KEY=VALUE"))?;
+            if seen.contains(&k.trim()) {
+                return Err(format!("`{}` given twice", k.trim()));
+            }
+            seen.push(k.trim());
             let rate = |v: &str| -> Result<Bitrate, String> {
                 let r: Bitrate = v
                     .parse()
@@ -907,6 +912,8 @@ mod tests {
             "wifi-outage:burst=1mbps",
             "wifi-outage:color=red",
             "wifi-outage:length",
+            "wifi-outage:rate=1mbps,rate=2mbps",
+            "3g-up:loss=0.1,loss=0.2",
             "const:0",
             "const:fast",
             "steps:1mbps@5s",

@@ -41,10 +41,15 @@ impl FromStr for LossSpec {
         let s = s.trim();
         if let Some(args) = s.strip_prefix("ge:").or_else(|| s.strip_prefix("gilbert:")) {
             let (mut p, mut r, mut good, mut bad) = (None, None, 0.0, 1.0);
+            let mut seen: Vec<&str> = vec![];
             for item in args.split(',').map(str::trim).filter(|i| !i.is_empty()) {
                 let (k, v) = item
                     .split_once('=')
                     .ok_or_else(|| err("expected KEY=VALUE items (p, r, good, bad)"))?;
+                if seen.contains(&k.trim()) {
+                    return Err(err(&format!("`{}` given twice", k.trim())));
+                }
+                seen.push(k.trim());
                 let v: f64 = v
                     .trim()
                     .parse()
@@ -170,6 +175,7 @@ mod tests {
             "ge:p=2,r=0.1",
             "ge:p=0.1,r=0.1,q=3",
             "ge:p=0,r=0",
+            "ge:p=0.1,r=0.5,p=0.2",
         ] {
             assert!(bad.parse::<LossSpec>().is_err(), "{bad}");
         }

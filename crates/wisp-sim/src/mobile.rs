@@ -234,12 +234,19 @@ impl MobileSpec {
     pub fn parse(name: &str, args: Option<&str>) -> Option<Result<MobileSpec, String>> {
         let profile = Profile::from_name(name)?;
         let mut s = profile.spec();
+        let mut seen: Vec<&str> = vec![];
         for item in args
             .unwrap_or("")
             .split(',')
             .map(str::trim)
             .filter(|i| !i.is_empty())
         {
+            // Given twice, one value would be dropped without a word.
+            let key = item.split_once('=').map_or(item, |(k, _)| k.trim());
+            if seen.contains(&key) {
+                return Some(Err(format!("`{key}` given twice")));
+            }
+            seen.push(key);
             if let Err(e) = s.set(item) {
                 return Some(Err(e));
             }
@@ -325,6 +332,10 @@ impl MobileSpec {
         }
         if self.fade_every.is_zero() != self.fade_len.is_zero() {
             return Err("`fade-every` and `fade-len` must both be positive, or both 0".into());
+        }
+        // The fades are drawn up to HORIZON at once: one every nanosecond asked for terabytes.
+        if !self.fade_every.is_zero() && self.fade_every < Duration::from_millis(1) {
+            return Err("`fade-every` must be at least 1 ms (or 0 for no fades)".into());
         }
         Ok(())
     }
@@ -581,6 +592,8 @@ mod tests {
             "retx=-1",
             "buffer=0",
             "jitter",
+            "loss=0.1,loss=0.2",
+            "fade-every=1ns,fade-len=1ns",
         ] {
             assert!(
                 MobileSpec::parse("3g-up", Some(bad)).unwrap().is_err(),

@@ -44,6 +44,17 @@ impl RunOptions {
     /// names the command line's option.
     pub fn check_window(&self, link: &LinkModel) -> Result<(), String> {
         let duration = self.duration.unwrap_or_else(|| link.default_duration());
+        // The run's length defaults to the trace's period: bounded as --duration-s is (a
+        // trace whose last line says 1e12 ms would run until memory ran out).
+        let max = crate::scenario_file::MAX_DURATION;
+        if self.duration.is_none() && duration > max {
+            return Err(format!(
+                "{} lasts {} s, longer than a run may ({} s): give --duration-s",
+                link.name(),
+                duration.as_secs_f64(),
+                max.as_secs_f64()
+            ));
+        }
         if self.warmup >= duration {
             return Err(format!(
                 "--warmup-s ({} s) must be shorter than the run on {} ({} s)",

@@ -106,6 +106,13 @@ impl FromStr for QueueSpec {
             let (k, v) = item
                 .split_once('=')
                 .ok_or_else(|| err(format!("`{item}` is not KEY=VALUE")))?;
+            // Given twice, one value would be dropped without a word.
+            if kv
+                .iter()
+                .any(|(seen, _): &(String, String)| seen == k.trim())
+            {
+                return Err(err(format!("`{}` given twice", k.trim())));
+            }
             kv.push((k.trim().to_string(), v.trim().to_string()));
         }
         let allowed: &[&str] = match kind {
@@ -542,6 +549,8 @@ mod tests {
             "codel:target=x",
             "infinite:packets=3",
             "pie:burst=0",
+            "codel:target=5ms,target=6ms",
+            "droptail:packets=10,packets=20",
         ] {
             assert!(bad.parse::<QueueSpec>().is_err(), "{bad}");
         }

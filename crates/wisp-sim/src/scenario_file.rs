@@ -567,6 +567,14 @@ impl Parser<'_> {
                 .name
                 .as_ref()
                 .map_or_else(|| format!("flow{i}"), |n| n.get_ref().clone());
+            // The table, run.json and the report tell flows apart by name.
+            if infos.iter().any(|f: &FlowInfo| f.name == name) {
+                let span = f.name.as_ref().map_or(f.scheme.span(), Spanned::span);
+                return Err(self.error(
+                    Some(span),
+                    format!("two flows are named `{name}` (give each its own `name`)"),
+                ));
+            }
             infos.push(FlowInfo {
                 name,
                 from: nodes[from].0.clone(),
@@ -986,6 +994,15 @@ stop = "8s"
         let line = place_of(&t, "from = \"a\"\nto = \"c\"").0;
         assert_eq!(at, (line, 8), "{m}");
         assert!(m.contains("no route from `c` to `a`"), "{m}");
+        // Two flows of one name (the results tell flows apart by name), also against the name
+        // an unnamed flow gets.
+        let t = format!(
+            "{WIRED}\n[[flows]]\nname = \"video\"\nscheme = \"cbr\"\nfrom = \"a\"\nto = \"c\"\n"
+        );
+        let t = t.replacen("[[flows]]", "[[flows]]\nname = \"video\"", 1);
+        let (at, m) = error_at(&t);
+        assert!(m.contains("two flows are named `video`"), "{m}");
+        assert_eq!(at.0, t.lines().count() - 3, "{m}");
     }
 
     const WIFI: &str = r#"

@@ -70,6 +70,9 @@ pub fn pearson(x: &[f64], y: &[f64]) -> Option<f64> {
     (sxx > 0.0 && syy > 0.0).then(|| sxy / (sxx * syy).sqrt())
 }
 
+/// The most bins a comparison makes.
+pub const MAX_BINS: u64 = 10_000_000;
+
 /// Compares `a` with `b` over `[from, to)` (default: where both exist) in bins of `bin`.
 pub fn compare(
     a: &Trace,
@@ -80,7 +83,7 @@ pub fn compare(
     bytes_per_line: u64,
 ) -> Result<Comparison, String> {
     if bin.is_zero() {
-        return Err("the bin must be longer than 0 ms".into());
+        return Err("--bin-ms: the bin must be longer than 0 ms".into());
     }
     let first = |t: &Trace| t.slots().first().map_or(0, |s| s.0);
     let last = |t: &Trace| t.slots().last().map_or(0, |s| s.0);
@@ -99,6 +102,16 @@ pub fn compare(
         ));
     }
     let bin_ns = bin.as_nanos();
+    // Two series of this many bins are held at once (a 1-ns bin over a 140-s trace asked for
+    // a terabyte and aborted).
+    let bins = (to - from) / bin_ns;
+    if bins > MAX_BINS {
+        return Err(format!(
+            "--bin-ms: {bins} bins of {} ms in the {} ms window; at most {MAX_BINS} (give a longer bin)",
+            bin.as_millis_f64(),
+            (to - from) as f64 / 1e6
+        ));
+    }
     let (xa, a_lines) = binned(a, from, to, bin_ns);
     let (xb, b_lines) = binned(b, from, to, bin_ns);
     let secs = (to - from) as f64 / 1e9;
@@ -179,5 +192,26 @@ mod tests {
         assert!(compare(&a, &b, None, None, ms(100), 1500).is_err());
         assert!(compare(&a, &a, None, None, Duration::ZERO, 1500).is_err());
         assert!(compare(&a, &a, Some(ms(30)), Some(ms(30)), ms(10), 1500).is_err());
+        // A bin so short the window holds more than MAX_BINS: refused, not allocated.
+        let e = compare(
+            &a,
+            &a,
+            None,
+            Some(ms(100_000)),
+            Duration::from_nanos(1),
+            1500,
+        );
+        assert!(e.unwrap_err().contains("--bin-ms"));
+        assert!(
+            compare(
+                &a,
+                &a,
+                None,
+                Some(ms(10_000)),
+                Duration::from_micros(1),
+                1500
+            )
+            .is_ok()
+        );
     }
 }

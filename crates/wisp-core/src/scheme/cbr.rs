@@ -19,6 +19,10 @@ use crate::pacer::Pacer;
 use crate::source::Source;
 use crate::time::Duration;
 
+/// The highest sending rate `cbr` takes, kbit/s (1 Gbit/s, as GCC's and the video layer's
+/// ceilings): above, the packets' spacing rounds to nothing and a run's queue outgrows memory.
+pub const MAX_KBPS: f64 = 1e6;
+
 /// Configuration of [`CbrSender`].
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct CbrConfig {
@@ -47,7 +51,7 @@ impl CbrConfig {
 scheme_params! {
     /// `cbr`'s parameters.
     pub struct CbrParams {
-        /// Sending rate, kbit/s.
+        /// Sending rate, kbit/s (at most 1000000).
         pub rate_kbps: f64,
         /// Sending rate with a unit (`2mbps`); of `rate` and `rate-kbps`, the one given last counts.
         #[serde(skip_serializing, default, deserialize_with = "rate_text::deserialize")]
@@ -67,6 +71,11 @@ impl Validate for CbrParams {
             "rate-kbps"
         };
         check(key, rate > 0.0, "a positive number of kbit/s")?;
+        check(
+            key,
+            rate <= MAX_KBPS,
+            "a positive number of kbit/s, at most 1000000 (1 Gbit/s)",
+        )?;
         if let Some(b) = self.packet_bytes {
             range(
                 "packet-bytes",

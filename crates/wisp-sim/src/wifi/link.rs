@@ -221,6 +221,11 @@ impl FromStr for WifiSpec {
                             if r == Bitrate::ZERO {
                                 return Err(err(k, "the udp rate must be positive".into()));
                             }
+                            // Faster, the packets' spacing rounds to nothing and the source
+                            // never yields (udp:1e12mbps hung).
+                            if r > Bitrate::from_mbps(10_000) {
+                                return Err(err(k, "the udp rate must be at most 10gbps".into()));
+                            }
                             Load::Udp(r)
                         }
                         _ => {
@@ -673,6 +678,7 @@ mod tests {
             ("load=bulk", "load"),
             ("load=udp:0", "load"),
             ("load=udp:fast", "load"),
+            ("load=udp:1e12mbps", "load"),
             ("queue=0", "queue"),
             ("wmm=maybe", "wmm"),
             ("ap-queue=lifo", "ap-queue"),
