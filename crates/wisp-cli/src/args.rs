@@ -255,7 +255,14 @@ mod tests {
         );
         assert_eq!(sim_offset_ms("1.5"), Ok(Duration::from_micros(1500)));
         assert!(sim_warmup_secs("-1").is_err());
-        assert!(positive_secs("1e30").unwrap_err().contains("too large"));
-        assert!(non_negative_ms("1e30").unwrap_err().contains("too large"));
+        assert_eq!(
+            positive_secs("1e30").unwrap_err(),
+            "must be at most 1000000000 s"
+        );
+        assert_eq!(
+            non_negative_ms("1e30").unwrap_err(),
+            "must be at most 1000000000000 ms"
+        );
+        assert_eq!(positive_secs("1e-12").unwrap_err(), "must be at least 1 ns");
     }
 }
