@@ -16,8 +16,9 @@ Output (stdout), one row per 20-ms tick from the first delivery:
                     at the 5th percentile, by the end of each of the next ticks (cumulative)
 All counts are in MTU-sized (1500-byte) packets; each trace line delivers one.
 
-Example:
-  wisp forecast --trace traces/cellular/Verizon-LTE-short.down --duration-s 10 > f.csv";
+Examples:
+  wisp forecast --trace traces/cellular/Verizon-LTE-short.down --duration-s 10 > forecast.csv
+  wisp forecast --trace traces/cellular/Verizon-LTE-short.down --scheme sprout-ewma";
 
 /// Feed a trace to a Sprout receiver as a saturated link and print its forecasts.
 #[derive(Args, Debug)]

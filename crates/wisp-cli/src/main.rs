@@ -124,11 +124,6 @@ Examples:
   wisp trace stats traces/cellular/*.down
   wisp trace compare rec/link.down traces/cellular/Verizon-LTE-short.down --from-ms 1000 --json";
 
-const FORECAST_EXAMPLES: &str = "\
-Examples:
-  wisp forecast --trace traces/cellular/Verizon-LTE-short.down --duration-s 10 > forecast.csv
-  wisp forecast --trace traces/cellular/Verizon-LTE-short.down --scheme sprout-ewma";
-
 #[derive(Subcommand, Debug)]
 enum Command {
     /// Simulate a scheme over a link and print its metrics.
@@ -180,7 +175,6 @@ enum Command {
     Analyze(link::AnalyzeArgs),
     /// Feed a trace to a Sprout receiver as a saturated link and print its forecast every
     /// tick (CSV).
-    #[command(after_help = FORECAST_EXAMPLES)]
     Forecast(forecast::ForecastArgs),
     /// The simulated 802.11 medium: `wisp wifi bianchi` compares N saturated stations with
     /// Bianchi's model.
