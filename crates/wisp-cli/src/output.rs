@@ -109,12 +109,18 @@ impl OutputDir {
 /// an existing file, a path below a file, or one whose nearest existing folder this user may
 /// not write into. Bad input, exit code 2, and nothing written.
 pub fn check_out_dir(flag: &str, dir: &Path) -> Result<(), CliError> {
+    check_folder(flag, dir, dir)
+}
+
+/// [`check_out_dir`] of `dir` for the path `named` (`dir` itself, or a file to go into it),
+/// which the messages name as the user gave it.
+fn check_folder(flag: &str, named: &Path, dir: &Path) -> Result<(), CliError> {
     let writable = |d: &Path| {
         use nix::unistd::{AccessFlags, access};
         access(d, AccessFlags::W_OK | AccessFlags::X_OK).map_err(|e| {
             CliError::Input(format!(
                 "{flag} {}: cannot write into {}: {}",
-                dir.display(),
+                named.display(),
                 d.display(),
                 e.desc()
             ))
@@ -126,16 +132,16 @@ pub fn check_out_dir(flag: &str, dir: &Path) -> Result<(), CliError> {
         }
         match std::fs::metadata(d) {
             Ok(m) if m.is_dir() => return writable(d),
-            Ok(_) if d == dir => {
+            Ok(_) if d == named => {
                 return Err(CliError::Input(format!(
                     "{flag} {}: is a file, not a folder",
-                    dir.display()
+                    named.display()
                 )));
             }
             Ok(_) => {
                 return Err(CliError::Input(format!(
                     "{flag} {}: {} is a file, not a folder",
-                    dir.display(),
+                    named.display(),
                     d.display()
                 )));
             }
@@ -156,19 +162,7 @@ pub fn check_out_file(flag: &str, path: &Path) -> Result<(), CliError> {
         )));
     }
     match path.parent() {
-        Some(d) if d.is_file() => Err(CliError::Input(format!(
-            "{flag} {}: {} is a file, not a folder",
-            path.display(),
-            d.display()
-        ))),
-        // The folder's message, about the file.
-        Some(d) if !d.as_os_str().is_empty() => check_out_dir(flag, d).map_err(|e| {
-            let (folder, file) = (
-                format!("{flag} {}:", d.display()),
-                format!("{flag} {}:", path.display()),
-            );
-            CliError::Input(e.to_string().replacen(&folder, &file, 1))
-        }),
+        Some(d) if !d.as_os_str().is_empty() => check_folder(flag, path, d),
         _ => Ok(()),
     }
 }
