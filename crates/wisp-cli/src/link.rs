@@ -150,12 +150,7 @@ fn link_arg(option: &str, s: &str) -> Result<(Result<LinkModel, WifiSpec>, Strin
 pub fn link(a: LinkArgs) -> Result<u8, CliError> {
     // Before the namespace and the command: a --log that cannot be a directory is bad input.
     if let Some(dir) = &a.log {
-        if dir.exists() && !dir.is_dir() {
-            return Err(CliError::Input(format!(
-                "--log {}: not a directory",
-                dir.display()
-            )));
-        }
+        output::check_out_dir("--log", dir)?;
     }
     let (down, down_name) = link_arg("--downlink", &a.downlink)?;
     let (up, up_name) = match &a.uplink {

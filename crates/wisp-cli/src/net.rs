@@ -387,17 +387,11 @@ pub fn recv(a: RecvArgs) -> Result<(), CliError> {
     check_listen("--listen", listen, false)?;
     // The outputs are written after the flow: a path that cannot take them is refused now,
     // not after a whole session (and not with --out written and --decoded failing).
-    if let Some(dir) = a.out.as_ref().filter(|d| d.exists() && !d.is_dir()) {
-        return Err(CliError::Input(format!(
-            "--out {}: not a directory",
-            dir.display()
-        )));
+    if let Some(dir) = &a.out {
+        output::check_out_dir("--out", dir)?;
     }
-    if let Some(f) = a.decoded.as_ref().filter(|f| f.is_dir()) {
-        return Err(CliError::Input(format!(
-            "--decoded {}: is a directory (give a file name)",
-            f.display()
-        )));
+    if let Some(f) = &a.decoded {
+        output::check_out_file("--decoded", f)?;
     }
     if let Some(ext_id) = a.twcc {
         return recv_twcc(&a, listen, ext_id);
@@ -408,16 +402,11 @@ pub fn recv(a: RecvArgs) -> Result<(), CliError> {
     o.idle_timeout = a.idle_timeout_s;
     o.rtcp_interval = a.rtcp_interval_ms;
     let mut clip_read = None;
+    let mut clip_rate = None;
     if let Some(clip) = &a.video {
         let parsed = Arc::new(crate::run::read_clip(clip)?);
         // The range `wisp send --video` takes: a clip it refuses cannot be the sender's.
-        let fps = parsed.fps().round();
-        if !(1.0..=120.0).contains(&fps) {
-            return Err(CliError::Input(format!(
-                "--video {}: {fps} frames/s, expected 1 to 120",
-                clip.display()
-            )));
-        }
+        clip_rate = Some(crate::run::clip_fps(&parsed, clip)?);
         o.clip_fingerprint = Some(wisp_core::video::y4m::fingerprint(&parsed));
         o.video_codecs = crate::run::video_codecs(
             wisp_core::scheme::alfalfa::VideoCodec::Vp8,
@@ -496,9 +485,7 @@ pub fn recv(a: RecvArgs) -> Result<(), CliError> {
     );
     use wisp_sim::reproduce::alfalfa::{FPS, screen_of};
     // The capture rate: the clip's (as the sender's), else the reproduction's.
-    let fps = clip_read
-        .as_ref()
-        .map_or(FPS, |c| c.fps().round().clamp(1.0, 120.0) as u32);
+    let fps = clip_rate.unwrap_or(FPS);
     let screen = report.video.as_ref().map(|log| screen_of(log, fps));
     if let (Some(log), Some(screen)) = (&report.video, &screen) {
         let v = wisp_sim::reproduce::alfalfa::VideoRun::from_log_and_screen(

@@ -153,14 +153,7 @@ pub(crate) fn attach_video(
         return Err(CliError::Input("--video needs --flows 1".into()));
     }
     let parsed = Arc::new(read_clip(clip)?);
-    let fps = parsed.fps().round();
-    if !(1.0..=120.0).contains(&fps) {
-        return Err(CliError::Input(format!(
-            "--video {}: {fps} frames/s, expected 1 to 120",
-            clip.display()
-        )));
-    }
-    config.fps = fps as u32;
+    config.fps = clip_fps(&parsed, clip)?;
     config.codecs = video_codecs(config.codec, parsed.clone(), clip)?;
     let log = wisp_core::scheme::alfalfa::VideoLog::default();
     config.log = Some(log.clone());
@@ -183,6 +176,22 @@ pub(crate) fn video_codecs(
             Ok(Some(InjectedCodecs(Arc::new(c))))
         }
     }
+}
+
+/// The frame rate of `clip` (read from `path`), rounded: the video layer's range is 1 to 120
+/// frames/s.
+pub(crate) fn clip_fps(
+    clip: &wisp_core::video::Clip,
+    path: &std::path::Path,
+) -> Result<u32, CliError> {
+    let fps = clip.fps().round();
+    if !(1.0..=120.0).contains(&fps) {
+        return Err(CliError::Input(format!(
+            "--video {}: {fps} frames/s, expected 1 to 120",
+            path.display()
+        )));
+    }
+    Ok(fps as u32)
 }
 
 /// Reads a Y4M clip for `--video` (a truncated or unsupported clip is bad input).
