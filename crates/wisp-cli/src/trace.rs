@@ -7,10 +7,7 @@ use clap::Subcommand;
 use std::path::PathBuf;
 use wisp_core::Duration;
 use wisp_sim::link::BYTES_PER_LINE;
-use wisp_sim::trace::{Trace, TraceUnit};
-
-/// The longest trace `wisp trace stats` bins (about 115 days).
-const MAX_STATS_PERIOD: Duration = Duration::from_secs(10_000_000);
+use wisp_sim::trace::{MAX_STATS_PERIOD, Trace, TraceUnit};
 
 #[derive(Subcommand, Debug)]
 pub enum TraceCommand {

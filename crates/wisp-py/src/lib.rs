@@ -91,10 +91,9 @@ fn seconds(name: &str, v: f64, scale: f64) -> PyResult<wisp_core::Duration> {
     Ok(Duration::from_secs_f64(s))
 }
 
-/// Bins `Trace.rate` may make (8 bytes each per column), and seconds `Trace.stats` may count:
-/// more is a `bin_ms` too small for the trace, or a trace months long, which used to abort the
-/// process on allocating them.
-const MAX_BINS: f64 = 1e7;
+/// Bins `Trace.rate` may make (8 bytes each per column), as many as `wisp trace compare`
+/// makes: a `bin_ms` too small for the trace used to abort the process on allocating them.
+const MAX_BINS: f64 = wisp_sim::trace_compare::MAX_BINS as f64;
 
 /// The run options of the keyword arguments shared by `run` and `bench`.
 #[allow(clippy::too_many_arguments)]
@@ -564,15 +563,17 @@ impl Trace {
     }
 
     /// `wisp trace stats --json`'s object for this trace, as JSON. The statistics count
-    /// per second: a period of more than [`MAX_BINS`] seconds (116 days) is a `ValueError` (a
-    /// two-line trace ending at 1.8e13 ms aborted the interpreter allocating 147 GB).
+    /// per second: a period longer than `wisp_sim::trace::MAX_STATS_PERIOD` (about 115 days)
+    /// is a `ValueError` (a two-line trace ending at 1.8e13 ms aborted the interpreter
+    /// allocating 147 GB).
     fn stats_json(&self) -> PyResult<String> {
-        let period = self.trace.period().as_secs_f64();
-        if period > MAX_BINS {
+        let max = wisp_sim::trace::MAX_STATS_PERIOD;
+        if self.trace.period() > max {
             return Err(value_error(format!(
-                "{}: the trace's period is {period} s; its per-second statistics take at most \
-                 {MAX_BINS:.0} s",
-                self.trace.name()
+                "{}: the trace's period is {} s; its per-second statistics take at most {:.0} s",
+                self.trace.name(),
+                self.trace.period().as_secs_f64(),
+                max.as_secs_f64()
             )));
         }
         report_json(&self.trace.stats(BYTES_PER_LINE))
@@ -588,11 +589,11 @@ impl Trace {
         if bin.is_zero() {
             return Err(value_error("bin_ms: must be positive"));
         }
-        let bins = self.trace.period().as_secs_f64() / bin.as_secs_f64();
+        let period = self.trace.period().as_secs_f64();
+        let bins = period / bin.as_secs_f64();
         if bins > MAX_BINS {
             return Err(value_error(format!(
-                "bin_ms: {bin_ms} ms makes {bins:.0} bins over the trace's {} s (at most {MAX_BINS:.0})",
-                self.trace.period().as_secs_f64()
+                "bin_ms: {bin_ms} ms makes {bins:.0} bins over the trace's {period} s (at most {MAX_BINS:.0})"
             )));
         }
         let link = LinkModel::Trace(self.trace.clone());

@@ -54,6 +54,10 @@ pub struct TraceError {
     pub message: String,
 }
 
+/// The longest trace whose [`Trace::stats`] callers take (about 115 days): the statistics keep
+/// one counter per second of the period (a 2-line trace ending at 1e12 ms asked for 8 GB).
+pub const MAX_STATS_PERIOD: Duration = Duration::from_secs(10_000_000);
+
 /// A loaded trace: opportunity instants grouped by time, and the period.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Trace {
@@ -204,7 +208,8 @@ impl Trace {
         c
     }
 
-    /// Statistics of one pass, crediting `bytes_per_line` to each opportunity.
+    /// Statistics of one pass, crediting `bytes_per_line` to each opportunity. They count per
+    /// second of the period: callers refuse a trace longer than [`MAX_STATS_PERIOD`].
     pub fn stats(&self, bytes_per_line: u64) -> TraceStats {
         let secs = self.period_ns as f64 / 1e9;
         let bins = (self.period_ns.div_ceil(1_000_000_000)).max(1) as usize;
