@@ -367,6 +367,18 @@ fn quick_reproduce_alfalfa_writes_its_files_deterministically() {
             .any(|f| f.to_str() == Some("displayed-quality-delay-Verizon-LTE-short.down.svg"))
     );
     assert!(table.lines().next().unwrap().contains("disp_delay_p95_ms"));
+    // The report's runs come as two tables (per frame, displayed) of at most ten columns each,
+    // with a header row per direction: one table of fifteen ran off a 1400-px page.
+    let html = std::fs::read_to_string(a.join("report.html")).unwrap();
+    let runs: Vec<&str> = html.split("<table class=\"runs\">").skip(1).collect();
+    assert_eq!(runs.len(), 2, "{html}");
+    for t in &runs {
+        let t = &t[..t.find("</table>").unwrap()];
+        let head = &t[..t.find("</tr>").unwrap()];
+        let columns = head.matches("<th>").count();
+        assert!((5..=10).contains(&columns), "{columns}: {head}");
+        assert_eq!(t.matches("<tr class=\"group\">").count(), 6, "{t}");
+    }
     let o = wisp(&[
         "reproduce",
         "alfalfa",
