@@ -10,7 +10,8 @@
 //! matrix helpers are [`wisp_sim::bench`], the metrics are wisp-sim's, the report page is
 //! wisp-report's, the reproductions are [`wisp_sim::reproduce`]'s (`src/reproduce.rs`). Bad input is a
 //! `ValueError` carrying the parser's message (what the command line prints after the option's
-//! name).
+//! name). Ctrl-C stops a run of built-in schemes at the engine's cancel point
+//! ([`wisp_sim::sim::Cancel`]), where `wisp.run` runs Python's signal handlers.
 //!
 //! Controllers written in Python run through the scheme seam's run-time variant
 //! (`src/controller.rs`: calling Python and checking what it returns; the seam's message types

@@ -342,6 +342,8 @@ def run(
             raised in a hook propagate as they are.
 
     The simulation runs with the GIL released (but for a Python controller, which needs it).
+    Ctrl-C raises ``KeyboardInterrupt`` within a fraction of a second (the engine stops at its
+    next cancel point, every few thousand events; when called in the main thread).
     """
     return RunResult(
         _wisp.run(
