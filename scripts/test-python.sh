@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The Python tests: builds the `wisp` package (crates/wisp-py) as an abi3 wheel, installs it in a
-# virtual environment with maturin, pytest, numpy, pandas, gymnasium and dask[distributed] from
-# PyPI, and runs pytest on crates/wisp-py/tests. Works on a fresh machine with Python >= 3.10 (and its venv module) and
+# virtual environment with maturin, pytest, numpy, pandas, gymnasium, dask[distributed] and pyarrow
+# (the optional Arrow output) from PyPI, and runs pytest on crates/wisp-py/tests. Works on a fresh machine with Python >= 3.10 (and its venv module) and
 # Rust. The venv lives in $CARGO_TARGET_DIR (default target/)/py-venv and is reused when present;
 # WISP_PY_VENV chooses another place, PYTHON another interpreter.
 set -euo pipefail
@@ -20,7 +20,7 @@ if [ ! -x "$venv/bin/python" ]; then
   "$python" -m venv "$venv"
 fi
 "$venv/bin/python" -m pip install -q --disable-pip-version-check "maturin>=1.5,<2" "pytest>=7" numpy pandas \
-  "gymnasium>=0.29" "dask[distributed]>=2023.1"
+  "gymnasium>=0.29" "dask[distributed]>=2023.1" "pyarrow>=10"
 
 # The tests compare against the `wisp` binary.
 cargo build --release -p wisp-cli

@@ -180,7 +180,7 @@ impl Shared {
         self.failed.store(true, Ordering::Relaxed);
     }
 
-    fn failed(&self) -> bool {
+    pub(crate) fn failed(&self) -> bool {
         self.failed.load(Ordering::Relaxed)
     }
 

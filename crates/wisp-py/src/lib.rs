@@ -10,7 +10,8 @@
 //! matrix helpers are [`wisp_sim::bench`], the metrics are wisp-sim's, the report page is
 //! wisp-report's, the reproductions are [`wisp_sim::reproduce`]'s (`src/reproduce.rs`). Bad input is a
 //! `ValueError` carrying the parser's message (what the command line prints after the option's
-//! name).
+//! name). Ctrl-C stops a run of built-in schemes at the engine's cancel point
+//! ([`wisp_sim::sim::Cancel`]), where `wisp.run` runs Python's signal handlers.
 //!
 //! Controllers written in Python run through the scheme seam's run-time variant
 //! (`src/controller.rs`: calling Python and checking what it returns; the seam's message types
@@ -22,15 +23,16 @@ use pyo3::exceptions::{PyOSError, PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList, PyTuple};
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 use wisp_core::scheme::SchemeConfig;
 use wisp_core::{Duration, Instant};
 use wisp_sim::link::{BYTES_PER_LINE, LinkModel, LinkSpec};
 use wisp_sim::log::DropReason;
 use wisp_sim::options::RunOptions;
 use wisp_sim::run::{RunReport, RunResult};
-use wisp_sim::sim::FlowSpec;
+use wisp_sim::scenario_file::{MAX_DELAY, MAX_DURATION};
+use wisp_sim::sim::{FlowSpec, SimError};
 use wisp_sim::trace::TraceUnit;
 
 mod controller;
@@ -74,21 +76,24 @@ fn non_negative(name: &str, v: f64) -> PyResult<f64> {
     Ok(v)
 }
 
-/// The longest time an option may give: a tenth of the simulated clock's range (2^64 ns, about
-/// 584 years), so that a run's instants never saturate. Longer values used to be clamped to
-/// the clock's end, and a run with `delay_ms=1e30` delivered its packets in 12 ms.
-const MAX_SECS: f64 = 1.8e9;
-
-/// A time option in seconds (`scale` converts the given unit to seconds): finite, not negative,
-/// at most [`MAX_SECS`].
-fn seconds(name: &str, v: f64, scale: f64) -> PyResult<wisp_core::Duration> {
-    let s = non_negative(name, v)? * scale;
-    if s > MAX_SECS {
+/// A time option given in `unit` (`"s"` or `"ms"`): finite, not negative, and at most `max`,
+/// the simulator's own bound ([`wisp_sim::scenario_file::MAX_DURATION`] for a run's length
+/// and warm-up, [`wisp_sim::scenario_file::MAX_DELAY`] for a delay), as the command line and
+/// scenario files bound them. The message states the bound in the option's unit. (The
+/// package used to allow 1.8e9 s: `duration_s=1e9` ran until memory ran out.)
+fn time_option(name: &str, v: f64, unit: &str, max: Duration) -> PyResult<Duration> {
+    non_negative(name, v)?;
+    let (scale, max_v) = if unit == "ms" {
+        (1e-3, max.as_millis_f64())
+    } else {
+        (1.0, max.as_secs_f64())
+    };
+    if v > max_v {
         return Err(value_error(format!(
-            "{name}: {v:e} is too large (at most {MAX_SECS:e} s)"
+            "{name}: {v:e} is too large (at most {max_v} {unit})"
         )));
     }
-    Ok(Duration::from_secs_f64(s))
+    Ok(Duration::from_secs_f64(v * scale))
 }
 
 /// Bins `Trace.rate` may make (8 bytes each per column), as many as `wisp trace compare`
@@ -107,8 +112,8 @@ fn run_options(
     timer_jitter_us: f64,
 ) -> PyResult<RunOptions> {
     let mut o = RunOptions {
-        delay: seconds("delay_ms", delay_ms, 1e-3)?,
-        warmup: seconds("warmup_s", warmup_s, 1.0)?,
+        delay: time_option("delay_ms", delay_ms, "ms", MAX_DELAY)?,
+        warmup: time_option("warmup_s", warmup_s, "s", MAX_DURATION)?,
         ..RunOptions::default()
     };
     if let Some(q) = queue {
@@ -123,7 +128,7 @@ fn run_options(
             .map_err(|e| value_error(format!("reverse_loss: {e}")))?;
     }
     if let Some(d) = duration_s {
-        let duration = seconds("duration_s", d, 1.0)?;
+        let duration = time_option("duration_s", d, "s", MAX_DURATION)?;
         if duration.is_zero() {
             return Err(value_error("duration_s: must be positive"));
         }
@@ -353,30 +358,122 @@ fn run(
             return Err(value_error("warmup_s: must be shorter than the run"));
         }
         if calls_python {
-            wisp_sim::run::run_wifi(w, &options, flows, seed, None)
+            let stop = || shared.failed();
+            wisp_sim::run::run_wifi_or_cancel(w, &options, flows, seed, None, Some(&stop))
+                .map_err(RunError::from)
         } else {
-            py.allow_threads(|| wisp_sim::run::run_wifi(w, &options, flows, seed, None))
+            let ctrl_c = CtrlC::new(py)?;
+            py.allow_threads(|| {
+                let stop = || ctrl_c.pressed();
+                wisp_sim::run::run_wifi_or_cancel(w, &options, flows, seed, None, Some(&stop))
+            })
+            .map_err(|e| ctrl_c.error(e))
         }
     } else {
         let forward = spec.load().map_err(value_error)?;
         let reverse = reverse.as_deref().map(trace_link).transpose()?;
         options.check_window(&forward).map_err(value_error)?;
         let scenario = options.scenario(forward, reverse, flows, seed);
-        // A Python controller needs the GIL at every callback: the run keeps it.
+        // A Python controller needs the GIL at every callback: the run keeps it (its hooks
+        // check for Ctrl-C), and stops at the engine's next cancel point once one failed.
         if calls_python {
-            wisp_sim::run::run(&scenario, None)
+            let stop = || shared.failed();
+            wisp_sim::run::run_or_cancel(&scenario, None, Some(&stop)).map_err(RunError::from)
         } else {
-            py.allow_threads(|| wisp_sim::run::run(&scenario, None))
+            let ctrl_c = CtrlC::new(py)?;
+            py.allow_threads(|| {
+                let stop = || ctrl_c.pressed();
+                wisp_sim::run::run_or_cancel(&scenario, None, Some(&stop))
+            })
+            .map_err(|e| ctrl_c.error(e))
         }
     };
     if let Some(e) = shared.take_error() {
         return Err(e);
     }
-    let result = result.map_err(value_error)?;
+    let result = result.map_err(|e| match e {
+        RunError::Python(e) => e,
+        RunError::Sim(e) => value_error(e),
+    })?;
     Ok(RunOutput {
         result,
         callbacks: shared.calls(),
     })
+}
+
+/// Why a run ended without a result.
+enum RunError {
+    /// Ctrl-C (the exception of Python's signal handler: `KeyboardInterrupt`).
+    Python(PyErr),
+    Sim(SimError),
+}
+
+impl From<SimError> for RunError {
+    fn from(e: SimError) -> Self {
+        RunError::Sim(e)
+    }
+}
+
+/// Ctrl-C during a run of built-in schemes, which runs with the GIL released: the engine's
+/// cancel point ([`wisp_sim::sim::Cancel`], every few thousand events) asks [`CtrlC::pressed`],
+/// which at most every [`CtrlC::INTERVAL`] of wall time takes the GIL and runs Python's signal
+/// handlers (`Python::check_signals`). Only in the main thread, where Python runs its signal
+/// handlers: elsewhere the check would take the GIL for nothing.
+struct CtrlC {
+    main_thread: bool,
+    last: Mutex<std::time::Instant>,
+    /// The handler's exception, once raised.
+    error: Mutex<Option<PyErr>>,
+}
+
+impl CtrlC {
+    /// Between two checks: a Ctrl-C is seen within this (plus a few thousand events and the
+    /// wait for the GIL); the GIL is taken at most 20 times a second.
+    const INTERVAL: std::time::Duration = std::time::Duration::from_millis(50);
+
+    fn new(py: Python<'_>) -> PyResult<CtrlC> {
+        let threading = py.import("threading")?;
+        let current = threading.call_method0("current_thread")?;
+        let main = threading.call_method0("main_thread")?;
+        Ok(CtrlC {
+            main_thread: current.is(&main),
+            last: Mutex::new(std::time::Instant::now()),
+            error: Mutex::new(None),
+        })
+    }
+
+    /// Whether the run must stop: a signal handler raised (the exception is kept).
+    fn pressed(&self) -> bool {
+        if !self.main_thread {
+            return false;
+        }
+        let now = std::time::Instant::now();
+        {
+            let mut last = self.last.lock().unwrap_or_else(|p| p.into_inner());
+            if now.duration_since(*last) < Self::INTERVAL {
+                return false;
+            }
+            *last = now;
+        }
+        match Python::with_gil(|py| py.check_signals()) {
+            Ok(()) => false,
+            Err(e) => {
+                *self.error.lock().unwrap_or_else(|p| p.into_inner()) = Some(e);
+                true
+            }
+        }
+    }
+
+    /// The run's error: the handler's exception when it was cancelled by one.
+    fn error(&self, e: SimError) -> RunError {
+        match (
+            &e,
+            self.error.lock().unwrap_or_else(|p| p.into_inner()).take(),
+        ) {
+            (SimError::Cancelled, Some(py_err)) => RunError::Python(py_err),
+            _ => RunError::Sim(e),
+        }
+    }
 }
 
 /// Runs every scheme over every trace (see `wisp.bench`); returns the reports as one JSON list,
@@ -634,5 +731,8 @@ fn wisp_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<gym::PyRateControl>()?;
     m.add("ControllerError", m.py().get_type::<ControllerError>())?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    // The simulator's bounds on a run's length (and warm-up) and on a delay.
+    m.add("MAX_DURATION_S", MAX_DURATION.as_secs_f64())?;
+    m.add("MAX_DELAY_MS", MAX_DELAY.as_millis_f64())?;
     Ok(())
 }

@@ -1,11 +1,14 @@
 //! `wisp.reproduce(paper, quick=…)`: the claims of `wisp reproduce PAPER`, as rows — the same
-//! runs (wisp-sim's `reproduce` modules) and the same checks the command line prints, without
-//! its output folder.
+//! runs (wisp-sim's `reproduce` modules, called as `crates/wisp-cli/src/reproduce.rs` calls
+//! them) and the same checks the command line prints, without its output folder. Every paper
+//! of the command line: sprout, gcc-wifi, mehrotra, wbest, kwikr, alfalfa.
 
 use crate::{resolve_seed, value_error};
 use pyo3::prelude::*;
 use std::path::PathBuf;
-use wisp_sim::reproduce::{Check, gcc_wifi, mehrotra, shipped, sprout};
+use wisp_sim::reproduce::{
+    Check, alfalfa, gcc_wifi, kwikr, kwikr_calls, mehrotra, shipped, sprout, wbest,
+};
 
 /// One row: `(kind, scope, claim, measured, expected, met)`; kind is `claim` or `calibration`
 /// (mehrotra's checks of its calibration, which are not the paper's claims); scope is the trace
@@ -27,6 +30,11 @@ fn rows(kind: &str, checks: Vec<Check>) -> Vec<Row> {
         })
         .collect()
 }
+
+/// The papers, as the command line names them.
+pub const PAPERS: [&str; 6] = [
+    "sprout", "gcc-wifi", "mehrotra", "wbest", "kwikr", "alfalfa",
+];
 
 /// Runs a paper's reproduction (see `wisp.reproduce`).
 #[pyfunction]
@@ -101,8 +109,48 @@ pub fn reproduce(
             out.extend(rows("claim", r.checks()));
             Ok(out)
         }
+        "wbest" => {
+            if trace.is_some() || traces.is_some() {
+                return misplaced(
+                    if trace.is_some() { "trace" } else { "traces" },
+                    "it runs on the simulated 802.11g testbed",
+                );
+            }
+            // Its cases run one after another (the command line's --jobs does not apply).
+            let r = py.allow_threads(|| wbest::run(quick, seed, &none));
+            Ok(rows("claim", r.checks()))
+        }
+        "kwikr" => {
+            if trace.is_some() || traces.is_some() {
+                return misplaced(
+                    if trace.is_some() { "trace" } else { "traces" },
+                    "it runs its scenarios on the simulated 802.11 medium",
+                );
+            }
+            let checks = py.allow_threads(|| {
+                // Ping-Pair's validation (Table 1, Fig. 5), then the calls (Figs. 8, 9, Table 2).
+                let pairs = kwikr::run(&kwikr::Options { quick, seed, jobs }, &none)
+                    .map_err(|e| e.to_string())?;
+                let calls = kwikr_calls::run(&kwikr_calls::Options { quick, seed, jobs }, &none)
+                    .map_err(|e| e.to_string())?;
+                Ok::<_, String>(pairs.checks(calls.summary().checks))
+            });
+            Ok(rows("claim", checks.map_err(value_error)?))
+        }
+        "alfalfa" => {
+            if trace.is_some() {
+                return misplaced("trace", "it takes traces=DIR");
+            }
+            let dir = traces.unwrap_or_else(|| shipped("traces/cellular"));
+            let pairs = sprout::load_traces(&dir, quick).map_err(value_error)?;
+            let r = py
+                .allow_threads(|| alfalfa::run(&pairs, quick, seed, jobs, &none))
+                .map_err(value_error)?;
+            Ok(rows("claim", r.checks()))
+        }
         p => Err(value_error(format!(
-            "unknown paper `{p}` (known: sprout, gcc-wifi, mehrotra)"
+            "unknown paper `{p}` (known: {})",
+            PAPERS.join(", ")
         ))),
     }
 }

@@ -4,6 +4,8 @@ could abort runs in a `capped` child process (conftest.py)."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 import wisp
@@ -69,8 +71,51 @@ def test_times_beyond_the_clock_name_the_argument(capped) -> None:
                 print("ValueError:", e)
         """
     )
-    for k in ("delay_ms", "duration_s", "warmup_s"):
-        assert f"ValueError: {k}: 1e30 is too large (at most 1.8e9 s)" in out, out
+    assert "ValueError: delay_ms: 1e30 is too large (at most 60000 ms)" in out, out
+    for k in ("duration_s", "warmup_s"):
+        assert f"ValueError: {k}: 1e30 is too large (at most 86400 s)" in out, out
+
+
+def _cli_bound(cli, option: str, value: str) -> str:
+    """The bound the command line states for `option` (its message: `must be at most N UNIT`)."""
+    code, _, err = cli("run", "--scheme", "cbr", "--link", "const:1mbps", option, value)
+    assert code == 2, err
+    m = re.search(r"must be at most (\S+ \S+)", err)
+    assert m, err
+    return m.group(1)
+
+
+def test_times_have_the_simulators_bounds(capped, cli) -> None:
+    """The package bounded times at 1.8e9 s, where the command line and scenario files bound a
+    run at a day and a delay at 60 s (wisp-sim's MAX_DURATION and MAX_DELAY): `duration_s=1e9`
+    ran until memory ran out. Now the same bounds, read from wisp-sim, with messages naming the
+    argument and the bound in its unit."""
+    assert _cli_bound(cli, "--duration-s", "1e9") == "86400 s"
+    assert _cli_bound(cli, "--delay-ms", "1e9") == "60000 ms"
+    assert (wisp.MAX_DURATION_S, wisp.MAX_DELAY_MS) == (86400.0, 60000.0)
+    out = capped(
+        """
+        for k, v in (("duration_s", 1e9), ("duration_s", 86400.5), ("warmup_s", 86401),
+                     ("delay_ms", 60000.5), ("delay_ms", 1.8e12)):
+            try:
+                wisp.run(scheme="cbr", link="const:1mbps", **{"duration_s": 1, k: v})
+                print("ran", k, v)
+            except ValueError as e:
+                print("ValueError:", e)
+        """
+    )
+    assert out.splitlines() == [
+        "ValueError: duration_s: 1e9 is too large (at most 86400 s)",
+        "ValueError: duration_s: 8.64005e4 is too large (at most 86400 s)",
+        "ValueError: warmup_s: 8.6401e4 is too large (at most 86400 s)",
+        "ValueError: delay_ms: 6.00005e4 is too large (at most 60000 ms)",
+        "ValueError: delay_ms: 1.8e12 is too large (at most 60000 ms)",
+    ], out
+    # A sweep and the Gymnasium environment's options go through the same checks.
+    with pytest.raises(ValueError, match=r"duration_s: 1e9 is too large \(at most 86400 s\)"):
+        wisp.sweep({"schemes": "cbr", "links": "const:1mbps", "duration_s": 1e9})
+    with pytest.raises(ValueError, match=r"delay_ms: 1e5 is too large \(at most 60000 ms\)"):
+        wisp.bench("cbr", "traces/cellular/Verizon-LTE-short.down", delay_ms=1e5)
 
 
 def test_wrong_types_and_jobs() -> None:
@@ -85,8 +130,9 @@ def test_wrong_types_and_jobs() -> None:
         wisp.reproduce("sprout", seed=-1)
 
 
-def test_a_large_delay_delays() -> None:
-    """A delay of a year is allowed, and delivers nothing in a 1-s run (the clock used to
-    saturate: `delay_ms=1e30` delivered in 12 ms)."""
-    r = wisp.run(scheme="cbr", link="const:1mbps", duration_s=1, delay_ms=3.2e10)
+def test_the_largest_delay_delays() -> None:
+    """The longest delay allowed (60 s, the bound itself) delivers nothing in a 1-s run (the
+    clock used to saturate: `delay_ms=1e30` delivered in 12 ms)."""
+    r = wisp.run(scheme="cbr", link="const:1mbps", duration_s=1, delay_ms=wisp.MAX_DELAY_MS)
     assert r.packets_delivered == 0 and r.packets_sent > 0
+    assert r.delay_ms == 60000.0

@@ -4,7 +4,10 @@ use crate::link::LinkModel;
 use crate::log::RunLog;
 use crate::metrics::{FlowMetrics, MetricsContext, TimeSeries, flow_metrics, time_series};
 use crate::options::RunOptions;
-use crate::sim::{FlowSpec, Network, Progress, Scenario, SimError, simulate, simulate_network};
+use crate::sim::{
+    Cancel, FlowSpec, Network, Progress, Scenario, SimError, simulate_network_or_cancel,
+    simulate_or_cancel,
+};
 use crate::wifi::link::WifiSpec;
 use serde::Serialize;
 use std::sync::Arc;
@@ -40,7 +43,16 @@ pub struct RunResult {
 
 /// Simulates `scenario` and measures it.
 pub fn run(scenario: &Scenario, progress: Option<Progress<'_>>) -> Result<RunResult, SimError> {
-    let log = simulate(scenario, progress)?;
+    run_or_cancel(scenario, progress, None)
+}
+
+/// [`run`] with a cancel point ([`Cancel`]): [`SimError::Cancelled`] once `cancel` says stop.
+pub fn run_or_cancel(
+    scenario: &Scenario,
+    progress: Option<Progress<'_>>,
+    cancel: Option<Cancel<'_>>,
+) -> Result<RunResult, SimError> {
+    let log = simulate_or_cancel(scenario, progress, cancel)?;
     let ctx = MetricsContext {
         link: &scenario.forward,
         delay: scenario.delay,
@@ -106,11 +118,24 @@ pub fn run_wifi(
     seed: u64,
     progress: Option<Progress<'_>>,
 ) -> Result<RunResult, SimError> {
+    run_wifi_or_cancel(spec, options, flows, seed, progress, None)
+}
+
+/// [`run_wifi`] with a cancel point ([`Cancel`]): [`SimError::Cancelled`] once `cancel` says
+/// stop.
+pub fn run_wifi_or_cancel(
+    spec: &WifiSpec,
+    options: &RunOptions,
+    flows: Vec<FlowSpec>,
+    seed: u64,
+    progress: Option<Progress<'_>>,
+    cancel: Option<Cancel<'_>>,
+) -> Result<RunResult, SimError> {
     if flows.is_empty() {
         return Err(SimError::NoFlows);
     }
     let net = options.wifi_network(spec, flows, seed);
-    let r = run_network(&net, progress)?;
+    let r = run_network_or_cancel(&net, progress, cancel)?;
     let report = RunReport {
         scheme: scheme_names(net.flows.iter().map(|f| &f.spec)),
         trace: format!("wifi:{spec}"),
@@ -146,7 +171,17 @@ pub fn run_network(
     net: &Network,
     progress: Option<Progress<'_>>,
 ) -> Result<NetworkResult, SimError> {
-    let log = simulate_network(net, progress)?;
+    run_network_or_cancel(net, progress, None)
+}
+
+/// [`run_network`] with a cancel point ([`Cancel`]): [`SimError::Cancelled`] once `cancel` says
+/// stop.
+pub fn run_network_or_cancel(
+    net: &Network,
+    progress: Option<Progress<'_>>,
+    cancel: Option<Cancel<'_>>,
+) -> Result<NetworkResult, SimError> {
+    let log = simulate_network_or_cancel(net, progress, cancel)?;
     let none = LinkModel::Rate(Arc::new(vec![(Instant::ZERO, Bitrate::ZERO)]));
     let reference = |f: usize| {
         net.reference(f)

@@ -39,6 +39,8 @@ __all__ = [
     "Sender",
     "Trace",
     "Window",
+    "MAX_DELAY_MS",
+    "MAX_DURATION_S",
     "bench",
     "reproduce",
     "run",
@@ -48,6 +50,14 @@ __all__ = [
 ]
 
 __version__: str = _wisp.__version__
+
+#: The longest run (``duration_s``) and warm-up (``warmup_s``), in seconds: the simulator's own
+#: bound (``wisp_sim::scenario_file::MAX_DURATION``, a day), as ``wisp run --duration-s`` and
+#: scenario files have it.
+MAX_DURATION_S: float = _wisp.MAX_DURATION_S
+#: The longest one-way delay (``delay_ms``), in ms: the simulator's own bound
+#: (``wisp_sim::scenario_file::MAX_DELAY``, 60 s), as ``wisp run --delay-ms`` has it.
+MAX_DELAY_MS: float = _wisp.MAX_DELAY_MS
 
 #: The report's fields about the run, as ``wisp run --json`` names them.
 REPORT_FIELDS: tuple[str, ...] = (
@@ -105,6 +115,46 @@ def _int(name: str, value: Any, low: int, high: int) -> Any:
 _SEED_MAX = 2**64 - 1
 #: As the command line's ``--jobs`` (1 to 65535) and ``--flows``.
 _JOBS_MAX = 65535
+
+
+def _pyarrow() -> Any:
+    """pyarrow, an optional dependency: an ``ImportError`` that says how to install it."""
+    try:
+        import pyarrow
+    except ImportError as e:
+        raise ImportError(
+            "wisp: Arrow output needs pyarrow, which is not installed: pip install pyarrow "
+            "(or pip install 'wisp[arrow]')"
+        ) from e
+    return pyarrow
+
+
+def _output(output: str) -> Any:
+    """Checks an ``output`` argument (``"pandas"`` or ``"arrow"``) before any run starts; for
+    ``"arrow"``, returns pyarrow (so that a missing pyarrow fails at once, not after the runs)."""
+    if output == "pandas":
+        return None
+    if output == "arrow":
+        return _pyarrow()
+    raise ValueError(f"output: {output!r} is neither 'pandas' nor 'arrow'")
+
+
+def _arrow(df: pd.DataFrame, pa: Any = None) -> Any:
+    """A DataFrame as a ``pyarrow.Table``: the same columns in the same order (no index); a
+    categorical column becomes a dictionary column. A column Arrow cannot type as it is (a
+    sweep's ``loss`` of ``0.01`` and ``"ge:p=0.1,r=0.5"``) becomes strings (``None`` stays
+    null)."""
+    pa = pa or _pyarrow()
+    try:
+        return pa.Table.from_pandas(df, preserve_index=False)
+    except (pa.ArrowInvalid, pa.ArrowTypeError):
+        arrays = []
+        for name in df.columns:
+            try:
+                arrays.append(pa.array(df[name], from_pandas=True))
+            except (pa.ArrowInvalid, pa.ArrowTypeError):
+                arrays.append(pa.array([None if v is None else str(v) for v in df[name]], pa.string()))
+        return pa.Table.from_arrays(arrays, names=[str(n) for n in df.columns])
 
 
 def _frame(columns: Sequence[tuple[str, str, bytes]]) -> pd.DataFrame:
@@ -174,6 +224,21 @@ class RunResult:
         for k in METRICS:
             df[k] = df[k].astype(np.int64 if k in _INT_METRICS else np.float64)
         return df
+
+    def to_arrow(self, table: str = "flows") -> Any:
+        """A ``pyarrow.Table`` (pyarrow is optional: ``pip install pyarrow``): ``"flows"`` has
+        :meth:`to_pandas`'s columns, ``"timeseries"`` and ``"packets"`` those of
+        :attr:`timeseries` and :attr:`packets` (``drop_reason`` as a dictionary column).
+
+        Raises:
+            ImportError: pyarrow is not installed (the message says how to install it).
+            ValueError: another ``table``.
+        """
+        frames = {"flows": self.to_pandas, "timeseries": lambda: self.timeseries, "packets": lambda: self.packets}
+        if table not in frames:
+            raise ValueError(f"table: {table!r} is not one of 'flows', 'timeseries', 'packets'")
+        pa = _pyarrow()
+        return _arrow(frames[table](), pa)
 
     def as_dict(self) -> dict[str, Any]:
         """The report, as ``wisp run --json`` prints it (a fresh copy)."""
@@ -267,7 +332,9 @@ def run(
     Raises:
         ValueError: bad input (an unknown scheme or parameter, a bad spec, a missing or
             malformed trace), with the message the command line prints; a number out of range
-            (``seed`` 0 to 2**64 - 1, ``flows`` 1 to 65535, times at most 1.8e9 s), naming it.
+            (``seed`` 0 to 2**64 - 1, ``flows`` 1 to 65535, ``duration_s`` and ``warmup_s``
+            at most a day, ``delay_ms`` at most 60 s: the simulator's bounds, as
+            ``MAX_DURATION_S`` and ``MAX_DELAY_MS``), naming it.
         TypeError: an argument of the wrong type (a ``scheme`` neither a spec string nor a
             :class:`Controller`, a float ``seed`` or ``flows``), naming it.
         ControllerError: a :class:`Controller`'s hook raised or returned garbage, or looped
@@ -275,6 +342,8 @@ def run(
             raised in a hook propagate as they are.
 
     The simulation runs with the GIL released (but for a Python controller, which needs it).
+    Ctrl-C raises ``KeyboardInterrupt`` within a fraction of a second (the engine stops at its
+    next cancel point, every few thousand events; when called in the main thread).
     """
     return RunResult(
         _wisp.run(
@@ -313,7 +382,8 @@ def bench(
     seed: int | None = None,
     timer_jitter_us: float = 0.0,
     jobs: int | None = None,
-) -> pd.DataFrame:
+    output: str = "pandas",
+) -> Any:
     """Runs every scheme over every trace, in parallel, as ``wisp bench`` does.
 
     Args:
@@ -324,6 +394,8 @@ def bench(
         reverse: ``"pair"`` (feedback over the paired ``.up``/``.down`` trace when it exists) or
             ``"delay"`` (the propagation delay only).
         jobs: runs in parallel (default: the number of cores).
+        output: ``"pandas"`` (a DataFrame) or ``"arrow"`` (a ``pyarrow.Table`` of the same
+            columns; needs pyarrow, checked before anything runs).
         The other arguments are :func:`run`'s.
 
     Ctrl-C raises ``KeyboardInterrupt`` once the runs under way end (no further run starts).
@@ -336,6 +408,7 @@ def bench(
     Raises:
         ValueError: bad input, with the message the command line prints (``jobs``: 1 to 65535).
     """
+    pa = _output(output)
     specs = _wisp.split_schemes(schemes) if isinstance(schemes, str) else list(schemes)
     trace_list = [t for item in _listed(traces) for t in item.split(",") if t.strip()]
     reports = json.loads(
@@ -363,14 +436,16 @@ def bench(
             columns[k] = np.array(values, dtype=np.int64)
         else:
             columns[k] = np.array([math.nan if v is None else v for v in values], dtype=np.float64)
-    return pd.DataFrame(columns)
+    df = pd.DataFrame(columns)
+    return df if pa is None else _arrow(df, pa)
 
 
-def sweep(grid: Any, client: Any = None, jobs: int | None = None) -> pd.DataFrame:
-    """Runs every combination of a grid, locally or on a Dask cluster: see :func:`wisp._sweep.sweep`."""
+def sweep(grid: Any, client: Any = None, jobs: int | None = None, output: str = "pandas") -> Any:
+    """Runs every combination of a grid, locally or on a Dask cluster: see :func:`wisp._sweep.sweep`
+    (``output="arrow"``: a ``pyarrow.Table`` of the same columns)."""
     from ._sweep import sweep as _sweep
 
-    return _sweep(grid, client=client, jobs=jobs)
+    return _sweep(grid, client=client, jobs=jobs, output=output)
 
 
 def reproduce(
@@ -384,12 +459,15 @@ def reproduce(
     """Re-runs a paper's experiments (``wisp reproduce PAPER``) and returns its claims.
 
     Args:
-        paper: ``"sprout"``, ``"gcc-wifi"`` or ``"mehrotra"``.
+        paper: ``"sprout"``, ``"gcc-wifi"``, ``"mehrotra"``, ``"wbest"``, ``"kwikr"`` or
+            ``"alfalfa"`` (the papers of ``wisp reproduce``).
         quick: the shorter runs of ``--quick``.
         seed: the master seed (default: ``$WISP_SEED``, else 1).
-        jobs: runs in parallel (default: the number of cores).
+        jobs: runs in parallel (default: the number of cores; wbest runs its cases one after
+            another, as the command line does).
         trace: gcc-wifi's Wi-Fi trace (``--trace``; default: the shipped one).
-        traces: sprout's folder of cellular trace pairs (``--traces``; default: the shipped one).
+        traces: sprout's and alfalfa's folder of cellular trace pairs (``--traces``; default:
+            the shipped one).
 
     Returns:
         One row per check, in the order the command line prints them: ``kind`` (``claim``, or

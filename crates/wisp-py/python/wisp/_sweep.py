@@ -96,7 +96,9 @@ def _run_one(args: dict[str, Any]) -> dict[str, Any]:
     return {k: r.flows[0][k] for k in wisp.METRICS}
 
 
-def sweep(grid: Mapping[str, Any], client: Any = None, jobs: int | None = None) -> pd.DataFrame:
+def sweep(
+    grid: Mapping[str, Any], client: Any = None, jobs: int | None = None, output: str = "pandas"
+) -> Any:
     """Runs every combination of a grid; returns one row per run.
 
     Args:
@@ -109,6 +111,8 @@ def sweep(grid: Mapping[str, Any], client: Any = None, jobs: int | None = None) 
             paths: a relative trace path is made absolute here). ``None``: the runs go to a local
             thread pool (each run releases the GIL).
         jobs: local runs in parallel (default: the number of cores); ignored with a client.
+        output: ``"pandas"`` (a DataFrame) or ``"arrow"`` (a ``pyarrow.Table`` of the same
+            columns; needs pyarrow, checked before anything runs).
 
     Returns:
         One row per run in :func:`expand`'s order: ``scheme``, ``link``, ``seed``, each option
@@ -122,6 +126,7 @@ def sweep(grid: Mapping[str, Any], client: Any = None, jobs: int | None = None) 
     import wisp
 
     jobs = wisp._int("jobs", jobs, 1, wisp._JOBS_MAX)
+    pa = wisp._output(output)
     runs = expand(grid)
     tasks = [{**r, "link": _absolute_link(r["link"])} for r in runs]
     for t in tasks:
@@ -143,4 +148,5 @@ def sweep(grid: Mapping[str, Any], client: Any = None, jobs: int | None = None) 
             columns[k] = np.array(values, dtype=np.int64)
         else:
             columns[k] = np.array([math.nan if v is None else v for v in values], dtype=np.float64)
-    return pd.DataFrame(columns)
+    df = pd.DataFrame(columns)
+    return df if pa is None else wisp._arrow(df, pa)

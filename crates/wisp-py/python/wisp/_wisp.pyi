@@ -4,6 +4,8 @@ functions; these are its building blocks."""
 from typing import Any, Callable, final
 
 __version__: str
+MAX_DURATION_S: float
+MAX_DELAY_MS: float
 
 # (name, numpy dtype string, raw little-endian bytes)
 Column = tuple[str, str, bytes]
