@@ -37,6 +37,7 @@ pub mod run;
 pub mod scenario_file;
 pub mod seed;
 pub mod sim;
+pub(crate) mod spec;
 pub mod sweep;
 pub mod trace;
 pub mod trace_compare;

@@ -31,6 +31,7 @@
 
 use crate::mobile::{MobileLink, MobileServer, MobileSpec, Service};
 use crate::rate::{rate_integral_bits, rate_next_start, rate_serve};
+use crate::spec::ItemError;
 use crate::trace::{Trace, TraceCursor, TraceError, TraceUnit};
 use std::path::PathBuf;
 use std::str::FromStr;
@@ -105,15 +106,11 @@ pub const OUTAGE_HORIZON: Duration = Duration::from_secs(3600);
 impl OutageSpec {
     fn parse(args: &str) -> Result<OutageSpec, String> {
         let mut o = OutageSpec::default();
-        let mut seen: Vec<&str> = vec![];
-        for item in args.split(',').map(str::trim).filter(|i| !i.is_empty()) {
-            let (k, v) = item
-                .split_once('=')
-                .ok_or_else(|| format!("`{item}` is not KEY=VALUE"))?;
-            if seen.contains(&k.trim()) {
-                return Err(format!("`{}` given twice", k.trim()));
-            }
-            seen.push(k.trim());
+        let items = crate::spec::key_values(args).map_err(|e| match e {
+            ItemError::NotKeyValue(item) => format!("`{item}` is not KEY=VALUE"),
+            ItemError::GivenTwice(k) => format!("`{k}` given twice"),
+        })?;
+        for (k, v) in items {
             let rate = |v: &str| -> Result<Bitrate, String> {
                 let r: Bitrate = v
                     .parse()

@@ -6,6 +6,7 @@
 //! `good` in the good state (defaults: always lost when bad, never when good, which is Gilbert's
 //! original model). The mean loss is `(r·good + p·bad)/(p + r)`.
 
+use crate::spec::ItemError;
 use rand::{Rng, RngExt};
 use std::str::FromStr;
 
@@ -41,15 +42,11 @@ impl FromStr for LossSpec {
         let s = s.trim();
         if let Some(args) = s.strip_prefix("ge:").or_else(|| s.strip_prefix("gilbert:")) {
             let (mut p, mut r, mut good, mut bad) = (None, None, 0.0, 1.0);
-            let mut seen: Vec<&str> = vec![];
-            for item in args.split(',').map(str::trim).filter(|i| !i.is_empty()) {
-                let (k, v) = item
-                    .split_once('=')
-                    .ok_or_else(|| err("expected KEY=VALUE items (p, r, good, bad)"))?;
-                if seen.contains(&k.trim()) {
-                    return Err(err(&format!("`{}` given twice", k.trim())));
-                }
-                seen.push(k.trim());
+            let items = crate::spec::key_values(args).map_err(|e| match e {
+                ItemError::NotKeyValue(_) => err("expected KEY=VALUE items (p, r, good, bad)"),
+                ItemError::GivenTwice(k) => err(&format!("`{k}` given twice")),
+            })?;
+            for (k, v) in items {
                 let v: f64 = v
                     .trim()
                     .parse()

@@ -44,6 +44,7 @@
 //! request or reply makes the pair invalid after the prober's 10-s timeout; probes stop when
 //! the flow stops.
 
+use crate::spec::ItemError;
 use crate::wifi::edca::AccessCategory;
 use std::fmt;
 use std::str::FromStr;
@@ -115,18 +116,13 @@ impl FromStr for PingPairSpec {
         if s == "on" || s.is_empty() {
             return Ok(spec);
         }
-        let mut seen: Vec<&str> = vec![];
-        for item in s.split(',').map(str::trim).filter(|i| !i.is_empty()) {
-            let Some((k, v)) = item.split_once('=') else {
-                return Err(format!(
-                    "`{item}` is not KEY=VALUE (keys: interval, tos-high, tos-normal, sample, start)"
-                ));
-            };
-            let (k, v) = (k.trim(), v.trim());
-            if seen.contains(&k) {
-                return Err(format!("`{k}` given twice"));
-            }
-            seen.push(k);
+        let items = crate::spec::key_values(s).map_err(|e| match e {
+            ItemError::NotKeyValue(item) => format!(
+                "`{item}` is not KEY=VALUE (keys: interval, tos-high, tos-normal, sample, start)"
+            ),
+            ItemError::GivenTwice(k) => format!("`{k}` given twice"),
+        })?;
+        for (k, v) in items {
             let dur = |what: &str| -> Result<Duration, String> {
                 let d = parse_duration(v).map_err(|e| format!("`{what}`: {}", e.0))?;
                 if d > Duration::from_secs(86_400) {

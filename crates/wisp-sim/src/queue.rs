@@ -17,6 +17,7 @@
 //! permits this instead of the departure-rate estimate) and does not de-randomise drops (§5.1's
 //! optional refinement); its periodic update runs lazily at the next enqueue or dequeue.
 
+use crate::spec::ItemError;
 use rand::{Rng, RngExt};
 use std::collections::VecDeque;
 use std::str::FromStr;
@@ -101,20 +102,10 @@ impl FromStr for QueueSpec {
             message: m,
         };
         let (kind, args) = s.trim().split_once(':').unwrap_or((s.trim(), ""));
-        let mut kv = Vec::new();
-        for item in args.split(',').map(str::trim).filter(|i| !i.is_empty()) {
-            let (k, v) = item
-                .split_once('=')
-                .ok_or_else(|| err(format!("`{item}` is not KEY=VALUE")))?;
-            // Given twice, one value would be dropped without a word.
-            if kv
-                .iter()
-                .any(|(seen, _): &(String, String)| seen == k.trim())
-            {
-                return Err(err(format!("`{}` given twice", k.trim())));
-            }
-            kv.push((k.trim().to_string(), v.trim().to_string()));
-        }
+        let kv = crate::spec::key_values(args).map_err(|e| match e {
+            ItemError::NotKeyValue(item) => err(format!("`{item}` is not KEY=VALUE")),
+            ItemError::GivenTwice(k) => err(format!("`{k}` given twice")),
+        })?;
         let allowed: &[&str] = match kind {
             "infinite" => &[],
             "droptail" | "drophead" => &["packets", "bytes"],
@@ -127,7 +118,7 @@ impl FromStr for QueueSpec {
             }
         };
         for (k, _) in &kv {
-            if !allowed.contains(&k.as_str()) {
+            if !allowed.contains(k) {
                 let list = if allowed.is_empty() {
                     "none".to_string()
                 } else {
@@ -138,7 +129,7 @@ impl FromStr for QueueSpec {
                 )));
             }
         }
-        let get = |k: &str| kv.iter().find(|(key, _)| key == k).map(|(_, v)| v.as_str());
+        let get = |k: &str| kv.iter().find(|&&(key, _)| key == k).map(|&(_, v)| v);
         let count = |k: &str| -> Result<Option<u64>, QueueSpecError> {
             get(k)
                 .map(|v| match v.parse::<u64>() {

@@ -65,6 +65,7 @@ use super::phy::{MAX_MSDU_BYTES, Phy, PhyRate, Standard};
 use super::phy_options::PhyOptions;
 use super::station::StationConfig;
 use super::wmm::WmmMap;
+use crate::spec::ItemError;
 use rand::RngExt;
 use std::fmt;
 use std::str::FromStr;
@@ -177,16 +178,11 @@ impl FromStr for WifiSpec {
         };
         let mut spec = WifiSpec::default();
         let mut rate: Option<(String, f64)> = None;
-        let mut seen: Vec<String> = vec![];
-        for item in s.split(',').map(str::trim).filter(|i| !i.is_empty()) {
-            let Some((k, v)) = item.split_once('=') else {
-                return Err(err(item, format!("is not KEY=VALUE (keys: {KEYS})")));
-            };
-            let (k, v) = (k.trim(), v.trim());
-            if seen.iter().any(|x| x == k) {
-                return Err(err(k, "given twice".into()));
-            }
-            seen.push(k.to_string());
+        let items = crate::spec::key_values(s).map_err(|e| match e {
+            ItemError::NotKeyValue(item) => err(item, format!("is not KEY=VALUE (keys: {KEYS})")),
+            ItemError::GivenTwice(k) => err(k, "given twice".into()),
+        })?;
+        for (k, v) in items {
             match k {
                 "std" | "standard" => spec.standard = v.parse().map_err(|e: String| err(k, e))?,
                 "rate" => {
