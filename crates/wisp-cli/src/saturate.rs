@@ -178,6 +178,47 @@ fn with_ext(p: &Path, ext: &str) -> PathBuf {
     PathBuf::from(s)
 }
 
+/// A temporary name beside `f`, in the same folder (so a rename moves it into place).
+fn temporary(f: &Path) -> PathBuf {
+    let name = f
+        .file_name()
+        .map(|n| n.to_string_lossy())
+        .unwrap_or_default();
+    f.with_file_name(format!(".{name}.wisp-{}.tmp", std::process::id()))
+}
+
+/// Writes every `(file, contents)` or none: each goes to a temporary name in its folder first,
+/// and the temporaries are renamed into place only when all are complete. On a failure the
+/// temporaries are removed, and so are the files already renamed (the recording's outputs are
+/// a set: `TRACE.up` without its `TRACE.down` is not one).
+fn write_all_or_none(files: &[(PathBuf, String)]) -> Result<(), CliError> {
+    let temps: Vec<PathBuf> = files.iter().map(|(f, _)| temporary(f)).collect();
+    let cleanup = |renamed: &[PathBuf]| {
+        for t in temps.iter().chain(renamed) {
+            let _ = std::fs::remove_file(t);
+        }
+    };
+    for ((f, text), t) in files.iter().zip(&temps) {
+        if let Err(e) = std::fs::write(t, text) {
+            cleanup(&[]);
+            return Err(CliError::Io(format!(
+                "cannot write {} (as {}): {e}",
+                f.display(),
+                t.display()
+            )));
+        }
+    }
+    let mut renamed = vec![];
+    for ((f, _), t) in files.iter().zip(&temps) {
+        if let Err(e) = std::fs::rename(t, f) {
+            cleanup(&renamed);
+            return Err(CliError::Io(format!("cannot write {}: {e}", f.display())));
+        }
+        renamed.push(f.clone());
+    }
+    Ok(())
+}
+
 pub fn saturate(cmd: SaturateCommand) -> Result<(), CliError> {
     let stop = crate::net::stop_flag()?;
     match cmd {
@@ -291,7 +332,7 @@ pub fn saturate(cmd: SaturateCommand) -> Result<(), CliError> {
             };
             let r = wisp_net::saturator::client(&cfg, &stop, &mut |l| eprintln!("{l}"))
                 .map_err(saturate_error)?;
-            let mut written = vec![];
+            let mut traces = vec![];
             for (is_up, f) in &files {
                 let rec = if *is_up { &r.up } else { &r.down };
                 let Some(rec) = rec else { continue };
@@ -302,10 +343,13 @@ pub fn saturate(cmd: SaturateCommand) -> Result<(), CliError> {
                         f.display()
                     );
                 }
-                std::fs::write(f, trace_lines(&rec.counts))
-                    .map_err(|e| CliError::Io(format!("cannot write {}: {e}", f.display())))?;
-                written.push(f.display().to_string());
+                traces.push((f.clone(), trace_lines(&rec.counts)));
             }
+            write_all_or_none(&traces)?;
+            let written: Vec<String> = traces
+                .iter()
+                .map(|(f, _)| f.display().to_string())
+                .collect();
             if a.json {
                 let mut v = serde_json::to_value(&r)
                     .map_err(|e| CliError::Io(format!("cannot serialise the summary: {e}")))?;

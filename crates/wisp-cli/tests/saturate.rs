@@ -362,3 +362,42 @@ fn recordings_through_wisp_link_match_every_shipped_cellular_trace() {
     assert_eq!(compared, 2 * TRACES.len());
     assert!(failures.is_empty(), "{failures:#?}");
 }
+
+/// `--out TRACE` with both directions writes TRACE.up and TRACE.down, or neither: here
+/// TRACE.down becomes a folder while the client records (loopback, 2 s), so it cannot be
+/// written, and TRACE.up must not be left behind alone (nor any temporary file).
+#[test]
+fn both_traces_are_written_or_neither() {
+    let _rt = real_time();
+    let port = free_port();
+    let listen = format!("127.0.0.1:{port}");
+    let mut server = wisp_server(
+        &["saturate", "server", "--listen", &listen, "--sessions", "1"],
+        false,
+        None,
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("rec");
+    let client = wisp_command()
+        .args(["saturate", "client", "--server", &listen])
+        .args(["--duration-s", "2", "--warmup-s", "0", "--max-window", "40"])
+        .args(["--out", out.to_str().unwrap()])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // After the client's checks of --out (at its start), before it writes (after 2 s).
+    std::thread::sleep(Duration::from_millis(700));
+    std::fs::create_dir(dir.path().join("rec.down")).unwrap();
+    let o = client.wait_with_output().unwrap();
+    reap(&mut server, Duration::from_secs(10));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.contains("rec.down"), "{err}");
+    let left: Vec<String> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(left, ["rec.down"], "{err}");
+    assert!(dir.path().join("rec.down").is_dir());
+}
