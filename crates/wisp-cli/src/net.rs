@@ -5,7 +5,7 @@ use crate::error::CliError;
 use crate::output;
 use crate::run::apply_params;
 use clap::Args;
-use std::net::{SocketAddr, ToSocketAddrs};
+use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
@@ -237,10 +237,13 @@ fn net_error(e: NetError) -> CliError {
 }
 
 fn resolve(what: &str, s: &str) -> Result<SocketAddr, CliError> {
-    s.to_socket_addrs()
-        .map_err(|e| CliError::Input(format!("{what} `{s}`: {e}")))?
-        .next()
-        .ok_or_else(|| CliError::Input(format!("{what} `{s}`: no address")))
+    wisp_net::resolve_host_port(s).map_err(|e| CliError::Input(format!("{what}: {e}")))
+}
+
+/// Clap's parser for a `HOST:PORT` option (`--server`): an address, or a name resolved now
+/// ([`wisp_net::resolve_host_port`]); what does not resolve is bad input naming the option.
+pub fn host_port(s: &str) -> Result<SocketAddr, String> {
+    wisp_net::resolve_host_port(s)
 }
 
 /// Binds `addr` (UDP, and TCP with `tcp`) and lets go at once, so that a port in use, an

@@ -401,3 +401,56 @@ fn both_traces_are_written_or_neither() {
     assert_eq!(left, ["rec.down"], "{err}");
     assert!(dir.path().join("rec.down").is_dir());
 }
+
+/// `--server` takes HOST:PORT (`localhost`, resolved by the system; `[::1]`); a name that does
+/// not resolve is one line naming `--server`, exit code 2.
+#[test]
+fn server_is_host_port() {
+    let _rt = real_time();
+    for (listen, server) in [("127.0.0.1", "localhost"), ("[::1]", "[::1]")] {
+        let port = free_port();
+        let mut s = wisp_server(
+            &[
+                "saturate",
+                "server",
+                "--listen",
+                &format!("{listen}:{port}"),
+                "--sessions",
+                "1",
+            ],
+            false,
+            None,
+        );
+        let o = wisp(&[
+            "saturate",
+            "client",
+            "--server",
+            &format!("{server}:{port}"),
+            "--direction",
+            "down",
+            "--duration-s",
+            "0.3",
+            "--warmup-s",
+            "0",
+            "--max-window",
+            "40",
+            "--json",
+        ]);
+        reap(&mut s, Duration::from_secs(10));
+        assert_ok(&o);
+        assert!(json(&o.stdout)["down"]["packets"].as_u64().unwrap() > 0);
+    }
+    let o = wisp(&[
+        "saturate",
+        "client",
+        "--server",
+        "no-such-host.invalid:9500",
+    ]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains("--server") && err.contains("no-such-host.invalid"),
+        "{err}"
+    );
+}

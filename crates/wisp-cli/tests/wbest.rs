@@ -133,6 +133,47 @@ fn loopback_estimate_has_the_json_fields() {
     assert!(e["time_s"].as_f64().unwrap() > 0.29, "{e}"); // 30 pairs 10 ms apart
 }
 
+/// `--server` takes HOST:PORT: a name (`localhost`, resolved by the system) or an IPv6
+/// address (`[::1]`, where the probes are IPv6 packets: 1452 bytes of UDP payload in 1500).
+/// A name that does not resolve is one line naming `--server`, exit code 2.
+#[test]
+fn server_is_host_port() {
+    let _rt = real_time();
+    for (listen, server) in [("127.0.0.1", "localhost"), ("[::1]", "[::1]")] {
+        let port = free_port();
+        let mut s = wisp_server(
+            &[
+                "wbest",
+                "server",
+                "--listen",
+                &format!("{listen}:{port}"),
+                "--clients",
+                "1",
+            ],
+            false,
+            None,
+        );
+        let o = wisp(&[
+            "wbest",
+            "client",
+            "--server",
+            &format!("{server}:{port}"),
+            "--json",
+        ]);
+        reap(&mut s, Duration::from_secs(5));
+        assert_ok(&o);
+        assert_eq!(estimate(&o)["bytes_sent"].as_u64(), Some(90 * 1500));
+    }
+    let o = wisp(&["wbest", "client", "--server", "no-such-host.invalid:9878"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains("--server") && err.contains("no-such-host.invalid"),
+        "{err}"
+    );
+}
+
 /// `--size` is the IP packet: 65535 bytes, the largest, fits loopback's 65536-byte MTU (a UDP
 /// payload of 65507) and is sent whole.
 #[test]

@@ -141,9 +141,62 @@ pub fn boot_id() -> Option<String> {
         .filter(|s| !s.is_empty())
 }
 
+/// `IP:PORT` (`10.0.0.1:9000`, `[::1]:9000`) or `HOST:PORT` (`localhost:9000`), a name
+/// resolved with the system's resolver (`std::net::ToSocketAddrs`). A name with IPv4 and IPv6
+/// addresses gives its first IPv4 one (wisp's servers listen on `0.0.0.0` by default), else
+/// its first address. The error is one line naming the text.
+pub fn resolve_host_port(s: &str) -> Result<std::net::SocketAddr, String> {
+    use std::net::ToSocketAddrs;
+    if let Ok(a) = s.parse() {
+        return Ok(a);
+    }
+    let example = "HOST:PORT or IP:PORT, e.g. localhost:9000, 10.0.0.1:9000 or [::1]:9000";
+    let Some((host, port)) = s.rsplit_once(':') else {
+        return Err(format!("`{s}` has no port: give {example}"));
+    };
+    if host.is_empty() || port.parse::<u16>().is_err() {
+        return Err(format!("`{s}` is not {example}"));
+    }
+    let addrs: Vec<_> = s
+        .to_socket_addrs()
+        .map_err(|e| format!("cannot resolve `{host}`: {e}"))?
+        .collect();
+    addrs
+        .iter()
+        .find(|a| a.is_ipv4())
+        .or(addrs.first())
+        .copied()
+        .ok_or_else(|| format!("`{host}` resolves to no address"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn host_port_takes_addresses_and_names() {
+        assert_eq!(
+            resolve_host_port("10.0.0.1:9000"),
+            Ok("10.0.0.1:9000".parse().unwrap())
+        );
+        assert_eq!(
+            resolve_host_port("[::1]:9000"),
+            Ok("[::1]:9000".parse().unwrap())
+        );
+        // localhost: the system's resolver (/etc/hosts); its IPv4 address where it has one.
+        let l = resolve_host_port("localhost:9000").unwrap();
+        assert!(l.ip().is_loopback() && l.port() == 9000, "{l}");
+        for bad in [
+            "localhost",
+            "localhost:x",
+            ":9000",
+            "localhost:70000",
+            "no-such-host.invalid:9000",
+        ] {
+            let e = resolve_host_port(bad).unwrap_err();
+            assert!(e.contains('`') && !e.contains('\n'), "{bad}: {e}");
+        }
+    }
 
     #[test]
     fn clock_is_monotonic_and_round_trips() {

@@ -67,9 +67,9 @@ impl std::str::FromStr for FeedbackAddr {
             }
             return Ok(FeedbackAddr::Unix(PathBuf::from(p)));
         }
-        s.parse::<SocketAddr>().map(FeedbackAddr::Udp).map_err(|_| {
-            format!("`{s}` is neither HOST:PORT (an IP address and port) nor unix:PATH")
-        })
+        crate::resolve_host_port(s)
+            .map(FeedbackAddr::Udp)
+            .map_err(|e| format!("{e} (or unix:PATH)"))
     }
 }
 
