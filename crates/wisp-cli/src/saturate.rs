@@ -7,9 +7,7 @@ use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use wisp_core::saturator::{WindowConfig, trace_lines};
 use wisp_core::{Duration, Instant};
-use wisp_net::saturator::{
-    ClientConfig, DEFAULT_PACKET_BYTES, FeedbackAddr, SaturateError, ServerConfig,
-};
+use wisp_net::saturator::{ClientConfig, FeedbackAddr, SaturateError, ServerConfig};
 
 pub const LONG_ABOUT: &str = "\
 Record a link as a Mahimahi trace, the way the Sprout paper's Saturator recorded its cellular
@@ -155,8 +153,15 @@ pub struct ClientArgs {
     /// Inside `wisp link`, $WISP_LINK_EPOCH_NS puts the recording on the replayed trace's axis.
     #[arg(allow_hyphen_values = true, long, value_name = "NS")]
     pub epoch_ns: Option<u64>,
-    /// UDP payload of each packet, bytes (1472: a 1500-byte IPv4 packet, one trace line).
-    #[arg(allow_hyphen_values = true, long, default_value_t = DEFAULT_PACKET_BYTES, value_name = "BYTES")]
+    /// Each packet's size on the wire, bytes: the IP packet, headers included (1500: one trace
+    /// line). The UDP payload is 28 bytes less over IPv4, 48 over IPv6; packets are sent with
+    /// don't-fragment, so one over the path MTU fails the run instead of being fragmented.
+    #[arg(
+        allow_hyphen_values = true,
+        long,
+        default_value_t = 1500,
+        value_name = "BYTES"
+    )]
     pub packet_bytes: usize,
     #[command(flatten)]
     pub window: WindowArgs,
@@ -290,8 +295,16 @@ pub fn saturate(cmd: SaturateCommand) -> Result<(), CliError> {
                 }
                 _ => {}
             }
-            wisp_net::saturator::check_packet_bytes(a.packet_bytes)
-                .map_err(|e| CliError::Input(format!("--packet-bytes: {e}")))?;
+            // The IP packet; the saturator's own check is on the UDP payload behind it.
+            let header = wisp_net::ip_udp_header(&a.server) as usize;
+            let payload = a.packet_bytes.saturating_sub(header);
+            if a.packet_bytes > 65535 || wisp_net::saturator::check_packet_bytes(payload).is_err() {
+                return Err(CliError::Input(format!(
+                    "--packet-bytes: must be {} to 65535 bytes (the IP packet, {header} bytes of IP and UDP header included), not {}",
+                    header + wisp_net::saturator::MIN_PACKET_BYTES,
+                    a.packet_bytes
+                )));
+            }
             let (up, down) = match a.direction {
                 DirectionArg::Up => (true, false),
                 DirectionArg::Down => (false, true),
@@ -327,7 +340,7 @@ pub fn saturate(cmd: SaturateCommand) -> Result<(), CliError> {
                 down,
                 duration: a.duration_s,
                 warmup: a.warmup_s,
-                packet_bytes: a.packet_bytes,
+                packet_bytes: payload,
                 window: a.window.config()?,
                 epoch: a.epoch_ns.map(Instant::from_nanos),
             };

@@ -141,6 +141,49 @@ pub fn boot_id() -> Option<String> {
         .filter(|s| !s.is_empty())
 }
 
+/// IPv4 (20) and UDP (8) header bytes.
+pub const IPV4_UDP_HEADER: u32 = 28;
+/// IPv6 (40) and UDP (8) header bytes.
+pub const IPV6_UDP_HEADER: u32 = 48;
+
+/// IP and UDP header bytes of a datagram to `peer`: what a UDP payload adds on the wire.
+pub fn ip_udp_header(peer: &std::net::SocketAddr) -> u32 {
+    match peer.ip() {
+        std::net::IpAddr::V4(_) => IPV4_UDP_HEADER,
+        // An IPv4 peer of a dual-stack socket travels as IPv4.
+        std::net::IpAddr::V6(a) if a.to_ipv4_mapped().is_some() => IPV4_UDP_HEADER,
+        std::net::IpAddr::V6(_) => IPV6_UDP_HEADER,
+    }
+}
+
+/// Sets don't-fragment (path MTU discovery "do", `IP_PMTUDISC_DO`) on a UDP socket: a
+/// datagram larger than the path MTU is refused by the kernel (`EMSGSIZE`) instead of leaving
+/// in fragments.
+pub fn set_dont_fragment(udp: &std::net::UdpSocket, v6: bool) -> std::io::Result<()> {
+    use rustix::net::sockopt;
+    if v6 {
+        // IPv4 peers of a dual-stack socket follow the IPv4 option (refused on a v6-only one).
+        let _ = sockopt::set_ip_mtu_discover(udp, sockopt::Ipv4PathMtuDiscovery::DO);
+        sockopt::set_ipv6_mtu_discover(udp, sockopt::Ipv6PathMtuDiscovery::DO)?;
+    } else {
+        sockopt::set_ip_mtu_discover(udp, sockopt::Ipv4PathMtuDiscovery::DO)?;
+    }
+    Ok(())
+}
+
+/// The kernel's MTU of the path from `local`'s address to `peer` (the route's, or a smaller
+/// one learned from ICMP), read from a connected socket of its own.
+pub fn path_mtu(local: std::net::IpAddr, peer: std::net::SocketAddr) -> std::io::Result<u32> {
+    let s = std::net::UdpSocket::bind(std::net::SocketAddr::new(local, 0))?;
+    s.connect(peer)?;
+    let mtu = if peer.is_ipv4() {
+        rustix::net::sockopt::ip_mtu(&s)
+    } else {
+        rustix::net::sockopt::ipv6_mtu(&s)
+    };
+    Ok(mtu?)
+}
+
 /// `IP:PORT` (`10.0.0.1:9000`, `[::1]:9000`) or `HOST:PORT` (`localhost:9000`), a name
 /// resolved with the system's resolver (`std::net::ToSocketAddrs`). A name with IPv4 and IPv6
 /// addresses gives its first IPv4 one (wisp's servers listen on `0.0.0.0` by default), else

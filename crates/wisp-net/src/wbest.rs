@@ -30,6 +30,7 @@
 use crate::Clock;
 use crate::session::{enable_receive_timestamps, recv_stamped};
 use crate::wbest_wire::{Control, Direction, HEADER, PROBE_HEADER, ProbeHeader};
+pub use crate::{IPV4_UDP_HEADER, IPV6_UDP_HEADER, ip_udp_header, path_mtu};
 use std::io::{self, Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream, UdpSocket};
 use wisp_core::probe::wbest::{Wbest, WbestConfig, WbestPhase, WbestResult};
@@ -57,21 +58,6 @@ pub enum WbestError {
     TooBig { size: u32, mtu: u32 },
 }
 
-/// IPv4 (20) and UDP (8) header bytes.
-pub const IPV4_UDP_HEADER: u32 = 28;
-/// IPv6 (40) and UDP (8) header bytes.
-pub const IPV6_UDP_HEADER: u32 = 48;
-
-/// IP and UDP header bytes of a datagram to `peer`.
-pub fn ip_udp_header(peer: &SocketAddr) -> u32 {
-    match peer.ip() {
-        std::net::IpAddr::V4(_) => IPV4_UDP_HEADER,
-        // An IPv4 peer of a dual-stack socket travels as IPv4.
-        std::net::IpAddr::V6(a) if a.to_ipv4_mapped().is_some() => IPV4_UDP_HEADER,
-        std::net::IpAddr::V6(_) => IPV6_UDP_HEADER,
-    }
-}
-
 /// The smallest probe (IP packet) to `peer` that carries wisp's probe header.
 pub fn min_probe_size(peer: &SocketAddr) -> u32 {
     ip_udp_header(peer) + PROBE_HEADER as u32
@@ -83,32 +69,6 @@ pub fn probe_payload(size: u32, peer: &SocketAddr) -> Option<usize> {
     (min_probe_size(peer)..=65535)
         .contains(&size)
         .then(|| (size - ip_udp_header(peer)) as usize)
-}
-
-/// Sets don't-fragment (path MTU discovery "do") on a probe socket.
-fn set_dont_fragment(udp: &UdpSocket, v6: bool) -> Result<(), WbestError> {
-    use rustix::net::sockopt;
-    if v6 {
-        // IPv4 peers of a dual-stack socket follow the IPv4 option (refused on a v6-only one).
-        let _ = sockopt::set_ip_mtu_discover(udp, sockopt::Ipv4PathMtuDiscovery::DO);
-        sockopt::set_ipv6_mtu_discover(udp, sockopt::Ipv6PathMtuDiscovery::DO)
-    } else {
-        sockopt::set_ip_mtu_discover(udp, sockopt::Ipv4PathMtuDiscovery::DO)
-    }
-    .map_err(|e| ctx("don't-fragment")(e.into()))
-}
-
-/// The kernel's MTU of the path from `local`'s address to `peer` (the route's, or a smaller
-/// one learned from ICMP), from a connected socket of its own.
-pub fn path_mtu(local: std::net::IpAddr, peer: SocketAddr) -> io::Result<u32> {
-    let s = UdpSocket::bind(SocketAddr::new(local, 0))?;
-    s.connect(peer)?;
-    let mtu = if peer.is_ipv4() {
-        rustix::net::sockopt::ip_mtu(&s)
-    } else {
-        rustix::net::sockopt::ipv6_mtu(&s)
-    };
-    Ok(mtu?)
 }
 
 /// Refuses a probe size the path to `peer` cannot carry unfragmented.
@@ -373,7 +333,7 @@ pub fn client(
     let udp = UdpSocket::bind(SocketAddr::new(local.ip(), 0)).map_err(ctx("udp bind"))?;
     crate::session::set_buffers(&udp);
     enable_receive_timestamps(&udp);
-    set_dont_fragment(&udp, local.is_ipv6())?;
+    crate::set_dont_fragment(&udp, local.is_ipv6()).map_err(ctx("don't-fragment"))?;
     send_msg(
         &mut tcp,
         &Control::Hello {
@@ -504,7 +464,7 @@ pub fn server(
     let udp = UdpSocket::bind(addr).map_err(ctx("udp bind"))?;
     crate::session::set_buffers(&udp);
     enable_receive_timestamps(&udp);
-    set_dont_fragment(&udp, addr.is_ipv6())?;
+    crate::set_dont_fragment(&udp, addr.is_ipv6()).map_err(ctx("don't-fragment"))?;
     on_listen(addr);
     let mut served = 0;
     while max_clients.is_none_or(|m| served < m) {
