@@ -419,9 +419,8 @@ pub fn recv(a: RecvArgs) -> Result<(), CliError> {
         clip_read = Some(parsed);
     }
     if let Some(t) = &a.pingpair_target {
-        let target = t.parse().map_err(|_| {
-            CliError::Input(format!("--pingpair-target: `{t}` is not an IPv4 address"))
-        })?;
+        let target = wisp_net::resolve_ipv4_host(t)
+            .map_err(|e| CliError::Input(format!("--pingpair-target: {e}")))?;
         if !(a.pingpair_mac_mbps > 0.0 && a.pingpair_mac_mbps <= 1e5) {
             return Err(CliError::Input(format!(
                 "--pingpair-mac-mbps: {} is out of range (above 0, at most 100000)",

@@ -212,9 +212,41 @@ pub fn resolve_host_port(s: &str) -> Result<std::net::SocketAddr, String> {
         .ok_or_else(|| format!("`{host}` resolves to no address"))
 }
 
+/// An IPv4 address (`192.168.1.1`) or a host name with one (`localhost`), resolved with the
+/// system's resolver: for tools that reach a host, not a port (ICMP). The error is one line
+/// naming the text.
+pub fn resolve_ipv4_host(s: &str) -> Result<std::net::Ipv4Addr, String> {
+    use std::net::ToSocketAddrs;
+    if let Ok(a) = s.parse() {
+        return Ok(a);
+    }
+    let not = format!("`{s}` is not an IPv4 address or a host name with one");
+    if s.is_empty() || s.contains(':') {
+        return Err(not);
+    }
+    (s, 0)
+        .to_socket_addrs()
+        .map_err(|e| format!("{not}: {e}"))?
+        .find_map(|a| match a.ip() {
+            std::net::IpAddr::V4(v4) => Some(v4),
+            std::net::IpAddr::V6(_) => None,
+        })
+        .ok_or_else(|| format!("{not} (it resolves to IPv6 only)"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn ipv4_host_takes_addresses_and_names() {
+        assert_eq!(resolve_ipv4_host("10.0.0.1"), Ok([10, 0, 0, 1].into()));
+        assert!(resolve_ipv4_host("localhost").unwrap().is_loopback());
+        for bad in ["", "::1", "10.0.0.1:9", "no-such-host.invalid"] {
+            let e = resolve_ipv4_host(bad).unwrap_err();
+            assert!(e.contains("is not an IPv4 address"), "{bad}: {e}");
+        }
+    }
 
     #[test]
     fn host_port_takes_addresses_and_names() {
