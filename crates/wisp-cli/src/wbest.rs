@@ -161,6 +161,22 @@ pub fn wbest(command: WbestCommand) -> Result<(), CliError> {
                     "--server {}: cannot connect: {err} (is `wisp wbest server` running there?)",
                     a.server
                 )),
+                // The server hung up on our Hello: most likely one of another version (it
+                // drops what it cannot parse).
+                WbestError::Io {
+                    what: "control read",
+                    err,
+                } if matches!(
+                    err.kind(),
+                    std::io::ErrorKind::ConnectionReset | std::io::ErrorKind::UnexpectedEof
+                ) =>
+                {
+                    CliError::Io(format!(
+                        "--server {}: the server closed the control connection ({err}); is it a `wisp wbest server` of this version (control format {})?",
+                        a.server,
+                        wisp_net::wbest_wire::VERSION
+                    ))
+                }
                 e => CliError::Io(e.to_string()),
             })?;
             print_report(&r, a.json);

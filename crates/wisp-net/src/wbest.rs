@@ -380,13 +380,22 @@ pub fn serve_one(mut tcp: TcpStream, udp: &UdpSocket) -> Result<WbestReport, Wbe
     tcp.set_read_timeout(Some(CONTROL_TIMEOUT))
         .map_err(ctx("control timeout"))?;
     let _ = tcp.set_nodelay(true);
+    let hello = recv_msg(&mut tcp);
+    // A client of another version: answered in this one, whose header its parser names
+    // ("unsupported version 2"), rather than with a bare reset.
+    if let Err(WbestError::Wire(e @ crate::wbest_wire::WireError::Version { .. })) = &hello {
+        let _ = send_msg(
+            &mut tcp,
+            &Control::Error(format!("this server speaks another version: {e}")),
+        );
+    }
     let Control::Hello {
         direction,
         pairs,
         train,
         size,
         burst,
-    } = recv_msg(&mut tcp)?
+    } = hello?
     else {
         return Err(WbestError::Protocol("expected Hello".into()));
     };
@@ -516,6 +525,27 @@ mod tests {
         assert_eq!(probe_payload(41, &v4), Some(13));
         assert_eq!(probe_payload(60, &v6), None);
         assert_eq!(probe_payload(65536, &v4), None);
+    }
+
+    #[test]
+    fn a_client_of_another_version_is_told() {
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = l.local_addr().unwrap();
+        let udp = UdpSocket::bind(addr).unwrap();
+        let h = std::thread::spawn(move || {
+            let (c, _) = l.accept().unwrap();
+            serve_one(c, &udp).is_err()
+        });
+        let mut tcp = TcpStream::connect(addr).unwrap();
+        tcp.set_read_timeout(Some(CONTROL_TIMEOUT)).unwrap();
+        // Version 1's Hello (its size was the UDP payload).
+        tcp.write_all(&[b'W', b'B', 1, 1, 0, 7, 1, 0, 30, 0, 30, 0x05, 0xdc])
+            .unwrap();
+        match recv_msg(&mut tcp) {
+            Err(WbestError::Peer(e)) => assert!(e.contains("version 1"), "{e}"),
+            other => panic!("{other:?}"),
+        }
+        assert!(h.join().unwrap());
     }
 
     #[test]
