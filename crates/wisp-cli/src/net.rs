@@ -5,7 +5,7 @@ use crate::error::CliError;
 use crate::output;
 use crate::run::apply_params;
 use clap::Args;
-use std::net::{SocketAddr, ToSocketAddrs};
+use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
@@ -237,10 +237,13 @@ fn net_error(e: NetError) -> CliError {
 }
 
 fn resolve(what: &str, s: &str) -> Result<SocketAddr, CliError> {
-    s.to_socket_addrs()
-        .map_err(|e| CliError::Input(format!("{what} `{s}`: {e}")))?
-        .next()
-        .ok_or_else(|| CliError::Input(format!("{what} `{s}`: no address")))
+    wisp_net::resolve_host_port(s).map_err(|e| CliError::Input(format!("{what}: {e}")))
+}
+
+/// Clap's parser for a `HOST:PORT` option (`--server`): an address, or a name resolved now
+/// ([`wisp_net::resolve_host_port`]); what does not resolve is bad input naming the option.
+pub fn host_port(s: &str) -> Result<SocketAddr, String> {
+    wisp_net::resolve_host_port(s)
 }
 
 /// Binds `addr` (UDP, and TCP with `tcp`) and lets go at once, so that a port in use, an
@@ -416,9 +419,8 @@ pub fn recv(a: RecvArgs) -> Result<(), CliError> {
         clip_read = Some(parsed);
     }
     if let Some(t) = &a.pingpair_target {
-        let target = t.parse().map_err(|_| {
-            CliError::Input(format!("--pingpair-target: `{t}` is not an IPv4 address"))
-        })?;
+        let target = wisp_net::resolve_ipv4_host(t)
+            .map_err(|e| CliError::Input(format!("--pingpair-target: {e}")))?;
         if !(a.pingpair_mac_mbps > 0.0 && a.pingpair_mac_mbps <= 1e5) {
             return Err(CliError::Input(format!(
                 "--pingpair-mac-mbps: {} is out of range (above 0, at most 100000)",

@@ -39,7 +39,7 @@ Examples:
 
 #[derive(Args, Debug)]
 pub struct PingPairArgs {
-    /// The gateway (access point) to probe: an IPv4 address.
+    /// The gateway (access point) to probe: an IPv4 address, or a host name with one.
     #[arg(long, value_name = "ADDR")]
     pub target: String,
 
@@ -92,10 +92,8 @@ fn reason(e: Invalid) -> &'static str {
 }
 
 pub fn pingpair(a: PingPairArgs) -> Result<(), CliError> {
-    let target: Ipv4Addr = a
-        .target
-        .parse()
-        .map_err(|_| CliError::Input(format!("--target: `{}` is not an IPv4 address", a.target)))?;
+    let target: Ipv4Addr = wisp_net::resolve_ipv4_host(&a.target)
+        .map_err(|e| CliError::Input(format!("--target: {e}")))?;
     if !(1..=60_000).contains(&a.interval_ms) {
         return Err(CliError::Input(format!(
             "--interval-ms: {} is out of range (1 to 60000)",

@@ -7,9 +7,7 @@ use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use wisp_core::saturator::{WindowConfig, trace_lines};
 use wisp_core::{Duration, Instant};
-use wisp_net::saturator::{
-    ClientConfig, DEFAULT_PACKET_BYTES, FeedbackAddr, SaturateError, ServerConfig,
-};
+use wisp_net::saturator::{ClientConfig, FeedbackAddr, SaturateError, ServerConfig};
 
 pub const LONG_ABOUT: &str = "\
 Record a link as a Mahimahi trace, the way the Sprout paper's Saturator recorded its cellular
@@ -130,8 +128,9 @@ pub enum DirectionArg {
 
 #[derive(Args, Debug)]
 pub struct ClientArgs {
-    /// The server's UDP address, e.g. $WISP_LINK_PEER:9500.
-    #[arg(long, value_name = "ADDR")]
+    /// The server's UDP address, HOST:PORT: e.g. $WISP_LINK_PEER:9500, localhost:9500,
+    /// [::1]:9500.
+    #[arg(long, value_name = "HOST:PORT", value_parser = crate::net::host_port)]
     pub server: SocketAddr,
     /// Seconds to record (after the warm-up).
     #[arg(allow_hyphen_values = true, long, default_value = "30", value_name = "S", value_parser = crate::args::positive_secs)]
@@ -154,8 +153,15 @@ pub struct ClientArgs {
     /// Inside `wisp link`, $WISP_LINK_EPOCH_NS puts the recording on the replayed trace's axis.
     #[arg(allow_hyphen_values = true, long, value_name = "NS")]
     pub epoch_ns: Option<u64>,
-    /// UDP payload of each packet, bytes (1472: a 1500-byte IPv4 packet, one trace line).
-    #[arg(allow_hyphen_values = true, long, default_value_t = DEFAULT_PACKET_BYTES, value_name = "BYTES")]
+    /// Each packet's size on the wire, bytes: the IP packet, headers included (1500: one trace
+    /// line). The UDP payload is 28 bytes less over IPv4, 48 over IPv6; packets are sent with
+    /// don't-fragment, so one over the path MTU fails the run instead of being fragmented.
+    #[arg(
+        allow_hyphen_values = true,
+        long,
+        default_value_t = 1500,
+        value_name = "BYTES"
+    )]
     pub packet_bytes: usize,
     #[command(flatten)]
     pub window: WindowArgs,
@@ -176,6 +182,47 @@ fn with_ext(p: &Path, ext: &str) -> PathBuf {
     s.push(".");
     s.push(ext);
     PathBuf::from(s)
+}
+
+/// A temporary name beside `f`, in the same folder (so a rename moves it into place).
+fn temporary(f: &Path) -> PathBuf {
+    let name = f
+        .file_name()
+        .map(|n| n.to_string_lossy())
+        .unwrap_or_default();
+    f.with_file_name(format!(".{name}.wisp-{}.tmp", std::process::id()))
+}
+
+/// Writes every `(file, contents)` or none: each goes to a temporary name in its folder first,
+/// and the temporaries are renamed into place only when all are complete. On a failure the
+/// temporaries are removed, and so are the files already renamed (the recording's outputs are
+/// a set: `TRACE.up` without its `TRACE.down` is not one).
+fn write_all_or_none(files: &[(PathBuf, String)]) -> Result<(), CliError> {
+    let temps: Vec<PathBuf> = files.iter().map(|(f, _)| temporary(f)).collect();
+    let cleanup = |renamed: &[PathBuf]| {
+        for t in temps.iter().chain(renamed) {
+            let _ = std::fs::remove_file(t);
+        }
+    };
+    for ((f, text), t) in files.iter().zip(&temps) {
+        if let Err(e) = std::fs::write(t, text) {
+            cleanup(&[]);
+            return Err(CliError::Io(format!(
+                "cannot write {} (as {}): {e}",
+                f.display(),
+                t.display()
+            )));
+        }
+    }
+    let mut renamed = vec![];
+    for ((f, _), t) in files.iter().zip(&temps) {
+        if let Err(e) = std::fs::rename(t, f) {
+            cleanup(&renamed);
+            return Err(CliError::Io(format!("cannot write {}: {e}", f.display())));
+        }
+        renamed.push(f.clone());
+    }
+    Ok(())
 }
 
 pub fn saturate(cmd: SaturateCommand) -> Result<(), CliError> {
@@ -248,8 +295,16 @@ pub fn saturate(cmd: SaturateCommand) -> Result<(), CliError> {
                 }
                 _ => {}
             }
-            wisp_net::saturator::check_packet_bytes(a.packet_bytes)
-                .map_err(|e| CliError::Input(format!("--packet-bytes: {e}")))?;
+            // The IP packet; the saturator's own check is on the UDP payload behind it.
+            let header = wisp_net::ip_udp_header(&a.server) as usize;
+            let payload = a.packet_bytes.saturating_sub(header);
+            if a.packet_bytes > 65535 || wisp_net::saturator::check_packet_bytes(payload).is_err() {
+                return Err(CliError::Input(format!(
+                    "--packet-bytes: must be {} to 65535 bytes (the IP packet, {header} bytes of IP and UDP header included), not {}",
+                    header + wisp_net::saturator::MIN_PACKET_BYTES,
+                    a.packet_bytes
+                )));
+            }
             let (up, down) = match a.direction {
                 DirectionArg::Up => (true, false),
                 DirectionArg::Down => (false, true),
@@ -285,13 +340,13 @@ pub fn saturate(cmd: SaturateCommand) -> Result<(), CliError> {
                 down,
                 duration: a.duration_s,
                 warmup: a.warmup_s,
-                packet_bytes: a.packet_bytes,
+                packet_bytes: payload,
                 window: a.window.config()?,
                 epoch: a.epoch_ns.map(Instant::from_nanos),
             };
             let r = wisp_net::saturator::client(&cfg, &stop, &mut |l| eprintln!("{l}"))
                 .map_err(saturate_error)?;
-            let mut written = vec![];
+            let mut traces = vec![];
             for (is_up, f) in &files {
                 let rec = if *is_up { &r.up } else { &r.down };
                 let Some(rec) = rec else { continue };
@@ -302,10 +357,13 @@ pub fn saturate(cmd: SaturateCommand) -> Result<(), CliError> {
                         f.display()
                     );
                 }
-                std::fs::write(f, trace_lines(&rec.counts))
-                    .map_err(|e| CliError::Io(format!("cannot write {}: {e}", f.display())))?;
-                written.push(f.display().to_string());
+                traces.push((f.clone(), trace_lines(&rec.counts)));
             }
+            write_all_or_none(&traces)?;
+            let written: Vec<String> = traces
+                .iter()
+                .map(|(f, _)| f.display().to_string())
+                .collect();
             if a.json {
                 let mut v = serde_json::to_value(&r)
                     .map_err(|e| CliError::Io(format!("cannot serialise the summary: {e}")))?;

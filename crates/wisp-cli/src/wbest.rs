@@ -10,14 +10,18 @@ use wisp_net::wbest_wire::Direction;
 const CLIENT_HELP: &str = "\
 One WBest estimate (Li, Claypool, Kinicki 2008): --pairs packet pairs 10 ms apart give the
 effective capacity C_e (median of L/T_i), a train of --train packets at C_e gives the available
-bandwidth A = C_e (2 - C_e/R) with the train's loss correction. Probes are UDP datagrams of
---size bytes between the two hosts; the server's UDP port is its TCP control port.
+bandwidth A = C_e (2 - C_e/R) with the train's loss correction. Each probe is one IP packet of
+--size bytes on the wire (WBest's L; default 1500, a full Ethernet MTU): a UDP datagram of
+--size - 28 bytes over IPv4, --size - 48 over IPv6, sent with don't-fragment, so a probe larger
+than the path MTU fails the run (naming the MTU) instead of being fragmented. The server's UDP
+port is its TCP control port.
 
 --plus runs WBest+ (Farshad et al., SECON 2014), the form for links that aggregate frames
 (802.11n A-MPDUs): 165 pairs sent in bursts of 33 (66 packets back to back), bursts 10 ms
 apart, then a train of 100; --pairs and --train still override those counts.
 
-Output (--json: one object): capacity_mbps (C_e), available_mbps (A), bytes_sent, time_s.
+Output (--json: one object): capacity_mbps (C_e) and available_mbps (A), rates of IP packets
+(L = --size bytes per probe); bytes_sent, the probes' IP bytes; time_s.
 
 Examples:
   wisp wbest server --listen 0.0.0.0:9878
@@ -66,8 +70,8 @@ pub enum DirectionArg {
 
 #[derive(Args, Debug)]
 pub struct ClientArgs {
-    /// The server's control address, e.g. 10.0.0.1:9878.
-    #[arg(long)]
+    /// The server's control address, HOST:PORT: e.g. 10.0.0.1:9878, localhost:9878, [::1]:9878.
+    #[arg(long, value_name = "HOST:PORT", value_parser = crate::net::host_port)]
     pub server: SocketAddr,
     /// Packet pairs n (1-1000) [default: 30; 165 with --plus].
     #[arg(allow_hyphen_values = true, long)]
@@ -78,7 +82,8 @@ pub struct ClientArgs {
     /// WBest+: pairs in bursts of 33, bursts 10 ms apart, 165 pairs, a train of 100.
     #[arg(long)]
     pub plus: bool,
-    /// Probe size in bytes (UDP payload, 64-65507).
+    /// Probe size in bytes: the IP packet on the wire, headers included (64-65535; the UDP
+    /// payload is 28 bytes less over IPv4, 48 over IPv6).
     #[arg(allow_hyphen_values = true, long, default_value_t = 1500)]
     pub size: u32,
     /// Which way the probes go.
@@ -126,9 +131,13 @@ pub fn wbest(command: WbestCommand) -> Result<(), CliError> {
                     cfg.burst, cfg.burst, cfg.pairs
                 )));
             }
-            if !(64..=65507).contains(&a.size) {
+            // The IP packet must hold the IP and UDP headers and wisp's probe header (41
+            // bytes over IPv4, 61 over IPv6), and WBest's config asks for 64 at least.
+            let min = wisp_net::wbest::min_probe_size(&a.server).max(64);
+            if wisp_net::wbest::probe_payload(a.size, &a.server).is_none() || a.size < min {
                 return Err(CliError::Input(format!(
-                    "--size: must be 64 to 65507 bytes (a UDP payload), not {}",
+                    "--size: must be {min} to 65535 bytes (the IP packet, {} bytes of IP and UDP header included), not {}",
+                    wisp_net::wbest::ip_udp_header(&a.server),
                     a.size
                 )));
             }
@@ -152,6 +161,22 @@ pub fn wbest(command: WbestCommand) -> Result<(), CliError> {
                     "--server {}: cannot connect: {err} (is `wisp wbest server` running there?)",
                     a.server
                 )),
+                // The server hung up on our Hello: most likely one of another version (it
+                // drops what it cannot parse).
+                WbestError::Io {
+                    what: "control read",
+                    err,
+                } if matches!(
+                    err.kind(),
+                    std::io::ErrorKind::ConnectionReset | std::io::ErrorKind::UnexpectedEof
+                ) =>
+                {
+                    CliError::Io(format!(
+                        "--server {}: the server closed the control connection ({err}); is it a `wisp wbest server` of this version (control format {})?",
+                        a.server,
+                        wisp_net::wbest_wire::VERSION
+                    ))
+                }
                 e => CliError::Io(e.to_string()),
             })?;
             print_report(&r, a.json);

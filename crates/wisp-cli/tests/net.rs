@@ -1121,6 +1121,17 @@ fn analyze_reads_a_log_and_rejects_bad_ones() {
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(err.lines().count(), 1, "{err}");
     assert!(err.contains("bad.log:2"), "{err}");
+    // Time going back (was sorted and accepted): the line that goes back is named.
+    let back = dir.path().join("back.log");
+    std::fs::write(&back, "0 + 1500\n5 # 1500\n5 - 1500 5.000\n3 # 1500\n").unwrap();
+    let o = wisp(&["analyze", back.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains("back.log:4:") && err.contains("line 3"),
+        "{err}"
+    );
     // An empty log: the file is named, not a line 0 of it.
     let empty = dir.path().join("empty.log");
     std::fs::write(&empty, "# base timestamp: 0\n").unwrap();

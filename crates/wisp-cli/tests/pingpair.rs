@@ -23,6 +23,25 @@ fn bad_input_is_one_line_and_exit_code_2() {
         &["pingpair", "--target", "gateway.local"],
         "--target: `gateway.local` is not an IPv4 address",
     );
+    // A host name with an IPv4 address is a target (the system's resolver; as --server of the
+    // other tools): the next bad option is what is named.
+    assert_bad_pingpair(
+        &["pingpair", "--target", "localhost", "--count", "0"],
+        "--count",
+    );
+    assert_bad_pingpair(&["pingpair", "--target", "::1"], "--target: `::1`");
+    assert_bad_pingpair(
+        &[
+            "recv",
+            "--listen",
+            "127.0.0.1:0",
+            "--pingpair-target",
+            "localhost",
+            "--pingpair-mac-mbps",
+            "0",
+        ],
+        "--pingpair-mac-mbps",
+    );
     assert_bad_pingpair(
         &["pingpair", "--target", "127.0.0.1", "--tos-high", "0x1b8"],
         "--tos-high",

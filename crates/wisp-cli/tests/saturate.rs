@@ -51,6 +51,7 @@ fn bad_input_is_exit_code_2() {
     let c = ["saturate", "client", "--server", "127.0.0.1:9"];
     for (extra, needle) in [
         (vec!["--packet-bytes", "10"], "--packet-bytes"),
+        (vec!["--packet-bytes", "65536"], "--packet-bytes"),
         (vec!["--duration-s", "0"], "--duration-s"),
         (
             vec!["--min-window", "50", "--max-window", "10"],
@@ -361,4 +362,176 @@ fn recordings_through_wisp_link_match_every_shipped_cellular_trace() {
     eprintln!("{compared} recordings of {SECS} s, five traces at once: {wall:.1} s wall time");
     assert_eq!(compared, 2 * TRACES.len());
     assert!(failures.is_empty(), "{failures:#?}");
+}
+
+/// `--out TRACE` with both directions writes TRACE.up and TRACE.down, or neither: here
+/// TRACE.down becomes a folder while the client records (loopback, 2 s), so it cannot be
+/// written, and TRACE.up must not be left behind alone (nor any temporary file).
+#[test]
+fn both_traces_are_written_or_neither() {
+    let _rt = real_time();
+    let port = free_port();
+    let listen = format!("127.0.0.1:{port}");
+    let mut server = wisp_server(
+        &["saturate", "server", "--listen", &listen, "--sessions", "1"],
+        false,
+        None,
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("rec");
+    let client = wisp_command()
+        .args(["saturate", "client", "--server", &listen])
+        .args(["--duration-s", "2", "--warmup-s", "0", "--max-window", "40"])
+        .args(["--out", out.to_str().unwrap()])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // After the client's checks of --out (at its start), before it writes (after 2 s).
+    std::thread::sleep(Duration::from_millis(700));
+    std::fs::create_dir(dir.path().join("rec.down")).unwrap();
+    let o = client.wait_with_output().unwrap();
+    reap(&mut server, Duration::from_secs(10));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.contains("rec.down"), "{err}");
+    let left: Vec<String> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(left, ["rec.down"], "{err}");
+    assert!(dir.path().join("rec.down").is_dir());
+}
+
+/// `--server` takes HOST:PORT (`localhost`, resolved by the system; `[::1]`); a name that does
+/// not resolve is one line naming `--server`, exit code 2.
+#[test]
+fn server_is_host_port() {
+    let _rt = real_time();
+    for (listen, server) in [("127.0.0.1", "localhost"), ("[::1]", "[::1]")] {
+        let port = free_port();
+        let mut s = wisp_server(
+            &[
+                "saturate",
+                "server",
+                "--listen",
+                &format!("{listen}:{port}"),
+                "--sessions",
+                "1",
+            ],
+            false,
+            None,
+        );
+        let o = wisp(&[
+            "saturate",
+            "client",
+            "--server",
+            &format!("{server}:{port}"),
+            "--direction",
+            "down",
+            "--duration-s",
+            "0.3",
+            "--warmup-s",
+            "0",
+            "--max-window",
+            "40",
+            "--json",
+        ]);
+        reap(&mut s, Duration::from_secs(10));
+        assert_ok(&o);
+        assert!(json(&o.stdout)["down"]["packets"].as_u64().unwrap() > 0);
+    }
+    let o = wisp(&[
+        "saturate",
+        "client",
+        "--server",
+        "no-such-host.invalid:9500",
+    ]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains("--server") && err.contains("no-such-host.invalid"),
+        "{err}"
+    );
+}
+
+/// Runs `wisp saturate client --direction down --packet-bytes SIZE` for 1 s inside `wisp link`
+/// on const:12mbps, the server on the host; `log`: the link's log folder.
+fn through_link_with_size(size: &str, log: &Path) -> std::process::Output {
+    let port = free_port();
+    let mut server = wisp_server(
+        &[
+            "saturate",
+            "server",
+            "--listen",
+            &format!("0.0.0.0:{port}"),
+            "--sessions",
+            "1",
+        ],
+        false,
+        None,
+    );
+    let client = format!(
+        "{} saturate client --server $WISP_LINK_PEER:{port} --direction down \
+         --duration-s 1 --warmup-s 0 --packet-bytes {size} --json",
+        bin()
+    );
+    let o = Command::new(bin())
+        .args([
+            "link",
+            "--downlink",
+            "const:12mbps",
+            "--uplink",
+            "const:12mbps",
+        ])
+        .args(["--log", log.to_str().unwrap()])
+        .args(["--", "timeout", "20", "sh", "-c", &client])
+        .current_dir(root())
+        .output()
+        .unwrap();
+    let _ = server.kill();
+    reap(&mut server, Duration::from_secs(5));
+    o
+}
+
+/// `--packet-bytes` is the IP packet (one trace line per packet, 1500 bytes as Mahimahi
+/// credits it): through `wisp link` (TUN MTU 1500), `--packet-bytes 1500` gives 1500-byte
+/// packets on the downlink and no fragments (as a UDP payload, 1500 bytes went as a 1500-byte
+/// fragment and a 48-byte one); 1600 fails naming `--packet-bytes` and the path MTU.
+#[test]
+fn packet_bytes_is_the_ip_packet_on_the_wire() {
+    let t = "packet_bytes_is_the_ip_packet_on_the_wire";
+    if !privileged(t) {
+        return;
+    }
+    let _rt = real_time();
+    let dir = tempfile::tempdir().unwrap();
+    let o = through_link_with_size("1500", &dir.path().join("l"));
+    assert_ok(&o);
+    let log = std::fs::read_to_string(dir.path().join("l/downlink.log")).unwrap();
+    let sizes: Vec<u64> = log
+        .lines()
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            (f.len() == 3 && f[1] == "+").then(|| f[2].parse().unwrap())
+        })
+        .collect();
+    let full = sizes.iter().filter(|&&b| b == 1500).count();
+    let other = sizes.len() - full;
+    eprintln!("downlink: {full} packets of 1500 bytes, {other} others");
+    // 12 Mbit/s for 1 s: about 1,000 packets of 1500 bytes.
+    assert!(full > 500, "{full} of {}", sizes.len());
+    assert!(sizes.iter().all(|&b| b <= 1500), "{sizes:?}");
+    // The server's few control packets, not a fragment per packet.
+    assert!(other < full / 10, "{other} others beside {full}");
+
+    let o = through_link_with_size("1600", &dir.path().join("l2"));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success(), "{err}");
+    let line = err
+        .lines()
+        .find(|l| l.contains("--packet-bytes 1600"))
+        .unwrap_or_else(|| panic!("no --packet-bytes line: {err}"));
+    assert!(line.contains("MTU of 1500"), "{line}");
 }

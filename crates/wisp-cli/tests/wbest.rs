@@ -43,7 +43,10 @@ fn out_of_range_parameters_are_bad_input() {
         (vec!["--pairs", "1001"], "--pairs"),
         (vec!["--train", "1"], "--train"),
         (vec!["--size", "10"], "--size"),
-        (vec!["--size", "65535"], "--size"),
+        // The IP packet: 41 bytes hold IPv4's and UDP's headers and the probe's, 64 is the
+        // least WBest's config takes, 65535 the largest IP packet.
+        (vec!["--size", "63"], "--size"),
+        (vec!["--size", "65536"], "--size"),
         (vec!["--plus", "--pairs", "20"], "--pairs"),
     ] {
         let mut full = vec!["wbest", "client", "--server", "127.0.0.1:9"];
@@ -130,6 +133,72 @@ fn loopback_estimate_has_the_json_fields() {
     assert!(e["time_s"].as_f64().unwrap() > 0.29, "{e}"); // 30 pairs 10 ms apart
 }
 
+/// `--server` takes HOST:PORT: a name (`localhost`, resolved by the system) or an IPv6
+/// address (`[::1]`, where the probes are IPv6 packets: 1452 bytes of UDP payload in 1500).
+/// A name that does not resolve is one line naming `--server`, exit code 2.
+#[test]
+fn server_is_host_port() {
+    let _rt = real_time();
+    for (listen, server) in [("127.0.0.1", "localhost"), ("[::1]", "[::1]")] {
+        let port = free_port();
+        let mut s = wisp_server(
+            &[
+                "wbest",
+                "server",
+                "--listen",
+                &format!("{listen}:{port}"),
+                "--clients",
+                "1",
+            ],
+            false,
+            None,
+        );
+        let o = wisp(&[
+            "wbest",
+            "client",
+            "--server",
+            &format!("{server}:{port}"),
+            "--json",
+        ]);
+        reap(&mut s, Duration::from_secs(5));
+        assert_ok(&o);
+        assert_eq!(estimate(&o)["bytes_sent"].as_u64(), Some(90 * 1500));
+    }
+    let o = wisp(&["wbest", "client", "--server", "no-such-host.invalid:9878"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains("--server") && err.contains("no-such-host.invalid"),
+        "{err}"
+    );
+}
+
+/// `--size` is the IP packet: 65535 bytes, the largest, fits loopback's 65536-byte MTU (a UDP
+/// payload of 65507) and is sent whole.
+#[test]
+fn loopback_takes_the_largest_ip_packet() {
+    let _rt = real_time();
+    let port = free_port();
+    let mut s = server(port);
+    let o = wisp(&[
+        "wbest",
+        "client",
+        "--server",
+        &format!("127.0.0.1:{port}"),
+        "--size",
+        "65535",
+        "--pairs",
+        "5",
+        "--train",
+        "5",
+        "--json",
+    ]);
+    reap(&mut s, Duration::from_secs(5));
+    assert_ok(&o);
+    assert_eq!(estimate(&o)["bytes_sent"].as_u64(), Some(15 * 65535));
+}
+
 #[test]
 fn loopback_wbest_plus_sends_its_bursts_and_longer_train() {
     let _rt = real_time();
@@ -164,6 +233,12 @@ fn through_link(crossing: bool) -> serde_json::Value {
 }
 
 fn through(link: &[&str], crossing: bool, size: &str) -> serde_json::Value {
+    let o = run_through(link, crossing, size);
+    assert_ok(&o);
+    estimate(&o)
+}
+
+fn run_through(link: &[&str], crossing: bool, size: &str) -> Output {
     let port = free_port();
     let iperf_port = free_port();
     let mut iperf = crossing.then(|| {
@@ -197,8 +272,74 @@ fn through(link: &[&str], crossing: bool, size: &str) -> serde_json::Value {
     if let Some(i) = iperf.as_mut() {
         reap(i, Duration::from_secs(5));
     }
+    o
+}
+
+/// WBest's probes are 1500-byte packets on the wire: through `wisp link` (TUN MTU 1500) with
+/// the default `--size`, the link's log shows each of the 90 probes as one 1500-byte IP packet
+/// (a 1500-byte UDP payload went as a 1500-byte fragment and a 48-byte one), and C_e is the
+/// link's 12 Mbit/s of IP. A probe over the MTU fails the run naming `--size` and the MTU.
+#[test]
+fn probes_are_size_byte_ip_packets_on_the_wire() {
+    let t = "probes_are_size_byte_ip_packets_on_the_wire";
+    if !privileged(t) {
+        return;
+    }
+    let _rt = real_time();
+    let logs = tempfile::tempdir().unwrap();
+    let log_dir = logs.path().join("l");
+    let log_arg = log_dir.to_str().unwrap().to_string();
+    let o = run_through(
+        &[
+            "--downlink",
+            "const:12mbps",
+            "--uplink",
+            "const:12mbps",
+            "--log",
+            &log_arg,
+        ],
+        false,
+        "1500",
+    );
     assert_ok(&o);
-    estimate(&o)
+    let e = estimate(&o);
+    eprintln!("wbest --size 1500 on const:12mbps: {e}");
+    let log = std::fs::read_to_string(log_dir.join("downlink.log")).unwrap();
+    let sizes: Vec<u64> = log
+        .lines()
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            (f.len() == 3 && f[1] == "+").then(|| f[2].parse().unwrap())
+        })
+        .collect();
+    let full = sizes.iter().filter(|&&b| b == 1500).count();
+    let other = sizes.len() - full;
+    eprintln!("downlink: {full} packets of 1500 bytes, {other} others ({sizes:?})");
+    assert_eq!(full, 90, "{sizes:?}");
+    // The rest is the control connection (a handful of TCP segments), not 90 fragments.
+    assert!(other < 30, "{other} other packets: {sizes:?}");
+    assert_eq!(e["bytes_sent"].as_u64(), Some(90 * 1500));
+    let ce = e["capacity_mbps"].as_f64().unwrap();
+    assert!((ce - 12.0).abs() / 12.0 < 0.10, "C_e {ce}");
+
+    // 1600 bytes do not fit the link's 1500: refused loudly, no estimate.
+    let o = run_through(
+        &["--downlink", "const:12mbps", "--uplink", "const:12mbps"],
+        false,
+        "1600",
+    );
+    let err = String::from_utf8_lossy(&o.stderr);
+    eprintln!("--size 1600: {err}");
+    assert!(!o.status.success(), "{err}");
+    assert!(
+        !String::from_utf8_lossy(&o.stdout).contains("capacity_mbps"),
+        "{err}"
+    );
+    let line = err
+        .lines()
+        .find(|l| l.contains("--size 1600"))
+        .unwrap_or_else(|| panic!("no --size line: {err}"));
+    assert!(line.contains("MTU of 1500"), "{line}");
 }
 
 #[test]
@@ -257,16 +398,16 @@ fn on_the_wifi_medium_ce_is_the_saturation_throughput() {
     ]);
     assert_ok(&b);
     let sat = json(&b.stdout)["simulated_mbps"].as_f64().unwrap();
-    // 1472 bytes of UDP payload = 1500-byte IP packets, as the saturation run's.
+    // 1500-byte IP packets, as the saturation run's.
     let e = through(
         &[
             "--downlink",
             "wifi:std=11g,rate=54mbps,stations=0,load=none",
         ],
         false,
-        "1472",
+        "1500",
     );
-    let ce_ip = e["capacity_mbps"].as_f64().unwrap() * 1500.0 / 1472.0;
+    let ce_ip = e["capacity_mbps"].as_f64().unwrap();
     eprintln!("wbest on wifi:std=11g (saturation {sat:.2} Mbit/s): {e}");
     assert!(
         (ce_ip - sat).abs() / sat < 0.15,

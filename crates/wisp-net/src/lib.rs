@@ -141,9 +141,137 @@ pub fn boot_id() -> Option<String> {
         .filter(|s| !s.is_empty())
 }
 
+/// IPv4 (20) and UDP (8) header bytes.
+pub const IPV4_UDP_HEADER: u32 = 28;
+/// IPv6 (40) and UDP (8) header bytes.
+pub const IPV6_UDP_HEADER: u32 = 48;
+
+/// IP and UDP header bytes of a datagram to `peer`: what a UDP payload adds on the wire.
+pub fn ip_udp_header(peer: &std::net::SocketAddr) -> u32 {
+    match peer.ip() {
+        std::net::IpAddr::V4(_) => IPV4_UDP_HEADER,
+        // An IPv4 peer of a dual-stack socket travels as IPv4.
+        std::net::IpAddr::V6(a) if a.to_ipv4_mapped().is_some() => IPV4_UDP_HEADER,
+        std::net::IpAddr::V6(_) => IPV6_UDP_HEADER,
+    }
+}
+
+/// Sets don't-fragment (path MTU discovery "do", `IP_PMTUDISC_DO`) on a UDP socket: a
+/// datagram larger than the path MTU is refused by the kernel (`EMSGSIZE`) instead of leaving
+/// in fragments.
+pub fn set_dont_fragment(udp: &std::net::UdpSocket, v6: bool) -> std::io::Result<()> {
+    use rustix::net::sockopt;
+    if v6 {
+        // IPv4 peers of a dual-stack socket follow the IPv4 option (refused on a v6-only one).
+        let _ = sockopt::set_ip_mtu_discover(udp, sockopt::Ipv4PathMtuDiscovery::DO);
+        sockopt::set_ipv6_mtu_discover(udp, sockopt::Ipv6PathMtuDiscovery::DO)?;
+    } else {
+        sockopt::set_ip_mtu_discover(udp, sockopt::Ipv4PathMtuDiscovery::DO)?;
+    }
+    Ok(())
+}
+
+/// The kernel's MTU of the path from `local`'s address to `peer` (the route's, or a smaller
+/// one learned from ICMP), read from a connected socket of its own.
+pub fn path_mtu(local: std::net::IpAddr, peer: std::net::SocketAddr) -> std::io::Result<u32> {
+    let s = std::net::UdpSocket::bind(std::net::SocketAddr::new(local, 0))?;
+    s.connect(peer)?;
+    let mtu = if peer.is_ipv4() {
+        rustix::net::sockopt::ip_mtu(&s)
+    } else {
+        rustix::net::sockopt::ipv6_mtu(&s)
+    };
+    Ok(mtu?)
+}
+
+/// `IP:PORT` (`10.0.0.1:9000`, `[::1]:9000`) or `HOST:PORT` (`localhost:9000`), a name
+/// resolved with the system's resolver (`std::net::ToSocketAddrs`). A name with IPv4 and IPv6
+/// addresses gives its first IPv4 one (wisp's servers listen on `0.0.0.0` by default), else
+/// its first address. The error is one line naming the text.
+pub fn resolve_host_port(s: &str) -> Result<std::net::SocketAddr, String> {
+    use std::net::ToSocketAddrs;
+    if let Ok(a) = s.parse() {
+        return Ok(a);
+    }
+    let example = "HOST:PORT or IP:PORT, e.g. localhost:9000, 10.0.0.1:9000 or [::1]:9000";
+    let Some((host, port)) = s.rsplit_once(':') else {
+        return Err(format!("`{s}` has no port: give {example}"));
+    };
+    if host.is_empty() || port.parse::<u16>().is_err() {
+        return Err(format!("`{s}` is not {example}"));
+    }
+    let addrs: Vec<_> = s
+        .to_socket_addrs()
+        .map_err(|e| format!("cannot resolve `{host}`: {e}"))?
+        .collect();
+    addrs
+        .iter()
+        .find(|a| a.is_ipv4())
+        .or(addrs.first())
+        .copied()
+        .ok_or_else(|| format!("`{host}` resolves to no address"))
+}
+
+/// An IPv4 address (`192.168.1.1`) or a host name with one (`localhost`), resolved with the
+/// system's resolver: for tools that reach a host, not a port (ICMP). The error is one line
+/// naming the text.
+pub fn resolve_ipv4_host(s: &str) -> Result<std::net::Ipv4Addr, String> {
+    use std::net::ToSocketAddrs;
+    if let Ok(a) = s.parse() {
+        return Ok(a);
+    }
+    let not = format!("`{s}` is not an IPv4 address or a host name with one");
+    if s.is_empty() || s.contains(':') {
+        return Err(not);
+    }
+    (s, 0)
+        .to_socket_addrs()
+        .map_err(|e| format!("{not}: {e}"))?
+        .find_map(|a| match a.ip() {
+            std::net::IpAddr::V4(v4) => Some(v4),
+            std::net::IpAddr::V6(_) => None,
+        })
+        .ok_or_else(|| format!("{not} (it resolves to IPv6 only)"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn ipv4_host_takes_addresses_and_names() {
+        assert_eq!(resolve_ipv4_host("10.0.0.1"), Ok([10, 0, 0, 1].into()));
+        assert!(resolve_ipv4_host("localhost").unwrap().is_loopback());
+        for bad in ["", "::1", "10.0.0.1:9", "no-such-host.invalid"] {
+            let e = resolve_ipv4_host(bad).unwrap_err();
+            assert!(e.contains("is not an IPv4 address"), "{bad}: {e}");
+        }
+    }
+
+    #[test]
+    fn host_port_takes_addresses_and_names() {
+        assert_eq!(
+            resolve_host_port("10.0.0.1:9000"),
+            Ok("10.0.0.1:9000".parse().unwrap())
+        );
+        assert_eq!(
+            resolve_host_port("[::1]:9000"),
+            Ok("[::1]:9000".parse().unwrap())
+        );
+        // localhost: the system's resolver (/etc/hosts); its IPv4 address where it has one.
+        let l = resolve_host_port("localhost:9000").unwrap();
+        assert!(l.ip().is_loopback() && l.port() == 9000, "{l}");
+        for bad in [
+            "localhost",
+            "localhost:x",
+            ":9000",
+            "localhost:70000",
+            "no-such-host.invalid:9000",
+        ] {
+            let e = resolve_host_port(bad).unwrap_err();
+            assert!(e.contains('`') && !e.contains('\n'), "{bad}: {e}");
+        }
+    }
 
     #[test]
     fn clock_is_monotonic_and_round_trips() {

@@ -23,7 +23,8 @@
 //! neither); on a rate link (`const:`, `steps:`, `wifi-outage`) one `#` line per millisecond
 //! carries the bytes the rate offers in it; a per-packet trace (`trace-packets:`) writes each
 //! line with the bytes it credits. Mahimahi's own logs parse too (their base timestamp is
-//! subtracted).
+//! subtracted). Both write events as time goes, so [`analyze`] refuses a time that goes back
+//! from the line before, or one before the base timestamp, naming the line.
 //!
 //! [`analyze`] computes, from one log: throughput, capacity and utilisation as
 //! `mm-throughput-graph` does (over the span of all events), per-packet queueing-delay
@@ -228,6 +229,9 @@ pub fn analyze(reader: impl BufRead, file: &str) -> Result<LogAnalysis, LogError
     };
     let mut base: f64 = 0.0;
     let mut events: Vec<(f64, Event)> = Vec::new();
+    // The previous event's time and line: a log is written as time goes, so time never goes
+    // back (events of one millisecond share its whole-ms stamp).
+    let mut prev: Option<(f64, usize)> = None;
     for (i, line) in reader.lines().enumerate() {
         let line = line.map_err(|e| err(i + 1, format!("cannot read: {e}")))?;
         let l = line.trim();
@@ -257,7 +261,26 @@ pub fn analyze(reader: impl BufRead, file: &str) -> Result<LogAnalysis, LogError
                 Err(err(i + 1, format!("`{s}` is not a non-negative number")))
             }
         };
-        let t = num(0)? - base;
+        let stamp = num(0)?;
+        let t = stamp - base;
+        if t < 0.0 {
+            return Err(err(
+                i + 1,
+                format!("time {stamp} ms is before the log's base timestamp {base} ms"),
+            ));
+        }
+        if let Some((pt, pl)) = prev
+            && t < pt
+        {
+            return Err(err(
+                i + 1,
+                format!(
+                    "time {stamp} ms goes back from line {pl}'s {} ms (a log's events are in time order)",
+                    pt + base
+                ),
+            ));
+        }
+        prev = Some((t, i + 1));
         let ev = match f.get(1).copied() {
             Some("+") => Event::Arrival(num(2)? as u64),
             Some("#") => Event::Opportunity(num(2)? as u64),
@@ -273,8 +296,7 @@ pub fn analyze(reader: impl BufRead, file: &str) -> Result<LogAnalysis, LogError
             "no events (not a log of `wisp link --log` or mm-link, or an empty one)".into(),
         ));
     }
-    // Stable: events of one millisecond keep their order.
-    events.sort_by(|a, b| a.0.total_cmp(&b.0));
+    // In time order (checked above); events of one millisecond in the order written.
     let first = events[0].0;
     let last = events[events.len() - 1].0;
     let dur_s = (last - first) / 1e3;
@@ -492,12 +514,13 @@ mod tests {
 
     #[test]
     fn huge_numbers_do_not_overflow() {
-        // Found by the fuzz target `mmlog_analyze`.
+        // Found by the fuzz target `mmlog_analyze` (there out of time order, which is now an
+        // error of its own).
         let log =
-            "6 # 55555555555555555555555\n3 # 55555555555555555555\n4 d 99999999999999999999 1\n";
+            "3 # 55555555555555555555\n4 d 99999999999999999999 1\n6 # 55555555555555555555555\n";
         let a = analyze(log.as_bytes(), "x").unwrap();
         assert!(a.capacity_kbps.is_finite());
-        let log = "1e300 - 10 0\n0 - 10 1e300\n";
+        let log = "0 - 10 1e300\n1e300 - 10 0\n";
         let _ = analyze(log.as_bytes(), "x").unwrap();
         // A span of 10^12 ms costs nothing.
         let log = "0 - 10 0\n1000000000000 - 10 0\n";
@@ -557,5 +580,25 @@ mod tests {
         assert!(analyze("1 - 10\n".as_bytes(), "f").is_err());
         assert!(analyze("".as_bytes(), "f").is_err());
         assert!(analyze("-5 + 10\n".as_bytes(), "f").is_err());
+        // Time going back is refused at its line; equal stamps (one millisecond) are fine.
+        let e = analyze(
+            "1 + 10\n3 # 1500\n3 - 10 2.0\n2 # 1500\n".as_bytes(),
+            "f.log",
+        )
+        .unwrap_err();
+        assert_eq!(e.line, 4, "{e}");
+        assert!(e.to_string().starts_with("f.log:4:"), "{e}");
+        assert!(e.message.contains("line 3"), "{e}");
+        // So is an event before the base timestamp.
+        let e = analyze("# base timestamp: 100\n99 + 10\n".as_bytes(), "f.log").unwrap_err();
+        assert_eq!(e.line, 2, "{e}");
+        // Mahimahi's absolute stamps above their base are in order.
+        assert!(
+            analyze(
+                "# base timestamp: 100\n100 + 10\n101 - 10 1\n".as_bytes(),
+                "f"
+            )
+            .is_ok()
+        );
     }
 }

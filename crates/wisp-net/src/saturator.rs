@@ -29,8 +29,10 @@
 //! the replayed trace's own time axis).
 //!
 //! Deviations from the paper's tool: UDP payloads of 1472 bytes (1500-byte IPv4 packets, one
-//! full MTU per trace line as Mahimahi credits it) instead of 1400; the window rules are in
-//! [`wisp_core::saturator`].
+//! full MTU per trace line as Mahimahi credits it; `wisp saturate --packet-bytes` is the IP
+//! packet and gives the payload behind it per address family) instead of 1400, sent with
+//! don't-fragment (a packet over the path MTU fails the run, naming the size and the MTU,
+//! rather than leaving as two fragments); the window rules are in [`wisp_core::saturator`].
 
 use crate::Clock;
 use crate::saturator_wire::{
@@ -50,6 +52,8 @@ use wisp_core::{Duration, Instant};
 
 /// The default UDP payload: a 1500-byte IPv4 packet.
 pub const DEFAULT_PACKET_BYTES: usize = 1472;
+/// The smallest UDP payload: a data packet's header and body.
+pub const MIN_PACKET_BYTES: usize = HEADER + DATA_BODY;
 
 /// Where feedback goes: a UDP address or a Unix datagram socket's path.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -67,9 +71,9 @@ impl std::str::FromStr for FeedbackAddr {
             }
             return Ok(FeedbackAddr::Unix(PathBuf::from(p)));
         }
-        s.parse::<SocketAddr>().map(FeedbackAddr::Udp).map_err(|_| {
-            format!("`{s}` is neither HOST:PORT (an IP address and port) nor unix:PATH")
-        })
+        crate::resolve_host_port(s)
+            .map(FeedbackAddr::Udp)
+            .map_err(|e| format!("{e} (or unix:PATH)"))
     }
 }
 
@@ -199,6 +203,20 @@ fn send(sock: &Sock, b: &[u8], to: &Peer, failed: &mut u64) -> io::Result<bool> 
             *failed += 1;
             Ok(false)
         }
+        // Don't-fragment is set: a datagram over the path MTU fails loudly, naming the size.
+        Err(e) if e.raw_os_error() == Some(nix::libc::EMSGSIZE) => {
+            let (ip, mtu) = match to {
+                Peer::Udp(a) => (
+                    b.len() as u32 + crate::ip_udp_header(a),
+                    crate::path_mtu(unspecified_for(a).ip(), *a)
+                        .map_or(String::new(), |m| format!(" of {m} bytes")),
+                ),
+                Peer::Unix(_) => (b.len() as u32, String::new()),
+            };
+            Err(io::Error::other(format!(
+                "--packet-bytes {ip}: a {ip}-byte IP packet is larger than the path MTU{mtu} to {to} (packets are sent with don't-fragment; give a smaller --packet-bytes)"
+            )))
+        }
         Err(e) => Err(e),
     }
 }
@@ -215,6 +233,8 @@ fn udp(bind: SocketAddr) -> Result<UdpSocket, SaturateError> {
     let s = UdpSocket::bind(bind).map_err(io_ctx(format!("cannot bind UDP {bind}")))?;
     s.set_nonblocking(true)
         .map_err(io_ctx("cannot make a socket non-blocking"))?;
+    // MTU-sized packets leave whole or not at all (one packet, one trace line).
+    crate::set_dont_fragment(&s, bind.is_ipv6()).map_err(io_ctx("cannot set don't-fragment"))?;
     set_buffers(&s);
     // Root may go past net.core.rmem_max (the kernel doubles the figure).
     {
@@ -642,6 +662,7 @@ pub struct ClientConfig {
     /// How long the recording lasts, after the warm-up.
     pub duration: Duration,
     pub warmup: Duration,
+    /// UDP payload bytes of each packet (the IP packet less [`crate::ip_udp_header`]).
     pub packet_bytes: usize,
     pub window: WindowConfig,
     /// Trace timestamps count from this monotonic instant (default: the recording's start).
@@ -767,6 +788,17 @@ pub fn client(
         .map_err(|e| SaturateError::Input(format!("packet size: {e}")))?;
     if !cfg.up && !cfg.down {
         return Err(SaturateError::Input("no direction to saturate".into()));
+    }
+    // Both directions carry packets of this size: refuse one the route to the server cannot
+    // carry whole before the handshake (packets are sent with don't-fragment).
+    let ip = cfg.packet_bytes as u32 + crate::ip_udp_header(&cfg.server);
+    if let Ok(mtu) = crate::path_mtu(unspecified_for(&cfg.server).ip(), cfg.server)
+        && ip > mtu
+    {
+        return Err(SaturateError::Protocol(format!(
+            "--packet-bytes {ip}: a {ip}-byte IP packet is larger than the path MTU of {mtu} bytes to {} (packets are sent with don't-fragment; give --packet-bytes {mtu} or less)",
+            cfg.server
+        )));
     }
     let clock = Clock::new();
     let session: u32 = rand::random::<u32>() | 1;
@@ -975,7 +1007,8 @@ fn client_session(
         }
         if now >= next_progress {
             let secs = (now - last.0).as_secs_f64();
-            let mbps = |pkts: f64| pkts * cfg.packet_bytes as f64 * 8.0 / secs / 1e6;
+            let ip_bytes = cfg.packet_bytes as f64 + f64::from(crate::ip_udp_header(&cfg.server));
+            let mbps = |pkts: f64| pkts * ip_bytes * 8.0 / secs / 1e6;
             let mut line = format!("t={:5.1} s", (now - start).as_secs_f64());
             if now < from {
                 line.push_str(" (warm-up)");

@@ -15,10 +15,22 @@
 //! `gettimeofday` after `recvfrom`); the control format is this crate's; the receiver's
 //! clock is shifted onto the sender's by the report's arrival (only differences matter to the
 //! equations); the time to a result includes the control exchanges between the phases.
+//!
+//! Probe size: `WbestConfig::size` is `L`, the IP packet as the link carries it (WBest's
+//! probes are 1500-byte packets on the wire, and `C_i = L / T_i` divides the bytes the link
+//! serialised by the dispersion). Each probe is one UDP datagram of `L − 28` bytes over IPv4,
+//! `L − 48` over IPv6 ([`probe_payload`]), sent with don't-fragment set
+//! (`IP_PMTUDISC_DO` / `IPV6_PMTUDISC_DO`): a probe larger than the path MTU is refused by the
+//! kernel and the run fails naming `--size` and the MTU ([`WbestError::TooBig`]) rather than
+//! sending fragments, whose second piece would stretch every pair's dispersion. The sender
+//! checks the route's MTU before the first probe (the server tells the client in the second
+//! `Ready` or an `Error`), and an `EMSGSIZE` during the run (a smaller path MTU learned from
+//! the network) ends it the same way.
 
 use crate::Clock;
 use crate::session::{enable_receive_timestamps, recv_stamped};
 use crate::wbest_wire::{Control, Direction, HEADER, PROBE_HEADER, ProbeHeader};
+pub use crate::{IPV4_UDP_HEADER, IPV6_UDP_HEADER, ip_udp_header, path_mtu};
 use std::io::{self, Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream, UdpSocket};
 use wisp_core::probe::wbest::{Wbest, WbestConfig, WbestPhase, WbestResult};
@@ -40,6 +52,36 @@ pub enum WbestError {
     Peer(String),
     #[error("protocol: {0}")]
     Protocol(String),
+    #[error(
+        "--size {size}: a probe is a {size}-byte IP packet, larger than the path MTU of {mtu} bytes (sent with don't-fragment; give --size {mtu} or less)"
+    )]
+    TooBig { size: u32, mtu: u32 },
+}
+
+/// The smallest probe (IP packet) to `peer` that carries wisp's probe header.
+pub fn min_probe_size(peer: &SocketAddr) -> u32 {
+    ip_udp_header(peer) + PROBE_HEADER as u32
+}
+
+/// UDP payload bytes of a probe that is a `size`-byte IP packet to `peer`; `None` when
+/// `size` cannot hold the headers and wisp's probe header, or exceeds an IP packet (65535).
+pub fn probe_payload(size: u32, peer: &SocketAddr) -> Option<usize> {
+    (min_probe_size(peer)..=65535)
+        .contains(&size)
+        .then(|| (size - ip_udp_header(peer)) as usize)
+}
+
+/// Refuses a probe size the path to `peer` cannot carry unfragmented.
+fn check_fits(cfg: &WbestConfig, udp: &UdpSocket, peer: SocketAddr) -> Result<(), WbestError> {
+    let local = udp.local_addr().map_err(ctx("local address"))?.ip();
+    match path_mtu(local, peer) {
+        Ok(mtu) if cfg.size > mtu => Err(WbestError::TooBig {
+            size: cfg.size,
+            mtu,
+        }),
+        // No MTU to read (an unusual socket family): the send's EMSGSIZE still catches it.
+        _ => Ok(()),
+    }
 }
 
 fn ctx(what: &'static str) -> impl FnOnce(io::Error) -> WbestError {
@@ -89,7 +131,14 @@ fn run_sender(
 ) -> Result<WbestResult, WbestError> {
     let clock = Clock::new();
     let mut w = Wbest::new(cfg, clock.now())?;
-    let mut buf = vec![0u8; cfg.size as usize];
+    let payload = probe_payload(cfg.size, &peer).ok_or_else(|| {
+        WbestError::Protocol(format!(
+            "a {}-byte probe cannot carry the headers to {peer} (at least {} bytes)",
+            cfg.size,
+            min_probe_size(&peer)
+        ))
+    })?;
+    let mut buf = vec![0u8; payload];
     for _ in 0..2 {
         let Some(phase) = w.phase() else { break };
         // Send the phase, paced.
@@ -103,7 +152,22 @@ fn run_sender(
                     sent_ns: sent.as_nanos(),
                 }
                 .emit(&mut buf)?;
-                udp.send_to(&buf, peer).map_err(ctx("probe send"))?;
+                if let Err(e) = udp.send_to(&buf, peer) {
+                    if e.raw_os_error() == Some(nix::libc::EMSGSIZE) {
+                        let local = udp.local_addr().map_err(ctx("local address"))?.ip();
+                        return Err(match path_mtu(local, peer) {
+                            Ok(mtu) => WbestError::TooBig {
+                                size: cfg.size,
+                                mtu,
+                            },
+                            Err(_) => WbestError::Protocol(format!(
+                                "--size {}: the kernel refused a probe as larger than the path MTU (EMSGSIZE; probes are sent with don't-fragment)",
+                                cfg.size
+                            )),
+                        });
+                    }
+                    return Err(ctx("probe send")(e));
+                }
                 w.on_probe_sent(p.phase, p.index, sent);
                 continue;
             }
@@ -269,6 +333,7 @@ pub fn client(
     let udp = UdpSocket::bind(SocketAddr::new(local.ip(), 0)).map_err(ctx("udp bind"))?;
     crate::session::set_buffers(&udp);
     enable_receive_timestamps(&udp);
+    crate::set_dont_fragment(&udp, local.is_ipv6()).map_err(ctx("don't-fragment"))?;
     send_msg(
         &mut tcp,
         &Control::Hello {
@@ -291,16 +356,18 @@ pub fn client(
     }
     .emit(&mut hello)?;
     udp.send_to(&hello, server).map_err(ctx("udp announce"))?;
+    // Wait for the server's go: Ready after it saw our announcement (and, when it sends the
+    // probes, found that they fit the path), or its Error.
+    if recv_msg(&mut tcp)? != Control::Ready {
+        return Err(WbestError::Protocol("expected Ready".into()));
+    }
     match direction {
         Direction::FromServer => {
             run_receiver(cfg, &mut tcp, &udp)?;
             report_from(recv_msg(&mut tcp)?)
         }
         Direction::ToServer => {
-            // Wait for the server's go (Ready after it saw our announcement).
-            if recv_msg(&mut tcp)? != Control::Ready {
-                return Err(WbestError::Protocol("expected Ready".into()));
-            }
+            check_fits(&cfg, &udp, server)?;
             let r = run_sender(cfg, &mut tcp, &udp, server)?;
             send_msg(&mut tcp, &result_msg(&r))?;
             Ok(report_of(&r))
@@ -313,13 +380,22 @@ pub fn serve_one(mut tcp: TcpStream, udp: &UdpSocket) -> Result<WbestReport, Wbe
     tcp.set_read_timeout(Some(CONTROL_TIMEOUT))
         .map_err(ctx("control timeout"))?;
     let _ = tcp.set_nodelay(true);
+    let hello = recv_msg(&mut tcp);
+    // A client of another version: answered in this one, whose header its parser names
+    // ("unsupported version 2"), rather than with a bare reset.
+    if let Err(WbestError::Wire(e @ crate::wbest_wire::WireError::Version { .. })) = &hello {
+        let _ = send_msg(
+            &mut tcp,
+            &Control::Error(format!("this server speaks another version: {e}")),
+        );
+    }
     let Control::Hello {
         direction,
         pairs,
         train,
         size,
         burst,
-    } = recv_msg(&mut tcp)?
+    } = hello?
     else {
         return Err(WbestError::Protocol("expected Hello".into()));
     };
@@ -356,7 +432,21 @@ pub fn serve_one(mut tcp: TcpStream, udp: &UdpSocket) -> Result<WbestReport, Wbe
     };
     match direction {
         Direction::FromServer => {
-            let r = run_sender(cfg, &mut tcp, udp, peer)?;
+            // The client hears why the probes cannot go (too big for the path, or a send
+            // that failed) instead of waiting for them.
+            let sent = check_fits(&cfg, udp, peer).and_then(|()| {
+                send_msg(&mut tcp, &Control::Ready)?;
+                run_sender(cfg, &mut tcp, udp, peer)
+            });
+            let r = match sent {
+                Ok(r) => r,
+                Err(e) => {
+                    if !matches!(e, WbestError::Peer(_)) {
+                        let _ = send_msg(&mut tcp, &Control::Error(e.to_string()));
+                    }
+                    return Err(e);
+                }
+            };
             send_msg(&mut tcp, &result_msg(&r))?;
             Ok(report_of(&r))
         }
@@ -383,6 +473,7 @@ pub fn server(
     let udp = UdpSocket::bind(addr).map_err(ctx("udp bind"))?;
     crate::session::set_buffers(&udp);
     enable_receive_timestamps(&udp);
+    crate::set_dont_fragment(&udp, addr.is_ipv6()).map_err(ctx("don't-fragment"))?;
     on_listen(addr);
     let mut served = 0;
     while max_clients.is_none_or(|m| served < m) {
@@ -415,6 +506,46 @@ mod tests {
             assert_eq!(r, s);
             assert!(r.capacity_mbps > 0.0, "{r:?}");
         }
+    }
+
+    #[test]
+    fn a_probe_is_an_ip_packet_of_size_bytes() {
+        let v4: SocketAddr = "10.0.0.1:9".parse().unwrap();
+        let v6: SocketAddr = "[2001:db8::1]:9".parse().unwrap();
+        let mapped: SocketAddr = "[::ffff:10.0.0.1]:9".parse().unwrap();
+        // 20 + 8 and 40 + 8 header bytes.
+        assert_eq!(probe_payload(1500, &v4), Some(1472));
+        assert_eq!(probe_payload(1500, &v6), Some(1452));
+        assert_eq!(probe_payload(1500, &mapped), Some(1472));
+        assert_eq!(probe_payload(65535, &v4), Some(65507));
+        // The probe header (13 bytes) must fit behind the IP and UDP headers.
+        assert_eq!(min_probe_size(&v4), 41);
+        assert_eq!(min_probe_size(&v6), 61);
+        assert_eq!(probe_payload(40, &v4), None);
+        assert_eq!(probe_payload(41, &v4), Some(13));
+        assert_eq!(probe_payload(60, &v6), None);
+        assert_eq!(probe_payload(65536, &v4), None);
+    }
+
+    #[test]
+    fn a_client_of_another_version_is_told() {
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = l.local_addr().unwrap();
+        let udp = UdpSocket::bind(addr).unwrap();
+        let h = std::thread::spawn(move || {
+            let (c, _) = l.accept().unwrap();
+            serve_one(c, &udp).is_err()
+        });
+        let mut tcp = TcpStream::connect(addr).unwrap();
+        tcp.set_read_timeout(Some(CONTROL_TIMEOUT)).unwrap();
+        // Version 1's Hello (its size was the UDP payload).
+        tcp.write_all(&[b'W', b'B', 1, 1, 0, 7, 1, 0, 30, 0, 30, 0x05, 0xdc])
+            .unwrap();
+        match recv_msg(&mut tcp) {
+            Err(WbestError::Peer(e)) => assert!(e.contains("version 1"), "{e}"),
+            other => panic!("{other:?}"),
+        }
+        assert!(h.join().unwrap());
     }
 
     #[test]

@@ -2,11 +2,13 @@
 //! and the UDP probe header. Versioned and length-checked, big-endian, unlike WBest 1.0's raw
 //! host-order structs; parsing never panics and names what is wrong.
 //!
-//! Control message: `"WB"` · version (1) · type (u8) · body length (u16) · body.
+//! Control message: `"WB"` · version (2) · type (u8) · body length (u16) · body. Version 2:
+//! `Hello`'s size is the probe's IP packet (version 1: its UDP payload), and the server answers
+//! the client's UDP announcement with a second `Ready` (or an `Error`) in both directions.
 //!
 //! | type | message | body |
 //! |---|---|---|
-//! | 1 | `Hello` | direction (0 to-server, 1 from-server) · pairs u16 · train u16 · size u16 · [burst u16: pairs per burst, WBest+; absent = 1] |
+//! | 1 | `Hello` | direction (0 to-server, 1 from-server) · pairs u16 · train u16 · size u16 (IP packet bytes) · [burst u16: pairs per burst, WBest+; absent = 1] |
 //! | 2 | `Ready` | — |
 //! | 3 | `PhaseDone` | phase (0 pairs, 1 train) · probes sent u16 |
 //! | 4 | `Arrivals` | phase · count u16 · count × (index u16 · receive time u64 ns) |
@@ -24,7 +26,7 @@ pub use crate::frame::WireError;
 use crate::frame::{Framing, u16_at, u64_at};
 
 /// The format's version.
-pub const VERSION: u8 = 1;
+pub const VERSION: u8 = 2;
 /// Control header bytes.
 pub const HEADER: usize = 6;
 /// Probe header bytes.
@@ -317,7 +319,7 @@ mod tests {
             size: 1500,
             burst: 1,
         };
-        let b = [b'W', b'B', 1, 1, 0, 7, 1, 0, 30, 0, 30, 0x05, 0xdc];
+        let b = [b'W', b'B', 2, 1, 0, 7, 1, 0, 30, 0, 30, 0x05, 0xdc];
         assert_eq!(m.emit(), b);
         assert_eq!(Control::parse(&b), Ok(m));
         // WBest+: the burst follows.
@@ -328,15 +330,15 @@ mod tests {
             size: 1500,
             burst: 33,
         };
-        let b = [b'W', b'B', 1, 1, 0, 9, 1, 0, 165, 0, 100, 0x05, 0xdc, 0, 33];
+        let b = [b'W', b'B', 2, 1, 0, 9, 1, 0, 165, 0, 100, 0x05, 0xdc, 0, 33];
         assert_eq!(m.emit(), b);
         assert_eq!(Control::parse(&b), Ok(m));
         // Any other body length is an error naming the expected one.
         assert!(matches!(
-            Control::parse(&[b'W', b'B', 1, 1, 0, 8, 1, 0, 165, 0, 100, 0x05, 0xdc, 0]),
+            Control::parse(&[b'W', b'B', 2, 1, 0, 8, 1, 0, 165, 0, 100, 0x05, 0xdc, 0]),
             Err(WireError::Length { expected: 7, .. })
         ));
-        assert_eq!(Control::Ready.emit(), [b'W', b'B', 1, 2, 0, 0]);
+        assert_eq!(Control::Ready.emit(), [b'W', b'B', 2, 2, 0, 0]);
         let r = Control::Arrivals {
             phase: WbestPhase::Train,
             records: vec![(2, 0x0102)],
@@ -344,7 +346,7 @@ mod tests {
         assert_eq!(
             r.emit(),
             [
-                b'W', b'B', 1, 4, 0, 13, 1, 0, 1, 0, 2, 0, 0, 0, 0, 0, 0, 1, 2
+                b'W', b'B', 2, 4, 0, 13, 1, 0, 1, 0, 2, 0, 0, 0, 0, 0, 0, 1, 2
             ]
         );
     }
@@ -360,18 +362,18 @@ mod tests {
             Err(WireError::BadMagic("WBest message"))
         );
         assert_eq!(
-            Control::parse(b"WB\x02\x02\0\0"),
+            Control::parse(b"WB\x01\x02\0\0"),
             Err(WireError::Version {
-                got: 2,
-                supported: 1
+                got: 1,
+                supported: 2
             })
         );
         assert_eq!(
-            Control::parse(b"WB\x01\x09\0\0"),
+            Control::parse(b"WB\x02\x09\0\0"),
             Err(WireError::UnknownType(9))
         );
         assert_eq!(
-            Control::parse(b"WB\x01\x02\0\x01x"),
+            Control::parse(b"WB\x02\x02\0\x01x"),
             Err(WireError::Length {
                 kind: 2,
                 expected: 0,
@@ -379,12 +381,12 @@ mod tests {
             })
         );
         assert_eq!(
-            Control::parse(b"WB\x01\x02\0\0x"),
+            Control::parse(b"WB\x02\x02\0\0x"),
             Err(WireError::Trailing(1))
         );
         // An Arrivals count that disagrees with the length.
         assert!(matches!(
-            Control::parse(b"WB\x01\x04\0\x03\x00\x00\x05"),
+            Control::parse(b"WB\x02\x04\0\x03\x00\x00\x05"),
             Err(WireError::Length { kind: 4, .. })
         ));
         assert_eq!(
