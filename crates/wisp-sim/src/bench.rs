@@ -239,6 +239,52 @@ mod tests {
     }
 
     #[test]
+    fn a_cancel_flag_stops_the_runs_under_way() {
+        // Two runs of an hour (tens of seconds of wall time each) and two not started.
+        let scenarios: Vec<Scenario> = (0..4)
+            .map(|_| {
+                let link = "const:50mbps".parse::<LinkSpec>().unwrap().load().unwrap();
+                let mut s = Scenario::new(link, "cbr:rate-kbps=40000".parse().unwrap());
+                s.duration = wisp_core::Duration::from_secs(3600);
+                s
+            })
+            .collect();
+        let cancel = AtomicBool::new(false);
+        // A run that ran to its end would be `Ok`: every run is stopped (the two under way at
+        // the engine's cancel point), not waited for.
+        let r = std::thread::scope(|s| {
+            s.spawn(|| {
+                std::thread::sleep(std::time::Duration::from_millis(200));
+                cancel.store(true, Ordering::Relaxed);
+            });
+            run_all_map_or_cancel(&scenarios, 2, &|_, _, _| {}, &|_, _| (), &cancel)
+        });
+        assert_eq!(r.len(), 4);
+        assert!(
+            r.iter().all(|r| matches!(r, Err(SimError::Cancelled))),
+            "{r:?}"
+        );
+        // Never set: the runs of run_all_map, to the last bit.
+        let short: Vec<Scenario> = scenarios
+            .iter()
+            .map(|s| Scenario {
+                duration: wisp_core::Duration::from_secs(2),
+                ..s.clone()
+            })
+            .collect();
+        let keep = |_: usize, r: RunResult| r.report;
+        let plain = run_all_map(&short, 2, &|_, _, _| {}, &keep);
+        let polled =
+            run_all_map_or_cancel(&short, 2, &|_, _, _| {}, &keep, &AtomicBool::new(false));
+        assert_eq!(plain.len(), polled.len());
+        for (a, b) in plain.iter().zip(&polled) {
+            let (a, b) = (a.as_ref().unwrap(), b.as_ref().unwrap());
+            assert!(a.flows[0].throughput_kbps > 30_000.0, "{a:?}");
+            assert_eq!(format!("{a:?}"), format!("{b:?}"));
+        }
+    }
+
+    #[test]
     fn scheme_lists_keep_their_parameters() {
         assert_eq!(split_schemes("ideal,cbr"), ["ideal", "cbr"]);
         assert_eq!(

@@ -96,6 +96,9 @@ pub fn run_or_cancel(
     let cases = Case::all();
     let mut rows = vec![];
     for (i, case) in cases.iter().enumerate() {
+        if cancel.load(Ordering::Relaxed) {
+            return Err(SimError::Cancelled);
+        }
         let seeds: Vec<u64> = (0..u64::from(runs)).map(|k| seed.wrapping_add(k)).collect();
         let saturating = med(&seeds
             .iter()
