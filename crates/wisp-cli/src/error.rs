@@ -41,3 +41,12 @@ impl From<wisp_sim::sim::SimError> for CliError {
         CliError::Input(e.to_string())
     }
 }
+
+impl From<wisp_report::output::OutputError> for CliError {
+    fn from(e: wisp_report::output::OutputError) -> Self {
+        match e {
+            wisp_report::output::OutputError::Input(m) => CliError::Input(m),
+            wisp_report::output::OutputError::Io(m) => CliError::Io(m),
+        }
+    }
+}

@@ -14,157 +14,31 @@ pub fn print_json(value: &impl Serialize) -> Result<(), CliError> {
     writeln!(out, "{s}").map_err(|e| CliError::Io(format!("cannot write to stdout: {e}")))
 }
 
-/// Files to write into an output folder. Nothing touches the disk until [`OutputDir::commit`],
-/// which writes each file under a temporary name and renames it into place, so a failed command
-/// leaves no partial files.
+/// Files to write into an output folder, all at once ([`wisp_report::output::OutputDir`]).
 #[derive(Debug, Default)]
-pub struct OutputDir {
-    files: Vec<(PathBuf, Vec<u8>)>,
-}
+pub struct OutputDir(wisp_report::output::OutputDir);
 
 impl OutputDir {
     pub fn add(&mut self, name: impl Into<PathBuf>, bytes: impl Into<Vec<u8>>) {
-        self.files.push((name.into(), bytes.into()));
+        self.0.add(name, bytes);
     }
 
+    /// Writes every file, or none ([`wisp_report::output::OutputDir::commit`]).
     pub fn commit(self, dir: &Path) -> Result<(), CliError> {
-        let io = |what: &str, p: &Path, e: std::io::Error| {
-            CliError::Io(format!("cannot {what} {}: {e}", p.display()))
-        };
-        // The folders this commit creates, innermost first: removed again if it fails.
-        let created: Vec<PathBuf> = dir
-            .ancestors()
-            .take_while(|d| !d.as_os_str().is_empty() && !d.exists())
-            .map(Path::to_path_buf)
-            .collect();
-        let remove_created = || {
-            for d in &created {
-                let _ = std::fs::remove_dir(d);
-            }
-        };
-        if let Err(e) = std::fs::create_dir_all(dir) {
-            remove_created();
-            return Err(io("create", dir, e));
-        }
-        let mut written = vec![];
-        let result = (|| {
-            for (name, bytes) in &self.files {
-                let path = dir.join(name);
-                if let Some(parent) = path.parent() {
-                    std::fs::create_dir_all(parent).map_err(|e| io("create", parent, e))?;
-                }
-                let tmp = path.with_file_name(format!(
-                    ".{}.tmp{}",
-                    path.file_name()
-                        .map(|n| n.to_string_lossy())
-                        .unwrap_or_default(),
-                    std::process::id()
-                ));
-                std::fs::write(&tmp, bytes).map_err(|e| io("write", &tmp, e))?;
-                written.push((tmp, path));
-            }
-            Ok(())
-        })();
-        if let Err(e) = result {
-            for (tmp, _) in &written {
-                let _ = std::fs::remove_file(tmp);
-            }
-            // Subfolders (`plots/`) first, then the folders made for `dir`; only empty ones go.
-            for (name, _) in &self.files {
-                for d in dir.join(name).ancestors().skip(1) {
-                    if d == dir {
-                        break;
-                    }
-                    let _ = std::fs::remove_dir(d);
-                }
-            }
-            remove_created();
-            return Err(e);
-        }
-        // A folder in a file's place would stop the renames half way: refused before any.
-        if let Some((_, path)) = written.iter().find(|(_, p)| p.is_dir()) {
-            for (tmp, _) in &written {
-                let _ = std::fs::remove_file(tmp);
-            }
-            return Err(io(
-                "write",
-                path,
-                std::io::Error::other("a folder is in the way"),
-            ));
-        }
-        for (i, (tmp, path)) in written.iter().enumerate() {
-            if let Err(e) = std::fs::rename(tmp, path) {
-                // No temporary file stays behind (those renamed already are complete).
-                for (tmp, _) in &written[i..] {
-                    let _ = std::fs::remove_file(tmp);
-                }
-                return Err(io("rename into", path, e));
-            }
-        }
-        Ok(())
+        self.0.commit(dir).map_err(CliError::from)
     }
 }
 
-/// Refuses, before anything runs, an output folder `dir` (given as `flag`) that cannot be one:
-/// an existing file, a path below a file, or one whose nearest existing folder this user may
-/// not write into. Bad input, exit code 2, and nothing written.
+/// Refuses, before anything runs, an output folder `dir` (given as `flag`) that cannot be one
+/// ([`wisp_report::output::check_out_dir`]): bad input, exit code 2, and nothing written.
 pub fn check_out_dir(flag: &str, dir: &Path) -> Result<(), CliError> {
-    check_folder(flag, dir, dir)
+    wisp_report::output::check_out_dir(flag, dir).map_err(CliError::from)
 }
 
-/// [`check_out_dir`] of `dir` for the path `named` (`dir` itself, or a file to go into it),
-/// which the messages name as the user gave it.
-fn check_folder(flag: &str, named: &Path, dir: &Path) -> Result<(), CliError> {
-    let writable = |d: &Path| {
-        use nix::unistd::{AccessFlags, access};
-        access(d, AccessFlags::W_OK | AccessFlags::X_OK).map_err(|e| {
-            CliError::Input(format!(
-                "{flag} {}: cannot write into {}: {}",
-                named.display(),
-                d.display(),
-                e.desc()
-            ))
-        })
-    };
-    for d in dir.ancestors() {
-        if d.as_os_str().is_empty() {
-            return writable(Path::new("."));
-        }
-        match std::fs::metadata(d) {
-            Ok(m) if m.is_dir() => return writable(d),
-            Ok(_) if d == named => {
-                return Err(CliError::Input(format!(
-                    "{flag} {}: is a file, not a folder",
-                    named.display()
-                )));
-            }
-            Ok(_) => {
-                return Err(CliError::Input(format!(
-                    "{flag} {}: {} is a file, not a folder",
-                    named.display(),
-                    d.display()
-                )));
-            }
-            // Missing (or below a file): look further up.
-            Err(_) => {}
-        }
-    }
-    Ok(())
-}
-
-/// Refuses, before anything runs, an output file `path` (given as `flag`) that is a folder,
-/// lies below a file, or goes into a folder this user may not write into.
+/// Refuses, before anything runs, an output file `path` (given as `flag`) that cannot be one
+/// ([`wisp_report::output::check_out_file`]).
 pub fn check_out_file(flag: &str, path: &Path) -> Result<(), CliError> {
-    if path.is_dir() {
-        return Err(CliError::Input(format!(
-            "{flag} {}: is a folder, not a file",
-            path.display()
-        )));
-    }
-    match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => check_folder(flag, path, d),
-        _ => Ok(()),
-    }
+    wisp_report::output::check_out_file(flag, path).map_err(CliError::from)
 }
 
 /// A progress bar on stderr when stderr is a terminal; hidden otherwise.

@@ -1,9 +1,10 @@
 //! `wisp reproduce PAPER`: re-run a paper's experiments and write its figures.
 
 use crate::error::CliError;
-use crate::output::{self, OutputDir};
+use crate::output;
 use clap::{Args, ValueEnum};
 use std::path::{Path, PathBuf};
+use wisp_report::reproduce::Reproduced;
 use wisp_sim::reproduce::{
     Check, alfalfa, gcc_wifi, kwikr, kwikr_calls, mehrotra, shipped, sprout, wbest,
 };
@@ -127,14 +128,12 @@ pub fn reproduce(a: ReproduceArgs) -> Result<(), CliError> {
             let seed = crate::args::seed(a.seed)?;
             let result =
                 with_progress(|on_done| Ok::<_, CliError>(wbest::run(a.quick, seed, on_done)))?;
+            let result = Reproduced::Wbest(result);
+            result.write_outputs(a.quick, &out)?;
+            let Reproduced::Wbest(result) = result else {
+                unreachable!()
+            };
             let checks = result.checks();
-            let mut files = with_summary("wbest", Some(a.quick), &result, &checks, [])?;
-            files.add("table.csv", result.csv());
-            files.add("report.html", wisp_report::wbest::html(&result));
-            for (name, svg) in wisp_report::wbest::figures(&result) {
-                files.add(Path::new("figures").join(name), svg);
-            }
-            files.commit(&out)?;
             println!(
                 "{:>4} {:>7}  {:>15} {:>15} {:>15} {:>15} {:>15}",
                 "case", "truth", "wbest", "igi-ptr", "pathchirp", "pathload", "spruce"
@@ -166,22 +165,11 @@ pub fn reproduce(a: ReproduceArgs) -> Result<(), CliError> {
                 seed,
                 jobs,
             };
-            let result = with_progress(|on_done| gcc_wifi::run(&options, on_done))?;
-            let mut files = OutputDir::default();
-            files.add("report.html", wisp_report::gcc_wifi::html(&result));
-            for (name, svg) in wisp_report::gcc_wifi::figures(&result) {
-                files.add(Path::new("figures").join(name), svg);
-            }
-            files.add("dm_pdf.csv", wisp_report::gcc_wifi::dm_pdf_csv(&result));
-            files.add(
-                "timeseries.csv",
-                wisp_report::gcc_wifi::timeseries_csv(&result),
-            );
-            files.add("summary.csv", wisp_report::gcc_wifi::summary_csv(&result));
-            let summary = result.summary(a.quick);
-            files.add("summary.json", to_json(&summary)?);
-            files.commit(&out)?;
-            print_each("", &result.checks());
+            let result =
+                Reproduced::GccWifi(with_progress(|on_done| gcc_wifi::run(&options, on_done))?);
+            result.write_outputs(a.quick, &out)?;
+            let checks: Vec<Check> = result.checks().into_iter().map(|(_, c)| c).collect();
+            print_each("", &checks);
             eprintln!("wisp: wrote {}", out.join("report.html").display());
         }
         Paper::Mehrotra => {
@@ -191,38 +179,14 @@ pub fn reproduce(a: ReproduceArgs) -> Result<(), CliError> {
                 seed,
                 jobs,
             };
-            let result = with_progress(|on_done| mehrotra::run(&options, on_done))?;
+            let result =
+                Reproduced::Mehrotra(with_progress(|on_done| mehrotra::run(&options, on_done))?);
+            result.write_outputs(a.quick, &out)?;
+            let Reproduced::Mehrotra(result) = result else {
+                unreachable!()
+            };
             let checks = result.checks();
             let calibration = result.calibration_checks();
-            // Its summary.json has no `quick`.
-            let mut files = with_summary(
-                "mehrotra",
-                None,
-                &result,
-                &checks,
-                [("calibration", serde_json::json!(&calibration))],
-            )?;
-            files.add("report.html", wisp_report::mehrotra::html(&result));
-            for (name, svg) in wisp_report::mehrotra::figures(&result) {
-                files.add(Path::new("figures").join(name), svg);
-            }
-            for s in &result.sweeps {
-                files.add(format!("sweep-{}.csv", s.link), wisp_report::sweep::csv(s));
-            }
-            files.add("tables.csv", wisp_report::mehrotra::table_csv(&result));
-            files.add(
-                "delta_hat_sweep.csv",
-                wisp_report::mehrotra::delta_sweep_csv(&result),
-            );
-            files.add(
-                "sensitivity.csv",
-                wisp_report::mehrotra::sensitivity_csv(&result),
-            );
-            files.add(
-                "timeseries.csv",
-                wisp_report::mehrotra::timeseries_csv(&result),
-            );
-            files.commit(&out)?;
             let calibrated = print_each("calibration (not a claim): ", &calibration);
             let met = print_each("", &checks);
             println!(
@@ -253,24 +217,12 @@ fn kwikr_paper(a: &ReproduceArgs, out: &Path, jobs: usize) -> Result<(), CliErro
     let calls = with_progress(|on_done| {
         kwikr_calls::run(&calls_options, on_done).map_err(CliError::input)
     })?;
-    let calls_summary = calls.summary();
-    let checks = result.checks(calls_summary.checks.clone());
-    let mut files = with_summary(
-        "kwikr",
-        Some(a.quick),
-        &result,
-        &checks,
-        [("calls", serde_json::json!(&calls_summary))],
-    )?;
-    files.add("pairs.csv", result.pairs_csv());
-    for (name, text) in calls.files() {
-        files.add(name, text);
-    }
-    files.add("report.html", result.html(&checks));
-    if let Some(f) = &result.fig5 {
-        files.add(Path::new("figures").join("fig5.svg"), kwikr::fig5_svg(f));
-    }
-    files.commit(out)?;
+    let result = Reproduced::Kwikr(result, calls);
+    result.write_outputs(a.quick, out)?;
+    let Reproduced::Kwikr(result, calls) = result else {
+        unreachable!()
+    };
+    let checks = result.checks(calls.summary().checks);
     for s in result.settings.iter().chain(&result.sensitivity) {
         let c = &s.confusion;
         println!(
@@ -314,11 +266,6 @@ fn with_progress<R, E: Into<CliError>>(
     Ok(result)
 }
 
-fn to_json(value: &impl serde::Serialize) -> Result<Vec<u8>, CliError> {
-    serde_json::to_vec_pretty(value)
-        .map_err(|e| CliError::Io(format!("cannot serialise results: {e}")))
-}
-
 /// Every check, then how many are met.
 fn print_checks(checks: &[Check]) {
     let met = print_each("", checks);
@@ -340,44 +287,18 @@ fn print_each(prefix: &str, checks: &[Check]) -> usize {
     checks.iter().filter(|c| c.met).count()
 }
 
-/// The output directory of a reproduction, holding `summary.json`: the paper, `--quick` (where
-/// given), the result, its checks and the `extra` fields.
-fn with_summary<const N: usize>(
-    paper: &str,
-    quick: Option<bool>,
-    result: &impl serde::Serialize,
-    checks: &[Check],
-    extra: [(&str, serde_json::Value); N],
-) -> Result<OutputDir, CliError> {
-    let mut summary = serde_json::Map::new();
-    summary.insert("paper".into(), paper.into());
-    if let Some(quick) = quick {
-        summary.insert("quick".into(), quick.into());
-    }
-    summary.insert("result".into(), serde_json::json!(result));
-    summary.insert("checks".into(), serde_json::json!(checks));
-    for (key, value) in extra {
-        summary.insert(key.into(), value);
-    }
-    let mut files = OutputDir::default();
-    files.add("summary.json", to_json(&summary)?);
-    Ok(files)
-}
-
 fn alfalfa_paper(a: &ReproduceArgs, out: &Path, jobs: usize) -> Result<(), CliError> {
     let dir = a.traces.clone().unwrap_or_else(|| shipped(CELLULAR_TRACES));
     let pairs = sprout::load_traces(&dir, a.quick)
         .map_err(|e| input_error(e, a.traces.is_none(), "--traces DIR"))?;
     let seed = crate::args::seed(a.seed)?;
     let result = with_progress(|on_done| alfalfa::run(&pairs, a.quick, seed, jobs, on_done))?;
+    let result = Reproduced::Alfalfa(result);
+    result.write_outputs(a.quick, out)?;
+    let Reproduced::Alfalfa(result) = result else {
+        unreachable!()
+    };
     let checks = result.checks();
-    let mut files = with_summary("alfalfa", Some(a.quick), &result, &checks, [])?;
-    files.add("table.csv", result.csv());
-    files.add("report.html", wisp_report::alfalfa::html(&result));
-    for (name, svg) in wisp_report::alfalfa::figures(&result) {
-        files.add(Path::new("figures").join(name), svg);
-    }
-    files.commit(out)?;
     print!("{}", result.csv());
     println!();
     print_checks(&checks);
@@ -396,19 +317,12 @@ fn sprout_paper(a: &ReproduceArgs, out: &Path, jobs: usize) -> Result<(), CliErr
         seed,
         jobs,
     };
-    let result = with_progress(|on_done| sprout::run(&options, on_done))?;
-    let mut files = OutputDir::default();
-    files.add("report.html", wisp_report::sprout::html(&result));
-    for (name, svg) in wisp_report::sprout::figures(&result) {
-        files.add(Path::new("figures").join(name), svg);
-    }
-    files.add("results.csv", wisp_report::sprout::results_csv(&result));
-    files.add("summary.csv", wisp_report::sprout::summary_csv(&result));
-    files.add("loss.csv", wisp_report::sprout::loss_csv(&result));
-    let results = result.results();
-    files.add("results.json", to_json(&results)?);
-    files.commit(out)?;
-    print_sprout(&result, &results);
+    let result = Reproduced::Sprout(with_progress(|on_done| sprout::run(&options, on_done))?);
+    result.write_outputs(a.quick, out)?;
+    let Reproduced::Sprout(result) = result else {
+        unreachable!()
+    };
+    print_sprout(&result, &result.results());
     eprintln!("wisp: wrote {}", out.join("report.html").display());
     Ok(())
 }

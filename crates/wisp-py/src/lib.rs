@@ -566,11 +566,11 @@ fn bench_runs(
     report_json(&reports)
 }
 
-/// Runs `work` on a thread of its own with the GIL released, checking for Ctrl-C every 100 ms:
+/// Runs `work` on a thread of its own with the GIL released, checking for Ctrl-C every 50 ms:
 /// on a signal's exception (KeyboardInterrupt) `work`'s cancel flag is set, its runs under way
 /// finish, and the exception is returned. (A bench of minutes used to ignore Ctrl-C until its
 /// end.) `work` returns `None` when cancelled.
-fn interruptible<T: Send>(
+pub(crate) fn interruptible<T: Send>(
     py: Python<'_>,
     work: impl FnOnce(&AtomicBool) -> Option<T> + Send,
 ) -> PyResult<T> {
@@ -591,7 +591,7 @@ fn interruptible<T: Send>(
             let waiting = py.allow_threads(|| {
                 let rx = rx.lock().unwrap_or_else(|p| p.into_inner());
                 matches!(
-                    rx.recv_timeout(std::time::Duration::from_millis(100)),
+                    rx.recv_timeout(std::time::Duration::from_millis(50)),
                     Err(std::sync::mpsc::RecvTimeoutError::Timeout)
                 )
             });

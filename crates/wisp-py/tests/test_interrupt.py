@@ -79,3 +79,49 @@ def test_a_run_polled_by_the_cancel_point_gives_the_same_figures(cli) -> None:
     assert code == 0, err
     assert r.as_dict() == json.loads(out)
     assert r.packets_sent > 10_000  # enough events for many polls (every 4096)
+
+
+@pytest.mark.parametrize("paper", ["sprout", "gcc-wifi", "mehrotra", "wbest", "kwikr", "alfalfa"])
+def test_ctrl_c_stops_a_full_reproduction(paper: str, tmp_path) -> None:
+    """Ctrl-C 1 s into a full (not quick) reproduction, which runs for minutes, many runs in
+    parallel: the main thread keeps checking for signals while the reproduction runs on a
+    worker thread, and a signal's exception stops its runs at the engine's cancel point.
+    Nothing is written into `out`."""
+    out = tmp_path / "out"
+    code = (
+        "import signal, sys, time, wisp\n"
+        "signal.signal(signal.SIGINT, signal.default_int_handler)\n"
+        "print('start', flush=True)\n"
+        "t = time.monotonic()\n"
+        "try:\n"
+        f"    wisp.reproduce({paper!r}, jobs=2, out=sys.argv[1])\n"
+        "    print('finished', time.monotonic() - t, flush=True)\n"
+        "except KeyboardInterrupt:\n"
+        "    print('interrupted', flush=True)\n"
+        "    sys.exit(3)\n"
+    )
+    p = subprocess.Popen(
+        [sys.executable, "-c", code, str(out)], cwd=ROOT, stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE, text=True,
+    )
+    try:
+        assert p.stdout is not None and p.stdout.readline().strip() == "start"
+        time.sleep(1.0)
+        assert p.poll() is None, "the reproduction ended before Ctrl-C"
+        p.send_signal(signal.SIGINT)
+        sent = time.monotonic()
+        ready, _, _ = select.select([p.stdout], [], [], 10.0)
+        after = time.monotonic() - sent
+        assert ready, f"no answer {after:.0f} s after Ctrl-C"
+        line = p.stdout.readline().strip()
+        # The process ends once the worker threads have stopped at their cancel point.
+        rc = p.wait(timeout=10)
+        ended = time.monotonic() - sent
+    finally:
+        p.kill()
+        _, err = p.communicate()
+    assert line == "interrupted", (line, err)
+    assert rc == 3, err
+    assert after < 1.0, f"{paper} went on for {after:.2f} s after Ctrl-C"
+    assert not out.exists(), "an interrupted reproduction wrote its folder"
+    print(f"{paper}: KeyboardInterrupt {after * 1e3:.0f} ms after SIGINT, exit {ended:.2f} s")

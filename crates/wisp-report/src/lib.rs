@@ -12,7 +12,9 @@
 //! * [`sprout`]: the charts, tables and page of `wisp reproduce sprout`;
 //! * [`sweep`]: the table, figures and page of `wisp sweep`;
 //! * [`mehrotra`]: the figures and page of `wisp reproduce mehrotra`;
-//! * [`wbest`]: the tables, box plots and page of `wisp reproduce wbest`.
+//! * [`wbest`]: the tables, box plots and page of `wisp reproduce wbest`;
+//! * [`reproduce`]: every file `wisp reproduce PAPER --out DIR` (and `wisp.reproduce(…, out=…)`)
+//!   writes, of each paper, through [`output::OutputDir`] (all files or none).
 //!
 //! The pages are `maud` templates (checked at compile time, every spliced value HTML-escaped;
 //! only the SVGs drawn here and the shared style sheet go in unescaped), and the CSV files are
@@ -21,6 +23,8 @@
 pub mod alfalfa;
 pub mod gcc_wifi;
 pub mod mehrotra;
+pub mod output;
+pub mod reproduce;
 pub mod sprout;
 pub mod sweep;
 pub mod wbest;

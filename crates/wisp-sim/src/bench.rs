@@ -1,6 +1,6 @@
 //! The matrix runner behind `wisp bench`: every scheme over every link, in parallel.
 
-use crate::run::{RunResult, run};
+use crate::run::{RunResult, run_or_cancel};
 use crate::sim::{Scenario, SimError};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -31,9 +31,9 @@ pub fn run_all_map<T: Send>(
         .expect("never cancelled")
 }
 
-/// [`run_all_map`] that stops early: once `cancel` is set, no further run starts (the ones
-/// under way finish) and the result is `None`. For callers that must answer an interrupt (the
-/// Python package's `wisp.bench` on Ctrl-C).
+/// [`run_all_map`] that stops early: once `cancel` is set, no further run starts, the ones
+/// under way stop at the engine's next cancel point, and the result is `None`. For callers that
+/// must answer an interrupt (the Python package's `wisp.bench` on Ctrl-C).
 pub fn run_all_map_until<T: Send>(
     scenarios: &[Scenario],
     jobs: usize,
@@ -41,22 +41,56 @@ pub fn run_all_map_until<T: Send>(
     keep: &(dyn Fn(usize, RunResult) -> T + Sync),
     cancel: &AtomicBool,
 ) -> Option<Vec<Result<T, SimError>>> {
+    let results = run_each(scenarios, jobs, on_done, keep, cancel);
+    if cancel.load(Ordering::Relaxed) {
+        return None;
+    }
+    results.into_iter().collect()
+}
+
+/// [`run_all_map`] with a cancel flag: once `cancel` is set, no further run starts and the ones
+/// under way stop at the engine's next cancel point; both come back as
+/// [`SimError::Cancelled`]. A batch never cancelled gives what [`run_all_map`] gives, to the
+/// last byte (the reproductions run under Python's Ctrl-C this way).
+pub fn run_all_map_or_cancel<T: Send>(
+    scenarios: &[Scenario],
+    jobs: usize,
+    on_done: &(dyn Fn(usize, usize, &Scenario) + Sync),
+    keep: &(dyn Fn(usize, RunResult) -> T + Sync),
+    cancel: &AtomicBool,
+) -> Vec<Result<T, SimError>> {
+    run_each(scenarios, jobs, on_done, keep, cancel)
+        .into_iter()
+        .map(|r| r.unwrap_or(Err(SimError::Cancelled)))
+        .collect()
+}
+
+/// The runs of a batch on `jobs` threads, in the input order; `None` for those not started
+/// because `cancel` was set.
+fn run_each<T: Send>(
+    scenarios: &[Scenario],
+    jobs: usize,
+    on_done: &(dyn Fn(usize, usize, &Scenario) + Sync),
+    keep: &(dyn Fn(usize, RunResult) -> T + Sync),
+    cancel: &AtomicBool,
+) -> Vec<Option<Result<T, SimError>>> {
     let tables = Tables::new();
     let next = AtomicUsize::new(0);
     let done = AtomicUsize::new(0);
+    let stop = || cancel.load(Ordering::Relaxed);
     let results: Mutex<Vec<Option<Result<T, SimError>>>> =
         Mutex::new((0..scenarios.len()).map(|_| None).collect());
     std::thread::scope(|s| {
         for _ in 0..jobs.max(1).min(scenarios.len().max(1)) {
             s.spawn(|| {
-                while !cancel.load(Ordering::Relaxed) {
+                while !stop() {
                     let i = next.fetch_add(1, Ordering::Relaxed);
                     let Some(sc) = scenarios.get(i) else { break };
                     let shared = Scenario {
                         tables: tables.clone(),
                         ..sc.clone()
                     };
-                    let r = run(&shared, None).map(|r| keep(i, r));
+                    let r = run_or_cancel(&shared, None, Some(&stop)).map(|r| keep(i, r));
                     results.lock().expect("results lock")[i] = Some(r);
                     let d = done.fetch_add(1, Ordering::Relaxed) + 1;
                     on_done(d, scenarios.len(), sc);
@@ -64,11 +98,7 @@ pub fn run_all_map_until<T: Send>(
             });
         }
     });
-    results
-        .into_inner()
-        .expect("results lock")
-        .into_iter()
-        .collect()
+    results.into_inner().expect("results lock")
 }
 
 /// Splits a comma-separated list of scheme specs, where a spec's own parameters are also
@@ -206,6 +236,52 @@ mod tests {
         );
         let r: Vec<usize> = r.unwrap().into_iter().map(Result::unwrap).collect();
         assert_eq!(r, vec![0, 1, 2, 3, 4, 5]);
+    }
+
+    #[test]
+    fn a_cancel_flag_stops_the_runs_under_way() {
+        // Two runs of an hour (tens of seconds of wall time each) and two not started.
+        let scenarios: Vec<Scenario> = (0..4)
+            .map(|_| {
+                let link = "const:50mbps".parse::<LinkSpec>().unwrap().load().unwrap();
+                let mut s = Scenario::new(link, "cbr:rate-kbps=40000".parse().unwrap());
+                s.duration = wisp_core::Duration::from_secs(3600);
+                s
+            })
+            .collect();
+        let cancel = AtomicBool::new(false);
+        // A run that ran to its end would be `Ok`: every run is stopped (the two under way at
+        // the engine's cancel point), not waited for.
+        let r = std::thread::scope(|s| {
+            s.spawn(|| {
+                std::thread::sleep(std::time::Duration::from_millis(200));
+                cancel.store(true, Ordering::Relaxed);
+            });
+            run_all_map_or_cancel(&scenarios, 2, &|_, _, _| {}, &|_, _| (), &cancel)
+        });
+        assert_eq!(r.len(), 4);
+        assert!(
+            r.iter().all(|r| matches!(r, Err(SimError::Cancelled))),
+            "{r:?}"
+        );
+        // Never set: the runs of run_all_map, to the last bit.
+        let short: Vec<Scenario> = scenarios
+            .iter()
+            .map(|s| Scenario {
+                duration: wisp_core::Duration::from_secs(2),
+                ..s.clone()
+            })
+            .collect();
+        let keep = |_: usize, r: RunResult| r.report;
+        let plain = run_all_map(&short, 2, &|_, _, _| {}, &keep);
+        let polled =
+            run_all_map_or_cancel(&short, 2, &|_, _, _| {}, &keep, &AtomicBool::new(false));
+        assert_eq!(plain.len(), polled.len());
+        for (a, b) in plain.iter().zip(&polled) {
+            let (a, b) = (a.as_ref().unwrap(), b.as_ref().unwrap());
+            assert!(a.flows[0].throughput_kbps > 30_000.0, "{a:?}");
+            assert_eq!(format!("{a:?}"), format!("{b:?}"));
+        }
     }
 
     #[test]

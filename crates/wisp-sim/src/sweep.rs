@@ -29,11 +29,12 @@
 //! obtained; [`simulate`] obtains them from the simulator. A real path (the `wisp-net` layer)
 //! only has to produce the records.
 
-use crate::bench::run_all;
+use crate::bench::run_all_map_or_cancel;
 use crate::link::LinkModel;
 use crate::queue::QueueSpec;
 use crate::sim::{Scenario, SimError};
 use serde::Serialize;
+use std::sync::atomic::AtomicBool;
 use wisp_core::scheme::{CbrConfig, SchemeConfig};
 use wisp_core::stats::quantile_sorted;
 use wisp_core::{Bitrate, DataSize, Duration, Instant};
@@ -377,6 +378,16 @@ pub fn simulate(
     s: &SimSweep,
     on_done: &(dyn Fn(usize, usize) + Sync),
 ) -> Result<Vec<RateRecords>, SimError> {
+    simulate_or_cancel(s, on_done, &AtomicBool::new(false))
+}
+
+/// [`simulate`] that stops with [`SimError::Cancelled`] once `cancel` is set
+/// ([`run_all_map_or_cancel`]).
+pub fn simulate_or_cancel(
+    s: &SimSweep,
+    on_done: &(dyn Fn(usize, usize) + Sync),
+    cancel: &AtomicBool,
+) -> Result<Vec<RateRecords>, SimError> {
     let scenarios: Vec<Scenario> = s
         .rates
         .iter()
@@ -393,7 +404,13 @@ pub fn simulate(
             sc
         })
         .collect();
-    let results = run_all(&scenarios, s.jobs, &|d, n, _| on_done(d, n));
+    let results = run_all_map_or_cancel(
+        &scenarios,
+        s.jobs,
+        &|d, n, _| on_done(d, n),
+        &|_, r| r,
+        cancel,
+    );
     let mut out = vec![];
     for (rate, r) in s.rates.iter().zip(results) {
         let r = r?;

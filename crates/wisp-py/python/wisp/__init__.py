@@ -455,8 +455,12 @@ def reproduce(
     jobs: int | None = None,
     trace: str | os.PathLike[str] | None = None,
     traces: str | os.PathLike[str] | None = None,
+    out: str | os.PathLike[str] | None = None,
 ) -> pd.DataFrame:
     """Re-runs a paper's experiments (``wisp reproduce PAPER``) and returns its claims.
+
+    Ctrl-C (``KeyboardInterrupt``) stops it within a fraction of a second: the runs under way
+    stop at the engine's cancel point, and nothing is written.
 
     Args:
         paper: ``"sprout"``, ``"gcc-wifi"``, ``"mehrotra"``, ``"wbest"``, ``"kwikr"`` or
@@ -468,16 +472,23 @@ def reproduce(
         trace: gcc-wifi's Wi-Fi trace (``--trace``; default: the shipped one).
         traces: sprout's and alfalfa's folder of cellular trace pairs (``--traces``; default:
             the shipped one).
+        out: a folder to write the command line's output files into (``--out DIR``:
+            summary.json, the CSV tables, report.html, figures/*.svg, byte for byte what
+            ``wisp reproduce PAPER --out DIR`` writes), all of them or none; default: none
+            written.
 
     Returns:
         One row per check, in the order the command line prints them: ``kind`` (``claim``, or
         ``calibration`` for mehrotra's checks of its calibration), ``scope`` (the trace or
         loss-table direction of a sprout check; empty otherwise), ``claim``, ``measured``,
-        ``expected`` and ``met``. The report pages and CSV files are the command line's.
+        ``expected`` and ``met``.
 
     Raises:
         ValueError: an unknown paper, a misplaced or unreadable trace, ``seed`` or ``jobs`` out
-            of range.
+            of range, an ``out`` that cannot be a folder (a file, below a file, not writable),
+            all before anything runs.
+        OSError: writing into ``out`` failed (nothing is left half written).
+        KeyboardInterrupt: Ctrl-C.
     """
     rows = _wisp.reproduce(
         paper,
@@ -486,6 +497,7 @@ def reproduce(
         jobs=_int("jobs", jobs, 1, _JOBS_MAX),
         trace=None if trace is None else os.fspath(trace),
         traces=None if traces is None else os.fspath(traces),
+        out=None if out is None else os.fspath(out),
     )
     return pd.DataFrame(
         {

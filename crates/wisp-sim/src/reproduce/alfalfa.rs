@@ -53,10 +53,11 @@
 
 use super::Check;
 use super::sprout::{Direction, LOSS_NETWORK, TracePair};
-use crate::bench::run_all_map;
+use crate::bench::run_all_map_or_cancel;
 use crate::loss::LossSpec;
 use crate::sim::{Scenario, SimError};
 use serde::Serialize;
+use std::sync::atomic::AtomicBool;
 use wisp_core::Duration;
 use wisp_core::scheme::SchemeConfig;
 use wisp_core::scheme::alfalfa::{AlfalfaConfig, VideoLog};
@@ -303,6 +304,19 @@ pub fn run(
     jobs: usize,
     on_done: &(dyn Fn(usize, usize) + Sync),
 ) -> Result<Reproduction, SimError> {
+    run_or_cancel(pairs, quick, seed, jobs, on_done, &AtomicBool::new(false))
+}
+
+/// [`run`] that stops with [`SimError::Cancelled`] once `cancel` is set (the runs under way
+/// at the engine's next cancel point).
+pub fn run_or_cancel(
+    pairs: &[TracePair],
+    quick: bool,
+    seed: u64,
+    jobs: usize,
+    on_done: &(dyn Fn(usize, usize) + Sync),
+    cancel: &AtomicBool,
+) -> Result<Reproduction, SimError> {
     // (lossy?, index in its list, scheme, log)
     let mut plan: Vec<(bool, usize, &'static str, VideoLog)> = vec![];
     let mut scenarios = vec![];
@@ -332,7 +346,13 @@ pub fn run(
             }
         }
     }
-    let results = run_all_map(&scenarios, jobs, &|d, n, _| on_done(d, n), &|_, _| ());
+    let results = run_all_map_or_cancel(
+        &scenarios,
+        jobs,
+        &|d, n, _| on_done(d, n),
+        &|_, _| (),
+        cancel,
+    );
     for ((lossy, index, scheme, log), r) in plan.into_iter().zip(results) {
         r?;
         let list = if lossy { &mut loss } else { &mut traces };

@@ -50,11 +50,11 @@
 //! direction (wisp's default, as Cellsim), an infinite bottleneck queue, the default seed.
 
 use super::{five_percentiles, mean_std};
-use crate::bench::run_all;
+use crate::bench::run_all_map_or_cancel;
 use crate::link::{LinkModel, LinkSpec};
 use crate::log::RunLog;
 use crate::options::RunOptions;
-use crate::run::{RunResult, run_wifi};
+use crate::run::{RunResult, run_wifi_or_cancel};
 use crate::sim::{FlowSpec, Scenario, SimError};
 use crate::trace::{Trace, TraceError, TraceUnit};
 use crate::wifi::link::WifiSpec;
@@ -62,7 +62,7 @@ use serde::Serialize;
 use std::path::Path;
 use std::sync::Arc;
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use wisp_core::packet::Content;
 use wisp_core::scheme::SchemeConfig;
 use wisp_core::scheme::gcc::{GroupDelta, Grouper, Prefilter};
@@ -645,6 +645,17 @@ pub fn run(
     options: &Options,
     on_done: &(dyn Fn(usize, usize) + Sync),
 ) -> Result<GccWifi, SimError> {
+    run_or_cancel(options, on_done, &AtomicBool::new(false))
+}
+
+/// [`run`] that stops with [`SimError::Cancelled`] once `cancel` is set (the runs under way
+/// at the engine's next cancel point).
+pub fn run_or_cancel(
+    options: &Options,
+    on_done: &(dyn Fn(usize, usize) + Sync),
+    cancel: &AtomicBool,
+) -> Result<GccWifi, SimError> {
+    let stop = || cancel.load(Ordering::Relaxed);
     let delay = Duration::from_millis(20);
     let mut plan: Vec<(usize, SchemeConfig, Scenario)> = vec![];
     let mut wifi_plan: Vec<(usize, SchemeConfig, WifiSpec)> = vec![];
@@ -679,7 +690,13 @@ pub fn run(
     }
     let scenarios: Vec<Scenario> = plan.iter().map(|p| p.2.clone()).collect();
     let total = scenarios.len() + wifi_plan.len();
-    let results = run_all(&scenarios, options.jobs, &|d, _, _| on_done(d, total));
+    let results = run_all_map_or_cancel(
+        &scenarios,
+        options.jobs,
+        &|d, _, _| on_done(d, total),
+        &|_, r| r,
+        cancel,
+    );
     let mut duration = Duration::ZERO;
     for ((i, scheme, sc), r) in plan.iter().zip(results) {
         duration = duration.max(sc.duration);
@@ -704,8 +721,9 @@ pub fn run(
                         break;
                     };
                     let flows = vec![FlowSpec::new(scheme.clone())];
-                    let r = run_wifi(w, &run_options, flows, options.seed, None)
-                        .map(|r| summarize(&r, scheme, wifi_length));
+                    let r =
+                        run_wifi_or_cancel(w, &run_options, flows, options.seed, None, Some(&stop))
+                            .map(|r| summarize(&r, scheme, wifi_length));
                     let mut all = results.lock().expect("results lock");
                     all[k] = Some(r);
                     let done = scenarios.len() + all.iter().filter(|r| r.is_some()).count();

@@ -55,8 +55,9 @@ use super::Check;
 use crate::log::RunLog;
 use crate::pingpair::{PingRecord, QueueSample};
 use crate::scenario_file::{self, ScenarioFile};
-use crate::sim::{SimError, simulate_network};
+use crate::sim::{Cancel, SimError, simulate_network_or_cancel};
 use serde::Serialize;
+use std::sync::atomic::AtomicBool;
 use wisp_core::pingpair::CONGESTION_THRESHOLD;
 use wisp_core::{Duration, Instant};
 
@@ -345,14 +346,27 @@ fn parallel<T: Send, R: Send>(
 
 /// One step of Table 1: the file's network with its first `flows` TCP flows.
 pub fn table1_step(file: &ScenarioFile, flows: usize, seed: u64) -> Result<RunLog, SimError> {
+    table1_step_or_cancel(file, flows, seed, &|| false)
+}
+
+fn table1_step_or_cancel(
+    file: &ScenarioFile,
+    flows: usize,
+    seed: u64,
+    cancel: Cancel<'_>,
+) -> Result<RunLog, SimError> {
     let mut net = file.network.clone();
     net.flows.truncate(1 + flows);
     net.seed = seed;
-    simulate_network(&net, None)
+    simulate_network_or_cancel(&net, None, Some(cancel))
 }
 
 /// Fig. 5's run and its per-second means.
 pub fn fig5(seed: u64, quick: bool) -> Result<Fig5, SimError> {
+    fig5_or_cancel(seed, quick, &|| false)
+}
+
+fn fig5_or_cancel(seed: u64, quick: bool, cancel: Cancel<'_>) -> Result<Fig5, SimError> {
     let file = load("kwikr-fig5.toml", FIG5);
     let mut net = file.network.clone();
     net.seed = seed;
@@ -364,7 +378,7 @@ pub fn fig5(seed: u64, quick: bool) -> Result<Fig5, SimError> {
         (20, 50)
     };
     add_neighbour_downloads(&mut net, Duration::from_secs(from), Duration::from_secs(to));
-    let log = simulate_network(&net, None)?;
+    let log = simulate_network_or_cancel(&net, None, Some(cancel))?;
     Ok(fig5_of(&log, &file, quick))
 }
 
@@ -477,6 +491,17 @@ fn fig5_of(log: &RunLog, file: &ScenarioFile, quick: bool) -> Fig5 {
 /// Runs Table 1 (both settings, 0–7 flows) and Fig. 5; `on_done(done, total)` after each run.
 /// `quick` runs the same steps (Table 1 is already small) and a shorter Fig. 5.
 pub fn run(o: &Options, on_done: &(dyn Fn(usize, usize) + Sync)) -> Result<Reproduction, SimError> {
+    run_or_cancel(o, on_done, &AtomicBool::new(false))
+}
+
+/// [`run`] that stops with [`SimError::Cancelled`] once `cancel` is set (the runs under way
+/// at the engine's next cancel point, the others as soon as they start).
+pub fn run_or_cancel(
+    o: &Options,
+    on_done: &(dyn Fn(usize, usize) + Sync),
+    cancel: &AtomicBool,
+) -> Result<Reproduction, SimError> {
+    let stop = || cancel.load(std::sync::atomic::Ordering::Relaxed);
     let files = [
         (
             "802.11n 2.4 GHz",
@@ -510,10 +535,10 @@ pub fn run(o: &Options, on_done: &(dyn Fn(usize, usize) + Sync)) -> Result<Repro
         &|t| -> Result<Out, SimError> {
             match t {
                 Task::Step(s, n) => {
-                    let log = table1_step(&files[s].1, n, o.seed)?;
+                    let log = table1_step_or_cancel(&files[s].1, n, o.seed, &stop)?;
                     Ok(Out::Step(s, step_pairs(&log, n, interval)))
                 }
-                Task::Fig5 => Ok(Out::Fig5(Box::new(fig5(o.seed, o.quick)?))),
+                Task::Fig5 => Ok(Out::Fig5(Box::new(fig5_or_cancel(o.seed, o.quick, &stop)?))),
             }
         },
         on_done,

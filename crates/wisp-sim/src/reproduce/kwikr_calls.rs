@@ -46,13 +46,13 @@
 
 use super::{Check, five_percentiles, mean_std};
 use crate::pingpair::{PingSummary, default_for, summary as ping_summary};
-use crate::run::run_network;
+use crate::run::run_network_or_cancel;
 use crate::scenario_file::{self, ScenarioError, ScenarioFile};
-use crate::sim::{Network, SimError};
+use crate::sim::{Cancel, Network, SimError};
 use serde::Serialize;
 use std::path::Path;
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use wisp_core::scheme::SchemeConfig;
 use wisp_core::stats::quantile_sorted;
 use wisp_core::{Duration, Instant};
@@ -291,8 +291,8 @@ fn jobs(opts: &Options) -> Result<Vec<Job>, Error> {
     Ok(out)
 }
 
-fn measure(job: &Job) -> Result<Vec<CallRun>, SimError> {
-    let r = run_network(&job.net, None)?;
+fn measure(job: &Job, cancel: Cancel<'_>) -> Result<Vec<CallRun>, SimError> {
+    let r = run_network_or_cancel(&job.net, None, Some(cancel))?;
     let end = job.net.duration.as_secs_f64();
     Ok(job
         .calls
@@ -314,6 +314,17 @@ fn measure(job: &Job) -> Result<Vec<CallRun>, SimError> {
 /// Runs every experiment; `on_done(done, total)` after each run. Results are in a fixed order
 /// whatever the threads' scheduling (same seed, same output).
 pub fn run(opts: &Options, on_done: &(dyn Fn(usize, usize) + Sync)) -> Result<KwikrCalls, Error> {
+    run_or_cancel(opts, on_done, &AtomicBool::new(false))
+}
+
+/// [`run`] that stops with [`SimError::Cancelled`] once `cancel` is set (the runs under way
+/// at the engine's next cancel point, the others not started).
+pub fn run_or_cancel(
+    opts: &Options,
+    on_done: &(dyn Fn(usize, usize) + Sync),
+    cancel: &AtomicBool,
+) -> Result<KwikrCalls, Error> {
+    let stop = || cancel.load(Ordering::Relaxed);
     let jobs = jobs(opts)?;
     let next = AtomicUsize::new(0);
     let done = AtomicUsize::new(0);
@@ -322,10 +333,10 @@ pub fn run(opts: &Options, on_done: &(dyn Fn(usize, usize) + Sync)) -> Result<Kw
     std::thread::scope(|s| {
         for _ in 0..opts.jobs.clamp(1, jobs.len().max(1)) {
             s.spawn(|| {
-                loop {
+                while !stop() {
                     let i = next.fetch_add(1, Ordering::Relaxed);
                     let Some(job) = jobs.get(i) else { break };
-                    let r = measure(job);
+                    let r = measure(job, &stop);
                     results.lock().expect("results lock")[i] = Some(r);
                     let d = done.fetch_add(1, Ordering::Relaxed) + 1;
                     on_done(d, jobs.len());
@@ -335,7 +346,7 @@ pub fn run(opts: &Options, on_done: &(dyn Fn(usize, usize) + Sync)) -> Result<Kw
     });
     let mut calls = vec![];
     for r in results.into_inner().expect("results lock") {
-        calls.extend(r.expect("every job ran")?);
+        calls.extend(r.unwrap_or(Err(SimError::Cancelled))?);
     }
     Ok(KwikrCalls {
         quick: opts.quick,

@@ -17,7 +17,7 @@
 //!
 //! [`MediaSource`]: wisp_core::source::MediaSource
 
-use crate::bench::run_all;
+use crate::bench::run_all_map_or_cancel;
 use crate::link::LinkSpec;
 use crate::log::RunLog;
 use crate::metrics::FlowMetrics;
@@ -25,6 +25,7 @@ use crate::run::RunResult;
 use crate::sim::{FlowSpec, Scenario, SimError};
 use crate::sweep::{self, LOSS_WINDOW, ProbeRecord, SimSweep, Sweep};
 use serde::Serialize;
+use std::sync::atomic::AtomicBool;
 use wisp_core::scheme::SchemeConfig;
 use wisp_core::stats::quantile_sorted;
 use wisp_core::{Bitrate, DataSize, Duration, Instant};
@@ -419,6 +420,16 @@ pub fn run(
     options: &Options,
     on_done: &(dyn Fn(usize, usize) + Sync),
 ) -> Result<Mehrotra, SimError> {
+    run_or_cancel(options, on_done, &AtomicBool::new(false))
+}
+
+/// [`run`] that stops with [`SimError::Cancelled`] once `cancel` is set (the runs under way
+/// at the engine's next cancel point).
+pub fn run_or_cancel(
+    options: &Options,
+    on_done: &(dyn Fn(usize, usize) + Sync),
+    cancel: &AtomicBool,
+) -> Result<Mehrotra, SimError> {
     let p = plan(options.quick);
     let seed = options.seed;
     // Sweeps.
@@ -438,7 +449,7 @@ pub fn run(
             seed,
             jobs: options.jobs,
         };
-        let recs = sweep::simulate(&s, &|_, _| {})?;
+        let recs = sweep::simulate_or_cancel(&s, &|_, _| {}, cancel)?;
         sweeps.push(sweep::analyse(n.link, 1000, recs, LOSS_WINDOW));
     }
     // Every simulation run, in one parallel batch.
@@ -502,7 +513,13 @@ pub fn run(
             ));
         }
     }
-    let results = run_all(&scenarios, options.jobs, &|d, n, _| on_done(d, n));
+    let results = run_all_map_or_cancel(
+        &scenarios,
+        options.jobs,
+        &|d, n, _| on_done(d, n),
+        &|_, r| r,
+        cancel,
+    );
     let results: Vec<RunResult> = results.into_iter().collect::<Result<_, _>>()?;
     let from = Instant::ZERO + p.warmup;
     let to = Instant::ZERO + p.table;

@@ -35,7 +35,7 @@
 //! TMobile-LTE-short is not one of the paper's networks: it is run and checked, but left out of
 //! the summary's averages. `--quick` runs the two 140-s LTE pairs only.
 
-use crate::bench::run_all_map;
+use crate::bench::run_all_map_or_cancel;
 use crate::link::LinkModel;
 use crate::loss::LossSpec;
 use crate::metrics::FlowMetrics;
@@ -46,6 +46,7 @@ use crate::trace::{Trace, TraceError, TraceUnit};
 use serde::Serialize;
 use std::path::Path;
 use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
 use wisp_core::Duration;
 use wisp_core::scheme::SchemeConfig;
 
@@ -763,6 +764,16 @@ pub fn run(
     options: &Options,
     on_done: &(dyn Fn(usize, usize) + Sync),
 ) -> Result<Reproduction, SimError> {
+    run_or_cancel(options, on_done, &AtomicBool::new(false))
+}
+
+/// [`run`] that stops with [`SimError::Cancelled`] once `cancel` is set (the runs under way
+/// at the engine's next cancel point).
+pub fn run_or_cancel(
+    options: &Options,
+    on_done: &(dyn Fn(usize, usize) + Sync),
+    cancel: &AtomicBool,
+) -> Result<Reproduction, SimError> {
     let mut plan: Vec<(Slot, Scenario)> = vec![];
     let mut traces: Vec<TraceRuns> = vec![];
     for pair in &options.pairs {
@@ -793,11 +804,12 @@ pub fn run(
         }
     }
     let scenarios: Vec<Scenario> = plan.iter().map(|p| p.1.clone()).collect();
-    let results = run_all_map(
+    let results = run_all_map_or_cancel(
         &scenarios,
         options.jobs,
         &|d, n, _| on_done(d, n),
         &|_, r| r.report,
+        cancel,
     );
     let mut loss = vec![];
     for ((slot, _), r) in plan.into_iter().zip(results) {

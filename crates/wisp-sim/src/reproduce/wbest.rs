@@ -15,7 +15,9 @@ use crate::probing::wbest::run_once as wbest_once;
 use crate::probing::{
     Case, ground_truth, igi_ptr, pathchirp, pathload, saturating_throughput, spruce,
 };
+use crate::sim::SimError;
 use serde::Serialize;
+use std::sync::atomic::{AtomicBool, Ordering};
 use wisp_core::probe::wbest::{WbestConfig, median};
 
 /// The tools, in the table's order.
@@ -78,10 +80,25 @@ fn row(tool: &'static str, est: &[(f64, f64, f64)], truth: f64) -> ToolRow {
 
 /// Runs every case (`quick`: 5 runs each, else 30); `on_done(done, total)` after each case.
 pub fn run(quick: bool, seed: u64, on_done: &(dyn Fn(usize, usize) + Sync)) -> Reproduction {
+    run_or_cancel(quick, seed, on_done, &AtomicBool::new(false))
+        .expect("a run without a cancel flag is never cancelled")
+}
+
+/// [`run`] that stops with [`SimError::Cancelled`] once `cancel` is set, checked before each
+/// of a case's runs (each a few short probing sessions).
+pub fn run_or_cancel(
+    quick: bool,
+    seed: u64,
+    on_done: &(dyn Fn(usize, usize) + Sync),
+    cancel: &AtomicBool,
+) -> Result<Reproduction, SimError> {
     let runs = if quick { 5 } else { 30 };
     let cases = Case::all();
     let mut rows = vec![];
     for (i, case) in cases.iter().enumerate() {
+        if cancel.load(Ordering::Relaxed) {
+            return Err(SimError::Cancelled);
+        }
         let seeds: Vec<u64> = (0..u64::from(runs)).map(|k| seed.wrapping_add(k)).collect();
         let saturating = med(&seeds
             .iter()
@@ -95,6 +112,9 @@ pub fn run(quick: bool, seed: u64, on_done: &(dyn Fn(usize, usize) + Sync)) -> R
         let (mut w, mut ce, mut g, mut c, mut sp) = (vec![], vec![], vec![], vec![], vec![]);
         let (mut pl, mut spc) = (vec![], vec![]);
         for &s in &seeds {
+            if cancel.load(Ordering::Relaxed) {
+                return Err(SimError::Cancelled);
+            }
             if let Ok(r) = wbest_once(case, WbestConfig::default(), s) {
                 w.push((
                     r.available.bps() as f64 / 1e6,
@@ -133,11 +153,11 @@ pub fn run(quick: bool, seed: u64, on_done: &(dyn Fn(usize, usize) + Sync)) -> R
         });
         on_done(i + 1, cases.len());
     }
-    Reproduction {
+    Ok(Reproduction {
         runs_per_case: runs,
         seed,
         cases: rows,
-    }
+    })
 }
 
 impl Reproduction {
