@@ -128,9 +128,13 @@ pub enum DirectionArg {
 
 #[derive(Args, Debug)]
 pub struct ClientArgs {
-    /// The server's UDP address, HOST:PORT: e.g. $WISP_LINK_PEER:9500, localhost:9500,
-    /// [::1]:9500.
-    #[arg(long, value_name = "HOST:PORT", value_parser = crate::net::host_port)]
+    // As `help`, not a doc comment: rustdoc would read `[::1]` as a link.
+    #[arg(
+        long,
+        value_name = "HOST:PORT",
+        value_parser = crate::net::host_port,
+        help = "The server's UDP address, HOST:PORT: e.g. $WISP_LINK_PEER:9500, localhost:9500, [::1]:9500."
+    )]
     pub server: SocketAddr,
     /// Seconds to record (after the warm-up).
     #[arg(allow_hyphen_values = true, long, default_value = "30", value_name = "S", value_parser = crate::args::positive_secs)]

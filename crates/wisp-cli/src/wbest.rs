@@ -70,8 +70,13 @@ pub enum DirectionArg {
 
 #[derive(Args, Debug)]
 pub struct ClientArgs {
-    /// The server's control address, HOST:PORT: e.g. 10.0.0.1:9878, localhost:9878, [::1]:9878.
-    #[arg(long, value_name = "HOST:PORT", value_parser = crate::net::host_port)]
+    // As `help`, not a doc comment: rustdoc would read `[::1]` as a link.
+    #[arg(
+        long,
+        value_name = "HOST:PORT",
+        value_parser = crate::net::host_port,
+        help = "The server's control address, HOST:PORT: e.g. 10.0.0.1:9878, localhost:9878, [::1]:9878."
+    )]
     pub server: SocketAddr,
     /// Packet pairs n (1-1000) [default: 30; 165 with --plus].
     #[arg(allow_hyphen_values = true, long)]
