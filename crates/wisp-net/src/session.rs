@@ -351,11 +351,12 @@ pub fn send(
                         .and_then(|l| crate::path_mtu(l.ip(), opts.to));
                     return Err(NetError::Input(format!(
                         "`{spec}` sized a packet of {} bytes, larger than the path MTU to {} \
-                         ({}): not sent (don't-fragment); give the scheme a smaller packet \
-                         size or raise the path's MTU",
+                         ({}): not sent (don't-fragment); the schemes' packets take up to \
+                         {} bytes of IP: use a path whose MTU is at least that",
                         h.size.bytes(),
                         opts.to,
                         mtu.map_or_else(|e| format!("unknown: {e}"), |m| format!("{m} bytes")),
+                        opts.mtu.bytes(),
                     )));
                 }
                 Err(e)
