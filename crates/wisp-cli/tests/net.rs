@@ -124,6 +124,195 @@ fn send_recv_over_loopback_and_hostile_input_is_counted() {
     assert!(sf["rtt_p50_ms"].is_number(), "{sf}");
 }
 
+/// IP and UDP header bytes by address family, from the standards (not from wisp): IPv4's
+/// header without options is 20 bytes (RFC 791), IPv6's fixed header 40 (RFC 8200 §3), UDP's 8
+/// (RFC 768).
+fn ip_udp_header_of(addr: &std::net::SocketAddr) -> u64 {
+    if addr.is_ipv4() { 20 + 8 } else { 40 + 8 }
+}
+
+/// Runs `wisp send` (cbr) to a plain socket bound on `host` and returns its JSON report with
+/// the lengths of the RTP datagrams that arrived and the socket's address.
+fn capture_send(host: &str) -> (Value, Vec<u64>, std::net::SocketAddr) {
+    let sock = UdpSocket::bind(format!("{host}:0")).unwrap();
+    let to = sock.local_addr().unwrap();
+    sock.set_read_timeout(Some(Duration::from_millis(200)))
+        .unwrap();
+    let child = Command::new(bin())
+        .args(["send", "--scheme", "cbr:rate-kbps=600", "--duration-s", "1"])
+        .args(["--to", &to.to_string(), "--json"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let reader = std::thread::spawn(move || {
+        let (mut lens, mut buf) = (vec![], vec![0u8; 65536]);
+        let deadline = Instant::now() + Duration::from_secs(20);
+        let mut quiet = 0;
+        // Until the sender has been quiet for a second (its BYE is its last datagram).
+        while quiet < 5 && Instant::now() < deadline {
+            match sock.recv(&mut buf) {
+                Ok(n) => {
+                    quiet = 0;
+                    // RTCP (RFC 5761 §4: packet types 192-223 in the second byte) is not data.
+                    if !(n >= 2 && (192..=223).contains(&buf[1])) {
+                        lens.push(n as u64);
+                    }
+                }
+                Err(_) => quiet += 1,
+            }
+        }
+        lens
+    });
+    let out = child.wait_with_output().unwrap();
+    assert_ok(&out);
+    (json(&out.stdout), reader.join().unwrap(), to)
+}
+
+/// A packet the scheme sizes as N bytes is N bytes of IP on the wire over IPv4 and IPv6: the
+/// datagrams' lengths plus the family's IP and UDP headers add up to what the sender counted
+/// (its `bytes_sent`, the sum of the scheme's packet sizes), and cbr's full packets are the
+/// 1500-byte MTU, not 1520 over IPv6.
+#[test]
+fn send_sizes_its_datagrams_for_the_address_family() {
+    let _real_time = real_time();
+    for host in ["127.0.0.1", "[::1]"] {
+        let (report, lens, to) = capture_send(host);
+        let header = ip_udp_header_of(&to);
+        let sf = &report["flows"][0];
+        assert!(!lens.is_empty(), "{host}: no data packet arrived");
+        assert_eq!(
+            lens.len() as u64,
+            sf["packets_sent"].as_u64().unwrap(),
+            "{host}: {sf}"
+        );
+        let ip_bytes: u64 = lens.iter().map(|l| l + header).sum();
+        assert_eq!(ip_bytes, sf["bytes_sent"].as_u64().unwrap(), "{host}: {sf}");
+        let largest = lens.iter().max().unwrap() + header;
+        assert_eq!(
+            largest, 1500,
+            "{host}: largest packet {largest} bytes of IP"
+        );
+    }
+}
+
+/// Over IPv6 `wisp recv` decodes every packet of `wisp send` (none malformed, none lost) and
+/// counts the IP bytes the sender counted; packets sized for IPv4's headers over IPv6 (an
+/// older sender) are refused with a note saying so.
+#[test]
+fn send_recv_over_ipv6_loopback_count_the_same_ip_bytes() {
+    let _real_time = real_time();
+    let port = free_port();
+    let listen = format!("[::1]:{port}");
+    let recv = spawn_recv(&listen, &["--idle-timeout-s", "5"]);
+    std::thread::sleep(Duration::from_millis(300));
+    // Three packets declared as 1500 bytes but 1472-byte datagrams (IPv4's sizing).
+    let junk = UdpSocket::bind("[::1]:0").unwrap();
+    let mut buf = Vec::new();
+    wisp_net::rtp::encode(
+        &wisp_core::packet::DataHeader {
+            size: wisp_core::DataSize::from_bytes(1500),
+            ..Default::default()
+        },
+        7,
+        &mut buf,
+    )
+    .unwrap();
+    assert_eq!(buf.len(), 1472);
+    for _ in 0..3 {
+        junk.send_to(&buf, &listen).unwrap();
+    }
+    let sent = wisp(&[
+        "send",
+        "--scheme",
+        "cbr:rate-kbps=600",
+        "--to",
+        &listen,
+        "--duration-s",
+        "1.5",
+        "--json",
+    ]);
+    assert_ok(&sent);
+    let got = recv.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&got.stderr);
+    assert!(got.status.success(), "{err}");
+    let (sf, r) = (&json(&sent.stdout)["flows"][0], json(&got.stdout));
+    let rf = &r["flows"][0];
+    assert_eq!(rf["malformed_packets"], 3, "{rf}");
+    assert!(
+        err.contains("sized for IPv4's 28 header bytes over IPv6"),
+        "{err}"
+    );
+    assert_eq!(rf["packets_lost"], 0, "{rf}");
+    assert_eq!(rf["packets_delivered"], sf["packets_sent"], "{rf}\n{sf}");
+    // Throughput is the delivered IP bytes over the receiver's window: the sender's bytes.
+    let window = rf["window_end_s"].as_f64().unwrap() - rf["window_start_s"].as_f64().unwrap();
+    let bytes = rf["throughput_kbps"].as_f64().unwrap() * 1e3 / 8.0 * window;
+    let sent_bytes = sf["bytes_sent"].as_f64().unwrap();
+    assert!(
+        (bytes - sent_bytes).abs() <= 0.01 * sent_bytes,
+        "received {bytes:.0} B over {window:.3} s, sent {sent_bytes} B: {rf}"
+    );
+}
+
+/// `alfalfa` fills its packets with pieces of the diff; over IPv6 it leaves room for the 20 more
+/// header bytes, so every piece travels (none refused by the encoder, none malformed).
+#[test]
+fn alfalfa_fills_its_packets_for_ipv6() {
+    let _real_time = real_time();
+    let port = free_port();
+    let listen = format!("[::1]:{port}");
+    let recv = spawn_recv(&listen, &["--idle-timeout-s", "5"]);
+    std::thread::sleep(Duration::from_millis(300));
+    let sent = wisp(&[
+        "send",
+        "--scheme",
+        "alfalfa",
+        "--to",
+        &listen,
+        "--duration-s",
+        "2",
+        "--json",
+    ]);
+    assert_ok(&sent);
+    let got = recv.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&got.stderr);
+    assert!(got.status.success(), "{err}");
+    let (sf, r) = (&json(&sent.stdout)["flows"][0], json(&got.stdout));
+    let rf = &r["flows"][0];
+    assert!(sf["packets_sent"].as_u64().unwrap() > 0, "{sf}");
+    assert_eq!(rf["malformed_packets"], 0, "{rf}");
+    assert_eq!(rf["packets_delivered"], sf["packets_sent"], "{rf}\n{sf}");
+}
+
+/// With don't-fragment, a scheme's packet larger than the path MTU is refused by the kernel and
+/// `wisp send` stops with one line naming the packet and the MTU (exit code 2), over both
+/// families (a namespace whose loopback has a 1280-byte MTU, IPv6's minimum).
+#[test]
+fn a_packet_over_the_path_mtu_is_a_clear_error() {
+    if !privileged("a_packet_over_the_path_mtu_is_a_clear_error") {
+        return;
+    }
+    for to in ["127.0.0.1:9", "[::1]:9"] {
+        let out = Command::new("unshare")
+            .args(["-n", "sh", "-c"])
+            .arg(format!(
+                "ip link set lo up mtu 1280 && exec {} send --scheme cbr:rate-kbps=600 \
+                 --to {to} --duration-s 1",
+                bin()
+            ))
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{to}: {err}");
+        assert!(
+            err.contains("1500 bytes") && err.contains("path MTU") && err.contains("1280 bytes"),
+            "{to}: {err}"
+        );
+        assert!(!err.contains("panicked"), "{to}: {err}");
+    }
+}
+
 #[test]
 fn the_sender_survives_hostile_feedback() {
     let _real_time = real_time();

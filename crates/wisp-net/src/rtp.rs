@@ -1,8 +1,13 @@
 //! Data packets on the wire: RTP (RFC 3550) with RFC 8285 one-byte header extensions.
 //!
-//! A [`DataHeader`] becomes one RTP packet of exactly `header.size − 28` bytes of UDP payload
-//! (the size is IP bytes, as in the simulator), so a 1500-byte packet fills one Mahimahi
-//! delivery opportunity. Payload type 96 (dynamic), a 90 kHz media clock for the RTP timestamp,
+//! A [`DataHeader`] becomes one RTP packet of exactly `header.size − H` bytes of UDP payload,
+//! where H is the IP and UDP header bytes of the path's address family (28 over IPv4, 48 over
+//! IPv6: [`crate::ip_udp_header`]); the size is IP bytes, as in the simulator, so a 1500-byte
+//! packet is 1500 bytes of IP on the wire over either family and fills one Mahimahi delivery
+//! opportunity. [`encode`] and [`decode`] take IPv4's 28; [`encode_over`] and [`decode_over`]
+//! take the family's. The wire format is the same for both families: the declared size
+//! (extension 3) is IP bytes, so a sender and a receiver that disagree on H (an IPv6 peer
+//! sizing for IPv4) fail [`decode_over`]'s size check and the packet is counted malformed. Payload type 96 (dynamic), a 90 kHz media clock for the RTP timestamp,
 //! the marker bit on the last packet of a video frame. The payload is zeros, or the scheme's
 //! payload (e.g. `alfalfa`'s piece of a diff) followed by zeros ([`encode_with_payload`]).
 //!
@@ -151,19 +156,32 @@ fn u64_at(b: &[u8], i: usize) -> u64 {
     u64::from_be_bytes(a)
 }
 
-/// Encodes `h` as an RTP packet of SSRC `ssrc` into `out` (cleared first). The packet is
-/// `h.size − 28` bytes long, or the bare headers if `h.size` is smaller than them.
+/// Encodes `h` as an RTP packet of SSRC `ssrc` into `out` (cleared first), for IPv4. The
+/// packet is `h.size − 28` bytes long, or the bare headers if `h.size` is smaller than them.
 pub fn encode(h: &DataHeader, ssrc: u32, out: &mut Vec<u8>) -> Result<(), EncodeError> {
     encode_with_payload(h, ssrc, &[], out)
 }
 
 /// [`encode`] with `payload` as the first bytes of the RTP payload (zeros after it up to the
-/// declared size). A payload that does not fit the declared size with the headers is an error:
-/// the declared size is the wire size.
+/// declared size), for IPv4. A payload that does not fit the declared size with the headers is
+/// an error: the declared size is the wire size.
 pub fn encode_with_payload(
     h: &DataHeader,
     ssrc: u32,
     payload: &[u8],
+    out: &mut Vec<u8>,
+) -> Result<(), EncodeError> {
+    encode_over(h, ssrc, payload, IP_UDP_OVERHEAD.bytes() as u32, out)
+}
+
+/// [`encode_with_payload`] for a path whose IP and UDP headers take `ip_udp_header` bytes
+/// ([`crate::ip_udp_header`] of the peer): the datagram is `h.size − ip_udp_header` bytes, so
+/// the packet is `h.size` bytes of IP on the wire.
+pub fn encode_over(
+    h: &DataHeader,
+    ssrc: u32,
+    payload: &[u8],
+    ip_udp_header: u32,
     out: &mut Vec<u8>,
 ) -> Result<(), EncodeError> {
     let size = u32::try_from(h.size.bytes())
@@ -202,7 +220,7 @@ pub fn encode_with_payload(
         set(ext::CONTENT, c)?;
     }
     let head = header.marshal_size();
-    let want = (size as usize).saturating_sub(IP_UDP_OVERHEAD.bytes() as usize);
+    let want = (size as usize).saturating_sub(ip_udp_header as usize);
     let payload_len = want.saturating_sub(head).min(ZEROS.len());
     if payload.len() > payload_len {
         return Err(EncodeError::Unrepresentable(
@@ -230,8 +248,15 @@ pub fn encode_with_payload(
     Ok(())
 }
 
-/// Decodes a wisp data packet. Never panics.
+/// Decodes a wisp data packet that came over IPv4. Never panics.
 pub fn decode(buf: &[u8]) -> Result<DataPacket, RtpError> {
+    decode_over(buf, IP_UDP_OVERHEAD.bytes() as u32)
+}
+
+/// Decodes a wisp data packet that came over a path whose IP and UDP headers take
+/// `ip_udp_header` bytes ([`crate::ip_udp_header`] of the sender): its wire size is the
+/// datagram's length plus them, and must be its declared size. Never panics.
+pub fn decode_over(buf: &[u8], ip_udp_header: u32) -> Result<DataPacket, RtpError> {
     let mut b = buf;
     let header =
         rtp::header::Header::unmarshal(&mut b).map_err(|e| RtpError::Malformed(e.to_string()))?;
@@ -286,7 +311,7 @@ pub fn decode(buf: &[u8]) -> Result<DataPacket, RtpError> {
             "marker bit disagrees with the content",
         ));
     }
-    let wire = buf.len() as u64 + IP_UDP_OVERHEAD.bytes();
+    let wire = buf.len() as u64 + u64::from(ip_udp_header);
     // The declared size is the wire size, except for a packet smaller than its own headers,
     // which travels as the bare headers.
     if u64::from(size) != wire && !(u64::from(size) < wire && payload_len == 0) {
@@ -368,6 +393,21 @@ mod tests {
         encode(&h, 5, &mut out).unwrap();
         let p = decode(&out).unwrap();
         assert!(out[p.payload_at..].iter().all(|&b| b == 0));
+        // Over IPv6 the headers take 20 bytes more: a packet sized for IPv4's cannot carry the
+        // full piece, one sized with the family's overhead can, and is its size on the wire.
+        payload.pop();
+        assert!(encode_over(&h, 5, &payload, crate::IPV6_UDP_HEADER, &mut out).is_err());
+        let v6 = DataHeader {
+            size: DataSize::from_bytes(
+                1200 + wisp_core::scheme::alfalfa::wire_overhead(crate::IPV6_UDP_HEADER.into()),
+            ),
+            ..h
+        };
+        encode_over(&v6, 5, &payload, crate::IPV6_UDP_HEADER, &mut out).unwrap();
+        assert_eq!(out.len() as u64 + 48, v6.size.bytes());
+        let p = decode_over(&out, crate::IPV6_UDP_HEADER).unwrap();
+        assert_eq!(p.header, v6);
+        assert_eq!(Piece::parse(&out[p.payload_at..]).unwrap().bytes, &diff[..]);
     }
 
     /// A scheme's 16-byte fields (the most an element carries), opaque here.
@@ -417,6 +457,28 @@ mod tests {
                 assert_eq!(buf.len() as u64 + 28, h.size.bytes(), "{h:?}");
             }
         }
+    }
+
+    /// Over IPv6 (40 + 8 header bytes) a packet declared as N bytes is a datagram of N − 48
+    /// bytes, so N bytes of IP on the wire; a receiver that counts the other family's headers
+    /// refuses it instead of counting 20 bytes too many or too few.
+    #[test]
+    fn the_datagram_leaves_room_for_the_families_headers() {
+        let mut buf = Vec::new();
+        let h = sample();
+        for (hdr, other) in [(28u32, 48u32), (48, 28)] {
+            encode_over(&h, 3, &[], hdr, &mut buf).unwrap();
+            assert_eq!(buf.len() as u64 + u64::from(hdr), 1500);
+            let d = decode_over(&buf, hdr).unwrap();
+            assert_eq!((d.header, d.wire_size.bytes()), (h, 1500));
+            assert!(matches!(
+                decode_over(&buf, other),
+                Err(RtpError::Inconsistent(_))
+            ));
+        }
+        // IPv6: 1452 bytes of UDP payload for a 1500-byte packet (RFC 8200 §3, RFC 768).
+        encode_over(&h, 3, &[], crate::IPV6_UDP_HEADER, &mut buf).unwrap();
+        assert_eq!(buf.len(), 1452);
     }
 
     #[test]

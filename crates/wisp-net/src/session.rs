@@ -45,7 +45,7 @@ use std::net::{SocketAddr, UdpSocket};
 use std::sync::atomic::{AtomicBool, Ordering};
 use wisp_core::controller::{WireReceiver, WireSender};
 use wisp_core::flow::FlowSender;
-use wisp_core::packet::{Content, DEFAULT_MTU, DataHeader, IP_UDP_OVERHEAD};
+use wisp_core::packet::{Content, DEFAULT_MTU, DataHeader};
 use wisp_core::scheme::alfalfa::InjectedCodecs;
 use wisp_core::scheme::{AnyReceiver, AnySender, BuildError, SchemeConfig, SchemeContext};
 use wisp_core::tables::Tables;
@@ -267,6 +267,7 @@ pub fn send(
         // The simulator's stream for flow 0: the same seed gives the same media source.
         rng: Some(wisp_sim::seed::stream(opts.seed, "flow/0/media")),
         tables: Tables::new(),
+        ip_udp_header: DataSize::from_bytes(u64::from(crate::ip_udp_header(&opts.to))),
     };
     let (mut flow, _) = opts.scheme.build(ctx)?;
     let spec = opts.scheme.to_string();
@@ -277,6 +278,12 @@ pub fn send(
     sock.set_nonblocking(true)
         .map_err(io_ctx("cannot make the socket non-blocking"))?;
     set_buffers(&sock);
+    // A packet the scheme sizes as N bytes is N bytes of IP on the wire: the datagram leaves
+    // room for this family's IP and UDP headers. Don't-fragment: a packet larger than the path
+    // MTU is refused by the kernel (an error below), never sent in fragments.
+    let header = crate::ip_udp_header(&opts.to);
+    crate::set_dont_fragment(&sock, opts.to.is_ipv6())
+        .map_err(io_ctx("cannot set don't-fragment on the socket"))?;
     if let Some(dscp) = opts.dscp {
         use nix::sys::socket::{setsockopt, sockopt};
         // IP_TOS on an IPv6 socket is accepted and marks nothing: IPv6 has its traffic class.
@@ -328,10 +335,30 @@ pub fn send(
                 AnySender::Alfalfa(a) => a.take_payload(h.seq),
                 _ => None,
             };
-            rtp::encode_with_payload(&h, ssrc, payload.as_deref().unwrap_or(&[]), &mut buf)
-                .map_err(|e| NetError::Input(e.to_string()))?;
+            rtp::encode_over(
+                &h,
+                ssrc,
+                payload.as_deref().unwrap_or(&[]),
+                header,
+                &mut buf,
+            )
+            .map_err(|e| NetError::Input(e.to_string()))?;
             match sock.send(&buf) {
                 Ok(_) => {}
+                Err(e) if e.raw_os_error() == Some(nix::libc::EMSGSIZE) => {
+                    let mtu = sock
+                        .local_addr()
+                        .and_then(|l| crate::path_mtu(l.ip(), opts.to));
+                    return Err(NetError::Input(format!(
+                        "`{spec}` sized a packet of {} bytes, larger than the path MTU to {} \
+                         ({}): not sent (don't-fragment); the schemes' packets take up to \
+                         {} bytes of IP: use a path whose MTU is at least that",
+                        h.size.bytes(),
+                        opts.to,
+                        mtu.map_or_else(|e| format!("unknown: {e}"), |m| format!("{m} bytes")),
+                        opts.mtu.bytes(),
+                    )));
+                }
                 Err(e)
                     if matches!(
                         e.kind(),
@@ -682,6 +709,8 @@ impl Receiving {
             ideal_schedule: None,
             rng: None,
             tables: Tables::new(),
+            // Only the sending half fills packets; this one's sizes come with them.
+            ip_udp_header: DataSize::ZERO,
         })?;
         // A real codec's decoded pictures are kept, so that the displayed metric can measure
         // the picture on screen against later source pictures (as `wisp run` does).
@@ -768,10 +797,21 @@ impl Receiving {
     }
 
     fn on_rtp(&mut self, buf: &[u8], now: Instant, from: SocketAddr) {
-        let p = match rtp::decode(buf) {
+        // The datagram's IP bytes count this family's headers, as the sender sized it.
+        let header = crate::ip_udp_header(&from);
+        let p = match rtp::decode_over(buf, header) {
             Ok(p) => p,
             Err(_) => {
                 self.malformed += 1;
+                if header != crate::IPV4_UDP_HEADER
+                    && rtp::decode_over(buf, crate::IPV4_UDP_HEADER).is_ok()
+                {
+                    self.note(format!(
+                        "{from} sends packets sized for IPv4's {} header bytes over IPv6 ({header}): \
+                         a `wisp send` older than this `wisp recv`? Its packets are counted malformed",
+                        crate::IPV4_UDP_HEADER
+                    ));
+                }
                 return;
             }
         };
@@ -923,7 +963,7 @@ pub fn recv(
                 buf.clear();
                 if rtcp::encode_feedback(&fb, r.ssrc, r.media_ssrc.unwrap_or(0), &mut buf).is_ok() {
                     r.feedback_packets += 1;
-                    r.feedback_bytes += buf.len() as u64 + IP_UDP_OVERHEAD.bytes();
+                    r.feedback_bytes += buf.len() as u64 + u64::from(crate::ip_udp_header(&peer));
                     let _ = sock.send_to(&buf, peer);
                 }
             }

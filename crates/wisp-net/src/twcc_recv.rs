@@ -21,7 +21,6 @@ use serde::Serialize;
 use std::io;
 use std::net::{SocketAddr, UdpSocket};
 use std::sync::atomic::{AtomicBool, Ordering};
-use wisp_core::packet::IP_UDP_OVERHEAD;
 use wisp_core::{Duration, Instant};
 
 /// Options of `wisp recv --twcc`.
@@ -143,7 +142,7 @@ impl State {
         self.first.get_or_insert(at);
         self.last = Some(at);
         self.packets += 1;
-        self.bytes += buf.len() as u64 + IP_UDP_OVERHEAD.bytes();
+        self.bytes += buf.len() as u64 + u64::from(crate::ip_udp_header(&from));
         rec.on_packet(seq, h.ssrc, at);
     }
 
@@ -155,7 +154,7 @@ impl State {
             buf.clear();
             if twcc::encode(&fb, &mut buf).is_ok() {
                 self.feedback_packets += 1;
-                self.feedback_bytes += buf.len() as u64 + IP_UDP_OVERHEAD.bytes();
+                self.feedback_bytes += buf.len() as u64 + u64::from(crate::ip_udp_header(&peer));
                 let _ = sock.send_to(&buf, peer);
             }
         }

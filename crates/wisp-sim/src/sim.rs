@@ -585,6 +585,8 @@ impl Simulation {
                 ideal_schedule: ideal,
                 rng: Some(seed::stream(net.seed, &format!("flow/{i}/media"))),
                 tables: net.tables.clone(),
+                // The simulator's packets have no address family: IPv4's headers.
+                ip_udp_header: IP_UDP_OVERHEAD,
             };
             let (sender, receiver) = spec.scheme.build(ctx).map_err(|e| SimError::Build(i, e))?;
             let pinger = match &rf.pingpair {

@@ -38,7 +38,8 @@
 //! simulator, whose packets are headers, the two halves share the map (the packet's payload,
 //! keyed by its sequence number: a lost packet's is never read). Either way the receiver parses
 //! the same bytes: a corrupt or truncated piece is a counted error ([`VideoLog::bad_pieces`]).
-//! Each packet's size counts the payload and [`WIRE_OVERHEAD`] (IP/UDP, the RTP header with
+//! Each packet's size counts the payload and [`WIRE_OVERHEAD`] (IP/UDP — IPv4's 28 in the
+//! simulator, 48 over IPv6 with `wisp send` ([`wire_overhead`]) —, the RTP header with
 //! wisp's extensions, the piece header), so a packet in the simulator is as large as on the wire.
 //! The receiving half logs what it decoded: over real sockets, where the sender's log is in
 //! another process, it adds the frames it received (capture instant from the piece's age; bytes,
@@ -326,8 +327,14 @@ type Store = Arc<Mutex<HashMap<u64, Vec<u8>>>>;
 /// ([`Piece::HEADER`]).
 pub const WIRE_OVERHEAD: u64 = 28 + 80 + Piece::HEADER as u64;
 
-// A full piece (1200 bytes, the most `build` gives a packet) fits a 1500-byte MTU.
-const _: () = assert!(1200 + WIRE_OVERHEAD <= 1500);
+/// [`WIRE_OVERHEAD`] on a path whose IP and UDP headers take `ip_udp_header` bytes (48 over
+/// IPv6; [`SchemeContext::ip_udp_header`]).
+pub const fn wire_overhead(ip_udp_header: u64) -> u64 {
+    WIRE_OVERHEAD - 28 + ip_udp_header
+}
+
+// A full piece (1200 bytes, the most `build` gives a packet) fits a 1500-byte MTU, over IPv6 too.
+const _: () = assert!(1200 + wire_overhead(48) <= 1500);
 
 /// One packet's share of a diff, as the packet's payload.
 ///
@@ -734,9 +741,10 @@ pub struct AlfalfaSender {
     popped: Option<(VideoPacket, Vec<u8>, Instant)>,
     store: Store,
     log: VideoLog,
+    /// Each packet's bytes besides its piece of the diff ([`wire_overhead`] of the path's
+    /// IP/UDP headers).
+    overhead: u64,
 }
-
-const OVERHEAD: u64 = WIRE_OVERHEAD;
 
 /// A captured picture to code.
 #[derive(Clone, Copy, Debug)]
@@ -850,7 +858,7 @@ impl AlfalfaSender {
                 .video
                 .encoder_mut()
                 .min_size(source, base)
-                .map(|d| d + d.div_ceil(payload) * OVERHEAD as usize);
+                .map(|d| d + d.div_ceil(payload) * self.overhead as usize);
             if let Some(min) = min
                 && window < min
             {
@@ -895,7 +903,7 @@ impl AlfalfaSender {
         let ready = now.saturating_add(self.encode_delay);
         for &p in &f.packets {
             let bytes = f.payload(&p);
-            wire += p.len as u64 + OVERHEAD;
+            wire += p.len as u64 + self.overhead;
             self.queue.push_back((p, bytes, picture.capture, ready));
         }
         self.queued_bytes += wire;
@@ -983,7 +991,7 @@ impl Sender for AlfalfaSender {
             return None;
         }
         let (p, bytes, capture, _) = self.queue.pop_front()?;
-        let size = p.len as u64 + OVERHEAD;
+        let size = p.len as u64 + self.overhead;
         self.queued_bytes -= size;
         let content = Content::Video {
             frame: p.state.0,
@@ -1292,9 +1300,10 @@ impl Scheme for AlfalfaConfig {
         let decoder = codecs.decoder().map_err(BuildError::Unavailable)?;
         let store = Store::default();
         let log = self.log.clone().unwrap_or_default();
+        let overhead = wire_overhead(ctx.ip_udp_header().bytes());
         let sync = SyncConfig {
-            max_payload: (mtu.bytes().saturating_sub(OVERHEAD) as usize).clamp(1, 1200),
-            packet_overhead: OVERHEAD as usize,
+            max_payload: (mtu.bytes().saturating_sub(overhead) as usize).clamp(1, 1200),
+            packet_overhead: overhead as usize,
             anchor_timeout: self.anchor_timeout,
             policy: self.base.policy(),
             min_intact: self.min_intact,
@@ -1331,6 +1340,7 @@ impl Scheme for AlfalfaConfig {
             popped: None,
             store: store.clone(),
             log: log.clone(),
+            overhead,
         };
         let receiver = AlfalfaReceiver {
             control: control_rx,

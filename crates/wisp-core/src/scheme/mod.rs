@@ -126,6 +126,10 @@ pub struct SchemeContext {
     /// Where schemes keep the tables they precompute from their parameters (Sprout's model),
     /// shared by every flow given the same store. The caller chooses how widely to share it.
     pub tables: Tables,
+    /// IP and UDP header bytes of each packet on the flow's path: what a scheme that fills
+    /// packets with payload (`alfalfa`) leaves for them. IPv4's 28 in the simulator (zero means
+    /// that); `wisp send` gives its path's family's (48 over IPv6).
+    pub ip_udp_header: DataSize,
 }
 
 impl fmt::Debug for SchemeContext {
@@ -135,6 +139,7 @@ impl fmt::Debug for SchemeContext {
             .field("ideal_schedule", &self.ideal_schedule.is_some())
             .field("rng", &self.rng.is_some())
             .field("tables", &self.tables)
+            .field("ip_udp_header", &self.ip_udp_header)
             .finish()
     }
 }
@@ -149,12 +154,22 @@ impl SchemeContext {
         }
     }
 
+    /// The IP and UDP header bytes, or IPv4's if none were set.
+    pub fn ip_udp_header(&self) -> DataSize {
+        if self.ip_udp_header == DataSize::ZERO {
+            crate::packet::IP_UDP_OVERHEAD
+        } else {
+            self.ip_udp_header
+        }
+    }
+
     pub fn new() -> Self {
         SchemeContext {
             mtu: DEFAULT_MTU,
             ideal_schedule: None,
             rng: None,
             tables: Tables::new(),
+            ip_udp_header: crate::packet::IP_UDP_OVERHEAD,
         }
     }
 }
