@@ -228,9 +228,10 @@ pub fn link(a: LinkArgs) -> Result<u8, CliError> {
     // link keeps running until it has exited, then cleans up.
     let stop = crate::net::stop_flag()?;
     let summary = wisp_net::emulator::run(opts, Arc::clone(&stop), &mut |addrs| {
-        eprintln!(
+        say!(
             "wisp link: namespace {} <-> host {} (WISP_LINK_PEER)",
-            addrs.ns, addrs.host
+            addrs.ns,
+            addrs.host
         );
     })
     .map_err(|e| match e {
@@ -243,7 +244,7 @@ pub fn link(a: LinkArgs) -> Result<u8, CliError> {
         e => CliError::Io(e.to_string()),
     })?;
     let _: &AtomicBool = &stop;
-    eprintln!(
+    say!(
         "wisp link: command exited with {}; uplink {} packets ({} dropped), downlink {} packets ({} dropped); writes late p50 {} p99 {}; cpu {:.2} s ({} per packet)",
         summary.exit_code,
         summary.uplink.stats.departed,
@@ -258,9 +259,11 @@ pub fn link(a: LinkArgs) -> Result<u8, CliError> {
             .map_or_else(|| "-".to_string(), |v| format!("{v:.2} us")),
     );
     if summary.filtered_packets > 0 {
-        eprintln!(
+        say!(
             "wisp link: dropped {} packets not between {} and {} (the link reaches the host side only)",
-            summary.filtered_packets, summary.namespace_address, summary.host_address
+            summary.filtered_packets,
+            summary.namespace_address,
+            summary.host_address
         );
     }
     if let Some(dir) = &a.log {

@@ -1,6 +1,20 @@
 //! `wisp`: the command-line front end. It parses, dispatches and prints; the algorithms live
 //! in `wisp-core`, the simulator and metrics in `wisp-sim`, the plots in `wisp-report`.
 
+/// `eprintln!` in one write. `eprintln!` writes a line in pieces (one `write` per literal and
+/// argument), so a line of `wisp link`'s could be split by the output of the command it runs,
+/// which shares its stderr: a test reading the namespace's address from "wisp link: namespace
+/// ADDR" once read "namespace wisp recv: …". One `write` of a line under `PIPE_BUF` (4096
+/// bytes) is never split by another writer's.
+macro_rules! say {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let mut line = format!($($arg)*);
+        line.push('\n');
+        let _ = std::io::stderr().lock().write_all(line.as_bytes());
+    }};
+}
+
 mod args;
 mod bench;
 mod error;
@@ -252,7 +266,7 @@ fn main() -> ExitCode {
                     usage.trim()
                 );
             }
-            eprintln!("wisp: {line}");
+            say!("wisp: {line}");
             return ExitCode::from(2);
         }
     };
@@ -281,7 +295,7 @@ fn main() -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("wisp: error: {e}");
+            say!("wisp: error: {e}");
             ExitCode::from(e.exit_code())
         }
     }

@@ -334,16 +334,16 @@ pub fn send(a: SendArgs) -> Result<(), CliError> {
         .map_err(CliError::input)?;
     o.seed = crate::args::seed(a.seed)?;
     let stop = stop_flag()?;
-    eprintln!(
+    say!(
         "wisp send: {} to {} for {} s",
         o.scheme,
         to,
         o.duration.as_secs_f64()
     );
-    let report = wisp_net::session::send(&o, &stop, &mut |l| eprintln!("wisp send: {l}"))
-        .map_err(net_error)?;
+    let report =
+        wisp_net::session::send(&o, &stop, &mut |l| say!("wisp send: {l}")).map_err(net_error)?;
     let f = &report.flows[0];
-    eprintln!(
+    say!(
         "wisp send: sent {} packets ({:.1} kbit/s); rtt p50 {} p95 {}; pacing late p50 {} p99 {}",
         f.packets_sent,
         f.send_rate_kbps,
@@ -354,7 +354,7 @@ pub fn send(a: SendArgs) -> Result<(), CliError> {
     );
     let coding = video_log.as_ref().and_then(|l| l.coding_time());
     if let (Some((mean, frames)), Some(log)) = (coding, &video_log) {
-        eprintln!(
+        say!(
             "wisp send: video: {frames} frames coded of {} pictures captured ({} held then sent, \
              {} skipped on a closed window), mean coding time {:.3} ms a frame (wall clock \
              around the coding call; `wisp run --scheme …:encode-ms={:.1}` charges it in the \
@@ -465,10 +465,10 @@ pub fn recv(a: RecvArgs) -> Result<(), CliError> {
         });
     }
     let stop = stop_flag()?;
-    let report = wisp_net::session::recv(&o, &stop, &mut |l| eprintln!("wisp recv: {l}"))
-        .map_err(net_error)?;
+    let report =
+        wisp_net::session::recv(&o, &stop, &mut |l| say!("wisp recv: {l}")).map_err(net_error)?;
     let f = &report.flows[0];
-    eprintln!(
+    say!(
         "wisp recv: {} from {}: {} packets, {:.1} kbit/s, delay p50 {} p95 {}, e2e p95 {}, self-inflicted {}, loss {:.2}%{}",
         report.scheme,
         report.peer.as_deref().unwrap_or("-"),
@@ -493,7 +493,7 @@ pub fn recv(a: RecvArgs) -> Result<(), CliError> {
         let v = wisp_sim::reproduce::alfalfa::VideoRun::from_log_and_screen(
             "alfalfa", log, fps, screen,
         );
-        eprintln!(
+        say!(
             "wisp recv: video: {}",
             crate::run::video_summary(log, &v, false)
         );
@@ -554,10 +554,10 @@ fn recv_twcc(a: &RecvArgs, listen: SocketAddr, ext_id: u8) -> Result<(), CliErro
     o.duration = a.duration_s;
     o.idle_timeout = a.idle_timeout_s;
     let stop = stop_flag()?;
-    eprintln!("wisp recv: transport-wide feedback mode (extension id {ext_id})");
-    let r = wisp_net::twcc_recv::recv(&o, &stop, &mut |l| eprintln!("wisp recv: {l}"))
-        .map_err(net_error)?;
-    eprintln!(
+    say!("wisp recv: transport-wide feedback mode (extension id {ext_id})");
+    let r =
+        wisp_net::twcc_recv::recv(&o, &stop, &mut |l| say!("wisp recv: {l}")).map_err(net_error)?;
+    say!(
         "wisp recv: {} packets from {} ({:.1} kbit/s), {} lost, {} feedback packets{}",
         r.packets_received,
         r.peer.as_deref().unwrap_or("-"),
