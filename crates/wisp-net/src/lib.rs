@@ -141,8 +141,8 @@ pub fn boot_id() -> Option<String> {
         .filter(|s| !s.is_empty())
 }
 
-/// IPv4 (20) and UDP (8) header bytes.
-pub const IPV4_UDP_HEADER: u32 = 28;
+/// IPv4 (20) and UDP (8) header bytes: the simulator's `IP_UDP_OVERHEAD`.
+pub const IPV4_UDP_HEADER: u32 = wisp_core::packet::IP_UDP_OVERHEAD.bytes() as u32;
 /// IPv6 (40) and UDP (8) header bytes.
 pub const IPV6_UDP_HEADER: u32 = 48;
 

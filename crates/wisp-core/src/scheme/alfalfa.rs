@@ -325,12 +325,12 @@ type Store = Arc<Mutex<HashMap<u64, Vec<u8>>>>;
 /// header with wisp's extensions at their largest (80: 12 fixed, 4 of extension header, 61 of
 /// elements with 16 bytes of scheme fields, padded to 64; `wisp_net::rtp`) and the piece header
 /// ([`Piece::HEADER`]).
-pub const WIRE_OVERHEAD: u64 = 28 + 80 + Piece::HEADER as u64;
+pub const WIRE_OVERHEAD: u64 = wire_overhead(crate::packet::IP_UDP_OVERHEAD.bytes());
 
 /// [`WIRE_OVERHEAD`] on a path whose IP and UDP headers take `ip_udp_header` bytes (48 over
 /// IPv6; [`SchemeContext::ip_udp_header`]).
 pub const fn wire_overhead(ip_udp_header: u64) -> u64 {
-    WIRE_OVERHEAD - 28 + ip_udp_header
+    ip_udp_header + 80 + Piece::HEADER as u64
 }
 
 // A full piece (1200 bytes, the most `build` gives a packet) fits a 1500-byte MTU, over IPv6 too.
