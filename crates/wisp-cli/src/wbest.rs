@@ -21,7 +21,10 @@ port is its TCP control port.
 apart, then a train of 100; --pairs and --train still override those counts.
 
 Output (--json: one object): capacity_mbps (C_e) and available_mbps (A), rates of IP packets
-(L = --size bytes per probe); bytes_sent, the probes' IP bytes; time_s.
+(L = --size bytes per probe); bytes_sent, the probes' IP bytes; time_s; and what went into A:
+achievable_mbps (R, the train's dispersion rate), pairs_used, gaps_used, train_lost and
+gaps_sender_late (train gaps left out because the sending host sent their second packet
+late, more than half a gap or 50 us behind its schedule: its scheduler, not the path).
 
 Examples:
   wisp wbest server --listen 0.0.0.0:9878
@@ -199,12 +202,32 @@ fn print_report(r: &WbestReport, json: bool) {
                 "available_mbps": r.available_mbps,
                 "bytes_sent": r.bytes_sent,
                 "time_s": r.time_s,
+                "achievable_mbps": r.achievable_mbps,
+                "pairs_used": r.pairs_used,
+                "gaps_used": r.gaps_used,
+                "gaps_sender_late": r.gaps_sender_late,
+                "train_lost": r.train_lost,
             })
         );
     } else {
         println!(
             "capacity (C_e) {:.2} Mbit/s, available (A) {:.2} Mbit/s, {} bytes, {:.3} s",
             r.capacity_mbps, r.available_mbps, r.bytes_sent, r.time_s
+        );
+        println!(
+            "  train: dispersion rate (R) {:.2} Mbit/s over {} gaps, {} lost; {} pairs used{}",
+            r.achievable_mbps,
+            r.gaps_used,
+            r.train_lost,
+            r.pairs_used,
+            if r.gaps_sender_late > 0 {
+                format!(
+                    "; {} gaps left out (the sender was descheduled)",
+                    r.gaps_sender_late
+                )
+            } else {
+                String::new()
+            }
         );
     }
 }

@@ -131,6 +131,16 @@ fn loopback_estimate_has_the_json_fields() {
     assert_eq!(e["bytes_sent"].as_u64(), Some(90 * 1500));
     assert!(e["capacity_mbps"].as_f64().unwrap() > 0.0);
     assert!(e["time_s"].as_f64().unwrap() > 0.29, "{e}"); // 30 pairs 10 ms apart
+    // What went into A: every pair and every train packet arrives on loopback; the gaps used
+    // and those left out as sender-late are the train's 29.
+    assert_eq!(e["pairs_used"].as_u64(), Some(30), "{e}");
+    assert_eq!(e["train_lost"].as_u64(), Some(0), "{e}");
+    let (used, late) = (
+        e["gaps_used"].as_u64().unwrap(),
+        e["gaps_sender_late"].as_u64().unwrap(),
+    );
+    assert_eq!(used + late, 29, "{e}");
+    assert!(e["achievable_mbps"].as_f64().unwrap() > 0.0, "{e}");
 }
 
 /// `--server` takes HOST:PORT: a name (`localhost`, resolved by the system) or an IPv6

@@ -91,10 +91,23 @@ fn ctx(what: &'static str) -> impl FnOnce(io::Error) -> WbestError {
 /// A finished estimate as the tool reports it.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct WbestReport {
+    /// `C_e`.
     pub capacity_mbps: f64,
+    /// `A`.
     pub available_mbps: f64,
     pub bytes_sent: u64,
     pub time_s: f64,
+    /// `R`, the train's dispersion rate (eq. 6's input).
+    pub achievable_mbps: f64,
+    /// Pairs that gave a `C_i`.
+    pub pairs_used: u32,
+    /// Train gaps that went into `R`.
+    pub gaps_used: u32,
+    /// Train gaps left out because the sender sent their second packet late (it was
+    /// descheduled; [`wisp_core::probe::wbest::train_estimate`]).
+    pub gaps_sender_late: u32,
+    /// Train packets lost.
+    pub train_lost: u32,
 }
 
 fn send_msg(tcp: &mut TcpStream, m: &Control) -> Result<(), WbestError> {
@@ -283,21 +296,33 @@ fn run_receiver(cfg: WbestConfig, tcp: &mut TcpStream, udp: &UdpSocket) -> Resul
     Ok(())
 }
 
-fn report_of(r: &WbestResult) -> WbestReport {
+fn report_of(r: &WbestResult, train: u32) -> WbestReport {
     WbestReport {
         capacity_mbps: r.capacity.bps() as f64 / 1e6,
         available_mbps: r.available.bps() as f64 / 1e6,
+        achievable_mbps: r.achievable.bps() as f64 / 1e6,
+        pairs_used: r.pairs_used,
+        gaps_used: r.gaps_used,
+        gaps_sender_late: r.gaps_sender_late,
+        train_lost: (r.train_loss * f64::from(train)).round() as u32,
         bytes_sent: r.bytes_sent,
         time_s: r.time.as_secs_f64(),
     }
 }
 
-fn result_msg(r: &WbestResult) -> Control {
+fn result_msg(r: &WbestResult, train: u32) -> Control {
+    let rep = report_of(r, train);
+    let u16_of = |n: u32| n.min(u32::from(u16::MAX)) as u16;
     Control::Result {
         capacity_bps: r.capacity.bps(),
         available_bps: r.available.bps(),
         bytes_sent: r.bytes_sent,
         time_ns: r.time.as_nanos(),
+        achievable_bps: r.achievable.bps(),
+        pairs_used: u16_of(rep.pairs_used),
+        gaps_used: u16_of(rep.gaps_used),
+        gaps_sender_late: u16_of(rep.gaps_sender_late),
+        train_lost: u16_of(rep.train_lost),
     }
 }
 
@@ -308,11 +333,21 @@ fn report_from(m: Control) -> Result<WbestReport, WbestError> {
             available_bps,
             bytes_sent,
             time_ns,
+            achievable_bps,
+            pairs_used,
+            gaps_used,
+            gaps_sender_late,
+            train_lost,
         } => Ok(WbestReport {
             capacity_mbps: capacity_bps as f64 / 1e6,
             available_mbps: available_bps as f64 / 1e6,
             bytes_sent,
             time_s: time_ns as f64 / 1e9,
+            achievable_mbps: achievable_bps as f64 / 1e6,
+            pairs_used: pairs_used.into(),
+            gaps_used: gaps_used.into(),
+            gaps_sender_late: gaps_sender_late.into(),
+            train_lost: train_lost.into(),
         }),
         _ => Err(WbestError::Protocol("expected Result".into())),
     }
@@ -369,8 +404,8 @@ pub fn client(
         Direction::ToServer => {
             check_fits(&cfg, &udp, server)?;
             let r = run_sender(cfg, &mut tcp, &udp, server)?;
-            send_msg(&mut tcp, &result_msg(&r))?;
-            Ok(report_of(&r))
+            send_msg(&mut tcp, &result_msg(&r, cfg.train))?;
+            Ok(report_of(&r, cfg.train))
         }
     }
 }
@@ -447,8 +482,8 @@ pub fn serve_one(mut tcp: TcpStream, udp: &UdpSocket) -> Result<WbestReport, Wbe
                     return Err(e);
                 }
             };
-            send_msg(&mut tcp, &result_msg(&r))?;
-            Ok(report_of(&r))
+            send_msg(&mut tcp, &result_msg(&r, cfg.train))?;
+            Ok(report_of(&r, cfg.train))
         }
         Direction::ToServer => {
             send_msg(&mut tcp, &Control::Ready)?;

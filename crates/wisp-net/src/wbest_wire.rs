@@ -2,9 +2,10 @@
 //! and the UDP probe header. Versioned and length-checked, big-endian, unlike WBest 1.0's raw
 //! host-order structs; parsing never panics and names what is wrong.
 //!
-//! Control message: `"WB"` · version (2) · type (u8) · body length (u16) · body. Version 2:
+//! Control message: `"WB"` · version (3) · type (u8) · body length (u16) · body. Version 2:
 //! `Hello`'s size is the probe's IP packet (version 1: its UDP payload), and the server answers
 //! the client's UDP announcement with a second `Ready` (or an `Error`) in both directions.
+//! Version 3: `Result` also carries the train's dispersion rate `R` and what went into it.
 //!
 //! | type | message | body |
 //! |---|---|---|
@@ -14,7 +15,7 @@
 //! | 4 | `Arrivals` | phase · count u16 · count × (index u16 · receive time u64 ns) |
 //! | 5 | `Rate` | the train rate, bit/s u64 |
 //! | 6 | `Error` | UTF-8 text, at most 512 bytes |
-//! | 7 | `Result` | C_e bit/s u64 · A bit/s u64 · bytes sent u64 · time ns u64 |
+//! | 7 | `Result` | C_e bit/s u64 · A bit/s u64 · bytes sent u64 · time ns u64 · R bit/s u64 · pairs used u16 · train gaps used u16 · gaps left out as sender-late u16 · train packets lost u16 |
 //!
 //! Probe header (at the start of each UDP probe, padded to the probe size): `"WP"` · phase ·
 //! index u16 · send time u64 ns.
@@ -26,7 +27,7 @@ pub use crate::frame::WireError;
 use crate::frame::{Framing, u16_at, u64_at};
 
 /// The format's version.
-pub const VERSION: u8 = 2;
+pub const VERSION: u8 = 3;
 /// Control header bytes.
 pub const HEADER: usize = 6;
 /// Probe header bytes.
@@ -74,6 +75,13 @@ pub enum Control {
         available_bps: u64,
         bytes_sent: u64,
         time_ns: u64,
+        /// `R`, the train's dispersion rate.
+        achievable_bps: u64,
+        pairs_used: u16,
+        gaps_used: u16,
+        /// Train gaps left out because the sender sent their second packet late.
+        gaps_sender_late: u16,
+        train_lost: u16,
     },
 }
 
@@ -157,8 +165,22 @@ impl Control {
                 available_bps,
                 bytes_sent,
                 time_ns,
+                achievable_bps,
+                pairs_used,
+                gaps_used,
+                gaps_sender_late,
+                train_lost,
             } => {
-                for v in [capacity_bps, available_bps, bytes_sent, time_ns] {
+                for v in [
+                    capacity_bps,
+                    available_bps,
+                    bytes_sent,
+                    time_ns,
+                    achievable_bps,
+                ] {
+                    body.extend(v.to_be_bytes());
+                }
+                for v in [pairs_used, gaps_used, gaps_sender_late, train_lost] {
                     body.extend(v.to_be_bytes());
                 }
             }
@@ -248,12 +270,17 @@ impl Control {
                 )
             }
             7 => {
-                frame.exact(32)?;
+                frame.exact(48)?;
                 Control::Result {
                     capacity_bps: u64_at(body, 0),
                     available_bps: u64_at(body, 8),
                     bytes_sent: u64_at(body, 16),
                     time_ns: u64_at(body, 24),
+                    achievable_bps: u64_at(body, 32),
+                    pairs_used: u16_at(body, 40),
+                    gaps_used: u16_at(body, 42),
+                    gaps_sender_late: u16_at(body, 44),
+                    train_lost: u16_at(body, 46),
                 }
             }
             k => return Err(WireError::UnknownType(k)),
@@ -319,7 +346,7 @@ mod tests {
             size: 1500,
             burst: 1,
         };
-        let b = [b'W', b'B', 2, 1, 0, 7, 1, 0, 30, 0, 30, 0x05, 0xdc];
+        let b = [b'W', b'B', 3, 1, 0, 7, 1, 0, 30, 0, 30, 0x05, 0xdc];
         assert_eq!(m.emit(), b);
         assert_eq!(Control::parse(&b), Ok(m));
         // WBest+: the burst follows.
@@ -330,15 +357,15 @@ mod tests {
             size: 1500,
             burst: 33,
         };
-        let b = [b'W', b'B', 2, 1, 0, 9, 1, 0, 165, 0, 100, 0x05, 0xdc, 0, 33];
+        let b = [b'W', b'B', 3, 1, 0, 9, 1, 0, 165, 0, 100, 0x05, 0xdc, 0, 33];
         assert_eq!(m.emit(), b);
         assert_eq!(Control::parse(&b), Ok(m));
         // Any other body length is an error naming the expected one.
         assert!(matches!(
-            Control::parse(&[b'W', b'B', 2, 1, 0, 8, 1, 0, 165, 0, 100, 0x05, 0xdc, 0]),
+            Control::parse(&[b'W', b'B', 3, 1, 0, 8, 1, 0, 165, 0, 100, 0x05, 0xdc, 0]),
             Err(WireError::Length { expected: 7, .. })
         ));
-        assert_eq!(Control::Ready.emit(), [b'W', b'B', 2, 2, 0, 0]);
+        assert_eq!(Control::Ready.emit(), [b'W', b'B', 3, 2, 0, 0]);
         let r = Control::Arrivals {
             phase: WbestPhase::Train,
             records: vec![(2, 0x0102)],
@@ -346,9 +373,38 @@ mod tests {
         assert_eq!(
             r.emit(),
             [
-                b'W', b'B', 2, 4, 0, 13, 1, 0, 1, 0, 2, 0, 0, 0, 0, 0, 0, 1, 2
+                b'W', b'B', 3, 4, 0, 13, 1, 0, 1, 0, 2, 0, 0, 0, 0, 0, 0, 1, 2
             ]
         );
+        // Version 3's Result: five u64 then four u16, 48 bytes.
+        let r = Control::Result {
+            capacity_bps: 12_000_000,
+            available_bps: 1,
+            bytes_sent: 2,
+            time_ns: 3,
+            achievable_bps: 4,
+            pairs_used: 30,
+            gaps_used: 28,
+            gaps_sender_late: 1,
+            train_lost: 0x0102,
+        };
+        let b = r.emit();
+        assert_eq!(&b[..6], [b'W', b'B', 3, 7, 0, 48]);
+        assert_eq!(&b[6..14], 12_000_000u64.to_be_bytes());
+        assert_eq!(&b[38..46], 4u64.to_be_bytes());
+        assert_eq!(&b[46..], [0, 30, 0, 28, 0, 1, 1, 2]);
+        assert_eq!(Control::parse(&b), Ok(r));
+        // A version-2 Result (32 bytes) is a length error, not a misread.
+        let mut v2 = b[..6 + 32].to_vec();
+        v2[5] = 32;
+        assert!(matches!(
+            Control::parse(&v2),
+            Err(WireError::Length {
+                kind: 7,
+                expected: 48,
+                got: 32
+            })
+        ));
     }
 
     #[test]
@@ -365,15 +421,15 @@ mod tests {
             Control::parse(b"WB\x01\x02\0\0"),
             Err(WireError::Version {
                 got: 1,
-                supported: 2
+                supported: 3
             })
         );
         assert_eq!(
-            Control::parse(b"WB\x02\x09\0\0"),
+            Control::parse(b"WB\x03\x09\0\0"),
             Err(WireError::UnknownType(9))
         );
         assert_eq!(
-            Control::parse(b"WB\x02\x02\0\x01x"),
+            Control::parse(b"WB\x03\x02\0\x01x"),
             Err(WireError::Length {
                 kind: 2,
                 expected: 0,
@@ -381,12 +437,12 @@ mod tests {
             })
         );
         assert_eq!(
-            Control::parse(b"WB\x02\x02\0\0x"),
+            Control::parse(b"WB\x03\x02\0\0x"),
             Err(WireError::Trailing(1))
         );
         // An Arrivals count that disagrees with the length.
         assert!(matches!(
-            Control::parse(b"WB\x02\x04\0\x03\x00\x00\x05"),
+            Control::parse(b"WB\x03\x04\0\x03\x00\x00\x05"),
             Err(WireError::Length { kind: 4, .. })
         ));
         assert_eq!(
@@ -428,12 +484,21 @@ mod tests {
                 .prop_map(|(phase, records)| Control::Arrivals { phase, records }),
             any::<u64>().prop_map(|bps| Control::Rate { bps }),
             "[a-zé ]{0,100}".prop_map(Control::Error),
-            any::<(u64, u64, u64, u64)>().prop_map(|(a, b, c, d)| Control::Result {
-                capacity_bps: a,
-                available_bps: b,
-                bytes_sent: c,
-                time_ns: d
-            }),
+            (
+                any::<(u64, u64, u64, u64, u64)>(),
+                any::<(u16, u16, u16, u16)>()
+            )
+                .prop_map(|((a, b, c, d, r), (p, g, l, x))| Control::Result {
+                    capacity_bps: a,
+                    available_bps: b,
+                    bytes_sent: c,
+                    time_ns: d,
+                    achievable_bps: r,
+                    pairs_used: p,
+                    gaps_used: g,
+                    gaps_sender_late: l,
+                    train_lost: x,
+                }),
         ]
     }
 
