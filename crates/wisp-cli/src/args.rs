@@ -206,7 +206,7 @@ pub fn seed(option: Option<u64>) -> Result<u64, crate::error::CliError> {
         wisp_sim::seed::SeedSource::Env => wisp_sim::seed::SEED_ENV,
         wisp_sim::seed::SeedSource::Default => "default",
     };
-    eprintln!(
+    say!(
         "wisp: seed {seed} (from {from}; replay with {}={seed})",
         wisp_sim::seed::SEED_ENV
     );

@@ -117,7 +117,7 @@ pub fn bench(a: BenchArgs) -> Result<(), CliError> {
         || std::thread::available_parallelism().map_or(1, |n| n.get()),
         usize::from,
     );
-    eprintln!(
+    say!(
         "wisp: {} runs ({} schemes × {} traces) on {jobs} threads",
         scenarios.len(),
         schemes.len(),
@@ -169,7 +169,7 @@ pub fn bench(a: BenchArgs) -> Result<(), CliError> {
         out.add(format!("plots/{trace}.svg"), svg);
     }
     out.commit(&a.out)?;
-    eprintln!(
+    say!(
         "wisp: wrote {}/results.json, results.csv, report.html, plots/*.svg",
         a.out.display()
     );

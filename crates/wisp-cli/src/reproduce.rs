@@ -152,7 +152,7 @@ pub fn reproduce(a: ReproduceArgs) -> Result<(), CliError> {
                 );
             }
             print_checks(&checks);
-            eprintln!("wisp: wrote {}", out.join("report.html").display());
+            say!("wisp: wrote {}", out.join("report.html").display());
         }
         Paper::GccWifi => {
             let path = a.trace.clone().unwrap_or_else(|| shipped(WIFI_TRACE));
@@ -170,7 +170,7 @@ pub fn reproduce(a: ReproduceArgs) -> Result<(), CliError> {
             result.write_outputs(a.quick, &out)?;
             let checks: Vec<Check> = result.checks().into_iter().map(|(_, c)| c).collect();
             print_each("", &checks);
-            eprintln!("wisp: wrote {}", out.join("report.html").display());
+            say!("wisp: wrote {}", out.join("report.html").display());
         }
         Paper::Mehrotra => {
             let seed = crate::args::seed(a.seed)?;
@@ -194,7 +194,7 @@ pub fn reproduce(a: ReproduceArgs) -> Result<(), CliError> {
                 checks.len(),
                 calibration.len()
             );
-            eprintln!("wisp: wrote {}", out.join("report.html").display());
+            say!("wisp: wrote {}", out.join("report.html").display());
         }
     }
     Ok(())
@@ -238,7 +238,7 @@ fn kwikr_paper(a: &ReproduceArgs, out: &Path, jobs: usize) -> Result<(), CliErro
         );
     }
     print_checks(&checks);
-    eprintln!("wisp: wrote {}", out.join("report.html").display());
+    say!("wisp: wrote {}", out.join("report.html").display());
     Ok(())
 }
 
@@ -302,7 +302,7 @@ fn alfalfa_paper(a: &ReproduceArgs, out: &Path, jobs: usize) -> Result<(), CliEr
     print!("{}", result.csv());
     println!();
     print_checks(&checks);
-    eprintln!("wisp: wrote {}", out.join("summary.json").display());
+    say!("wisp: wrote {}", out.join("summary.json").display());
     Ok(())
 }
 
@@ -323,7 +323,7 @@ fn sprout_paper(a: &ReproduceArgs, out: &Path, jobs: usize) -> Result<(), CliErr
         unreachable!()
     };
     print_sprout(&result, &result.results());
-    eprintln!("wisp: wrote {}", out.join("report.html").display());
+    say!("wisp: wrote {}", out.join("report.html").display());
     Ok(())
 }
 

@@ -499,7 +499,7 @@ pub fn run(a: RunArgs) -> Result<(), CliError> {
                 fps,
                 screen,
             );
-            eprintln!("wisp run: video: {}", video_summary(log, &v, true));
+            say!("wisp run: video: {}", video_summary(log, &v, true));
             Some(v)
         }
         _ => None,

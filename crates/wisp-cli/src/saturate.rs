@@ -278,8 +278,7 @@ pub fn saturate(cmd: SaturateCommand) -> Result<(), CliError> {
                 sessions: a.sessions,
                 idle: Duration::from_secs(120),
             };
-            wisp_net::saturator::server(&cfg, &stop, &mut |l| eprintln!("{l}"))
-                .map_err(saturate_error)
+            wisp_net::saturator::server(&cfg, &stop, &mut |l| say!("{l}")).map_err(saturate_error)
         }
         SaturateCommand::Client(a) => {
             crate::net::check_port("--server", a.server)?;
@@ -348,14 +347,14 @@ pub fn saturate(cmd: SaturateCommand) -> Result<(), CliError> {
                 window: a.window.config()?,
                 epoch: a.epoch_ns.map(Instant::from_nanos),
             };
-            let r = wisp_net::saturator::client(&cfg, &stop, &mut |l| eprintln!("{l}"))
+            let r = wisp_net::saturator::client(&cfg, &stop, &mut |l| say!("{l}"))
                 .map_err(saturate_error)?;
             let mut traces = vec![];
             for (is_up, f) in &files {
                 let rec = if *is_up { &r.up } else { &r.down };
                 let Some(rec) = rec else { continue };
                 if rec.packets == 0 {
-                    eprintln!(
+                    say!(
                         "wisp saturate: warning: nothing arrived {}; {} is empty (not a valid trace)",
                         if *is_up { "up" } else { "down" },
                         f.display()

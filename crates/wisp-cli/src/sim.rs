@@ -46,7 +46,7 @@ pub fn sim(a: SimArgs) -> Result<(), CliError> {
     sc.network.seed = if given || !sc.seeded {
         crate::args::seed(a.seed)?
     } else {
-        eprintln!("wisp: seed {} (from {})", sc.network.seed, a.file.display());
+        say!("wisp: seed {} (from {})", sc.network.seed, a.file.display());
         sc.network.seed
     };
     let pb = output::progress_bar(1000, "simulating");

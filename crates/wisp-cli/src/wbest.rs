@@ -110,12 +110,10 @@ pub fn wbest(command: WbestCommand) -> Result<(), CliError> {
             wisp_net::wbest::server(
                 a.listen,
                 a.clients,
-                |addr| {
-                    eprintln!("wisp wbest server: listening on {addr} (TCP control, UDP probes)")
-                },
+                |addr| say!("wisp wbest server: listening on {addr} (TCP control, UDP probes)"),
                 |r| match r {
                     Ok(r) => print_report(&r, json),
-                    Err(e) => eprintln!("wisp wbest server: {e}"),
+                    Err(e) => say!("wisp wbest server: {e}"),
                 },
             )
             .map_err(|e| CliError::Io(e.to_string()))

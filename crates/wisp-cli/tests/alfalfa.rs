@@ -1,7 +1,7 @@
 //! `wisp run --scheme alfalfa --video CLIP`: video.csv, determinism, and bad input.
 
 mod common;
-use common::{assert_bad_input, wisp};
+use common::{SpawnGuarded, assert_bad_input, wisp};
 
 const RUN: [&str; 10] = [
     "run",
@@ -223,8 +223,7 @@ fn send_and_recv_write_video_csv_over_loopback() {
         .args(["recv", "--listen", &listen, "--duration-s", "5", "--out"])
         .arg(&out)
         .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+        .spawn_guarded();
     std::thread::sleep(std::time::Duration::from_millis(300));
     let sent = wisp(&[
         "send",

@@ -3,7 +3,7 @@
 //! the clip it is given.
 
 mod common;
-use common::{assert_bad_input, wisp};
+use common::{SpawnGuarded, assert_bad_input, wisp};
 
 const CLIP: &str = "media/bigbuckbunny-qcif-3s.y4m";
 
@@ -280,7 +280,7 @@ fn recv_and_send_scheme(
     if let Some(out) = out {
         cmd.arg(out);
     }
-    let recv = cmd.stderr(std::process::Stdio::piped()).spawn().unwrap();
+    let recv = cmd.stderr(std::process::Stdio::piped()).spawn_guarded();
     std::thread::sleep(std::time::Duration::from_millis(300));
     let sent = wisp(&[
         "send",

@@ -22,7 +22,7 @@ use common::*;
 
 use serde_json::Value;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Command, Output, Stdio};
 use std::sync::OnceLock;
 
 /// The pion program, built once per test run with `go build`; `None` (skip) when Go is missing
@@ -62,12 +62,11 @@ fn pion(test: &str) -> Option<PathBuf> {
     }
 }
 
-fn spawn(cmd: &mut Command) -> Child {
+fn spawn(cmd: &mut Command) -> Guarded {
     cmd.current_dir(root())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
-        .spawn()
-        .unwrap()
+        .spawn_guarded()
 }
 
 /// Runs `wisp link ARGS -- sh -c SCRIPT`.

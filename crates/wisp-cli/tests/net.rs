@@ -13,18 +13,17 @@ use serde_json::Value;
 use std::io::{BufRead, BufReader};
 use std::net::UdpSocket;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-fn spawn_recv(listen: &str, extra: &[&str]) -> Child {
+fn spawn_recv(listen: &str, extra: &[&str]) -> Guarded {
     Command::new(bin())
         .args(["recv", "--listen", listen, "--json"])
         .args(extra)
         .current_dir(root())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
-        .spawn()
-        .unwrap()
+        .spawn_guarded()
 }
 
 /// Garbage of every kind the receiver and sender must survive.
@@ -143,8 +142,7 @@ fn capture_send(host: &str) -> (Value, Vec<u64>, std::net::SocketAddr) {
         .args(["--to", &to.to_string(), "--json"])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+        .spawn_guarded();
     let reader = std::thread::spawn(move || {
         let (mut lens, mut buf) = (vec![], vec![0u8; 65536]);
         let deadline = Instant::now() + Duration::from_secs(20);
@@ -374,8 +372,7 @@ fn our_traffic_decodes_as_rtp_and_rtcp_in_tshark() {
         .arg(&pcap)
         .stdout(Stdio::null())
         .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+        .spawn_guarded();
     // Wait for the capture to start (the file appears).
     let t0 = Instant::now();
     while !pcap.exists() && t0.elapsed() < Duration::from_secs(10) {
@@ -622,8 +619,7 @@ fn iperf3_gets_what_the_trace_offered_while_backlogged() {
         .args(["-s", "-1", "-p", &port])
         .stdout(Stdio::null())
         .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+        .spawn_guarded();
     std::thread::sleep(Duration::from_millis(500));
     // The namespace sends (uplink) at 20 Mbit/s into the Verizon LTE downlink trace, with a
     // queue short enough for iperf3's control connection to get through.
@@ -709,7 +705,7 @@ fn alive(pid: i32) -> bool {
 /// Starts `wisp link` whose command (a shell) starts a long `sleep`, writes both pids and its
 /// namespace to files, and waits; returns the link process, the shell's and the sleep's pids
 /// and the namespace (`net:[INODE]`).
-fn start_sleeping_link(dir: &Path) -> (Child, i32, i32, String) {
+fn start_sleeping_link(dir: &Path) -> (Guarded, i32, i32, String) {
     let info = dir.join("info");
     let mut c = Command::new(bin())
         .args(["link", "--downlink", "const:10mbps", "--uplink", "const:10mbps", "--", "sh", "-c"])
@@ -718,8 +714,7 @@ fn start_sleeping_link(dir: &Path) -> (Child, i32, i32, String) {
             info.display()
         ))
         .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+        .spawn_guarded();
     let t0 = Instant::now();
     while !info.exists() {
         assert!(
@@ -811,8 +806,7 @@ fn the_command_ends_when_the_link_is_killed_with_sigkill() {
             info.display()
         ))
         .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+        .spawn_guarded();
     let t0 = Instant::now();
     while !info.exists() {
         assert!(
@@ -999,8 +993,7 @@ fn real_flow_with(
         .current_dir(root())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+        .spawn_guarded();
     let (ns, drain) = namespace_address(&mut link);
     std::thread::sleep(Duration::from_millis(300));
     let sent = wisp(
@@ -1401,8 +1394,7 @@ fn recv_refuses_bad_output_paths_and_epochs_before_it_waits() {
             .args(&extra)
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
+            .spawn_guarded();
         let status = reap(&mut r, Duration::from_secs(5));
         assert_eq!(
             status.and_then(|s| s.code()),
@@ -1655,8 +1647,7 @@ fn iperf3_through_wifi(t: &str, spec: &str) {
         .args(["-s", "-1", "-p", &port])
         .stdout(Stdio::null())
         .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+        .spawn_guarded();
     std::thread::sleep(Duration::from_millis(500));
     // The host (behind the AP) sends 60 Mbit/s of 1500-byte IP packets to the namespace (the
     // measured station): more than the medium carries.

@@ -243,8 +243,7 @@ fn run_through_link(wmm: bool, dual: bool) -> (Value, String) {
         .args(["--", "sh", "-c", &script])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+        .spawn_guarded();
     let (ns, drain) = namespace_address(&mut link);
     // The flood: port 9 (discard) in the namespace, best effort, for the whole measurement.
     let flood = wisp(&[
@@ -441,8 +440,7 @@ fn kwikr_call_with_ping_pair_matches_the_simulator() {
         ])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+        .spawn_guarded();
     let (ns, drain) = namespace_address(&mut link);
     std::thread::sleep(std::time::Duration::from_millis(300));
     let sent = wisp(&[

@@ -146,8 +146,7 @@ fn an_interrupted_client_ends_its_session_on_the_server() {
         .args(["--warmup-s", "0", "--max-window", "40"])
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
+        .spawn_guarded();
     std::thread::sleep(Duration::from_millis(1500));
     kill(Pid::from_raw(client.id() as i32), Signal::SIGINT).unwrap();
     let c = reap(&mut client, Duration::from_secs(5));
@@ -385,8 +384,7 @@ fn both_traces_are_written_or_neither() {
         .args(["--out", out.to_str().unwrap()])
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+        .spawn_guarded();
     // After the client's checks of --out (at its start), before it writes (after 2 s).
     std::thread::sleep(Duration::from_millis(700));
     std::fs::create_dir(dir.path().join("rec.down")).unwrap();

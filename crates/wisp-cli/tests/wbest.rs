@@ -8,10 +8,10 @@
 mod common;
 use common::*;
 
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Command, Output, Stdio};
 use std::time::Duration;
 
-fn server(port: u16) -> Child {
+fn server(port: u16) -> Guarded {
     wisp_server(
         &[
             "wbest",
@@ -256,8 +256,7 @@ fn run_through(link: &[&str], crossing: bool, size: &str) -> Output {
             .args(["-s", "-1", "-p", &iperf_port.to_string()])
             .stdout(Stdio::null())
             .stderr(Stdio::null())
-            .spawn()
-            .unwrap()
+            .spawn_guarded()
     });
     let mut s = server(port);
     let client = format!(

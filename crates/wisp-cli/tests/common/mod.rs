@@ -239,7 +239,7 @@ pub fn wisp_as_nobody(dir: &Path, args: &[&str]) -> Output {
 /// repository root: stdout discarded, stderr piped when `keep_stderr` (else discarded). Returns
 /// once it is ready: when `socket` (a Unix socket it creates) exists, polled for at most 10 s;
 /// with no socket to look for, after 300 ms, time enough to bind a UDP port.
-pub fn wisp_server(args: &[&str], keep_stderr: bool, socket: Option<&Path>) -> std::process::Child {
+pub fn wisp_server(args: &[&str], keep_stderr: bool, socket: Option<&Path>) -> Guarded {
     use std::process::Stdio;
     use std::time::{Duration, Instant};
     let server = wisp_command()
@@ -250,8 +250,7 @@ pub fn wisp_server(args: &[&str], keep_stderr: bool, socket: Option<&Path>) -> s
         } else {
             Stdio::null()
         })
-        .spawn()
-        .expect("start the wisp server");
+        .spawn_guarded();
     match socket {
         Some(sock) => {
             let t = Instant::now();
@@ -262,4 +261,55 @@ pub fn wisp_server(args: &[&str], keep_stderr: bool, socket: Option<&Path>) -> s
         None => std::thread::sleep(Duration::from_millis(300)),
     }
     server
+}
+
+/// A child process killed and reaped when it is dropped unless it was waited for: a test that
+/// fails between starting `wisp link` (or a server) and waiting for it leaves nothing running
+/// (what `wisp link` runs dies with it, `PR_SET_PDEATHSIG`).
+pub struct Guarded(Option<std::process::Child>);
+
+impl Guarded {
+    /// Waits for the process and collects its output (see `Child::wait_with_output`).
+    pub fn wait_with_output(mut self) -> std::io::Result<std::process::Output> {
+        self.0.take().expect("not waited yet").wait_with_output()
+    }
+}
+
+impl std::ops::Deref for Guarded {
+    type Target = std::process::Child;
+    fn deref(&self) -> &std::process::Child {
+        self.0.as_ref().expect("not waited yet")
+    }
+}
+
+impl std::ops::DerefMut for Guarded {
+    fn deref_mut(&mut self) -> &mut std::process::Child {
+        self.0.as_mut().expect("not waited yet")
+    }
+}
+
+impl Drop for Guarded {
+    fn drop(&mut self) {
+        if let Some(c) = self.0.as_mut() {
+            if let Ok(None) = c.try_wait() {
+                let _ = c.kill();
+            }
+            let _ = c.wait();
+        }
+    }
+}
+
+/// `Command::spawn` into a [`Guarded`] child.
+pub trait SpawnGuarded {
+    fn spawn_guarded(&mut self) -> Guarded;
+}
+
+impl SpawnGuarded for std::process::Command {
+    fn spawn_guarded(&mut self) -> Guarded {
+        let program = self.get_program().to_string_lossy().into_owned();
+        Guarded(Some(
+            self.spawn()
+                .unwrap_or_else(|e| panic!("start {program}: {e}")),
+        ))
+    }
 }
