@@ -60,8 +60,8 @@ pub struct ReproduceArgs {
     /// A shorter run that still checks every claim it can: gcc-wifi, a 60-s call over the main
     /// cases; sprout and alfalfa, the two 140-s LTE trace pairs only; mehrotra, the main cases
     /// with shorter runs (each under a minute); wbest, 5 runs per case instead of 30; kwikr,
-    /// Fig. 5 shortened to 35 s and 4 calls per figure, 3 per pairing instead of 20 and 10
-    /// (these two take minutes).
+    /// Fig. 5 shortened to 35 s (its calls are the paper's 20 per figure and 10 per pairing
+    /// either way: seconds).
     #[arg(long)]
     pub quick: bool,
 
