@@ -212,16 +212,17 @@ fn print_report(r: &WbestReport, json: bool) {
             "capacity (C_e) {:.2} Mbit/s, available (A) {:.2} Mbit/s, {} bytes, {:.3} s",
             r.capacity_mbps, r.available_mbps, r.bytes_sent, r.time_s
         );
+        let n = |k: u32, what: &str| format!("{k} {what}{}", if k == 1 { "" } else { "s" });
         println!(
-            "  train: dispersion rate (R) {:.2} Mbit/s over {} gaps, {} lost; {} pairs used{}",
+            "  train: dispersion rate (R) {:.2} Mbit/s over {}, {} lost; {} used{}",
             r.achievable_mbps,
-            r.gaps_used,
+            n(r.gaps_used, "gap"),
             r.train_lost,
-            r.pairs_used,
+            n(r.pairs_used, "pair"),
             if r.gaps_sender_late > 0 {
                 format!(
-                    "; {} gaps left out (the sender was descheduled)",
-                    r.gaps_sender_late
+                    "; {} left out (the sender was descheduled)",
+                    n(r.gaps_sender_late, "gap")
                 )
             } else {
                 String::new()
