@@ -9,7 +9,7 @@
 //!
 //! | type | message | body |
 //! |---|---|---|
-//! | 1 | `Hello` | direction (0 to-server, 1 from-server) · pairs u16 · train u16 · size u16 (IP packet bytes) · [burst u16: pairs per burst, WBest+; absent = 1] |
+//! | 1 | `Hello` | direction (0 to-server, 1 from-server) · pairs u16 · train u16 · size u16 (IP packet bytes) · [burst u16: pairs per burst, WBest+; absent = 1, never sent as 1] |
 //! | 2 | `Ready` | — |
 //! | 3 | `PhaseDone` | phase (0 pairs, 1 train) · probes sent u16 |
 //! | 4 | `Arrivals` | phase · count u16 · count × (index u16 · receive time u64 ns) |
@@ -221,12 +221,17 @@ impl Control {
                     1 => Direction::FromServer,
                     _ => return Err(WireError::Value("direction")),
                 };
+                let burst = if len == 9 { u16_at(body, 7) } else { 1 };
+                if len == 9 && burst == 1 {
+                    // A burst of 1 is the 7-byte Hello: one encoding per message.
+                    return Err(WireError::Value("burst"));
+                }
                 Control::Hello {
                     direction,
                     pairs: u16_at(body, 1),
                     train: u16_at(body, 3),
                     size: u16_at(body, 5),
-                    burst: if len == 9 { u16_at(body, 7) } else { 1 },
+                    burst,
                 }
             }
             2 => {
@@ -360,6 +365,11 @@ mod tests {
         let b = [b'W', b'B', 3, 1, 0, 9, 1, 0, 165, 0, 100, 0x05, 0xdc, 0, 33];
         assert_eq!(m.emit(), b);
         assert_eq!(Control::parse(&b), Ok(m));
+        // A burst of 1 has one encoding, the 7-byte body (found by the fuzz target).
+        assert_eq!(
+            Control::parse(&[b'W', b'B', 3, 1, 0, 9, 0, 0, 0, 0, 0, 0, 0xd3, 0, 1]),
+            Err(WireError::Value("burst"))
+        );
         // Any other body length is an error naming the expected one.
         assert!(matches!(
             Control::parse(&[b'W', b'B', 3, 1, 0, 8, 1, 0, 165, 0, 100, 0x05, 0xdc, 0]),
