@@ -124,7 +124,7 @@ pub fn to_rtcp(fb: &TransportFeedback, sender_ssrc: u32, media_ssrc: u32) -> Tra
             Some(_) => SymbolTypeTcc::PacketReceivedLargeDelta,
         })
         .collect();
-    let recv_deltas = fb
+    let recv_deltas: Vec<RecvDelta> = fb
         .deltas
         .iter()
         .zip(&symbols)
@@ -135,6 +135,10 @@ pub fn to_rtcp(fb: &TransportFeedback, sender_ssrc: u32, media_ssrc: u32) -> Tra
             })
         })
         .collect();
+    let mut packet_chunks = chunks(&symbols);
+    if recv_deltas.is_empty() && packet_chunks.len() % 2 == 0 {
+        split_a_run(&mut packet_chunks);
+    }
     TransportLayerCc {
         sender_ssrc,
         media_ssrc,
@@ -142,8 +146,30 @@ pub fn to_rtcp(fb: &TransportFeedback, sender_ssrc: u32, media_ssrc: u32) -> Tra
         packet_status_count: fb.deltas.len() as u16,
         reference_time: fb.reference & TransportFeedback::MAX_REFERENCE,
         fb_pkt_count: fb.fb_count,
-        packet_chunks: chunks(&symbols),
+        packet_chunks,
         recv_deltas,
+    }
+}
+
+/// Splits one run-length chunk of two or more statuses into two. A packet with no receive
+/// deltas whose status chunks end exactly at its end (an even number of them: no padding)
+/// is refused as too short by pion's parser and by `rtc-rtcp`'s (both stop when the next chunk
+/// would *reach* the packet's end); an odd number is followed by two bytes of padding, which
+/// both read. Only a report of 8192 or more lost packets and none received needs it.
+fn split_a_run(chunks: &mut Vec<PacketStatusChunk>) {
+    let at = chunks
+        .iter()
+        .position(|c| matches!(c, PacketStatusChunk::RunLengthChunk(r) if r.run_length >= 2));
+    if let Some(i) = at
+        && let PacketStatusChunk::RunLengthChunk(r) = &mut chunks[i]
+    {
+        let first = r.run_length / 2;
+        let rest = RunLengthChunk {
+            run_length: r.run_length - first,
+            ..r.clone()
+        };
+        r.run_length = first;
+        chunks.insert(i + 1, PacketStatusChunk::RunLengthChunk(rest));
     }
 }
 
@@ -297,6 +323,29 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
     use std::collections::BTreeMap;
+
+    /// 10240 lost packets, none received: two runs (8191 + 2049) would fill the packet to its
+    /// last byte, which pion's and rtc-rtcp's parsers refuse; three runs leave two bytes of
+    /// padding and read back (found by the `rtcp_decode` fuzz target).
+    #[test]
+    fn a_report_of_only_losses_reads_back() {
+        for n in [1usize, 8191, 8192, 10240, 16382, 20000] {
+            let fb = TransportFeedback {
+                base_seq: 9,
+                reference: 0,
+                fb_count: 0,
+                deltas: vec![None; n],
+            };
+            let p = to_rtcp(&fb, 1, 2);
+            assert_eq!(p.packet_chunks.len() % 2, 1, "{n}");
+            let mut out = vec![];
+            encode(&p, &mut out).unwrap();
+            let back = decode(&out).unwrap_or_else(|e| panic!("{n}: {e}"));
+            assert_eq!(back.packets.len(), n);
+            assert!(back.packets.iter().all(|p| p.1.is_none()));
+            assert_eq!(from_rtcp(&p).unwrap(), fb);
+        }
+    }
 
     fn us(t: Instant) -> i64 {
         (t.as_nanos() / TICK_NS * 250) as i64
