@@ -513,25 +513,18 @@ pub fn train_estimate(
     // A gap both of whose packets arrived, in order: its arrival gap.
     let arrival_gap =
         |k: usize| -> Option<Duration> { arrivals[k + 1]?.checked_duration_since(arrivals[k]?) };
-    let scheduled = if ce.bps() > 0 {
-        Duration::from_secs_f64(bits / ce.bps() as f64)
-    } else {
-        Duration::MAX
+    // The train's sending gap `g` (none without a rate to send at: no gap is then late).
+    let scheduled = (ce.bps() > 0).then(|| Duration::from_secs_f64(bits / ce.bps() as f64));
+    let sent_late = |k: usize| {
+        scheduled.is_some_and(|g| send_gap(k).is_some_and(|s| s > g + (g / 2).max(SENDER_LATE_MIN)))
     };
-    let late_limit = Duration::from_nanos(
-        scheduled
-            .as_nanos()
-            .saturating_add((scheduled / 2).max(SENDER_LATE_MIN).as_nanos()),
-    );
     let gaps = m.saturating_sub(1);
     let measured = (0..gaps).filter(|&k| arrival_gap(k).is_some()).count();
     let late = (0..gaps)
-        .filter(|&k| arrival_gap(k).is_some() && send_gap(k).is_some_and(|s| s > late_limit))
+        .filter(|&k| arrival_gap(k).is_some() && sent_late(k))
         .count();
     let drop_late = late > 0 && 2 * (measured - late) >= measured;
-    let usable = |k: usize| {
-        arrival_gap(k).is_some() && !(drop_late && send_gap(k).is_some_and(|s| s > late_limit))
-    };
+    let usable = |k: usize| arrival_gap(k).is_some() && !(drop_late && sent_late(k));
     let (mut sum, mut used, mut compressed) = (0.0, 0u32, 0u32);
     let mut k = 0;
     while k < gaps {
@@ -557,11 +550,7 @@ pub fn train_estimate(
             .zip(sends.get(first))
             .map(|(b, a)| b.saturating_duration_since(*a))
             .unwrap_or(Duration::ZERO)
-            .max(if ce.bps() > 0 {
-                scheduled * u64::from(n)
-            } else {
-                Duration::ZERO
-            });
+            .max(scheduled.map_or(Duration::ZERO, |g| g * u64::from(n)));
         let t = if arrived < sent {
             compressed += n;
             sent

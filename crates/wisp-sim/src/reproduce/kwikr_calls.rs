@@ -93,16 +93,10 @@ pub struct Options {
     pub jobs: usize,
 }
 
-impl Options {
-    /// Calls per scheme in Figs. 8 and 9: the paper's 20.
-    pub fn runs_per_figure(&self) -> u64 {
-        20
-    }
-    /// Runs per pairing in Table 2: the paper's 10.
-    pub fn runs_per_pairing(&self) -> u64 {
-        10
-    }
-}
+/// Calls per scheme in Figs. 8 and 9: the paper's 20 (at `--quick` too).
+pub const RUNS_PER_FIGURE: u64 = 20;
+/// Runs per pairing in Table 2: the paper's 10 (at `--quick` too).
+pub const RUNS_PER_PAIRING: u64 = 10;
 
 /// A call measured over a window.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
@@ -255,7 +249,7 @@ fn jobs(opts: &Options) -> Result<Vec<Job>, Error> {
         let file = scenario(src)?;
         let call = flow_index(&file, "call")?;
         for scheme in [BASELINE, KWIKR] {
-            for k in 0..opts.runs_per_figure() {
+            for k in 0..RUNS_PER_FIGURE {
                 let seed = opts.seed.wrapping_add(k);
                 let mut net = file.network.clone();
                 net.seed = seed;
@@ -274,7 +268,7 @@ fn jobs(opts: &Options) -> Result<Vec<Job>, Error> {
     let (a, b) = (flow_index(&file, "call-a")?, flow_index(&file, "call-b")?);
     let end = file.network.duration.as_secs_f64();
     for (sa, sb) in PAIRINGS {
-        for k in 0..opts.runs_per_pairing() {
+        for k in 0..RUNS_PER_PAIRING {
             let seed = opts.seed.wrapping_add(k);
             let mut net = file.network.clone();
             net.seed = seed;
@@ -355,8 +349,8 @@ pub fn run_or_cancel(
     Ok(KwikrCalls {
         quick: opts.quick,
         seed: opts.seed,
-        runs_per_figure: opts.runs_per_figure(),
-        runs_per_pairing: opts.runs_per_pairing(),
+        runs_per_figure: RUNS_PER_FIGURE,
+        runs_per_pairing: RUNS_PER_PAIRING,
         calls,
     })
 }
