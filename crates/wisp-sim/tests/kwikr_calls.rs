@@ -72,29 +72,9 @@ fn quick_call_experiments_meet_the_pinned_claims() {
     assert_eq!(r.csv(), again.csv());
     assert_eq!(r.series_csv(), again.series_csv());
     assert_eq!(r.csv().lines().count(), 1 + r.calls.len());
-}
-
-/// The full experiments (20 calls per scheme, 10 per pairing, the same calls as `--quick`):
-/// `cargo test -p wisp-sim --release --test kwikr_calls -- --ignored --nocapture` prints the
-/// figures of docs/kwikr.md and, with `WISP_KWIKR_CALLS_OUT=DIR`, writes the call files.
-#[test]
-#[ignore]
-fn full_call_experiments() {
-    let opts = Options {
-        quick: false,
-        seed: 1,
-        jobs: 2,
-    };
-    let r = run(&opts, &|_, _| {}).unwrap();
-    let s = r.summary();
-    for g in &s.groups {
-        eprintln!("{}", serde_json::to_string(g).unwrap());
-    }
-    for c in &s.checks {
-        eprintln!("{} | {} | {} | {}", c.met, c.claim, c.expected, c.measured);
-    }
-    let dir = std::env::var("WISP_KWIKR_CALLS_OUT").ok();
-    if let Some(d) = dir {
+    // `WISP_KWIKR_CALLS_OUT=DIR` keeps the call files (`wisp reproduce kwikr --out DIR` writes
+    // the same ones beside Table 1's).
+    if let Ok(d) = std::env::var("WISP_KWIKR_CALLS_OUT") {
         std::fs::create_dir_all(&d).unwrap();
         for (name, text) in r.files() {
             std::fs::write(std::path::Path::new(&d).join(name), text).unwrap();
