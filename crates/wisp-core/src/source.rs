@@ -4,7 +4,7 @@
 //! * [`Source::Media`]: a real-time call — a video encoder model and an audio stream — shared by
 //!   every rate-based scheme; see [`MediaSource`].
 
-use crate::packet::{Content, IP_UDP_OVERHEAD};
+use crate::packet::Content;
 use crate::time::{Duration, Instant};
 use crate::units::{Bitrate, DataSize};
 use rand_chacha::ChaCha8Rng;
@@ -36,8 +36,15 @@ impl Source {
     }
 
     /// A media source (see [`MediaSource`]); without `rng` the model has no size noise.
-    pub fn media(config: MediaConfig, rng: Option<SourceRng>, mtu: DataSize) -> Self {
-        Source::Media(Box::new(MediaSource::new(config, rng, mtu)))
+    /// `ip_udp_header` is the path's IP and UDP header bytes
+    /// ([`SchemeContext::ip_udp_header`](crate::scheme::SchemeContext::ip_udp_header)).
+    pub fn media(
+        config: MediaConfig,
+        rng: Option<SourceRng>,
+        mtu: DataSize,
+        ip_udp_header: DataSize,
+    ) -> Self {
+        Source::Media(Box::new(MediaSource::new(config, rng, mtu, ip_udp_header)))
     }
 
     /// Lets a time-driven source (a media encoder) produce data up to `now`, at `target` if the
@@ -186,6 +193,8 @@ pub struct MediaStats {
 pub struct MediaSource {
     config: MediaConfig,
     rng: Option<SourceRng>,
+    /// Header bytes of every packet: RTP's and the path's IP and UDP headers.
+    header: u64,
     max_payload: u64,
     start: Option<Instant>,
     next_frame: u64,
@@ -201,21 +210,26 @@ pub struct MediaSource {
     stats: MediaStats,
 }
 
-/// Header bytes of every media packet (RTP + IP/UDP).
-fn overhead() -> u64 {
-    RTP_HEADER.bytes() + IP_UDP_OVERHEAD.bytes()
-}
-
 impl MediaSource {
-    pub fn new(config: MediaConfig, rng: Option<SourceRng>, mtu: DataSize) -> Self {
+    /// A source whose packets leave with RTP's header and `ip_udp_header` bytes of IP and UDP
+    /// headers (IPv4's 28, [`IP_UDP_OVERHEAD`](crate::packet::IP_UDP_OVERHEAD), in the simulator; 48 over IPv6) around their
+    /// payload, at most `mtu` in all.
+    pub fn new(
+        config: MediaConfig,
+        rng: Option<SourceRng>,
+        mtu: DataSize,
+        ip_udp_header: DataSize,
+    ) -> Self {
+        let header = RTP_HEADER.bytes() + ip_udp_header.bytes();
         let max_payload = config
             .max_payload
             .bytes()
-            .min(mtu.bytes().saturating_sub(overhead()))
+            .min(mtu.bytes().saturating_sub(header))
             .max(1);
         MediaSource {
             config,
             rng,
+            header,
             max_payload,
             start: None,
             next_frame: 0,
@@ -290,7 +304,7 @@ impl MediaSource {
     }
 
     fn emit_audio(&mut self) {
-        let size = DataSize::from_bytes(self.audio_payload() + overhead());
+        let size = DataSize::from_bytes(self.audio_payload() + self.header);
         self.audio.push_back((size, Content::Audio));
         self.backlog += size.bytes();
         self.stats.audio_packets += 1;
@@ -300,12 +314,12 @@ impl MediaSource {
     fn video_target(&self, target: Bitrate) -> f64 {
         let c = &self.config;
         let audio_wire = if self.audio_time(Instant::ZERO, 0).is_some() {
-            (self.audio_payload() + overhead()) as f64 * 8.0 / c.audio_interval.as_secs_f64()
+            (self.audio_payload() + self.header) as f64 * 8.0 / c.audio_interval.as_secs_f64()
         } else {
             0.0
         };
         let p = self.max_payload as f64;
-        let v = (target.bps() as f64 - audio_wire) * p / (p + overhead() as f64);
+        let v = (target.bps() as f64 - audio_wire) * p / (p + self.header as f64);
         v.clamp(
             c.min_rate.bps() as f64,
             c.max_rate.bps().max(c.min_rate.bps()) as f64,
@@ -368,7 +382,7 @@ impl MediaSource {
         for i in 0..n {
             // Equal shares; the first `payload % n` packets carry one byte more.
             let share = payload / n + u64::from(i < payload % n);
-            let size = DataSize::from_bytes(share + overhead());
+            let size = DataSize::from_bytes(share + self.header);
             self.video.push_back((
                 size,
                 Content::Video {
@@ -407,6 +421,7 @@ impl MediaSource {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::packet::IP_UDP_OVERHEAD;
     use rand::SeedableRng;
 
     const MTU: DataSize = DataSize::from_bytes(1500);
@@ -426,6 +441,7 @@ mod tests {
             MediaConfig::default(),
             Some(SourceRng::seed_from_u64(7)),
             MTU,
+            IP_UDP_OVERHEAD,
         );
         let target = Bitrate::from_kbps(1000);
         let mut bytes = 0u64;
@@ -446,7 +462,7 @@ mod tests {
 
     #[test]
     fn packetisation_and_priorities() {
-        let mut s = MediaSource::new(MediaConfig::default(), None, MTU);
+        let mut s = MediaSource::new(MediaConfig::default(), None, MTU, IP_UDP_OVERHEAD);
         s.advance(Instant::ZERO, Some(Bitrate::from_kbps(2000)));
         let pkts = drain(&mut s);
         // Audio first, then the key frame in equal packets of at most 1200 B payload.
@@ -481,7 +497,7 @@ mod tests {
 
     #[test]
     fn the_encoder_lags_a_step_and_key_frames_come_on_request() {
-        let mut s = MediaSource::new(MediaConfig::default(), None, MTU);
+        let mut s = MediaSource::new(MediaConfig::default(), None, MTU, IP_UDP_OVERHEAD);
         let frame = |k: u64| Instant::ZERO + Duration::from_nanos(k * 1_000_000_000 / 30);
         s.advance(frame(0), Some(Bitrate::from_kbps(500)));
         let r0 = s.stats().encoder_rate_bps;

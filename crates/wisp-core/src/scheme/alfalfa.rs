@@ -1285,6 +1285,7 @@ impl Scheme for AlfalfaConfig {
         ctx: SchemeContext,
     ) -> Result<Halves<Box<AlfalfaSender>, Box<AlfalfaReceiver>>, BuildError> {
         let mtu = ctx.mtu();
+        let ip_udp_header = ctx.ip_udp_header();
         let codecs: Arc<dyn VideoCodecs> = match (self.codec, &self.codecs) {
             (VideoCodec::Model, _) => Arc::new(ModelCodecs::default()),
             (c, Some(InjectedCodecs(given))) if given.name() == c.name() => given.clone(),
@@ -1361,7 +1362,7 @@ impl Scheme for AlfalfaConfig {
         Ok(Halves {
             sender: Box::new(sender),
             receiver: Box::new(receiver),
-            source: Source::media(silent, None, mtu),
+            source: Source::media(silent, None, mtu, ip_udp_header),
             pacer: Pacer::default(),
             mtu,
         })

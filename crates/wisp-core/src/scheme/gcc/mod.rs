@@ -463,10 +463,11 @@ impl Scheme for GccConfig {
     /// A video call (frames at the target rate, plus audio) through the pacer's ΔT ticks.
     fn build(&self, ctx: SchemeContext) -> Result<Halves<GccSender, Box<GccReceiver>>, BuildError> {
         let mtu = ctx.mtu();
+        let ip_udp_header = ctx.ip_udp_header();
         Ok(Halves {
             sender: GccSender::new(self),
             receiver: Box::new(GccReceiver::new(self)),
-            source: Source::media(self.media.clone(), ctx.rng, mtu),
+            source: Source::media(self.media.clone(), ctx.rng, mtu, ip_udp_header),
             pacer: Pacer::periodic(self.interval),
             mtu,
         })

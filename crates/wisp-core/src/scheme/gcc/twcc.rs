@@ -220,10 +220,11 @@ impl Scheme for GccTwccConfig {
         ctx: SchemeContext,
     ) -> Result<Halves<Box<GccTwccSender>, GccTwccReceiver>, BuildError> {
         let mtu = ctx.mtu();
+        let ip_udp_header = ctx.ip_udp_header();
         Ok(Halves {
             sender: Box::new(GccTwccSender::new(self)),
             receiver: GccTwccReceiver::new(self),
-            source: Source::media(self.media.clone(), ctx.rng, mtu),
+            source: Source::media(self.media.clone(), ctx.rng, mtu, ip_udp_header),
             pacer: Pacer::periodic(self.interval),
             mtu,
         })

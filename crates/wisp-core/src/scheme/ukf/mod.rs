@@ -310,10 +310,11 @@ impl Scheme for UkfConfig {
 
     fn build(&self, ctx: SchemeContext) -> Result<Halves<UkfSender, Box<UkfReceiver>>, BuildError> {
         let mtu = ctx.mtu();
+        let ip_udp_header = ctx.ip_udp_header();
         Ok(Halves {
             sender: UkfSender::new(self),
             receiver: Box::new(UkfReceiver::new(self)),
-            source: Source::media(self.media.clone(), ctx.rng, mtu),
+            source: Source::media(self.media.clone(), ctx.rng, mtu, ip_udp_header),
             pacer: Pacer::periodic(self.pacer_interval),
             mtu,
         })

@@ -469,10 +469,16 @@ impl Scheme for UmFamilyConfig {
     /// A media call with per-packet ACKs, through GCC's 5-ms pacer.
     fn build(&self, ctx: SchemeContext) -> Result<Halves<Box<UmSender>, TcpReceiver>, BuildError> {
         let mtu = ctx.mtu();
+        let ip_udp_header = ctx.ip_udp_header();
         Ok(Halves {
             sender: Box::new(self.sender()),
             receiver: TcpReceiver::new(),
-            source: Source::media(self.rate_params().media.clone(), ctx.rng, mtu),
+            source: Source::media(
+                self.rate_params().media.clone(),
+                ctx.rng,
+                mtu,
+                ip_udp_header,
+            ),
             pacer: Pacer::periodic(Duration::from_millis(5)),
             mtu,
         })
