@@ -1301,7 +1301,7 @@ impl Scheme for AlfalfaConfig {
         let decoder = codecs.decoder().map_err(BuildError::Unavailable)?;
         let store = Store::default();
         let log = self.log.clone().unwrap_or_default();
-        let overhead = wire_overhead(ctx.ip_udp_header().bytes());
+        let overhead = wire_overhead(ip_udp_header.bytes());
         let sync = SyncConfig {
             max_payload: (mtu.bytes().saturating_sub(overhead) as usize).clamp(1, 1200),
             packet_overhead: overhead as usize,

@@ -163,6 +163,13 @@ impl SchemeContext {
         }
     }
 
+    /// The flow's media source (see [`MediaSource`](crate::source::MediaSource)): packets of
+    /// at most [`mtu`](Self::mtu) with this path's [`ip_udp_header`](Self::ip_udp_header),
+    /// drawing from the context's random stream (taken: one source per context).
+    pub fn media_source(&mut self, config: crate::source::MediaConfig) -> crate::source::Source {
+        crate::source::Source::media(config, self.rng.take(), self.mtu(), self.ip_udp_header())
+    }
+
     pub fn new() -> Self {
         SchemeContext {
             mtu: DEFAULT_MTU,

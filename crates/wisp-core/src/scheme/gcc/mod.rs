@@ -115,7 +115,6 @@ use super::registry::{Halves, Scheme, SchemeInfo};
 use super::{BuildError, SchemeContext};
 use crate::pacer::Pacer;
 use crate::source::MediaConfig;
-use crate::source::Source;
 use crate::time::Duration;
 use crate::units::Bitrate;
 use serde::{Deserialize, Serialize};
@@ -461,13 +460,15 @@ impl Scheme for GccConfig {
     }
 
     /// A video call (frames at the target rate, plus audio) through the pacer's ΔT ticks.
-    fn build(&self, ctx: SchemeContext) -> Result<Halves<GccSender, Box<GccReceiver>>, BuildError> {
+    fn build(
+        &self,
+        mut ctx: SchemeContext,
+    ) -> Result<Halves<GccSender, Box<GccReceiver>>, BuildError> {
         let mtu = ctx.mtu();
-        let ip_udp_header = ctx.ip_udp_header();
         Ok(Halves {
             sender: GccSender::new(self),
             receiver: Box::new(GccReceiver::new(self)),
-            source: Source::media(self.media.clone(), ctx.rng, mtu, ip_udp_header),
+            source: ctx.media_source(self.media.clone()),
             pacer: Pacer::periodic(self.interval),
             mtu,
         })

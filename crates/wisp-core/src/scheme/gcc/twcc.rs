@@ -71,7 +71,7 @@ use crate::packet::{Content, DataHeader};
 use crate::scheme::params::{Checked, Configurable, Validate, range, scheme_params};
 use crate::scheme::registry::{Halves, Scheme, SchemeInfo};
 use crate::scheme::{BuildError, SchemeContext};
-use crate::source::{MediaConfig, Source};
+use crate::source::MediaConfig;
 use crate::time::{Duration, Instant};
 use crate::units::{Bitrate, DataSize};
 use crate::wire::{TransportFeedback, TransportFeedbackRecorder};
@@ -217,14 +217,13 @@ impl Scheme for GccTwccConfig {
     /// `gcc`'s.
     fn build(
         &self,
-        ctx: SchemeContext,
+        mut ctx: SchemeContext,
     ) -> Result<Halves<Box<GccTwccSender>, GccTwccReceiver>, BuildError> {
         let mtu = ctx.mtu();
-        let ip_udp_header = ctx.ip_udp_header();
         Ok(Halves {
             sender: Box::new(GccTwccSender::new(self)),
             receiver: GccTwccReceiver::new(self),
-            source: Source::media(self.media.clone(), ctx.rng, mtu, ip_udp_header),
+            source: ctx.media_source(self.media.clone()),
             pacer: Pacer::periodic(self.interval),
             mtu,
         })

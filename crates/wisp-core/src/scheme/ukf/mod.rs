@@ -77,7 +77,7 @@ use crate::controller::{Allowance, Receiver, SendContext, Sender, SenderStats};
 use crate::pacer::Pacer;
 use crate::packet::DataHeader;
 use crate::pingpair::{self, Attribution, KwikrSignal, PairReplies, Sandwich};
-use crate::source::{MediaConfig, Source};
+use crate::source::MediaConfig;
 use crate::time::{Duration, Instant};
 use crate::units::{Bitrate, DataSize};
 use std::collections::VecDeque;
@@ -308,13 +308,15 @@ impl Scheme for UkfConfig {
         UkfConfig::name(self)
     }
 
-    fn build(&self, ctx: SchemeContext) -> Result<Halves<UkfSender, Box<UkfReceiver>>, BuildError> {
+    fn build(
+        &self,
+        mut ctx: SchemeContext,
+    ) -> Result<Halves<UkfSender, Box<UkfReceiver>>, BuildError> {
         let mtu = ctx.mtu();
-        let ip_udp_header = ctx.ip_udp_header();
         Ok(Halves {
             sender: UkfSender::new(self),
             receiver: Box::new(UkfReceiver::new(self)),
-            source: Source::media(self.media.clone(), ctx.rng, mtu, ip_udp_header),
+            source: ctx.media_source(self.media.clone()),
             pacer: Pacer::periodic(self.pacer_interval),
             mtu,
         })

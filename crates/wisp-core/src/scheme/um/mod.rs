@@ -66,7 +66,6 @@ use crate::pacer::Pacer;
 use crate::packet::DataHeader;
 use crate::scheme::tcp::ack::TcpAck;
 use crate::source::MediaConfig;
-use crate::source::Source;
 use crate::time::{Duration, Instant};
 use crate::units::Bitrate;
 
@@ -467,18 +466,15 @@ impl Scheme for UmFamilyConfig {
     }
 
     /// A media call with per-packet ACKs, through GCC's 5-ms pacer.
-    fn build(&self, ctx: SchemeContext) -> Result<Halves<Box<UmSender>, TcpReceiver>, BuildError> {
+    fn build(
+        &self,
+        mut ctx: SchemeContext,
+    ) -> Result<Halves<Box<UmSender>, TcpReceiver>, BuildError> {
         let mtu = ctx.mtu();
-        let ip_udp_header = ctx.ip_udp_header();
         Ok(Halves {
             sender: Box::new(self.sender()),
             receiver: TcpReceiver::new(),
-            source: Source::media(
-                self.rate_params().media.clone(),
-                ctx.rng,
-                mtu,
-                ip_udp_header,
-            ),
+            source: ctx.media_source(self.rate_params().media.clone()),
             pacer: Pacer::periodic(Duration::from_millis(5)),
             mtu,
         })
