@@ -296,6 +296,11 @@ fn run_receiver(cfg: WbestConfig, tcp: &mut TcpStream, udp: &UdpSocket) -> Resul
     Ok(())
 }
 
+/// Train packets lost, from the train's loss rate and its length.
+fn train_lost(r: &WbestResult, train: u32) -> u32 {
+    (r.train_loss * f64::from(train)).round() as u32
+}
+
 fn report_of(r: &WbestResult, train: u32) -> WbestReport {
     WbestReport {
         capacity_mbps: r.capacity.bps() as f64 / 1e6,
@@ -304,14 +309,13 @@ fn report_of(r: &WbestResult, train: u32) -> WbestReport {
         pairs_used: r.pairs_used,
         gaps_used: r.gaps_used,
         gaps_sender_late: r.gaps_sender_late,
-        train_lost: (r.train_loss * f64::from(train)).round() as u32,
+        train_lost: train_lost(r, train),
         bytes_sent: r.bytes_sent,
         time_s: r.time.as_secs_f64(),
     }
 }
 
 fn result_msg(r: &WbestResult, train: u32) -> Control {
-    let rep = report_of(r, train);
     let u16_of = |n: u32| n.min(u32::from(u16::MAX)) as u16;
     Control::Result {
         capacity_bps: r.capacity.bps(),
@@ -319,10 +323,10 @@ fn result_msg(r: &WbestResult, train: u32) -> Control {
         bytes_sent: r.bytes_sent,
         time_ns: r.time.as_nanos(),
         achievable_bps: r.achievable.bps(),
-        pairs_used: u16_of(rep.pairs_used),
-        gaps_used: u16_of(rep.gaps_used),
-        gaps_sender_late: u16_of(rep.gaps_sender_late),
-        train_lost: u16_of(rep.train_lost),
+        pairs_used: u16_of(r.pairs_used),
+        gaps_used: u16_of(r.gaps_used),
+        gaps_sender_late: u16_of(r.gaps_sender_late),
+        train_lost: u16_of(train_lost(r, train)),
     }
 }
 
