@@ -40,7 +40,7 @@
 //! was the earlier setting, both measured in docs/kwikr.md); the token bucket of Fig. 9 is a rate step
 //! on the wire in front of the AP with a 100-ms drop-tail queue; Table 2's pairing always puts
 //! the first-named scheme on `phone-a`; the paper's Fig. 8 ran 20 calls per scheme, Table 2 10
-//! per pairing, as here, also at `--quick`: the 60 calls take a few seconds (8 s of CPU on
+//! per pairing, as here, also at `--quick`: the 110 runs take a few seconds (8 s of CPU on
 //! two cores), and with 4 and 3 (the earlier `--quick`) Fig. 8's rate and Table 2's
 //! skype-ukf + skype-ukf moved across their bounds by sampling alone.
 //!
