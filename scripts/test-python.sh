@@ -22,8 +22,9 @@ fi
 "$venv/bin/python" -m pip install -q --disable-pip-version-check "maturin>=1.5,<2" "pytest>=7" numpy pandas \
   "gymnasium>=0.29" "dask[distributed]>=2023.1" "pyarrow>=10"
 
-# The tests compare against the `wisp` binary.
-cargo build --release -p wisp-cli
+# The tests compare against the `wisp` binary (with the features scripts/test.sh chose).
+# shellcheck disable=SC2086
+cargo build --release -p wisp-cli ${WISP_CARGO_FEATURES:-}
 export WISP_BIN="$target/release/wisp"
 
 wheels="$target/wheels"

@@ -162,7 +162,8 @@ pub(crate) fn attach_video(
 }
 
 /// The implementation of `codec` over `clip` (none for the model, which is built in): VP8's
-/// encoders code the clip's pictures and its decoders measure SSIM against them.
+/// encoders code the clip's pictures and its decoders measure SSIM against them. VP8 is bad input
+/// in a build without the `vp8` feature ([`NO_VP8`]).
 pub(crate) fn video_codecs(
     codec: VideoCodec,
     clip: Arc<wisp_core::video::Clip>,
@@ -170,12 +171,32 @@ pub(crate) fn video_codecs(
 ) -> Result<Option<InjectedCodecs>, CliError> {
     match codec {
         VideoCodec::Model => Ok(None),
-        VideoCodec::Vp8 => {
-            let c = wisp_vpx::Vp8Codecs::new(clip, wisp_vpx::Vp8Options::default())
-                .map_err(|e| CliError::Input(format!("--video {}: {e}", path.display())))?;
-            Ok(Some(InjectedCodecs(Arc::new(c))))
-        }
+        VideoCodec::Vp8 => vp8_codecs(clip, path).map(Some),
     }
+}
+
+#[cfg(feature = "vp8")]
+fn vp8_codecs(
+    clip: Arc<wisp_core::video::Clip>,
+    path: &std::path::Path,
+) -> Result<InjectedCodecs, CliError> {
+    let c = wisp_vpx::Vp8Codecs::new(clip, wisp_vpx::Vp8Options::default())
+        .map_err(|e| CliError::Input(format!("--video {}: {e}", path.display())))?;
+    Ok(InjectedCodecs(Arc::new(c)))
+}
+
+/// What a build without VP8 says when asked for it.
+#[cfg_attr(feature = "vp8", allow(dead_code))]
+pub(crate) const NO_VP8: &str = "VP8 (codec=vp8, wisp recv --video) needs libvpx, and this wisp \
+     was built without it: install Debian's libvpx-dev and pkg-config, then build with \
+     `cargo build --release -p wisp-cli --features vp8`";
+
+#[cfg(not(feature = "vp8"))]
+fn vp8_codecs(
+    _clip: Arc<wisp_core::video::Clip>,
+    _path: &std::path::Path,
+) -> Result<InjectedCodecs, CliError> {
+    Err(CliError::Input(NO_VP8.into()))
 }
 
 /// The frame rate of `clip` (read from `path`), rounded: the video layer's range is 1 to 120

@@ -43,6 +43,13 @@
 //! Deviations from the paper: VP8, not MPEG-2 (§5); the black initial state is a key frame both
 //! sides code, not a convention inside the codec (§4 footnote 11).
 
+//!
+//! **Optional.** Everything here is behind the `libvpx` feature (off by default; `wisp-cli`'s
+//! `vp8` feature turns it on): without it the crate is empty and builds on a machine with no
+//! libvpx, and `wisp` refuses `codec=vp8` with one line that says how to get it.
+
+// Without libvpx there is nothing to build.
+#![cfg(feature = "libvpx")]
 // The libvpx calls are FFI; each unsafe block states what it relies on.
 #![allow(unsafe_code)]
 
