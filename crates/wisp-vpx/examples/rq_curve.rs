@@ -2,7 +2,7 @@
 //! `wisp_core::video::model::RateQuality::bbb_qcif_vp8`:
 //!
 //! ```sh
-//! cargo run -p wisp-vpx --release --example rq_curve [CLIP.y4m]
+//! cargo run -p wisp-vpx --features libvpx --release --example rq_curve [CLIP.y4m]
 //! ```
 //!
 //! Per quantiser: every picture coded from the previous one's state (a chain at that quantiser,
