@@ -269,7 +269,7 @@ const DROP_REASONS: [DropReason; 6] = [
 #[pyfunction]
 #[pyo3(signature = (
     scheme, link, reverse=None, delay_ms=20.0, queue=None, loss=None, reverse_loss=None,
-    duration_s=None, warmup_s=0.0, seed=None, timer_jitter_us=0.0, flows=1
+    duration_s=None, warmup_s=0.0, seed=None, timer_jitter_us=0.0, flows=1, cancel=None
 ))]
 #[allow(clippy::too_many_arguments)]
 fn run(
@@ -286,8 +286,12 @@ fn run(
     seed: Option<u64>,
     timer_jitter_us: f64,
     flows: u16,
+    cancel: Option<PyRef<'_, CancelToken>>,
 ) -> PyResult<RunOutput> {
     let shared = Arc::new(Shared::default());
+    // Set from another thread (`wisp.sweep`'s, on Ctrl-C): the run stops at its next cancel point.
+    let token = cancel.map_or_else(|| Arc::new(AtomicBool::new(false)), |c| c.0.clone());
+    let cancelled = || token.load(Ordering::Relaxed);
     // One scheme for every flow, or a list: one flow of each.
     let given: Vec<Bound<'_, PyAny>> =
         if scheme.is_instance_of::<PyList>() || scheme.is_instance_of::<PyTuple>() {
@@ -357,14 +361,15 @@ fn run(
         if options.warmup >= duration {
             return Err(value_error("warmup_s: must be shorter than the run"));
         }
+        let ctrl_c = CtrlC::new(py)?;
         if calls_python {
-            let stop = || shared.failed();
+            // The GIL is held: Python's handlers also run between the hooks' calls.
+            let stop = || shared.failed() || cancelled() || ctrl_c.pressed();
             wisp_sim::run::run_wifi_or_cancel(w, &options, flows, seed, None, Some(&stop))
-                .map_err(RunError::from)
+                .map_err(|e| ctrl_c.error(e))
         } else {
-            let ctrl_c = CtrlC::new(py)?;
             py.allow_threads(|| {
-                let stop = || ctrl_c.pressed();
+                let stop = || cancelled() || ctrl_c.pressed();
                 wisp_sim::run::run_wifi_or_cancel(w, &options, flows, seed, None, Some(&stop))
             })
             .map_err(|e| ctrl_c.error(e))
@@ -376,13 +381,13 @@ fn run(
         let scenario = options.scenario(forward, reverse, flows, seed);
         // A Python controller needs the GIL at every callback: the run keeps it (its hooks
         // check for Ctrl-C), and stops at the engine's next cancel point once one failed.
+        let ctrl_c = CtrlC::new(py)?;
         if calls_python {
-            let stop = || shared.failed();
-            wisp_sim::run::run_or_cancel(&scenario, None, Some(&stop)).map_err(RunError::from)
+            let stop = || shared.failed() || cancelled() || ctrl_c.pressed();
+            wisp_sim::run::run_or_cancel(&scenario, None, Some(&stop)).map_err(|e| ctrl_c.error(e))
         } else {
-            let ctrl_c = CtrlC::new(py)?;
             py.allow_threads(|| {
-                let stop = || ctrl_c.pressed();
+                let stop = || cancelled() || ctrl_c.pressed();
                 wisp_sim::run::run_or_cancel(&scenario, None, Some(&stop))
             })
             .map_err(|e| ctrl_c.error(e))
@@ -401,17 +406,34 @@ fn run(
     })
 }
 
+/// A flag that stops the runs given it (`wisp.run(..., _cancel=token)`) at their next cancel
+/// point, from any thread: `wisp.sweep` sets it on Ctrl-C, so that the runs its worker threads
+/// have under way stop too (a worker thread never sees the signal itself).
+#[pyclass(name = "CancelToken", module = "wisp._wisp", frozen)]
+#[derive(Debug, Default)]
+struct CancelToken(Arc<AtomicBool>);
+
+#[pymethods]
+impl CancelToken {
+    #[new]
+    fn new() -> Self {
+        CancelToken::default()
+    }
+    /// Stops the runs given this token.
+    fn set(&self) {
+        self.0.store(true, Ordering::Relaxed);
+    }
+    /// Whether [`set`](CancelToken::set) was called.
+    fn is_set(&self) -> bool {
+        self.0.load(Ordering::Relaxed)
+    }
+}
+
 /// Why a run ended without a result.
 enum RunError {
     /// Ctrl-C (the exception of Python's signal handler: `KeyboardInterrupt`).
     Python(PyErr),
     Sim(SimError),
-}
-
-impl From<SimError> for RunError {
-    fn from(e: SimError) -> Self {
-        RunError::Sim(e)
-    }
 }
 
 /// Ctrl-C during a run of built-in schemes, which runs with the GIL released: the engine's
@@ -722,6 +744,7 @@ fn wisp_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(schemes, m)?)?;
     m.add_function(wrap_pyfunction!(split_schemes, m)?)?;
     m.add_class::<RunOutput>()?;
+    m.add_class::<CancelToken>()?;
     m.add_class::<Trace>()?;
     m.add_class::<PyController>()?;
     m.add_class::<controller::PyRate>()?;

@@ -125,3 +125,66 @@ def test_ctrl_c_stops_a_full_reproduction(paper: str, tmp_path) -> None:
     assert after < 1.0, f"{paper} went on for {after:.2f} s after Ctrl-C"
     assert not out.exists(), "an interrupted reproduction wrote its folder"
     print(f"{paper}: KeyboardInterrupt {after * 1e3:.0f} ms after SIGINT, exit {ended:.2f} s")
+
+
+def _interrupted_after(call: str) -> tuple[str, float, float, str]:
+    """Runs ``call`` in a fresh interpreter, sends SIGINT 1 s in; returns the line it printed
+    (``interrupted`` for a KeyboardInterrupt), the seconds from SIGINT to that line and to the
+    process's end, and its stderr."""
+    code = (
+        "import signal, sys, time, wisp\n"
+        "from wisp.examples import aimd\n"
+        "signal.signal(signal.SIGINT, signal.default_int_handler)\n"
+        "print('start', flush=True)\n"
+        "try:\n"
+        f"    {call}\n"
+        "    print('finished', flush=True)\n"
+        "except KeyboardInterrupt:\n"
+        "    print('interrupted', flush=True)\n"
+    )
+    p = subprocess.Popen(
+        [sys.executable, "-c", code], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert p.stdout is not None and p.stdout.readline().strip() == "start"
+        time.sleep(1.0)
+        assert p.poll() is None, "the call ended before Ctrl-C"
+        p.send_signal(signal.SIGINT)
+        sent = time.monotonic()
+        ready, _, _ = select.select([p.stdout], [], [], 10.0)
+        after = time.monotonic() - sent
+        assert ready, f"no answer {after:.0f} s after Ctrl-C"
+        line = p.stdout.readline().strip()
+        p.wait(timeout=10)
+        ended = time.monotonic() - sent
+    finally:
+        p.kill()
+        _, err = p.communicate()
+    return line, after, ended, err
+
+
+def test_ctrl_c_stops_a_sweep_and_its_runs_under_way() -> None:
+    """A local sweep of day-long runs on two worker threads: the worker threads never see the
+    signal, so the sweep's token stops their runs (it used to wait for them: 8.5 s, or more
+    than 30 s for day-long runs)."""
+    line, after, ended, err = _interrupted_after(
+        "wisp.sweep({'schemes': ['sprout'], 'links': ['const:100kbps'], 'seeds': [1, 2, 3, 4], "
+        "'duration_s': 86400}, jobs=2)"
+    )
+    assert line == "interrupted", (line, err)
+    assert after < 1.0, f"the sweep went on for {after:.2f} s after Ctrl-C"
+    assert ended < 2.0, f"the process took {ended:.2f} s to end after Ctrl-C"
+    print(f"sweep: KeyboardInterrupt {after * 1e3:.0f} ms after SIGINT, exit {ended:.2f} s")
+
+
+def test_ctrl_c_stops_a_run_of_python_controllers() -> None:
+    """A run with a Python controller keeps the GIL; the engine's cancel point runs Python's
+    signal handlers at most every 50 ms of wall time (it used to check every 4096 hook calls:
+    2.3-3.8 s)."""
+    line, after, _, err = _interrupted_after(
+        "wisp.run(scheme=aimd.controller(), link='const:100kbps', duration_s=86400)"
+    )
+    assert line == "interrupted", (line, err)
+    assert after < 0.5, f"the run went on for {after:.2f} s after Ctrl-C"
+    print(f"python controller: KeyboardInterrupt {after * 1e3:.0f} ms after SIGINT")

@@ -306,6 +306,8 @@ def run(
     seed: int | None = None,
     timer_jitter_us: float = 0.0,
     flows: int = 1,
+    *,
+    _cancel: Any = None,
 ) -> RunResult:
     """Simulates one scenario, as ``wisp run`` does.
 
@@ -343,7 +345,9 @@ def run(
 
     The simulation runs with the GIL released (but for a Python controller, which needs it).
     Ctrl-C raises ``KeyboardInterrupt`` within a fraction of a second (the engine stops at its
-    next cancel point, every few thousand events; when called in the main thread).
+    next cancel point, every few thousand events; when called in the main thread), also with a
+    Python controller. ``_cancel`` (private; a ``_wisp.CancelToken``) stops the run from another
+    thread, as :func:`sweep` does on Ctrl-C.
     """
     return RunResult(
         _wisp.run(
@@ -359,6 +363,7 @@ def run(
             seed=_int("seed", seed, 0, _SEED_MAX),
             timer_jitter_us=float(timer_jitter_us),
             flows=_int("flows", flows, 1, _JOBS_MAX),
+            cancel=_cancel,
         )
     )
 

@@ -88,11 +88,12 @@ def expand(grid: Mapping[str, Any]) -> list[dict[str, Any]]:
     return runs
 
 
-def _run_one(args: dict[str, Any]) -> dict[str, Any]:
-    """One run of a sweep (on a worker): its metrics (the first flow's)."""
+def _run_one(args: dict[str, Any], cancel: Any = None) -> dict[str, Any]:
+    """One run of a sweep (on a worker): its metrics (the first flow's). ``cancel``: a local
+    sweep's ``_wisp.CancelToken``, which stops the run when set."""
     import wisp
 
-    r = wisp.run(**args)
+    r = wisp.run(**args, _cancel=cancel)
     return {k: r.flows[0][k] for k in wisp.METRICS}
 
 
@@ -134,11 +135,26 @@ def sweep(
             t["reverse"] = os.path.abspath(t["reverse"])
     if client is not None:
         futures = client.map(_run_one, tasks, pure=False)
-        results = client.gather(futures)
+        try:
+            results = client.gather(futures)
+        except BaseException:
+            # Ctrl-C (or a run's error): the runs not yet started are not started.
+            client.cancel(futures)
+            raise
     else:
         workers = jobs or os.cpu_count() or 1
-        with ThreadPoolExecutor(max_workers=workers) as pool:
-            results = list(pool.map(_run_one, tasks))
+        # The worker threads never see Ctrl-C (Python runs signal handlers in the main thread,
+        # which waits here): on KeyboardInterrupt, or a run's error, the token stops the runs
+        # under way at their next cancel point and no further run starts.
+        cancel = wisp._wisp.CancelToken()
+        pool = ThreadPoolExecutor(max_workers=workers)
+        try:
+            results = list(pool.map(lambda t: _run_one(t, cancel), tasks))
+        except BaseException:
+            cancel.set()
+            pool.shutdown(wait=True, cancel_futures=True)
+            raise
+        pool.shutdown(wait=True)
     columns: dict[str, Any] = {}
     for k in runs[0]:
         columns[k] = [r[k] for r in runs]

@@ -125,7 +125,14 @@ def run(
     seed: int | None = None,
     timer_jitter_us: float = 0.0,
     flows: int = 1,
+    cancel: CancelToken | None = None,
 ) -> RunOutput: ...
+
+class CancelToken:
+    def __init__(self) -> None: ...
+    def set(self) -> None: ...
+    def is_set(self) -> bool: ...
+
 def bench(
     schemes: list[str],
     traces: list[str],
