@@ -5,7 +5,7 @@ use clap::Args;
 use std::path::PathBuf;
 use wisp_core::Duration;
 use wisp_core::packet::DEFAULT_MTU;
-use wisp_core::scheme::SchemeConfig;
+use wisp_core::scheme::{SchemeConfig, SproutConfig};
 use wisp_sim::trace::{Trace, TraceUnit};
 
 const AFTER_HELP: &str = "\
@@ -38,7 +38,7 @@ pub struct ForecastArgs {
 }
 
 pub fn forecast(a: ForecastArgs) -> Result<(), CliError> {
-    let SchemeConfig::Sprout(config) = &a.scheme else {
+    let Some(config) = SproutConfig::of(&a.scheme) else {
         return Err(CliError::Input(format!(
             "--scheme: `{}` is not a Sprout variant (sprout, sprout-ewma)",
             a.scheme

@@ -9,7 +9,8 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
-use wisp_core::scheme::SchemeConfig;
+use wisp_core::scheme::{SchemeConfig, VideoForm};
+use wisp_core::video::log::{VideoLog, WallClock};
 use wisp_core::{Duration, Instant};
 use wisp_net::report::KnownLink;
 use wisp_net::session::{NetError, RecvOptions, SendOptions};
@@ -290,36 +291,41 @@ pub fn check_port(flag: &str, addr: SocketAddr) -> Result<(), CliError> {
 pub fn send(a: SendArgs) -> Result<(), CliError> {
     let mut scheme = a.scheme.clone();
     apply_params(&mut scheme, a.rate_kbps.as_deref(), &a.params)?;
-    let mut clip_fingerprint = None;
-    if let Some(clip) = &a.video {
-        let (_, parsed) = crate::run::attach_video(&mut scheme, clip, 1)?;
-        // Announced with the scheme: a receiver given another clip refuses the flow.
-        clip_fingerprint = Some(wisp_core::video::y4m::fingerprint(&parsed));
-    }
     // The video layer: over sockets the encoder takes real time (no `encode-ms`), measured
     // around each frame's coding call so that `wisp run` can be given it.
-    let video_log = match &mut scheme {
-        wisp_core::scheme::SchemeConfig::Alfalfa(c) => {
-            if !c.encode_delay.is_zero() {
-                return Err(CliError::Input(format!(
-                    "--scheme {}: encode-ms is the simulator's stand-in for the encoder's time; \
-                     over sockets the encoder takes its real time (give encode-ms=0)",
-                    wisp_core::scheme::registry::Scheme::name(&**c)
-                )));
-            }
-            let clock = wisp_net::Clock::new();
-            let log = wisp_core::scheme::alfalfa::VideoLog::measuring_coding_time(
-                wisp_core::scheme::alfalfa::WallClock(Arc::new(move || {
-                    clock
-                        .now()
-                        .saturating_duration_since(wisp_core::Instant::ZERO)
-                })),
-            );
-            c.log = Some(log.clone());
-            Some(log)
-        }
-        _ => None,
+    if let Some(form) = VideoForm::of(&scheme)
+        && (a.video.is_some() || VideoForm::already(&scheme).is_some())
+        && !form.encode_delay().is_zero()
+    {
+        return Err(CliError::Input(format!(
+            "--scheme {}: encode-ms is the simulator's stand-in for the encoder's time; \
+             over sockets the encoder takes its real time (give encode-ms=0)",
+            form.name()
+        )));
+    }
+    let clock = wisp_net::Clock::new();
+    let coding_log = || {
+        VideoLog::measuring_coding_time(WallClock(Arc::new(move || {
+            clock
+                .now()
+                .saturating_duration_since(wisp_core::Instant::ZERO)
+        })))
     };
+    let mut clip_fingerprint = None;
+    let mut video_log = None;
+    if let Some(clip) = &a.video {
+        let log = coding_log();
+        let parsed = crate::run::attach_video(&mut scheme, clip, 1, log.clone())?;
+        // Announced with the scheme: a receiver given another clip refuses the flow.
+        clip_fingerprint = Some(wisp_core::video::y4m::fingerprint(&parsed));
+        video_log = Some(log);
+    } else if let Some(form) = VideoForm::already(&scheme) {
+        // The model codec needs no clip: the scheme codes its model pictures, logged all the same.
+        let log = coding_log();
+        let fps = form.fps();
+        scheme = form.coding(fps, None, log.clone());
+        video_log = Some(log);
+    }
     let to = resolve("--to", &a.to)?;
     check_port("--to", to)?;
     let mut o = SendOptions::new(scheme, to);
@@ -411,11 +417,8 @@ pub fn recv(a: RecvArgs) -> Result<(), CliError> {
         // The range `wisp send --video` takes: a clip it refuses cannot be the sender's.
         clip_rate = Some(crate::run::clip_fps(&parsed, clip)?);
         o.clip_fingerprint = Some(wisp_core::video::y4m::fingerprint(&parsed));
-        o.video_codecs = crate::run::video_codecs(
-            wisp_core::scheme::alfalfa::VideoCodec::Vp8,
-            parsed.clone(),
-            clip,
-        )?;
+        o.video_codecs =
+            crate::run::video_codecs(wisp_core::video::VideoCodec::Vp8, parsed.clone(), clip)?;
         clip_read = Some(parsed);
     }
     if let Some(t) = &a.pingpair_target {
@@ -485,14 +488,17 @@ pub fn recv(a: RecvArgs) -> Result<(), CliError> {
             String::new()
         }
     );
-    use wisp_sim::reproduce::alfalfa::{FPS, screen_of};
+    use wisp_sim::video::{FPS, screen_of};
     // The capture rate: the clip's (as the sender's), else the reproduction's.
     let fps = clip_rate.unwrap_or(FPS);
     let screen = report.video.as_ref().map(|log| screen_of(log, fps));
     if let (Some(log), Some(screen)) = (&report.video, &screen) {
-        let v = wisp_sim::reproduce::alfalfa::VideoRun::from_log_and_screen(
-            "alfalfa", log, fps, screen,
-        );
+        // Labelled with the scheme the sender announced.
+        let scheme = report
+            .scheme
+            .parse::<SchemeConfig>()
+            .map_or("video", |s| s.name());
+        let v = wisp_sim::video::VideoRun::from_log_and_screen(scheme, log, fps, screen);
         say!(
             "wisp recv: video: {}",
             crate::run::video_summary(log, &v, false)

@@ -28,7 +28,7 @@ pub enum Paper {
     /// confusion matrices, 802.11n 2.4 GHz and 802.11ac 5 GHz; Fig. 5's co-channel
     /// interference); summary.json, report.html, pairs.csv.
     Kwikr,
-    /// Issue 19: Alfalfa's explicit-state video against the same model encoder under Sprout
+    /// Alfalfa's explicit-state video against the same model encoder under Sprout
     /// without base choice, GCC and CBR, over the cellular traces (--traces DIR), with 5% loss
     /// on Verizon-LTE-short; summary.json, table.csv, report.html (quality against delay).
     Alfalfa,

@@ -7,8 +7,10 @@ use clap::Args;
 use std::path::PathBuf;
 use std::sync::Arc;
 use wisp_core::Duration;
-use wisp_core::scheme::alfalfa::{InjectedCodecs, VideoCodec};
+use wisp_core::scheme::VideoForm;
 use wisp_core::scheme::{ParamError, SchemeConfig};
+use wisp_core::video::log::VideoLog;
+use wisp_core::video::{InjectedCodecs, VideoCodec};
 use wisp_sim::link::{LinkModel, LinkSpec};
 use wisp_sim::queue::QueueSpec;
 use wisp_sim::run::{RunReport, RunResult};
@@ -128,24 +130,19 @@ pub fn apply_params(
     Ok(())
 }
 
-/// Reads `clip` for `--video`, turns the scheme into its video variant (`alfalfa` as it is;
+/// Reads `clip` for `--video`, turns the scheme into its video form (`alfalfa` as it is;
 /// `sprout`, `gcc`, `cbr` drive the same video layer with a conventional codec) and gives it a
 /// log of its frames.
 pub(crate) fn attach_video(
     scheme: &mut SchemeConfig,
     clip: &std::path::Path,
     flows: u16,
-) -> Result<
-    (
-        wisp_core::scheme::alfalfa::VideoLog,
-        Arc<wisp_core::video::Clip>,
-    ),
-    CliError,
-> {
-    let Some(mut config) = wisp_core::scheme::alfalfa::video_variant(scheme) else {
+    log: VideoLog,
+) -> Result<Arc<wisp_core::video::Clip>, CliError> {
+    let Some(form) = VideoForm::of(scheme) else {
         return Err(CliError::Input(format!(
-            "--video applies to schemes alfalfa, sprout-conventional, gcc-video, cbr-video, \
-             sprout, gcc or cbr, not `{}`",
+            "--video applies to schemes {}, not `{}`",
+            VideoForm::SCHEMES,
             scheme.name()
         )));
     };
@@ -153,12 +150,10 @@ pub(crate) fn attach_video(
         return Err(CliError::Input("--video needs --flows 1".into()));
     }
     let parsed = Arc::new(read_clip(clip)?);
-    config.fps = clip_fps(&parsed, clip)?;
-    config.codecs = video_codecs(config.codec, parsed.clone(), clip)?;
-    let log = wisp_core::scheme::alfalfa::VideoLog::default();
-    config.log = Some(log.clone());
-    *scheme = SchemeConfig::Alfalfa(Box::new(config));
-    Ok((log, parsed))
+    let fps = clip_fps(&parsed, clip)?;
+    let codecs = video_codecs(form.codec(), parsed.clone(), clip)?;
+    *scheme = form.coding(fps, codecs, log);
+    Ok(parsed)
 }
 
 /// The implementation of `codec` over `clip` (none for the model, which is built in): VP8's
@@ -226,11 +221,7 @@ pub(crate) fn read_clip(clip: &std::path::Path) -> Result<wisp_core::video::Clip
 /// One line of a video run's figures (`wisp run --video`, `wisp recv`): `v`, the run's figures
 /// from `log`, and the log's counters. (`sender`: the log has the sender's frames, so
 /// overshoot is known.)
-pub(crate) fn video_summary(
-    log: &wisp_core::scheme::alfalfa::VideoLog,
-    v: &wisp_sim::reproduce::alfalfa::VideoRun,
-    sender: bool,
-) -> String {
+pub(crate) fn video_summary(log: &VideoLog, v: &wisp_sim::video::VideoRun, sender: bool) -> String {
     let (over, over_bytes) = log.overshoot();
     let overshoot = if sender {
         format!(
@@ -283,8 +274,8 @@ pub(crate) fn video_summary(
 /// first display the black picture (Y 16, U and V 128) the codec's state 0 codes. Errors if a
 /// frame on screen has no decoded picture (pictures not kept, or the model codec).
 pub(crate) fn decoded_y4m(
-    log: &wisp_core::scheme::alfalfa::VideoLog,
-    screen: &wisp_sim::reproduce::alfalfa::Screen,
+    log: &VideoLog,
+    screen: &wisp_sim::video::Screen,
     clip: &wisp_core::video::Clip,
 ) -> Result<Vec<u8>, CliError> {
     use wisp_core::video::{Picture, y4m};
@@ -340,8 +331,8 @@ pub(crate) fn write_file(path: &std::path::Path, bytes: Vec<u8>) -> Result<(), C
 /// display), the displayed delay and SSIM against the current source (empty if unknown), and
 /// with measured SSIM the model codec's approximation beside it.
 pub(crate) fn display_csv(
-    screen: &wisp_sim::reproduce::alfalfa::Screen,
-    frames: &[wisp_core::scheme::alfalfa::FrameRecord],
+    screen: &wisp_sim::video::Screen,
+    frames: &[wisp_core::video::log::FrameRecord],
     origin: wisp_core::Instant,
 ) -> Result<Vec<u8>, CliError> {
     let err = |e: csv::Error| CliError::Io(format!("cannot write display.csv: {e}"));
@@ -376,10 +367,7 @@ pub(crate) fn display_csv(
 }
 
 /// video.csv: one row per coded frame, times in ms after `origin`.
-pub(crate) fn video_csv(
-    log: &wisp_core::scheme::alfalfa::VideoLog,
-    origin: wisp_core::Instant,
-) -> Result<Vec<u8>, CliError> {
+pub(crate) fn video_csv(log: &VideoLog, origin: wisp_core::Instant) -> Result<Vec<u8>, CliError> {
     let err = |e: csv::Error| CliError::Io(format!("cannot write video.csv: {e}"));
     let mut w = csv::Writer::from_writer(vec![]);
     w.write_record([
@@ -434,13 +422,13 @@ pub fn run(a: RunArgs) -> Result<(), CliError> {
     }
     let mut scheme = a.scheme.clone();
     apply_params(&mut scheme, a.rate_kbps.as_deref(), &a.params)?;
-    if let SchemeConfig::Alfalfa(c) = &scheme
-        && c.codec != VideoCodec::Model
+    if let Some(form) = VideoForm::already(&scheme)
+        && form.codec() != VideoCodec::Model
         && a.video.is_none()
     {
         return Err(CliError::Input(format!(
             "--scheme {scheme}: codec={} codes a clip: give --video CLIP",
-            c.codec.name()
+            form.codec().name()
         )));
     }
     let spec = args::chosen_link(a.trace.as_deref(), a.link.as_ref())
@@ -465,40 +453,40 @@ pub fn run(a: RunArgs) -> Result<(), CliError> {
     a.sim.check_window(&forward)?;
     let (video, clip) = match &a.video {
         Some(path) => {
-            let (log, clip) = attach_video(&mut scheme, path, a.flows)?;
+            let log = VideoLog::default();
+            let clip = attach_video(&mut scheme, path, a.flows, log.clone())?;
             (Some(log), Some(clip))
         }
         None => (None, None),
     };
+    let form = VideoForm::already(&scheme);
     // --decoded writes pixels: refused before the run for a codec without them.
-    let decoded_clip = match (&a.decoded, clip, &scheme) {
-        (Some(_), Some(clip), SchemeConfig::Alfalfa(c)) if c.codec != VideoCodec::Model => {
-            Some(clip)
-        }
-        (Some(_), _, SchemeConfig::Alfalfa(c)) => {
+    let decoded_clip = match (&a.decoded, clip, &form) {
+        (Some(_), Some(clip), Some(f)) if f.codec() != VideoCodec::Model => Some(clip),
+        (Some(_), _, Some(f)) => {
             return Err(CliError::Input(format!(
                 "--decoded needs a real codec: codec={} has no pixels (give --scheme {}:codec=vp8)",
-                c.codec.name(),
+                f.codec().name(),
                 scheme.name()
             )));
         }
-        (Some(_), _, _) => {
+        (Some(_), _, None) => {
             return Err(CliError::Input("--decoded needs --video CLIP".into()));
         }
         (None, ..) => None,
     };
     // The displayed metric measures the picture on screen against later source pictures: a
     // real codec's decoded pictures are kept for it.
-    let fps = match &scheme {
-        SchemeConfig::Alfalfa(c) => {
+    let fps = match &form {
+        Some(f) => {
             if let Some(log) = &video
-                && c.codec != VideoCodec::Model
+                && f.codec() != VideoCodec::Model
             {
                 log.keep_pictures();
             }
-            c.fps
+            f.fps()
         }
-        _ => wisp_sim::reproduce::alfalfa::FPS,
+        None => wisp_sim::video::FPS,
     };
     let seed = args::seed(a.sim.seed)?;
     let flows = (0..a.flows)
@@ -511,15 +499,10 @@ pub fn run(a: RunArgs) -> Result<(), CliError> {
     pb.finish_and_clear();
     let screen = video
         .as_ref()
-        .map(|log| wisp_sim::reproduce::alfalfa::screen_of(log, fps));
+        .map(|log| wisp_sim::video::screen_of(log, fps));
     let figures = match (&video, &screen) {
         (Some(log), Some(screen)) => {
-            let v = wisp_sim::reproduce::alfalfa::VideoRun::from_log_and_screen(
-                scheme.name(),
-                log,
-                fps,
-                screen,
-            );
+            let v = wisp_sim::video::VideoRun::from_log_and_screen(scheme.name(), log, fps, screen);
             say!("wisp run: video: {}", video_summary(log, &v, true));
             Some(v)
         }

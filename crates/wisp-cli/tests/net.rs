@@ -1195,7 +1195,7 @@ fn video_figures(csv_path: &Path) -> (u64, usize, f64, f64, f64) {
     )
 }
 
-/// Alfalfa over real sockets (issue 19, "Real path"): `wisp send --scheme alfalfa --video CLIP`
+/// Alfalfa over real sockets (Alfalfa's real path): `wisp send --scheme alfalfa --video CLIP`
 /// through `wisp link` on Verizon-LTE-short (20 ms each way), 30 s, the receiver reassembling
 /// and decoding the diffs the packets carry, against `wisp run --scheme alfalfa` on the same
 /// setting started as far into the traces as the real flow: mean SSIM and frame delay p50 and

@@ -282,7 +282,7 @@ fn queued_normal_replies(log: &str) -> Vec<f64> {
         .collect()
 }
 
-/// Acceptance (issue 18, the real tool): through `wisp link` with the emulated `wifi:` downlink
+/// Acceptance (the real tool): through `wisp link` with the emulated `wifi:` downlink
 /// in WMM mode and a best-effort flood queued at the AP, every pair is valid, each T_q is
 /// within 10 % (or 2 ms) of the queueing delay the emulator logged for that pair's
 /// normal-priority reply, and the WMM check passes; with WMM off (`wmm=off`: legacy DCF, one
@@ -405,7 +405,7 @@ fn call_secs() -> String {
     std::env::var("WISP_KWIKR_CALL_S").unwrap_or_else(|_| "60".into())
 }
 
-/// Acceptance (issue 18, `wisp recv --scheme kwikr`): a 60-s Kwikr call through `wisp link`
+/// Acceptance (`wisp recv --scheme kwikr`): a 60-s Kwikr call through `wisp link`
 /// with the emulated `wifi:` medium in WMM mode ([`call_spec`]) with Ping-Pair every 500 ms
 /// against the host side runs without error, every probe's reply is ours, the receiver counts
 /// its own packets between the replies, and the call's rate is within 20 % of `wisp run` over

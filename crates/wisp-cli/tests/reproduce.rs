@@ -183,7 +183,7 @@ const GCC_WIFI_QUICK_MET: &[&str] = &[
     "outage-2mbps, libwebrtc form: the 75th-percentile one-way delay grows little",
     "no-outage-2mbps, Algorithm 1: without outages both variants send the same",
     "no-outage-2mbps, libwebrtc form: without outages both variants send the same",
-    // The EDCA medium (issue 16). With 10 saturated stations (60 s, seed 3) the pre-filter
+    // The EDCA medium. With 10 saturated stations (60 s, seed 3) the pre-filter
     // raises GCC's rate (234 -> 320 kbit/s with Algorithm 1, -> 427 with libwebrtc's form)
     // without growing the median and p75 delay, but does not remove the side modes of d_m.
     // With 4 bulk downloads plain GCC has no side modes and the pre-filter changes nothing.
@@ -370,7 +370,7 @@ fn quick_wbest_writes_its_summary_and_table_deterministically() {
     assert_eq!(summary["result"]["cases"].as_array().unwrap().len(), 14);
     // 6 UDP cases, 7 TCP cases, time, bytes, one per baseline (4).
     assert_eq!(summary["checks"].as_array().unwrap().len(), 19);
-    // Exactly the claims met at --quick with seed 2 (issue 17's acceptance; this list pins what
+    // Exactly the claims met at --quick with seed 2 (the acceptance targets; this list pins what
     // wisp meets today). Not met: TCP cases 3, 4, 7, 11 and 12 (WBest's train still gets more
     // than half of C_e through beside CUBIC on a FIFO AP: docs/wbest.md).
     assert_claims_met(
@@ -423,7 +423,7 @@ fn quick_kwikr_writes_its_report_and_pins_the_claims_met() {
     let calls = summary["calls"]["checks"].as_array().unwrap().len();
     assert!(calls > 0);
     assert_eq!(summary["checks"].as_array().unwrap().len(), 8 + calls);
-    // Exactly the claims met at --quick with seed 1 (issue 18's acceptance). Not met: T_q within
+    // Exactly the claims met at --quick with seed 1 (the acceptance targets). Not met: T_q within
     // 1 ms of the AP queue's ground truth at the median (2.4 and 1.3 ms: the normal request
     // reaches the AP after the high one); with the call scenarios' AP queue one FIFO
     // (`ap-queue=fifo`, the paper's Fig. 1(d)), Table 2's mixed pairing (kwikr 922, skype-ukf

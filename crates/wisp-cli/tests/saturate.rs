@@ -1,4 +1,4 @@
-//! `wisp saturate` and `wisp trace compare` end to end (issue 19, item 5): bad input, malformed
+//! `wisp saturate` and `wisp trace compare` end to end (the Saturator, Sprout paper §5.1): bad input, malformed
 //! packets on loopback, and the acceptance check — recording through `wisp link` replaying each
 //! shipped cellular trace for 30 s, the recorded trace's rate is within 2% of the replayed one
 //! over the same window and their per-100-ms correlation is at least 0.95, in both directions.

@@ -1,5 +1,5 @@
 //! `wisp wbest server|client` end to end: bad input, loopback, and through `wisp link` on a
-//! 12 Mbit/s constant link, alone and beside a 6 Mbit/s iperf3 UDP flow (issue 17).
+//! 12 Mbit/s constant link, alone and beside a 6 Mbit/s iperf3 UDP flow (WBest).
 //!
 //! The `wisp link` tests need root (network namespaces, TUN) and iperf3: they skip with a
 //! message otherwise, except in CI (`CI=true`), where they fail. Traffic goes only to loopback

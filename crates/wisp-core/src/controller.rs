@@ -21,8 +21,10 @@
 //! [`SchemeFields`](crate::packet::SchemeFields)) and count what does not decode.
 
 use crate::packet::{DataHeader, HeaderFields};
+use crate::pingpair::{PairReplies, PingPairUse};
 use crate::time::Instant;
 use crate::units::{Bitrate, DataSize};
+use crate::video::log::VideoLog;
 use crate::wire::{Feedback, Message, WireError};
 use core::fmt;
 
@@ -124,6 +126,13 @@ pub trait Sender {
     fn delay_target(&self) -> Option<crate::time::Duration> {
         None
     }
+
+    /// The bytes packet `seq` carries after its header, for a scheme whose packets carry real
+    /// payload (coded video); taken once, when the packet leaves. `None`: the packet is padding
+    /// of its size.
+    fn take_payload(&mut self, _seq: u64) -> Option<Vec<u8>> {
+        None
+    }
 }
 
 /// The receiving half of a scheme.
@@ -148,6 +157,24 @@ pub trait Receiver {
     }
 
     fn on_timeout(&mut self, _now: Instant) {}
+
+    /// The payload packet `seq` carried (see [`Sender::take_payload`]); called just before the
+    /// packet is delivered with [`Receiver::on_packet_received`].
+    fn on_payload(&mut self, _seq: u64, _payload: &[u8]) {}
+
+    /// A Ping-Pair measured the flow's Wi-Fi downlink (Das et al., CoNEXT 2017, §5): the two
+    /// replies' arrival times and the MAC rate of the normal reply's frame. Sent only to a
+    /// scheme that asks for the probing ([`Needs::ping_pair`](crate::scheme::Needs)); a scheme
+    /// that uses the pair returns what it took from it.
+    fn on_ping_pair(&mut self, _replies: PairReplies, _mac_rate: Bitrate) -> Option<PingPairUse> {
+        None
+    }
+
+    /// The frame log of a scheme that codes video (shared with its sender), for the figures a
+    /// video run reports.
+    fn video_log(&self) -> Option<&VideoLog> {
+        None
+    }
 }
 
 /// A [`Sender`] seen from the layers below the scheme: feedback arrives as bytes and the
@@ -166,6 +193,10 @@ pub trait WireSender: fmt::Debug {
     fn on_timeout(&mut self, now: Instant);
     fn stats(&self) -> SenderStats;
     fn delay_target(&self) -> Option<crate::time::Duration>;
+    /// See [`Sender::take_payload`].
+    fn take_payload(&mut self, _seq: u64) -> Option<Vec<u8>> {
+        None
+    }
 }
 
 impl<S: Sender + fmt::Debug> WireSender for S {
@@ -198,6 +229,9 @@ impl<S: Sender + fmt::Debug> WireSender for S {
     fn delay_target(&self) -> Option<crate::time::Duration> {
         Sender::delay_target(self)
     }
+    fn take_payload(&mut self, seq: u64) -> Option<Vec<u8>> {
+        Sender::take_payload(self, seq)
+    }
 }
 
 /// A [`Receiver`] seen from the layers below the scheme (see [`WireSender`]).
@@ -208,6 +242,16 @@ pub trait WireReceiver: fmt::Debug {
     fn poll_feedback(&mut self, now: Instant) -> Option<Feedback>;
     fn poll_timeout(&self) -> Option<Instant>;
     fn on_timeout(&mut self, now: Instant);
+    /// See [`Receiver::on_payload`].
+    fn on_payload(&mut self, _seq: u64, _payload: &[u8]) {}
+    /// See [`Receiver::on_ping_pair`].
+    fn on_ping_pair(&mut self, _replies: PairReplies, _mac_rate: Bitrate) -> Option<PingPairUse> {
+        None
+    }
+    /// See [`Receiver::video_log`].
+    fn video_log(&self) -> Option<&VideoLog> {
+        None
+    }
 }
 
 impl<R: Receiver + fmt::Debug> WireReceiver for R {
@@ -224,6 +268,15 @@ impl<R: Receiver + fmt::Debug> WireReceiver for R {
     }
     fn on_timeout(&mut self, now: Instant) {
         Receiver::on_timeout(self, now);
+    }
+    fn on_payload(&mut self, seq: u64, payload: &[u8]) {
+        Receiver::on_payload(self, seq, payload);
+    }
+    fn on_ping_pair(&mut self, replies: PairReplies, mac_rate: Bitrate) -> Option<PingPairUse> {
+        Receiver::on_ping_pair(self, replies, mac_rate)
+    }
+    fn video_log(&self) -> Option<&VideoLog> {
+        Receiver::video_log(self)
     }
 }
 
@@ -263,6 +316,9 @@ impl<S: Sender> Sender for Box<S> {
     fn delay_target(&self) -> Option<crate::time::Duration> {
         (**self).delay_target()
     }
+    fn take_payload(&mut self, seq: u64) -> Option<Vec<u8>> {
+        (**self).take_payload(seq)
+    }
 }
 
 impl<R: Receiver> Receiver for Box<R> {
@@ -279,5 +335,14 @@ impl<R: Receiver> Receiver for Box<R> {
     }
     fn on_timeout(&mut self, now: Instant) {
         (**self).on_timeout(now);
+    }
+    fn on_payload(&mut self, seq: u64, payload: &[u8]) {
+        (**self).on_payload(seq, payload);
+    }
+    fn on_ping_pair(&mut self, replies: PairReplies, mac_rate: Bitrate) -> Option<PingPairUse> {
+        (**self).on_ping_pair(replies, mac_rate)
+    }
+    fn video_log(&self) -> Option<&VideoLog> {
+        (**self).video_log()
     }
 }

@@ -186,6 +186,20 @@ pub struct Attribution {
     pub t_c: Duration,
 }
 
+/// What a receiver took from one Ping-Pair
+/// ([`Receiver::on_ping_pair`](crate::controller::Receiver::on_ping_pair)): its own packets
+/// between the replies, and the cross traffic's share of the queueing delay, this pair's and
+/// smoothed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PingPairUse {
+    /// n_a: the flow's own packets between the two replies.
+    pub n_a: u64,
+    /// T_c of this pair.
+    pub t_c: Duration,
+    /// T_c as the receiver smooths it (eq. 3's input).
+    pub t_c_smoothed: Duration,
+}
+
 /// §5.3: T_a = Σ_i (s_i / R) + n_a t and T_c = T_q − T_a (clamped at zero).
 pub fn attribute(
     t_q: Duration,

@@ -188,7 +188,7 @@ fn without_loss_every_coded_frame_is_shown_promptly() {
         o.skipped,
         o.on_acked
     );
-    // Issue 19's delay target for alfalfa: p95 frame delay ≤ 200 ms. (Its other target, ≥ 95%
+    // The delay target for alfalfa: p95 frame delay ≤ 200 ms. (Its other target, ≥ 95%
     // of frames shown, is not met here: pictures whose window cannot hold even the coarsest
     // diff are skipped — after each step down in rate Sprout's cautious forecast closes the
     // window — and are reported, not asserted; docs/alfalfa.md.)

@@ -268,6 +268,7 @@ pub fn send(
         rng: Some(wisp_sim::seed::stream(opts.seed, "flow/0/media")),
         tables: Tables::new(),
         ip_udp_header: DataSize::from_bytes(u64::from(crate::ip_udp_header(&opts.to))),
+        codecs: None,
     };
     let (mut flow, _) = opts.scheme.build(ctx)?;
     let spec = opts.scheme.to_string();
@@ -330,11 +331,8 @@ pub fn send(
         // Data: everything the flow releases now.
         let mut sent_now = false;
         while let Some(h) = flow.poll_transmit(now) {
-            // A scheme with a payload of its own (`alfalfa`'s pieces of diffs) puts it first.
-            let payload = match flow.sender_mut() {
-                AnySender::Alfalfa(a) => a.take_payload(h.seq),
-                _ => None,
-            };
+            // A scheme with a payload of its own (coded video's pieces of diffs) puts it first.
+            let payload = flow.sender_mut().take_payload(h.seq);
             rtp::encode_over(
                 &h,
                 ssrc,
@@ -695,15 +693,6 @@ impl Receiving {
     }
 
     fn start_scheme(&mut self, spec: &SchemeConfig, mtu: DataSize) -> Result<(), NetError> {
-        let with_codecs = match (spec, &self.video_codecs) {
-            (SchemeConfig::Alfalfa(c), Some(codecs)) if c.codecs.is_none() => {
-                let mut c = c.clone();
-                c.codecs = Some(codecs.clone());
-                Some(SchemeConfig::Alfalfa(c))
-            }
-            _ => None,
-        };
-        let spec = with_codecs.as_ref().unwrap_or(spec);
         let (_, r) = spec.build(SchemeContext {
             mtu,
             ideal_schedule: None,
@@ -711,13 +700,13 @@ impl Receiving {
             tables: Tables::new(),
             // Only the sending half fills packets; this one's sizes come with them.
             ip_udp_header: DataSize::ZERO,
+            // `--video`'s codec, for a sender that codes with one wisp-core does not link.
+            codecs: self.video_codecs.clone(),
         })?;
         // A real codec's decoded pictures are kept, so that the displayed metric can measure
         // the picture on screen against later source pictures (as `wisp run` does).
-        if with_codecs.is_some()
-            && let AnyReceiver::Alfalfa(a) = &r
-        {
-            a.log().keep_pictures();
+        if let (Some(log), Some(_)) = (r.video_log(), &self.video_codecs) {
+            log.keep_pictures();
         }
         self.receiver = Some(r);
         self.scheme = Some(spec.to_string());
@@ -842,10 +831,10 @@ impl Receiving {
     }
 }
 
-/// Hands a scheme that reads its video packets' payloads (`alfalfa`) the one that arrived.
+/// Hands a scheme that reads its video packets' payloads the one that arrived.
 fn deliver_payload(r: &mut AnyReceiver, h: &DataHeader, payload: &[u8]) {
-    if let (AnyReceiver::Alfalfa(a), Content::Video { .. }) = (r, h.content) {
-        a.put_payload(h.seq, payload);
+    if let Content::Video { .. } = h.content {
+        r.on_payload(h.seq, payload);
     }
 }
 
@@ -1104,12 +1093,13 @@ impl PingPairSide {
                     self.pairs += 1;
                     let Ok(t_q) = p.t_q else { continue };
                     self.t_q_ms.push(t_q.as_millis_f64());
-                    if let Some(AnyReceiver::Ukf(u)) = receiver {
-                        if let Ok(a) = u.on_ping_pair(p.replies, self.mac_rate) {
-                            self.n_a.push(a.n_a as f64);
-                            self.t_c_last = u.cross_traffic_delay();
-                            self.t_c_max = self.t_c_max.max(self.t_c_last);
-                        }
+                    if let Some(u) = receiver
+                        .as_mut()
+                        .and_then(|r| r.on_ping_pair(p.replies, self.mac_rate))
+                    {
+                        self.n_a.push(u.n_a as f64);
+                        self.t_c_last = u.t_c_smoothed;
+                        self.t_c_max = self.t_c_max.max(self.t_c_last);
                     }
                 }
             }
@@ -1220,10 +1210,7 @@ fn summary(
         trace: opts.link.as_ref().map(|k| k.link.name()),
         flows: vec![m],
         pingpair: None,
-        video: match &r.receiver {
-            Some(AnyReceiver::Alfalfa(a)) => Some(a.log().clone()),
-            _ => None,
-        },
+        video: r.receiver.as_ref().and_then(|r| r.video_log()).cloned(),
     }
 }
 

@@ -1,4 +1,4 @@
-//! The byte formats of a real WBest run (issue 17): the control messages on its TCP channel
+//! The byte formats of a real WBest run: the control messages on its TCP channel
 //! and the UDP probe header. Versioned and length-checked, big-endian, unlike WBest 1.0's raw
 //! host-order structs; parsing never panics and names what is wrong.
 //!

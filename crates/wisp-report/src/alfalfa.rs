@@ -1,4 +1,4 @@
-//! Page of `wisp reproduce alfalfa` (issue 19): the checks, the per-run table and, per trace
+//! Page of `wisp reproduce alfalfa` (Sprout paper §4): the checks, the per-run table and, per trace
 //! direction, the quality-against-delay plot in Salsify's style (mean SSIM of the shown frames
 //! up, p95 frame delay on a reversed logarithmic axis: better is up and right), and beside it the
 //! same plot with the displayed metric (what is on screen at each capture instant: mean
@@ -146,7 +146,8 @@ fn direction_label(t: &TraceVideo) -> String {
 
 /// The page.
 pub fn html(r: &Reproduction) -> String {
-    let title = "Alfalfa's explicit-state video against conventional rate controls (issue 19)";
+    let title =
+        "Alfalfa's explicit-state video against conventional rate controls (Sprout paper §4)";
     let checks = r.checks();
     let body = html! {
         p.meta {
@@ -156,7 +157,7 @@ pub fn html(r: &Reproduction) -> String {
              path, 20 ms each way; 5% loss each way on Verizon-LTE-short. Seed " (r.seed)
             @if r.quick { ", --quick (the two LTE pairs)" } ". See docs/alfalfa.md."
         }
-        h2 { "Issue 19's checks" }
+        h2 { "The checks" }
         (claims_table(checks.iter().map(|c| {
             (c.claim.as_str(), c.expected.as_str(), c.measured.as_str(), c.met)
         })))

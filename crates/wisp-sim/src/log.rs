@@ -102,9 +102,9 @@ pub struct RunLog {
     pub events: u64,
     /// Every Ping-Pair of the flows that probe ([`crate::pingpair`]), in the order they
     /// finished.
-    pub pings: Vec<crate::pingpair::PingRecord>,
+    pub pings: Vec<PingRecord>,
     /// The AP queue's occupancy, sampled for the flows whose Ping-Pair spec asks for it.
-    pub ap_queue: Vec<crate::pingpair::QueueSample>,
+    pub ap_queue: Vec<QueueSample>,
 }
 
 impl RunLog {
@@ -140,4 +140,48 @@ impl RunLog {
         }
         w.flush()
     }
+}
+
+/// One Ping-Pair of a run: what the station measured and what the AP's queue held.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct PingRecord {
+    /// The flow whose station probed.
+    pub flow: u16,
+    /// The pair's index (0-based) among the flow's pairs.
+    pub index: u64,
+    /// When the requests were sent.
+    pub sent: Instant,
+    pub high_reply: Option<Instant>,
+    pub normal_reply: Option<Instant>,
+    /// T_q of a valid pair (the high-priority reply first, §5.2).
+    pub t_q: Option<Duration>,
+    /// The normal reply's frame's PHY rate (R of §5.3).
+    pub mac_rate: Option<Bitrate>,
+    /// n_a and T_c as the flow's `skype-ukf`/`kwikr` receiver attributed the pair (§5.3).
+    pub n_a: Option<u64>,
+    pub t_c: Option<Duration>,
+    /// The receiver's smoothed T_c after the pair (what eq. (3) uses; zero for `skype-ukf`).
+    pub t_c_smoothed: Option<Duration>,
+    /// Ground truth: the normal reply's wait in the AP's queue (enqueue to the head).
+    pub truth_queueing: Option<Duration>,
+    /// Ground truth: the normal reply's whole AP delay (enqueue to delivery).
+    pub truth_delay: Option<Duration>,
+    /// Ground truth: the high reply's whole AP delay.
+    pub truth_high_delay: Option<Duration>,
+    /// Ground truth: frames ahead of the normal reply in the AP's queue of its access category
+    /// (every destination) when it was enqueued.
+    pub truth_backlog: Option<u32>,
+    /// When the AP had each request (the uplink's part of T_q: the normal request reaches the
+    /// AP after the high one when VO wins the uplink first).
+    pub normal_request_at_ap: Option<Instant>,
+    pub high_request_at_ap: Option<Instant>,
+}
+
+/// The AP queue's occupancy at one instant (the normal ping's access category, every
+/// destination).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct QueueSample {
+    pub flow: u16,
+    pub at: Instant,
+    pub frames: u32,
 }

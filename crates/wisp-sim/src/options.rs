@@ -8,6 +8,12 @@ use crate::sim::{FlowSpec, Hop, Network, RoutedFlow, Scenario, WifiMedium, Wired
 use crate::wifi::link::{AP, STATION, WifiSpec};
 use wisp_core::Duration;
 
+/// The longest run, start or stop a run or a scenario file may name (one day).
+pub const MAX_DURATION: Duration = Duration::from_secs(86_400);
+
+/// The longest delay a link may have.
+pub const MAX_DELAY: Duration = Duration::from_secs(60);
+
 /// Delay, queue, loss and timing of a run (the command line's `--delay-ms`, `--queue`, `--loss`,
 /// `--reverse-loss`, `--duration-s`, `--warmup-s`, `--timer-jitter-us`).
 #[derive(Clone, Debug, PartialEq)]
@@ -46,7 +52,7 @@ impl RunOptions {
         let duration = self.duration.unwrap_or_else(|| link.default_duration());
         // The run's length defaults to the trace's period: bounded as --duration-s is (a
         // trace whose last line says 1e12 ms would run until memory ran out).
-        let max = crate::scenario_file::MAX_DURATION;
+        let max = MAX_DURATION;
         if self.duration.is_none() && duration > max {
             return Err(format!(
                 "{} lasts {} s, longer than a run may ({} s): give --duration-s",

@@ -1,4 +1,4 @@
-//! Ping-Pair in the simulator (Das et al., CoNEXT 2017, §5; issue 18): a flow's receiving
+//! Ping-Pair in the simulator (Das et al., CoNEXT 2017, §5): a flow's receiving
 //! station pings its access point, the AP answers, and the pairs' results go to the flow's
 //! `kwikr` receiver (§5.3 T_c → eq. (3)).
 //!
@@ -44,12 +44,13 @@
 //! request or reply makes the pair invalid after the prober's 10-s timeout; probes stop when
 //! the flow stops.
 
+pub use crate::log::{PingRecord, QueueSample};
 use crate::spec::ItemError;
 use crate::wifi::edca::AccessCategory;
 use std::fmt;
 use std::str::FromStr;
+use wisp_core::Duration;
 use wisp_core::units::parse_duration;
-use wisp_core::{Bitrate, Duration, Instant};
 
 /// Bytes of an echo request or reply on the medium: IPv4 20 + ICMP 8 + 56 bytes of payload
 /// (`ping`'s default).
@@ -204,50 +205,6 @@ impl fmt::Display for PingPairSpec {
     }
 }
 
-/// One Ping-Pair of a run: what the station measured and what the AP's queue held.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct PingRecord {
-    /// The flow whose station probed.
-    pub flow: u16,
-    /// The pair's index (0-based) among the flow's pairs.
-    pub index: u64,
-    /// When the requests were sent.
-    pub sent: Instant,
-    pub high_reply: Option<Instant>,
-    pub normal_reply: Option<Instant>,
-    /// T_q of a valid pair (the high-priority reply first, §5.2).
-    pub t_q: Option<Duration>,
-    /// The normal reply's frame's PHY rate (R of §5.3).
-    pub mac_rate: Option<Bitrate>,
-    /// n_a and T_c as the flow's `skype-ukf`/`kwikr` receiver attributed the pair (§5.3).
-    pub n_a: Option<u64>,
-    pub t_c: Option<Duration>,
-    /// The receiver's smoothed T_c after the pair (what eq. (3) uses; zero for `skype-ukf`).
-    pub t_c_smoothed: Option<Duration>,
-    /// Ground truth: the normal reply's wait in the AP's queue (enqueue to the head).
-    pub truth_queueing: Option<Duration>,
-    /// Ground truth: the normal reply's whole AP delay (enqueue to delivery).
-    pub truth_delay: Option<Duration>,
-    /// Ground truth: the high reply's whole AP delay.
-    pub truth_high_delay: Option<Duration>,
-    /// Ground truth: frames ahead of the normal reply in the AP's queue of its access category
-    /// (every destination) when it was enqueued.
-    pub truth_backlog: Option<u32>,
-    /// When the AP had each request (the uplink's part of T_q: the normal request reaches the
-    /// AP after the high one when VO wins the uplink first).
-    pub normal_request_at_ap: Option<Instant>,
-    pub high_request_at_ap: Option<Instant>,
-}
-
-/// The AP queue's occupancy at one instant (the normal ping's access category, every
-/// destination).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct QueueSample {
-    pub flow: u16,
-    pub at: Instant,
-    pub frames: u32,
-}
-
 /// The access category a TOS byte reaches on a medium (DSCP = TOS >> 2).
 pub fn tos_dscp(tos: u8) -> u8 {
     tos >> 2
@@ -293,21 +250,19 @@ pub fn summary(pings: &[PingRecord], flow: u16) -> PingSummary {
 }
 
 /// The default for a flow of `scheme` along `data`: Kwikr's probing ([`PingPairSpec::kwikr`])
-/// for a `kwikr` flow whose data path's last Wi-Fi hop goes from an AP (node 0 of its medium)
-/// to a station; otherwise none.
+/// for a flow whose scheme asks for Ping-Pair ([`Needs::ping_pair`](wisp_core::scheme::Needs))
+/// and whose data path's last Wi-Fi hop goes from an AP (node 0 of its medium) to a station;
+/// otherwise none.
 pub fn default_for(
     scheme: &wisp_core::scheme::SchemeConfig,
-    data: &[crate::sim::Hop],
+    data: &[crate::path::Hop],
 ) -> Option<PingPairSpec> {
-    let wisp_core::scheme::SchemeConfig::Ukf(c) = scheme else {
-        return None;
-    };
-    if c.noise_scaling <= 0.0 {
+    if !scheme.needs().ping_pair {
         return None;
     }
     let last = data.iter().rev().find_map(|h| match *h {
-        crate::sim::Hop::Wifi { from, .. } => Some(from),
-        crate::sim::Hop::Link(_) => None,
+        crate::path::Hop::Wifi { from, .. } => Some(from),
+        crate::path::Hop::Link(_) => None,
     })?;
     (last == crate::wifi::link::AP).then(PingPairSpec::kwikr)
 }

@@ -72,11 +72,7 @@ use wisp_core::scheme::SchemeConfig;
 use wisp_core::tables::Tables;
 use wisp_core::units::parse_duration;
 
-/// The longest run, start or stop a file may name (one day).
-pub const MAX_DURATION: Duration = Duration::from_secs(86_400);
-
-/// The longest delay a link may have.
-pub const MAX_DELAY: Duration = Duration::from_secs(60);
+pub use crate::options::{MAX_DELAY, MAX_DURATION};
 
 /// A bad scenario file: where and what.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -40,6 +40,7 @@
 use crate::link::{LinkModel, Server};
 use crate::log::{DropReason, PacketRecord, RunLog, SENDER_SAMPLE_INTERVAL, SenderSample};
 use crate::loss::{LossModel, LossSpec};
+pub use crate::path::Hop;
 use crate::pingpair::{PROBE_BYTES, PingPairSpec, PingRecord, QueueSample, tos_dscp};
 use crate::queue::{Queue, QueueSpec, Queued};
 use crate::seed;
@@ -199,20 +200,6 @@ pub struct WiredLink {
     pub delay: Duration,
     /// Random loss at the entrance, before the delay.
     pub loss: LossSpec,
-}
-
-/// One hop of a path.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Hop {
-    /// Link `i` of [`Network::links`].
-    Link(u16),
-    /// Across Wi-Fi medium `medium` of [`Network::media`], from node `from` to node `to` of
-    /// that medium (0 is its AP; see [`crate::wifi::link`]).
-    Wifi {
-        medium: u16,
-        from: NodeId,
-        to: NodeId,
-    },
 }
 
 /// A Wi-Fi medium of a [`Network`]: one channel shared by an AP and its stations
@@ -587,6 +574,7 @@ impl Simulation {
                 tables: net.tables.clone(),
                 // The simulator's packets have no address family: IPv4's headers.
                 ip_udp_header: IP_UDP_OVERHEAD,
+                codecs: None,
             };
             let (sender, receiver) = spec.scheme.build(ctx).map_err(|e| SimError::Build(i, e))?;
             let pinger = match &rf.pingpair {
@@ -644,7 +632,7 @@ impl Simulation {
                 stop: spec.stop.map_or(Instant::MAX, |d| Instant::ZERO + d),
                 sender_wake: None,
                 receiver_wake: None,
-                exact_timers: matches!(spec.scheme, SchemeConfig::Ideal(_)),
+                exact_timers: spec.scheme.needs().exact_timers,
                 next_sample: Instant::ZERO,
                 data: rf.data.clone().into_boxed_slice(),
                 feedback: rf.feedback.clone().into_boxed_slice(),
@@ -898,12 +886,12 @@ impl Simulation {
                 normal_request_at_ap: normal.request_at,
                 high_request_at_ap: high.request_at,
             };
-            if let (AnyReceiver::Ukf(u), Some(rate)) = (&mut flow.receiver, normal.rate) {
-                if let Ok(a) = u.on_ping_pair(pair.replies, rate) {
-                    rec.n_a = Some(a.n_a);
-                    rec.t_c = Some(a.t_c);
-                    rec.t_c_smoothed = Some(u.cross_traffic_delay());
-                }
+            if let Some(rate) = normal.rate
+                && let Some(u) = flow.receiver.on_ping_pair(pair.replies, rate)
+            {
+                rec.n_a = Some(u.n_a);
+                rec.t_c = Some(u.t_c);
+                rec.t_c_smoothed = Some(u.t_c_smoothed);
             }
             self.log.pings.push(rec);
         }

@@ -1,6 +1,6 @@
 //! `alfalfa` (Alfalfa's video layer on Sprout, model codec) in the simulator on the Verizon LTE
 //! trace pair, 20 ms each way, as `tests/sprout.rs` runs Sprout. Prints the per-frame figures
-//! issue 19 asks for; asserts what holds by construction and the issue's delay target.
+//! the reproduction asks for; asserts what holds by construction and its delay target.
 
 mod common;
 
@@ -128,7 +128,7 @@ fn alfalfa_on_verizon_lte_downlink() {
         );
         // 25 pictures/s for 30 s.
         assert_eq!(s.captured, 750);
-        // Issue 19's delay target: p95 frame delay ≤ 200 ms.
+        // The delay target: p95 frame delay ≤ 200 ms.
         assert!(s.p95_ms <= 200.0, "{}", s.p95_ms);
     }
 }
@@ -162,6 +162,6 @@ fn holding_a_picture_shows_at_least_as_many() {
     assert_eq!(off.held_sent, 0);
     assert!(on.held_sent > 0);
     assert!(on.shown >= off.shown, "{} < {}", on.shown, off.shown);
-    // Issue 19's delay target holds with the wait counted.
+    // The delay target holds with the wait counted.
     assert!(on.p95_ms <= 200.0, "{}", on.p95_ms);
 }

@@ -1,6 +1,6 @@
-//! `wisp reproduce alfalfa --quick` (issue 19 item 6): the two 140-s LTE trace pairs, every
+//! `wisp reproduce alfalfa --quick` (Alfalfa's reproduction): the two 140-s LTE trace pairs, every
 //! video scheme, and the 5%-loss runs on Verizon-LTE-short. Pins the acceptance checks met at
-//! `--quick` (thresholds from issue 19, not from wisp's output) and that every check is reported;
+//! `--quick` (thresholds from the acceptance targets, not from wisp's output) and that every check is reported;
 //! the ones not met (frames shown, SSIM against gcc-video / cbr-video) are printed, not
 //! asserted — docs/alfalfa.md reports the gap.
 
@@ -62,7 +62,7 @@ fn quick_reproduction_meets_exactly_the_delay_intra_and_reference_checks() {
             c.expected
         );
     }
-    // Exactly which checks hold at --quick (thresholds from issue 19): the delay, intra-frame
+    // Exactly which checks hold at --quick (thresholds from the acceptance targets): the delay, intra-frame
     // and missing-reference checks; not frames shown (with or without loss, either rule) nor
     // SSIM against both gcc-video and cbr-video. docs/alfalfa.md reports the gaps.
     let met: Vec<bool> = checks.iter().map(|c| c.met).collect();

@@ -59,7 +59,7 @@ fuzz_target!(|data: &[u8]| {
             content: Content::Video { frame: 0, last: false, key: false },
             ..Default::default()
         };
-        rx.put_payload(seq, payload);
+        rx.on_payload(seq, payload);
         Receiver::on_packet_received(
             &mut *rx,
             wisp_core::Instant::from_millis(seq),

@@ -14,7 +14,7 @@
 //! state-sync receiver, and sends Sprout's forecasts and its slot reports. Each coded frame is
 //! logged ([`VideoLog`]): capture time, display time (if shown), bytes, SSIM.
 //!
-//! **The same video layer under other rate controls** (issue 19 item 4), so that the value of
+//! **The same video layer under other rate controls** (Alfalfa's comparison), so that the value of
 //! the explicit-state interface is measured: the configuration's `rate` chooses who sets each
 //! frame's budget and `base` how its base is chosen ([`BasePolicy`]).
 //! - `sprout-conventional`: Sprout's window as the budget, but a conventional codec: every diff
@@ -33,8 +33,8 @@
 //! count, the picture's age when the packet left, the length, then the piece of the diff). The
 //! controller contract carries headers, not payloads, so the payload goes from the sending half
 //! to the transport by packet sequence number: over real sockets (`wisp send`/`wisp recv`) the
-//! transport takes it ([`AlfalfaSender::take_payload`]), puts it after the RTP header, and hands
-//! the receiving half the bytes that arrived ([`AlfalfaReceiver::put_payload`]); in the
+//! transport takes it ([`Sender::take_payload`]), puts it after the RTP header, and hands
+//! the receiving half the bytes that arrived ([`Receiver::on_payload`]); in the
 //! simulator, whose packets are headers, the two halves share the map (the packet's payload,
 //! keyed by its sequence number: a lost packet's is never read). Either way the receiver parses
 //! the same bytes: a corrupt or truncated piece is a counted error ([`VideoLog::bad_pieces`]).
@@ -84,231 +84,16 @@ use crate::packet::{Content, DataHeader, HeaderFields, SchemeFields};
 use crate::source::{MediaConfig, Source};
 use crate::time::{Duration, Instant};
 use crate::units::{Bitrate, DataSize};
+pub use crate::video::log::{FrameRecord, VideoLog, WallClock};
 use crate::video::model::ModelCodecs;
 use crate::video::sync::{
     BasePolicy, Delivery, Parity, SlotReport, SyncConfig, SyncReceiver, SyncSender, VideoPacket,
 };
 use crate::video::{DecodeError, Decoded, DiffHeader, DynCodec, DynDecoder, StateId, VideoCodecs};
+pub use crate::video::{InjectedCodecs, VideoCodec};
 use crate::wire::{Feedback, Message, Reader, WireError, Writer};
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
-
-/// One coded frame as the run saw it.
-#[derive(Clone, Debug, PartialEq)]
-pub struct FrameRecord {
-    pub state: StateId,
-    /// Index of the source picture.
-    pub source: u32,
-    pub capture: Instant,
-    /// When the receiver applied it (`None`: never).
-    pub display: Option<Instant>,
-    /// Diff bytes (header included).
-    pub bytes: usize,
-    /// SSIM of the coded picture against its source, dB.
-    pub ssim_db: f64,
-    /// The state it was coded from.
-    pub base: StateId,
-    /// An intra frame after the first: coded from the black state 0 after the receiver had
-    /// acknowledged a later state.
-    pub intra: bool,
-    /// Arrived complete but refused for a missing base (a frame lost to a missing reference).
-    pub missing_base: bool,
-}
-
-/// The frames of a run, shared by the halves and whoever asked for them.
-#[derive(Clone, Debug, Default)]
-pub struct VideoLog(Arc<Mutex<VideoLogInner>>);
-
-#[derive(Debug, Default)]
-struct VideoLogInner {
-    frames: Vec<FrameRecord>,
-    captured: u64,
-    skipped_closed: u64,
-    held_sent: u64,
-    missing_base: u64,
-    bad_pieces: u64,
-    key_frames: u64,
-    ssim_mismatch: u64,
-    over_budget: u64,
-    overshoot_bytes: u64,
-    /// The wall clock that times each coding call (a real sender's log only: wisp-core reads
-    /// no clock of its own, and the simulator gives none).
-    clock: Option<WallClock>,
-    /// Frames whose coding call was timed, and the time in all, ns.
-    coding_frames: u64,
-    coding_ns: u64,
-    /// The decoded picture of each frame shown, by state, when asked to keep them
-    /// ([`VideoLog::keep_pictures`]; `None`: not kept).
-    pictures: Option<BTreeMap<StateId, Decoded>>,
-    /// The receiving half's codec (set at its first delivery).
-    codecs: Option<Arc<dyn VideoCodecs>>,
-}
-
-/// A wall clock given from outside wisp-core (`wisp send`'s): the time since any fixed epoch.
-#[derive(Clone)]
-pub struct WallClock(pub Arc<dyn Fn() -> Duration + Send + Sync>);
-
-impl std::fmt::Debug for WallClock {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("WallClock")
-    }
-}
-
-impl VideoLog {
-    /// A log whose sending half also measures the wall-clock time of each frame's coding call
-    /// (its trials, commit, mirror decode and SSIM): `wisp send` reports the mean, which
-    /// `encode-ms` can charge in the simulator. Nothing else changes.
-    pub fn measuring_coding_time(clock: WallClock) -> Self {
-        let log = VideoLog::default();
-        if let Ok(mut l) = log.0.lock() {
-            l.clock = Some(clock);
-        }
-        log
-    }
-
-    /// The mean wall-clock time of a coded frame's coding call and the frames timed (a log made
-    /// by [`VideoLog::measuring_coding_time`]; `None` before any frame is coded).
-    pub fn coding_time(&self) -> Option<(Duration, u64)> {
-        let l = self.0.lock().ok()?;
-        (l.coding_frames > 0).then(|| {
-            (
-                Duration::from_nanos(l.coding_ns / l.coding_frames),
-                l.coding_frames,
-            )
-        })
-    }
-
-    /// The frames coded so far, in coding order.
-    pub fn frames(&self) -> Vec<FrameRecord> {
-        self.0.lock().map(|l| l.frames.clone()).unwrap_or_default()
-    }
-
-    /// Pictures captured (coded or skipped).
-    pub fn captured(&self) -> u64 {
-        self.0.lock().map(|l| l.captured).unwrap_or_default()
-    }
-
-    /// Pictures skipped because Sprout's window was closed (0 bytes) at their capture instant;
-    /// the other skipped ones had a window too small for the coarsest diff. (With `hold=on` a
-    /// picture is skipped when the next capture supersedes it uncoded.)
-    pub fn skipped_closed(&self) -> u64 {
-        self.0.lock().map(|l| l.skipped_closed).unwrap_or_default()
-    }
-
-    /// Pictures held (`hold=on`: the window could not hold them at their capture instant) and
-    /// coded later, before the next capture; their frame delay counts the wait.
-    pub fn held_sent(&self) -> u64 {
-        self.0.lock().map(|l| l.held_sent).unwrap_or_default()
-    }
-
-    /// Frames that arrived complete but could not be decoded: their base was missing.
-    pub fn missing_base(&self) -> u64 {
-        self.0.lock().map(|l| l.missing_base).unwrap_or_default()
-    }
-
-    /// Packets whose payload was not a well-formed piece (truncated, corrupt): dropped.
-    pub fn bad_pieces(&self) -> u64 {
-        self.0.lock().map(|l| l.bad_pieces).unwrap_or_default()
-    }
-
-    /// Frames the receiver decoded that were intra (key) frames, as the codec's bitstream says
-    /// (a real codec's; the model has none). State 0 is a key frame never sent, so any is
-    /// unexpected.
-    pub fn key_frames(&self) -> u64 {
-        self.0.lock().map(|l| l.key_frames).unwrap_or_default()
-    }
-
-    /// Frames shown whose quality as the receiver measured it (on its decoded picture) differs
-    /// from the sender's (on its mirror decoder's, a receiver that lost nothing): in the
-    /// simulator, where both halves log into one row, a decoded picture that is not bit-exact
-    /// the sender's shows here. (Over real sockets the receiver's row is its own: 0.)
-    pub fn ssim_mismatch(&self) -> u64 {
-        self.0.lock().map(|l| l.ssim_mismatch).unwrap_or_default()
-    }
-
-    /// Keep the decoded picture of every frame shown (a real codec's; the model has none), so
-    /// that the picture on screen can be measured against later source pictures
-    /// ([`VideoLog::screen_ssim_db`], the displayed metric of [`crate::video::display`]). Costs
-    /// a picture's memory per frame shown (38 kB at 176×144): call it before the run.
-    pub fn keep_pictures(&self) {
-        if let Ok(mut l) = self.0.lock() {
-            l.pictures.get_or_insert_default();
-        }
-    }
-
-    /// Whether decoded pictures are kept ([`VideoLog::keep_pictures`]).
-    pub fn keeps_pictures(&self) -> bool {
-        self.0.lock().is_ok_and(|l| l.pictures.is_some())
-    }
-
-    /// The decoded picture of `state` (a real codec's, kept by [`VideoLog::keep_pictures`];
-    /// `None` if not kept, not shown, or the codec has no pixels).
-    pub fn picture(&self, state: StateId) -> Option<crate::video::Picture> {
-        let l = self.0.lock().ok()?;
-        match l.pictures.as_ref()?.get(&state)? {
-            Decoded::Picture { picture, .. } => Some(picture.clone()),
-            Decoded::Quantiser(_) => None,
-        }
-    }
-
-    /// The name of the codec the receiving half decoded with (`None` before its first
-    /// delivery).
-    pub fn codec_name(&self) -> Option<&'static str> {
-        self.0.lock().ok()?.codecs.as_ref().map(|c| c.name())
-    }
-
-    /// SSIM (dB) of the decoded picture of `state` against source picture `source`, measured
-    /// with the codec's quality function; `None` if the picture was not kept (not shown, pictures
-    /// not kept, or a codec without pixels).
-    pub fn screen_ssim_db(&self, state: StateId, source: u64) -> Option<f64> {
-        let l = self.0.lock().ok()?;
-        let picture = l.pictures.as_ref()?.get(&state)?;
-        let source = u32::try_from(source).ok()?;
-        Some(l.codecs.as_ref()?.ssim_db(picture, source))
-    }
-
-    /// Frames the sender coded over their budget, and the bytes over it in all (a real codec
-    /// can code a frame a little larger than its trial at the same quantiser; the model never).
-    pub fn overshoot(&self) -> (u64, u64) {
-        self.0
-            .lock()
-            .map(|l| (l.over_budget, l.overshoot_bytes))
-            .unwrap_or_default()
-    }
-}
-
-/// Which codec the video layer runs: `model` (sizes and SSIM from a rate–quality table,
-/// [`crate::video::model`]) or `vp8` (libvpx, through `wisp-vpx`; the CLI provides it with
-/// `--video CLIP`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum VideoCodec {
-    #[default]
-    Model,
-    Vp8,
-}
-
-impl VideoCodec {
-    /// The parameter's value (`model`, `vp8`).
-    pub fn name(self) -> &'static str {
-        match self {
-            VideoCodec::Model => "model",
-            VideoCodec::Vp8 => "vp8",
-        }
-    }
-}
-
-/// A codec implementation given to the configuration from outside wisp-core (VP8 from
-/// `wisp-vpx`, which the CLI injects). It never makes two configurations differ: the `codec`
-/// parameter does.
-#[derive(Clone, Debug)]
-pub struct InjectedCodecs(pub Arc<dyn VideoCodecs>);
-
-impl PartialEq for InjectedCodecs {
-    fn eq(&self, _other: &Self) -> bool {
-        true
-    }
-}
 
 impl PartialEq for VideoLog {
     /// Logs never make two configurations differ.
@@ -656,6 +441,67 @@ pub fn video_variant(scheme: &super::SchemeConfig) -> Option<AlfalfaConfig> {
     })
 }
 
+/// A scheme in its video form, as the tools see a scheme that codes a clip (`wisp run --video`,
+/// `wisp send --video`) without naming it: the video layer under that scheme's rate control.
+/// `alfalfa` and its variants are their own video form; `sprout`, `gcc` and `cbr` become
+/// `sprout-conventional`, `gcc-video` and `cbr-video` with their parameters.
+#[derive(Clone, Debug, PartialEq)]
+pub struct VideoForm(AlfalfaConfig);
+
+impl VideoForm {
+    /// The schemes that have a video form, for messages.
+    pub const SCHEMES: &'static str =
+        "alfalfa, sprout-conventional, gcc-video, cbr-video, sprout, gcc or cbr";
+
+    /// The video form of `scheme`, if it has one.
+    pub fn of(scheme: &super::SchemeConfig) -> Option<VideoForm> {
+        video_variant(scheme).map(VideoForm)
+    }
+
+    /// `scheme`'s configuration if it codes video as it is (alfalfa and its variants; not a
+    /// scheme that only has a video form).
+    pub fn already(scheme: &super::SchemeConfig) -> Option<VideoForm> {
+        match scheme {
+            super::SchemeConfig::Alfalfa(c) => Some(VideoForm((**c).clone())),
+            _ => None,
+        }
+    }
+
+    /// The video scheme's name (`alfalfa`, `gcc-video`, …).
+    pub fn name(&self) -> &'static str {
+        Scheme::name(&self.0)
+    }
+
+    /// The codec it asks for.
+    pub fn codec(&self) -> VideoCodec {
+        self.0.codec
+    }
+
+    /// Its capture rate, frames/s.
+    pub fn fps(&self) -> u32 {
+        self.0.fps
+    }
+
+    /// The simulated encoder time it charges per frame (`encode-ms`).
+    pub fn encode_delay(&self) -> Duration {
+        self.0.encode_delay
+    }
+
+    /// The scheme coding a clip at `fps` frames/s, with `codecs` for a codec wisp-core does not
+    /// link (VP8), its frames logged into `log`.
+    pub fn coding(
+        mut self,
+        fps: u32,
+        codecs: Option<InjectedCodecs>,
+        log: VideoLog,
+    ) -> super::SchemeConfig {
+        self.0.fps = fps;
+        self.0.codecs = codecs;
+        self.0.log = Some(log);
+        super::SchemeConfig::Alfalfa(Box::new(self.0))
+    }
+}
+
 /// `alfalfa`'s feedback: the rate control's own message (Sprout's forecast, GCC's reports) or
 /// the video receiver's slot report.
 #[derive(Clone, Debug, PartialEq)]
@@ -915,12 +761,6 @@ impl AlfalfaSender {
 }
 
 impl AlfalfaSender {
-    /// The payload of the packet numbered `seq` (its [`Piece`]), for the transport to send;
-    /// `None` for a packet that carries none (the control's own). Taken once.
-    pub fn take_payload(&mut self, seq: u64) -> Option<Vec<u8>> {
-        self.store.lock().ok()?.remove(&seq)
-    }
-
     /// The frames this half coded.
     pub fn log(&self) -> &VideoLog {
         &self.log
@@ -930,6 +770,12 @@ impl AlfalfaSender {
 impl Sender for AlfalfaSender {
     type Feedback = AlfalfaFeedback;
     type Fields = ControlFields;
+
+    /// The payload of the packet numbered `seq` (its [`Piece`]), for the transport to send;
+    /// `None` for a packet that carries none (the control's own). Taken once.
+    fn take_payload(&mut self, seq: u64) -> Option<Vec<u8>> {
+        self.store.lock().ok()?.remove(&seq)
+    }
 
     fn on_packet_sent(
         &mut self,
@@ -1060,14 +906,6 @@ pub struct AlfalfaReceiver {
 const MAX_ARRIVING: usize = 256;
 
 impl AlfalfaReceiver {
-    /// The payload that arrived in the packet numbered `seq` (call before
-    /// [`Receiver::on_packet_received`] for it).
-    pub fn put_payload(&mut self, seq: u64, payload: &[u8]) {
-        if let Ok(mut s) = self.store.lock() {
-            s.insert(seq, payload.to_vec());
-        }
-    }
-
     /// The frames this half decoded (and, in the simulator, the sender's).
     pub fn log(&self) -> &VideoLog {
         &self.log
@@ -1130,6 +968,17 @@ impl AlfalfaReceiver {
 impl Receiver for AlfalfaReceiver {
     type Feedback = AlfalfaFeedback;
     type Fields = ControlFields;
+
+    /// The payload that arrived in the packet numbered `seq`, before it is delivered.
+    fn on_payload(&mut self, seq: u64, payload: &[u8]) {
+        if let Ok(mut s) = self.store.lock() {
+            s.insert(seq, payload.to_vec());
+        }
+    }
+
+    fn video_log(&self) -> Option<&VideoLog> {
+        Some(&self.log)
+    }
 
     fn on_packet_received(&mut self, now: Instant, packet: &DataHeader, _fields: &ControlFields) {
         // The fields are the control's own bytes, still in `packet.fields`; a packet whose
@@ -1286,7 +1135,10 @@ impl Scheme for AlfalfaConfig {
     ) -> Result<Halves<Box<AlfalfaSender>, Box<AlfalfaReceiver>>, BuildError> {
         let mtu = ctx.mtu();
         let ip_udp_header = ctx.ip_udp_header();
-        let codecs: Arc<dyn VideoCodecs> = match (self.codec, &self.codecs) {
+        // The configuration's own codec implementation, else the one the context offers (a
+        // receiving tool's, for whatever sender arrives).
+        let given = self.codecs.as_ref().or(ctx.codecs.as_ref());
+        let codecs: Arc<dyn VideoCodecs> = match (self.codec, given) {
             (VideoCodec::Model, _) => Arc::new(ModelCodecs::default()),
             (c, Some(InjectedCodecs(given))) if given.name() == c.name() => given.clone(),
             (c, _) => {
@@ -1432,7 +1284,7 @@ mod tests {
                     content: Content::Video { frame: 1, last: false, key: false },
                     ..Default::default()
                 };
-                rx.put_payload(header.seq, p);
+                WireReceiver::on_payload(&mut rx, header.seq, p);
                 Receiver::on_packet_received(
                     &mut *rx,
                     Instant::from_millis(i as u64),
@@ -1480,13 +1332,13 @@ mod tests {
                 };
                 seq += 1;
                 Sender::on_packet_sent(&mut *tx, now, &h, &SendContext::default());
-                let payload = tx.take_payload(h.seq).unwrap();
+                let payload = WireSender::take_payload(&mut tx, h.seq).unwrap();
                 if Piece::parse(&payload).unwrap().index == 0 {
                     dropped += 1;
                     continue;
                 }
                 let at = now + Duration::from_millis(10);
-                rx.put_payload(h.seq, &payload);
+                WireReceiver::on_payload(&mut rx, h.seq, &payload);
                 Receiver::on_packet_received(&mut *rx, at, &h, &ControlFields::default());
             }
         }
@@ -1567,7 +1419,7 @@ mod tests {
                 self.seq += 1;
                 self.bytes += x.size.bytes();
                 Sender::on_packet_sent(&mut *self.tx, now, &h, &SendContext::default());
-                if let Some(p) = self.tx.take_payload(h.seq) {
+                if let Some(p) = WireSender::take_payload(&mut self.tx, h.seq) {
                     let piece = Piece::parse(&p).unwrap();
                     out.push((piece.state, piece.age));
                 }

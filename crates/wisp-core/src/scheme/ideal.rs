@@ -15,7 +15,7 @@
 use super::cbr::SilentReceiver;
 use super::params::{Configurable, NoParams};
 use super::registry::{Halves, Scheme, SchemeInfo};
-use super::{BuildError, SchemeContext};
+use super::{BuildError, Needs, SchemeContext};
 use crate::controller::{Allowance, SendContext, Sender, SenderStats};
 use crate::pacer::Pacer;
 use crate::packet::DataHeader;
@@ -123,6 +123,14 @@ impl Scheme for IdealConfig {
     }
 
     /// A bulk source, unpaced: the sender's credit is the pacing. Needs the link's schedule.
+    /// The schedule is the link's own: the sender is woken at exactly its instants.
+    fn needs(&self) -> Needs {
+        Needs {
+            exact_timers: true,
+            ..Needs::default()
+        }
+    }
+
     fn build(&self, ctx: SchemeContext) -> Result<Halves<IdealSender, SilentReceiver>, BuildError> {
         let mtu = ctx.mtu();
         let schedule = ctx.ideal_schedule.ok_or(BuildError::NeedsOracle("ideal"))?;

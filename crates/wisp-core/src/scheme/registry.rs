@@ -13,21 +13,11 @@
 //! in Python) is added at run time with [`Registry::with`] and runs through the same enums'
 //! `Custom` variants, by dynamic dispatch. `docs/adding-a-scheme.md` walks through both.
 
+pub use super::contract::{Halves, Scheme, SchemeInfo};
 use super::params::Parameters;
-use super::{AnyReceiver, AnySender, BuildError, ParamError, SchemeConfig, SchemeContext};
-use crate::controller::{Receiver, Sender};
+use super::{AnyReceiver, AnySender, BuildError, Needs, ParamError, SchemeConfig, SchemeContext};
 use crate::flow::FlowSender;
-use crate::pacer::Pacer;
-use crate::source::Source;
-use crate::units::DataSize;
 use core::fmt;
-
-/// One line of `wisp schemes`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct SchemeInfo {
-    pub name: &'static str,
-    pub summary: &'static str,
-}
 
 impl SchemeInfo {
     /// The parameters it accepts with their defaults, serialised from the scheme's parameter
@@ -73,52 +63,6 @@ impl SchemeInfo {
     }
 }
 
-/// What a scheme's configuration builds: its two halves, and the traffic source and pacer the
-/// flow driver feeds the sender's allowance to.
-#[derive(Debug)]
-pub struct Halves<S, R> {
-    pub sender: S,
-    pub receiver: R,
-    pub source: Source,
-    pub pacer: Pacer,
-    /// The largest packet the flow sends.
-    pub mtu: DataSize,
-}
-
-/// A scheme, as its configuration: the factory of its halves.
-///
-/// Default values come from [`Scheme::named`], which must give the paper's values; the
-/// parameters are a typed struct ([`Parameters`], usually through
-/// [`Configurable`](super::params::Configurable)). The sender and receiver must agree on
-/// the message types (the bounds say so), so that the simulator and `wisp-net` can carry their
-/// bytes without knowing them.
-pub trait Scheme: Parameters + Clone + PartialEq + fmt::Debug + Send + Sync + 'static {
-    type Sender: Sender + fmt::Debug + Send + 'static;
-    type Receiver: Receiver<
-            Feedback = <Self::Sender as Sender>::Feedback,
-            Fields = <Self::Sender as Sender>::Fields,
-        > + fmt::Debug
-        + Send
-        + 'static;
-
-    /// The names it is listed under, with their one-line summaries, in listing order. Several
-    /// names are presets of one configuration type (`gcc`, `gcc-grouping`).
-    const NAMES: &'static [SchemeInfo];
-
-    /// Parameters the canonical spec names even at their default (`cbr`'s rate).
-    const ALWAYS_NAMED: &'static [&'static str] = &[];
-
-    /// The default configuration of `name`, one of [`Scheme::NAMES`].
-    fn named(name: &str) -> Option<Self>;
-
-    /// The name this configuration is listed under.
-    fn name(&self) -> &'static str;
-
-    /// Builds the two halves for a flow in `ctx`.
-    fn build(&self, ctx: SchemeContext)
-    -> Result<Halves<Self::Sender, Self::Receiver>, BuildError>;
-}
-
 /// A [`Scheme`] behind a trait object: how a scheme registered at run time is configured and
 /// built. Implemented for every [`Scheme`].
 pub trait DynScheme: fmt::Debug + Send + Sync {
@@ -132,6 +76,7 @@ pub trait DynScheme: fmt::Debug + Send + Sync {
     fn build(&self, ctx: SchemeContext)
     -> Result<(FlowSender<AnySender>, AnyReceiver), BuildError>;
     fn clone_box(&self) -> Box<dyn DynScheme>;
+    fn needs(&self) -> Needs;
 }
 
 impl<T: Scheme> DynScheme for T {
@@ -171,6 +116,9 @@ impl<T: Scheme> DynScheme for T {
     }
     fn clone_box(&self) -> Box<dyn DynScheme> {
         Box::new(self.clone())
+    }
+    fn needs(&self) -> Needs {
+        Scheme::needs(self)
     }
 }
 

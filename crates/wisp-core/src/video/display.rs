@@ -12,7 +12,7 @@
 //! - **displayed quality** at t_k = SSIM (dB) of the picture on screen against source picture k
 //!   (the current one; the clip loops, so picture k is the clip's k mod its length, as the
 //!   schemes code it). With a real codec (VP8) it is measured on the decoded picture
-//!   ([`crate::scheme::alfalfa::VideoLog::keep_pictures`]). The model codec has no pixels:
+//!   ([`crate::video::log::VideoLog::keep_pictures`]). The model codec has no pixels:
 //!   [`model_quality`] is an approximation (below).
 //!
 //! [`summarize`] gives the delay's p50/p95, the share of instants whose picture is older than a
@@ -32,9 +32,9 @@
 //! on the LTE traces, 0.32 dB on the slowest, Verizon-EVDO-driving.down).
 
 use super::model::source_ssim_db;
-use crate::scheme::alfalfa::FrameRecord;
 use crate::stats::quantile_sorted;
 use crate::time::{Duration, Instant};
+use crate::video::log::FrameRecord;
 
 /// The default threshold of a frozen picture: nothing newer than 200 ms on screen.
 pub const FROZEN: Duration = Duration::from_millis(200);

@@ -40,6 +40,7 @@
 
 mod bbb_qcif_source_ssim;
 pub mod display;
+pub mod log;
 pub mod model;
 pub mod sync;
 pub mod y4m;
@@ -593,6 +594,40 @@ mod tests {
             let mut with_header = vec![1u8, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1];
             with_header.extend_from_slice(&bytes);
             let _ = dec.apply(&with_header);
+        }
+    }
+}
+
+/// A codec implementation given from outside wisp-core (VP8 from `wisp-vpx`, which the CLI
+/// injects), to a video scheme's configuration or through the
+/// [`SchemeContext`](crate::scheme::SchemeContext). It never makes two configurations differ:
+/// the `codec` parameter does.
+#[derive(Clone, Debug)]
+pub struct InjectedCodecs(pub std::sync::Arc<dyn VideoCodecs>);
+
+impl PartialEq for InjectedCodecs {
+    fn eq(&self, _other: &Self) -> bool {
+        true
+    }
+}
+
+/// Which codec the video layer runs: `model` (sizes and SSIM from a rate–quality table,
+/// [`crate::video::model`]) or `vp8` (libvpx, through `wisp-vpx`; the CLI provides it with
+/// `--video CLIP`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum VideoCodec {
+    #[default]
+    Model,
+    Vp8,
+}
+
+impl VideoCodec {
+    /// The parameter's value (`model`, `vp8`).
+    pub fn name(self) -> &'static str {
+        match self {
+            VideoCodec::Model => "model",
+            VideoCodec::Vp8 => "vp8",
         }
     }
 }

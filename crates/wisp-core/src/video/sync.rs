@@ -31,7 +31,7 @@
 //! every frame sent on a lost state is undecodable until the loss is reported, a round trip
 //! later. The loss-aware rule takes the newest sent state only if, in addition, the chain from
 //! the newest acknowledged state to it is intact with probability at least
-//! [`SyncConfig::min_intact`] (0.9, issue 19's service objective): the product over the
+//! [`SyncConfig::min_intact`] (0.9, the video layer's service objective): the product over the
 //! chain's unacknowledged states of [`frame_survives`] at the measured packet loss rate. The
 //! rate is the maximum-likelihood one given the outcomes of the last 256 diffs whose base the
 //! receiver held (rebuilt or not, with their packet counts); with no failure it is 0 and the
@@ -123,7 +123,7 @@ impl Default for SyncConfig {
     }
 }
 
-/// [`SyncConfig::min_intact`]'s default: issue 19's service objective under loss (≥ 90% of the
+/// [`SyncConfig::min_intact`]'s default: the video layer's service objective under loss (≥ 90% of the
 /// frames shown). A frame based on a state that arrives with probability below it cannot meet
 /// the objective even if its own packets all arrive, so the sender bets on an unacknowledged
 /// chain only when the chain is at least this likely intact. Chosen from the objective before

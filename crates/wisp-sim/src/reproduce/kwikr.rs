@@ -582,7 +582,7 @@ fn ms_opt(x: Option<f64>) -> String {
 }
 
 impl Reproduction {
-    /// The claims of Table 1 and Fig. 5 (issue 18's acceptance), then `extra` (the call
+    /// The claims of Table 1 and Fig. 5 (the acceptance targets), then `extra` (the call
     /// experiments' checks, from `kwikr_calls`, appended by the caller).
     pub fn checks(&self, extra: Vec<Check>) -> Vec<Check> {
         let mut out = vec![];

@@ -10,8 +10,8 @@
 //! * [`mehrotra`]: Mehrotra et al. — mobile-broadband characterisation, rate controllers with
 //!   fixed and learned congestion thresholds (Tables I–II, Figs. 2–23).
 //! * [`wbest`]: Li, Claypool, Kinicki, LCN 2008 — WBest and the probing baselines on the
-//!   802.11g testbed of Table I (Tables II–III as figures, issue 17's checks).
-//! * [`alfalfa`]: issue 19 — Alfalfa's explicit-state video against the same model encoder
+//!   802.11g testbed of Table I (Tables II–III as figures, with their checks).
+//! * [`alfalfa`]: Alfalfa's explicit-state video against the same model encoder
 //!   under Sprout without base choice, GCC and CBR, over the cellular traces.
 //! * [`kwikr`]: Das et al., CoNEXT 2017 — Ping-Pair's validation on the simulated 802.11
 //!   medium (Table 1's confusion matrices, Fig. 5's co-channel interference).

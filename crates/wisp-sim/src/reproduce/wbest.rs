@@ -2,7 +2,7 @@
 //! simulated 802.11g testbed of Table I ([`crate::probing`]): per case and tool the median
 //! estimate, the median absolute error against the ground truth (the paper's: a saturating
 //! 1500-byte UDP flow, or 0 where a TCP bulk transfer runs), bytes and time per estimate
-//! (Tables II and III), every run's estimate (the box plots of `wisp-report`), and issue 17's
+//! (Tables II and III), every run's estimate (the box plots of `wisp-report`), and the
 //! acceptance checks.
 //!
 //! Deviations: Spruce is not in the paper's comparison (added); it is given the capacity its
@@ -165,7 +165,7 @@ impl Reproduction {
         c.tools.iter().find(|t| t.tool == name)
     }
 
-    /// Issue 17's acceptance claims, as measured.
+    /// The acceptance claims, as measured.
     pub fn checks(&self) -> Vec<Check> {
         let mut out = vec![];
         for c in self

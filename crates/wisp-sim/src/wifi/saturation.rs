@@ -173,7 +173,7 @@ mod tests {
         }
     }
 
-    /// The cases of issue 16's acceptance that miss 3% (by 3.4–3.8%): with 50 stations and
+    /// The cases of the 802.11 medium's acceptance that miss 3% (by 3.4–3.8%): with 50 stations and
     /// W = 16 the simulation has fewer collisions than the model. The stations here are
     /// non-QoS (DCF), whose counters do not count the slot in which the medium turns busy
     /// (10.3.4.3); Bianchi's chain decrements every counter in every virtual slot, a busy one
@@ -186,7 +186,7 @@ mod tests {
     /// list is updated, with the reason in the commit).
     const KNOWN_MISSES: &[&str] = &["11a 6 n=50", "11g 6 n=50", "11g 54 n=50"];
 
-    /// Issue 16's acceptance: within 3% of the nearer of the DIFS and EIFS forms, for 11b at 1
+    /// The acceptance of the 802.11 medium: within 3% of the nearer of the DIFS and EIFS forms, for 11b at 1
     /// and 11 Mbit/s and 11a/g at 6, 24 and 54 Mbit/s, 5 to 50 stations.
     #[test]
     fn wifi_saturation_matches_bianchi() {

@@ -260,6 +260,15 @@ impl Default for SproutConfig {
 }
 
 impl SproutConfig {
+    /// The Sprout configuration a scheme is (`sprout`, `sprout-ewma`), if it is one: what a
+    /// tool of Sprout's own (`wisp forecast`) runs.
+    pub fn of(scheme: &super::SchemeConfig) -> Option<&SproutConfig> {
+        match scheme {
+            super::SchemeConfig::Sprout(c) => Some(c),
+            _ => None,
+        }
+    }
+
     /// The default configuration of a variant.
     pub fn new(variant: Variant) -> Self {
         SproutConfig {

@@ -72,11 +72,11 @@ pub use wire::UkfFeedback;
 use super::gcc::check_call_keys;
 use super::params::{Checked, Configurable, Validate, range, scheme_params};
 use super::registry::{Halves, Scheme, SchemeInfo};
-use super::{BuildError, SchemeContext};
+use super::{BuildError, Needs, SchemeContext};
 use crate::controller::{Allowance, Receiver, SendContext, Sender, SenderStats};
 use crate::pacer::Pacer;
 use crate::packet::DataHeader;
-use crate::pingpair::{self, Attribution, KwikrSignal, PairReplies, Sandwich};
+use crate::pingpair::{self, Attribution, KwikrSignal, PairReplies, PingPairUse, Sandwich};
 use crate::source::MediaConfig;
 use crate::time::{Duration, Instant};
 use crate::units::{Bitrate, DataSize};
@@ -308,6 +308,15 @@ impl Scheme for UkfConfig {
         UkfConfig::name(self)
     }
 
+    /// Kwikr (a noise scaling above 0) probes its Wi-Fi downlink with Ping-Pair (§6); the
+    /// baseline does not (it still takes pairs a scenario file asks for).
+    fn needs(&self) -> Needs {
+        Needs {
+            ping_pair: self.noise_scaling > 0.0,
+            ..Needs::default()
+        }
+    }
+
     fn build(
         &self,
         mut ctx: SchemeContext,
@@ -445,7 +454,7 @@ impl UkfReceiver {
     /// A Ping-Pair's two replies arrived (§5.3): if the pair is valid, the receiver counts its
     /// own packets received between them, attributes T_q with the MAC rate `mac_rate`, and
     /// smooths T_c into eq. (3). Returns the attribution, or why the pair was not valid.
-    pub fn on_ping_pair(
+    pub fn attribute_pair(
         &mut self,
         replies: PairReplies,
         mac_rate: Bitrate,
@@ -496,6 +505,17 @@ impl Receiver for UkfReceiver {
 
     fn poll_feedback(&mut self, _now: Instant) -> Option<UkfFeedback> {
         self.pending.take()
+    }
+
+    /// §5.3: a valid pair's T_c, attributed with this receiver's own sandwiched packets
+    /// ([`UkfReceiver::attribute_pair`]).
+    fn on_ping_pair(&mut self, replies: PairReplies, mac_rate: Bitrate) -> Option<PingPairUse> {
+        let a = self.attribute_pair(replies, mac_rate).ok()?;
+        Some(PingPairUse {
+            n_a: a.n_a,
+            t_c: a.t_c,
+            t_c_smoothed: self.cross_traffic_delay(),
+        })
     }
 
     fn poll_timeout(&self) -> Option<Instant> {
@@ -560,7 +580,7 @@ mod tests {
         // High reply at 101 ms, normal at 111 ms: T_q = 10 ms; 3 packets of 1200 B between
         // (102, 104, 110) at 24 Mbit/s: T_a = 3 × (0.4 + 0.125) = 1.575 ms; T_c = 8.425 ms.
         let a = r
-            .on_ping_pair(
+            .attribute_pair(
                 PairReplies {
                     high: Some(Instant::from_millis(101)),
                     normal: Some(Instant::from_millis(111)),
@@ -576,7 +596,7 @@ mod tests {
         assert_eq!(b.cross_traffic_delay(), Duration::ZERO);
         // An invalid pair changes nothing.
         assert!(
-            r.on_ping_pair(
+            r.attribute_pair(
                 PairReplies {
                     high: Some(Instant::from_millis(120)),
                     normal: Some(Instant::from_millis(119)),

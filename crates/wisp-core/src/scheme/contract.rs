@@ -1,0 +1,223 @@
+//! The contract a scheme fulfils, apart from the list of schemes ([`crate::scheme`]'s
+//! `schemes!`) and the name lookup ([`super::registry`]): the [`Scheme`] trait (names, typed
+//! parameters, the factory of the two halves), what a scheme may know of where it runs
+//! ([`SchemeContext`]), what it needs from the engine beyond packets and feedback ([`Needs`]),
+//! and the errors of configuring and building one. The halves' own contract, the hooks the
+//! engine calls, is [`crate::controller`].
+
+use super::IdealSchedule;
+use super::params::Parameters;
+use crate::controller::{Receiver, Sender};
+use crate::pacer::Pacer;
+use crate::packet::DEFAULT_MTU;
+use crate::source::{Source, SourceRng};
+use crate::tables::Tables;
+use crate::units::DataSize;
+use core::fmt;
+
+/// One line of `wisp schemes`: a name a scheme is listed under, with its summary (its
+/// parameters: [`SchemeInfo::param_list`], from the registry).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SchemeInfo {
+    pub name: &'static str,
+    pub summary: &'static str,
+}
+
+/// What a flow of a scheme needs from the engine that runs it beyond packets and feedback
+/// (the simulator and `wisp-net` read it; neither names a scheme). Nothing by default.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Needs {
+    /// Wake the sender at exactly the instants it asks for (no timer granularity or jitter):
+    /// the ideal sender, whose schedule is the link's own.
+    pub exact_timers: bool,
+    /// Probe the flow's Wi-Fi downlink with Ping-Pair (Das et al., CoNEXT 2017: Kwikr) where
+    /// its path ends in one, and hand each pair to the receiver
+    /// ([`Receiver::on_ping_pair`](crate::controller::Receiver::on_ping_pair)).
+    pub ping_pair: bool,
+}
+
+/// An error in a scheme spec or its parameters.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ParamError {
+    #[error("unknown scheme `{name}` (known: {known})")]
+    UnknownScheme { name: String, known: String },
+    #[error("scheme `{scheme}`: unknown parameter `{key}` (accepted: {accepted})")]
+    UnknownParam {
+        scheme: String,
+        key: String,
+        /// The accepted keys, separated by `, ` (`(none)` for a scheme without parameters).
+        accepted: String,
+    },
+    #[error("scheme `{scheme}`: invalid value `{value}` for `{key}`: expected {expected}")]
+    BadValue {
+        scheme: String,
+        key: String,
+        value: String,
+        expected: String,
+    },
+    #[error("scheme `{scheme}`: parameter `{item}` is not of the form KEY=VALUE")]
+    Malformed { scheme: String, item: String },
+}
+
+impl ParamError {
+    pub(super) fn in_scheme(self, name: &str) -> Self {
+        match self {
+            ParamError::UnknownParam { key, accepted, .. } => ParamError::UnknownParam {
+                scheme: name.to_string(),
+                key,
+                accepted,
+            },
+            ParamError::BadValue {
+                key,
+                value,
+                expected,
+                ..
+            } => ParamError::BadValue {
+                scheme: name.to_string(),
+                key,
+                value,
+                expected,
+            },
+            e => e,
+        }
+    }
+}
+
+/// Why a scheme could not be built in this context.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum BuildError {
+    #[error(
+        "scheme `{0}` needs to know the link's delivery schedule; it runs only in simulation on a known link"
+    )]
+    NeedsOracle(&'static str),
+    /// A configuration that cannot run as given (e.g. `alfalfa:codec=vp8` without the codec,
+    /// which the CLI provides with `--video`).
+    #[error("{0}")]
+    Unavailable(String),
+}
+
+/// What a scheme may know about where it runs.
+#[derive(Default)]
+pub struct SchemeContext {
+    /// Largest packet on the wire.
+    pub mtu: DataSize,
+    /// The link's delivery schedule as the ideal sender needs it (simulation only).
+    pub ideal_schedule: Option<IdealSchedule>,
+    /// A random stream for the flow's traffic model (the simulator derives it from the run's
+    /// master seed, label `flow/N/media`). Without it, models that would draw from it are
+    /// deterministic.
+    pub rng: Option<SourceRng>,
+    /// Where schemes keep the tables they precompute from their parameters (Sprout's model),
+    /// shared by every flow given the same store. The caller chooses how widely to share it.
+    pub tables: Tables,
+    /// IP and UDP header bytes of each packet on the flow's path: what a scheme that fills
+    /// packets with payload (`alfalfa`) leaves for them. IPv4's 28 in the simulator (zero means
+    /// that); `wisp send` gives its path's family's (48 over IPv6).
+    pub ip_udp_header: DataSize,
+    /// A video codec implementation for a scheme that codes video with a codec wisp-core does
+    /// not link (VP8) and was configured without one: `wisp recv --video` offers it to whatever
+    /// sender arrives.
+    pub codecs: Option<crate::video::InjectedCodecs>,
+}
+
+impl fmt::Debug for SchemeContext {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SchemeContext")
+            .field("mtu", &self.mtu)
+            .field("ideal_schedule", &self.ideal_schedule.is_some())
+            .field("rng", &self.rng.is_some())
+            .field("tables", &self.tables)
+            .field("ip_udp_header", &self.ip_udp_header)
+            .field("codecs", &self.codecs.as_ref().map(|c| c.0.name()))
+            .finish()
+    }
+}
+
+impl SchemeContext {
+    /// The MTU, or the default one if none was set.
+    pub fn mtu(&self) -> DataSize {
+        if self.mtu == DataSize::ZERO {
+            DEFAULT_MTU
+        } else {
+            self.mtu
+        }
+    }
+
+    /// The IP and UDP header bytes, or IPv4's if none were set.
+    pub fn ip_udp_header(&self) -> DataSize {
+        if self.ip_udp_header == DataSize::ZERO {
+            crate::packet::IP_UDP_OVERHEAD
+        } else {
+            self.ip_udp_header
+        }
+    }
+
+    /// The flow's media source (see [`MediaSource`](crate::source::MediaSource)): packets of
+    /// at most [`mtu`](Self::mtu) with this path's [`ip_udp_header`](Self::ip_udp_header),
+    /// drawing from the context's random stream (taken: one source per context).
+    pub fn media_source(&mut self, config: crate::source::MediaConfig) -> crate::source::Source {
+        crate::source::Source::media(config, self.rng.take(), self.mtu(), self.ip_udp_header())
+    }
+
+    pub fn new() -> Self {
+        SchemeContext {
+            mtu: DEFAULT_MTU,
+            ideal_schedule: None,
+            rng: None,
+            tables: Tables::new(),
+            ip_udp_header: crate::packet::IP_UDP_OVERHEAD,
+            codecs: None,
+        }
+    }
+}
+
+/// What a scheme's configuration builds: its two halves, and the traffic source and pacer the
+/// flow driver feeds the sender's allowance to.
+#[derive(Debug)]
+pub struct Halves<S, R> {
+    pub sender: S,
+    pub receiver: R,
+    pub source: Source,
+    pub pacer: Pacer,
+    /// The largest packet the flow sends.
+    pub mtu: DataSize,
+}
+
+/// A scheme, as its configuration: the factory of its halves.
+///
+/// Default values come from [`Scheme::named`], which must give the paper's values; the
+/// parameters are a typed struct ([`Parameters`], usually through
+/// [`Configurable`](super::params::Configurable)). The sender and receiver must agree on
+/// the message types (the bounds say so), so that the simulator and `wisp-net` can carry their
+/// bytes without knowing them.
+pub trait Scheme: Parameters + Clone + PartialEq + fmt::Debug + Send + Sync + 'static {
+    type Sender: Sender + fmt::Debug + Send + 'static;
+    type Receiver: Receiver<
+            Feedback = <Self::Sender as Sender>::Feedback,
+            Fields = <Self::Sender as Sender>::Fields,
+        > + fmt::Debug
+        + Send
+        + 'static;
+
+    /// The names it is listed under, with their one-line summaries, in listing order. Several
+    /// names are presets of one configuration type (`gcc`, `gcc-grouping`).
+    const NAMES: &'static [SchemeInfo];
+
+    /// Parameters the canonical spec names even at their default (`cbr`'s rate).
+    const ALWAYS_NAMED: &'static [&'static str] = &[];
+
+    /// The default configuration of `name`, one of [`Scheme::NAMES`].
+    fn named(name: &str) -> Option<Self>;
+
+    /// The name this configuration is listed under.
+    fn name(&self) -> &'static str;
+
+    /// Builds the two halves for a flow in `ctx`.
+    fn build(&self, ctx: SchemeContext)
+    -> Result<Halves<Self::Sender, Self::Receiver>, BuildError>;
+
+    /// What a flow of this configuration needs from the engine ([`Needs`]); nothing by default.
+    fn needs(&self) -> Needs {
+        Needs::default()
+    }
+}
