@@ -32,16 +32,17 @@ pub struct ForecastArgs {
     #[arg(long, value_name = "S", value_parser = crate::args::sim_secs, allow_hyphen_values = true)]
     pub duration_s: Option<Duration>,
 
-    /// The receiver: sprout or sprout-ewma, with parameters (e.g. sprout:sigma=100).
-    #[arg(long, value_name = "SCHEME", default_value = "sprout")]
-    pub scheme: SchemeConfig,
+    /// The receiver: sprout or sprout-ewma, with parameters (e.g. sprout:sigma=100); default:
+    /// Sprout with the paper's parameters.
+    #[arg(long, value_name = "SCHEME")]
+    pub scheme: Option<SchemeConfig>,
 }
 
 pub fn forecast(a: ForecastArgs) -> Result<(), CliError> {
-    let Some(config) = SproutConfig::of(&a.scheme) else {
+    let scheme = a.scheme.unwrap_or_else(|| SproutConfig::default().into());
+    let Some(config) = SproutConfig::of(&scheme) else {
         return Err(CliError::Input(format!(
-            "--scheme: `{}` is not a Sprout variant (sprout, sprout-ewma)",
-            a.scheme
+            "--scheme: `{scheme}` is not a Sprout variant (sprout, sprout-ewma)"
         )));
     };
     let trace = Trace::load(&a.trace, TraceUnit::for_path(&a.trace))?;
