@@ -499,21 +499,7 @@ impl Simulation {
 
     /// Builds the flows and links of `net`.
     pub fn of_network(net: &Network) -> Result<Self, SimError> {
-        if net.duration.is_zero() {
-            return Err(SimError::ZeroDuration);
-        }
-        if net.warmup >= net.duration {
-            return Err(SimError::WarmupTooLong {
-                warmup: net.warmup,
-                duration: net.duration,
-            });
-        }
-        if net.flows.is_empty() {
-            return Err(SimError::NoFlows);
-        }
-        if net.flows.len() > u16::MAX as usize {
-            return Err(SimError::TooManyFlows);
-        }
+        check_network(net)?;
         let end = net.end();
         let media: Vec<Medium> = net
             .media
@@ -531,114 +517,9 @@ impl Simulation {
         let mut flows = Vec::with_capacity(net.flows.len());
         for (i, rf) in net.flows.iter().enumerate() {
             for (what, path) in [("data", &rf.data), ("feedback", &rf.feedback)] {
-                if path.is_empty() || path.len() > u8::MAX as usize {
-                    return Err(SimError::Path(
-                        i,
-                        format!("the {what} path needs 1 to 255 hops"),
-                    ));
-                }
-                for h in path.iter() {
-                    match *h {
-                        Hop::Link(l) if l as usize >= net.links.len() => {
-                            return Err(SimError::Path(i, format!("no link {l}")));
-                        }
-                        Hop::Wifi { medium, from, to } => {
-                            let Some(&nodes) = media_nodes.get(medium as usize) else {
-                                return Err(SimError::Path(i, format!("no Wi-Fi medium {medium}")));
-                            };
-                            if from >= nodes || to >= nodes || from == to {
-                                return Err(SimError::Path(
-                                    i,
-                                    format!("no hop {from} -> {to} on Wi-Fi medium {medium}"),
-                                ));
-                            }
-                        }
-                        Hop::Link(_) => {}
-                    }
-                }
+                check_path(i, what, path, net.links.len(), &media_nodes)?;
             }
-            let spec = &rf.spec;
-            let start = Instant::ZERO + spec.start;
-            let ideal = net.reference(i).map(|(link, delay)| {
-                let it: Box<dyn Iterator<Item = (Instant, DataSize)> + Send> = Box::new(
-                    link.ideal_deliveries(delay, net.mtu)
-                        .map(|p| (p.sent, p.size))
-                        .skip_while(move |&(t, _)| t < start),
-                );
-                it
-            });
-            let ctx = SchemeContext {
-                mtu: net.mtu,
-                ideal_schedule: ideal,
-                rng: Some(seed::stream(net.seed, &format!("flow/{i}/media"))),
-                tables: net.tables.clone(),
-                // The simulator's packets have no address family: IPv4's headers.
-                ip_udp_header: IP_UDP_OVERHEAD,
-                codecs: None,
-            };
-            let (sender, receiver) = spec.scheme.build(ctx).map_err(|e| SimError::Build(i, e))?;
-            let pinger = match &rf.pingpair {
-                None => None,
-                Some(pp) => {
-                    let Some((medium, ap, station)) = rf.data.iter().rev().find_map(|h| match *h {
-                        Hop::Wifi { medium, from, to } => Some((medium, from, to)),
-                        Hop::Link(_) => None,
-                    }) else {
-                        return Err(SimError::Path(
-                            i,
-                            "Ping-Pair needs a data path that crosses a Wi-Fi medium to a station"
-                                .into(),
-                        ));
-                    };
-                    let link = &media[medium as usize].link;
-                    if link.ap_of(station) != Some(ap) || station == ap {
-                        return Err(SimError::Path(
-                            i,
-                            "Ping-Pair needs the data path's last Wi-Fi hop to go from an AP to \
-                             one of its stations"
-                                .into(),
-                        ));
-                    }
-                    let first = Instant::ZERO + pp.start.unwrap_or(spec.start).max(spec.start);
-                    let config = ProberConfig {
-                        interval: pp.interval,
-                        tos_normal: pp.tos_normal,
-                        tos_high: pp.tos_high,
-                        wmm_runs: 0,
-                        ..ProberConfig::default()
-                    };
-                    Some(Box::new(Pinger {
-                        prober: Prober::new(config, first),
-                        sample_ac: crate::pingpair::sample_ac(
-                            link.map(),
-                            link.spec().wmm,
-                            pp.tos_normal,
-                        ),
-                        spec: pp.clone(),
-                        medium,
-                        station,
-                        ap,
-                        wake: None,
-                        rounds: VecDeque::new(),
-                        pairs: 0,
-                        truth: BTreeMap::new(),
-                    }))
-                }
-            };
-            flows.push(Flow {
-                sender,
-                receiver,
-                active: false,
-                stop: spec.stop.map_or(Instant::MAX, |d| Instant::ZERO + d),
-                sender_wake: None,
-                receiver_wake: None,
-                exact_timers: spec.scheme.needs().exact_timers,
-                next_sample: Instant::ZERO,
-                data: rf.data.clone().into_boxed_slice(),
-                feedback: rf.feedback.clone().into_boxed_slice(),
-                dscp: rf.dscp,
-                pinger,
-            });
+            flows.push(Flow::build(net, i, rf, &media)?);
         }
         let mut sim = Simulation {
             heap: BinaryHeap::new(),
@@ -1347,6 +1228,157 @@ pub fn simulate_network_or_cancel(
     cancel: Option<Cancel<'_>>,
 ) -> Result<RunLog, SimError> {
     Simulation::of_network(net)?.run_or_cancel(progress, cancel)
+}
+
+/// The run-wide checks of `net`, before anything is built.
+fn check_network(net: &Network) -> Result<(), SimError> {
+    if net.duration.is_zero() {
+        return Err(SimError::ZeroDuration);
+    }
+    if net.warmup >= net.duration {
+        return Err(SimError::WarmupTooLong {
+            warmup: net.warmup,
+            duration: net.duration,
+        });
+    }
+    if net.flows.is_empty() {
+        return Err(SimError::NoFlows);
+    }
+    if net.flows.len() > u16::MAX as usize {
+        return Err(SimError::TooManyFlows);
+    }
+    Ok(())
+}
+
+/// Flow `i`'s `what` path: 1 to 255 hops over links of `links` and media of `media_nodes` nodes.
+fn check_path(
+    i: usize,
+    what: &str,
+    path: &[Hop],
+    links: usize,
+    media_nodes: &[NodeId],
+) -> Result<(), SimError> {
+    if path.is_empty() || path.len() > u8::MAX as usize {
+        return Err(SimError::Path(
+            i,
+            format!("the {what} path needs 1 to 255 hops"),
+        ));
+    }
+    for h in path {
+        match *h {
+            Hop::Link(l) if l as usize >= links => {
+                return Err(SimError::Path(i, format!("no link {l}")));
+            }
+            Hop::Wifi { medium, from, to } => {
+                let Some(&nodes) = media_nodes.get(medium as usize) else {
+                    return Err(SimError::Path(i, format!("no Wi-Fi medium {medium}")));
+                };
+                if from >= nodes || to >= nodes || from == to {
+                    return Err(SimError::Path(
+                        i,
+                        format!("no hop {from} -> {to} on Wi-Fi medium {medium}"),
+                    ));
+                }
+            }
+            Hop::Link(_) => {}
+        }
+    }
+    Ok(())
+}
+
+impl Flow {
+    /// Flow `i` of `net` (`rf`): its scheme's halves, built in the flow's context, and its
+    /// Ping-Pair station if it probes.
+    fn build(net: &Network, i: usize, rf: &RoutedFlow, media: &[Medium]) -> Result<Flow, SimError> {
+        let spec = &rf.spec;
+        let start = Instant::ZERO + spec.start;
+        let ideal = net.reference(i).map(|(link, delay)| {
+            let it: Box<dyn Iterator<Item = (Instant, DataSize)> + Send> = Box::new(
+                link.ideal_deliveries(delay, net.mtu)
+                    .map(|p| (p.sent, p.size))
+                    .skip_while(move |&(t, _)| t < start),
+            );
+            it
+        });
+        let ctx = SchemeContext {
+            mtu: net.mtu,
+            ideal_schedule: ideal,
+            rng: Some(seed::stream(net.seed, &format!("flow/{i}/media"))),
+            tables: net.tables.clone(),
+            // The simulator's packets have no address family: IPv4's headers.
+            ip_udp_header: IP_UDP_OVERHEAD,
+            codecs: None,
+        };
+        let (sender, receiver) = spec.scheme.build(ctx).map_err(|e| SimError::Build(i, e))?;
+        let pinger = match &rf.pingpair {
+            None => None,
+            Some(pp) => Some(Box::new(Pinger::build(i, rf, pp, media)?)),
+        };
+        Ok(Flow {
+            sender,
+            receiver,
+            active: false,
+            stop: spec.stop.map_or(Instant::MAX, |d| Instant::ZERO + d),
+            sender_wake: None,
+            receiver_wake: None,
+            exact_timers: spec.scheme.needs().exact_timers,
+            next_sample: Instant::ZERO,
+            data: rf.data.clone().into_boxed_slice(),
+            feedback: rf.feedback.clone().into_boxed_slice(),
+            dscp: rf.dscp,
+            pinger,
+        })
+    }
+}
+
+impl Pinger {
+    /// Flow `i`'s Ping-Pair station (`pp`): the station at the end of its data path's last
+    /// Wi-Fi hop, which must come from that station's AP.
+    fn build(
+        i: usize,
+        rf: &RoutedFlow,
+        pp: &PingPairSpec,
+        media: &[Medium],
+    ) -> Result<Pinger, SimError> {
+        let Some((medium, ap, station)) = rf.data.iter().rev().find_map(|h| match *h {
+            Hop::Wifi { medium, from, to } => Some((medium, from, to)),
+            Hop::Link(_) => None,
+        }) else {
+            return Err(SimError::Path(
+                i,
+                "Ping-Pair needs a data path that crosses a Wi-Fi medium to a station".into(),
+            ));
+        };
+        let link = &media[medium as usize].link;
+        if link.ap_of(station) != Some(ap) || station == ap {
+            return Err(SimError::Path(
+                i,
+                "Ping-Pair needs the data path's last Wi-Fi hop to go from an AP to \
+                 one of its stations"
+                    .into(),
+            ));
+        }
+        let first = Instant::ZERO + pp.start.unwrap_or(rf.spec.start).max(rf.spec.start);
+        let config = ProberConfig {
+            interval: pp.interval,
+            tos_normal: pp.tos_normal,
+            tos_high: pp.tos_high,
+            wmm_runs: 0,
+            ..ProberConfig::default()
+        };
+        Ok(Pinger {
+            prober: Prober::new(config, first),
+            sample_ac: crate::pingpair::sample_ac(link.map(), link.spec().wmm, pp.tos_normal),
+            spec: pp.clone(),
+            medium,
+            station,
+            ap,
+            wake: None,
+            rounds: VecDeque::new(),
+            pairs: 0,
+            truth: BTreeMap::new(),
+        })
+    }
 }
 
 #[cfg(test)]

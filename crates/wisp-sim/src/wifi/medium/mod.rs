@@ -20,6 +20,11 @@
 //! - within a TXOP (limit > 0), the winner sends its next frame SIFS after the Ack while the
 //!   exchange still ends inside the limit (10.22.2.8).
 //!
+//! The frame exchanges live in modules of their own: `basic` (DATA/ACK, the TXOP's next
+//! exchange, the wait after a collision or an error) and `block_ack` (A-MPDU with Block Ack);
+//! [`Medium::transmit`]'s part is the contention (who transmits at a slot, the counters that
+//! freeze) and the airtime of each frame. An RTS/CTS exchange would be a third module.
+//!
 //! Every attempt is written to [`FrameRecord`]s (ground truth: sequence number, retry flag,
 //! PHY rate, queueing and channel-access time, outcome).
 //!
@@ -32,12 +37,15 @@
 //!   which hears every attempt's outcome (collisions count as failures, as a real sender
 //!   cannot tell them apart).
 
+mod basic;
+mod block_ack;
+
 use super::ampdu;
 use super::channel::{Channel, ChannelStats, Contender};
-use super::edca::{AccessCategory, AfterFailure};
+use super::edca::AccessCategory;
 use super::phy::{Phy, PhyRate};
 use super::station::{Station, StationConfig, StationStats};
-use rand::RngExt;
+
 use wisp_core::{Duration, Instant};
 
 /// How an attempt ended.
@@ -416,236 +424,18 @@ impl Medium {
             self.ends = ends;
             return;
         }
-        let errored = lone && {
+        if lone {
             let (i, ac) = on_air[0];
-            let s = &mut self.stations[i];
-            let bytes = Phy::mpdu_bytes(s.head(ac).map_or(0, |f| f.bytes));
-            let rate = s.cur_rate[ac];
-            match s.frame_error_rate(rate, bytes, t) {
-                Some(p) => s.rng.random::<f64>() < p,
-                None => {
-                    self.frame_error_rate > 0.0 && s.rng.random::<f64>() < self.frame_error_rate
-                }
-            }
-        };
-        if lone && !errored {
-            let (i, ac) = on_air[0];
-            let rate = self.stations[i].cur_rate[ac];
-            let ack_end = ends[0] + phy.sifs + phy.ack_duration(rate);
-            self.channel.on_busy(t, ack_end, 1, true);
-            for s in &mut self.stations {
-                s.idle_from = ack_end;
-            }
-            self.record(i, ac, t, ends[0] - t, Outcome::Acked, false);
-            let s = &mut self.stations[i];
-            let bytes = s.head(ac).map_or(0, |f| f.bytes);
-            s.stats.delivered_packets += 1;
-            s.stats.delivered_bytes += u64::from(bytes);
-            s.stats.attempts += 1;
-            s.report(ac, ack_end, true);
-            let Station { edcaf, rng, .. } = s;
-            edcaf[ac].on_success(rng);
-            s.pop(ac, ack_end);
-            // Continue the TXOP while the next exchange ends within the limit.
-            let limit = s.config.edca[ac].txop_limit;
-            if !limit.is_zero() {
-                let start = txop.unwrap_or(t);
-                if let Some(next) = s.head(ac) {
-                    let at = ack_end + phy.sifs;
-                    let exchange = phy.ppdu_duration(Phy::mpdu_bytes(next.bytes), rate)
-                        + phy.sifs
-                        + phy.ack_duration(rate);
-                    if (at + exchange).saturating_duration_since(start) <= limit {
-                        self.txop = Some(Txop {
-                            station: i,
-                            ac,
-                            at,
-                            start,
-                        });
-                    }
-                }
-            }
-            self.on_air = on_air;
-            self.ends = ends;
-            return;
-        }
-        // Collision or frame error: nobody is acknowledged.
-        let outcome = if lone {
-            Outcome::Errored
-        } else {
-            Outcome::Collision
-        };
-        self.channel.on_busy(t, busy_end, on_air.len(), false);
-        let eifs_ext = phy.eifs_minus_aifs();
-        for s in &mut self.stations {
-            s.idle_from = busy_end + eifs_ext;
-        }
-        for (k, &(i, ac)) in on_air.iter().enumerate() {
-            let resume = (ends[k] + phy.ack_timeout()).max(busy_end);
-            self.stations[i].idle_from = resume;
-            if self.agg[k] > 0 {
-                let n = self.agg[k];
-                self.acked.clear();
-                self.acked.resize(n, false);
-                self.settle_ampdu(i, ac, t, ends[k] - t, n, false, outcome, resume);
+            if self.frame_errored(i, ac, t) {
+                self.basic_failed(&on_air, &ends, busy_end, t, Outcome::Errored);
             } else {
-                self.fail(i, ac, t, ends[k] - t, outcome, resume);
+                self.basic_acked(i, ac, t, ends[0], txop);
             }
+        } else {
+            self.basic_failed(&on_air, &ends, busy_end, t, Outcome::Collision);
         }
         self.on_air = on_air;
         self.ends = ends;
-    }
-
-    /// A lone A-MPDU of `n` MPDUs from `(i, ac)` on the air from `t` to `end`: per-MPDU
-    /// losses, then the BlockAck (if any MPDU arrived) or the BlockAck timeout.
-    fn transmit_ampdu(&mut self, i: usize, ac: usize, t: Instant, end: Instant, n: usize) {
-        let phy = self.phy;
-        let constant = self.frame_error_rate;
-        let s = &mut self.stations[i];
-        let rate = s.cur_rate[ac];
-        // The frames behind the head join its attempt: same eligibility, and they reach the
-        // window when the head does.
-        let (head_at, eligible) = s.head(ac).map(|f| (f.head_at, f.eligible)).expect("head");
-        for k in 1..n {
-            let f = s.frame_mut(ac, k).expect("an aggregated frame");
-            f.head_at = f.head_at.max(head_at);
-            f.eligible = eligible;
-        }
-        self.acked.clear();
-        let header_ok = match s.ampdu_error_rates(rate, 0, t) {
-            Some((p_header, _)) => s.rng.random::<f64>() >= p_header,
-            None => true,
-        };
-        for k in 0..n {
-            let bytes = ampdu::qos_mpdu_bytes(s.frame(ac, k).map_or(0, |f| f.bytes));
-            let p = match s.ampdu_error_rates(rate, bytes, t) {
-                Some((_, p)) => p,
-                None => constant,
-            };
-            let ok = header_ok && (p <= 0.0 || s.rng.random::<f64>() >= p);
-            self.acked.push(ok);
-        }
-        let any = self.acked.iter().any(|&a| a);
-        if any {
-            let ba_end = end + phy.sifs + phy.block_ack_duration(rate);
-            self.channel.on_busy(t, ba_end, 1, true);
-            for s in &mut self.stations {
-                s.idle_from = ba_end;
-            }
-            self.settle_ampdu(i, ac, t, end - t, n, true, Outcome::Errored, ba_end);
-        } else {
-            self.channel.on_busy(t, end, 1, false);
-            let eifs_ext = phy.eifs_minus_aifs();
-            for s in &mut self.stations {
-                s.idle_from = end + eifs_ext;
-            }
-            let resume = end + phy.ack_timeout();
-            self.stations[i].idle_from = resume;
-            self.settle_ampdu(i, ac, t, end - t, n, false, Outcome::Errored, resume);
-        }
-    }
-
-    /// The outcome of an A-MPDU of `n` MPDUs: `self.acked` says which arrived; `block_ack`
-    /// whether a BlockAck came; `lost` is the outcome recorded for the others. Acknowledged
-    /// MPDUs leave the queue; the others stay at its head, eligible from `resume`, or are
-    /// dropped at their retry limit.
-    #[allow(clippy::too_many_arguments)]
-    fn settle_ampdu(
-        &mut self,
-        i: usize,
-        ac: usize,
-        t: Instant,
-        airtime: Duration,
-        n: usize,
-        block_ack: bool,
-        lost: Outcome,
-        resume: Instant,
-    ) {
-        let acked = std::mem::take(&mut self.acked);
-        let mut keep = vec![false; n];
-        let limit = self.stations[i].config.edca[ac].retry_limit;
-        for k in 0..n {
-            let s = &mut self.stations[i];
-            let (seq, retry) = s.sequence_at(ac, k);
-            let f = s.frame_mut(ac, k).expect("an aggregated frame");
-            let ok = acked[k];
-            if !ok {
-                f.retries += 1;
-            }
-            let dropped = !ok && f.retries >= limit;
-            keep[k] = !ok && !dropped;
-            let f = *f;
-            s.stats.attempts += 1;
-            if ok {
-                s.stats.delivered_packets += 1;
-                s.stats.delivered_bytes += u64::from(f.bytes);
-            }
-            if dropped {
-                s.stats.retry_drops += 1;
-            }
-            s.rc.report(resume, s.cur_rate[ac], ok);
-            if self.recording {
-                self.records.push(FrameRecord {
-                    station: i as u32,
-                    ac: AccessCategory::ALL[ac],
-                    seq,
-                    retry,
-                    rate: s.cur_rate[ac],
-                    msdu_bytes: f.bytes,
-                    enqueued: f.enqueued,
-                    tx_start: t,
-                    airtime,
-                    queueing: f.head_at.saturating_duration_since(f.enqueued),
-                    access: t.saturating_duration_since(f.eligible),
-                    outcome: if ok { Outcome::Acked } else { lost },
-                    dropped,
-                    dest: f.dest,
-                    tag: f.tag,
-                });
-            }
-        }
-        let s = &mut self.stations[i];
-        let Station { edcaf, rng, .. } = s;
-        if block_ack {
-            edcaf[ac].on_success(rng);
-        } else {
-            // CW doubles; each MPDU's own retry count decides its drop.
-            let _ = edcaf[ac].on_failure(rng);
-        }
-        s.settle_aggregate(ac, n, &keep, resume);
-        self.acked = acked;
-    }
-
-    fn internal_collision(&mut self, i: usize, ac: usize, t: Instant) {
-        self.fail(i, ac, t, Duration::ZERO, Outcome::InternalCollision, t);
-    }
-
-    /// The attempt of `(i, ac)` at `t` failed; the frame is retried from `resume` or dropped.
-    fn fail(
-        &mut self,
-        i: usize,
-        ac: usize,
-        t: Instant,
-        airtime: Duration,
-        outcome: Outcome,
-        resume: Instant,
-    ) {
-        let s = &mut self.stations[i];
-        if outcome != Outcome::InternalCollision {
-            s.stats.attempts += 1;
-            s.report(ac, t + airtime, false);
-        }
-        let Station { edcaf, rng, .. } = s;
-        let verdict = edcaf[ac].on_failure(rng);
-        let dropped = verdict == AfterFailure::Drop;
-        self.record(i, ac, t, airtime, outcome, dropped);
-        let s = &mut self.stations[i];
-        if dropped {
-            s.stats.retry_drops += 1;
-            s.pop(ac, resume);
-        } else if let Some(f) = s.head_mut(ac) {
-            f.eligible = resume;
-        }
     }
 
     fn record(
