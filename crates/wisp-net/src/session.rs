@@ -15,11 +15,13 @@
 //! The loop is the one of [`wisp_core::flow`]: send what the flow releases now, then sleep until
 //! the flow's next wake-up or until feedback arrives. Nothing is spawned; one thread per side.
 //!
-//! Packets carry zeros after the RTP header, except a scheme's own payload: `alfalfa`'s video
-//! packets carry their piece of the diff, which the sender takes from the sending half by
-//! sequence number ([`AlfalfaSender::take_payload`](wisp_core::scheme::alfalfa::AlfalfaSender::take_payload))
-//! and the receiver hands to the receiving half before the packet; the report then holds the
-//! frames it decoded ([`ReceiverReport::video`](crate::report::ReceiverReport::video)).
+//! Packets carry zeros after the RTP header, except a scheme's own payload (a video scheme's
+//! piece of a diff), which the sender takes from the sending half by sequence number
+//! ([`take_payload`](wisp_core::controller::WireSender::take_payload)) and the receiver hands to
+//! the receiving half before the packet
+//! ([`on_payload`](wisp_core::controller::WireReceiver::on_payload)); the report then holds the
+//! frames it decoded ([`ReceiverReport::video`](crate::report::ReceiverReport::video), from the
+//! receiver's [`video_log`](wisp_core::controller::WireReceiver::video_log)).
 //!
 //! Any datagram that is not a valid packet of the session (malformed, truncated, wrong version,
 //! hostile lengths, another SSRC or another address) is counted and dropped; it never panics.

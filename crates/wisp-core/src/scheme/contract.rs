@@ -32,7 +32,7 @@ pub struct Needs {
     pub exact_timers: bool,
     /// Probe the flow's Wi-Fi downlink with Ping-Pair (Das et al., CoNEXT 2017: Kwikr) where
     /// its path ends in one, and hand each pair to the receiver
-    /// ([`Receiver::on_ping_pair`](crate::controller::Receiver::on_ping_pair)).
+    /// ([`Receiver::on_ping_pair`]).
     pub ping_pair: bool,
 }
 

@@ -3,7 +3,7 @@
 //!
 //! A scheme is one module. Its configuration type implements [`Scheme`]: the names it is listed
 //! under, its parameters ([`Parameters`], a typed struct per scheme), and the factory of its two
-//! halves ([`Scheme::build`]), whose [`Sender`] and [`Receiver`] talk through the scheme's own
+//! halves ([`Scheme::build`]), whose [`Sender`](crate::controller::Sender) and [`Receiver`](crate::controller::Receiver) talk through the scheme's own
 //! message types. Nothing shared lists a scheme's messages or header fields.
 //!
 //! Built-in schemes are listed once, in the `schemes!` invocation of [`crate::scheme`], which

@@ -43,7 +43,7 @@
 //! picture is older than 200 ms, and the displayed SSIM (the picture on screen against the
 //! current source picture) mean and p5. With the model codec the displayed SSIM is an
 //! approximation (the frame's coding distortion and the distortion between its source picture
-//! and the current one in the shipped clip added, [`display::model_quality`]; within 0.1–0.3 dB
+//! and the current one in the shipped clip added, [`wisp_core::video::display::model_quality`]; within 0.1–0.3 dB
 //! of VP8's measured value on average, docs/alfalfa.md); with VP8 (`wisp run`, pictures kept) it
 //! is measured.
 //!

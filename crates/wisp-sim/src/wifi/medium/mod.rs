@@ -22,7 +22,7 @@
 //!
 //! The frame exchanges live in modules of their own: `basic` (DATA/ACK, the TXOP's next
 //! exchange, the wait after a collision or an error) and `block_ack` (A-MPDU with Block Ack);
-//! [`Medium::transmit`]'s part is the contention (who transmits at a slot, the counters that
+//! `Medium::transmit`'s part is the contention (who transmits at a slot, the counters that
 //! freeze) and the airtime of each frame. An RTS/CTS exchange would be a third module.
 //!
 //! Every attempt is written to [`FrameRecord`]s (ground truth: sequence number, retry flag,
