@@ -63,43 +63,8 @@ fn load(p: &Path) -> Result<LinkModel, CliError> {
 
 pub fn bench(a: BenchArgs) -> Result<(), CliError> {
     output::check_out_dir("--out", &a.out)?;
-    let names = split_schemes(&a.schemes);
-    if names.is_empty() {
-        return Err(CliError::Input("--schemes names no scheme".into()));
-    }
-    let schemes: Vec<SchemeConfig> = names
-        .iter()
-        .map(|n| {
-            n.parse::<SchemeConfig>()
-                .map_err(|e| CliError::Input(format!("--schemes: {e}")))
-        })
-        .collect::<Result<_, _>>()?;
-    // The results and the report tell runs apart by scheme and trace name: each once.
-    for (i, s) in schemes.iter().enumerate() {
-        if schemes[..i].contains(s) {
-            return Err(CliError::Input(format!("--schemes names `{s}` twice")));
-        }
-    }
-    let paths = expand_traces(&a.traces).map_err(CliError::Input)?;
-    for (i, p) in paths.iter().enumerate() {
-        if let Some(q) = paths[..i].iter().find(|q| q.file_name() == p.file_name()) {
-            return Err(CliError::Input(format!(
-                "--traces: {} and {} have the same name (the results tell traces apart by name)",
-                q.display(),
-                p.display()
-            )));
-        }
-    }
-    let mut links = vec![];
-    for p in &paths {
-        let fwd = load(p)?;
-        let rev = match (a.reverse, paired_trace(p)) {
-            (ReverseChoice::Pair, Some(q)) => Some(load(&q)?),
-            _ => None,
-        };
-        a.sim.check_window(&fwd)?;
-        links.push((fwd, rev));
-    }
+    let schemes = parse_schemes(&a.schemes)?;
+    let links = load_links(&a)?;
     let seed = args::seed(a.sim.seed)?;
     let mut scenarios = vec![];
     for (fwd, rev) in &links {
@@ -131,7 +96,71 @@ pub fn bench(a: BenchArgs) -> Result<(), CliError> {
     pb.finish_and_clear();
     let results: Vec<RunResult> = results.into_iter().collect::<Result<_, _>>()?;
     let reports: Vec<&RunReport> = results.iter().map(|r| &r.report).collect();
+    write_outputs(&a, &schemes, links.len(), seed, &results)?;
+    if a.json {
+        return output::print_json(&reports);
+    }
+    print_table(&reports);
+    Ok(())
+}
 
+/// `--schemes`, each scheme parsed and named once.
+fn parse_schemes(list: &str) -> Result<Vec<SchemeConfig>, CliError> {
+    let names = split_schemes(list);
+    if names.is_empty() {
+        return Err(CliError::Input("--schemes names no scheme".into()));
+    }
+    let schemes: Vec<SchemeConfig> = names
+        .iter()
+        .map(|n| {
+            n.parse::<SchemeConfig>()
+                .map_err(|e| CliError::Input(format!("--schemes: {e}")))
+        })
+        .collect::<Result<_, _>>()?;
+    // The results and the report tell runs apart by scheme and trace name: each once.
+    for (i, s) in schemes.iter().enumerate() {
+        if schemes[..i].contains(s) {
+            return Err(CliError::Input(format!("--schemes names `{s}` twice")));
+        }
+    }
+    Ok(schemes)
+}
+
+/// Every trace of `--traces` (each name once), with its paired reverse trace when asked for,
+/// each window checked.
+fn load_links(a: &BenchArgs) -> Result<Vec<(LinkModel, Option<LinkModel>)>, CliError> {
+    let paths = expand_traces(&a.traces).map_err(CliError::Input)?;
+    for (i, p) in paths.iter().enumerate() {
+        if let Some(q) = paths[..i].iter().find(|q| q.file_name() == p.file_name()) {
+            return Err(CliError::Input(format!(
+                "--traces: {} and {} have the same name (the results tell traces apart by name)",
+                q.display(),
+                p.display()
+            )));
+        }
+    }
+    let mut links = vec![];
+    for p in &paths {
+        let fwd = load(p)?;
+        let rev = match (a.reverse, paired_trace(p)) {
+            (ReverseChoice::Pair, Some(q)) => Some(load(&q)?),
+            _ => None,
+        };
+        a.sim.check_window(&fwd)?;
+        links.push((fwd, rev));
+    }
+    Ok(links)
+}
+
+/// `--out`'s files: results.json, results.csv, report.html and a scatter per trace.
+fn write_outputs(
+    a: &BenchArgs,
+    schemes: &[SchemeConfig],
+    traces: usize,
+    seed: u64,
+    results: &[RunResult],
+) -> Result<(), CliError> {
+    let reports: Vec<&RunReport> = results.iter().map(|r| &r.report).collect();
     let mut out = OutputDir::default();
     out.add(
         "results.json",
@@ -143,7 +172,7 @@ pub fn bench(a: BenchArgs) -> Result<(), CliError> {
     let subtitle = format!(
         "{} schemes × {} traces; {} ms one-way delay; queue {}; loss {}; reverse path: {}; seed {}; {}",
         schemes.len(),
-        links.len(),
+        traces,
         a.sim.delay_ms.as_millis_f64(),
         a.sim.queue,
         a.sim.loss,
@@ -173,16 +202,17 @@ pub fn bench(a: BenchArgs) -> Result<(), CliError> {
         "wisp: wrote {}/results.json, results.csv, report.html, plots/*.svg",
         a.out.display()
     );
+    Ok(())
+}
 
-    if a.json {
-        return output::print_json(&reports);
-    }
+/// A line per run on stdout.
+fn print_table(reports: &[&RunReport]) {
     println!(
         "{:<28} {:<24} {:>10} {:>6} {:>9} {:>9} {:>7}",
         "trace", "scheme", "thr kbit/s", "util", "self ms", "e2e95 ms", "loss"
     );
     let o = |v: Option<f64>| v.map_or_else(|| "-".to_string(), |x| format!("{x:.0}"));
-    for r in &reports {
+    for r in reports {
         let f = &r.flows[0];
         println!(
             "{:<28} {:<24} {:>10.0} {:>6.3} {:>9} {:>9} {:>7.4}",
@@ -195,7 +225,6 @@ pub fn bench(a: BenchArgs) -> Result<(), CliError> {
             f.loss_rate
         );
     }
-    Ok(())
 }
 
 fn results_csv(reports: &[&RunReport]) -> Result<Vec<u8>, CliError> {

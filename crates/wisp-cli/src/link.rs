@@ -170,32 +170,7 @@ pub fn link(a: LinkArgs) -> Result<u8, CliError> {
         (None, false) => None,
     };
     let seed = crate::args::seed(a.seed)?;
-    // Both directions on the medium share one WifiLink: the downlink is AP → station 1, the
-    // uplink station 1 → AP.
-    let wifi_spec = match (&down, &up) {
-        (Err(d), Err(u)) if d != u => {
-            return Err(CliError::Input(format!(
-                "--uplink: the uplink crosses the same medium as the downlink, so its wifi spec must be the same (`wifi:{d}`), not `wifi:{u}`"
-            )));
-        }
-        (Err(w), _) | (_, Err(w)) => Some(w.clone()),
-        _ => None,
-    };
-    let shared = wifi_spec.map(|w| {
-        Arc::new(std::sync::Mutex::new(SharedWifi::new(WifiLink::new(
-            &w, seed,
-        ))))
-    });
-    let hop = |down: bool| {
-        shared.as_ref().map(|s| WifiHop {
-            shared: Arc::clone(s),
-            from: if down { AP } else { STATION },
-            to: if down { STATION } else { AP },
-            way: usize::from(down),
-        })
-    };
-    let up_hop = up.is_err().then(|| hop(false)).flatten();
-    let down_hop = down.is_err().then(|| hop(true)).flatten();
+    let (down_hop, up_hop) = wifi_hops(&down, &up, seed)?;
     let up = up.unwrap_or(LinkModel::Unlimited);
     let down = down.unwrap_or(LinkModel::Unlimited);
     let command_line = std::env::args().collect::<Vec<_>>().join(" ");
@@ -244,6 +219,55 @@ pub fn link(a: LinkArgs) -> Result<u8, CliError> {
         e => CliError::Io(e.to_string()),
     })?;
     let _: &AtomicBool = &stop;
+    report(&summary);
+    if let Some(dir) = &a.log {
+        let json = serde_json::to_vec_pretty(&summary)
+            .map_err(|e| CliError::Io(format!("cannot serialise the summary: {e}")))?;
+        let mut out = output::OutputDir::default();
+        out.add("summary.json", json);
+        out.commit(dir)?;
+    }
+    Ok(summary.exit_code.clamp(0, 255) as u8)
+}
+
+/// The Wi-Fi hops of the two directions (`Err(spec)`: a `wifi:` direction), which share one
+/// medium: the downlink is AP → station 1, the uplink station 1 → AP. `(downlink, uplink)`.
+#[allow(clippy::type_complexity)]
+fn wifi_hops(
+    down: &Result<LinkModel, WifiSpec>,
+    up: &Result<LinkModel, WifiSpec>,
+    seed: u64,
+) -> Result<(Option<WifiHop>, Option<WifiHop>), CliError> {
+    let wifi_spec = match (down, up) {
+        (Err(d), Err(u)) if d != u => {
+            return Err(CliError::Input(format!(
+                "--uplink: the uplink crosses the same medium as the downlink, so its wifi spec must be the same (`wifi:{d}`), not `wifi:{u}`"
+            )));
+        }
+        (Err(w), _) | (_, Err(w)) => Some(w.clone()),
+        _ => None,
+    };
+    let shared = wifi_spec.map(|w| {
+        Arc::new(std::sync::Mutex::new(SharedWifi::new(WifiLink::new(
+            &w, seed,
+        ))))
+    });
+    let hop = |down: bool| {
+        shared.as_ref().map(|s| WifiHop {
+            shared: Arc::clone(s),
+            from: if down { AP } else { STATION },
+            to: if down { STATION } else { AP },
+            way: usize::from(down),
+        })
+    };
+    let up_hop = up.is_err().then(|| hop(false)).flatten();
+    let down_hop = down.is_err().then(|| hop(true)).flatten();
+    Ok((down_hop, up_hop))
+}
+
+/// The closing lines on stderr: the command's exit, each direction's packets, the engine's
+/// lateness and CPU, and the packets it refused.
+fn report(summary: &wisp_net::emulator::LinkSummary) {
     say!(
         "wisp link: command exited with {}; uplink {} packets ({} dropped), downlink {} packets ({} dropped); writes late p50 {} p99 {}; cpu {:.2} s ({} per packet)",
         summary.exit_code,
@@ -266,14 +290,6 @@ pub fn link(a: LinkArgs) -> Result<u8, CliError> {
             summary.host_address
         );
     }
-    if let Some(dir) = &a.log {
-        let json = serde_json::to_vec_pretty(&summary)
-            .map_err(|e| CliError::Io(format!("cannot serialise the summary: {e}")))?;
-        let mut out = output::OutputDir::default();
-        out.add("summary.json", json);
-        out.commit(dir)?;
-    }
-    Ok(summary.exit_code.clamp(0, 255) as u8)
 }
 
 pub fn analyze(a: AnalyzeArgs) -> Result<(), CliError> {

@@ -12,7 +12,7 @@ use wisp_core::Duration;
 use wisp_core::pingpair::{
     self, Congestion, Invalid, ProberConfig, ProberEvent, Sustained, classify,
 };
-use wisp_net::pingpair::{IcmpSocket, OpenError, run};
+use wisp_net::pingpair::{IcmpSocket, OpenError, Summary, run};
 
 pub const LONG_ABOUT: &str = "\
 Ping-Pair (Das et al., CoNEXT'17 §5): measure the queueing delay of a Wi-Fi access point's \
@@ -92,26 +92,7 @@ fn reason(e: Invalid) -> &'static str {
 }
 
 pub fn pingpair(a: PingPairArgs) -> Result<(), CliError> {
-    let target: Ipv4Addr = wisp_net::resolve_ipv4_host(&a.target)
-        .map_err(|e| CliError::Input(format!("--target: {e}")))?;
-    if !(1..=60_000).contains(&a.interval_ms) {
-        return Err(CliError::Input(format!(
-            "--interval-ms: {} is out of range (1 to 60000)",
-            a.interval_ms
-        )));
-    }
-    if a.count == Some(0) {
-        return Err(CliError::Input("--count: must be at least 1".into()));
-    }
-    let tos_high = parse_tos(&a.tos_high)?;
-    // The normal ping's TOS is 0x00: a "high-priority" ping of the same class never overtakes
-    // it, so every pair would be invalid.
-    if tos_high & 0xfc == 0 {
-        return Err(CliError::Input(format!(
-            "--tos-high: `{}` is the normal ping's class (TOS 0x00); give a higher one, e.g. 0xb8",
-            a.tos_high
-        )));
-    }
+    let (target, tos_high) = checked(&a)?;
     let sock = IcmpSocket::open().map_err(|e| match e {
         OpenError::Permission { .. } => CliError::Input(e.to_string()),
         OpenError::Other(_) => CliError::Io(e.to_string()),
@@ -136,77 +117,151 @@ pub fn pingpair(a: PingPairArgs) -> Result<(), CliError> {
         );
     }
     let s = run(&sock, target, config, &stop, |e| {
-        if json {
-            return;
-        }
-        match e {
-            ProberEvent::Triplet(t) => println!(
-                "WMM triplet: {}",
-                if t.reversed() { "reversed" } else { "in order" }
-            ),
-            ProberEvent::Pair(p) => match p.t_q {
-                Ok(t) => println!(
-                    "pair {}: T_q {:.3} ms ({})",
-                    p.index + 1,
-                    t.as_millis_f64(),
-                    classify(t).name()
-                ),
-                Err(e) => println!("pair {}: invalid: {}", p.index + 1, reason(e)),
-            },
+        if !json {
+            print_event(e);
         }
     })
     .map_err(|e| CliError::Io(format!("wisp pingpair: {target}: {e}")))?;
-
-    let mut valid: Vec<f64> = s
-        .pairs
-        .iter()
-        .filter_map(|p| p.t_q.ok())
-        .map(|t| t.as_millis_f64())
-        .collect();
-    valid.sort_by(f64::total_cmp);
-    let median = wisp_core::stats::quantile_sorted(&valid, 0.5);
-    let verdict = median.map(|m| classify(Duration::from_millis_f64(m)));
-    let mut sustained = Sustained::default();
-    let mut ever_sustained = false;
-    for p in &s.pairs {
-        let persistent = p.t_q.is_ok_and(|t| classify(t) == Congestion::Persistent);
-        ever_sustained |= sustained.on_test(persistent);
-    }
+    let verdict = Verdict::of(&s);
     if json {
-        let pairs: Vec<_> = s
+        return output::print_json(&summary_json(
+            &a,
+            target,
+            tos_high,
+            sock.kind().name(),
+            &s,
+            &verdict,
+        ));
+    }
+    print_summary(&s, &verdict);
+    Ok(())
+}
+
+/// The target and the high-priority TOS, after every check of the arguments.
+fn checked(a: &PingPairArgs) -> Result<(Ipv4Addr, u8), CliError> {
+    let target: Ipv4Addr = wisp_net::resolve_ipv4_host(&a.target)
+        .map_err(|e| CliError::Input(format!("--target: {e}")))?;
+    if !(1..=60_000).contains(&a.interval_ms) {
+        return Err(CliError::Input(format!(
+            "--interval-ms: {} is out of range (1 to 60000)",
+            a.interval_ms
+        )));
+    }
+    if a.count == Some(0) {
+        return Err(CliError::Input("--count: must be at least 1".into()));
+    }
+    let tos_high = parse_tos(&a.tos_high)?;
+    // The normal ping's TOS is 0x00: a "high-priority" ping of the same class never overtakes
+    // it, so every pair would be invalid.
+    if tos_high & 0xfc == 0 {
+        return Err(CliError::Input(format!(
+            "--tos-high: `{}` is the normal ping's class (TOS 0x00); give a higher one, e.g. 0xb8",
+            a.tos_high
+        )));
+    }
+    Ok((target, tos_high))
+}
+
+/// A line per WMM triplet and per pair, as they come.
+fn print_event(e: &ProberEvent) {
+    match e {
+        ProberEvent::Triplet(t) => println!(
+            "WMM triplet: {}",
+            if t.reversed() { "reversed" } else { "in order" }
+        ),
+        ProberEvent::Pair(p) => match p.t_q {
+            Ok(t) => println!(
+                "pair {}: T_q {:.3} ms ({})",
+                p.index + 1,
+                t.as_millis_f64(),
+                classify(t).name()
+            ),
+            Err(e) => println!("pair {}: invalid: {}", p.index + 1, reason(e)),
+        },
+    }
+}
+
+/// What the pairs say together: the valid T_q (ms, sorted), their median and its class, and
+/// whether persistent congestion was ever sustained.
+struct Verdict {
+    valid: Vec<f64>,
+    median: Option<f64>,
+    class: Option<Congestion>,
+    sustained: bool,
+}
+
+impl Verdict {
+    fn of(s: &Summary) -> Verdict {
+        let mut valid: Vec<f64> = s
             .pairs
             .iter()
-            .map(|p| {
-                serde_json::json!({
-                    "index": p.index,
-                    "valid": p.t_q.is_ok(),
-                    "t_q_ms": p.t_q.ok().map(|t| t.as_millis_f64()),
-                    "class": p.t_q.ok().map(|t| classify(t).name()),
-                    "invalid": p.t_q.err().map(reason),
-                })
-            })
+            .filter_map(|p| p.t_q.ok())
+            .map(|t| t.as_millis_f64())
             .collect();
-        return output::print_json(&serde_json::json!({
-            "target": target.to_string(),
-            "socket": sock.kind().name(),
-            "tos_normal": pingpair::TOS_NORMAL,
-            "tos_high": tos_high,
-            "interval_ms": a.interval_ms,
-            "dual": a.dual,
-            "pairs": pairs,
-            "valid_pairs": valid.len(),
-            "t_q_p50_ms": median,
-            "wmm": s.wmm.map(|w| serde_json::json!({
-                "runs": w.runs, "reversals": w.reversals, "enabled": w.enabled
-            })),
-            "congestion": verdict.map(Congestion::name),
-            "sustained": ever_sustained,
-            "malformed": s.malformed,
-            "foreign": s.foreign,
-            "unmatched": s.unmatched,
-            "interrupted": s.interrupted,
-        }));
+        valid.sort_by(f64::total_cmp);
+        let median = wisp_core::stats::quantile_sorted(&valid, 0.5);
+        let class = median.map(|m| classify(Duration::from_millis_f64(m)));
+        let mut sustained = Sustained::default();
+        let mut ever = false;
+        for p in &s.pairs {
+            let persistent = p.t_q.is_ok_and(|t| classify(t) == Congestion::Persistent);
+            ever |= sustained.on_test(persistent);
+        }
+        Verdict {
+            valid,
+            median,
+            class,
+            sustained: ever,
+        }
     }
+}
+
+/// `--json`'s object.
+fn summary_json(
+    a: &PingPairArgs,
+    target: Ipv4Addr,
+    tos_high: u8,
+    socket: &str,
+    s: &Summary,
+    v: &Verdict,
+) -> serde_json::Value {
+    let pairs: Vec<_> = s
+        .pairs
+        .iter()
+        .map(|p| {
+            serde_json::json!({
+                "index": p.index,
+                "valid": p.t_q.is_ok(),
+                "t_q_ms": p.t_q.ok().map(|t| t.as_millis_f64()),
+                "class": p.t_q.ok().map(|t| classify(t).name()),
+                "invalid": p.t_q.err().map(reason),
+            })
+        })
+        .collect();
+    serde_json::json!({
+        "target": target.to_string(),
+        "socket": socket,
+        "tos_normal": pingpair::TOS_NORMAL,
+        "tos_high": tos_high,
+        "interval_ms": a.interval_ms,
+        "dual": a.dual,
+        "pairs": pairs,
+        "valid_pairs": v.valid.len(),
+        "t_q_p50_ms": v.median,
+        "wmm": s.wmm.map(|w| serde_json::json!({
+            "runs": w.runs, "reversals": w.reversals, "enabled": w.enabled
+        })),
+        "congestion": v.class.map(Congestion::name),
+        "sustained": v.sustained,
+        "malformed": s.malformed,
+        "foreign": s.foreign,
+        "unmatched": s.unmatched,
+        "interrupted": s.interrupted,
+    })
+}
+
+/// The closing lines: the WMM check, the congestion verdict, what was dropped.
+fn print_summary(s: &Summary, v: &Verdict) {
     match s.wmm {
         Some(w) => println!(
             "WMM check: {} of {} triplets reversed: prioritisation {}",
@@ -220,13 +275,13 @@ pub fn pingpair(a: PingPairArgs) -> Result<(), CliError> {
         ),
         None => println!("WMM check: incomplete"),
     }
-    match (median, verdict) {
-        (Some(m), Some(v)) => println!(
+    match (v.median, v.class) {
+        (Some(m), Some(class)) => println!(
             "congestion: {} (median T_q {m:.3} ms over {} valid of {} pairs{})",
-            v.name(),
-            valid.len(),
+            class.name(),
+            v.valid.len(),
             s.pairs.len(),
-            if ever_sustained {
+            if v.sustained {
                 "; sustained: 3 or more in a row above 5 ms"
             } else {
                 ""
@@ -251,5 +306,4 @@ pub fn pingpair(a: PingPairArgs) -> Result<(), CliError> {
         "dropped: {} malformed, {} foreign, {} late or duplicate replies",
         s.malformed, s.foreign, s.unmatched
     );
-    Ok(())
 }

@@ -413,6 +413,72 @@ pub fn scenario(
     sim.run_options().scenario(forward, reverse, flows, seed)
 }
 
+/// video.csv, display.csv and video.json of a video run.
+fn add_video_files(
+    files: &mut OutputDir,
+    log: &VideoLog,
+    screen: &wisp_sim::video::Screen,
+    v: &wisp_sim::video::VideoRun,
+) -> Result<(), CliError> {
+    files.add("video.csv", video_csv(log, wisp_core::Instant::ZERO)?);
+    files.add(
+        "display.csv",
+        display_csv(screen, &log.frames(), wisp_core::Instant::ZERO)?,
+    );
+    let json = serde_json::to_vec_pretty(v)
+        .map_err(|e| CliError::Io(format!("cannot write video.json: {e}")))?;
+    files.add("video.json", json);
+    Ok(())
+}
+
+/// `--video` and `--decoded`: the scheme turned into its video form coding the clip, its frame
+/// log, the clip `--decoded` compares against (refused before the run for a codec without
+/// pixels) and the capture rate.
+#[allow(clippy::type_complexity)]
+fn video_setup(
+    a: &RunArgs,
+    scheme: &mut SchemeConfig,
+) -> Result<(Option<VideoLog>, Option<Arc<wisp_core::video::Clip>>, u32), CliError> {
+    let (video, clip) = match &a.video {
+        Some(path) => {
+            let log = VideoLog::default();
+            let clip = attach_video(scheme, path, a.flows, log.clone())?;
+            (Some(log), Some(clip))
+        }
+        None => (None, None),
+    };
+    let form = VideoForm::already(scheme);
+    // --decoded writes pixels: refused before the run for a codec without them.
+    let decoded_clip = match (&a.decoded, clip, &form) {
+        (Some(_), Some(clip), Some(f)) if f.codec() != VideoCodec::Model => Some(clip),
+        (Some(_), _, Some(f)) => {
+            return Err(CliError::Input(format!(
+                "--decoded needs a real codec: codec={} has no pixels (give --scheme {}:codec=vp8)",
+                f.codec().name(),
+                scheme.name()
+            )));
+        }
+        (Some(_), _, None) => {
+            return Err(CliError::Input("--decoded needs --video CLIP".into()));
+        }
+        (None, ..) => None,
+    };
+    // The displayed metric measures the picture on screen against later source pictures: a
+    // real codec's decoded pictures are kept for it.
+    let fps = match &form {
+        Some(f) => {
+            if let Some(log) = &video
+                && f.codec() != VideoCodec::Model
+            {
+                log.keep_pictures();
+            }
+            f.fps()
+        }
+        None => wisp_sim::video::FPS,
+    };
+    Ok((video, decoded_clip, fps))
+}
+
 pub fn run(a: RunArgs) -> Result<(), CliError> {
     if let Some(dir) = &a.out {
         output::check_out_dir("--out", dir)?;
@@ -451,43 +517,7 @@ pub fn run(a: RunArgs) -> Result<(), CliError> {
         reverse = reverse.and_then(|r| r.trace_shifted(a.trace_offset_ms));
     }
     a.sim.check_window(&forward)?;
-    let (video, clip) = match &a.video {
-        Some(path) => {
-            let log = VideoLog::default();
-            let clip = attach_video(&mut scheme, path, a.flows, log.clone())?;
-            (Some(log), Some(clip))
-        }
-        None => (None, None),
-    };
-    let form = VideoForm::already(&scheme);
-    // --decoded writes pixels: refused before the run for a codec without them.
-    let decoded_clip = match (&a.decoded, clip, &form) {
-        (Some(_), Some(clip), Some(f)) if f.codec() != VideoCodec::Model => Some(clip),
-        (Some(_), _, Some(f)) => {
-            return Err(CliError::Input(format!(
-                "--decoded needs a real codec: codec={} has no pixels (give --scheme {}:codec=vp8)",
-                f.codec().name(),
-                scheme.name()
-            )));
-        }
-        (Some(_), _, None) => {
-            return Err(CliError::Input("--decoded needs --video CLIP".into()));
-        }
-        (None, ..) => None,
-    };
-    // The displayed metric measures the picture on screen against later source pictures: a
-    // real codec's decoded pictures are kept for it.
-    let fps = match &form {
-        Some(f) => {
-            if let Some(log) = &video
-                && f.codec() != VideoCodec::Model
-            {
-                log.keep_pictures();
-            }
-            f.fps()
-        }
-        None => wisp_sim::video::FPS,
-    };
+    let (video, decoded_clip, fps) = video_setup(&a, &mut scheme)?;
     let seed = args::seed(a.sim.seed)?;
     let flows = (0..a.flows)
         .map(|_| FlowSpec::new(scheme.clone()))
@@ -516,14 +546,7 @@ pub fn run(a: RunArgs) -> Result<(), CliError> {
     if let Some(dir) = &a.out {
         let mut files = write_run_files(&result, &result.report)?;
         if let (Some(log), Some(screen), Some(v)) = (&video, &screen, &figures) {
-            files.add("video.csv", video_csv(log, wisp_core::Instant::ZERO)?);
-            files.add(
-                "display.csv",
-                display_csv(screen, &log.frames(), wisp_core::Instant::ZERO)?,
-            );
-            let json = serde_json::to_vec_pretty(v)
-                .map_err(|e| CliError::Io(format!("cannot write video.json: {e}")))?;
-            files.add("video.json", json);
+            add_video_files(&mut files, log, screen, v)?;
         }
         files.commit(dir)?;
     }

@@ -5,9 +5,10 @@ use crate::output;
 use clap::{Args, Subcommand, ValueEnum};
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
 use wisp_core::saturator::{WindowConfig, trace_lines};
 use wisp_core::{Duration, Instant};
-use wisp_net::saturator::{ClientConfig, FeedbackAddr, SaturateError, ServerConfig};
+use wisp_net::saturator::{ClientConfig, ClientReport, FeedbackAddr, SaturateError, ServerConfig};
 
 pub const LONG_ABOUT: &str = "\
 Record a link as a Mahimahi trace, the way the Sprout paper's Saturator recorded its cellular
@@ -232,178 +233,195 @@ fn write_all_or_none(files: &[(PathBuf, String)]) -> Result<(), CliError> {
 pub fn saturate(cmd: SaturateCommand) -> Result<(), CliError> {
     let stop = crate::net::stop_flag()?;
     match cmd {
-        SaturateCommand::Server(a) => {
-            crate::net::check_listen("--listen", a.listen, false)?;
-            match &a.feedback_listen {
-                Some(FeedbackAddr::Udp(f)) => {
-                    // The two sockets cannot share one port (each address alone binds).
-                    let same_port = f.port() == a.listen.port() && f.port() != 0;
-                    if same_port
-                        && (f.ip() == a.listen.ip()
-                            || f.ip().is_unspecified()
-                            || a.listen.ip().is_unspecified())
-                    {
-                        return Err(CliError::Input(format!(
-                            "--feedback-listen {f}: the port of --listen {}; give the feedback path a port of its own",
-                            a.listen
-                        )));
-                    }
-                    crate::net::check_listen("--feedback-listen", *f, false)?
-                }
-                Some(FeedbackAddr::Unix(p)) => {
-                    let dir = p.parent().filter(|d| !d.as_os_str().is_empty());
-                    if dir.is_some_and(|d| !d.is_dir()) {
-                        return Err(CliError::Input(format!(
-                            "--feedback-listen unix:{}: no such directory",
-                            p.display()
-                        )));
-                    }
-                    // The server replaces a socket left by an earlier run, nothing else.
-                    if std::fs::symlink_metadata(p).is_ok_and(|m| {
-                        use std::os::unix::fs::FileTypeExt;
-                        !m.file_type().is_socket()
-                    }) {
-                        return Err(CliError::Input(format!(
-                            "--feedback-listen unix:{}: a file that is not a socket is in the way",
-                            p.display()
-                        )));
-                    }
-                }
-                None => {}
-            }
-            let cfg = ServerConfig {
-                listen: a.listen,
-                feedback_listen: a.feedback_listen,
-                window: a.window.config()?,
-                sessions: a.sessions,
-                idle: Duration::from_secs(120),
-            };
-            wisp_net::saturator::server(&cfg, &stop, &mut |l| say!("{l}")).map_err(saturate_error)
-        }
-        SaturateCommand::Client(a) => {
-            crate::net::check_port("--server", a.server)?;
-            if let Some(ns) = a.epoch_ns {
-                crate::net::check_epoch("--epoch-ns", ns)?;
-            }
-            match &a.feedback {
-                Some(FeedbackAddr::Udp(f)) => crate::net::check_port("--feedback", *f)?,
-                // The server's socket file must be there already (it failed after 5 s).
-                Some(FeedbackAddr::Unix(p)) if !p.exists() => {
-                    return Err(CliError::Input(format!(
-                        "--feedback unix:{}: no such socket (start `wisp saturate server \
-                         --feedback-listen unix:{}` first)",
-                        p.display(),
-                        p.display()
-                    )));
-                }
-                _ => {}
-            }
-            // The IP packet; the saturator's own check is on the UDP payload behind it.
-            let header = wisp_net::ip_udp_header(&a.server) as usize;
-            let payload = a.packet_bytes.saturating_sub(header);
-            if a.packet_bytes > 65535 || wisp_net::saturator::check_packet_bytes(payload).is_err() {
+        SaturateCommand::Server(a) => server(a, &stop),
+        SaturateCommand::Client(a) => client(a, &stop),
+    }
+}
+
+/// `wisp saturate server`.
+fn server(a: ServerArgs, stop: &AtomicBool) -> Result<(), CliError> {
+    crate::net::check_listen("--listen", a.listen, false)?;
+    match &a.feedback_listen {
+        Some(FeedbackAddr::Udp(f)) => {
+            // The two sockets cannot share one port (each address alone binds).
+            let same_port = f.port() == a.listen.port() && f.port() != 0;
+            if same_port
+                && (f.ip() == a.listen.ip()
+                    || f.ip().is_unspecified()
+                    || a.listen.ip().is_unspecified())
+            {
                 return Err(CliError::Input(format!(
-                    "--packet-bytes: must be {} to 65535 bytes (the IP packet, {header} bytes of IP and UDP header included), not {}",
-                    header + wisp_net::saturator::MIN_PACKET_BYTES,
-                    a.packet_bytes
+                    "--feedback-listen {f}: the port of --listen {}; give the feedback path a port of its own",
+                    a.listen
                 )));
             }
-            let (up, down) = match a.direction {
-                DirectionArg::Up => (true, false),
-                DirectionArg::Down => (false, true),
-                DirectionArg::Both => (true, true),
-            };
-            let files: Vec<(bool, PathBuf)> = match &a.out {
-                None => vec![],
-                Some(p) if up && down => {
-                    vec![(true, with_ext(p, "up")), (false, with_ext(p, "down"))]
-                }
-                Some(p) => vec![(up, p.clone())],
-            };
-            // Fail before a 30-s run, not after it.
-            for (_, f) in &files {
-                if f.is_dir() {
-                    return Err(CliError::Input(format!(
-                        "--out: {} is a directory (give a file name: TRACE, or TRACE.up and TRACE.down with --direction both)",
-                        f.display()
-                    )));
-                }
-                let dir = f.parent().filter(|d| !d.as_os_str().is_empty());
-                if dir.is_some_and(|d| !d.is_dir()) {
-                    return Err(CliError::Input(format!(
-                        "--out: no such directory {}",
-                        dir.map(|d| d.display().to_string()).unwrap_or_default()
-                    )));
-                }
-            }
-            let cfg = ClientConfig {
-                server: a.server,
-                feedback: a.feedback,
-                up,
-                down,
-                duration: a.duration_s,
-                warmup: a.warmup_s,
-                packet_bytes: payload,
-                window: a.window.config()?,
-                epoch: a.epoch_ns.map(Instant::from_nanos),
-            };
-            let r = wisp_net::saturator::client(&cfg, &stop, &mut |l| say!("{l}"))
-                .map_err(saturate_error)?;
-            let mut traces = vec![];
-            for (is_up, f) in &files {
-                let rec = if *is_up { &r.up } else { &r.down };
-                let Some(rec) = rec else { continue };
-                if rec.packets == 0 {
-                    say!(
-                        "wisp saturate: warning: nothing arrived {}; {} is empty (not a valid trace)",
-                        if *is_up { "up" } else { "down" },
-                        f.display()
-                    );
-                }
-                traces.push((f.clone(), trace_lines(&rec.counts)));
-            }
-            write_all_or_none(&traces)?;
-            let written: Vec<String> = traces
-                .iter()
-                .map(|(f, _)| f.display().to_string())
-                .collect();
-            if a.json {
-                let mut v = serde_json::to_value(&r)
-                    .map_err(|e| CliError::Io(format!("cannot serialise the summary: {e}")))?;
-                v["files"] = serde_json::json!(written);
-                return output::print_json(&v);
-            }
-            println!(
-                "window {:.0}-{:.0} ms ({}); clock offset {:.3} ms (handshake RTT {:.2} ms)",
-                r.from_ms,
-                r.to_ms,
-                if r.same_clock {
-                    "one clock"
-                } else {
-                    "two clocks"
-                },
-                r.clock_offset_ns as f64 / 1e6,
-                r.handshake_rtt_ms
-            );
-            for (name, rec) in [("up", &r.up), ("down", &r.down)] {
-                let Some(rec) = rec else { continue };
-                let o = |v: Option<f64>| v.map_or("-".to_string(), |x| format!("{x:.0}"));
-                println!(
-                    "{name:<4} {:>8} packets {:>8.3} Mbit/s   sent {:>8}   rtt p50 {} ms p95 {} ms",
-                    rec.packets,
-                    rec.mean_mbps,
-                    rec.sent,
-                    o(rec.rtt_p50_ms),
-                    o(rec.rtt_p95_ms)
-                );
-            }
-            for f in &written {
-                println!("wrote {f}");
-            }
-            if r.errors.malformed > 0 {
-                println!("{} malformed packets ignored", r.errors.malformed);
-            }
-            Ok(())
+            crate::net::check_listen("--feedback-listen", *f, false)?
         }
+        Some(FeedbackAddr::Unix(p)) => {
+            let dir = p.parent().filter(|d| !d.as_os_str().is_empty());
+            if dir.is_some_and(|d| !d.is_dir()) {
+                return Err(CliError::Input(format!(
+                    "--feedback-listen unix:{}: no such directory",
+                    p.display()
+                )));
+            }
+            // The server replaces a socket left by an earlier run, nothing else.
+            if std::fs::symlink_metadata(p).is_ok_and(|m| {
+                use std::os::unix::fs::FileTypeExt;
+                !m.file_type().is_socket()
+            }) {
+                return Err(CliError::Input(format!(
+                    "--feedback-listen unix:{}: a file that is not a socket is in the way",
+                    p.display()
+                )));
+            }
+        }
+        None => {}
+    }
+    let cfg = ServerConfig {
+        listen: a.listen,
+        feedback_listen: a.feedback_listen,
+        window: a.window.config()?,
+        sessions: a.sessions,
+        idle: Duration::from_secs(120),
+    };
+    wisp_net::saturator::server(&cfg, stop, &mut |l| say!("{l}")).map_err(saturate_error)
+}
+
+/// `wisp saturate client`.
+fn client(a: ClientArgs, stop: &AtomicBool) -> Result<(), CliError> {
+    crate::net::check_port("--server", a.server)?;
+    if let Some(ns) = a.epoch_ns {
+        crate::net::check_epoch("--epoch-ns", ns)?;
+    }
+    match &a.feedback {
+        Some(FeedbackAddr::Udp(f)) => crate::net::check_port("--feedback", *f)?,
+        // The server's socket file must be there already (it failed after 5 s).
+        Some(FeedbackAddr::Unix(p)) if !p.exists() => {
+            return Err(CliError::Input(format!(
+                "--feedback unix:{}: no such socket (start `wisp saturate server \
+                 --feedback-listen unix:{}` first)",
+                p.display(),
+                p.display()
+            )));
+        }
+        _ => {}
+    }
+    // The IP packet; the saturator's own check is on the UDP payload behind it.
+    let header = wisp_net::ip_udp_header(&a.server) as usize;
+    let payload = a.packet_bytes.saturating_sub(header);
+    if a.packet_bytes > 65535 || wisp_net::saturator::check_packet_bytes(payload).is_err() {
+        return Err(CliError::Input(format!(
+            "--packet-bytes: must be {} to 65535 bytes (the IP packet, {header} bytes of IP and UDP header included), not {}",
+            header + wisp_net::saturator::MIN_PACKET_BYTES,
+            a.packet_bytes
+        )));
+    }
+    let (up, down) = match a.direction {
+        DirectionArg::Up => (true, false),
+        DirectionArg::Down => (false, true),
+        DirectionArg::Both => (true, true),
+    };
+    let files: Vec<(bool, PathBuf)> = match &a.out {
+        None => vec![],
+        Some(p) if up && down => {
+            vec![(true, with_ext(p, "up")), (false, with_ext(p, "down"))]
+        }
+        Some(p) => vec![(up, p.clone())],
+    };
+    check_out_files(&files)?;
+    let cfg = ClientConfig {
+        server: a.server,
+        feedback: a.feedback,
+        up,
+        down,
+        duration: a.duration_s,
+        warmup: a.warmup_s,
+        packet_bytes: payload,
+        window: a.window.config()?,
+        epoch: a.epoch_ns.map(Instant::from_nanos),
+    };
+    let r =
+        wisp_net::saturator::client(&cfg, stop, &mut |l| say!("{l}")).map_err(saturate_error)?;
+    let mut traces = vec![];
+    for (is_up, f) in &files {
+        let rec = if *is_up { &r.up } else { &r.down };
+        let Some(rec) = rec else { continue };
+        if rec.packets == 0 {
+            say!(
+                "wisp saturate: warning: nothing arrived {}; {} is empty (not a valid trace)",
+                if *is_up { "up" } else { "down" },
+                f.display()
+            );
+        }
+        traces.push((f.clone(), trace_lines(&rec.counts)));
+    }
+    write_all_or_none(&traces)?;
+    let written: Vec<String> = traces
+        .iter()
+        .map(|(f, _)| f.display().to_string())
+        .collect();
+    if a.json {
+        let mut v = serde_json::to_value(&r)
+            .map_err(|e| CliError::Io(format!("cannot serialise the summary: {e}")))?;
+        v["files"] = serde_json::json!(written);
+        return output::print_json(&v);
+    }
+    print_client(&r, &written);
+    Ok(())
+}
+
+/// `--out`'s files can be written (checked before a 30-s run, not after it).
+fn check_out_files(files: &[(bool, PathBuf)]) -> Result<(), CliError> {
+    // Fail before a 30-s run, not after it.
+    for (_, f) in files {
+        if f.is_dir() {
+            return Err(CliError::Input(format!(
+                "--out: {} is a directory (give a file name: TRACE, or TRACE.up and TRACE.down with --direction both)",
+                f.display()
+            )));
+        }
+        let dir = f.parent().filter(|d| !d.as_os_str().is_empty());
+        if dir.is_some_and(|d| !d.is_dir()) {
+            return Err(CliError::Input(format!(
+                "--out: no such directory {}",
+                dir.map(|d| d.display().to_string()).unwrap_or_default()
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// The client's figures on stdout.
+fn print_client(r: &ClientReport, written: &[String]) {
+    println!(
+        "window {:.0}-{:.0} ms ({}); clock offset {:.3} ms (handshake RTT {:.2} ms)",
+        r.from_ms,
+        r.to_ms,
+        if r.same_clock {
+            "one clock"
+        } else {
+            "two clocks"
+        },
+        r.clock_offset_ns as f64 / 1e6,
+        r.handshake_rtt_ms
+    );
+    for (name, rec) in [("up", &r.up), ("down", &r.down)] {
+        let Some(rec) = rec else { continue };
+        let o = |v: Option<f64>| v.map_or("-".to_string(), |x| format!("{x:.0}"));
+        println!(
+            "{name:<4} {:>8} packets {:>8.3} Mbit/s   sent {:>8}   rtt p50 {} ms p95 {} ms",
+            rec.packets,
+            rec.mean_mbps,
+            rec.sent,
+            o(rec.rtt_p50_ms),
+            o(rec.rtt_p95_ms)
+        );
+    }
+    for f in written {
+        println!("wrote {f}");
+    }
+    if r.errors.malformed > 0 {
+        println!("{} malformed packets ignored", r.errors.malformed);
     }
 }

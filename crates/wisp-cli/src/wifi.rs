@@ -139,15 +139,8 @@ fn integer(option: &str, s: &str) -> Result<u32, CliError> {
         .map_err(|_| CliError::Input(format!("{option}: `{s}` is not a non-negative integer")))
 }
 
-fn bianchi(a: BianchiArgs) -> Result<(), CliError> {
-    let standard = match a.standard {
-        StdArg::B => Standard::B,
-        StdArg::A => Standard::A,
-        StdArg::G => Standard::G,
-        StdArg::N24 => Standard::N24,
-        StdArg::N5 => Standard::N5,
-        StdArg::Ac => Standard::Ac,
-    };
+/// `--rate-mbps`, `--bw` and `--gi` as a PHY rate of `standard`: `(rate, bw MHz, short GI)`.
+fn phy_rate(a: &BianchiArgs, standard: Standard) -> Result<(PhyRate, u32, bool), CliError> {
     let mbps = a
         .rate_mbps
         .trim()
@@ -198,6 +191,19 @@ fn bianchi(a: BianchiArgs) -> Result<(), CliError> {
             ))
         })?
     };
+    Ok((rate, bw, short_gi))
+}
+
+fn bianchi(a: BianchiArgs) -> Result<(), CliError> {
+    let standard = match a.standard {
+        StdArg::B => Standard::B,
+        StdArg::A => Standard::A,
+        StdArg::G => Standard::G,
+        StdArg::N24 => Standard::N24,
+        StdArg::N5 => Standard::N5,
+        StdArg::Ac => Standard::Ac,
+    };
+    let (rate, bw, short_gi) = phy_rate(&a, standard)?;
     let stations = integer("--stations", &a.stations)?;
     let bytes = integer("--bytes", &a.bytes)?;
     let config = SaturationConfig {
