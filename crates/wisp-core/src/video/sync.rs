@@ -601,6 +601,36 @@ impl<C: Codec> SyncSender<C> {
         1 | free.map_or(0, |i| 1 << i)
     }
 
+    /// The packets of a coded `diff` within `window` wire bytes (with a parity packet when
+    /// `parity`), remembered for the receiver's reports.
+    fn packetise(&mut self, diff: &Diff, window: usize, parity: bool) -> Vec<VideoPacket> {
+        let (max_payload, overhead) = (self.config.max_payload, self.config.packet_overhead);
+        let len = diff.bytes.len();
+        let n = if parity {
+            parity_packets(len, window, max_payload, overhead)
+        } else {
+            len.div_ceil(max_payload.max(1))
+        };
+        let mut packets = packetise_into(diff.header.target, len, n);
+        self.packets
+            .insert(diff.header.target, (packets.len() as u16, parity));
+        if parity {
+            let n = packets.len();
+            let count = (n as u16 + 1) | PARITY_FLAG;
+            for p in &mut packets {
+                p.count = count;
+            }
+            packets.push(VideoPacket {
+                state: diff.header.target,
+                index: n as u16,
+                count,
+                offset: 0,
+                len: 4 + diff.bytes.len().div_ceil(n),
+            });
+        }
+        packets
+    }
+
     /// A picture was captured at `now`: code it within `window` wire bytes, or skip it.
     pub fn on_frame(
         &mut self,
@@ -663,29 +693,7 @@ impl<C: Codec> SyncSender<C> {
                 if diff.overshoot > 0 {
                     self.stats.over_budget += 1;
                 }
-                let len = diff.bytes.len();
-                let n = if parity {
-                    parity_packets(len, window, max_payload, overhead)
-                } else {
-                    len.div_ceil(max_payload.max(1))
-                };
-                let mut packets = packetise_into(diff.header.target, len, n);
-                self.packets
-                    .insert(diff.header.target, (packets.len() as u16, parity));
-                if parity {
-                    let n = packets.len();
-                    let count = (n as u16 + 1) | PARITY_FLAG;
-                    for p in &mut packets {
-                        p.count = count;
-                    }
-                    packets.push(VideoPacket {
-                        state: diff.header.target,
-                        index: n as u16,
-                        count,
-                        offset: 0,
-                        len: 4 + diff.bytes.len().div_ceil(n),
-                    });
-                }
+                let packets = self.packetise(&diff, window, parity);
                 Some(SentFrame {
                     diff,
                     rule,

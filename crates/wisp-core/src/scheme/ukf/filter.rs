@@ -245,19 +245,7 @@ impl LeakyBucketUkf {
     pub fn update(&mut self, send_ms: f64, y: f64, z: f64, t_c_ms: f64, noise_scaling: f64) {
         self.updates += 1;
         let Some(last) = self.last_send_ms else {
-            // The prior: B as configured, the packet alone in the bucket, d_0 from its delay.
-            let b = self.rate_kbps();
-            self.x = [self.x[0], z, y - z / b];
-            self.cov = [[0.0; NX]; NX];
-            self.cov[0][0] = self.p_.initial_log_rate_sd.powi(2);
-            self.cov[1][1] = z * z;
-            self.cov[2][2] = self.p_.initial_base_sd_ms.powi(2);
-            self.last_send_ms = Some(send_ms);
-            self.last = Innovation {
-                predicted_ms: y,
-                observed_ms: y,
-                p_yy: 0.0,
-            };
+            self.start(send_ms, y, z);
             return;
         };
         let dt = (send_ms - last).max(0.0);
@@ -267,41 +255,7 @@ impl LeakyBucketUkf {
             self.p_.sigma_log_rate * dt_s.sqrt(),
             self.p_.sigma_base_ms * dt_s.sqrt(),
         ];
-        let sqrt_p = cholesky(&self.cov);
-        let g = self.gamma;
-
-        // Sigma points of the augmented state, propagated through F; the observation-noise
-        // component is kept apart (it enters H additively).
-        let mut xs = [[0.0; NX]; NS];
-        xs[0] = self.transition(self.x, [0.0; NV], dt, z);
-        for j in 0..NX {
-            let mut plus = self.x;
-            let mut minus = self.x;
-            for r in 0..NX {
-                plus[r] += g * sqrt_p[r][j];
-                minus[r] -= g * sqrt_p[r][j];
-            }
-            xs[1 + j] = self.transition(plus, [0.0; NV], dt, z);
-            xs[1 + L + j] = self.transition(minus, [0.0; NV], dt, z);
-        }
-        for k in 0..NV {
-            let mut v = [0.0; NV];
-            v[k] = g * sv[k];
-            xs[1 + NX + k] = self.transition(self.x, v, dt, z);
-            v[k] = -g * sv[k];
-            xs[1 + L + NX + k] = self.transition(self.x, v, dt, z);
-        }
-        // The observation noise: eq. (2), or eq. (3)'s moments (module doc): every point
-        // carries the mean μ_e, the noise pair μ_e ± γ√v_e.
-        let ie_plus = L;
-        let ie_minus = 2 * L;
-        xs[ie_plus] = xs[0];
-        xs[ie_minus] = xs[0];
-        let (mu_e, sd_e) = noise_moments(self.p_.sigma_e_ms, t_c_ms, noise_scaling);
-        let mut es = [mu_e; NS];
-        es[ie_plus] = mu_e + g * sd_e;
-        es[ie_minus] = mu_e - g * sd_e;
-
+        let (xs, es) = self.sigma_points(sv, dt, z, t_c_ms, noise_scaling);
         let w_m = |i: usize| if i == 0 { self.wm0 } else { self.wi };
         let w_c = |i: usize| if i == 0 { self.wc0 } else { self.wi };
         // Means as χ_0 + Σ W_i (χ_i − χ_0) (the weights sum to 1), which keeps the large
@@ -340,11 +294,88 @@ impl LeakyBucketUkf {
             observed_ms: y,
             p_yy,
         };
+        self.correct(xm, p_pred, p_xy, p_yy, y - ym);
+    }
+
+    /// The prior at the first packet: B as configured, the packet alone in the bucket, d_0 from
+    /// its delay.
+    fn start(&mut self, send_ms: f64, y: f64, z: f64) {
+        let b = self.rate_kbps();
+        self.x = [self.x[0], z, y - z / b];
+        self.cov = [[0.0; NX]; NX];
+        self.cov[0][0] = self.p_.initial_log_rate_sd.powi(2);
+        self.cov[1][1] = z * z;
+        self.cov[2][2] = self.p_.initial_base_sd_ms.powi(2);
+        self.last_send_ms = Some(send_ms);
+        self.last = Innovation {
+            predicted_ms: y,
+            observed_ms: y,
+            p_yy: 0.0,
+        };
+    }
+
+    /// The sigma points of the augmented state propagated through F (`sv`: the process
+    /// noises' standard deviations over `dt`), and each point's observation noise.
+    fn sigma_points(
+        &self,
+        sv: [f64; NV],
+        dt: f64,
+        z: f64,
+        t_c_ms: f64,
+        noise_scaling: f64,
+    ) -> ([[f64; NX]; NS], [f64; NS]) {
+        let sqrt_p = cholesky(&self.cov);
+        let g = self.gamma;
+
+        // Sigma points of the augmented state, propagated through F; the observation-noise
+        // component is kept apart (it enters H additively).
+        let mut xs = [[0.0; NX]; NS];
+        xs[0] = self.transition(self.x, [0.0; NV], dt, z);
+        for j in 0..NX {
+            let mut plus = self.x;
+            let mut minus = self.x;
+            for r in 0..NX {
+                plus[r] += g * sqrt_p[r][j];
+                minus[r] -= g * sqrt_p[r][j];
+            }
+            xs[1 + j] = self.transition(plus, [0.0; NV], dt, z);
+            xs[1 + L + j] = self.transition(minus, [0.0; NV], dt, z);
+        }
+        for k in 0..NV {
+            let mut v = [0.0; NV];
+            v[k] = g * sv[k];
+            xs[1 + NX + k] = self.transition(self.x, v, dt, z);
+            v[k] = -g * sv[k];
+            xs[1 + L + NX + k] = self.transition(self.x, v, dt, z);
+        }
+        // The observation noise: eq. (2), or eq. (3)'s moments (module doc): every point
+        // carries the mean μ_e, the noise pair μ_e ± γ√v_e.
+        let ie_plus = L;
+        let ie_minus = 2 * L;
+        xs[ie_plus] = xs[0];
+        xs[ie_minus] = xs[0];
+        let (mu_e, sd_e) = noise_moments(self.p_.sigma_e_ms, t_c_ms, noise_scaling);
+        let mut es = [mu_e; NS];
+        es[ie_plus] = mu_e + g * sd_e;
+        es[ie_minus] = mu_e - g * sd_e;
+
+        (xs, es)
+    }
+
+    /// The Kalman correction of the predicted `x`/`cov` by the innovation `innov` (gain
+    /// `p_xy / p_yy`), then the state kept physical and P symmetric and positive definite.
+    fn correct(
+        &mut self,
+        xm: [f64; NX],
+        p_pred: [[f64; NX]; NX],
+        p_xy: [f64; NX],
+        p_yy: f64,
+        innov: f64,
+    ) {
         let mut x = xm;
         let mut cov = p_pred;
         if p_yy > 0.0 && p_yy.is_finite() {
             let k = [p_xy[0] / p_yy, p_xy[1] / p_yy, p_xy[2] / p_yy];
-            let innov = y - ym;
             for r in 0..NX {
                 x[r] += k[r] * innov;
                 for c in 0..NX {
