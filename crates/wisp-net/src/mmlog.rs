@@ -222,6 +222,12 @@ enum Event {
 
 /// Reads a log (wisp's or Mahimahi's) and computes [`LogAnalysis`].
 pub fn analyze(reader: impl BufRead, file: &str) -> Result<LogAnalysis, LogError> {
+    let events = read_events(reader, file)?;
+    Ok(summarize(&events, file))
+}
+
+/// The events of a log, each at its time from the log's base timestamp (ms), in time order.
+fn read_events(reader: impl BufRead, file: &str) -> Result<Vec<(f64, Event)>, LogError> {
     let err = |line: usize, message: String| LogError {
         file: file.to_string(),
         line,
@@ -296,60 +302,28 @@ pub fn analyze(reader: impl BufRead, file: &str) -> Result<LogAnalysis, LogError
             "no events (not a log of `wisp link --log` or mm-link, or an empty one)".into(),
         ));
     }
+    Ok(events)
+}
+
+/// [`LogAnalysis`] of a log's events (at least one).
+fn summarize(events: &[(f64, Event)], file: &str) -> LogAnalysis {
     // In time order (checked above); events of one millisecond in the order written.
     let first = events[0].0;
     let last = events[events.len() - 1].0;
     let dur_s = (last - first) / 1e3;
-    let (mut cap, mut out, mut inb) = (0u64, 0u64, 0u64);
-    let (mut arrived, mut departed, mut dropped) = (0u64, 0u64, 0u64);
-    let mut delays = Vec::new();
-    let mut departures: Vec<(f64, f64)> = Vec::new();
-    // Queue occupancy (packets) from the event stream. Sums saturate: a hostile log cannot
-    // overflow them.
-    let mut queued: i64 = 0;
-    let mut backlog_since: Option<f64> = None;
-    let mut backlogged_ms = 0.0;
-    let (mut offered_bl, mut delivered_bl) = (0u64, 0u64);
-    for &(t, ev) in &events {
-        match ev {
-            Event::Arrival(b) => {
-                arrived += 1;
-                inb = inb.saturating_add(b);
-                queued = queued.saturating_add(1);
-            }
-            Event::Opportunity(b) => {
-                cap = cap.saturating_add(b);
-                if queued > 0 {
-                    offered_bl = offered_bl.saturating_add(b);
-                }
-            }
-            Event::Departure(b, d) => {
-                departed += 1;
-                out = out.saturating_add(b);
-                delays.push(d);
-                departures.push((t, d));
-                if queued > 0 {
-                    delivered_bl = delivered_bl.saturating_add(b);
-                }
-                queued = queued.saturating_sub(1);
-            }
-            Event::Drop(n, _) => {
-                dropped = dropped.saturating_add(n);
-                queued = queued.saturating_sub(i64::try_from(n).unwrap_or(i64::MAX));
-            }
-        }
-        match (queued > 0, backlog_since) {
-            (true, None) => backlog_since = Some(t),
-            (false, Some(s)) => {
-                backlogged_ms += t - s;
-                backlog_since = None;
-            }
-            _ => {}
-        }
-    }
-    if let Some(s) = backlog_since {
-        backlogged_ms += last - s;
-    }
+    let Totals {
+        cap,
+        out,
+        inb,
+        arrived,
+        departed,
+        dropped,
+        mut delays,
+        departures,
+        backlogged_ms,
+        offered_bl,
+        delivered_bl,
+    } = Totals::of(events, last);
     let kbps = |bytes: u64| {
         if dur_s > 0.0 {
             bytes as f64 * 8.0 / dur_s / 1e3
@@ -360,7 +334,7 @@ pub fn analyze(reader: impl BufRead, file: &str) -> Result<LogAnalysis, LogError
     let mean = (!delays.is_empty()).then(|| delays.iter().sum::<f64>() / delays.len() as f64);
     let q = quantiles(&mut delays, &[0.5, 0.95, 0.99]);
     let bl_s = backlogged_ms / 1e3;
-    Ok(LogAnalysis {
+    LogAnalysis {
         file: file.to_string(),
         duration_s: dur_s,
         capacity_kbps: kbps(cap),
@@ -383,7 +357,92 @@ pub fn analyze(reader: impl BufRead, file: &str) -> Result<LogAnalysis, LogError
         offered_while_backlogged_kbps: (bl_s > 0.0).then(|| offered_bl as f64 * 8.0 / bl_s / 1e3),
         delivered_while_backlogged_kbps: (bl_s > 0.0)
             .then(|| delivered_bl as f64 * 8.0 / bl_s / 1e3),
-    })
+    }
+}
+
+/// What a log's events add up to: bytes of capacity, out and in, packets, each departure's
+/// delay, and the time the queue held packets with what was offered and delivered meanwhile.
+struct Totals {
+    cap: u64,
+    out: u64,
+    inb: u64,
+    arrived: u64,
+    departed: u64,
+    dropped: u64,
+    delays: Vec<f64>,
+    departures: Vec<(f64, f64)>,
+    backlogged_ms: f64,
+    offered_bl: u64,
+    delivered_bl: u64,
+}
+
+impl Totals {
+    /// The totals of `events`, the last at `last` ms.
+    fn of(events: &[(f64, Event)], last: f64) -> Totals {
+        let (mut cap, mut out, mut inb) = (0u64, 0u64, 0u64);
+        let (mut arrived, mut departed, mut dropped) = (0u64, 0u64, 0u64);
+        let mut delays = Vec::new();
+        let mut departures: Vec<(f64, f64)> = Vec::new();
+        // Queue occupancy (packets) from the event stream. Sums saturate: a hostile log cannot
+        // overflow them.
+        let mut queued: i64 = 0;
+        let mut backlog_since: Option<f64> = None;
+        let mut backlogged_ms = 0.0;
+        let (mut offered_bl, mut delivered_bl) = (0u64, 0u64);
+        for &(t, ev) in events {
+            match ev {
+                Event::Arrival(b) => {
+                    arrived += 1;
+                    inb = inb.saturating_add(b);
+                    queued = queued.saturating_add(1);
+                }
+                Event::Opportunity(b) => {
+                    cap = cap.saturating_add(b);
+                    if queued > 0 {
+                        offered_bl = offered_bl.saturating_add(b);
+                    }
+                }
+                Event::Departure(b, d) => {
+                    departed += 1;
+                    out = out.saturating_add(b);
+                    delays.push(d);
+                    departures.push((t, d));
+                    if queued > 0 {
+                        delivered_bl = delivered_bl.saturating_add(b);
+                    }
+                    queued = queued.saturating_sub(1);
+                }
+                Event::Drop(n, _) => {
+                    dropped = dropped.saturating_add(n);
+                    queued = queued.saturating_sub(i64::try_from(n).unwrap_or(i64::MAX));
+                }
+            }
+            match (queued > 0, backlog_since) {
+                (true, None) => backlog_since = Some(t),
+                (false, Some(s)) => {
+                    backlogged_ms += t - s;
+                    backlog_since = None;
+                }
+                _ => {}
+            }
+        }
+        if let Some(s) = backlog_since {
+            backlogged_ms += last - s;
+        }
+        Totals {
+            cap,
+            out,
+            inb,
+            arrived,
+            departed,
+            dropped,
+            delays,
+            departures,
+            backlogged_ms,
+            offered_bl,
+            delivered_bl,
+        }
+    }
 }
 
 /// `mm-delay-graph`'s signal delay: for every millisecond `ts` from the first to the last send
