@@ -425,22 +425,7 @@ pub fn run(
         .name("wisp-link".into())
         .spawn(move || engine.run())
         .map_err(io_ctx("cannot start the link thread"))?;
-    let env = vec![
-        ("WISP_LINK_PEER".to_string(), addrs.host.to_string()),
-        ("WISP_LINK_ADDR".to_string(), addrs.ns.to_string()),
-        (
-            "WISP_LINK_EPOCH_NS".to_string(),
-            epoch.as_nanos().to_string(),
-        ),
-        (
-            "WISP_LINK_DELAY_MS".to_string(),
-            opts.downlink.delay.as_millis_f64().to_string(),
-        ),
-        ("WISP_LINK_UPLINK".to_string(), opts.uplink_name.clone()),
-        ("WISP_LINK_DOWNLINK".to_string(), opts.downlink_name.clone()),
-        // Mahimahi's name for the outside address, for scripts written for it.
-        ("MAHIMAHI_BASE".to_string(), addrs.host.to_string()),
-    ];
+    let env = command_env(&opts, addrs, epoch);
     let stop_engine = |engine_stop: &AtomicBool| {
         engine_stop.store(true, Ordering::Relaxed);
         let _ = wake.write(1);
@@ -466,8 +451,42 @@ pub fn run(
         return Err(io_ctx("cannot write the link log")(e));
     }
     let status = status.map_err(io_ctx("waiting for the command"))?;
-    Ok(LinkSummary {
-        exit_code: exit_code(&status),
+    Ok(summary(&status, addrs, &result, killed))
+}
+
+/// The variables the command finds its link by (and Mahimahi's, for scripts written for it).
+fn command_env(
+    opts: &LinkOptions,
+    addrs: netns::Addresses,
+    epoch: Instant,
+) -> Vec<(String, String)> {
+    vec![
+        ("WISP_LINK_PEER".to_string(), addrs.host.to_string()),
+        ("WISP_LINK_ADDR".to_string(), addrs.ns.to_string()),
+        (
+            "WISP_LINK_EPOCH_NS".to_string(),
+            epoch.as_nanos().to_string(),
+        ),
+        (
+            "WISP_LINK_DELAY_MS".to_string(),
+            opts.downlink.delay.as_millis_f64().to_string(),
+        ),
+        ("WISP_LINK_UPLINK".to_string(), opts.uplink_name.clone()),
+        ("WISP_LINK_DOWNLINK".to_string(), opts.downlink_name.clone()),
+        // Mahimahi's name for the outside address, for scripts written for it.
+        ("MAHIMAHI_BASE".to_string(), addrs.host.to_string()),
+    ]
+}
+
+/// What the command and the link did, for the closing lines and `summary.json`.
+fn summary(
+    status: &std::process::ExitStatus,
+    addrs: netns::Addresses,
+    result: &EngineResult,
+    killed: usize,
+) -> LinkSummary {
+    LinkSummary {
+        exit_code: exit_code(status),
         host_address: addrs.host.to_string(),
         namespace_address: addrs.ns.to_string(),
         duration_s: (result.end - Instant::ZERO).as_secs_f64(),
@@ -483,7 +502,7 @@ pub fn run(
             let n = result.up.departed + result.down.departed;
             (n > 0).then(|| result.cpu_s * 1e6 / n as f64)
         },
-    })
+    }
 }
 
 fn exit_code(s: &std::process::ExitStatus) -> i32 {
