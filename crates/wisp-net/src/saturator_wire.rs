@@ -177,96 +177,7 @@ impl Packet {
         out.push(self.message.kind());
         out.extend(self.session.to_be_bytes());
         out.extend([0, 0]);
-        match &self.message {
-            Message::Hello {
-                path,
-                up,
-                down,
-                packet_bytes,
-                client_ns,
-                boot,
-            } => {
-                out.push(path_byte(*path));
-                out.push(u8::from(*up) | (u8::from(*down) << 1));
-                out.extend(packet_bytes.to_be_bytes());
-                out.extend(client_ns.to_be_bytes());
-                out.extend(boot.to_be_bytes());
-            }
-            Message::HelloAck {
-                path,
-                echo_ns,
-                server_ns,
-                boot,
-            } => {
-                out.push(path_byte(*path));
-                for v in [echo_ns, server_ns, boot] {
-                    out.extend(v.to_be_bytes());
-                }
-            }
-            Message::Data {
-                dir,
-                seq,
-                sent_ns,
-                padding,
-            } => {
-                let total = HEADER + DATA_BODY + padding;
-                if total > MAX_PACKET {
-                    return Err(WireError::TooLarge(total));
-                }
-                out.push(dir_byte(*dir));
-                out.extend(seq.to_be_bytes());
-                out.extend(sent_ns.to_be_bytes());
-                out.resize(total, 0);
-            }
-            Message::Ack {
-                dir,
-                received,
-                highest_seq,
-                echo_ns,
-                held_us,
-            } => {
-                out.push(dir_byte(*dir));
-                for v in [received, highest_seq, echo_ns] {
-                    out.extend(v.to_be_bytes());
-                }
-                out.extend(held_us.to_be_bytes());
-            }
-            Message::Stop | Message::StopAck | Message::Bye | Message::Start => {}
-            Message::Fetch {
-                index,
-                epoch_ns,
-                from_ns,
-                to_ns,
-            } => {
-                out.extend(index.to_be_bytes());
-                for v in [epoch_ns, from_ns, to_ns] {
-                    out.extend(v.to_be_bytes());
-                }
-            }
-            Message::Report {
-                index,
-                chunks,
-                packets,
-                entries,
-            } => {
-                let n = entries.len().min(MAX_REPORT);
-                out.extend(index.to_be_bytes());
-                out.extend(chunks.to_be_bytes());
-                out.extend(packets.to_be_bytes());
-                out.extend((n as u16).to_be_bytes());
-                for (ms, k) in &entries[..n] {
-                    out.extend(ms.to_be_bytes());
-                    out.extend(k.to_be_bytes());
-                }
-            }
-            Message::Error(text) => {
-                let mut end = text.len().min(MAX_ERROR);
-                while !text.is_char_boundary(end) {
-                    end -= 1;
-                }
-                out.extend(&text.as_bytes()[..end]);
-            }
-        }
+        self.message.emit_body(out)?;
         let body = out.len() - HEADER;
         // A Data body can pass 65535 bytes only through padding, refused above.
         let body = u16::try_from(body).map_err(|_| WireError::TooLarge(out.len()))?;
@@ -402,6 +313,103 @@ pub fn report_chunks(counts: &[(u64, u32)]) -> Vec<Vec<(u32, u16)>> {
         chunks.push(vec![]);
     }
     chunks
+}
+
+impl Message {
+    /// Appends this message's body (after the header) to `out`.
+    fn emit_body(&self, out: &mut Vec<u8>) -> Result<(), WireError> {
+        match self {
+            Message::Hello {
+                path,
+                up,
+                down,
+                packet_bytes,
+                client_ns,
+                boot,
+            } => {
+                out.push(path_byte(*path));
+                out.push(u8::from(*up) | (u8::from(*down) << 1));
+                out.extend(packet_bytes.to_be_bytes());
+                out.extend(client_ns.to_be_bytes());
+                out.extend(boot.to_be_bytes());
+            }
+            Message::HelloAck {
+                path,
+                echo_ns,
+                server_ns,
+                boot,
+            } => {
+                out.push(path_byte(*path));
+                for v in [echo_ns, server_ns, boot] {
+                    out.extend(v.to_be_bytes());
+                }
+            }
+            Message::Data {
+                dir,
+                seq,
+                sent_ns,
+                padding,
+            } => {
+                let total = HEADER + DATA_BODY + padding;
+                if total > MAX_PACKET {
+                    return Err(WireError::TooLarge(total));
+                }
+                out.push(dir_byte(*dir));
+                out.extend(seq.to_be_bytes());
+                out.extend(sent_ns.to_be_bytes());
+                out.resize(total, 0);
+            }
+            Message::Ack {
+                dir,
+                received,
+                highest_seq,
+                echo_ns,
+                held_us,
+            } => {
+                out.push(dir_byte(*dir));
+                for v in [received, highest_seq, echo_ns] {
+                    out.extend(v.to_be_bytes());
+                }
+                out.extend(held_us.to_be_bytes());
+            }
+            Message::Stop | Message::StopAck | Message::Bye | Message::Start => {}
+            Message::Fetch {
+                index,
+                epoch_ns,
+                from_ns,
+                to_ns,
+            } => {
+                out.extend(index.to_be_bytes());
+                for v in [epoch_ns, from_ns, to_ns] {
+                    out.extend(v.to_be_bytes());
+                }
+            }
+            Message::Report {
+                index,
+                chunks,
+                packets,
+                entries,
+            } => {
+                let n = entries.len().min(MAX_REPORT);
+                out.extend(index.to_be_bytes());
+                out.extend(chunks.to_be_bytes());
+                out.extend(packets.to_be_bytes());
+                out.extend((n as u16).to_be_bytes());
+                for (ms, k) in &entries[..n] {
+                    out.extend(ms.to_be_bytes());
+                    out.extend(k.to_be_bytes());
+                }
+            }
+            Message::Error(text) => {
+                let mut end = text.len().min(MAX_ERROR);
+                while !text.is_char_boundary(end) {
+                    end -= 1;
+                }
+                out.extend(&text.as_bytes()[..end]);
+            }
+        }
+        Ok(())
+    }
 }
 
 #[cfg(test)]
