@@ -291,44 +291,7 @@ fn run(
     let shared = Arc::new(Shared::default());
     // Set from another thread (`wisp.sweep`'s, on Ctrl-C): the run stops at its next cancel point.
     let token = cancel.map_or_else(|| Arc::new(AtomicBool::new(false)), |c| c.0.clone());
-    let cancelled = || token.load(Ordering::Relaxed);
-    // One scheme for every flow, or a list: one flow of each.
-    let given: Vec<Bound<'_, PyAny>> =
-        if scheme.is_instance_of::<PyList>() || scheme.is_instance_of::<PyTuple>() {
-            if flows != 1 {
-                return Err(value_error(
-                    "flows: a list of schemes gives one flow each; leave flows at 1",
-                ));
-            }
-            let list: Vec<Bound<'_, PyAny>> = scheme.try_iter()?.collect::<PyResult<_>>()?;
-            if list.is_empty() {
-                return Err(value_error("scheme: the list names no scheme"));
-            }
-            list
-        } else {
-            vec![scheme.clone(); usize::from(flows)]
-        };
-    let mut calls_python = false;
-    let mut schemes = Vec::with_capacity(given.len());
-    for s in &given {
-        if let Ok(c) = s.downcast::<PyController>() {
-            let (config, python) = c.get().scheme(py, &shared);
-            calls_python |= python;
-            schemes.push(config);
-        } else {
-            let spec: &str = s.extract().map_err(|_| {
-                let ty = s
-                    .get_type()
-                    .qualname()
-                    .map_or_else(|_| "?".to_string(), |n| n.to_string());
-                PyTypeError::new_err(format!(
-                    "scheme: expected a spec string or a wisp.Controller (or a list of them), \
-                     not {ty}"
-                ))
-            })?;
-            schemes.push(spec.parse::<SchemeConfig>().map_err(value_error)?);
-        }
-    }
+    let (schemes, calls_python) = schemes_of(py, scheme, flows, &shared)?;
     let spec: LinkSpec = link.parse().map_err(value_error)?;
     let options = run_options(
         delay_ms,
@@ -361,37 +324,17 @@ fn run(
         if options.warmup >= duration {
             return Err(value_error("warmup_s: must be shorter than the run"));
         }
-        let ctrl_c = CtrlC::new(py)?;
-        if calls_python {
-            // The GIL is held: Python's handlers also run between the hooks' calls.
-            let stop = || shared.failed() || cancelled() || ctrl_c.pressed();
-            wisp_sim::run::run_wifi_or_cancel(w, &options, flows, seed, None, Some(&stop))
-                .map_err(|e| ctrl_c.error(e))
-        } else {
-            py.allow_threads(|| {
-                let stop = || cancelled() || ctrl_c.pressed();
-                wisp_sim::run::run_wifi_or_cancel(w, &options, flows, seed, None, Some(&stop))
-            })
-            .map_err(|e| ctrl_c.error(e))
-        }
+        guarded(py, calls_python, &shared, &token, |stop| {
+            wisp_sim::run::run_wifi_or_cancel(w, &options, flows, seed, None, Some(stop))
+        })?
     } else {
         let forward = spec.load().map_err(value_error)?;
         let reverse = reverse.as_deref().map(trace_link).transpose()?;
         options.check_window(&forward).map_err(value_error)?;
         let scenario = options.scenario(forward, reverse, flows, seed);
-        // A Python controller needs the GIL at every callback: the run keeps it (its hooks
-        // check for Ctrl-C), and stops at the engine's next cancel point once one failed.
-        let ctrl_c = CtrlC::new(py)?;
-        if calls_python {
-            let stop = || shared.failed() || cancelled() || ctrl_c.pressed();
-            wisp_sim::run::run_or_cancel(&scenario, None, Some(&stop)).map_err(|e| ctrl_c.error(e))
-        } else {
-            py.allow_threads(|| {
-                let stop = || cancelled() || ctrl_c.pressed();
-                wisp_sim::run::run_or_cancel(&scenario, None, Some(&stop))
-            })
-            .map_err(|e| ctrl_c.error(e))
-        }
+        guarded(py, calls_python, &shared, &token, |stop| {
+            wisp_sim::run::run_or_cancel(&scenario, None, Some(stop))
+        })?
     };
     if let Some(e) = shared.take_error() {
         return Err(e);
@@ -403,6 +346,78 @@ fn run(
     Ok(RunOutput {
         result,
         callbacks: shared.calls(),
+    })
+}
+
+/// `scheme` as `wisp.run` takes it (one scheme for every flow, or a list: one flow of each):
+/// the schemes, and whether any is a Python controller (whose hooks need the GIL).
+fn schemes_of(
+    py: Python<'_>,
+    scheme: &Bound<'_, PyAny>,
+    flows: u16,
+    shared: &Arc<Shared>,
+) -> PyResult<(Vec<SchemeConfig>, bool)> {
+    let given: Vec<Bound<'_, PyAny>> =
+        if scheme.is_instance_of::<PyList>() || scheme.is_instance_of::<PyTuple>() {
+            if flows != 1 {
+                return Err(value_error(
+                    "flows: a list of schemes gives one flow each; leave flows at 1",
+                ));
+            }
+            let list: Vec<Bound<'_, PyAny>> = scheme.try_iter()?.collect::<PyResult<_>>()?;
+            if list.is_empty() {
+                return Err(value_error("scheme: the list names no scheme"));
+            }
+            list
+        } else {
+            vec![scheme.clone(); usize::from(flows)]
+        };
+    let mut calls_python = false;
+    let mut schemes = Vec::with_capacity(given.len());
+    for s in &given {
+        if let Ok(c) = s.downcast::<PyController>() {
+            let (config, python) = c.get().scheme(py, shared);
+            calls_python |= python;
+            schemes.push(config);
+        } else {
+            let spec: &str = s.extract().map_err(|_| {
+                let ty = s
+                    .get_type()
+                    .qualname()
+                    .map_or_else(|_| "?".to_string(), |n| n.to_string());
+                PyTypeError::new_err(format!(
+                    "scheme: expected a spec string or a wisp.Controller (or a list of them), \
+                     not {ty}"
+                ))
+            })?;
+            schemes.push(spec.parse::<SchemeConfig>().map_err(value_error)?);
+        }
+    }
+    Ok((schemes, calls_python))
+}
+
+/// Runs `run` with a cancel point that stops it on Ctrl-C (in the main thread), on `token`, or
+/// once a Python hook failed. Built-in schemes run with the GIL released; a Python controller
+/// needs the GIL at every callback, so the run keeps it and Python's signal handlers run at
+/// the cancel point between the hooks' calls.
+fn guarded(
+    py: Python<'_>,
+    calls_python: bool,
+    shared: &Shared,
+    token: &AtomicBool,
+    run: impl FnOnce(&dyn Fn() -> bool) -> Result<RunResult, SimError> + Send,
+) -> PyResult<Result<RunResult, RunError>> {
+    let ctrl_c = CtrlC::new(py)?;
+    let cancelled = || token.load(Ordering::Relaxed);
+    Ok(if calls_python {
+        let stop = || shared.failed() || cancelled() || ctrl_c.pressed();
+        run(&stop).map_err(|e| ctrl_c.error(e))
+    } else {
+        py.allow_threads(|| {
+            let stop = || cancelled() || ctrl_c.pressed();
+            run(&stop)
+        })
+        .map_err(|e| ctrl_c.error(e))
     })
 }
 
