@@ -185,59 +185,13 @@ impl FromStr for WifiSpec {
         for (k, v) in items {
             match k {
                 "std" | "standard" => spec.standard = v.parse().map_err(|e: String| err(k, e))?,
-                "rate" => {
-                    let mbps = match v.parse::<f64>() {
-                        Ok(x) => x,
-                        Err(_) => {
-                            let b: Bitrate = v
-                                .parse()
-                                .map_err(|e: wisp_core::units::ParseUnitError| err(k, e.0))?;
-                            b.bps() as f64 / 1e6
-                        }
-                    };
-                    rate = Some((v.to_string(), mbps));
-                }
+                "rate" => rate = Some((v.to_string(), parse_mbps(v).map_err(|e| err(k, e))?)),
                 "stations" => {
-                    spec.stations = v
-                        .parse()
-                        .ok()
-                        .filter(|n| *n <= MAX_STATIONS)
-                        .ok_or_else(|| err(k, format!("must be 0 to {MAX_STATIONS}, not `{v}`")))?
+                    spec.stations = number_in(v, 0..=MAX_STATIONS, "").map_err(|e| err(k, e))?
                 }
-                "load" => {
-                    spec.load = match v.split_once(':') {
-                        None if v == "none" => Load::None,
-                        None if v == "tcp" => Load::Tcp,
-                        None if v == "saturated" => Load::Saturated,
-                        None if v == "udp" => Load::Udp(DEFAULT_UDP_RATE),
-                        Some(("udp", r)) => {
-                            let r: Bitrate = r
-                                .parse()
-                                .map_err(|e: wisp_core::units::ParseUnitError| err(k, e.0))?;
-                            if r == Bitrate::ZERO {
-                                return Err(err(k, "the udp rate must be positive".into()));
-                            }
-                            // Faster, the packets' spacing rounds to nothing and the source
-                            // never yields (udp:1e12mbps hung).
-                            if r > Bitrate::from_mbps(10_000) {
-                                return Err(err(k, "the udp rate must be at most 10gbps".into()));
-                            }
-                            Load::Udp(r)
-                        }
-                        _ => {
-                            return Err(err(
-                                k,
-                                format!("`{v}` is not none, udp[:RATE], tcp or saturated"),
-                            ));
-                        }
-                    }
-                }
+                "load" => spec.load = parse_load(v).map_err(|e| err(k, e))?,
                 "queue" => {
-                    spec.queue = v
-                        .parse()
-                        .ok()
-                        .filter(|n| (1..=100_000).contains(n))
-                        .ok_or_else(|| err(k, format!("must be 1 to 100000 frames, not `{v}`")))?
+                    spec.queue = number_in(v, 1..=100_000, " frames").map_err(|e| err(k, e))?
                 }
                 "ap-queue" => {
                     spec.ap_fifo = match v {
@@ -254,29 +208,13 @@ impl FromStr for WifiSpec {
                     }
                 }
                 "bytes" => {
-                    spec.bytes = v
-                        .parse()
-                        .ok()
-                        .filter(|n| (TCP_ACK_BYTES..=MAX_MSDU_BYTES).contains(n))
-                        .ok_or_else(|| {
-                            err(
-                                k,
-                                format!("must be {TCP_ACK_BYTES} to {MAX_MSDU_BYTES}, not `{v}`"),
-                            )
-                        })?
+                    spec.bytes =
+                        number_in(v, TCP_ACK_BYTES..=MAX_MSDU_BYTES, "").map_err(|e| err(k, e))?
                 }
                 "map" => spec.map = v.parse().map_err(|e: String| err(k, e))?,
                 "cochannel" => {
                     spec.cochannel =
-                        v.parse()
-                            .ok()
-                            .filter(|n| *n <= MAX_STATIONS)
-                            .ok_or_else(|| {
-                                err(
-                                    k,
-                                    format!("must be 0 to {MAX_STATIONS} stations, not `{v}`"),
-                                )
-                            })?
+                        number_in(v, 0..=MAX_STATIONS, " stations").map_err(|e| err(k, e))?
                 }
                 _ => {
                     if !spec.phy.set(k, v).map_err(|e| err(k, e))? {
@@ -296,6 +234,58 @@ impl FromStr for WifiSpec {
             .map_err(|(k, e)| err(k, e))?;
         Ok(spec)
     }
+}
+
+/// `v` as a number in `range`, else `must be LO to HI{unit}, not `v``.
+fn number_in<T>(v: &str, range: std::ops::RangeInclusive<T>, unit: &str) -> Result<T, String>
+where
+    T: FromStr + PartialOrd + std::fmt::Display,
+{
+    v.parse().ok().filter(|n| range.contains(n)).ok_or_else(|| {
+        format!(
+            "must be {} to {}{unit}, not `{v}`",
+            range.start(),
+            range.end()
+        )
+    })
+}
+
+/// `rate=`'s value in Mbit/s: a bare number, or a rate with its unit.
+fn parse_mbps(v: &str) -> Result<f64, String> {
+    match v.parse::<f64>() {
+        Ok(x) => Ok(x),
+        Err(_) => {
+            let b: Bitrate = v
+                .parse()
+                .map_err(|e: wisp_core::units::ParseUnitError| e.0)?;
+            Ok(b.bps() as f64 / 1e6)
+        }
+    }
+}
+
+/// `load=`'s value: none, udp[:RATE], tcp or saturated.
+fn parse_load(v: &str) -> Result<Load, String> {
+    Ok(match v.split_once(':') {
+        None if v == "none" => Load::None,
+        None if v == "tcp" => Load::Tcp,
+        None if v == "saturated" => Load::Saturated,
+        None if v == "udp" => Load::Udp(DEFAULT_UDP_RATE),
+        Some(("udp", r)) => {
+            let r: Bitrate = r
+                .parse()
+                .map_err(|e: wisp_core::units::ParseUnitError| e.0)?;
+            if r == Bitrate::ZERO {
+                return Err("the udp rate must be positive".into());
+            }
+            // Faster, the packets' spacing rounds to nothing and the source never yields
+            // (udp:1e12mbps hung).
+            if r > Bitrate::from_mbps(10_000) {
+                return Err("the udp rate must be at most 10gbps".into());
+            }
+            Load::Udp(r)
+        }
+        _ => return Err(format!("`{v}` is not none, udp[:RATE], tcp or saturated")),
+    })
 }
 
 /// The canonical spec (every key; `map`, `cochannel` and `ap-queue` only when set), which parses back to
