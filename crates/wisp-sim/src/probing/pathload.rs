@@ -117,56 +117,9 @@ pub fn run_once(case: &Case, seed: u64) -> PathloadResult {
     let mut converged = false;
     while fleets < 60 && now - start < Duration::from_secs(100) {
         fleets += 1;
-        // Stream parameters.
-        let mut t_us = 80.0;
-        let mut l = (rate * t_us / 8.0).round();
-        if !(228.0..=1500.0).contains(&l) {
-            l = l.clamp(228.0, 1500.0);
-            t_us = 8.0 * l / rate;
-        }
-        let offs: Vec<Duration> = (0..100)
-            .map(|k| Duration::from_secs_f64(t_us * 1e-6 * k as f64))
-            .collect();
-        let dur = Duration::from_secs_f64(t_us * 1e-6 * 100.0);
-        let (mut inc, mut no, mut kept) = (0, 0, 0);
-        let mut lossy = false;
-        for _ in 0..12 {
-            let (arr, end) = tb.probe_train(now, &offs, l as u32, tag);
-            tag += 100;
-            bytes += 100 * l as u64;
-            let sends = offs.iter().map(|o| now + *o);
-            let d: Vec<f64> = arr
-                .iter()
-                .zip(sends)
-                .filter_map(|(a, s)| {
-                    Some((a.as_ref()?.saturating_duration_since(s)).as_secs_f64() * 1e6)
-                })
-                .collect();
-            now = end.max(now + dur * 10);
-            if d.len() < 85 {
-                lossy = true;
-                break;
-            }
-            match stream_trend(&d) {
-                Some(Trend::Increasing) => {
-                    inc += 1;
-                    kept += 1;
-                }
-                Some(Trend::Flat) => {
-                    no += 1;
-                    kept += 1;
-                }
-                Some(Trend::Grey) => kept += 1,
-                None => {}
-            }
-        }
-        let trend = if lossy || (kept > 0 && inc * 10 >= 6 * kept) {
-            Trend::Increasing
-        } else if kept > 0 && no * 10 >= 6 * kept {
-            Trend::Flat
-        } else {
-            Trend::Grey
-        };
+        let (trend, sent, next) = fleet(&mut tb, now, rate, &mut tag);
+        bytes += sent;
+        now = next;
         match trend {
             Trend::Increasing => {
                 rmax = Some(rate);
@@ -222,6 +175,64 @@ pub fn run_once(case: &Case, seed: u64) -> PathloadResult {
         bytes_sent: bytes,
         time: now - start,
     }
+}
+
+/// One fleet at `rate` Mbit/s from `now`: 12 streams of 100 packets (80 µs apart, or the packet
+/// size's bounds), each judged by its one-way delays' trend; the fleet's trend (increasing when
+/// a stream lost packets), the bytes sent and when the fleet ended. `tag` counts the packets.
+fn fleet(tb: &mut Testbed, mut now: Instant, rate: f64, tag: &mut u64) -> (Trend, u64, Instant) {
+    let mut bytes = 0u64;
+    // Stream parameters.
+    let mut t_us = 80.0;
+    let mut l = (rate * t_us / 8.0).round();
+    if !(228.0..=1500.0).contains(&l) {
+        l = l.clamp(228.0, 1500.0);
+        t_us = 8.0 * l / rate;
+    }
+    let offs: Vec<Duration> = (0..100)
+        .map(|k| Duration::from_secs_f64(t_us * 1e-6 * k as f64))
+        .collect();
+    let dur = Duration::from_secs_f64(t_us * 1e-6 * 100.0);
+    let (mut inc, mut no, mut kept) = (0, 0, 0);
+    let mut lossy = false;
+    for _ in 0..12 {
+        let (arr, end) = tb.probe_train(now, &offs, l as u32, *tag);
+        *tag += 100;
+        bytes += 100 * l as u64;
+        let sends = offs.iter().map(|o| now + *o);
+        let d: Vec<f64> = arr
+            .iter()
+            .zip(sends)
+            .filter_map(|(a, s)| {
+                Some((a.as_ref()?.saturating_duration_since(s)).as_secs_f64() * 1e6)
+            })
+            .collect();
+        now = end.max(now + dur * 10);
+        if d.len() < 85 {
+            lossy = true;
+            break;
+        }
+        match stream_trend(&d) {
+            Some(Trend::Increasing) => {
+                inc += 1;
+                kept += 1;
+            }
+            Some(Trend::Flat) => {
+                no += 1;
+                kept += 1;
+            }
+            Some(Trend::Grey) => kept += 1,
+            None => {}
+        }
+    }
+    let trend = if lossy || (kept > 0 && inc * 10 >= 6 * kept) {
+        Trend::Increasing
+    } else if kept > 0 && no * 10 >= 6 * kept {
+        Trend::Flat
+    } else {
+        Trend::Grey
+    };
+    (trend, bytes, now)
 }
 
 #[cfg(test)]
