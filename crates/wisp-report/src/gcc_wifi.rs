@@ -186,7 +186,6 @@ pub fn dynamics_svg(case: &Case, duration_s: f64) -> String {
 /// 5/25/50/75/95th percentiles (right), for every run of the case.
 pub fn boxplot_svg(case: &Case) -> String {
     let runs = ordered(case);
-    let n = runs.len().max(1);
     let rmax = runs
         .iter()
         .map(|r| r.summary.mean_rate_kbps + r.summary.std_rate_kbps)
@@ -199,102 +198,127 @@ pub fn boxplot_svg(case: &Case) -> String {
         * 1.15;
     svg((960, 380), |root| {
         let (left, right) = root.split_horizontally(480);
-        let xs = -0.5f64..(n as f64 - 0.5);
         let names: Vec<String> = runs
             .iter()
             .map(|r| short(&r.summary.scheme).to_string())
             .collect();
-        let fmt = |v: &f64| {
-            let i = v.round();
-            if (v - i).abs() < 1e-6 && i >= 0.0 && (i as usize) < names.len() {
-                names[i as usize].clone()
-            } else {
-                String::new()
-            }
-        };
-        let mut chart = ChartBuilder::on(&left)
-            .caption("average sending rate ± std. dev.", ("sans-serif", 14))
-            .margin(10)
-            .x_label_area_size(30)
-            .y_label_area_size(56)
-            .build_cartesian_2d(xs.clone(), 0f64..rmax)?;
-        chart
-            .configure_mesh()
-            .disable_x_mesh()
-            .x_labels(n)
-            .x_label_formatter(&fmt)
-            .y_desc("kbit/s")
-            .y_label_formatter(&|v| format!("{v:.0}"))
-            .light_line_style(RGBColor(245, 245, 245))
-            .draw()?;
-        for (i, r) in runs.iter().enumerate() {
-            let x = i as f64;
-            let c = color(i);
-            let (m, s) = (r.summary.mean_rate_kbps, r.summary.std_rate_kbps);
-            chart.draw_series(std::iter::once(Rectangle::new(
-                [(x - 0.3, 0.0), (x + 0.3, m)],
-                c.mix(0.6).filled(),
-            )))?;
+        rate_panel(&left, &runs, &names, rmax)?;
+        delay_panel(&right, &runs, &names, dmax)
+    })
+}
+
+/// A chart of one panel of Fig. 10: a column per run, labelled with `names`, up to `ymax`.
+fn panel<'a, 'b>(
+    area: &'a Area<'b>,
+    caption: &str,
+    names: &'a [String],
+    ymax: f64,
+    unit: &str,
+) -> Result<
+    ChartContext<
+        'a,
+        SVGBackend<'b>,
+        Cartesian2d<plotters::coord::types::RangedCoordf64, plotters::coord::types::RangedCoordf64>,
+    >,
+    Box<dyn std::error::Error>,
+> {
+    let n = names.len().max(1);
+    let mut chart = ChartBuilder::on(area)
+        .caption(caption, ("sans-serif", 14))
+        .margin(10)
+        .x_label_area_size(30)
+        .y_label_area_size(56)
+        .build_cartesian_2d(-0.5f64..(n as f64 - 0.5), 0f64..ymax)?;
+    let fmt = |v: &f64| {
+        let i = v.round();
+        if (v - i).abs() < 1e-6 && i >= 0.0 && (i as usize) < names.len() {
+            names[i as usize].clone()
+        } else {
+            String::new()
+        }
+    };
+    chart
+        .configure_mesh()
+        .disable_x_mesh()
+        .x_labels(n)
+        .x_label_formatter(&fmt)
+        .y_desc(unit)
+        .y_label_formatter(&|v| format!("{v:.0}"))
+        .light_line_style(RGBColor(245, 245, 245))
+        .draw()?;
+    Ok(chart)
+}
+
+/// Fig. 10, left: each run's average sending rate ± one standard deviation.
+fn rate_panel(area: &Area<'_>, runs: &[&RunData], names: &[String], ymax: f64) -> Res {
+    let mut chart = panel(
+        area,
+        "average sending rate ± std. dev.",
+        names,
+        ymax,
+        "kbit/s",
+    )?;
+    for (i, r) in runs.iter().enumerate() {
+        let x = i as f64;
+        let c = color(i);
+        let (m, s) = (r.summary.mean_rate_kbps, r.summary.std_rate_kbps);
+        chart.draw_series(std::iter::once(Rectangle::new(
+            [(x - 0.3, 0.0), (x + 0.3, m)],
+            c.mix(0.6).filled(),
+        )))?;
+        chart.draw_series(std::iter::once(PathElement::new(
+            vec![(x, (m - s).max(0.0)), (x, m + s)],
+            BLACK.stroke_width(1),
+        )))?;
+        for y in [(m - s).max(0.0), m + s] {
             chart.draw_series(std::iter::once(PathElement::new(
-                vec![(x, (m - s).max(0.0)), (x, m + s)],
+                vec![(x - 0.1, y), (x + 0.1, y)],
                 BLACK.stroke_width(1),
             )))?;
-            for y in [(m - s).max(0.0), m + s] {
-                chart.draw_series(std::iter::once(PathElement::new(
-                    vec![(x - 0.1, y), (x + 0.1, y)],
-                    BLACK.stroke_width(1),
-                )))?;
-            }
         }
-        let mut chart = ChartBuilder::on(&right)
-            .caption(
-                "one-way delay: 5/25/50/75/95th percentiles",
-                ("sans-serif", 14),
-            )
-            .margin(10)
-            .x_label_area_size(30)
-            .y_label_area_size(56)
-            .build_cartesian_2d(xs, 0f64..dmax)?;
-        chart
-            .configure_mesh()
-            .disable_x_mesh()
-            .x_labels(n)
-            .x_label_formatter(&fmt)
-            .y_desc("ms")
-            .y_label_formatter(&|v| format!("{v:.0}"))
-            .light_line_style(RGBColor(245, 245, 245))
-            .draw()?;
-        for (i, r) in runs.iter().enumerate() {
-            let x = i as f64;
-            let c = color(i);
-            let [p5, p25, p50, p75, p95] = r.summary.owd_ms;
-            chart.draw_series(std::iter::once(Rectangle::new(
-                [(x - 0.25, p25), (x + 0.25, p75)],
-                c.mix(0.35).filled(),
-            )))?;
-            chart.draw_series(std::iter::once(Rectangle::new(
-                [(x - 0.25, p25), (x + 0.25, p75)],
-                c.stroke_width(1),
-            )))?;
+    }
+    Ok(())
+}
+
+/// Fig. 10, right: each run's one-way delay, 5/25/50/75/95th percentiles.
+fn delay_panel(area: &Area<'_>, runs: &[&RunData], names: &[String], ymax: f64) -> Res {
+    let mut chart = panel(
+        area,
+        "one-way delay: 5/25/50/75/95th percentiles",
+        names,
+        ymax,
+        "ms",
+    )?;
+    for (i, r) in runs.iter().enumerate() {
+        let x = i as f64;
+        let c = color(i);
+        let [p5, p25, p50, p75, p95] = r.summary.owd_ms;
+        chart.draw_series(std::iter::once(Rectangle::new(
+            [(x - 0.25, p25), (x + 0.25, p75)],
+            c.mix(0.35).filled(),
+        )))?;
+        chart.draw_series(std::iter::once(Rectangle::new(
+            [(x - 0.25, p25), (x + 0.25, p75)],
+            c.stroke_width(1),
+        )))?;
+        chart.draw_series(std::iter::once(PathElement::new(
+            vec![(x - 0.25, p50), (x + 0.25, p50)],
+            RGBColor(214, 39, 40).stroke_width(2),
+        )))?;
+        for (a, b) in [(p5, p25), (p75, p95)] {
             chart.draw_series(std::iter::once(PathElement::new(
-                vec![(x - 0.25, p50), (x + 0.25, p50)],
-                RGBColor(214, 39, 40).stroke_width(2),
+                vec![(x, a), (x, b)],
+                BLACK.stroke_width(1),
             )))?;
-            for (a, b) in [(p5, p25), (p75, p95)] {
-                chart.draw_series(std::iter::once(PathElement::new(
-                    vec![(x, a), (x, b)],
-                    BLACK.stroke_width(1),
-                )))?;
-            }
-            for y in [p5, p95] {
-                chart.draw_series(std::iter::once(PathElement::new(
-                    vec![(x - 0.1, y), (x + 0.1, y)],
-                    BLACK.stroke_width(1),
-                )))?;
-            }
         }
-        Ok(())
-    })
+        for y in [p5, p95] {
+            chart.draw_series(std::iter::once(PathElement::new(
+                vec![(x - 0.1, y), (x + 0.1, y)],
+                BLACK.stroke_width(1),
+            )))?;
+        }
+    }
+    Ok(())
 }
 
 /// The d_m densities of every case as CSV: `case,scheme,dm_ms,density_per_ms`.

@@ -229,45 +229,57 @@ fn draw_scatter(
         x1: x + 6,
         y1: y + 6,
     }));
-    for (p, &(x, y)) in points.iter().zip(&dots) {
-        let label = if p.delay_ms < DELAY_FLOOR_MS {
-            format!("{} (≤1 ms)", p.label)
-        } else {
-            p.label.clone()
-        };
-        let w = Rect::label(0, 0, &label, 13).x1;
-        let candidates: Vec<Rect> = [(-21, 7), (-35, 21), (-49, 35)]
-            .iter()
-            .flat_map(|&(up, down)| {
-                [
-                    (x + 4, up),
-                    (x + 4, down),
-                    (x - 4 - w, up),
-                    (x - 4 - w, down),
-                ]
-            })
-            .map(|(x0, dy)| Rect::label(x0, y + dy, &label, 13))
-            .collect();
-        let (width, height) = root.dim_in_pixel();
-        let inside =
-            |r: &Rect| r.x0 >= 0 && r.y0 >= 0 && r.x1 <= width as i32 && r.y1 <= height as i32;
-        let r = candidates
-            .iter()
-            .find(|r| inside(r) && !placed.iter().any(|q| q.overlaps(r)))
-            .or_else(|| candidates.iter().find(|r| inside(r)))
-            .unwrap_or(&candidates[0]);
-        root.draw(&Text::new(
-            label,
-            (r.x0, r.y0),
-            ("sans-serif", 13).into_font().color(&color(p.color)),
-        ))?;
-        placed.push(*r);
+    for (p, &at) in points.iter().zip(&dots) {
+        place_label(root, p, at, &mut placed)?;
     }
     root.draw(&Text::new(
         "better ↗",
         (560, 34),
         ("sans-serif", 13).into_font().color(&RGBColor(90, 90, 90)),
     ))?;
+    Ok(())
+}
+
+/// Draws point `p`'s label (at pixel `(x, y)`) at the first place around it (right, then left;
+/// nearest lines first) where it stays on the canvas and overlaps nothing in `placed`, and
+/// adds it there.
+fn place_label(
+    root: &DrawingArea<SVGBackend<'_>, plotters::coord::Shift>,
+    p: &ScatterPoint,
+    (x, y): (i32, i32),
+    placed: &mut Vec<Rect>,
+) -> Result<(), Box<dyn std::error::Error>> {
+    let label = if p.delay_ms < DELAY_FLOOR_MS {
+        format!("{} (≤1 ms)", p.label)
+    } else {
+        p.label.clone()
+    };
+    let w = Rect::label(0, 0, &label, 13).x1;
+    let candidates: Vec<Rect> = [(-21, 7), (-35, 21), (-49, 35)]
+        .iter()
+        .flat_map(|&(up, down)| {
+            [
+                (x + 4, up),
+                (x + 4, down),
+                (x - 4 - w, up),
+                (x - 4 - w, down),
+            ]
+        })
+        .map(|(x0, dy)| Rect::label(x0, y + dy, &label, 13))
+        .collect();
+    let (width, height) = root.dim_in_pixel();
+    let inside = |r: &Rect| r.x0 >= 0 && r.y0 >= 0 && r.x1 <= width as i32 && r.y1 <= height as i32;
+    let r = candidates
+        .iter()
+        .find(|r| inside(r) && !placed.iter().any(|q| q.overlaps(r)))
+        .or_else(|| candidates.iter().find(|r| inside(r)))
+        .unwrap_or(&candidates[0]);
+    root.draw(&Text::new(
+        label,
+        (r.x0, r.y0),
+        ("sans-serif", 13).into_font().color(&color(p.color)),
+    ))?;
+    placed.push(*r);
     Ok(())
 }
 
