@@ -78,7 +78,11 @@ fn main() {
             counts
         );
     }
-    let end = net.duration.as_secs_f64();
+    print_rates(log, &idx, net.duration.as_secs_f64());
+}
+
+/// Each call's rate over the whole run, then its rate and mean one-way delay per 5 s.
+fn print_rates(log: &wisp_sim::log::RunLog, idx: &[u16], end: f64) {
     let whole: Vec<String> = idx
         .iter()
         .map(|&f| {
@@ -96,7 +100,7 @@ fn main() {
     let mut t = 0.0;
     while t < end {
         let mut line = format!("{t:5.0}");
-        for &f in &idx {
+        for &f in idx {
             let (mut bytes, mut owd, mut n) = (0u64, 0.0, 0u64);
             for p in log.packets.iter().filter(|p| p.flow == f) {
                 let s = p.sent().as_secs_f64();
