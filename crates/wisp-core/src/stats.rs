@@ -9,6 +9,10 @@
 //! dependency update. Box–Muller and inversion here are two lines each, consume a fixed number
 //! of uniforms per draw, and change only when this file does.
 
+/// The quantiles and medians of the whole workspace live here, one definition each:
+/// [`quantile_sorted`] (nearest rank: delays, throughputs, every reported percentile),
+/// [`median_midpoint`], [`median_upper`] and [`quantile_linear`] (box plots).
+///
 /// The `q`-quantile (0 ≤ q ≤ 1) of `sorted` by the nearest-rank method: the smallest value
 /// with at least `q·n` values at or below it. `None` for an empty slice.
 ///
@@ -27,6 +31,45 @@ pub fn quantile_sorted(sorted: &[f64], q: f64) -> Option<f64> {
 pub fn quantiles(values: &mut [f64], qs: &[f64]) -> Vec<Option<f64>> {
     values.sort_unstable_by(f64::total_cmp);
     qs.iter().map(|&q| quantile_sorted(values, q)).collect()
+}
+
+/// The `q`-quantile of `values` (in any order; copied and sorted) by the nearest-rank method
+/// ([`quantile_sorted`]).
+pub fn quantile_of(values: &[f64], q: f64) -> Option<f64> {
+    let mut v = values.to_vec();
+    v.sort_unstable_by(f64::total_cmp);
+    quantile_sorted(&v, q)
+}
+
+/// The median as the mean of the two middle values for an even count (sorts `values`): the
+/// usual definition, which WBest's C_e (eq. 3) and the probing tools' medians use. `None` when
+/// empty.
+pub fn median_midpoint(values: &mut [f64]) -> Option<f64> {
+    if values.is_empty() {
+        return None;
+    }
+    values.sort_by(f64::total_cmp);
+    let k = values.len();
+    Some(if k % 2 == 1 {
+        values[k / 2]
+    } else {
+        (values[k / 2 - 1] + values[k / 2]) / 2.0
+    })
+}
+
+/// The upper median of `sorted`: the value at index ⌊n/2⌋ (for an even count, the greater of
+/// the two middle values), as the Ping-Pair figures report T_q. `None` when empty.
+pub fn median_upper(sorted: &[f64]) -> Option<f64> {
+    sorted.get(sorted.len() / 2).copied()
+}
+
+/// The `q`-quantile of `sorted` by linear interpolation between the closest ranks (NumPy's
+/// default), for box plots. `None` when empty.
+pub fn quantile_linear(sorted: &[f64], q: f64) -> Option<f64> {
+    let last = sorted.len().checked_sub(1)?;
+    let x = q.clamp(0.0, 1.0) * last as f64;
+    let (i, f) = (x.floor() as usize, x.fract());
+    Some(sorted[i] + f * (sorted[(i + 1).min(last)] - sorted[i]))
 }
 
 /// A standard normal draw from `rng` (Box–Muller; `1 − u` avoids ln 0). Two uniform draws
@@ -160,6 +203,29 @@ mod tests {
         assert_eq!(m.min(), Some(60));
         m.reset();
         assert_eq!(m.min(), None);
+    }
+
+    #[test]
+    fn the_four_definitions_on_an_even_and_an_odd_count() {
+        let even = [1.0, 2.0, 3.0, 10.0];
+        let odd = [1.0, 2.0, 3.0];
+        // Nearest rank: the lower middle of an even count.
+        assert_eq!(quantile_of(&[10.0, 1.0, 3.0, 2.0], 0.5), Some(2.0));
+        assert_eq!(median_midpoint(&mut even.clone()), Some(2.5));
+        assert_eq!(median_midpoint(&mut odd.clone()), Some(2.0));
+        assert_eq!(median_upper(&even), Some(3.0));
+        assert_eq!(median_upper(&odd), Some(2.0));
+        assert_eq!(quantile_linear(&even, 0.5), Some(2.5));
+        assert_eq!(quantile_linear(&even, 1.0), Some(10.0));
+        assert_eq!(quantile_linear(&even, 0.0), Some(1.0));
+        for empty in [
+            quantile_of(&[], 0.5),
+            median_midpoint(&mut []),
+            median_upper(&[]),
+            quantile_linear(&[], 0.5),
+        ] {
+            assert_eq!(empty, None);
+        }
     }
 
     #[test]

@@ -20,13 +20,7 @@ fn label(tool: &str) -> &str {
     }
 }
 
-/// The `q`-quantile of sorted `v` (linear interpolation); `None` for an empty `v`.
-fn quantile(v: &[f64], q: f64) -> Option<f64> {
-    let last = v.len().checked_sub(1)?;
-    let x = q.clamp(0.0, 1.0) * last as f64;
-    let (i, f) = (x.floor() as usize, x.fract());
-    Some(v[i] + f * (v[(i + 1).min(last)] - v[i]))
-}
+use wisp_core::stats::quantile_linear as quantile;
 
 /// Box statistics of `v`: (min, p25, median, p75, max); `None` when empty.
 pub fn five_numbers(v: &[f64]) -> Option<[f64; 5]> {

@@ -243,7 +243,7 @@ pub fn summary(pings: &[PingRecord], flow: u16) -> PingSummary {
         pairs: mine.len() as u64,
         valid: t_q.len() as u64,
         attributed: t_c.len() as u64,
-        t_q_p50_ms: (!t_q.is_empty()).then(|| t_q[t_q.len() / 2]),
+        t_q_p50_ms: wisp_core::stats::median_upper(&t_q),
         t_c_mean_ms: mean(&t_c),
         n_a_mean: mean(&n_a),
     }

@@ -444,19 +444,8 @@ pub fn effective_capacity(
     (median(&mut c).map(Bitrate::from_bps_f64), used)
 }
 
-/// The median (mean of the middle two for an even count).
-pub fn median(v: &mut [f64]) -> Option<f64> {
-    if v.is_empty() {
-        return None;
-    }
-    v.sort_by(f64::total_cmp);
-    let k = v.len();
-    Some(if k % 2 == 1 {
-        v[k / 2]
-    } else {
-        (v[k / 2 - 1] + v[k / 2]) / 2.0
-    })
-}
+/// The median (mean of the middle two for an even count): [`crate::stats::median_midpoint`].
+pub use crate::stats::median_midpoint as median;
 
 /// Eq. 6 (Alg. 1 lines 5–9): `A = C_e (2 − C_e / R)` if `R ≥ C_e / 2`, else 0 (bits/s).
 pub fn available_from_dispersion(ce: f64, r: f64) -> f64 {

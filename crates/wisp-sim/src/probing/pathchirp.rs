@@ -134,9 +134,7 @@ pub struct ChirpResult {
 }
 
 fn pct(v: &[f64], p: f64) -> f64 {
-    let mut s = v.to_vec();
-    s.sort_by(f64::total_cmp);
-    wisp_core::stats::quantile_sorted(&s, p).unwrap_or(f64::NAN)
+    wisp_core::stats::quantile_of(v, p).unwrap_or(f64::NAN)
 }
 
 /// pathChirp on `case` with `seed`, after the warm-up.

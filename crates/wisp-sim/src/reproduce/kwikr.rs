@@ -260,12 +260,10 @@ pub fn step_pairs(log: &RunLog, flows: usize, interval: Duration) -> Vec<Pair> {
         .collect()
 }
 
+/// The upper median of `v` ([`wisp_core::stats::median_upper`]).
 fn median(mut v: Vec<f64>) -> Option<f64> {
-    if v.is_empty() {
-        return None;
-    }
     v.sort_by(f64::total_cmp);
-    Some(v[v.len() / 2])
+    wisp_core::stats::median_upper(&v)
 }
 
 /// Summarises a setting's pairs.

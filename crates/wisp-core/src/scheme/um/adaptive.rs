@@ -87,7 +87,7 @@ use super::RateParams;
 use super::rate_params;
 use super::sender::{AckInfo, LossInfo, RateLaw};
 use crate::scheme::params::{self, Checked, Configurable, Validate, ordered, range};
-use crate::stats::{quantile_sorted, quantiles};
+use crate::stats::quantile_sorted;
 use crate::time::{Duration, Instant};
 use std::collections::VecDeque;
 
@@ -548,8 +548,7 @@ impl AdaptiveUm {
     }
 
     fn median(v: &[f64]) -> f64 {
-        let mut v = v.to_vec();
-        quantiles(&mut v, &[0.5])[0].unwrap_or(0.0)
+        crate::stats::quantile_of(v, 0.5).unwrap_or(0.0)
     }
 
     /// Recomputes δ_T and δ̂ from the set.
