@@ -62,3 +62,73 @@ fn link_rates_above_the_limit_are_refused_at_once() {
         );
     }
 }
+
+/// Exit code 2 and one line on stderr naming `needle`, within `secs` seconds (for commands
+/// without `--out`).
+fn assert_refused_quickly(args: &[&str], needle: &str, secs: f64) {
+    let start = std::time::Instant::now();
+    let o = wisp(args);
+    let took = start.elapsed().as_secs_f64();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+    let lines: Vec<&str> = err
+        .lines()
+        .filter(|l| !l.starts_with("wisp: seed"))
+        .collect();
+    assert_eq!(lines.len(), 1, "{args:?}: {err}");
+    assert!(
+        lines[0].contains(needle),
+        "{args:?}: `{err}` lacks `{needle}`"
+    );
+    assert!(took < secs, "{args:?} took {took:.1} s");
+}
+
+#[test]
+fn endless_inputs_are_refused_at_their_size_limit() {
+    let cases: [(&[&str], &str); 5] = [
+        (
+            &["run", "--scheme", "cbr", "--link", "trace:/dev/zero"],
+            "limit of 64 MiB",
+        ),
+        (&["sim", "/dev/zero"], "limit of 8 MiB"),
+        (
+            &[
+                "run",
+                "--scheme",
+                "alfalfa",
+                "--video",
+                "/dev/zero",
+                "--link",
+                "const:2mbps",
+            ],
+            "limit of 256 MiB",
+        ),
+        (&["trace", "stats", "/dev/zero"], "limit of 64 MiB"),
+        (&["analyze", "/dev/zero"], "limit of 256 MiB"),
+    ];
+    for (args, needle) in cases {
+        assert_refused_quickly(args, needle, 20.0);
+        if matches!(args[0], "run" | "sim") {
+            assert_bad_input(args, needle);
+        }
+    }
+}
+
+#[test]
+fn a_scenario_with_too_many_flows_is_refused_from_the_count() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("many.toml");
+    let mut text = String::from(
+        "duration = \"1s\"\n[nodes]\na = \"host\"\nb = \"host\"\n[[links]]\nfrom = \"a\"\n\
+         to = \"b\"\nspec = \"const:10mbps\"\n",
+    );
+    text += &"[[flows]]\nscheme = \"cbr\"\nfrom = \"a\"\nto = \"b\"\n".repeat(70_000);
+    std::fs::write(&path, text).unwrap();
+    let p = path.to_str().unwrap();
+    assert_refused_quickly(
+        &["sim", p],
+        "70000 flows, more than the limit of 65535",
+        5.0,
+    );
+    assert_bad_input(&["sim", p], "more than the limit of 65535");
+}
