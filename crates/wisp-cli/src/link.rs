@@ -297,6 +297,7 @@ pub fn analyze(a: AnalyzeArgs) -> Result<(), CliError> {
     for p in &a.logs {
         let f = std::fs::File::open(p)
             .map_err(|e| CliError::Input(format!("cannot read {}: {e}", p.display())))?;
+        let f = wisp_sim::limits::Capped::new(f, wisp_sim::limits::MAX_LOG_BYTES, "log");
         let r = wisp_net::mmlog::analyze(BufReader::new(f), &p.display().to_string())
             .map_err(CliError::input)?;
         results.push(r);

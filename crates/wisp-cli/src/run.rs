@@ -212,7 +212,7 @@ pub(crate) fn clip_fps(
 
 /// Reads a Y4M clip for `--video` (a truncated or unsupported clip is bad input).
 pub(crate) fn read_clip(clip: &std::path::Path) -> Result<wisp_core::video::Clip, CliError> {
-    let bytes = std::fs::read(clip)
+    let bytes = wisp_sim::limits::read_capped(clip, wisp_sim::limits::MAX_CLIP_BYTES, "clip")
         .map_err(|e| CliError::Input(format!("--video {}: {e}", clip.display())))?;
     wisp_core::video::y4m::parse(&bytes)
         .map_err(|e| CliError::Input(format!("--video {}: {e}", clip.display())))

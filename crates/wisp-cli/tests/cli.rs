@@ -693,8 +693,13 @@ fn sim_side_values_out_of_range_name_their_flag() {
         "1 Gbit/s",
     );
     assert_bad_input(
-        &["sweep", "--link", "const:1e12mbps", "--duration-s", "1"],
+        &["sweep", "--link", "const:10gbps", "--duration-s", "1"],
         "give --rates",
+    );
+    // Faster than any link may be (issue 37): refused as a spec.
+    assert_bad_input(
+        &["sweep", "--link", "const:1e12mbps", "--duration-s", "1"],
+        "limit of 10gbps",
     );
     let trace = "traces/cellular/Verizon-LTE-short.down";
     let o = wisp(&["forecast", "--trace", trace, "--duration-s", "1e30"]);

@@ -136,3 +136,37 @@ def test_the_largest_delay_delays() -> None:
     r = wisp.run(scheme="cbr", link="const:1mbps", duration_s=1, delay_ms=wisp.MAX_DELAY_MS)
     assert r.packets_delivered == 0 and r.packets_sent > 0
     assert r.delay_ms == 60000.0
+
+
+# Issue 37: the Python API reads the same inputs as the command line, through the same checks.
+
+
+def test_an_endless_trace_is_refused_at_its_size_limit(capped) -> None:
+    out = capped(
+        """
+        for load in (lambda: wisp.Trace.load("/dev/zero"),
+                     lambda: wisp.run(scheme="cbr", link="trace:/dev/zero", duration_s=1)):
+            try:
+                load()
+            except ValueError as e:
+                print("ValueError:", e)
+        """
+    )
+    assert out.count("ValueError:") == 2 and out.count("limit of 64 MiB") == 2, out
+
+
+@pytest.mark.parametrize(
+    "link", ["const:1e12mbps", "steps:1mbps@0,20gbps@1s", "3g-up:rate=1e6mbps"]
+)
+def test_link_rates_above_the_limit_are_refused(link) -> None:
+    with pytest.raises(ValueError, match="limit of 10gbps"):
+        wisp.run(scheme="cbr", link=link, duration_s=1)
+
+
+@pytest.mark.parametrize(
+    "param, range_",
+    [("heartbeat-ms=1e308", "60000"), ("reorder-ms=18446744073709551616", "10000")],
+)
+def test_parameters_out_of_range_name_the_range(param, range_) -> None:
+    with pytest.raises(ValueError, match=range_):
+        wisp.run(scheme=f"sprout:{param}", link="const:2mbps", duration_s=1)

@@ -22,6 +22,7 @@
 pub mod bench;
 pub mod forecast;
 pub mod interval;
+pub mod limits;
 pub mod link;
 pub mod log;
 pub mod loss;

@@ -39,6 +39,23 @@ use std::sync::Arc;
 use wisp_core::units::parse_duration;
 use wisp_core::{Bitrate, DataSize, Duration, Instant};
 
+/// The fastest link rate a spec may name (`const:`, `steps:`, `wifi-outage:` and the mobile
+/// profiles' `rate` and `radio`), and the fastest average rate of a trace link: 10 Gbit/s, five
+/// times the emulator's tested 2 Gbit/s and the bound of `wifi:load=udp:RATE`. A run's cost
+/// grows with rate × duration (the ideal sender's deliveries are counted packet by packet:
+/// 1e12 Mbit/s for 5 s took 74 s), so a faster rate is refused rather than run.
+pub const MAX_LINK_RATE: Bitrate = Bitrate::from_mbps(10_000);
+
+/// Refuses a rate above [`MAX_LINK_RATE`].
+pub(crate) fn check_link_rate(r: Bitrate) -> Result<Bitrate, String> {
+    if r > MAX_LINK_RATE {
+        return Err(format!(
+            "the rate {r} is above the limit of 10gbps (10 Gbit/s)"
+        ));
+    }
+    Ok(r)
+}
+
 /// A link named on the command line, before any file is read.
 #[derive(Clone, Debug, PartialEq)]
 pub enum LinkSpec {
@@ -118,7 +135,7 @@ impl OutageSpec {
                 if r == Bitrate::ZERO {
                     return Err(format!("`{k}` must be a positive rate"));
                 }
-                Ok(r)
+                check_link_rate(r)
             };
             match k.trim() {
                 "rate" => o.rate = rate(v)?,
@@ -262,7 +279,7 @@ impl FromStr for LinkSpec {
                 if r == Bitrate::ZERO {
                     return Err(err("the rate must be positive".into()));
                 }
-                Ok(LinkSpec::Const(r))
+                check_link_rate(r).map(LinkSpec::Const).map_err(err)
             }
             "steps" => {
                 let mut steps = Vec::new();
@@ -273,6 +290,7 @@ impl FromStr for LinkSpec {
                     let r: Bitrate = r
                         .parse()
                         .map_err(|e: wisp_core::units::ParseUnitError| err(e.0))?;
+                    let r = check_link_rate(r).map_err(err)?;
                     let t = parse_duration(t).map_err(|e| err(e.0))?;
                     if let Some(&(prev, _)) = steps.last() {
                         if t <= prev {
@@ -348,10 +366,13 @@ impl LinkSpec {
                 }
                 LinkModel::Handover(Arc::new(HandoverLink { segments: out }))
             }
-            LinkSpec::Trace { path, unit } => LinkModel::Trace(Trace::load(path, *unit)?),
-            LinkSpec::PacketTrace { path, unit } => {
-                LinkModel::PacketTrace(Trace::load(path, *unit)?)
+            LinkSpec::Trace { path, unit } => {
+                LinkModel::Trace(check_trace_rate(Trace::load(path, *unit)?, 1500)?)
             }
+            LinkSpec::PacketTrace { path, unit } => LinkModel::PacketTrace(check_trace_rate(
+                Trace::load(path, *unit)?,
+                PACKET_TRACE_BYTES_PER_LINE,
+            )?),
             LinkSpec::WifiOutage(o) => LinkModel::Outage(Arc::new(OutageLink {
                 spec: o.clone(),
                 steps: Arc::new(o.steps()),
@@ -362,6 +383,26 @@ impl LinkSpec {
             )),
         })
     }
+}
+
+/// Refuses a trace whose average rate (`bytes_per_line` per line over one period) is above
+/// [`MAX_LINK_RATE`].
+fn check_trace_rate(t: Arc<Trace>, bytes_per_line: u64) -> Result<Arc<Trace>, TraceError> {
+    let bits = t.lines() as f64 * bytes_per_line as f64 * 8.0;
+    let rate = bits / t.period().as_secs_f64();
+    if rate > MAX_LINK_RATE.bps() as f64 {
+        return Err(TraceError {
+            file: t
+                .path()
+                .map_or_else(|| t.name().to_string(), |p| p.display().to_string()),
+            line: None,
+            message: format!(
+                "an average rate of {:.0} Mbit/s, above the limit of 10gbps (10 Gbit/s)",
+                rate / 1e6
+            ),
+        });
+    }
+    Ok(t)
 }
 
 /// A loaded link model.
@@ -841,6 +882,83 @@ impl Server {
 mod tests {
     use super::*;
     use wisp_core::time::ms;
+
+    /// The fastest rate any link spec may name, wherever it names one.
+    fn fastest(spec: &LinkSpec) -> Bitrate {
+        match spec {
+            LinkSpec::Const(r) => *r,
+            LinkSpec::Steps(s) => s.iter().map(|s| s.1).max().unwrap_or(Bitrate::ZERO),
+            LinkSpec::WifiOutage(o) => o.rate.max(o.burst),
+            LinkSpec::Mobile(m) => m.rate.max(m.radio),
+            LinkSpec::Handover(segs) => segs.iter().map(|s| fastest(&s.1)).max().unwrap(),
+            _ => Bitrate::ZERO,
+        }
+    }
+
+    #[test]
+    fn rates_above_the_limit_are_refused_with_it_named() {
+        for spec in [
+            "const:1e12mbps",
+            "const:10000.001mbps",
+            "steps:1mbps@0,20gbps@1s",
+            "wifi-outage:rate=1mbps,burst=11gbps",
+            "wifi-outage:rate=10001mbps,burst=20gbps",
+            "3g-up:rate=1e6mbps",
+            "cable-up:radio=1000gbps",
+            "handover:const:1mbps+const:1e9mbps@1s",
+        ] {
+            let e = spec.parse::<LinkSpec>().unwrap_err();
+            assert!(e.message.contains("limit of 10gbps"), "{spec}: {e}");
+        }
+        assert_eq!(
+            "const:10gbps".parse::<LinkSpec>().unwrap(),
+            LinkSpec::Const(MAX_LINK_RATE)
+        );
+    }
+
+    #[test]
+    fn a_trace_faster_than_the_limit_is_refused() {
+        let dir = std::env::temp_dir().join(format!("wisp-fast-trace-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        // 1000 opportunities of 1500 bytes per ms: 12 Gbit/s; 800 per ms is 9.6 Gbit/s.
+        for (n, ok) in [(1000, false), (800, true)] {
+            let p = dir.join(format!("t{n}"));
+            std::fs::write(&p, "1\n".repeat(n)).unwrap();
+            let r = LinkSpec::Trace {
+                path: p.clone(),
+                unit: TraceUnit::Millis,
+            }
+            .load();
+            assert_eq!(r.is_ok(), ok, "{n}: {r:?}");
+            if let Err(e) = r {
+                assert!(e.message.contains("limit of 10gbps"), "{e}");
+            }
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    proptest::proptest! {
+        /// Whatever the number and unit, a rate is kept within the limit or refused.
+        #[test]
+        fn no_spec_names_a_rate_above_the_limit(
+            mantissa in 0.0f64..10.0,
+            exp in -3i32..16,
+            unit in proptest::sample::select(vec!["", "bps", "kbps", "mbps", "gbps"]),
+            kind in 0u8..5,
+        ) {
+            let r = format!("{mantissa}e{exp}{unit}");
+            let spec = match kind {
+                0 => format!("const:{r}"),
+                1 => format!("steps:1mbps@0,{r}@1s"),
+                2 => format!("wifi-outage:rate=1kbps,burst={r}"),
+                3 => format!("3g-up:rate={r}"),
+                _ => format!("handover:const:1mbps+const:{r}@2s"),
+            };
+            if let Ok(s) = spec.parse::<LinkSpec>() {
+                proptest::prop_assert!(fastest(&s) <= MAX_LINK_RATE, "{spec}");
+            }
+        }
+    }
 
     fn trace(s: &str) -> LinkModel {
         LinkModel::Trace(Arc::new(Trace::parse(s, "t", TraceUnit::Millis).unwrap()))

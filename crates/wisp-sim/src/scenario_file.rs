@@ -52,6 +52,7 @@
 //! Every error names `FILE:LINE:COLUMN` (the TOML parser's span, or the span of the value that
 //! is wrong: an unknown node, a bad link spec, a trace that cannot be read, …).
 
+use crate::limits::{MAX_FLOWS, MAX_LINKS, MAX_NODES};
 use crate::link::{LinkModel, LinkSpec, LinkSpecError};
 use crate::loss::{LossSpec, LossSpecError};
 use crate::metrics::FlowMetrics;
@@ -61,7 +62,7 @@ use crate::seed;
 use crate::sim::{FlowSpec, Hop, Network, Progress, RoutedFlow, SimError, WifiMedium, WiredLink};
 use crate::wifi::link::{AP, NodeId, STATION, WifiLink, WifiSpec, WifiSpecError};
 use serde::{Deserialize, Serialize};
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 use std::fmt;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
@@ -207,11 +208,12 @@ pub struct ScenarioFile {
 /// Reads and checks the scenario in `path`; traces are resolved relative to its folder.
 pub fn load(path: &Path) -> Result<ScenarioFile, ScenarioError> {
     let file = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|e| ScenarioError {
-        file: file.clone(),
-        at: None,
-        message: format!("cannot read the scenario: {e}"),
-    })?;
+    let text = crate::limits::read_text_capped(path, crate::limits::MAX_SCENARIO_BYTES, "scenario")
+        .map_err(|message| ScenarioError {
+            file: file.clone(),
+            at: None,
+            message,
+        })?;
     let base = path.parent().map(Path::to_path_buf).unwrap_or_default();
     parse(&file, &text, &base)
 }
@@ -288,9 +290,10 @@ impl Parser<'_> {
         nodes: &[(String, NodeKind)],
         v: &Spanned<String>,
     ) -> Result<usize, ScenarioError> {
+        // `nodes` is sorted by name (it comes from a `BTreeMap`).
         nodes
-            .iter()
-            .position(|(n, _)| n == v.get_ref())
+            .binary_search_by(|(n, _)| n.as_str().cmp(v.get_ref()))
+            .ok()
             .ok_or_else(|| {
                 let known: Vec<&str> = nodes.iter().map(|(n, _)| n.as_str()).collect();
                 self.at(
@@ -344,9 +347,36 @@ impl Parser<'_> {
         if nodes.is_empty() {
             return Err(self.error(None, "`nodes` names no node"));
         }
+        // Counted before anything is built from them (a route is searched per flow).
+        if nodes.len() > MAX_NODES {
+            return Err(self.error(
+                None,
+                format!("{} nodes, more than the limit of {MAX_NODES}", nodes.len()),
+            ));
+        }
+        let directions = de.links.len() + de.links.iter().filter(|l| l.reverse.is_some()).count();
+        if directions > MAX_LINKS {
+            return Err(self.error(
+                None,
+                format!(
+                    "{directions} links (each direction counted), more than the limit of \
+                     {MAX_LINKS}"
+                ),
+            ));
+        }
+        if de.flows.get_ref().len() > MAX_FLOWS {
+            return Err(self.at(
+                &de.flows,
+                format!(
+                    "{} flows, more than the limit of {MAX_FLOWS}",
+                    de.flows.get_ref().len()
+                ),
+            ));
+        }
         let mut graph: Vec<Vec<Edge>> = vec![Vec::new(); nodes.len()];
         let mut links: Vec<WiredLink> = Vec::new();
         let mut labels: Vec<String> = Vec::new();
+        let mut label_set: HashSet<String> = HashSet::new();
         for l in &de.links {
             let from = self.node(&nodes, &l.from)?;
             let to = self.node(&nodes, &l.to)?;
@@ -384,7 +414,7 @@ impl Parser<'_> {
                 dirs.push((to, from, r, label));
             }
             for (a, b, spec, label) in dirs {
-                if labels.contains(&label) {
+                if !label_set.insert(label.clone()) {
                     let span = l.name.as_ref().map_or(l.from.span(), Spanned::span);
                     return Err(self.error(
                         Some(span),
@@ -477,6 +507,9 @@ impl Parser<'_> {
         }
         let mut flows = Vec::new();
         let mut infos = Vec::new();
+        let mut names: HashSet<String> = HashSet::new();
+        // Routes already searched, by `(from, to)` (flows often share their ends).
+        let mut routes: HashMap<(usize, usize), Option<Route>> = HashMap::new();
         for (i, f) in de.flows.get_ref().iter().enumerate() {
             let mut scheme: SchemeConfig = f
                 .scheme
@@ -527,8 +560,11 @@ impl Parser<'_> {
                 }
                 None => None,
             };
-            let route = |a: usize, b: usize, span: &Spanned<String>| {
-                shortest_path(&graph, a, b).ok_or_else(|| {
+            let mut route = |a: usize, b: usize, span: &Spanned<String>| {
+                let found = routes
+                    .entry((a, b))
+                    .or_insert_with(|| shortest_path(&graph, a, b));
+                found.clone().ok_or_else(|| {
                     self.at(
                         span,
                         format!("no route from `{}` to `{}`", nodes[a].0, nodes[b].0),
@@ -564,7 +600,7 @@ impl Parser<'_> {
                 .as_ref()
                 .map_or_else(|| format!("flow{i}"), |n| n.get_ref().clone());
             // The table, run.json and the report tell flows apart by name.
-            if infos.iter().any(|f: &FlowInfo| f.name == name) {
+            if !names.insert(name.clone()) {
                 let span = f.name.as_ref().map_or(f.scheme.span(), Spanned::span);
                 return Err(self.error(
                     Some(span),
@@ -614,9 +650,6 @@ impl Parser<'_> {
                 pingpair,
             });
         }
-        if flows.len() > u16::MAX as usize {
-            return Err(self.at(&de.flows, "at most 65535 flows"));
-        }
         let network = Network {
             links,
             media,
@@ -645,7 +678,10 @@ impl Parser<'_> {
 
 /// The fewest-hop path from `a` to `b` (breadth first, edges in declaration order): its hops
 /// and the nodes it visits.
-fn shortest_path(graph: &[Vec<Edge>], a: usize, b: usize) -> Option<(Vec<Hop>, Vec<usize>)> {
+/// A path: its hops, and the nodes it crosses (its ends included).
+type Route = (Vec<Hop>, Vec<usize>);
+
+fn shortest_path(graph: &[Vec<Edge>], a: usize, b: usize) -> Option<Route> {
     let mut prev: Vec<Option<(usize, Hop)>> = vec![None; graph.len()];
     let mut seen = vec![false; graph.len()];
     seen[a] = true;
@@ -861,6 +897,62 @@ impl ScenarioFile {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    /// A scenario of `nodes` hosts in a chain and `flows` cbr flows from the first to the last.
+    fn sized(nodes: usize, flows: usize) -> String {
+        let mut t = String::from("duration = \"1s\"\n[nodes]\n");
+        for i in 0..nodes {
+            t += &format!("n{i} = \"host\"\n");
+        }
+        for i in 1..nodes.min(3) {
+            t += &format!(
+                "[[links]]\nfrom = \"n{}\"\nto = \"n{i}\"\nspec = \"const:1mbps\"\n\
+                 reverse = \"pipe\"\n",
+                i - 1
+            );
+        }
+        let to = nodes.min(3) - 1;
+        t += &format!("[[flows]]\nscheme = \"cbr\"\nfrom = \"n0\"\nto = \"n{to}\"\n").repeat(flows);
+        t
+    }
+
+    fn message(text: &str) -> String {
+        parse_without_files("s.toml", text).unwrap_err().message
+    }
+
+    #[test]
+    fn counts_over_their_limits_are_refused_before_anything_is_built() {
+        assert_eq!(
+            message(&sized(2, crate::limits::MAX_FLOWS + 1)),
+            "65536 flows, more than the limit of 65535"
+        );
+        // (Refused from the count, not after building the flows: 70000 took 15.5 s; the CLI
+        // test `a_scenario_with_too_many_flows_is_refused_from_the_count` times it.)
+        assert_eq!(
+            message(&sized(crate::limits::MAX_NODES + 1, 1)),
+            "1025 nodes, more than the limit of 1024"
+        );
+        let mut links = sized(3, 1);
+        links += &"[[links]]\nfrom = \"n0\"\nto = \"n2\"\nspec = \"pipe\"\nreverse = \"pipe\"\n"
+            .repeat(2048);
+        assert_eq!(
+            message(&links),
+            "4100 links (each direction counted), more than the limit of 4096"
+        );
+        // At the limits, accepted.
+        assert!(parse_without_files("s.toml", &sized(crate::limits::MAX_NODES, 1)).is_ok());
+        let many = parse_without_files("s.toml", &sized(3, 5000)).unwrap();
+        assert_eq!(many.flows.len(), 5000);
+    }
+
+    #[test]
+    fn a_scenario_over_the_size_limit_is_refused_unread() {
+        let e = load(Path::new("/dev/zero")).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "/dev/zero: the scenario is larger than the limit of 8 MiB (8388608 bytes)"
+        );
+    }
 
     const WIRED: &str = r#"
 duration = "10s"

@@ -76,10 +76,11 @@ impl Trace {
     /// Loads a trace file.
     pub fn load(path: &Path, unit: TraceUnit) -> Result<Arc<Trace>, TraceError> {
         let file = path.display().to_string();
-        let text = std::fs::read_to_string(path).map_err(|e| TraceError {
+        let text = crate::limits::read_text_capped(path, crate::limits::MAX_TRACE_BYTES, "trace")
+            .map_err(|message| TraceError {
             file: file.clone(),
             line: None,
-            message: format!("cannot read trace: {e}"),
+            message,
         })?;
         let mut t = Trace::parse(&text, &file, unit)?;
         t.path = Some(path.to_path_buf());
@@ -97,6 +98,19 @@ impl Trace {
             line: Some(line),
             message,
         };
+        // Counted before anything is parsed or kept (a newline per line, the last may lack it).
+        let newlines = text.bytes().filter(|&b| b == b'\n').count();
+        let raw_lines = newlines + usize::from(!text.is_empty() && !text.ends_with('\n'));
+        if raw_lines > crate::limits::MAX_TRACE_LINES {
+            return Err(TraceError {
+                file: file.to_string(),
+                line: None,
+                message: format!(
+                    "the trace has more than the limit of {} lines",
+                    crate::limits::MAX_TRACE_LINES
+                ),
+            });
+        }
         let scale = unit.nanos();
         let mut slots: Vec<(u64, u32)> = Vec::with_capacity(text.len() / 6);
         let mut lines = 0usize;
@@ -348,6 +362,26 @@ impl TraceCursor {
 mod tests {
     use super::*;
 
+    #[test]
+    fn a_trace_over_the_line_limit_is_refused_before_parsing() {
+        let max = crate::limits::MAX_TRACE_LINES;
+        let at_limit = "1\n".repeat(max);
+        assert_eq!(
+            Trace::parse(&at_limit, "t", TraceUnit::Millis)
+                .unwrap()
+                .lines(),
+            max
+        );
+        let over = format!("{at_limit}x");
+        let e = Trace::parse(&over, "t", TraceUnit::Millis).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "t: the trace has more than the limit of 8000000 lines"
+        );
+        let e = Trace::load(Path::new("/dev/zero"), TraceUnit::Millis).unwrap_err();
+        assert!(e.message.contains("limit of 64 MiB"), "{e}");
+    }
+
     fn parse(s: &str) -> Result<Trace, TraceError> {
         Trace::parse(s, "t.trace", TraceUnit::Millis)
     }
@@ -437,7 +471,7 @@ mod tests {
         let e = Trace::load(Path::new("/nonexistent/x.trace"), TraceUnit::Millis).unwrap_err();
         assert!(
             e.to_string()
-                .starts_with("/nonexistent/x.trace: cannot read trace"),
+                .starts_with("/nonexistent/x.trace: cannot read the trace"),
             "{e}"
         );
     }

@@ -72,7 +72,9 @@
 
 use super::cbr::CbrConfig;
 use super::gcc::GccConfig;
-use super::params::{Checked, Configurable, Validate, check, range, scheme_params};
+use super::params::{
+    Checked, Configurable, Validate, check, range, rate_kbps, scheme_params, time_ms,
+};
 use super::registry::{Halves, Scheme, SchemeInfo};
 use super::sprout::{SproutConfig, SproutReceiver, SproutSender};
 use super::{BuildError, SchemeContext};
@@ -328,7 +330,7 @@ impl Validate for AlfalfaParams {
             120.0,
             "1 to 120 pictures/s",
         )?;
-        range(
+        time_ms(
             "anchor-timeout-ms",
             self.anchor_timeout_ms,
             1.0,
@@ -342,7 +344,7 @@ impl Validate for AlfalfaParams {
             1.0,
             "a share of the window, 0.01 to 1",
         )?;
-        range(
+        rate_kbps(
             "cbr-kbps",
             self.cbr_kbps,
             1.0,
@@ -363,7 +365,7 @@ impl Validate for AlfalfaParams {
             8.0,
             "0 to 8 ticks",
         )?;
-        range("encode-ms", self.encode_ms, 0.0, 1000.0, "0 to 1000 ms")?;
+        time_ms("encode-ms", self.encode_ms, 0.0, 1000.0, "0 to 1000 ms")?;
         check(
             "hold",
             self.hold == Hold::Off || self.rate == VideoRate::Sprout,

@@ -12,7 +12,9 @@ use crate::time::Instant;
 use crate::units::{Bitrate, DataSize};
 use crate::wire::NoFeedback;
 
-use super::params::{self, Checked, Configurable, Validate, check, range, scheme_params};
+use super::params::{
+    self, Checked, Configurable, Validate, check, range, rate_kbps, scheme_params,
+};
 use super::registry::{Halves, Scheme, SchemeInfo};
 use super::{BuildError, ParamError, SchemeContext};
 use crate::pacer::Pacer;
@@ -71,9 +73,11 @@ impl Validate for CbrParams {
             "rate-kbps"
         };
         check(key, rate > 0.0, "a positive number of kbit/s")?;
-        check(
+        rate_kbps(
             key,
-            rate <= MAX_KBPS,
+            rate,
+            0.0,
+            MAX_KBPS,
             "a positive number of kbit/s, at most 1000000 (1 Gbit/s)",
         )?;
         if let Some(b) = self.packet_bytes {

@@ -187,6 +187,28 @@ pub fn range(key: &'static str, value: f64, lo: f64, hi: f64, expected: &str) ->
     check(key, (lo..=hi).contains(&value), expected)
 }
 
+/// A time in ms, `lo ≤ value ≤ hi`, in whole nanoseconds (the simulator's clock): a finer value
+/// would be rounded in silence, so it is refused with the range and the resolution named.
+pub fn time_ms(key: &'static str, value: f64, lo: f64, hi: f64, expected: &str) -> Checked {
+    range(key, value, lo, hi, expected)?;
+    let ns = crate::Duration::from_millis_f64(value).as_millis_f64();
+    check(key, ns == value, &format!("{expected}, in whole ns"))
+}
+
+/// A time in seconds, as [`time_ms`].
+pub fn time_s(key: &'static str, value: f64, lo: f64, hi: f64, expected: &str) -> Checked {
+    range(key, value, lo, hi, expected)?;
+    let ns = crate::Duration::from_secs_f64(value).as_secs_f64();
+    check(key, ns == value, &format!("{expected}, in whole ns"))
+}
+
+/// A rate in kbit/s, `lo ≤ value ≤ hi`, in whole bit/s (a [`crate::Bitrate`]'s resolution).
+pub fn rate_kbps(key: &'static str, value: f64, lo: f64, hi: f64, expected: &str) -> Checked {
+    range(key, value, lo, hi, expected)?;
+    let bps = crate::Bitrate::from_kbps_f64(value).kbps_f64();
+    check(key, bps == value, &format!("{expected}, in whole bit/s"))
+}
+
 /// Each value at most the next (`min-kbps ≤ start-kbps ≤ max-kbps`).
 pub fn ordered(items: &[(&'static str, f64)]) -> Checked {
     if items.windows(2).all(|w| w[0].1 <= w[1].1) {

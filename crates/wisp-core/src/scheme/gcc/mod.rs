@@ -110,7 +110,9 @@ pub use receiver::{GccReceiver, RemoteEstimator};
 pub use sender::GccSender;
 pub use wire::GccFeedback;
 
-use super::params::{Checked, Configurable, Validate, ordered, range, scheme_params};
+use super::params::{
+    Checked, Configurable, Validate, ordered, range, rate_kbps, scheme_params, time_ms,
+};
 use super::registry::{Halves, Scheme, SchemeInfo};
 use super::{BuildError, SchemeContext};
 use crate::pacer::Pacer;
@@ -255,14 +257,14 @@ pub enum ThresholdName {
 
 impl Validate for GccParams {
     fn validate(&self) -> Checked {
-        range(
+        time_ms(
             "interval-ms",
             self.interval_ms,
             0.1,
             100.0,
             "a time in ms, 0.1 to 100",
         )?;
-        range(
+        time_ms(
             "rate-window-ms",
             self.rate_window_ms,
             10.0,
@@ -289,11 +291,11 @@ pub(crate) fn check_call_keys(
     audio_kbps: f64,
 ) -> Checked {
     let kbps = "a rate in kbit/s, 1 to 1e6";
-    range("start-kbps", start_kbps, 1.0, 1e6, kbps)?;
-    range("min-kbps", min_kbps, 1.0, 1e6, kbps)?;
-    range("max-kbps", max_kbps, 1.0, 1e6, kbps)?;
+    rate_kbps("start-kbps", start_kbps, 1.0, 1e6, kbps)?;
+    rate_kbps("min-kbps", min_kbps, 1.0, 1e6, kbps)?;
+    rate_kbps("max-kbps", max_kbps, 1.0, 1e6, kbps)?;
     range("pace-factor", pace_factor, 1.0, 100.0, "a factor, 1 to 100")?;
-    range(
+    rate_kbps(
         "audio-kbps",
         audio_kbps,
         0.0,

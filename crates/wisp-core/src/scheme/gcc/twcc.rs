@@ -68,7 +68,7 @@ use super::{GccConfig, GccSender};
 use crate::controller::{Allowance, Receiver, SendContext, Sender, SenderStats};
 use crate::pacer::Pacer;
 use crate::packet::{Content, DataHeader};
-use crate::scheme::params::{Checked, Configurable, Validate, range, scheme_params};
+use crate::scheme::params::{Checked, Configurable, Validate, scheme_params, time_ms};
 use crate::scheme::registry::{Halves, Scheme, SchemeInfo};
 use crate::scheme::{BuildError, SchemeContext};
 use crate::source::MediaConfig;
@@ -146,7 +146,7 @@ scheme_params! {
 
 impl Validate for GccTwccParams {
     fn validate(&self) -> Checked {
-        range(
+        time_ms(
             "feedback-interval-ms",
             self.feedback_interval_ms,
             1.0,

@@ -186,7 +186,7 @@ pub use receiver::{SproutReceiver, TickRecord};
 pub use sender::SproutSender;
 
 use super::ParamError;
-use super::params::{self, Checked, Parameters, Validate, check, range, scheme_params};
+use super::params::{self, Checked, Parameters, Validate, check, range, scheme_params, time_ms};
 use crate::time::Duration;
 use crate::units::DataSize;
 use serde::{Deserialize, Serialize};
@@ -401,10 +401,12 @@ fn check_protocol(
     heartbeat_bytes: u64,
     heartbeat_max_ms: f64,
 ) -> Checked {
-    let tick = Duration::from_millis_f64(tick_ms);
-    check(
+    check("tick-ms", tick_ms > 0.0, "a tick in ms, in (0, 1000]")?;
+    time_ms(
         "tick-ms",
-        !tick.is_zero() && tick <= Duration::from_secs(1),
+        tick_ms,
+        0.0,
+        1000.0,
         "a tick in ms, in (0, 1000]",
     )?;
     range(
@@ -415,12 +417,16 @@ fn check_protocol(
         "a horizon of 1 to 16 ticks",
     )?;
     check("lookahead", lookahead >= 1, "a number of ticks, 1 or more")?;
-    check("reorder-ms", reorder_ms >= 0.0, "a non-negative time in ms")?;
-    check(
-        "heartbeat-ms",
-        !Duration::from_millis_f64(heartbeat_ms).is_zero(),
-        "a positive time in ms",
+    time_ms(
+        "reorder-ms",
+        reorder_ms,
+        0.0,
+        10_000.0,
+        "a time in ms, 0 to 10000",
     )?;
+    let heartbeat = "a time in ms, in (0, 60000]";
+    check("heartbeat-ms", heartbeat_ms > 0.0, heartbeat)?;
+    time_ms("heartbeat-ms", heartbeat_ms, 0.0, 60_000.0, heartbeat)?;
     range(
         "heartbeat-bytes",
         heartbeat_bytes as f64,
@@ -428,10 +434,12 @@ fn check_protocol(
         1500.0,
         "1 to 1500 bytes",
     )?;
-    check(
+    time_ms(
         "heartbeat-max-ms",
-        heartbeat_max_ms >= 0.0,
-        "a non-negative time in ms",
+        heartbeat_max_ms,
+        0.0,
+        600_000.0,
+        "a time in ms, 0 to 600000",
     )
 }
 

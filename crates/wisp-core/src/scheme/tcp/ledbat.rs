@@ -34,7 +34,7 @@
 //!   the window during recovery, as for every scheme here).
 
 use super::{AckSample, TcpParams, Window, WindowAdjustment, tcp_params};
-use crate::scheme::params::{Checked, Configurable, Validate, check, range};
+use crate::scheme::params::{Checked, Configurable, Validate, check, range, time_ms};
 use crate::stats::WindowedMin;
 use crate::time::{Duration, Instant};
 use std::collections::VecDeque;
@@ -95,7 +95,7 @@ tcp_params! {
 
 impl Validate for LedbatParams {
     fn validate(&self) -> Checked {
-        range(
+        time_ms(
             "target-ms",
             self.target_ms,
             0.001,

@@ -99,7 +99,7 @@ use vegas::{Vegas, VegasConfig};
 use crate::time::{Duration, Instant};
 use core::fmt;
 
-use super::params::{Checked, range};
+use super::params::{Checked, check, range, time_ms};
 
 /// RFC 6675's DupThresh: a packet is lost when one sent this many packets later is acknowledged.
 pub const DUP_THRESH: u64 = 3;
@@ -329,7 +329,7 @@ impl TcpParams {
             1000.0,
             "a whole number of segments, 1 to 1000",
         )?;
-        range(
+        time_ms(
             "rto-min-ms",
             rto_min_ms,
             1.0,
@@ -342,7 +342,12 @@ impl TcpParams {
                 kb,
                 1.5,
                 1e9,
-                "kilobytes (1000 B), at least 1.5, or none",
+                "kilobytes (1000 B), 1.5 to 1e9, or none",
+            )?;
+            check(
+                "rwnd-kb",
+                (kb * 1000.0).round() / 1000.0 == kb,
+                "kilobytes (1000 B), 1.5 to 1e9, in whole bytes, or none",
             )?;
         }
         Ok(())

@@ -70,7 +70,7 @@ pub use filter::{FilterParams, Innovation, LeakyBucketUkf};
 pub use wire::UkfFeedback;
 
 use super::gcc::check_call_keys;
-use super::params::{Checked, Configurable, Validate, range, scheme_params};
+use super::params::{Checked, Configurable, Validate, range, scheme_params, time_ms};
 use super::registry::{Halves, Scheme, SchemeInfo};
 use super::{BuildError, Needs, SchemeContext};
 use crate::controller::{Allowance, Receiver, SendContext, Sender, SenderStats};
@@ -190,7 +190,7 @@ impl Validate for UkfParams {
             1e6,
             "a factor, 0 to 1e6",
         )?;
-        range(
+        time_ms(
             "sigma-e-ms",
             self.sigma_e_ms,
             0.01,
@@ -206,14 +206,14 @@ impl Validate for UkfParams {
         )?;
         range("alpha", self.alpha, 1e-4, 1.0, "a number, 0.0001 to 1")?;
         range("ewma", self.ewma, 1e-3, 1.0, "a weight, 0.001 to 1")?;
-        range(
+        time_ms(
             "channel-access-ms",
             self.channel_access_ms,
             0.0,
             100.0,
             "a time in ms, 0 to 100",
         )?;
-        range(
+        time_ms(
             "feedback-ms",
             self.feedback_ms,
             1.0,

@@ -86,7 +86,9 @@
 use super::RateParams;
 use super::rate_params;
 use super::sender::{AckInfo, LossInfo, RateLaw};
-use crate::scheme::params::{self, Checked, Configurable, Validate, ordered, range};
+use crate::scheme::params::{
+    self, Checked, Configurable, Validate, ordered, range, time_ms, time_s,
+};
 use crate::stats::quantile_sorted;
 use crate::time::{Duration, Instant};
 use std::collections::VecDeque;
@@ -239,7 +241,7 @@ impl Validate for AdaptiveParams {
             "a factor, 1.01 to 100",
         )?;
         if let Some(d) = self.delta_hat_ms {
-            range(
+            time_ms(
                 "delta-hat-ms",
                 d,
                 0.1,
@@ -248,10 +250,10 @@ impl Validate for AdaptiveParams {
             )?;
         }
         let secs = "seconds, 1 to 3600";
-        range("probe-every-s", self.probe_every_s, 1.0, 3600.0, secs)?;
-        range("probe-first-s", self.probe_first_s, 1.0, 3600.0, secs)?;
+        time_s("probe-every-s", self.probe_every_s, 1.0, 3600.0, secs)?;
+        time_s("probe-first-s", self.probe_first_s, 1.0, 3600.0, secs)?;
         range("depth", self.depth, 0.0, 1.0, "a fraction, 0 to 1")?;
-        range(
+        time_ms(
             "window-ms",
             self.window_ms,
             10.0,
@@ -266,7 +268,7 @@ impl Validate for AdaptiveParams {
             1e5,
             count,
         )?;
-        range(
+        time_ms(
             "settle-ms",
             self.settle_ms,
             0.0,
@@ -275,7 +277,7 @@ impl Validate for AdaptiveParams {
         )?;
         range("quantile", self.quantile, 0.5, 1.0, "a quantile, 0.5 to 1")?;
         range("margin", self.margin, 0.0, 10.0, "a fraction, 0 to 10")?;
-        range(
+        time_s(
             "memory-s",
             self.memory_s,
             0.0,
@@ -283,7 +285,7 @@ impl Validate for AdaptiveParams {
             "seconds, 0 to 86400",
         )?;
         range("samples", self.samples as f64, 1.0, 1e5, count)?;
-        range(
+        time_ms(
             "floor-ms",
             self.floor_ms,
             0.0,

@@ -57,7 +57,9 @@ pub use um::{Um, UmConfig};
 pub use vegas_like::{VegasLike, VegasLikeConfig};
 
 use super::ParamError;
-use super::params::{Checked, Configurable, Parameters, Validate, ordered, range};
+use super::params::{
+    Checked, Configurable, Parameters, Validate, ordered, range, rate_kbps, time_s,
+};
 use super::registry::{Halves, Scheme, SchemeInfo};
 use super::tcp::TcpReceiver;
 use super::{BuildError, SchemeContext};
@@ -143,12 +145,12 @@ impl RateParams {
     pub(crate) fn check_keys(keys: [f64; 6]) -> Checked {
         let [start, min, max, pace, audio, window] = keys;
         let kbps = "kbit/s, 1 to 10000000";
-        range("start-kbps", start, 1.0, 1e7, kbps)?;
-        range("min-kbps", min, 1.0, 1e7, kbps)?;
-        range("max-kbps", max, 1.0, 1e7, kbps)?;
+        rate_kbps("start-kbps", start, 1.0, 1e7, kbps)?;
+        rate_kbps("min-kbps", min, 1.0, 1e7, kbps)?;
+        rate_kbps("max-kbps", max, 1.0, 1e7, kbps)?;
         range("pace-factor", pace, 1.0, 100.0, "a number, 1 to 100")?;
-        range("audio-kbps", audio, 0.0, 1000.0, "kbit/s, 0 to 1000")?;
-        range(
+        rate_kbps("audio-kbps", audio, 0.0, 1000.0, "kbit/s, 0 to 1000")?;
+        time_s(
             "base-window-s",
             window,
             1.0,
