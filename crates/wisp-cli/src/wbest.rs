@@ -137,8 +137,8 @@ pub fn wbest(command: WbestCommand) -> Result<(), CliError> {
                     cfg.burst, cfg.burst, cfg.pairs
                 )));
             }
-            // The IP packet must hold the IP and UDP headers and wisp's probe header (41
-            // bytes over IPv4, 61 over IPv6), and WBest's config asks for 64 at least.
+            // The IP packet must hold the IP and UDP headers and wisp's probe header (49
+            // bytes over IPv4, 69 over IPv6), and WBest's config asks for 64 at least.
             let min = wisp_net::wbest::min_probe_size(&a.server).max(64);
             if wisp_net::wbest::probe_payload(a.size, &a.server).is_none() || a.size < min {
                 return Err(CliError::Input(format!(
@@ -205,6 +205,7 @@ fn print_report(r: &WbestReport, json: bool) {
                 "gaps_used": r.gaps_used,
                 "gaps_sender_late": r.gaps_sender_late,
                 "train_lost": r.train_lost,
+                "foreign_datagrams": r.foreign_datagrams,
             })
         );
     } else {
@@ -228,5 +229,11 @@ fn print_report(r: &WbestReport, json: bool) {
                 String::new()
             }
         );
+        if r.foreign_datagrams > 0 {
+            println!(
+                "  {} datagrams from others (not this run's address and session nonce) ignored",
+                r.foreign_datagrams
+            );
+        }
     }
 }
