@@ -1989,3 +1989,35 @@ fn a_replay_from_another_address_during_a_session_is_foreign() {
     let r = json(&got.stdout);
     assert_eq!(r["peer"], relay_addr.to_string());
 }
+
+/// Issue 37 §3: a wait that ends says what was awaited, from whom and for how long: a sender
+/// killed mid-flow (no BYE) ends `wisp recv` at its idle timeout with one note naming both
+/// (was "no packet for the idle timeout; ending").
+#[test]
+fn the_idle_timeout_names_the_peer_and_the_bound() {
+    let _real_time = real_time();
+    let listen = format!("127.0.0.1:{}", free_port());
+    let recv = spawn_recv(&listen, &["--idle-timeout-s", "1"]);
+    std::thread::sleep(Duration::from_millis(300));
+    let mut send = Command::new(bin())
+        .args(["send", "--scheme", "cbr:rate-kbps=500", "--to", &listen])
+        .args(["--duration-s", "20"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn_guarded();
+    std::thread::sleep(Duration::from_millis(800));
+    // SIGKILL: no BYE.
+    send.kill().unwrap();
+    let _ = send.wait();
+    let got = recv_output_within(recv, 5);
+    let err = String::from_utf8_lossy(&got.stderr);
+    assert!(got.status.success(), "{err}");
+    let r = json(&got.stdout);
+    let peer = r["peer"].as_str().unwrap();
+    assert!(
+        err.contains(&format!(
+            "note: no packet from {peer} within the idle timeout of 1 s; ending"
+        )),
+        "{err}"
+    );
+}
