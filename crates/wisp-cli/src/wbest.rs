@@ -24,7 +24,9 @@ Output (--json: one object): capacity_mbps (C_e) and available_mbps (A), rates o
 (L = --size bytes per probe); bytes_sent, the probes' IP bytes; time_s; and what went into A:
 achievable_mbps (R, the train's dispersion rate), pairs_used, gaps_used, train_lost and
 gaps_sender_late (train gaps left out because the sending host sent their second packet
-late, more than half a gap or 50 us behind its schedule: its scheduler, not the path).
+late, more than half a gap or 50 us behind its schedule: its scheduler, not the path);
+foreign_datagrams, UDP datagrams that were not this run's (another address, or without the
+session nonce the server gave on the control connection), ignored.
 
 Examples:
   wisp wbest server --listen 0.0.0.0:9878
@@ -35,7 +37,10 @@ Examples:
 const SERVER_HELP: &str = "\
 Says where it listens on stderr, then serves one client at a time; each run's result (as the
 client prints it: capacity_mbps, available_mbps, bytes_sent, time_s) goes to stdout, a run that
-failed to stderr. A client silent for 10 s is dropped.
+failed to stderr, saying what it awaited and for how long (e.g. `no UDP announcement from
+10.0.0.2 within 10 s`). A client silent for 10 s is dropped. Probes count only from the address
+of the client's control connection with the run's session nonce: anyone else's are counted in
+foreign_datagrams and ignored, and never sent to.
 
 Example:
   wisp wbest server --listen 0.0.0.0:9878 --clients 1 --json";
