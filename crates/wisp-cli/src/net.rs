@@ -41,11 +41,14 @@ Waits for a sender (it says where it listens), runs the receiver half of the sch
 announces and answers with its feedback. It ends at the sender's BYE, --duration-s after the first
 packet, --idle-timeout-s after the last one, or on Ctrl-C/SIGTERM (the summary is still printed);
 before the first packet it waits until interrupted. Malformed datagrams are counted and dropped.
+The peer is the source of the first valid wisp media packet; datagrams from any other address or
+SSRC are then counted as foreign and dropped (a stray datagram cannot take the session over; RTP
+here is unauthenticated, as plain RTP: see docs/real-network.md).
 
 Output: one progress line a second on stderr (elapsed, rate, one-way delay, loss), then a summary
 line. With --json, one object on stdout: role, scheme, listen, peer, and flows[0] with
 throughput_kbps, delay_p50_ms, delay_p95_ms, e2e_delay_p95_ms, loss_rate, jitter_ms,
-packets_delivered, packets_lost, malformed_packets, feedback_packets; with a known link (--link,
+packets_delivered, packets_lost, malformed_packets, foreign_packets, feedback_packets; with a known link (--link,
 --trace) also capacity_kbps, utilization, ideal_e2e_delay_p95_ms and self_inflicted_delay_ms.
 One-way delays need the two clocks synchronised (the same host, or `wisp link`): flows[0].clock
 says which.

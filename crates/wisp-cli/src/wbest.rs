@@ -24,7 +24,9 @@ Output (--json: one object): capacity_mbps (C_e) and available_mbps (A), rates o
 (L = --size bytes per probe); bytes_sent, the probes' IP bytes; time_s; and what went into A:
 achievable_mbps (R, the train's dispersion rate), pairs_used, gaps_used, train_lost and
 gaps_sender_late (train gaps left out because the sending host sent their second packet
-late, more than half a gap or 50 us behind its schedule: its scheduler, not the path).
+late, more than half a gap or 50 us behind its schedule: its scheduler, not the path);
+foreign_datagrams, UDP datagrams that were not this run's (another address, or without the
+session nonce the server gave on the control connection), ignored.
 
 Examples:
   wisp wbest server --listen 0.0.0.0:9878
@@ -35,7 +37,10 @@ Examples:
 const SERVER_HELP: &str = "\
 Says where it listens on stderr, then serves one client at a time; each run's result (as the
 client prints it: capacity_mbps, available_mbps, bytes_sent, time_s) goes to stdout, a run that
-failed to stderr. A client silent for 10 s is dropped.
+failed to stderr, saying what it awaited and for how long (e.g. `no UDP announcement from
+10.0.0.2 within 10 s`). A client silent for 10 s is dropped. Probes count only from the address
+of the client's control connection with the run's session nonce: anyone else's are counted in
+foreign_datagrams and ignored, and never sent to.
 
 Example:
   wisp wbest server --listen 0.0.0.0:9878 --clients 1 --json";
@@ -137,8 +142,8 @@ pub fn wbest(command: WbestCommand) -> Result<(), CliError> {
                     cfg.burst, cfg.burst, cfg.pairs
                 )));
             }
-            // The IP packet must hold the IP and UDP headers and wisp's probe header (41
-            // bytes over IPv4, 61 over IPv6), and WBest's config asks for 64 at least.
+            // The IP packet must hold the IP and UDP headers and wisp's probe header (49
+            // bytes over IPv4, 69 over IPv6), and WBest's config asks for 64 at least.
             let min = wisp_net::wbest::min_probe_size(&a.server).max(64);
             if wisp_net::wbest::probe_payload(a.size, &a.server).is_none() || a.size < min {
                 return Err(CliError::Input(format!(
@@ -205,6 +210,7 @@ fn print_report(r: &WbestReport, json: bool) {
                 "gaps_used": r.gaps_used,
                 "gaps_sender_late": r.gaps_sender_late,
                 "train_lost": r.train_lost,
+                "foreign_datagrams": r.foreign_datagrams,
             })
         );
     } else {
@@ -228,5 +234,11 @@ fn print_report(r: &WbestReport, json: bool) {
                 String::new()
             }
         );
+        if r.foreign_datagrams > 0 {
+            println!(
+                "  {} datagrams from others (not this run's address and session nonce) ignored",
+                r.foreign_datagrams
+            );
+        }
     }
 }

@@ -1783,3 +1783,241 @@ fn every_network_command_helps_with_its_output_and_an_example() {
     let o = wisp(&["recv", "--help"]);
     assert!(!String::from_utf8_lossy(&o.stdout).contains("else the flow's start"));
 }
+
+/// `wisp recv`'s output once it has ended by itself within `secs`; a receiver still running
+/// then (one that took a stranger for its peer ignores the sender's BYE) is killed and the
+/// test fails.
+fn recv_output_within(mut recv: Guarded, secs: u64) -> Output {
+    let t = Instant::now();
+    while recv.try_wait().unwrap().is_none() {
+        if t.elapsed() > Duration::from_secs(secs) {
+            let _ = recv.kill();
+            let o = recv.wait_with_output().unwrap();
+            panic!(
+                "wisp recv did not end within {secs} s of the sender's end:\n{}\n{}",
+                String::from_utf8_lossy(&o.stdout),
+                String::from_utf8_lossy(&o.stderr)
+            );
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    recv.wait_with_output().unwrap()
+}
+
+/// The flow's figures once a session is over: the receiver must have taken the real sender,
+/// counted every other datagram as foreign and ended at the sender's BYE.
+fn assert_the_sender_was_the_peer(
+    sent: &Output,
+    got: &Output,
+    foreign_at_least: u64,
+    relayed: Option<u64>,
+) {
+    assert_ok(sent);
+    let err = String::from_utf8_lossy(&got.stderr);
+    assert!(got.status.success(), "{err}");
+    assert!(
+        !err.contains("idle timeout"),
+        "ended by BYE, not idle: {err}"
+    );
+    let s = json(&sent.stdout);
+    let r = json(&got.stdout);
+    let (sf, rf) = (&s["flows"][0], &r["flows"][0]);
+    // Every packet sent (or, through a relay, every one it passed on) was delivered.
+    let expected = relayed.unwrap_or_else(|| sf["packets_sent"].as_u64().unwrap());
+    assert_eq!(rf["packets_delivered"], expected, "{rf}\n{sf}");
+    if relayed.is_none() {
+        assert_eq!(rf["packets_lost"], 0, "{rf}");
+    }
+    assert!(
+        rf["foreign_packets"].as_u64().unwrap() >= foreign_at_least,
+        "{rf}"
+    );
+    // The sender heard the receiver (its reports, hence an RTT): they went to the sender,
+    // not to a stranger.
+    assert!(sf["rtt_p50_ms"].is_number(), "{sf}");
+    assert_eq!(r["scheme"], "cbr:rate-kbps=2000");
+}
+
+/// Issue 37 §1: one stray RTCP datagram (`80c9000112345678`, a receiver report header), or
+/// 20,000 random datagrams from 20 ports, sent before the sender used to become `wisp recv`'s
+/// peer: the real flow was then "foreign" (506 packets), nothing was delivered and the
+/// sender's BYE was ignored. The peer is now the first valid media packet's source.
+#[test]
+fn a_stray_datagram_or_a_flood_before_the_sender_does_not_take_over_recv() {
+    let _real_time = real_time();
+    for flood in [0usize, 20_000] {
+        let listen = format!("127.0.0.1:{}", free_port());
+        let recv = spawn_recv(&listen, &["--idle-timeout-s", "8"]);
+        std::thread::sleep(Duration::from_millis(300));
+        let strangers: Vec<UdpSocket> = (0..20)
+            .map(|_| UdpSocket::bind("127.0.0.1:0").unwrap())
+            .collect();
+        strangers[0]
+            .send_to(&[0x80, 0xc9, 0, 1, 0x12, 0x34, 0x56, 0x78], &listen)
+            .unwrap();
+        // Pseudo-random datagrams (a fixed LCG), a quarter shaped as RTP and a quarter as
+        // RTCP (version 2, an RTCP type).
+        let mut x: u32 = 37;
+        let mut next = || {
+            x = x.wrapping_mul(1_103_515_245).wrapping_add(12345);
+            (x >> 16) as u8
+        };
+        for i in 0..flood {
+            let len = 1 + usize::from(next()) % 200;
+            let mut d: Vec<u8> = (0..len).map(|_| next()).collect();
+            match i % 4 {
+                0 => d[0] = 0x80 | (d[0] & 0x3f),
+                1 if len > 1 => {
+                    d[0] = 0x80 | (d[0] & 0x1f);
+                    d[1] = 200 + d[1] % 5;
+                }
+                _ => {}
+            }
+            let _ = strangers[i % 20].send_to(&d, &listen);
+            if i % 1000 == 999 {
+                // Let the receiver drain its socket: the flood is to be read, not dropped.
+                std::thread::sleep(Duration::from_millis(5));
+            }
+        }
+        std::thread::sleep(Duration::from_millis(200));
+        let sent = wisp(&[
+            "send",
+            "--scheme",
+            "cbr",
+            "--rate-kbps",
+            "2000",
+            "--to",
+            &listen,
+            "--duration-s",
+            "1.5",
+            "--json",
+        ]);
+        let got = recv_output_within(recv, 5);
+        assert_the_sender_was_the_peer(&sent, &got, 1, None);
+        let r = json(&got.stdout);
+        let peer: std::net::SocketAddr = r["peer"].as_str().unwrap().parse().unwrap();
+        assert!(
+            strangers.iter().all(|s| s.local_addr().unwrap() != peer),
+            "flood {flood}: a stranger became the peer {peer}"
+        );
+    }
+}
+
+/// Issue 37 §1: a replay of the sender's own captured packets (media, its announcement and a
+/// BYE with its SSRC) from another address during the session used to take the session over
+/// and end it (6 packets, "loss 92%"). It is now foreign and ends nothing. The test relays
+/// the sender's datagrams to the receiver (and the feedback back), keeping copies to replay.
+#[test]
+fn a_replay_from_another_address_during_a_session_is_foreign() {
+    let _real_time = real_time();
+    let listen = format!("127.0.0.1:{}", free_port());
+    let recv = spawn_recv(&listen, &["--idle-timeout-s", "8"]);
+    std::thread::sleep(Duration::from_millis(300));
+    let relay = UdpSocket::bind("127.0.0.1:0").unwrap();
+    let relay_addr = relay.local_addr().unwrap();
+    let target: std::net::SocketAddr = listen.parse().unwrap();
+    // Bounded: the relay stops 8 s after it starts, or when the sender's BYE has gone by.
+    let relay_thread = std::thread::spawn(move || {
+        relay
+            .set_read_timeout(Some(Duration::from_millis(20)))
+            .unwrap();
+        let replayer = UdpSocket::bind("127.0.0.1:0").unwrap();
+        let (mut sender, mut captured, mut replayed) = (None, Vec::new(), 0usize);
+        let mut media = 0u64;
+        let start = Instant::now();
+        let mut buf = [0u8; 2048];
+        while start.elapsed() < Duration::from_secs(8) {
+            let Ok((n, from)) = relay.recv_from(&mut buf) else {
+                continue;
+            };
+            let d = buf[..n].to_vec();
+            if from == target {
+                if let Some(s) = sender {
+                    let _ = relay.send_to(&d, s);
+                }
+                continue;
+            }
+            sender = Some(from);
+            if relay.send_to(&d, target).is_ok() && !wisp_net::rtp::is_rtcp(&d) {
+                media += 1;
+            }
+            let bye = wisp_net::rtp::is_rtcp(&d)
+                && wisp_net::rtcp::decode(&d).is_ok_and(|items| {
+                    items
+                        .iter()
+                        .any(|i| matches!(i, wisp_net::rtcp::RtcpItem::Bye { .. }))
+                });
+            if captured.len() < 100 {
+                captured.push(d);
+            } else if replayed == 0 {
+                // Mid-session: replay what was captured, then a BYE with the sender's SSRC.
+                for c in &captured {
+                    let _ = replayer.send_to(c, target);
+                }
+                let ssrc = captured
+                    .iter()
+                    .find(|c| !wisp_net::rtp::is_rtcp(c))
+                    .map(|c| u32::from_be_bytes([c[8], c[9], c[10], c[11]]))
+                    .unwrap();
+                let mut b = Vec::new();
+                wisp_net::rtcp::encode_bye(ssrc, &mut b).unwrap();
+                let _ = replayer.send_to(&b, target);
+                replayed = captured.len() + 1;
+            }
+            if bye {
+                break;
+            }
+        }
+        (replayed, media)
+    });
+    let sent = wisp(&[
+        "send",
+        "--scheme",
+        "cbr",
+        "--rate-kbps",
+        "2000",
+        "--to",
+        &relay_addr.to_string(),
+        "--duration-s",
+        "2",
+        "--json",
+    ]);
+    let (replayed, relayed) = relay_thread.join().unwrap();
+    assert_eq!(replayed, 101);
+    let got = recv_output_within(recv, 5);
+    assert_the_sender_was_the_peer(&sent, &got, 101, Some(relayed));
+    let r = json(&got.stdout);
+    assert_eq!(r["peer"], relay_addr.to_string());
+}
+
+/// Issue 37 §3: a wait that ends says what was awaited, from whom and for how long: a sender
+/// killed mid-flow (no BYE) ends `wisp recv` at its idle timeout with one note naming both
+/// (was "no packet for the idle timeout; ending").
+#[test]
+fn the_idle_timeout_names_the_peer_and_the_bound() {
+    let _real_time = real_time();
+    let listen = format!("127.0.0.1:{}", free_port());
+    let recv = spawn_recv(&listen, &["--idle-timeout-s", "1"]);
+    std::thread::sleep(Duration::from_millis(300));
+    let mut send = Command::new(bin())
+        .args(["send", "--scheme", "cbr:rate-kbps=500", "--to", &listen])
+        .args(["--duration-s", "20"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn_guarded();
+    std::thread::sleep(Duration::from_millis(800));
+    // SIGKILL: no BYE.
+    send.kill().unwrap();
+    let _ = send.wait();
+    let got = recv_output_within(recv, 5);
+    let err = String::from_utf8_lossy(&got.stderr);
+    assert!(got.status.success(), "{err}");
+    let r = json(&got.stdout);
+    let peer = r["peer"].as_str().unwrap();
+    assert!(
+        err.contains(&format!(
+            "note: no packet from {peer} within the idle timeout of 1 s; ending"
+        )),
+        "{err}"
+    );
+}

@@ -43,7 +43,7 @@ fn out_of_range_parameters_are_bad_input() {
         (vec!["--pairs", "1001"], "--pairs"),
         (vec!["--train", "1"], "--train"),
         (vec!["--size", "10"], "--size"),
-        // The IP packet: 41 bytes hold IPv4's and UDP's headers and the probe's, 64 is the
+        // The IP packet: 49 bytes hold IPv4's and UDP's headers and the probe's, 64 is the
         // least WBest's config takes, 65535 the largest IP packet.
         (vec!["--size", "63"], "--size"),
         (vec!["--size", "65536"], "--size"),
@@ -422,4 +422,136 @@ fn on_the_wifi_medium_ce_is_the_saturation_throughput() {
         (ce_ip - sat).abs() / sat < 0.15,
         "C_e {ce_ip} (IP) vs {sat}"
     );
+}
+
+/// Floods `addr` (loopback) with forged WBest announcements and probes (probe header: "WP",
+/// phase, index, a guessed session nonce, send time) from one socket until `done` is set or
+/// 8 s passed; returns how many datagrams the server sent to it.
+fn stranger(
+    addr: std::net::SocketAddr,
+    done: std::sync::Arc<std::sync::atomic::AtomicBool>,
+) -> std::thread::JoinHandle<u64> {
+    std::thread::spawn(move || {
+        let s = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+        s.set_nonblocking(true).unwrap();
+        let (mut got, mut buf) = (0u64, [0u8; 2048]);
+        let start = std::time::Instant::now();
+        let mut k = 0u16;
+        while !done.load(std::sync::atomic::Ordering::Relaxed)
+            && start.elapsed() < Duration::from_secs(8)
+        {
+            for index in [0xffff, k % 60] {
+                let mut p = vec![0u8; 1472];
+                p[..2].copy_from_slice(b"WP");
+                p[2] = (k % 2) as u8;
+                p[3..5].copy_from_slice(&index.to_be_bytes());
+                p[5..13].copy_from_slice(&u64::from(k).to_be_bytes());
+                let _ = s.send_to(&p, addr);
+            }
+            k = k.wrapping_add(1);
+            while s.recv(&mut buf).is_ok() {
+                got += 1;
+            }
+            std::thread::sleep(Duration::from_micros(300));
+        }
+        got
+    })
+}
+
+/// Issue 37 §2: a stranger sending probe headers ("WP", index 0xFFFF) while a client ran got
+/// 60 of the server's probes (88 KB) and the client failed ("no packet pair arrived whole");
+/// forged probes during `--direction to-server` gave `available_mbps 0.0`, `train_lost 192`.
+/// Probes are now bound to the control connection's address and a session nonce.
+#[test]
+fn a_stranger_neither_receives_probes_nor_spoils_the_estimate() {
+    let _rt = real_time();
+    for direction in ["from-server", "to-server"] {
+        let port = free_port();
+        let addr: std::net::SocketAddr = format!("127.0.0.1:{port}").parse().unwrap();
+        let mut s = wisp_server(
+            &[
+                "wbest",
+                "server",
+                "--listen",
+                &addr.to_string(),
+                "--clients",
+                "1",
+                "--json",
+            ],
+            false,
+            None,
+        );
+        let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let flood = stranger(addr, done.clone());
+        std::thread::sleep(Duration::from_millis(100));
+        let o = wisp(&[
+            "wbest",
+            "client",
+            "--server",
+            &addr.to_string(),
+            "--direction",
+            direction,
+            "--json",
+        ]);
+        done.store(true, std::sync::atomic::Ordering::Relaxed);
+        let sent_to_stranger = flood.join().unwrap();
+        reap(&mut s, Duration::from_secs(5));
+        assert_ok(&o);
+        let e = estimate(&o);
+        assert_eq!(
+            sent_to_stranger, 0,
+            "{direction}: the server probed a stranger"
+        );
+        assert_eq!(e["train_lost"].as_u64(), Some(0), "{direction}: {e}");
+        assert_eq!(e["pairs_used"].as_u64(), Some(30), "{direction}: {e}");
+        assert!(
+            e["available_mbps"].as_f64().unwrap() > 0.0,
+            "{direction}: {e}"
+        );
+    }
+}
+
+/// Issue 37 §3: a client that never announces its UDP port, and a control header that
+/// promises 65,535 bytes and sends 10, ended in "udp announce: Resource temporarily
+/// unavailable (os error 11)" or "control read: …". The server now says what it awaited,
+/// from whom and for how long, and serves the next client.
+#[test]
+fn server_timeouts_say_what_was_awaited() {
+    use std::io::Write;
+    let port = free_port();
+    let addr = format!("127.0.0.1:{port}");
+    let s = wisp_server(
+        &["wbest", "server", "--listen", &addr, "--clients", "2"],
+        true,
+        None,
+    );
+    let version = wisp_net::wbest_wire::VERSION;
+    // A Hello (from-server, 30 pairs, 30 train, 1500 bytes), then no UDP announcement.
+    let mut quiet = std::net::TcpStream::connect(&addr).unwrap();
+    quiet
+        .write_all(&[b'W', b'B', version, 1, 0, 7, 1, 0, 30, 0, 30, 0x05, 0xdc])
+        .unwrap();
+    // The server serves one client at a time: the second waits for the first's timeout.
+    let mut short = std::net::TcpStream::connect(&addr).unwrap();
+    let mut bytes = vec![b'W', b'B', version, 1, 0xff, 0xff];
+    bytes.extend([0u8; 4]);
+    short.write_all(&bytes).unwrap();
+    let short_addr = short.local_addr().unwrap();
+    let t = std::time::Instant::now();
+    let o = s.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    assert!(t.elapsed() < Duration::from_secs(30), "{err}");
+    assert!(
+        err.contains("wisp wbest server: no UDP announcement from 127.0.0.1 within 10 s"),
+        "{err}"
+    );
+    assert!(
+        err.contains(&format!(
+            "wisp wbest server: a control message from {short_addr} announced 65535 bytes; 4 came within 10 s"
+        )),
+        "{err}"
+    );
+    assert!(!err.contains("os error"), "{err}");
+    drop((quiet, short));
 }

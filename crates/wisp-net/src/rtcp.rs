@@ -125,8 +125,9 @@ pub enum RtcpItem {
     /// A scheme's feedback message (from REMB or APP).
     Feedback(Feedback),
     /// The sender's scheme spec, and the fingerprint of the clip it codes (a video sender given
-    /// one).
+    /// one); `ssrc` is the APP packet's source (the sender's media SSRC).
     Scheme {
+        ssrc: u32,
         spec: String,
         clip: Option<u64>,
     },
@@ -401,6 +402,7 @@ fn decode_app(raw: &[u8]) -> Result<RtcpItem, RtcpError> {
             }
         };
         return Ok(RtcpItem::Scheme {
+            ssrc: u32::from_be_bytes([raw[4], raw[5], raw[6], raw[7]]),
             spec: spec.to_string(),
             clip,
         });
@@ -673,6 +675,7 @@ mod tests {
         assert_eq!(
             decode(&out).unwrap(),
             vec![RtcpItem::Scheme {
+                ssrc: 9,
                 spec: "alfalfa".into(),
                 clip: Some(0x0102_0304_0506_0708)
             }]
@@ -740,6 +743,7 @@ mod tests {
                 },
                 RtcpItem::Bye { sources: vec![9] },
                 RtcpItem::Scheme {
+                    ssrc: 9,
                     spec: "cbr:rate-kbps=1000".into(),
                     clip: None
                 },

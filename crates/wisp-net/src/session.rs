@@ -635,6 +635,8 @@ struct Receiving {
     /// Packets that arrived before the scheme was known (replayed when it is), with their
     /// payload when it is not all zeros.
     pending: Vec<(Instant, DataHeader, Option<Vec<u8>>)>,
+    /// RTCP datagrams that arrived before the peer was chosen: (source, arrival, bytes).
+    unbound: std::collections::VecDeque<(SocketAddr, Instant, Vec<u8>)>,
     ssrc: u32,
     media_ssrc: Option<u32>,
     peer: Option<SocketAddr>,
@@ -663,6 +665,13 @@ struct Receiving {
 }
 
 const MAX_PENDING: usize = 100_000;
+/// RTCP datagrams kept from sources that are not the peer before it is known: at most this
+/// many sources' worth ([`Receiving::keep_unbound`])…
+const MAX_UNBOUND_SOURCES: usize = 16;
+/// …of at most this many datagrams each…
+const MAX_UNBOUND_PER_SOURCE: usize = 4;
+/// …of at most this many bytes (a sender's compound is a few hundred).
+const MAX_UNBOUND_BYTES: usize = 2048;
 
 impl Receiving {
     /// A receiving side with our SSRC `ssrc` that has seen nothing yet.
@@ -672,6 +681,7 @@ impl Receiving {
             video_codecs: None,
             scheme: None,
             pending: vec![],
+            unbound: Default::default(),
             ssrc,
             media_ssrc: None,
             peer: None,
@@ -715,20 +725,67 @@ impl Receiving {
         Ok(())
     }
 
+    /// An RTCP datagram. Before the peer is known it is only kept (the latest few per source,
+    /// [`MAX_UNBOUND_SOURCES`]); the first valid media packet chooses the peer, and that
+    /// source's kept datagrams are then read as if they came now. After that, RTCP from any
+    /// other address is foreign, and items about another SSRC are ignored.
     fn on_rtcp(&mut self, buf: &[u8], now: Instant, from: SocketAddr, mtu: DataSize) {
         let Ok(items) = rtcp::decode(buf) else {
             self.malformed += 1;
             return;
         };
-        if self.peer.is_some_and(|p| p != from) {
+        let Some(peer) = self.peer else {
+            self.keep_unbound(buf, now, from);
+            return;
+        };
+        if peer != from {
             self.foreign += 1;
             return;
         }
+        self.on_rtcp_items(items, now, mtu);
+    }
+
+    /// Keeps an RTCP datagram from a source that is not (yet) the peer: a stranger's stray
+    /// datagram, or the sender's announcement that came before its first media packet.
+    fn keep_unbound(&mut self, buf: &[u8], now: Instant, from: SocketAddr) {
+        if buf.len() > MAX_UNBOUND_BYTES {
+            self.foreign += 1;
+            return;
+        }
+        let kept = self.unbound.iter().filter(|u| u.0 == from).count();
+        if kept >= MAX_UNBOUND_PER_SOURCE {
+            // The oldest of this source's goes: the announcement is repeated every interval.
+            if let Some(i) = self.unbound.iter().position(|u| u.0 == from) {
+                self.unbound.remove(i);
+                self.foreign += 1;
+            }
+        } else if self.unbound.len() >= MAX_UNBOUND_SOURCES * MAX_UNBOUND_PER_SOURCE {
+            self.unbound.pop_front();
+            self.foreign += 1;
+        }
+        self.unbound.push_back((from, now, buf.to_vec()));
+    }
+
+    /// Binds the session to `peer` and its media SSRC `ssrc`: what that source sent before is
+    /// read now, what every other source sent is foreign.
+    fn bind(&mut self, peer: SocketAddr, ssrc: u32, mtu: DataSize) {
+        self.peer = Some(peer);
+        self.media_ssrc = Some(ssrc);
+        for (from, at, buf) in std::mem::take(&mut self.unbound) {
+            if from != peer {
+                self.foreign += 1;
+                continue;
+            }
+            if let Ok(items) = rtcp::decode(&buf) {
+                self.on_rtcp_items(items, at, mtu);
+            }
+        }
+    }
+
+    fn on_rtcp_items(&mut self, items: Vec<RtcpItem>, now: Instant, mtu: DataSize) {
         for item in items {
             match item {
-                RtcpItem::SenderReport { ssrc, ntp, .. }
-                    if self.media_ssrc.is_none_or(|m| m == ssrc) =>
-                {
+                RtcpItem::SenderReport { ssrc, ntp, .. } if self.media_ssrc == Some(ssrc) => {
                     self.last_sr = Some(((ntp >> 16) as u32, now));
                     // On one host the SR's timestamp is on our clock: the flow's latest instant
                     // so far (the final SR marks its end).
@@ -737,10 +794,10 @@ impl Receiving {
                         .min(u128::from(u64::MAX)) as u64;
                     self.sender_end = Some(Instant::from_nanos(ns));
                 }
-                RtcpItem::Cname { ssrc, cname } if self.media_ssrc.is_none_or(|m| m == ssrc) => {
+                RtcpItem::Cname { ssrc, cname } if self.media_ssrc == Some(ssrc) => {
                     self.synchronised = same_host(&cname);
                 }
-                RtcpItem::Scheme { spec, clip } => {
+                RtcpItem::Scheme { ssrc, spec, clip } if self.media_ssrc == Some(ssrc) => {
                     if self.receiver.is_none() {
                         match (clip, self.clip) {
                             (Some(theirs), Some(ours)) if theirs != ours => {
@@ -776,9 +833,6 @@ impl Receiving {
                 _ => {}
             }
         }
-        if self.peer.is_none() {
-            self.peer = Some(from);
-        }
     }
 
     fn note(&mut self, n: String) {
@@ -787,7 +841,10 @@ impl Receiving {
         }
     }
 
-    fn on_rtp(&mut self, buf: &[u8], now: Instant, from: SocketAddr) {
+    /// A media packet. Only one of wisp's form (its RTP header extensions, checked sizes)
+    /// counts; the first one chooses the peer and the media SSRC ([`Receiving::bind`]), which
+    /// a stray or random datagram cannot do: any other source or SSRC is then foreign.
+    fn on_rtp(&mut self, buf: &[u8], now: Instant, from: SocketAddr, mtu: DataSize) {
         // The datagram's IP bytes count this family's headers, as the sender sized it.
         let header = crate::ip_udp_header(&from);
         let p = match rtp::decode_over(buf, header) {
@@ -810,8 +867,9 @@ impl Receiving {
             self.foreign += 1;
             return;
         }
-        self.peer = Some(from);
-        self.media_ssrc = Some(p.ssrc);
+        if self.peer.is_none() {
+            self.bind(from, p.ssrc, mtu);
+        }
         self.first_arrival.get_or_insert(now);
         self.last_arrival = Some(now);
         if !self.stats.on_packet(&p.header, now) {
@@ -899,7 +957,14 @@ pub fn recv(
             }
         }
         if r.last_arrival.is_some_and(|l| now >= l + opts.idle_timeout) {
-            r.note("no packet for the idle timeout; ending".into());
+            let from = r
+                .peer
+                .map_or_else(|| "the sender".into(), |p| p.to_string());
+            let n = format!(
+                "no packet from {from} within the idle timeout of {} s; ending",
+                opts.idle_timeout.as_secs_f64()
+            );
+            r.note(n);
             break;
         }
         loop {
@@ -912,7 +977,7 @@ pub fn recv(
                     if rtp::is_rtcp(&rx[..n]) {
                         r.on_rtcp(&rx[..n], now, from, opts.mtu);
                     } else {
-                        r.on_rtp(&rx[..n], now, from);
+                        r.on_rtp(&rx[..n], now, from, opts.mtu);
                     }
                 }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
@@ -1198,7 +1263,8 @@ fn summary(
     m.packets_duplicate = r.stats.duplicates;
     m.packets_reordered = r.stats.reordered;
     m.malformed_packets = r.malformed;
-    m.foreign_packets = r.foreign;
+    // RTCP datagrams still kept from sources that never became the peer are foreign too.
+    m.foreign_packets = r.foreign + r.unbound.len() as u64;
     m.feedback_packets = r.feedback_packets;
     m.feedback_bytes = r.feedback_bytes;
     let mut lag = r.read_lag_us.clone();
@@ -1467,7 +1533,7 @@ mod tests {
             if rtp::is_rtcp(b) {
                 r.on_rtcp(b, now, from, DEFAULT_MTU);
             } else {
-                r.on_rtp(b, now, from);
+                r.on_rtp(b, now, from, DEFAULT_MTU);
             }
         }
         assert_eq!(r.malformed, 4);
@@ -1480,12 +1546,133 @@ mod tests {
             ..Default::default()
         };
         rtp::encode(&h, 9, &mut buf).unwrap();
-        r.on_rtp(&buf, now, from);
-        r.on_rtp(&buf, now, from);
+        r.on_rtp(&buf, now, from, DEFAULT_MTU);
+        r.on_rtp(&buf, now, from, DEFAULT_MTU);
         assert_eq!(r.stats.duplicates, 1);
         assert_eq!(r.stats.lost(), 0);
         let other: SocketAddr = "127.0.0.1:6".parse().unwrap();
-        r.on_rtp(&buf, now, other);
+        r.on_rtp(&buf, now, other, DEFAULT_MTU);
         assert_eq!(r.foreign, 1);
+    }
+
+    /// A wisp media packet from `ssrc` with sequence number `seq`.
+    fn media(ssrc: u32, seq: u64) -> Vec<u8> {
+        let mut buf = vec![];
+        let h = DataHeader {
+            seq,
+            size: DataSize::from_bytes(1200),
+            send_time: Instant::from_millis(seq),
+            ..Default::default()
+        };
+        rtp::encode(&h, ssrc, &mut buf).unwrap();
+        buf
+    }
+
+    /// The sender's compound report with its scheme announcement.
+    fn announcement(ssrc: u32, spec: &str) -> Vec<u8> {
+        let mut buf = vec![];
+        rtcp::encode_sender_report(ssrc, Instant::from_secs(1), 0, 0, 0, "1@x", &mut buf).unwrap();
+        rtcp::encode_scheme(ssrc, spec, None, &mut buf).unwrap();
+        buf
+    }
+
+    fn feed(r: &mut Receiving, b: &[u8], from: SocketAddr) {
+        let now = Instant::from_secs(1);
+        if rtp::is_rtcp(b) {
+            r.on_rtcp(b, now, from, DEFAULT_MTU);
+        } else {
+            r.on_rtp(b, now, from, DEFAULT_MTU);
+        }
+    }
+
+    /// Issue 37 §1: one stray RTCP datagram (a receiver report header from another port) used
+    /// to become the peer, and the real sender's whole flow was then foreign.
+    #[test]
+    fn a_stray_rtcp_datagram_does_not_choose_the_peer() {
+        let mut r = Receiving::new(1);
+        let stranger: SocketAddr = "127.0.0.1:7".parse().unwrap();
+        let sender: SocketAddr = "127.0.0.1:5000".parse().unwrap();
+        feed(
+            &mut r,
+            &[0x80, 0xc9, 0, 1, 0x12, 0x34, 0x56, 0x78],
+            stranger,
+        );
+        // A stranger's announcement of another scheme is not taken either.
+        feed(&mut r, &announcement(0xbad, "tcp"), stranger);
+        assert_eq!(r.peer, None);
+        feed(&mut r, &announcement(42, "cbr:rate-kbps=100"), sender);
+        for seq in 0..10 {
+            feed(&mut r, &media(42, seq), sender);
+        }
+        assert_eq!(r.peer, Some(sender));
+        assert_eq!(r.scheme.as_deref(), Some("cbr:rate-kbps=100"));
+        assert_eq!(r.stats.deliveries.len(), 10);
+        assert_eq!(r.foreign, 2);
+        // The stranger's BYE neither ends the session nor counts as the sender's.
+        let mut bye = vec![];
+        rtcp::encode_bye(42, &mut bye).unwrap();
+        feed(&mut r, &bye, stranger);
+        assert!(r.bye.is_none());
+        assert_eq!(r.foreign, 3);
+        // The sender's own BYE does.
+        feed(&mut r, &bye, sender);
+        assert!(r.bye.is_some());
+    }
+
+    /// A replay of the sender's own packets from another address during the session is
+    /// foreign: it is never adopted, and its BYE ends nothing.
+    #[test]
+    fn a_replay_from_elsewhere_is_foreign() {
+        let mut r = Receiving::new(1);
+        let sender: SocketAddr = "127.0.0.1:5000".parse().unwrap();
+        let replayer: SocketAddr = "127.0.0.1:6000".parse().unwrap();
+        feed(&mut r, &announcement(42, "cbr"), sender);
+        feed(&mut r, &media(42, 0), sender);
+        let mut bye = announcement(42, "cbr");
+        rtcp::encode_bye(42, &mut bye).unwrap();
+        for seq in 0..50 {
+            feed(&mut r, &media(42, seq), replayer);
+        }
+        feed(&mut r, &bye, replayer);
+        assert_eq!((r.peer, r.foreign), (Some(sender), 51));
+        assert!(r.bye.is_none());
+        assert_eq!(r.stats.deliveries.len(), 1);
+        // Another SSRC from the peer's own address is foreign too.
+        feed(&mut r, &media(43, 1), sender);
+        assert_eq!(r.foreign, 52);
+    }
+
+    proptest::proptest! {
+        /// Random datagrams before the sender (issue 37 §1: a 20,000-datagram mix locked the
+        /// receiver) choose no peer and keep a bounded few bytes; the sender is then taken.
+        #[test]
+        fn random_datagrams_never_choose_the_peer(
+            flood in proptest::collection::vec(
+                (proptest::collection::vec(proptest::prelude::any::<u8>(), 0..120), 1u16..2000, 0u8..4),
+                0..300,
+            )
+        ) {
+            let mut r = Receiving::new(1);
+            for (mut b, port, shape) in flood {
+                // Some look like RTP or RTCP: version 2, an RTCP type, or a whole wisp report.
+                match (shape, b.len()) {
+                    (1, 2..) => { b[0] = 0x80 | (b[0] & 0x3f); }
+                    (2, 2..) => { b[0] = 0x80 | (b[0] & 0x1f); b[1] = 200 + b[1] % 5; }
+                    (3, _) => b = announcement(u32::from(port), "tcp"),
+                    _ => {}
+                }
+                let from = SocketAddr::from(([127, 0, 0, 1], port));
+                feed(&mut r, &b, from);
+            }
+            proptest::prop_assert_eq!(r.peer, None);
+            proptest::prop_assert!(r.receiver.is_none());
+            proptest::prop_assert!(r.unbound.len() <= MAX_UNBOUND_SOURCES * MAX_UNBOUND_PER_SOURCE);
+            let sender: SocketAddr = "127.0.0.1:5000".parse().unwrap();
+            feed(&mut r, &announcement(42, "cbr"), sender);
+            feed(&mut r, &media(42, 0), sender);
+            proptest::prop_assert_eq!(r.peer, Some(sender));
+            proptest::prop_assert_eq!(r.scheme.as_deref(), Some("cbr:rate-kbps=1000"));
+            proptest::prop_assert!(r.unbound.is_empty());
+        }
     }
 }

@@ -211,7 +211,12 @@ pub fn recv(
             }
         }
         if s.last.is_some_and(|l| now >= l + opts.idle_timeout) {
-            progress("no packet for the idle timeout; ending");
+            progress(&format!(
+                "no packet from {} within the idle timeout of {} s; ending",
+                s.peer
+                    .map_or_else(|| "the sender".into(), |p: SocketAddr| p.to_string()),
+                opts.idle_timeout.as_secs_f64()
+            ));
             break;
         }
         loop {

@@ -29,7 +29,9 @@
 
 use crate::Clock;
 use crate::session::{enable_receive_timestamps, recv_stamped};
-use crate::wbest_wire::{Control, Direction, HEADER, PROBE_HEADER, ProbeHeader};
+use crate::wbest_wire::{
+    ANNOUNCE_INDEX, Control, Direction, HEADER, PROBE_HEADER, ProbeFilter, ProbeHeader,
+};
 pub use crate::{IPV4_UDP_HEADER, IPV6_UDP_HEADER, ip_udp_header, path_mtu};
 use std::io::{self, Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream, UdpSocket};
@@ -44,6 +46,9 @@ const CONTROL_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
 pub enum WbestError {
     #[error("{what}: {err}")]
     Io { what: &'static str, err: io::Error },
+    /// Something awaited did not come in time: what, from whom, and for how long.
+    #[error("{0}")]
+    Timeout(String),
     #[error("control channel: {0}")]
     Wire(#[from] crate::wbest_wire::WireError),
     #[error("{0}")]
@@ -108,20 +113,106 @@ pub struct WbestReport {
     pub gaps_sender_late: u32,
     /// Train packets lost.
     pub train_lost: u32,
+    /// UDP datagrams this side read that were not the run's (another address or port, or not
+    /// carrying the run's session nonce): counted and ignored.
+    pub foreign_datagrams: u64,
 }
 
 fn send_msg(tcp: &mut TcpStream, m: &Control) -> Result<(), WbestError> {
     tcp.write_all(&m.emit()).map_err(ctx("control write"))
 }
 
+/// "10 s", "300 ms": a bound as the messages give it.
+fn fmt_bound(d: std::time::Duration) -> String {
+    if d.as_millis() % 1000 == 0 {
+        format!("{} s", d.as_secs())
+    } else {
+        format!("{} ms", d.as_millis())
+    }
+}
+
+/// Fills `buf` from the control connection before `deadline`; on a timeout, how many bytes
+/// came. Other errors are returned as they are.
+fn read_until(
+    tcp: &mut TcpStream,
+    buf: &mut [u8],
+    deadline: std::time::Instant,
+) -> Result<(), (usize, Option<io::Error>)> {
+    let mut got = 0;
+    while got < buf.len() {
+        let left = deadline.saturating_duration_since(std::time::Instant::now());
+        if left.is_zero() {
+            return Err((got, None));
+        }
+        tcp.set_read_timeout(Some(left))
+            .map_err(|e| (got, Some(e)))?;
+        match tcp.read(&mut buf[got..]) {
+            Ok(0) => {
+                return Err((got, Some(io::ErrorKind::UnexpectedEof.into())));
+            }
+            Ok(n) => got += n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
+                ) =>
+            {
+                return Err((got, None));
+            }
+            Err(e) => return Err((got, Some(e))),
+        }
+    }
+    Ok(())
+}
+
+/// Reads one control message, the whole of it within [`CONTROL_TIMEOUT`]; a timeout says what
+/// was awaited, from whom and for how long.
 fn recv_msg(tcp: &mut TcpStream) -> Result<Control, WbestError> {
+    recv_msg_within(tcp, CONTROL_TIMEOUT)
+}
+
+fn recv_msg_within(tcp: &mut TcpStream, limit: std::time::Duration) -> Result<Control, WbestError> {
+    let deadline = std::time::Instant::now() + limit;
+    let peer = tcp
+        .peer_addr()
+        .map_or_else(|_| "the peer".to_string(), |a| a.to_string());
+    let peer = || peer.clone();
     let mut h = [0u8; HEADER];
-    tcp.read_exact(&mut h).map_err(ctx("control read"))?;
+    if let Err((got, err)) = read_until(tcp, &mut h, deadline) {
+        return Err(match err {
+            Some(err) => WbestError::Io {
+                what: "control read",
+                err,
+            },
+            None if got == 0 => WbestError::Timeout(format!(
+                "no control message from {} within {}",
+                peer(),
+                fmt_bound(limit)
+            )),
+            None => WbestError::Timeout(format!(
+                "{got} of a control message's {HEADER} header bytes from {} within {}",
+                peer(),
+                fmt_bound(limit)
+            )),
+        });
+    }
     let len = Control::body_len(&h)?;
     let mut b = h.to_vec();
     b.resize(HEADER + len, 0);
-    tcp.read_exact(&mut b[HEADER..])
-        .map_err(ctx("control read"))?;
+    if let Err((got, err)) = read_until(tcp, &mut b[HEADER..], deadline) {
+        return Err(match err {
+            Some(err) => WbestError::Io {
+                what: "control read",
+                err,
+            },
+            None => WbestError::Timeout(format!(
+                "a control message from {} announced {len} bytes; {got} came within {}",
+                peer(),
+                fmt_bound(limit)
+            )),
+        });
+    }
     match Control::parse(&b)? {
         Control::Error(e) => Err(WbestError::Peer(e)),
         m => Ok(m),
@@ -141,6 +232,7 @@ fn run_sender(
     tcp: &mut TcpStream,
     udp: &UdpSocket,
     peer: SocketAddr,
+    nonce: u64,
 ) -> Result<WbestResult, WbestError> {
     let clock = Clock::new();
     let mut w = Wbest::new(cfg, clock.now())?;
@@ -162,6 +254,7 @@ fn run_sender(
                 ProbeHeader {
                     phase: p.phase,
                     index: p.index as u16,
+                    nonce,
                     sent_ns: sent.as_nanos(),
                 }
                 .emit(&mut buf)?;
@@ -230,7 +323,13 @@ fn wait_until(clock: &Clock, t: Instant) {
 }
 
 /// The receiving side: stamps probes and reports each phase.
-fn run_receiver(cfg: WbestConfig, tcp: &mut TcpStream, udp: &UdpSocket) -> Result<(), WbestError> {
+/// Only the run's datagrams count (`filter`); the others are counted there and ignored.
+fn run_receiver(
+    cfg: WbestConfig,
+    tcp: &mut TcpStream,
+    udp: &UdpSocket,
+    filter: &mut ProbeFilter,
+) -> Result<(), WbestError> {
     let clock = Clock::new();
     let mut buf = vec![0u8; 65536];
     let mut early: Vec<(u16, u64)> = vec![]; // train probes seen before the pairs' report
@@ -256,7 +355,7 @@ fn run_receiver(cfg: WbestConfig, tcp: &mut TcpStream, udp: &UdpSocket) -> Resul
                 Clock::std_duration(limit - now).max(std::time::Duration::from_micros(100)),
             ))
             .map_err(ctx("udp timeout"))?;
-            let (n, _, at, _) = match recv_stamped(udp, &mut buf, &clock) {
+            let (n, from, at, _) = match recv_stamped(udp, &mut buf, &clock) {
                 Ok(x) => x,
                 Err(e)
                     if matches!(
@@ -268,9 +367,12 @@ fn run_receiver(cfg: WbestConfig, tcp: &mut TcpStream, udp: &UdpSocket) -> Resul
                 }
                 Err(e) => return Err(ctx("probe receive")(e)),
             };
-            let Ok(h) = ProbeHeader::parse(&buf[..n]) else {
-                continue; // not a probe
+            let Some(h) = filter.accept(from, &buf[..n]) else {
+                continue; // not one of this run's probes
             };
+            if h.index == ANNOUNCE_INDEX {
+                continue; // a repeated announcement
+            }
             if h.phase != phase {
                 if phase == WbestPhase::Pairs {
                     early.push((h.index, at.as_nanos()));
@@ -312,6 +414,7 @@ fn report_of(r: &WbestResult, train: u32) -> WbestReport {
         train_lost: train_lost(r, train),
         bytes_sent: r.bytes_sent,
         time_s: r.time.as_secs_f64(),
+        foreign_datagrams: 0,
     }
 }
 
@@ -352,6 +455,7 @@ fn report_from(m: Control) -> Result<WbestReport, WbestError> {
             gaps_used: gaps_used.into(),
             gaps_sender_late: gaps_sender_late.into(),
             train_lost: train_lost.into(),
+            foreign_datagrams: 0,
         }),
         _ => Err(WbestError::Protocol("expected Result".into())),
     }
@@ -383,14 +487,15 @@ pub fn client(
             burst: cfg.burst as u16,
         },
     )?;
-    if recv_msg(&mut tcp)? != Control::Ready {
-        return Err(WbestError::Protocol("expected Ready".into()));
-    }
-    // Announce our UDP address to the server's UDP port (= its TCP port).
+    let Control::Session { nonce } = recv_msg(&mut tcp)? else {
+        return Err(WbestError::Protocol("expected Session".into()));
+    };
+    // Announce our UDP address to the server's UDP port (= its TCP port), with the nonce.
     let mut hello = [0u8; PROBE_HEADER];
     ProbeHeader {
         phase: WbestPhase::Pairs,
-        index: u16::MAX,
+        index: ANNOUNCE_INDEX,
+        nonce,
         sent_ns: 0,
     }
     .emit(&mut hello)?;
@@ -400,14 +505,18 @@ pub fn client(
     if recv_msg(&mut tcp)? != Control::Ready {
         return Err(WbestError::Protocol("expected Ready".into()));
     }
+    // Probes come from the server's UDP socket (its control address) with the nonce.
+    let mut filter = ProbeFilter::new(server, nonce);
     match direction {
         Direction::FromServer => {
-            run_receiver(cfg, &mut tcp, &udp)?;
-            report_from(recv_msg(&mut tcp)?)
+            run_receiver(cfg, &mut tcp, &udp, &mut filter)?;
+            let mut r = report_from(recv_msg(&mut tcp)?)?;
+            r.foreign_datagrams = filter.foreign;
+            Ok(r)
         }
         Direction::ToServer => {
             check_fits(&cfg, &udp, server)?;
-            let r = run_sender(cfg, &mut tcp, &udp, server)?;
+            let r = run_sender(cfg, &mut tcp, &udp, server, nonce)?;
             send_msg(&mut tcp, &result_msg(&r, cfg.train))?;
             Ok(report_of(&r, cfg.train))
         }
@@ -449,24 +558,52 @@ pub fn serve_one(mut tcp: TcpStream, udp: &UdpSocket) -> Result<WbestReport, Wbe
         send_msg(&mut tcp, &Control::Error(e.to_string()))?;
         return Err(e.into());
     }
-    send_msg(&mut tcp, &Control::Ready)?;
-    // The client's announcement gives its UDP address.
-    udp.set_read_timeout(Some(CONTROL_TIMEOUT))
-        .map_err(ctx("udp timeout"))?;
+    // The run's nonce: the client's announcement and every probe carry it, so that only the
+    // client that asked on this control connection takes part.
+    let nonce: u64 = rand::random();
+    send_msg(&mut tcp, &Control::Session { nonce })?;
+    // The client's announcement gives its UDP port; it must come from the control
+    // connection's address and carry the nonce. Anything else is counted and ignored (never
+    // answered, never probed), within a bounded wait.
+    let client_ip = tcp.peer_addr().map_err(ctx("peer address"))?.ip();
+    let mut filter = ProbeFilter::awaiting(client_ip, nonce);
     let mut buf = vec![0u8; 65536];
     let clock = Clock::new();
-    // Bounded: datagrams that are not the announcement (a stale client's probes, garbage) do
-    // not keep the server waiting past the control timeout.
     let deadline = std::time::Instant::now() + CONTROL_TIMEOUT;
     let peer = loop {
-        if std::time::Instant::now() >= deadline {
-            return Err(WbestError::Protocol(
-                "no announcement from the client's UDP socket".into(),
-            ));
+        let left = deadline.saturating_duration_since(std::time::Instant::now());
+        let timeout = || {
+            WbestError::Timeout(format!(
+                "no UDP announcement from {client_ip} within {}{}",
+                fmt_bound(CONTROL_TIMEOUT),
+                match filter.foreign {
+                    0 => String::new(),
+                    n => format!(" ({n} other datagrams ignored)"),
+                }
+            ))
+        };
+        if left.is_zero() {
+            return Err(timeout());
         }
-        let (n, from, _, _) = recv_stamped(udp, &mut buf, &clock).map_err(ctx("udp announce"))?;
-        if ProbeHeader::parse(&buf[..n]).is_ok_and(|h| h.index == u16::MAX) {
-            break from;
+        udp.set_read_timeout(Some(left))
+            .map_err(ctx("udp timeout"))?;
+        let (n, from, _, _) = match recv_stamped(udp, &mut buf, &clock) {
+            Ok(x) => x,
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
+                ) =>
+            {
+                return Err(timeout());
+            }
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(ctx("udp announce")(e)),
+        };
+        if filter.accept(from, &buf[..n]).is_some() {
+            if let Some(p) = filter.peer() {
+                break p;
+            }
         }
     };
     match direction {
@@ -475,7 +612,7 @@ pub fn serve_one(mut tcp: TcpStream, udp: &UdpSocket) -> Result<WbestReport, Wbe
             // that failed) instead of waiting for them.
             let sent = check_fits(&cfg, udp, peer).and_then(|()| {
                 send_msg(&mut tcp, &Control::Ready)?;
-                run_sender(cfg, &mut tcp, udp, peer)
+                run_sender(cfg, &mut tcp, udp, peer, nonce)
             });
             let r = match sent {
                 Ok(r) => r,
@@ -487,12 +624,16 @@ pub fn serve_one(mut tcp: TcpStream, udp: &UdpSocket) -> Result<WbestReport, Wbe
                 }
             };
             send_msg(&mut tcp, &result_msg(&r, cfg.train))?;
-            Ok(report_of(&r, cfg.train))
+            let mut r = report_of(&r, cfg.train);
+            r.foreign_datagrams = filter.foreign;
+            Ok(r)
         }
         Direction::ToServer => {
             send_msg(&mut tcp, &Control::Ready)?;
-            run_receiver(cfg, &mut tcp, udp)?;
-            report_from(recv_msg(&mut tcp)?)
+            run_receiver(cfg, &mut tcp, udp, &mut filter)?;
+            let mut r = report_from(recv_msg(&mut tcp)?)?;
+            r.foreign_datagrams = filter.foreign;
+            Ok(r)
         }
     }
 }
@@ -557,12 +698,12 @@ mod tests {
         assert_eq!(probe_payload(1500, &v6), Some(1452));
         assert_eq!(probe_payload(1500, &mapped), Some(1472));
         assert_eq!(probe_payload(65535, &v4), Some(65507));
-        // The probe header (13 bytes) must fit behind the IP and UDP headers.
-        assert_eq!(min_probe_size(&v4), 41);
-        assert_eq!(min_probe_size(&v6), 61);
-        assert_eq!(probe_payload(40, &v4), None);
-        assert_eq!(probe_payload(41, &v4), Some(13));
-        assert_eq!(probe_payload(60, &v6), None);
+        // The probe header (21 bytes) must fit behind the IP and UDP headers.
+        assert_eq!(min_probe_size(&v4), 49);
+        assert_eq!(min_probe_size(&v6), 69);
+        assert_eq!(probe_payload(48, &v4), None);
+        assert_eq!(probe_payload(49, &v4), Some(21));
+        assert_eq!(probe_payload(68, &v6), None);
         assert_eq!(probe_payload(65536, &v4), None);
     }
 
@@ -615,4 +756,120 @@ mod tests {
         }
         assert!(h.join().unwrap());
     }
+
+    /// Issue 37 §2: a stranger flooding the server's UDP port with announcements and probes
+    /// (it cannot know the run's nonce) is neither probed nor measured, in both directions.
+    #[test]
+    fn a_stranger_is_neither_probed_nor_measured() {
+        use std::sync::Arc;
+        use std::sync::atomic::{AtomicBool, Ordering};
+        for direction in [Direction::FromServer, Direction::ToServer] {
+            let l = TcpListener::bind("127.0.0.1:0").unwrap();
+            let addr = l.local_addr().unwrap();
+            let udp = UdpSocket::bind(addr).unwrap();
+            enable_receive_timestamps(&udp);
+            let done = Arc::new(AtomicBool::new(false));
+            let d2 = Arc::clone(&done);
+            // Loopback only; bounded: at most 5 s of flooding.
+            let stranger = std::thread::spawn(move || {
+                let s = UdpSocket::bind("127.0.0.1:0").unwrap();
+                s.set_nonblocking(true).unwrap();
+                let (mut got, mut buf) = (0u64, [0u8; 2048]);
+                let mut probe = [0u8; 1472];
+                let start = std::time::Instant::now();
+                let mut k = 0u16;
+                while !d2.load(Ordering::Relaxed) && start.elapsed().as_secs() < 5 {
+                    for index in [ANNOUNCE_INDEX, k % 60] {
+                        ProbeHeader {
+                            phase: if k % 2 == 0 {
+                                WbestPhase::Pairs
+                            } else {
+                                WbestPhase::Train
+                            },
+                            index,
+                            nonce: u64::from(k),
+                            sent_ns: 0,
+                        }
+                        .emit(&mut probe)
+                        .unwrap();
+                        let _ = s.send_to(&probe, addr);
+                    }
+                    k = k.wrapping_add(1);
+                    while s.recv(&mut buf).is_ok() {
+                        got += 1;
+                    }
+                    std::thread::sleep(std::time::Duration::from_micros(200));
+                }
+                got
+            });
+            std::thread::sleep(std::time::Duration::from_millis(50));
+            let h = std::thread::spawn(move || {
+                let (c, _) = l.accept().unwrap();
+                serve_one(c, &udp)
+            });
+            let r = client(addr, WbestConfig::default(), direction).unwrap();
+            let s = h.join().unwrap().unwrap();
+            done.store(true, Ordering::Relaxed);
+            assert_eq!(
+                stranger.join().unwrap(),
+                0,
+                "{direction:?}: the stranger was sent to"
+            );
+            assert_eq!((r.train_lost, s.train_lost), (0, 0), "{direction:?}");
+            assert!(r.available_mbps > 0.0, "{direction:?} {r:?}");
+            assert_eq!(r.bytes_sent, 90 * 1500);
+            // The server read the stranger's datagrams and counted them.
+            assert!(s.foreign_datagrams > 0, "{direction:?} {s:?}");
+        }
+    }
+
+    /// Issue 37 §3: a client that never announces its UDP port, and a control header that
+    /// promises more than it sends, end in one line saying what was awaited, from whom and for
+    /// how long (was "udp announce: Resource temporarily unavailable (os error 11)").
+    #[test]
+    fn timeouts_say_what_was_awaited() {
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = l.local_addr().unwrap();
+        let udp = UdpSocket::bind(addr).unwrap();
+        let h = std::thread::spawn(move || {
+            let mut out = vec![];
+            for _ in 0..2 {
+                let (c, _) = l.accept().unwrap();
+                out.push(serve_one(c, &udp).unwrap_err().to_string());
+            }
+            out
+        });
+        // A Hello, then silence on UDP.
+        let mut tcp = TcpStream::connect(addr).unwrap();
+        send_msg(
+            &mut tcp,
+            &Control::Hello {
+                direction: Direction::FromServer,
+                pairs: 30,
+                train: 30,
+                size: 1500,
+                burst: 1,
+            },
+        )
+        .unwrap();
+        // A header that promises 9 body bytes and sends 2.
+        let mut short = TcpStream::connect(addr).unwrap();
+        short
+            .write_all(&[b'W', b'B', VERSION_NOW, 1, 0, 9, 1, 0])
+            .unwrap();
+        let errs = h.join().unwrap();
+        assert_eq!(
+            errs[0], "no UDP announcement from 127.0.0.1 within 10 s",
+            "{errs:?}"
+        );
+        let ours = short.local_addr().unwrap();
+        assert_eq!(
+            errs[1],
+            format!("a control message from {ours} announced 9 bytes; 2 came within 10 s")
+        );
+        assert!(errs.iter().all(|e| !e.contains("os error")), "{errs:?}");
+        drop((tcp, short));
+    }
+
+    const VERSION_NOW: u8 = crate::wbest_wire::VERSION;
 }

@@ -2,10 +2,14 @@
 //! and the UDP probe header. Versioned and length-checked, big-endian, unlike WBest 1.0's raw
 //! host-order structs; parsing never panics and names what is wrong.
 //!
-//! Control message: `"WB"` · version (3) · type (u8) · body length (u16) · body. Version 2:
+//! Control message: `"WB"` · version (4) · type (u8) · body length (u16) · body. Version 2:
 //! `Hello`'s size is the probe's IP packet (version 1: its UDP payload), and the server answers
 //! the client's UDP announcement with a second `Ready` (or an `Error`) in both directions.
 //! Version 3: `Result` also carries the train's dispersion rate `R` and what went into it.
+//! Version 4 (issue 37): the server answers `Hello` with `Session` (a random nonce) instead of
+//! the first `Ready`, and every UDP datagram of the run (the client's announcement and each
+//! probe) carries that nonce; each side takes only datagrams from the other's address with
+//! the nonce ([`ProbeFilter`]).
 //!
 //! | type | message | body |
 //! |---|---|---|
@@ -16,9 +20,11 @@
 //! | 5 | `Rate` | the train rate, bit/s u64 |
 //! | 6 | `Error` | UTF-8 text, at most 512 bytes |
 //! | 7 | `Result` | C_e bit/s u64 · A bit/s u64 · bytes sent u64 · time ns u64 · R bit/s u64 · pairs used u16 · train gaps used u16 · gaps left out as sender-late u16 · train packets lost u16 |
+//! | 8 | `Session` | the run's nonce u64 (server → client, the answer to a valid `Hello`) |
 //!
 //! Probe header (at the start of each UDP probe, padded to the probe size): `"WP"` · phase ·
-//! index u16 · send time u64 ns.
+//! index u16 · session nonce u64 · send time u64 ns. The client's announcement of its UDP
+//! address is a probe header with index 65535 (phase 0, send time 0).
 //!
 
 use wisp_core::probe::wbest::WbestPhase;
@@ -27,11 +33,13 @@ pub use crate::frame::WireError;
 use crate::frame::{Framing, u16_at, u64_at};
 
 /// The format's version.
-pub const VERSION: u8 = 3;
+pub const VERSION: u8 = 4;
 /// Control header bytes.
 pub const HEADER: usize = 6;
 /// Probe header bytes.
-pub const PROBE_HEADER: usize = 13;
+pub const PROBE_HEADER: usize = 21;
+/// The probe index of the client's UDP announcement.
+pub const ANNOUNCE_INDEX: u16 = u16::MAX;
 /// Most arrival records in one message.
 pub const MAX_ARRIVALS: usize = 2000;
 /// Most bytes of an error text.
@@ -83,6 +91,10 @@ pub enum Control {
         gaps_sender_late: u16,
         train_lost: u16,
     },
+    /// The run's session nonce, which every UDP datagram of the run carries.
+    Session {
+        nonce: u64,
+    },
 }
 
 fn phase_byte(p: WbestPhase) -> u8 {
@@ -119,6 +131,7 @@ impl Control {
             Control::Rate { .. } => 5,
             Control::Error(_) => 6,
             Control::Result { .. } => 7,
+            Control::Session { .. } => 8,
         }
     }
 
@@ -160,6 +173,7 @@ impl Control {
                 }
             }
             Control::Rate { bps } => body.extend(bps.to_be_bytes()),
+            Control::Session { nonce } => body.extend(nonce.to_be_bytes()),
             Control::Result {
                 capacity_bps,
                 available_bps,
@@ -288,6 +302,12 @@ impl Control {
                     train_lost: u16_at(body, 46),
                 }
             }
+            8 => {
+                frame.exact(8)?;
+                Control::Session {
+                    nonce: u64_at(body, 0),
+                }
+            }
             k => return Err(WireError::UnknownType(k)),
         })
     }
@@ -298,6 +318,8 @@ impl Control {
 pub struct ProbeHeader {
     pub phase: WbestPhase,
     pub index: u16,
+    /// The run's session nonce ([`Control::Session`]).
+    pub nonce: u64,
     /// Sender's clock, ns.
     pub sent_ns: u64,
 }
@@ -314,7 +336,8 @@ impl ProbeHeader {
         buf[..2].copy_from_slice(b"WP");
         buf[2] = phase_byte(self.phase);
         buf[3..5].copy_from_slice(&self.index.to_be_bytes());
-        buf[5..13].copy_from_slice(&self.sent_ns.to_be_bytes());
+        buf[5..13].copy_from_slice(&self.nonce.to_be_bytes());
+        buf[13..21].copy_from_slice(&self.sent_ns.to_be_bytes());
         Ok(())
     }
 
@@ -332,8 +355,72 @@ impl ProbeHeader {
         Ok(ProbeHeader {
             phase: phase_of(b[2])?,
             index: u16_at(b, 3),
-            sent_ns: u64_at(b, 5),
+            nonce: u64_at(b, 5),
+            sent_ns: u64_at(b, 13),
         })
+    }
+}
+
+/// Which UDP datagrams belong to a run: those from the other side's address that carry the
+/// run's nonce. Before the client has announced its UDP port only its IP address (the control
+/// connection's) is known; the first announcement from that address with the nonce fixes the
+/// port. Everything else is counted in [`ProbeFilter::foreign`] and must be ignored: never
+/// answered, never sent to.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ProbeFilter {
+    ip: std::net::IpAddr,
+    port: Option<u16>,
+    nonce: u64,
+    /// Datagrams that were not the run's (another address or port, another nonce, not a probe).
+    pub foreign: u64,
+}
+
+impl ProbeFilter {
+    /// A run with a known peer (the client's side: the server's UDP address).
+    pub fn new(peer: std::net::SocketAddr, nonce: u64) -> Self {
+        ProbeFilter {
+            ip: peer.ip(),
+            port: Some(peer.port()),
+            nonce,
+            foreign: 0,
+        }
+    }
+
+    /// A run waiting for the announcement of a client at `ip` (the server's side).
+    pub fn awaiting(ip: std::net::IpAddr, nonce: u64) -> Self {
+        ProbeFilter {
+            ip,
+            port: None,
+            nonce,
+            foreign: 0,
+        }
+    }
+
+    /// The peer's UDP address, once known.
+    pub fn peer(&self) -> Option<std::net::SocketAddr> {
+        self.port.map(|p| std::net::SocketAddr::new(self.ip, p))
+    }
+
+    /// The header of a datagram of the run (an announcement fixes the peer's port); `None`
+    /// for anything else, counted as foreign.
+    pub fn accept(&mut self, from: std::net::SocketAddr, b: &[u8]) -> Option<ProbeHeader> {
+        let ours = from.ip() == self.ip && self.port.is_none_or(|p| p == from.port());
+        match ProbeHeader::parse(b) {
+            Ok(h) if ours && h.nonce == self.nonce => {
+                if self.port.is_none() {
+                    if h.index != ANNOUNCE_INDEX {
+                        self.foreign += 1;
+                        return None;
+                    }
+                    self.port = Some(from.port());
+                }
+                Some(h)
+            }
+            _ => {
+                self.foreign += 1;
+                None
+            }
+        }
     }
 }
 
@@ -351,7 +438,7 @@ mod tests {
             size: 1500,
             burst: 1,
         };
-        let b = [b'W', b'B', 3, 1, 0, 7, 1, 0, 30, 0, 30, 0x05, 0xdc];
+        let b = [b'W', b'B', 4, 1, 0, 7, 1, 0, 30, 0, 30, 0x05, 0xdc];
         assert_eq!(m.emit(), b);
         assert_eq!(Control::parse(&b), Ok(m));
         // WBest+: the burst follows.
@@ -362,20 +449,43 @@ mod tests {
             size: 1500,
             burst: 33,
         };
-        let b = [b'W', b'B', 3, 1, 0, 9, 1, 0, 165, 0, 100, 0x05, 0xdc, 0, 33];
+        let b = [b'W', b'B', 4, 1, 0, 9, 1, 0, 165, 0, 100, 0x05, 0xdc, 0, 33];
         assert_eq!(m.emit(), b);
         assert_eq!(Control::parse(&b), Ok(m));
         // A burst of 1 has one encoding, the 7-byte body (found by the fuzz target).
         assert_eq!(
-            Control::parse(&[b'W', b'B', 3, 1, 0, 9, 0, 0, 0, 0, 0, 0, 0xd3, 0, 1]),
+            Control::parse(&[b'W', b'B', 4, 1, 0, 9, 0, 0, 0, 0, 0, 0, 0xd3, 0, 1]),
             Err(WireError::Value("burst"))
         );
         // Any other body length is an error naming the expected one.
         assert!(matches!(
-            Control::parse(&[b'W', b'B', 3, 1, 0, 8, 1, 0, 165, 0, 100, 0x05, 0xdc, 0]),
+            Control::parse(&[b'W', b'B', 4, 1, 0, 8, 1, 0, 165, 0, 100, 0x05, 0xdc, 0]),
             Err(WireError::Length { expected: 7, .. })
         ));
-        assert_eq!(Control::Ready.emit(), [b'W', b'B', 3, 2, 0, 0]);
+        assert_eq!(Control::Ready.emit(), [b'W', b'B', 4, 2, 0, 0]);
+        // Version 4's Session: the nonce, 8 bytes.
+        let m = Control::Session {
+            nonce: 0x0102_0304_0506_0708,
+        };
+        let b = [b'W', b'B', 4, 8, 0, 8, 1, 2, 3, 4, 5, 6, 7, 8];
+        assert_eq!(m.emit(), b);
+        assert_eq!(Control::parse(&b), Ok(m));
+        // A probe: magic, phase, index, nonce, send time.
+        let mut p = [0u8; PROBE_HEADER];
+        ProbeHeader {
+            phase: WbestPhase::Train,
+            index: 0x0a0b,
+            nonce: 0x0102_0304_0506_0708,
+            sent_ns: 9,
+        }
+        .emit(&mut p)
+        .unwrap();
+        assert_eq!(
+            p,
+            [
+                b'W', b'P', 1, 0x0a, 0x0b, 1, 2, 3, 4, 5, 6, 7, 8, 0, 0, 0, 0, 0, 0, 0, 9
+            ]
+        );
         let r = Control::Arrivals {
             phase: WbestPhase::Train,
             records: vec![(2, 0x0102)],
@@ -383,7 +493,7 @@ mod tests {
         assert_eq!(
             r.emit(),
             [
-                b'W', b'B', 3, 4, 0, 13, 1, 0, 1, 0, 2, 0, 0, 0, 0, 0, 0, 1, 2
+                b'W', b'B', 4, 4, 0, 13, 1, 0, 1, 0, 2, 0, 0, 0, 0, 0, 0, 1, 2
             ]
         );
         // Version 3's Result: five u64 then four u16, 48 bytes.
@@ -399,7 +509,7 @@ mod tests {
             train_lost: 0x0102,
         };
         let b = r.emit();
-        assert_eq!(&b[..6], [b'W', b'B', 3, 7, 0, 48]);
+        assert_eq!(&b[..6], [b'W', b'B', 4, 7, 0, 48]);
         assert_eq!(&b[6..14], 12_000_000u64.to_be_bytes());
         assert_eq!(&b[38..46], 4u64.to_be_bytes());
         assert_eq!(&b[46..], [0, 30, 0, 28, 0, 1, 1, 2]);
@@ -431,15 +541,20 @@ mod tests {
             Control::parse(b"WB\x01\x02\0\0"),
             Err(WireError::Version {
                 got: 1,
-                supported: 3
+                supported: 4
             })
         );
+        // Version 3 (no session nonce) is refused as another version.
+        assert!(matches!(
+            Control::parse(b"WB\x03\x02\0\0"),
+            Err(WireError::Version { got: 3, .. })
+        ));
         assert_eq!(
-            Control::parse(b"WB\x03\x09\0\0"),
+            Control::parse(b"WB\x04\x09\0\0"),
             Err(WireError::UnknownType(9))
         );
         assert_eq!(
-            Control::parse(b"WB\x03\x02\0\x01x"),
+            Control::parse(b"WB\x04\x02\0\x01x"),
             Err(WireError::Length {
                 kind: 2,
                 expected: 0,
@@ -447,16 +562,16 @@ mod tests {
             })
         );
         assert_eq!(
-            Control::parse(b"WB\x03\x02\0\0x"),
+            Control::parse(b"WB\x04\x02\0\0x"),
             Err(WireError::Trailing(1))
         );
         // An Arrivals count that disagrees with the length.
         assert!(matches!(
-            Control::parse(b"WB\x03\x04\0\x03\x00\x00\x05"),
+            Control::parse(b"WB\x04\x04\0\x03\x00\x00\x05"),
             Err(WireError::Length { kind: 4, .. })
         ));
         assert_eq!(
-            ProbeHeader::parse(b"WP\x07\0\0\0\0\0\0\0\0\0\0"),
+            ProbeHeader::parse(b"WP\x07\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0"),
             Err(WireError::Value("phase"))
         );
     }
@@ -493,6 +608,7 @@ mod tests {
             )
                 .prop_map(|(phase, records)| Control::Arrivals { phase, records }),
             any::<u64>().prop_map(|bps| Control::Rate { bps }),
+            any::<u64>().prop_map(|nonce| Control::Session { nonce }),
             "[a-zé ]{0,100}".prop_map(Control::Error),
             (
                 any::<(u64, u64, u64, u64, u64)>(),
@@ -532,13 +648,91 @@ mod tests {
 
         #[test]
         fn a_valid_header_with_garbage_behind_never_panics(
-            kind in 0u8..8, body in proptest::collection::vec(any::<u8>(), 0..40)
+            kind in 0u8..10, body in proptest::collection::vec(any::<u8>(), 0..40)
         ) {
             let mut b = vec![b'W', b'B', VERSION, kind];
             b.extend((body.len() as u16).to_be_bytes());
             b.extend(&body);
             if let Ok(m) = Control::parse(&b) {
                 prop_assert_eq!(m.emit(), b);
+            }
+        }
+    }
+
+    fn probe(index: u16, nonce: u64) -> Vec<u8> {
+        let mut b = vec![0u8; 100];
+        ProbeHeader {
+            phase: WbestPhase::Pairs,
+            index,
+            nonce,
+            sent_ns: 1,
+        }
+        .emit(&mut b)
+        .unwrap();
+        b
+    }
+
+    /// Issue 37 §2: a stranger's announcement ("WP", index 65535) used to become the server's
+    /// probe destination, and forged probes went into a to-server estimate.
+    #[test]
+    fn only_the_clients_datagrams_with_the_nonce_belong_to_the_run() {
+        let client: std::net::SocketAddr = "127.0.0.1:4000".parse().unwrap();
+        let other_port: std::net::SocketAddr = "127.0.0.1:4001".parse().unwrap();
+        let other_host: std::net::SocketAddr = "127.0.0.2:4000".parse().unwrap();
+        let mut f = ProbeFilter::awaiting(client.ip(), 77);
+        // A stranger's announcement: another port without the nonce, another host with it.
+        assert_eq!(f.accept(other_port, &probe(ANNOUNCE_INDEX, 0)), None);
+        assert_eq!(f.accept(other_host, &probe(ANNOUNCE_INDEX, 77)), None);
+        // A probe before the announcement does not fix the port.
+        assert_eq!(f.accept(client, &probe(3, 77)), None);
+        assert_eq!(f.accept(client, b"garbage"), None);
+        assert_eq!((f.peer(), f.foreign), (None, 4));
+        assert!(f.accept(client, &probe(ANNOUNCE_INDEX, 77)).is_some());
+        assert_eq!(f.peer(), Some(client));
+        // From then on, only that port with the nonce.
+        assert_eq!(f.accept(client, &probe(0, 77)).map(|h| h.index), Some(0));
+        assert_eq!(f.accept(other_port, &probe(1, 77)), None);
+        assert_eq!(f.accept(client, &probe(1, 78)), None);
+        assert_eq!(f.foreign, 6);
+        // The client's side knows the server's address from the start.
+        let server: std::net::SocketAddr = "127.0.0.1:9878".parse().unwrap();
+        let mut c = ProbeFilter::new(server, 5);
+        assert!(c.accept(server, &probe(0, 5)).is_some());
+        assert_eq!(c.accept(other_port, &probe(0, 5)), None);
+        assert_eq!(c.foreign, 1);
+    }
+
+    proptest! {
+        /// Whatever strangers send, the peer stays unknown until the client's own announcement
+        /// and is then the client's.
+        #[test]
+        fn strangers_never_become_the_peer(
+            flood in proptest::collection::vec(
+                (proptest::collection::vec(any::<u8>(), 0..40), 1u16..3000, any::<bool>(), any::<u64>()),
+                0..200,
+            ),
+            nonce in any::<u64>(),
+        ) {
+            let client: std::net::SocketAddr = "127.0.0.1:4000".parse().unwrap();
+            let mut f = ProbeFilter::awaiting(client.ip(), nonce);
+            let n = flood.len() as u64;
+            for (bytes, port, forged, guess) in flood {
+                let b = if forged { probe(ANNOUNCE_INDEX, guess) } else { bytes };
+                // Other ports of the client's own host, and another host with the right nonce.
+                let from = std::net::SocketAddr::from(([127, 0, 0, 1], port));
+                let guessed = guess == nonce && forged;
+                if !guessed {
+                    prop_assert_eq!(f.accept(from, &b), None);
+                }
+                prop_assert_eq!(f.accept("10.0.0.1:4000".parse().unwrap(), &probe(ANNOUNCE_INDEX, nonce)), None);
+                if !guessed {
+                    prop_assert_eq!(f.peer(), None);
+                }
+            }
+            if f.peer().is_none() {
+                prop_assert_eq!(f.foreign, 2 * n);
+                prop_assert!(f.accept(client, &probe(ANNOUNCE_INDEX, nonce)).is_some());
+                prop_assert_eq!(f.peer(), Some(client));
             }
         }
     }

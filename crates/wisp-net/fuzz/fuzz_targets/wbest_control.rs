@@ -1,8 +1,10 @@
 //! WBest's control messages and probe header (`wisp_net::wbest_wire`): parsing never panics,
-//! and what parses re-encodes to the same bytes.
+//! and what parses re-encodes to the same bytes. The session filter (`ProbeFilter`, version 4)
+//! takes a datagram only with the run's nonce and only from the client's address; it never
+//! takes a probe before the announcement, and counts everything it refuses.
 #![no_main]
 use libfuzzer_sys::fuzz_target;
-use wisp_net::wbest_wire::{Control, PROBE_HEADER, ProbeHeader};
+use wisp_net::wbest_wire::{ANNOUNCE_INDEX, Control, PROBE_HEADER, ProbeFilter, ProbeHeader};
 
 fuzz_target!(|data: &[u8]| {
     if let Ok(m) = Control::parse(data) {
@@ -13,5 +15,17 @@ fuzz_target!(|data: &[u8]| {
         let mut out = [0u8; PROBE_HEADER];
         h.emit(&mut out).unwrap();
         assert_eq!(&out[..], &data[..PROBE_HEADER]);
+    }
+    let client: std::net::SocketAddr = "127.0.0.1:4000".parse().unwrap();
+    let stranger: std::net::SocketAddr = "127.0.0.1:4001".parse().unwrap();
+    let mut f = ProbeFilter::awaiting(client.ip(), 0x5eed);
+    assert_eq!(f.accept(stranger, data), None);
+    assert_eq!((f.peer(), f.foreign), (None, 1));
+    match f.accept(client, data) {
+        Some(h) => {
+            assert_eq!((h.nonce, h.index), (0x5eed, ANNOUNCE_INDEX));
+            assert_eq!(f.peer(), Some(client));
+        }
+        None => assert_eq!((f.peer(), f.foreign), (None, 2)),
     }
 });
