@@ -676,11 +676,11 @@ impl Parser<'_> {
     }
 }
 
-/// The fewest-hop path from `a` to `b` (breadth first, edges in declaration order): its hops
-/// and the nodes it visits.
 /// A path: its hops, and the nodes it crosses (its ends included).
 type Route = (Vec<Hop>, Vec<usize>);
 
+/// The fewest-hop path from `a` to `b` (breadth first, edges in declaration order): its hops
+/// and the nodes it visits.
 fn shortest_path(graph: &[Vec<Edge>], a: usize, b: usize) -> Option<Route> {
     let mut prev: Vec<Option<(usize, Hop)>> = vec![None; graph.len()];
     let mut seen = vec![false; graph.len()];
