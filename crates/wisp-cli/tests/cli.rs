@@ -696,7 +696,7 @@ fn sim_side_values_out_of_range_name_their_flag() {
         &["sweep", "--link", "const:10gbps", "--duration-s", "1"],
         "give --rates",
     );
-    // Faster than any link may be (issue 37): refused as a spec.
+    // Faster than any link may be: refused as a spec.
     assert_bad_input(
         &["sweep", "--link", "const:1e12mbps", "--duration-s", "1"],
         "limit of 10gbps",

@@ -1,4 +1,4 @@
-//! Issue 37: every input has a stated limit, checked before the expensive work, and a value
+//! Every input has a stated limit, checked before the expensive work, and a value
 //! out of its range is bad input (exit code 2, one line naming the limit, no output folder).
 
 mod common;

@@ -1838,7 +1838,7 @@ fn assert_the_sender_was_the_peer(
     assert_eq!(r["scheme"], "cbr:rate-kbps=2000");
 }
 
-/// Issue 37 §1: one stray RTCP datagram (`80c9000112345678`, a receiver report header), or
+/// One stray RTCP datagram (`80c9000112345678`, a receiver report header), or
 /// 20,000 random datagrams from 20 ports, sent before the sender used to become `wisp recv`'s
 /// peer: the real flow was then "foreign" (506 packets), nothing was delivered and the
 /// sender's BYE was ignored. The peer is now the first valid media packet's source.
@@ -1903,7 +1903,7 @@ fn a_stray_datagram_or_a_flood_before_the_sender_does_not_take_over_recv() {
     }
 }
 
-/// Issue 37 §1: a replay of the sender's own captured packets (media, its announcement and a
+/// A replay of the sender's own captured packets (media, its announcement and a
 /// BYE with its SSRC) from another address during the session used to take the session over
 /// and end it (6 packets, "loss 92%"). It is now foreign and ends nothing. The test relays
 /// the sender's datagrams to the receiver (and the feedback back), keeping copies to replay.
@@ -1990,7 +1990,7 @@ fn a_replay_from_another_address_during_a_session_is_foreign() {
     assert_eq!(r["peer"], relay_addr.to_string());
 }
 
-/// Issue 37 §3: a wait that ends says what was awaited, from whom and for how long: a sender
+/// A wait that ends says what was awaited, from whom and for how long: a sender
 /// killed mid-flow (no BYE) ends `wisp recv` at its idle timeout with one note naming both
 /// (was "no packet for the idle timeout; ending").
 #[test]

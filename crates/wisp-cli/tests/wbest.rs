@@ -458,7 +458,7 @@ fn stranger(
     })
 }
 
-/// Issue 37 §2: a stranger sending probe headers ("WP", index 0xFFFF) while a client ran got
+/// A stranger sending probe headers ("WP", index 0xFFFF) while a client ran got
 /// 60 of the server's probes (88 KB) and the client failed ("no packet pair arrived whole");
 /// forged probes during `--direction to-server` gave `available_mbps 0.0`, `train_lost 192`.
 /// Probes are now bound to the control connection's address and a session nonce.
@@ -511,7 +511,7 @@ fn a_stranger_neither_receives_probes_nor_spoils_the_estimate() {
     }
 }
 
-/// Issue 37 §3: a client that never announces its UDP port, and a control header that
+/// A client that never announces its UDP port, and a control header that
 /// promises 65,535 bytes and sends 10, ended in "udp announce: Resource temporarily
 /// unavailable (os error 11)" or "control read: …". The server now says what it awaited,
 /// from whom and for how long, and serves the next client.

@@ -1,6 +1,6 @@
 //! Every numeric parameter of every built-in scheme either keeps the value given, exactly as
 //! its display form reads back, or refuses it: nothing is clamped or wrapped in silence
-//! (issue 37, item 8: `heartbeat-ms=1e308` was shown back as `18446744073709.55`).
+//! (`heartbeat-ms=1e308` was shown back as `18446744073709.55`).
 
 use proptest::prelude::*;
 use wisp_core::scheme::Registry;

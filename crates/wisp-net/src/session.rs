@@ -1585,7 +1585,7 @@ mod tests {
         }
     }
 
-    /// Issue 37 §1: one stray RTCP datagram (a receiver report header from another port) used
+    /// One stray RTCP datagram (a receiver report header from another port) used
     /// to become the peer, and the real sender's whole flow was then foreign.
     #[test]
     fn a_stray_rtcp_datagram_does_not_choose_the_peer() {
@@ -1643,7 +1643,7 @@ mod tests {
     }
 
     proptest::proptest! {
-        /// Random datagrams before the sender (issue 37 §1: a 20,000-datagram mix locked the
+        /// Random datagrams before the sender (a 20,000-datagram mix locked the
         /// receiver) choose no peer and keep a bounded few bytes; the sender is then taken.
         #[test]
         fn random_datagrams_never_choose_the_peer(

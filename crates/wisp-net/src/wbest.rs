@@ -757,7 +757,7 @@ mod tests {
         assert!(h.join().unwrap());
     }
 
-    /// Issue 37 §2: a stranger flooding the server's UDP port with announcements and probes
+    /// A stranger flooding the server's UDP port with announcements and probes
     /// (it cannot know the run's nonce) is neither probed nor measured, in both directions.
     #[test]
     fn a_stranger_is_neither_probed_nor_measured() {
@@ -823,7 +823,7 @@ mod tests {
         }
     }
 
-    /// Issue 37 §3: a client that never announces its UDP port, and a control header that
+    /// A client that never announces its UDP port, and a control header that
     /// promises more than it sends, end in one line saying what was awaited, from whom and for
     /// how long (was "udp announce: Resource temporarily unavailable (os error 11)").
     #[test]

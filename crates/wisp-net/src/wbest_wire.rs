@@ -6,7 +6,7 @@
 //! `Hello`'s size is the probe's IP packet (version 1: its UDP payload), and the server answers
 //! the client's UDP announcement with a second `Ready` (or an `Error`) in both directions.
 //! Version 3: `Result` also carries the train's dispersion rate `R` and what went into it.
-//! Version 4 (issue 37): the server answers `Hello` with `Session` (a random nonce) instead of
+//! Version 4: the server answers `Hello` with `Session` (a random nonce) instead of
 //! the first `Ready`, and every UDP datagram of the run (the client's announcement and each
 //! probe) carries that nonce; each side takes only datagrams from the other's address with
 //! the nonce ([`ProbeFilter`]).
@@ -672,7 +672,7 @@ mod tests {
         b
     }
 
-    /// Issue 37 §2: a stranger's announcement ("WP", index 65535) used to become the server's
+    /// A stranger's announcement ("WP", index 65535) used to become the server's
     /// probe destination, and forged probes went into a to-server estimate.
     #[test]
     fn only_the_clients_datagrams_with_the_nonce_belong_to_the_run() {

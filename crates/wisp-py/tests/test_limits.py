@@ -138,7 +138,7 @@ def test_the_largest_delay_delays() -> None:
     assert r.delay_ms == 60000.0
 
 
-# Issue 37: the Python API reads the same inputs as the command line, through the same checks.
+# The Python API reads the same inputs as the command line, through the same checks.
 
 
 def test_an_endless_trace_is_refused_at_its_size_limit(capped) -> None:

@@ -39,22 +39,7 @@ use std::sync::Arc;
 use wisp_core::units::parse_duration;
 use wisp_core::{Bitrate, DataSize, Duration, Instant};
 
-/// The fastest link rate a spec may name (`const:`, `steps:`, `wifi-outage:` and the mobile
-/// profiles' `rate` and `radio`), and the fastest average rate of a trace link: 10 Gbit/s, five
-/// times the emulator's tested 2 Gbit/s and the bound of `wifi:load=udp:RATE`. A run's cost
-/// grows with rate × duration (the ideal sender's deliveries are counted packet by packet:
-/// 1e12 Mbit/s for 5 s took 74 s), so a faster rate is refused rather than run.
-pub const MAX_LINK_RATE: Bitrate = Bitrate::from_mbps(10_000);
-
-/// Refuses a rate above [`MAX_LINK_RATE`].
-pub(crate) fn check_link_rate(r: Bitrate) -> Result<Bitrate, String> {
-    if r > MAX_LINK_RATE {
-        return Err(format!(
-            "the rate {r} is above the limit of 10gbps (10 Gbit/s)"
-        ));
-    }
-    Ok(r)
-}
+pub use crate::limits::{MAX_LINK_RATE, check_link_rate};
 
 /// A link named on the command line, before any file is read.
 #[derive(Clone, Debug, PartialEq)]

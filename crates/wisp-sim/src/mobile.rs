@@ -274,7 +274,7 @@ impl MobileSpec {
                 if r == Bitrate::ZERO {
                     return Err(format!("`{k}` must be a positive rate"));
                 }
-                let r = crate::link::check_link_rate(r).map_err(|e| format!("`{k}`: {e}"))?;
+                let r = crate::limits::check_link_rate(r).map_err(|e| format!("`{k}`: {e}"))?;
                 if k == "rate" {
                     self.rate = r;
                 } else {
