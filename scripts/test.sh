@@ -20,6 +20,19 @@ elif [ "${CI:-}" = true ]; then
 else
   echo "test: libvpx not found (pkg-config vpx): VP8 is left out and its tests skip (apt-get install libvpx-dev pkg-config to run them)" >&2
 fi
+# Say up front what will skip here (each test also says so; in CI a missing piece fails).
+if [ "$(id -u)" != 0 ] || [ ! -e /dev/net/tun ]; then
+  echo "test: not root (or no /dev/net/tun): the network-namespace tests (wisp link, interop, real paths) skip" >&2
+else
+  missing=()
+  for tool in ip ping iperf3 tshark dumpcap setpriv go; do
+    if [ "$tool" = go ] && [ -x /usr/local/go/bin/go ]; then continue; fi
+    command -v "$tool" >/dev/null || missing+=("$tool")
+  done
+  if ((${#missing[@]})); then
+    echo "test: not installed: ${missing[*]}: the network tests that use them skip (.ci/run installs them)" >&2
+  fi
+fi
 # test-python.sh builds the `wisp` binary the Python tests compare against with the same features.
 export WISP_CARGO_FEATURES="${features[*]}"
 cargo test --workspace --release "${features[@]}" "$@"
