@@ -163,12 +163,18 @@ fn packet(p: &DataHeader) -> PyPacket {
     }
 }
 
-/// What the halves of one run share: the first error, and a count of callbacks.
+/// How often, at most, a run of Python controllers runs Python's signal handlers.
+const SIGNAL_INTERVAL: std::time::Duration = std::time::Duration::from_millis(50);
+
+/// What the halves of one run share: the first error, a count of callbacks, and when Python's
+/// signal handlers last ran.
 #[derive(Debug, Default)]
 pub struct Shared {
     error: Mutex<Option<PyErr>>,
     failed: AtomicBool,
     calls: AtomicU64,
+    /// When Python's signal handlers last ran (`None`: not yet).
+    signals_checked: Mutex<Option<std::time::Instant>>,
 }
 
 impl Shared {
@@ -182,6 +188,23 @@ impl Shared {
 
     pub(crate) fn failed(&self) -> bool {
         self.failed.load(Ordering::Relaxed)
+    }
+
+    /// Whether [`SIGNAL_INTERVAL`] has passed since the signal handlers last ran (and if so,
+    /// now counts as their last run).
+    fn signals_due(&self) -> bool {
+        let now = std::time::Instant::now();
+        let mut last = self
+            .signals_checked
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        match *last {
+            Some(t) if now.duration_since(t) < SIGNAL_INTERVAL => false,
+            _ => {
+                *last = Some(now);
+                true
+            }
+        }
     }
 
     /// The first error, if any.
@@ -261,14 +284,15 @@ impl Half {
         self.hooks.iter().any(|h| h == hook)
     }
 
-    /// Whether Python may be called (no error so far); counts the call and checks for Ctrl-C
-    /// every 4096 calls.
+    /// Whether Python may be called (no error so far); counts the call and runs Python's signal
+    /// handlers (Ctrl-C) at most every [`SIGNAL_INTERVAL`] of wall time, the clock read every
+    /// 16 calls (a hook that takes a millisecond made a count of calls seconds late).
     fn live(&self, py: Python<'_>) -> bool {
         if self.shared.failed() {
             return false;
         }
         let n = self.shared.calls.fetch_add(1, Ordering::Relaxed);
-        if n & 0xFFF == 0xFFF {
+        if n & 0xF == 0 && self.shared.signals_due() {
             if let Err(e) = py.check_signals() {
                 self.shared.fail(e);
                 return false;

@@ -94,7 +94,9 @@ def test_a_reverse_trace_given_as_a_path_is_made_absolute_and_jobs_is_checked(mo
 
     seen = []
     real = sweep_module._run_one
-    monkeypatch.setattr(sweep_module, "_run_one", lambda args: seen.append(args["reverse"]) or real(args))
+    monkeypatch.setattr(
+        sweep_module, "_run_one", lambda args, cancel=None: seen.append(args["reverse"]) or real(args, cancel)
+    )
     rel = "traces/cellular/Verizon-LTE-short.up"
     grid = {"schemes": ["cbr"], "links": ["const:1mbps"], "duration_s": 1, "reverse": [rel, Path(rel)]}
     df = wisp.sweep(grid, jobs=1)
