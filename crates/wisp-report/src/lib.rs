@@ -13,21 +13,33 @@
 //! * [`sweep`]: the table, figures and page of `wisp sweep`;
 //! * [`mehrotra`]: the figures and page of `wisp reproduce mehrotra`;
 //! * [`wbest`]: the tables, box plots and page of `wisp reproduce wbest`;
-//! * [`reproduce`]: every file `wisp reproduce PAPER --out DIR` (and `wisp.reproduce(…, out=…)`)
-//!   writes, of each paper, through [`output::OutputDir`] (all files or none).
+//! * [`kwikr`]: the tables, Fig. 5 and page of `wisp reproduce kwikr`;
+//! * [`alfalfa`]: the table, figures and page of `wisp reproduce alfalfa`;
+//! * [`reproduce`]: the seam of the papers ([`reproduce::Paper`], [`reproduce::Outcome`]) and
+//!   [`PAPERS`], their registry: every file `wisp reproduce PAPER --out DIR` (and
+//!   `wisp.reproduce(…, out=…)`) writes, of each paper, goes through [`output::OutputDir`] (all
+//!   files or none).
 //!
 //! The pages are `maud` templates (checked at compile time, every spliced value HTML-escaped;
 //! only the SVGs drawn here and the shared style sheet go in unescaped), and the CSV files are
 //! written through the `csv` crate.
 
-pub mod alfalfa;
-pub mod gcc_wifi;
-pub mod mehrotra;
 pub mod output;
+#[macro_use]
 pub mod reproduce;
-pub mod sprout;
 pub mod sweep;
-pub mod wbest;
+
+// The papers of `wisp reproduce` (and `wisp.reproduce`): each a renderer module here (its
+// `Paper` and `Outcome`) over its run module in `wisp_sim::reproduce`, in the order
+// `wisp reproduce --help` lists them.
+papers! {
+    gcc_wifi => GccWifiPaper,
+    sprout => SproutPaper,
+    mehrotra => MehrotraPaper,
+    wbest => WbestPaper,
+    kwikr => KwikrPaper,
+    alfalfa => AlfalfaPaper,
+}
 
 use maud::{DOCTYPE, Markup, PreEscaped, html};
 use plotters::coord::ranged1d::{KeyPointHint, NoDefaultFormatting, Ranged, ValueFormatter};
