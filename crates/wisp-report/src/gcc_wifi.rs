@@ -16,6 +16,14 @@ use wisp_sim::reproduce::gcc_wifi::{
 
 type Area<'a> = DrawingArea<SVGBackend<'a>, plotters::coord::Shift>;
 type Res = Result<(), Box<dyn std::error::Error>>;
+type Chart<'a, 'b> = ChartContext<
+    'a,
+    SVGBackend<'b>,
+    plotters::coord::cartesian::Cartesian2d<
+        plotters::coord::types::RangedCoordf64,
+        plotters::coord::types::RangedCoordf64,
+    >,
+>;
 
 fn label(scheme: &str) -> &str {
     match scheme {
@@ -189,6 +197,34 @@ pub fn dynamics_svg(case: &Case, duration_s: f64) -> String {
     })
 }
 
+/// A Fig. 10 panel: `caption` over one column per run (`n` of them, labelled by `label`), the
+/// y axis from 0 to `max` in `unit`, its mesh drawn.
+fn boxplot_panel<'a, 'b>(
+    area: &'a Area<'b>,
+    caption: &str,
+    xs: std::ops::Range<f64>,
+    max: f64,
+    (n, label): (usize, &'a dyn Fn(&f64) -> String),
+    unit: &str,
+) -> Result<Chart<'a, 'b>, Box<dyn std::error::Error>> {
+    let mut chart = ChartBuilder::on(area)
+        .caption(caption, ("sans-serif", 14))
+        .margin(10)
+        .x_label_area_size(30)
+        .y_label_area_size(56)
+        .build_cartesian_2d(xs, 0f64..max)?;
+    chart
+        .configure_mesh()
+        .disable_x_mesh()
+        .x_labels(n)
+        .x_label_formatter(label)
+        .y_desc(unit)
+        .y_label_formatter(&|v| format!("{v:.0}"))
+        .light_line_style(RGBColor(245, 245, 245))
+        .draw()?;
+    Ok(chart)
+}
+
 /// Fig. 10: average sending rate ± one standard deviation (left) and the one-way delay's
 /// 5/25/50/75/95th percentiles (right), for every run of the case.
 pub fn boxplot_svg(case: &Case) -> String {
@@ -219,21 +255,10 @@ pub fn boxplot_svg(case: &Case) -> String {
                 String::new()
             }
         };
-        let mut chart = ChartBuilder::on(&left)
-            .caption("average sending rate ± std. dev.", ("sans-serif", 14))
-            .margin(10)
-            .x_label_area_size(30)
-            .y_label_area_size(56)
-            .build_cartesian_2d(xs.clone(), 0f64..rmax)?;
-        chart
-            .configure_mesh()
-            .disable_x_mesh()
-            .x_labels(n)
-            .x_label_formatter(&fmt)
-            .y_desc("kbit/s")
-            .y_label_formatter(&|v| format!("{v:.0}"))
-            .light_line_style(RGBColor(245, 245, 245))
-            .draw()?;
+        let panel = |area, caption, max, unit| {
+            boxplot_panel(area, caption, xs.clone(), max, (n, &fmt), unit)
+        };
+        let mut chart = panel(&left, "average sending rate ± std. dev.", rmax, "kbit/s")?;
         for (i, r) in runs.iter().enumerate() {
             let x = i as f64;
             let c = color(i);
@@ -253,24 +278,8 @@ pub fn boxplot_svg(case: &Case) -> String {
                 )))?;
             }
         }
-        let mut chart = ChartBuilder::on(&right)
-            .caption(
-                "one-way delay: 5/25/50/75/95th percentiles",
-                ("sans-serif", 14),
-            )
-            .margin(10)
-            .x_label_area_size(30)
-            .y_label_area_size(56)
-            .build_cartesian_2d(xs, 0f64..dmax)?;
-        chart
-            .configure_mesh()
-            .disable_x_mesh()
-            .x_labels(n)
-            .x_label_formatter(&fmt)
-            .y_desc("ms")
-            .y_label_formatter(&|v| format!("{v:.0}"))
-            .light_line_style(RGBColor(245, 245, 245))
-            .draw()?;
+        let caption = "one-way delay: 5/25/50/75/95th percentiles";
+        let mut chart = panel(&right, caption, dmax, "ms")?;
         for (i, r) in runs.iter().enumerate() {
             let x = i as f64;
             let c = color(i);
