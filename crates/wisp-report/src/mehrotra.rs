@@ -612,6 +612,15 @@ pub fn html(r: &Mehrotra) -> String {
             ))
         }
         figure { (inline_svg(&handover_svg(r))) }
+        (sensitivity_html(r))
+        (notes())
+    };
+    page(title, body)
+}
+
+/// The variants of adaptive-um on Tables I and II's links (not at `--quick`: none).
+fn sensitivity_html(r: &Mehrotra) -> Markup {
+    html! {
         @if !r.sensitivity.is_empty() {
             h2 { "Sensitivity of adaptive-um (same defaults on every network)" }
             table {
@@ -631,9 +640,7 @@ pub fn html(r: &Mehrotra) -> String {
                 }
             }
         }
-        (notes())
-    };
-    page(title, body)
+    }
 }
 
 fn notes() -> Markup {
