@@ -247,33 +247,13 @@ fn draw_scatter(
         } else {
             p.label.clone()
         };
-        let w = Rect::label(0, 0, &label, 13).x1;
-        let candidates: Vec<Rect> = [(-21, 7), (-35, 21), (-49, 35)]
-            .iter()
-            .flat_map(|&(up, down)| {
-                [
-                    (x + 4, up),
-                    (x + 4, down),
-                    (x - 4 - w, up),
-                    (x - 4 - w, down),
-                ]
-            })
-            .map(|(x0, dy)| Rect::label(x0, y + dy, &label, 13))
-            .collect();
-        let (width, height) = root.dim_in_pixel();
-        let inside =
-            |r: &Rect| r.x0 >= 0 && r.y0 >= 0 && r.x1 <= width as i32 && r.y1 <= height as i32;
-        let r = candidates
-            .iter()
-            .find(|r| inside(r) && !placed.iter().any(|q| q.overlaps(r)))
-            .or_else(|| candidates.iter().find(|r| inside(r)))
-            .unwrap_or(&candidates[0]);
+        let r = label_place(&label, (x, y), root.dim_in_pixel(), &placed);
         root.draw(&Text::new(
             label,
             (r.x0, r.y0),
             ("sans-serif", 13).into_font().color(&color(p.color)),
         ))?;
-        placed.push(*r);
+        placed.push(r);
     }
     root.draw(&Text::new(
         "better ↗",
@@ -281,6 +261,36 @@ fn draw_scatter(
         ("sans-serif", 13).into_font().color(&RGBColor(90, 90, 90)),
     ))?;
     Ok(())
+}
+
+/// Where a point's label goes: the first place around the point at `(x, y)` (right, then left;
+/// nearest lines first) that stays on a canvas of `width × height` pixels and overlaps nothing
+/// `placed`; else the first on the canvas; else the first.
+fn label_place(
+    label: &str,
+    (x, y): (i32, i32),
+    (width, height): (u32, u32),
+    placed: &[Rect],
+) -> Rect {
+    let w = Rect::label(0, 0, label, 13).x1;
+    let candidates: Vec<Rect> = [(-21, 7), (-35, 21), (-49, 35)]
+        .iter()
+        .flat_map(|&(up, down)| {
+            [
+                (x + 4, up),
+                (x + 4, down),
+                (x - 4 - w, up),
+                (x - 4 - w, down),
+            ]
+        })
+        .map(|(x0, dy)| Rect::label(x0, y + dy, label, 13))
+        .collect();
+    let inside = |r: &Rect| r.x0 >= 0 && r.y0 >= 0 && r.x1 <= width as i32 && r.y1 <= height as i32;
+    *candidates
+        .iter()
+        .find(|r| inside(r) && !placed.iter().any(|q| q.overlaps(r)))
+        .or_else(|| candidates.iter().find(|r| inside(r)))
+        .unwrap_or(&candidates[0])
 }
 
 /// A label's box in pixels. plotters draws a `size`-point font about 0.8 × `size` pixels high;
