@@ -772,5 +772,6 @@ fn wisp_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     // The simulator's bounds on a run's length (and warm-up) and on a delay.
     m.add("MAX_DURATION_S", MAX_DURATION.as_secs_f64())?;
     m.add("MAX_DELAY_MS", MAX_DELAY.as_millis_f64())?;
+    m.add("PAPERS", wisp_report::reproduce::names(wisp_report::PAPERS))?;
     Ok(())
 }

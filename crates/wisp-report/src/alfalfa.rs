@@ -5,10 +5,17 @@
 //! displayed SSIM against the current source picture, p95 displayed delay; see
 //! `wisp_core::video::display`).
 
-use crate::{ReversedLog, claims_table, color, inline_svg, page, swatch};
+use crate::output::{OutputDir, OutputError};
+use crate::reproduce::{
+    CheckKind, Done, Inputs, OnDone, Outcome, Paper, Request, RunError, add_figures, with_summary, write_checks,
+};
+use std::sync::atomic::AtomicBool;
+use wisp_sim::reproduce::Check;
+use crate::{Csv, ReversedLog, claims_table, color, inline_svg, page, swatch};
 use maud::html;
 use plotters::prelude::*;
-use wisp_sim::reproduce::alfalfa::{Reproduction, SCHEMES, TraceVideo};
+use wisp_sim::reproduce::alfalfa::{Options, Reproduction, SCHEMES, TraceVideo};
+use wisp_sim::reproduce::sprout::load_traces;
 
 fn scheme_color(scheme: &str) -> RGBColor {
     color(SCHEMES.iter().position(|s| s.0 == scheme).unwrap_or(0))
@@ -232,4 +239,127 @@ pub fn html(r: &Reproduction) -> String {
         }
     };
     page(title, body)
+}
+
+/// The paper in the registry ([`crate::PAPERS`]).
+#[derive(Clone, Copy, Debug)]
+pub struct AlfalfaPaper;
+
+impl Paper for AlfalfaPaper {
+    fn name(&self) -> &'static str {
+        "alfalfa"
+    }
+
+    fn summary(&self) -> &'static str {
+        "Alfalfa's explicit-state video against the same model encoder under Sprout without base \
+         choice, GCC and CBR, over the cellular traces (--traces DIR), with 5% loss on \
+         Verizon-LTE-short; summary.json, table.csv, report.html (quality against delay)"
+    }
+
+    fn inputs(&self) -> Inputs {
+        Inputs::TraceFolder(crate::sprout::TRACES)
+    }
+
+    fn run(
+        &self,
+        r: &Request,
+        on_done: OnDone<'_>,
+        cancel: &AtomicBool,
+    ) -> Result<Box<dyn Outcome>, RunError> {
+        let (dir, defaulted) = r.traces_or(crate::sprout::TRACES);
+        let pairs = load_traces(&dir, r.quick).map_err(|e| RunError::trace((e, defaulted)))?;
+        let o = Options {
+            pairs,
+            quick: r.quick,
+            seed: r.seed,
+            jobs: r.jobs,
+        };
+        let result = wisp_sim::reproduce::alfalfa::run_or_cancel(&o, on_done, cancel)?;
+        Ok(Box::new(Done::new(result, r.quick)))
+    }
+}
+
+impl Outcome for Done<Reproduction> {
+    fn checks(&self) -> Vec<(CheckKind, Check)> {
+        CheckKind::claims(self.result.checks())
+    }
+
+    fn files(&self) -> Result<OutputDir, OutputError> {
+        let r = &self.result;
+        let mut files = with_summary("alfalfa", Some(self.quick), r, &r.checks(), [])?;
+        files.add("table.csv", csv(r));
+        files.add("report.html", html(r));
+        add_figures(&mut files, figures(r));
+        Ok(files)
+    }
+
+    /// table.csv, then the checks.
+    fn stdout(&self) -> String {
+        let mut out = csv(&self.result);
+        out.push('\n');
+        write_checks(&mut out, &self.result.checks());
+        out
+    }
+
+    fn main_file(&self) -> &'static str {
+        "summary.json"
+    }
+}
+
+/// `table.csv`: one row per run, `trace,reverse,loss,scheme,…`.
+pub fn csv(r: &Reproduction) -> String {
+    let mut out = Csv::new(&[
+        "trace",
+        "reverse",
+        "loss",
+        "scheme",
+        "captured",
+        "coded",
+        "shown",
+        "shown_share",
+        "ssim_mean_db",
+        "ssim_p5_db",
+        "delay_p50_ms",
+        "delay_p95_ms",
+        "bitrate_kbps",
+        "intra",
+        "missing_base",
+        "displayed_quality",
+        "blank_instants",
+        "disp_delay_p50_ms",
+        "disp_delay_p95_ms",
+        "frozen_share",
+        "disp_ssim_mean_db",
+        "disp_ssim_p5_db",
+    ]);
+    for t in r.traces.iter().chain(&r.loss) {
+        for v in &t.runs {
+            let d = &v.displayed;
+            out.row(&[
+                &t.trace,
+                &t.reverse,
+                &t.loss,
+                &v.scheme,
+                &v.captured,
+                &v.coded,
+                &v.shown,
+                &format!("{:.4}", v.shown_share),
+                &format!("{:.3}", v.ssim_mean_db),
+                &format!("{:.3}", v.ssim_p5_db),
+                &format!("{:.1}", v.delay_p50_ms),
+                &format!("{:.1}", v.delay_p95_ms),
+                &format!("{:.1}", v.bitrate_kbps),
+                &v.intra,
+                &v.missing_base,
+                &v.displayed_quality,
+                &d.blank,
+                &format!("{:.1}", d.delay_p50_ms),
+                &format!("{:.1}", d.delay_p95_ms),
+                &format!("{:.4}", d.frozen_share),
+                &format!("{:.3}", d.ssim_mean_db),
+                &format!("{:.3}", d.ssim_p5_db),
+            ]);
+        }
+    }
+    out.finish()
 }

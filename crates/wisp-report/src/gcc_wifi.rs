@@ -1,14 +1,29 @@
 //! Figures and page of `wisp reproduce gcc-wifi` (ANRW'16 Figs. 6, 8, 9 and 10).
 
+use crate::output::{OutputDir, OutputError};
+use crate::reproduce::{
+    CheckKind, Done, Inputs, OnDone, Outcome, Paper, Request, RunError, add_figures, to_json, write_each,
+};
+use std::sync::atomic::AtomicBool;
+use wisp_sim::reproduce::Check;
 use crate::{Csv, claims_table, color, inline_svg, page, swatch};
 use maud::{Markup, html};
 use plotters::prelude::*;
 use wisp_sim::reproduce::gcc_wifi::{
     Case, DM_MAX_MS, DM_MIN_MS, GccWifi, RunData, WITH, WITH_LIBWEBRTC, WITHOUT, dm_density,
+    load_trace, Options,
 };
 
 type Area<'a> = DrawingArea<SVGBackend<'a>, plotters::coord::Shift>;
 type Res = Result<(), Box<dyn std::error::Error>>;
+type Chart<'a, 'b> = ChartContext<
+    'a,
+    SVGBackend<'b>,
+    plotters::coord::cartesian::Cartesian2d<
+        plotters::coord::types::RangedCoordf64,
+        plotters::coord::types::RangedCoordf64,
+    >,
+>;
 
 fn label(scheme: &str) -> &str {
     match scheme {
@@ -182,10 +197,39 @@ pub fn dynamics_svg(case: &Case, duration_s: f64) -> String {
     })
 }
 
+/// A Fig. 10 panel: `caption` over one column per run (`n` of them, labelled by `label`), the
+/// y axis from 0 to `max` in `unit`, its mesh drawn.
+fn boxplot_panel<'a, 'b>(
+    area: &'a Area<'b>,
+    caption: &str,
+    xs: std::ops::Range<f64>,
+    max: f64,
+    (n, label): (usize, &'a dyn Fn(&f64) -> String),
+    unit: &str,
+) -> Result<Chart<'a, 'b>, Box<dyn std::error::Error>> {
+    let mut chart = ChartBuilder::on(area)
+        .caption(caption, ("sans-serif", 14))
+        .margin(10)
+        .x_label_area_size(30)
+        .y_label_area_size(56)
+        .build_cartesian_2d(xs, 0f64..max)?;
+    chart
+        .configure_mesh()
+        .disable_x_mesh()
+        .x_labels(n)
+        .x_label_formatter(label)
+        .y_desc(unit)
+        .y_label_formatter(&|v| format!("{v:.0}"))
+        .light_line_style(RGBColor(245, 245, 245))
+        .draw()?;
+    Ok(chart)
+}
+
 /// Fig. 10: average sending rate ± one standard deviation (left) and the one-way delay's
 /// 5/25/50/75/95th percentiles (right), for every run of the case.
 pub fn boxplot_svg(case: &Case) -> String {
     let runs = ordered(case);
+    let n = runs.len().max(1);
     let rmax = runs
         .iter()
         .map(|r| r.summary.mean_rate_kbps + r.summary.std_rate_kbps)
@@ -198,127 +242,75 @@ pub fn boxplot_svg(case: &Case) -> String {
         * 1.15;
     svg((960, 380), |root| {
         let (left, right) = root.split_horizontally(480);
+        let xs = -0.5f64..(n as f64 - 0.5);
         let names: Vec<String> = runs
             .iter()
             .map(|r| short(&r.summary.scheme).to_string())
             .collect();
-        rate_panel(&left, &runs, &names, rmax)?;
-        delay_panel(&right, &runs, &names, dmax)
+        let fmt = |v: &f64| {
+            let i = v.round();
+            if (v - i).abs() < 1e-6 && i >= 0.0 && (i as usize) < names.len() {
+                names[i as usize].clone()
+            } else {
+                String::new()
+            }
+        };
+        let panel = |area, caption, max, unit| {
+            boxplot_panel(area, caption, xs.clone(), max, (n, &fmt), unit)
+        };
+        let mut chart = panel(&left, "average sending rate ± std. dev.", rmax, "kbit/s")?;
+        for (i, r) in runs.iter().enumerate() {
+            let x = i as f64;
+            let c = color(i);
+            let (m, s) = (r.summary.mean_rate_kbps, r.summary.std_rate_kbps);
+            chart.draw_series(std::iter::once(Rectangle::new(
+                [(x - 0.3, 0.0), (x + 0.3, m)],
+                c.mix(0.6).filled(),
+            )))?;
+            chart.draw_series(std::iter::once(PathElement::new(
+                vec![(x, (m - s).max(0.0)), (x, m + s)],
+                BLACK.stroke_width(1),
+            )))?;
+            for y in [(m - s).max(0.0), m + s] {
+                chart.draw_series(std::iter::once(PathElement::new(
+                    vec![(x - 0.1, y), (x + 0.1, y)],
+                    BLACK.stroke_width(1),
+                )))?;
+            }
+        }
+        let caption = "one-way delay: 5/25/50/75/95th percentiles";
+        let mut chart = panel(&right, caption, dmax, "ms")?;
+        for (i, r) in runs.iter().enumerate() {
+            let x = i as f64;
+            let c = color(i);
+            let [p5, p25, p50, p75, p95] = r.summary.owd_ms;
+            chart.draw_series(std::iter::once(Rectangle::new(
+                [(x - 0.25, p25), (x + 0.25, p75)],
+                c.mix(0.35).filled(),
+            )))?;
+            chart.draw_series(std::iter::once(Rectangle::new(
+                [(x - 0.25, p25), (x + 0.25, p75)],
+                c.stroke_width(1),
+            )))?;
+            chart.draw_series(std::iter::once(PathElement::new(
+                vec![(x - 0.25, p50), (x + 0.25, p50)],
+                RGBColor(214, 39, 40).stroke_width(2),
+            )))?;
+            for (a, b) in [(p5, p25), (p75, p95)] {
+                chart.draw_series(std::iter::once(PathElement::new(
+                    vec![(x, a), (x, b)],
+                    BLACK.stroke_width(1),
+                )))?;
+            }
+            for y in [p5, p95] {
+                chart.draw_series(std::iter::once(PathElement::new(
+                    vec![(x - 0.1, y), (x + 0.1, y)],
+                    BLACK.stroke_width(1),
+                )))?;
+            }
+        }
+        Ok(())
     })
-}
-
-/// A chart of one panel of Fig. 10: a column per run, labelled with `names`, up to `ymax`.
-fn panel<'a, 'b>(
-    area: &'a Area<'b>,
-    caption: &str,
-    names: &'a [String],
-    ymax: f64,
-    unit: &str,
-) -> Result<
-    ChartContext<
-        'a,
-        SVGBackend<'b>,
-        Cartesian2d<plotters::coord::types::RangedCoordf64, plotters::coord::types::RangedCoordf64>,
-    >,
-    Box<dyn std::error::Error>,
-> {
-    let n = names.len().max(1);
-    let mut chart = ChartBuilder::on(area)
-        .caption(caption, ("sans-serif", 14))
-        .margin(10)
-        .x_label_area_size(30)
-        .y_label_area_size(56)
-        .build_cartesian_2d(-0.5f64..(n as f64 - 0.5), 0f64..ymax)?;
-    let fmt = |v: &f64| {
-        let i = v.round();
-        if (v - i).abs() < 1e-6 && i >= 0.0 && (i as usize) < names.len() {
-            names[i as usize].clone()
-        } else {
-            String::new()
-        }
-    };
-    chart
-        .configure_mesh()
-        .disable_x_mesh()
-        .x_labels(n)
-        .x_label_formatter(&fmt)
-        .y_desc(unit)
-        .y_label_formatter(&|v| format!("{v:.0}"))
-        .light_line_style(RGBColor(245, 245, 245))
-        .draw()?;
-    Ok(chart)
-}
-
-/// Fig. 10, left: each run's average sending rate ± one standard deviation.
-fn rate_panel(area: &Area<'_>, runs: &[&RunData], names: &[String], ymax: f64) -> Res {
-    let mut chart = panel(
-        area,
-        "average sending rate ± std. dev.",
-        names,
-        ymax,
-        "kbit/s",
-    )?;
-    for (i, r) in runs.iter().enumerate() {
-        let x = i as f64;
-        let c = color(i);
-        let (m, s) = (r.summary.mean_rate_kbps, r.summary.std_rate_kbps);
-        chart.draw_series(std::iter::once(Rectangle::new(
-            [(x - 0.3, 0.0), (x + 0.3, m)],
-            c.mix(0.6).filled(),
-        )))?;
-        chart.draw_series(std::iter::once(PathElement::new(
-            vec![(x, (m - s).max(0.0)), (x, m + s)],
-            BLACK.stroke_width(1),
-        )))?;
-        for y in [(m - s).max(0.0), m + s] {
-            chart.draw_series(std::iter::once(PathElement::new(
-                vec![(x - 0.1, y), (x + 0.1, y)],
-                BLACK.stroke_width(1),
-            )))?;
-        }
-    }
-    Ok(())
-}
-
-/// Fig. 10, right: each run's one-way delay, 5/25/50/75/95th percentiles.
-fn delay_panel(area: &Area<'_>, runs: &[&RunData], names: &[String], ymax: f64) -> Res {
-    let mut chart = panel(
-        area,
-        "one-way delay: 5/25/50/75/95th percentiles",
-        names,
-        ymax,
-        "ms",
-    )?;
-    for (i, r) in runs.iter().enumerate() {
-        let x = i as f64;
-        let c = color(i);
-        let [p5, p25, p50, p75, p95] = r.summary.owd_ms;
-        chart.draw_series(std::iter::once(Rectangle::new(
-            [(x - 0.25, p25), (x + 0.25, p75)],
-            c.mix(0.35).filled(),
-        )))?;
-        chart.draw_series(std::iter::once(Rectangle::new(
-            [(x - 0.25, p25), (x + 0.25, p75)],
-            c.stroke_width(1),
-        )))?;
-        chart.draw_series(std::iter::once(PathElement::new(
-            vec![(x - 0.25, p50), (x + 0.25, p50)],
-            RGBColor(214, 39, 40).stroke_width(2),
-        )))?;
-        for (a, b) in [(p5, p25), (p75, p95)] {
-            chart.draw_series(std::iter::once(PathElement::new(
-                vec![(x, a), (x, b)],
-                BLACK.stroke_width(1),
-            )))?;
-        }
-        for y in [p5, p95] {
-            chart.draw_series(std::iter::once(PathElement::new(
-                vec![(x - 0.1, y), (x + 0.1, y)],
-                BLACK.stroke_width(1),
-            )))?;
-        }
-    }
-    Ok(())
 }
 
 /// The d_m densities of every case as CSV: `case,scheme,dm_ms,density_per_ms`.
@@ -582,5 +574,70 @@ fn notes() -> Markup {
                  5 Mbit/s) lose it."
             }
         }
+    }
+}
+
+/// The Wi-Fi trace shipped with wisp (the default of `--trace`).
+pub const TRACE: &str = "traces/wifi/google-wifi-3mbps.rx";
+
+/// The paper in the registry ([`crate::PAPERS`]).
+#[derive(Clone, Copy, Debug)]
+pub struct GccWifiPaper;
+
+impl Paper for GccWifiPaper {
+    fn name(&self) -> &'static str {
+        "gcc-wifi"
+    }
+
+    fn summary(&self) -> &'static str {
+        "Carlucci et al., ANRW 2016: GCC over a loaded Wi-Fi link with and without the \
+         packet-grouping pre-filter (Figs. 6, 8, 9, 10)"
+    }
+
+    fn inputs(&self) -> Inputs {
+        Inputs::TraceFile(TRACE)
+    }
+
+    fn run(
+        &self,
+        r: &Request,
+        on_done: OnDone<'_>,
+        cancel: &AtomicBool,
+    ) -> Result<Box<dyn Outcome>, RunError> {
+        let (path, defaulted) = r.trace_or(TRACE);
+        let trace = load_trace(&path).map_err(|e| RunError::trace((e, defaulted)))?;
+        let o = Options {
+            trace,
+            quick: r.quick,
+            seed: r.seed,
+            jobs: r.jobs,
+        };
+        let result = wisp_sim::reproduce::gcc_wifi::run_or_cancel(&o, on_done, cancel)?;
+        Ok(Box::new(Done::new(result, r.quick)))
+    }
+}
+
+impl Outcome for Done<GccWifi> {
+    fn checks(&self) -> Vec<(CheckKind, Check)> {
+        CheckKind::claims(self.result.checks())
+    }
+
+    fn files(&self) -> Result<OutputDir, OutputError> {
+        let r = &self.result;
+        let mut files = OutputDir::default();
+        files.add("report.html", html(r));
+        add_figures(&mut files, figures(r));
+        files.add("dm_pdf.csv", dm_pdf_csv(r));
+        files.add("timeseries.csv", timeseries_csv(r));
+        files.add("summary.csv", summary_csv(r));
+        files.add("summary.json", to_json(&r.summary(self.quick))?);
+        Ok(files)
+    }
+
+    /// The checks (without a count).
+    fn stdout(&self) -> String {
+        let mut out = String::new();
+        write_each(&mut out, "", &self.result.checks());
+        out
     }
 }

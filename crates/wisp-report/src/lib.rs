@@ -13,21 +13,33 @@
 //! * [`sweep`]: the table, figures and page of `wisp sweep`;
 //! * [`mehrotra`]: the figures and page of `wisp reproduce mehrotra`;
 //! * [`wbest`]: the tables, box plots and page of `wisp reproduce wbest`;
-//! * [`reproduce`]: every file `wisp reproduce PAPER --out DIR` (and `wisp.reproduce(…, out=…)`)
-//!   writes, of each paper, through [`output::OutputDir`] (all files or none).
+//! * [`kwikr`]: the tables, Fig. 5 and page of `wisp reproduce kwikr`;
+//! * [`alfalfa`]: the table, figures and page of `wisp reproduce alfalfa`;
+//! * [`reproduce`]: the seam of the papers ([`reproduce::Paper`], [`reproduce::Outcome`]) and
+//!   [`PAPERS`], their registry: every file `wisp reproduce PAPER --out DIR` (and
+//!   `wisp.reproduce(…, out=…)`) writes, of each paper, goes through [`output::OutputDir`] (all
+//!   files or none).
 //!
 //! The pages are `maud` templates (checked at compile time, every spliced value HTML-escaped;
 //! only the SVGs drawn here and the shared style sheet go in unescaped), and the CSV files are
 //! written through the `csv` crate.
 
-pub mod alfalfa;
-pub mod gcc_wifi;
-pub mod mehrotra;
 pub mod output;
+#[macro_use]
 pub mod reproduce;
-pub mod sprout;
 pub mod sweep;
-pub mod wbest;
+
+// The papers of `wisp reproduce` (and `wisp.reproduce`): each a renderer module here (its
+// `Paper` and `Outcome`) over its run module in `wisp_sim::reproduce`, in the order
+// `wisp reproduce --help` lists them.
+papers! {
+    gcc_wifi => GccWifiPaper,
+    sprout => SproutPaper,
+    mehrotra => MehrotraPaper,
+    wbest => WbestPaper,
+    kwikr => KwikrPaper,
+    alfalfa => AlfalfaPaper,
+}
 
 use maud::{DOCTYPE, Markup, PreEscaped, html};
 use plotters::coord::ranged1d::{KeyPointHint, NoDefaultFormatting, Ranged, ValueFormatter};
@@ -229,8 +241,19 @@ fn draw_scatter(
         x1: x + 6,
         y1: y + 6,
     }));
-    for (p, &at) in points.iter().zip(&dots) {
-        place_label(root, p, at, &mut placed)?;
+    for (p, &(x, y)) in points.iter().zip(&dots) {
+        let label = if p.delay_ms < DELAY_FLOOR_MS {
+            format!("{} (≤1 ms)", p.label)
+        } else {
+            p.label.clone()
+        };
+        let r = label_place(&label, (x, y), root.dim_in_pixel(), &placed);
+        root.draw(&Text::new(
+            label,
+            (r.x0, r.y0),
+            ("sans-serif", 13).into_font().color(&color(p.color)),
+        ))?;
+        placed.push(r);
     }
     root.draw(&Text::new(
         "better ↗",
@@ -240,21 +263,16 @@ fn draw_scatter(
     Ok(())
 }
 
-/// Draws point `p`'s label (at pixel `(x, y)`) at the first place around it (right, then left;
-/// nearest lines first) where it stays on the canvas and overlaps nothing in `placed`, and
-/// adds it there.
-fn place_label(
-    root: &DrawingArea<SVGBackend<'_>, plotters::coord::Shift>,
-    p: &ScatterPoint,
+/// Where a point's label goes: the first place around the point at `(x, y)` (right, then left;
+/// nearest lines first) that stays on a canvas of `width × height` pixels and overlaps nothing
+/// `placed`; else the first on the canvas; else the first.
+fn label_place(
+    label: &str,
     (x, y): (i32, i32),
-    placed: &mut Vec<Rect>,
-) -> Result<(), Box<dyn std::error::Error>> {
-    let label = if p.delay_ms < DELAY_FLOOR_MS {
-        format!("{} (≤1 ms)", p.label)
-    } else {
-        p.label.clone()
-    };
-    let w = Rect::label(0, 0, &label, 13).x1;
+    (width, height): (u32, u32),
+    placed: &[Rect],
+) -> Rect {
+    let w = Rect::label(0, 0, label, 13).x1;
     let candidates: Vec<Rect> = [(-21, 7), (-35, 21), (-49, 35)]
         .iter()
         .flat_map(|&(up, down)| {
@@ -265,22 +283,14 @@ fn place_label(
                 (x - 4 - w, down),
             ]
         })
-        .map(|(x0, dy)| Rect::label(x0, y + dy, &label, 13))
+        .map(|(x0, dy)| Rect::label(x0, y + dy, label, 13))
         .collect();
-    let (width, height) = root.dim_in_pixel();
     let inside = |r: &Rect| r.x0 >= 0 && r.y0 >= 0 && r.x1 <= width as i32 && r.y1 <= height as i32;
-    let r = candidates
+    *candidates
         .iter()
         .find(|r| inside(r) && !placed.iter().any(|q| q.overlaps(r)))
         .or_else(|| candidates.iter().find(|r| inside(r)))
-        .unwrap_or(&candidates[0]);
-    root.draw(&Text::new(
-        label,
-        (r.x0, r.y0),
-        ("sans-serif", 13).into_font().color(&color(p.color)),
-    ))?;
-    placed.push(*r);
-    Ok(())
+        .unwrap_or(&candidates[0])
 }
 
 /// A label's box in pixels. plotters draws a `size`-point font about 0.8 × `size` pixels high;

@@ -1,24 +1,234 @@
-//! The output folder of a paper's reproduction: every file `wisp reproduce PAPER --out DIR`
-//! writes (summary.json with the checks, the tables as CSV, report.html, figures/*.svg), built
-//! in one place for the command line and for the Python package's `wisp.reproduce(…, out=…)`,
-//! so that both write the same bytes.
+//! The seam of the papers wisp reproduces (`wisp reproduce PAPER`, `wisp.reproduce(paper, …)`).
+//!
+//! A paper is its run module in `wisp_sim::reproduce`, its renderer in this crate (a module
+//! that implements [`Paper`] and the [`Outcome`] of its result) and one line of the registry,
+//! [`crate::PAPERS`]. The command line (the PAPER argument, `--help`, `--trace`/`--traces`),
+//! the Python package and the tests find the papers there; none of them names one.
+//!
+//! An [`Outcome`] builds the output folder (summary.json with the checks, the tables as CSV,
+//! report.html, figures/*.svg) in one place for the command line and for the Python package's
+//! `wisp.reproduce(…, out=…)`, so that both write the same bytes.
 
 use crate::output::{OutputDir, OutputError};
-use std::path::Path;
-use wisp_sim::reproduce::{Check, alfalfa, gcc_wifi, kwikr, kwikr_calls, mehrotra, sprout, wbest};
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
+use wisp_sim::reproduce::{Check, shipped};
+use wisp_sim::sim::SimError;
+use wisp_sim::trace::TraceError;
 
-/// A paper's reproduction, as its `run` in `wisp_sim::reproduce` returned it.
-// One per reproduction, moved a couple of times: boxing its largest variant would buy nothing.
-#[allow(clippy::large_enum_variant)]
+/// Progress: `on_done(done, total)`, from the runs' threads.
+pub type OnDone<'a> = &'a (dyn Fn(usize, usize) + Sync);
+
+/// A paper wisp reproduces: what the front ends need to name it, describe it, check its
+/// inputs and run it.
+pub trait Paper: Sync {
+    /// Its name on the command line and in Python (`gcc-wifi`).
+    fn name(&self) -> &'static str;
+    /// What it reproduces, one paragraph (`wisp reproduce --help`).
+    fn summary(&self) -> &'static str;
+    /// What it runs on.
+    fn inputs(&self) -> Inputs;
+    /// Loads its inputs and runs its experiments; stops with [`RunError::Cancelled`] once
+    /// `cancel` is set (the runs under way at the engine's next cancel point).
+    fn run(
+        &self,
+        request: &Request,
+        on_done: OnDone<'_>,
+        cancel: &AtomicBool,
+    ) -> Result<Box<dyn Outcome>, RunError>;
+}
+
+/// A reproduction's result, as its front ends use it.
+pub trait Outcome: Send + Sync {
+    /// Every check, in the order `wisp reproduce` prints them.
+    fn checks(&self) -> Vec<(CheckKind, Check)>;
+    /// The files of the output folder.
+    fn files(&self) -> Result<OutputDir, OutputError>;
+    /// What `wisp reproduce` prints on stdout: the tables and the checks.
+    fn stdout(&self) -> String;
+    /// The file `wisp reproduce` names once the folder is written.
+    fn main_file(&self) -> &'static str {
+        "report.html"
+    }
+    /// Writes [`Outcome::files`] into `dir`, all of them or none ([`OutputDir::commit`]).
+    fn write_outputs(&self, dir: &Path) -> Result<(), OutputError> {
+        self.files()?.commit(dir)
+    }
+}
+
+/// A result of `wisp_sim::reproduce`, and whether the run was `--quick` (which the
+/// summary.json of some papers records): the [`Outcome`] each renderer implements.
 #[derive(Debug)]
-pub enum Reproduced {
-    Sprout(sprout::Reproduction),
-    GccWifi(gcc_wifi::GccWifi),
-    Mehrotra(mehrotra::Mehrotra),
-    Wbest(wbest::Reproduction),
-    /// Ping-Pair's validation (Table 1, Fig. 5), then the calls (Figs. 8, 9, Table 2).
-    Kwikr(kwikr::Reproduction, kwikr_calls::KwikrCalls),
-    Alfalfa(alfalfa::Reproduction),
+pub struct Done<R> {
+    pub result: R,
+    pub quick: bool,
+}
+
+impl<R> Done<R> {
+    pub fn new(result: R, quick: bool) -> Self {
+        Done { result, quick }
+    }
+}
+
+/// What a paper runs on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Inputs {
+    /// Nothing the user gives; the sentence says what instead ("it runs on …").
+    None(&'static str),
+    /// One trace file (`--trace FILE`, `trace=FILE`), by default this one shipped with wisp.
+    TraceFile(&'static str),
+    /// A folder of trace pairs (`--traces DIR`, `traces=DIR`), by default this one.
+    TraceFolder(&'static str),
+}
+
+/// An input option, as each front end spells it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum InputOption {
+    Trace,
+    Traces,
+}
+
+impl InputOption {
+    /// The command line's option and its value: `--trace FILE`.
+    pub fn cli(self) -> &'static str {
+        match self {
+            InputOption::Trace => "--trace FILE",
+            InputOption::Traces => "--traces DIR",
+        }
+    }
+
+    /// The Python keyword and its value: `trace=FILE`.
+    pub fn python(self) -> &'static str {
+        match self {
+            InputOption::Trace => "trace=FILE",
+            InputOption::Traces => "traces=DIR",
+        }
+    }
+}
+
+impl Inputs {
+    /// The option a paper takes, if any.
+    pub fn option(self) -> Option<InputOption> {
+        match self {
+            Inputs::None(_) => None,
+            Inputs::TraceFile(_) => Some(InputOption::Trace),
+            Inputs::TraceFolder(_) => Some(InputOption::Traces),
+        }
+    }
+
+    /// The first of the options given (`--trace`, then `--traces`) that the paper does not
+    /// take.
+    pub fn misplaced(self, trace: bool, traces: bool) -> Option<InputOption> {
+        [(InputOption::Trace, trace), (InputOption::Traces, traces)]
+            .into_iter()
+            .find(|&(o, given)| given && self.option() != Some(o))
+            .map(|(o, _)| o)
+    }
+
+    /// What the paper takes instead, for a refusal: "it takes --trace FILE" (with the option
+    /// spelt by `spell`) or what it runs on.
+    pub fn takes(self, spell: fn(InputOption) -> &'static str) -> String {
+        match self {
+            Inputs::None(what) => what.to_string(),
+            Inputs::TraceFile(_) => format!("it takes {}", spell(InputOption::Trace)),
+            Inputs::TraceFolder(_) => format!("it takes {}", spell(InputOption::Traces)),
+        }
+    }
+}
+
+/// What a front end asks to run.
+#[derive(Clone, Debug, Default)]
+pub struct Request {
+    pub quick: bool,
+    pub seed: u64,
+    /// Runs in parallel (at least 1).
+    pub jobs: usize,
+    /// The trace file given, if any.
+    pub trace: Option<PathBuf>,
+    /// The folder of traces given, if any.
+    pub traces: Option<PathBuf>,
+}
+
+impl Request {
+    /// The trace file to load: the one given, else `default` (shipped with wisp); and
+    /// whether it was the default.
+    pub fn trace_or(&self, default: &str) -> (PathBuf, bool) {
+        given_or(&self.trace, default)
+    }
+
+    /// The folder of traces to load: the one given, else `default`; and whether it was the
+    /// default.
+    pub fn traces_or(&self, default: &str) -> (PathBuf, bool) {
+        given_or(&self.traces, default)
+    }
+}
+
+fn given_or(given: &Option<PathBuf>, default: &str) -> (PathBuf, bool) {
+    match given {
+        Some(p) => (p.clone(), false),
+        None => (shipped(default), true),
+    }
+}
+
+/// Why a reproduction did not run to its end.
+#[derive(Debug, Clone, PartialEq)]
+pub enum RunError {
+    /// An input could not be read; `defaulted`: the user gave none (the shipped default was
+    /// tried).
+    Trace { error: TraceError, defaulted: bool },
+    /// The cancel flag was set.
+    Cancelled,
+    /// Anything else, said in a line.
+    Failed(String),
+}
+
+impl RunError {
+    /// A trace that could not be loaded (see [`Request::trace_or`]).
+    pub fn trace((error, defaulted): (TraceError, bool)) -> Self {
+        RunError::Trace { error, defaulted }
+    }
+}
+
+impl std::fmt::Display for RunError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            RunError::Trace { error, .. } => error.fmt(f),
+            RunError::Cancelled => SimError::Cancelled.fmt(f),
+            RunError::Failed(m) => f.write_str(m),
+        }
+    }
+}
+
+impl std::error::Error for RunError {}
+
+impl From<SimError> for RunError {
+    fn from(e: SimError) -> Self {
+        match e {
+            SimError::Cancelled => RunError::Cancelled,
+            e => RunError::Failed(e.to_string()),
+        }
+    }
+}
+
+/// The paper of `registry` named `name`.
+pub fn find<'a>(registry: &[&'a dyn Paper], name: &str) -> Option<&'a dyn Paper> {
+    registry.iter().copied().find(|p| p.name() == name)
+}
+
+/// The names of `registry`'s papers, in its order.
+pub fn names(registry: &[&dyn Paper]) -> Vec<&'static str> {
+    registry.iter().map(|p| p.name()).collect()
+}
+
+/// Declares the renderers' modules and the registry of the papers, [`crate::PAPERS`]: one line
+/// per paper, `module => Paper`, in the order `wisp reproduce --help` lists them.
+macro_rules! papers {
+    ($($module:ident => $paper:ident),* $(,)?) => {
+        $(pub mod $module;)*
+        /// The papers wisp reproduces, in the order `wisp reproduce --help` lists them.
+        pub static PAPERS: &[&dyn $crate::reproduce::Paper] = &[$(&$module::$paper),*];
+    };
 }
 
 /// Whether a check is one of the paper's claims or (mehrotra's) a check of the calibration.
@@ -36,148 +246,51 @@ impl CheckKind {
             CheckKind::Calibration => "calibration",
         }
     }
-}
 
-impl Reproduced {
-    /// The paper, as the command line names it.
-    pub fn paper(&self) -> &'static str {
-        match self {
-            Reproduced::Sprout(_) => "sprout",
-            Reproduced::GccWifi(_) => "gcc-wifi",
-            Reproduced::Mehrotra(_) => "mehrotra",
-            Reproduced::Wbest(_) => "wbest",
-            Reproduced::Kwikr(..) => "kwikr",
-            Reproduced::Alfalfa(_) => "alfalfa",
-        }
-    }
-
-    /// Every check, in the order `wisp reproduce` prints them (mehrotra's calibration checks
-    /// first).
-    pub fn checks(&self) -> Vec<(CheckKind, Check)> {
-        let claims = |v: Vec<Check>| v.into_iter().map(|c| (CheckKind::Claim, c));
-        match self {
-            Reproduced::Sprout(r) => claims(r.checks()).collect(),
-            Reproduced::GccWifi(r) => claims(r.checks()).collect(),
-            Reproduced::Mehrotra(r) => r
-                .calibration_checks()
-                .into_iter()
-                .map(|c| (CheckKind::Calibration, c))
-                .chain(claims(r.checks()))
-                .collect(),
-            Reproduced::Wbest(r) => claims(r.checks()).collect(),
-            Reproduced::Kwikr(r, calls) => claims(r.checks(calls.summary().checks)).collect(),
-            Reproduced::Alfalfa(r) => claims(r.checks()).collect(),
-        }
-    }
-
-    /// The files of the output folder (`quick`: whether the run was `--quick`, which the
-    /// summary.json of some papers records).
-    pub fn files(&self, quick: bool) -> Result<OutputDir, OutputError> {
-        let figures = |files: &mut OutputDir, figs: Vec<(String, String)>| {
-            for (name, svg) in figs {
-                files.add(Path::new("figures").join(name), svg);
-            }
-        };
-        let files = match self {
-            Reproduced::Wbest(result) => {
-                let checks = result.checks();
-                let mut files = with_summary("wbest", Some(quick), result, &checks, [])?;
-                files.add("table.csv", result.csv());
-                files.add("report.html", crate::wbest::html(result));
-                figures(&mut files, crate::wbest::figures(result));
-                files
-            }
-            Reproduced::GccWifi(result) => {
-                let mut files = OutputDir::default();
-                files.add("report.html", crate::gcc_wifi::html(result));
-                figures(&mut files, crate::gcc_wifi::figures(result));
-                files.add("dm_pdf.csv", crate::gcc_wifi::dm_pdf_csv(result));
-                files.add("timeseries.csv", crate::gcc_wifi::timeseries_csv(result));
-                files.add("summary.csv", crate::gcc_wifi::summary_csv(result));
-                files.add("summary.json", to_json(&result.summary(quick))?);
-                files
-            }
-            Reproduced::Mehrotra(result) => {
-                let checks = result.checks();
-                let calibration = result.calibration_checks();
-                // Its summary.json has no `quick`.
-                let mut files = with_summary(
-                    "mehrotra",
-                    None,
-                    result,
-                    &checks,
-                    [("calibration", serde_json::json!(&calibration))],
-                )?;
-                files.add("report.html", crate::mehrotra::html(result));
-                figures(&mut files, crate::mehrotra::figures(result));
-                for s in &result.sweeps {
-                    files.add(format!("sweep-{}.csv", s.link), crate::sweep::csv(s));
-                }
-                files.add("tables.csv", crate::mehrotra::table_csv(result));
-                files.add(
-                    "delta_hat_sweep.csv",
-                    crate::mehrotra::delta_sweep_csv(result),
-                );
-                files.add("sensitivity.csv", crate::mehrotra::sensitivity_csv(result));
-                files.add("timeseries.csv", crate::mehrotra::timeseries_csv(result));
-                files
-            }
-            Reproduced::Kwikr(result, calls) => {
-                let calls_summary = calls.summary();
-                let checks = result.checks(calls_summary.checks.clone());
-                let mut files = with_summary(
-                    "kwikr",
-                    Some(quick),
-                    result,
-                    &checks,
-                    [("calls", serde_json::json!(&calls_summary))],
-                )?;
-                files.add("pairs.csv", result.pairs_csv());
-                for (name, text) in calls.files() {
-                    files.add(name, text);
-                }
-                files.add("report.html", result.html(&checks));
-                if let Some(f) = &result.fig5 {
-                    files.add(Path::new("figures").join("fig5.svg"), kwikr::fig5_svg(f));
-                }
-                files
-            }
-            Reproduced::Alfalfa(result) => {
-                let checks = result.checks();
-                let mut files = with_summary("alfalfa", Some(quick), result, &checks, [])?;
-                files.add("table.csv", result.csv());
-                files.add("report.html", crate::alfalfa::html(result));
-                figures(&mut files, crate::alfalfa::figures(result));
-                files
-            }
-            Reproduced::Sprout(result) => {
-                let mut files = OutputDir::default();
-                files.add("report.html", crate::sprout::html(result));
-                figures(&mut files, crate::sprout::figures(result));
-                files.add("results.csv", crate::sprout::results_csv(result));
-                files.add("summary.csv", crate::sprout::summary_csv(result));
-                files.add("loss.csv", crate::sprout::loss_csv(result));
-                files.add("results.json", to_json(&result.results())?);
-                files
-            }
-        };
-        Ok(files)
-    }
-
-    /// Writes [`Reproduced::files`] into `dir`, all of them or none ([`OutputDir::commit`]).
-    pub fn write_outputs(&self, quick: bool, dir: &Path) -> Result<(), OutputError> {
-        self.files(quick)?.commit(dir)
+    /// Each of `checks`, as a claim.
+    pub fn claims(checks: Vec<Check>) -> Vec<(CheckKind, Check)> {
+        checks.into_iter().map(|c| (CheckKind::Claim, c)).collect()
     }
 }
 
-fn to_json(value: &impl serde::Serialize) -> Result<Vec<u8>, OutputError> {
+/// Every check, then how many are met (`wisp reproduce`'s last lines).
+pub fn write_checks(out: &mut String, checks: &[Check]) {
+    let met = write_each(out, "", checks);
+    let _ = writeln!(out, "{met} of {} checks met", checks.len());
+}
+
+/// Every check, a line each: `ok`/`NO`, the claim after `prefix`, the figure, the expectation.
+/// Returns how many are met.
+pub fn write_each(out: &mut String, prefix: &str, checks: &[Check]) -> usize {
+    for c in checks {
+        let _ = writeln!(
+            out,
+            "{:3}  {prefix}{}: {} (expected {})",
+            if c.met { "ok" } else { "NO" },
+            c.claim,
+            c.measured,
+            c.expected
+        );
+    }
+    checks.iter().filter(|c| c.met).count()
+}
+
+/// Adds each `(name, svg)` under `figures/`.
+pub fn add_figures(files: &mut OutputDir, figures: Vec<(String, String)>) {
+    for (name, svg) in figures {
+        files.add(Path::new("figures").join(name), svg);
+    }
+}
+
+/// Pretty JSON, as every summary.json is written.
+pub fn to_json(value: &impl serde::Serialize) -> Result<Vec<u8>, OutputError> {
     serde_json::to_vec_pretty(value)
         .map_err(|e| OutputError::Io(format!("cannot serialise results: {e}")))
 }
 
 /// The output folder of a reproduction, holding `summary.json`: the paper, `--quick` (where
 /// given), the result, its checks and the `extra` fields.
-fn with_summary<const N: usize>(
+pub fn with_summary<const N: usize>(
     paper: &str,
     quick: Option<bool>,
     result: &impl serde::Serialize,
@@ -197,4 +310,52 @@ fn with_summary<const N: usize>(
     let mut files = OutputDir::default();
     files.add("summary.json", to_json(&summary)?);
     Ok(files)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::PAPERS;
+
+    /// Every paper of the registry under a cancel flag already set: no run goes on, and the
+    /// error is `Cancelled` (these full runs take minutes otherwise).
+    #[test]
+    fn a_set_cancel_flag_stops_every_paper() {
+        let set = AtomicBool::new(true);
+        let none = |_: usize, _: usize| {};
+        let request = Request {
+            seed: 1,
+            jobs: 2,
+            ..Request::default()
+        };
+        for p in PAPERS {
+            let r = p.run(&request, &none, &set).map(|_| ());
+            assert_eq!(r, Err(RunError::Cancelled), "{}", p.name());
+        }
+    }
+
+    #[test]
+    fn names_are_unique_and_each_has_a_summary() {
+        let names = names(PAPERS);
+        for (i, n) in names.iter().enumerate() {
+            assert!(!names[..i].contains(n), "{n} twice");
+            assert!(find(PAPERS, n).is_some_and(|p| !p.summary().is_empty()));
+        }
+        assert!(find(PAPERS, "nosuch").is_none());
+    }
+
+    #[test]
+    fn a_misplaced_input_is_named_with_what_the_paper_takes() {
+        let file = Inputs::TraceFile("a.rx");
+        assert_eq!(file.misplaced(true, false), None);
+        assert_eq!(file.misplaced(true, true), Some(InputOption::Traces));
+        assert_eq!(file.takes(InputOption::cli), "it takes --trace FILE");
+        let folder = Inputs::TraceFolder("traces");
+        assert_eq!(folder.misplaced(true, true), Some(InputOption::Trace));
+        assert_eq!(folder.takes(InputOption::python), "it takes traces=DIR");
+        let none = Inputs::None("it runs on air");
+        assert_eq!(none.misplaced(false, false), None);
+        assert_eq!(none.misplaced(false, true), Some(InputOption::Traces));
+        assert_eq!(none.takes(InputOption::cli), "it runs on air");
+    }
 }

@@ -3,10 +3,17 @@
 //! per estimate) and, per case, a box plot of every tool's estimates (the paper's Figs. 10–13
 //! style).
 
-use crate::{claims_table, color, inline_svg, page, swatch};
+use crate::output::{OutputDir, OutputError};
+use crate::reproduce::{
+    CheckKind, Done, Inputs, OnDone, Outcome, Paper, Request, RunError, add_figures, with_summary, write_checks,
+};
+use std::fmt::Write as _;
+use std::sync::atomic::AtomicBool;
+use wisp_sim::reproduce::Check;
+use crate::{Csv, claims_table, color, inline_svg, page, swatch};
 use maud::{Markup, html};
 use plotters::prelude::*;
-use wisp_sim::reproduce::wbest::{CaseRow, Reproduction, TOOLS};
+use wisp_sim::reproduce::wbest::{CaseRow, Options, Reproduction, TOOLS};
 
 /// The tools' names as the page shows them.
 fn label(tool: &str) -> &str {
@@ -236,4 +243,109 @@ mod tests {
         );
         assert_eq!(five_numbers(&[0.0, 10.0]), Some([0.0, 2.5, 5.0, 7.5, 10.0]));
     }
+}
+
+/// The paper in the registry ([`crate::PAPERS`]).
+#[derive(Clone, Copy, Debug)]
+pub struct WbestPaper;
+
+impl Paper for WbestPaper {
+    fn name(&self) -> &'static str {
+        "wbest"
+    }
+
+    fn summary(&self) -> &'static str {
+        "Li, Claypool, Kinicki, LCN 2008: WBest, IGI/PTR, pathChirp, pathload and Spruce on the \
+         simulated 802.11g testbed of Table I (14 cases; Tables II–III as figures; summary.json, \
+         table.csv)"
+    }
+
+    fn inputs(&self) -> Inputs {
+        Inputs::None("it runs on the simulated 802.11g testbed")
+    }
+
+    /// Its cases run one after another (`jobs` does not apply).
+    fn run(
+        &self,
+        r: &Request,
+        on_done: OnDone<'_>,
+        cancel: &AtomicBool,
+    ) -> Result<Box<dyn Outcome>, RunError> {
+        let o = Options {
+            quick: r.quick,
+            seed: r.seed,
+        };
+        let result = wisp_sim::reproduce::wbest::run_or_cancel(&o, on_done, cancel)?;
+        Ok(Box::new(Done::new(result, r.quick)))
+    }
+}
+
+impl Outcome for Done<Reproduction> {
+    fn checks(&self) -> Vec<(CheckKind, Check)> {
+        CheckKind::claims(self.result.checks())
+    }
+
+    fn files(&self) -> Result<OutputDir, OutputError> {
+        let r = &self.result;
+        let mut files = with_summary("wbest", Some(self.quick), r, &r.checks(), [])?;
+        files.add("table.csv", csv(r));
+        files.add("report.html", html(r));
+        add_figures(&mut files, figures(r));
+        Ok(files)
+    }
+
+    /// Each case's medians and errors per tool, then the checks.
+    fn stdout(&self) -> String {
+        let mut out = String::new();
+        let _ = writeln!(
+            out,
+            "{:>4} {:>7}  {:>15} {:>15} {:>15} {:>15} {:>15}",
+            "case", "truth", "wbest", "igi-ptr", "pathchirp", "pathload", "spruce"
+        );
+        for c in &self.result.cases {
+            let cols: Vec<String> = c
+                .tools
+                .iter()
+                .map(|t| format!("{:6.2} ±{:6.2}", t.median_mbps, t.median_abs_error_mbps))
+                .collect();
+            let _ = writeln!(
+                out,
+                "{:>4} {:>7.2}  {}",
+                c.case,
+                c.ground_truth_mbps,
+                cols.join("  ")
+            );
+        }
+        write_checks(&mut out, &self.result.checks());
+        out
+    }
+}
+
+/// `table.csv`: one line per case and tool.
+pub fn csv(r: &Reproduction) -> String {
+    let mut out = Csv::new(&[
+        "case",
+        "ground_truth_mbps",
+        "tool",
+        "median_mbps",
+        "median_abs_error_mbps",
+        "median_bytes",
+        "median_time_s",
+        "runs",
+    ]);
+    for c in &r.cases {
+        for t in &c.tools {
+            out.row(&[
+                &c.case,
+                &format!("{:.3}", c.ground_truth_mbps),
+                &t.tool,
+                &format!("{:.3}", t.median_mbps),
+                &format!("{:.3}", t.median_abs_error_mbps),
+                &format!("{:.0}", t.median_bytes),
+                &format!("{:.3}", t.median_time_s),
+                &t.runs,
+            ]);
+        }
+    }
+    out.finish()
 }

@@ -12,7 +12,13 @@ use wisp_sim::reproduce::sprout::load_traces;
 fn quick_reproduction_meets_exactly_the_delay_intra_and_reference_checks() {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../traces/cellular");
     let pairs = load_traces(&dir, true).unwrap();
-    let r = alfalfa::run(&pairs, true, 1, 2, &|_, _| {}).unwrap();
+    let o = alfalfa::Options {
+        pairs,
+        quick: true,
+        seed: 1,
+        jobs: 2,
+    };
+    let r = alfalfa::run(&o, &|_, _| {}).unwrap();
     assert_eq!(r.traces.len(), 4, "both directions of the two LTE pairs");
     assert_eq!(r.loss.len(), 2, "Verizon-LTE-short both ways at 5% loss");
     for t in r.traces.iter().chain(&r.loss) {

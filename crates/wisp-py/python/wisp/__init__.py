@@ -41,6 +41,7 @@ __all__ = [
     "Window",
     "MAX_DELAY_MS",
     "MAX_DURATION_S",
+    "PAPERS",
     "bench",
     "reproduce",
     "run",
@@ -58,6 +59,9 @@ MAX_DURATION_S: float = _wisp.MAX_DURATION_S
 #: The longest one-way delay (``delay_ms``), in ms: the simulator's own bound
 #: (``wisp_sim::scenario_file::MAX_DELAY``, 60 s), as ``wisp run --delay-ms`` has it.
 MAX_DELAY_MS: float = _wisp.MAX_DELAY_MS
+#: The papers ``reproduce`` (and ``wisp reproduce``) knows, in the order ``wisp reproduce
+#: --help`` lists them: wisp-report's registry (``wisp_report::PAPERS``).
+PAPERS: tuple[str, ...] = tuple(_wisp.PAPERS)
 
 #: The report's fields about the run, as ``wisp run --json`` names them.
 REPORT_FIELDS: tuple[str, ...] = (
@@ -468,8 +472,8 @@ def reproduce(
     stop at the engine's cancel point, and nothing is written.
 
     Args:
-        paper: ``"sprout"``, ``"gcc-wifi"``, ``"mehrotra"``, ``"wbest"``, ``"kwikr"`` or
-            ``"alfalfa"`` (the papers of ``wisp reproduce``).
+        paper: one of ``PAPERS`` (the papers of ``wisp reproduce``: ``"gcc-wifi"``,
+            ``"sprout"``, ``"mehrotra"``, ``"wbest"``, ``"kwikr"``, ``"alfalfa"``).
         quick: the shorter runs of ``--quick``.
         seed: the master seed (default: ``$WISP_SEED``, else 1).
         jobs: runs in parallel (default: the number of cores; wbest runs its cases one after

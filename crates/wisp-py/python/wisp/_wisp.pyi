@@ -6,6 +6,7 @@ from typing import Any, Callable, final
 __version__: str
 MAX_DURATION_S: float
 MAX_DELAY_MS: float
+PAPERS: list[str]
 
 # (name, numpy dtype string, raw little-endian bytes)
 Column = tuple[str, str, bytes]

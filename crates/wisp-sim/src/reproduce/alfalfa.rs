@@ -146,28 +146,31 @@ fn scenario(
     (sc, log)
 }
 
-/// Runs every scheme over every direction of `pairs`, and the loss runs. `on_done(done, total)`
-/// reports progress.
-pub fn run(
-    pairs: &[TracePair],
-    quick: bool,
-    seed: u64,
-    jobs: usize,
-    on_done: &(dyn Fn(usize, usize) + Sync),
-) -> Result<Reproduction, SimError> {
-    run_or_cancel(pairs, quick, seed, jobs, on_done, &AtomicBool::new(false))
+/// What to run.
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// The cellular trace pairs ([`crate::reproduce::sprout::load_traces`]).
+    pub pairs: Vec<TracePair>,
+    pub quick: bool,
+    pub seed: u64,
+    /// Threads.
+    pub jobs: usize,
+}
+
+/// Runs every scheme over every direction of the trace pairs, and the loss runs.
+/// `on_done(done, total)` reports progress.
+pub fn run(o: &Options, on_done: &(dyn Fn(usize, usize) + Sync)) -> Result<Reproduction, SimError> {
+    run_or_cancel(o, on_done, &AtomicBool::new(false))
 }
 
 /// [`run`] that stops with [`SimError::Cancelled`] once `cancel` is set (the runs under way
 /// at the engine's next cancel point).
 pub fn run_or_cancel(
-    pairs: &[TracePair],
-    quick: bool,
-    seed: u64,
-    jobs: usize,
+    o: &Options,
     on_done: &(dyn Fn(usize, usize) + Sync),
     cancel: &AtomicBool,
 ) -> Result<Reproduction, SimError> {
+    let (pairs, quick, seed, jobs) = (&o.pairs, o.quick, o.seed, o.jobs);
     // (lossy?, index in its list, scheme, log)
     let mut plan: Vec<(bool, usize, &'static str, VideoLog)> = vec![];
     let mut scenarios = vec![];
@@ -300,9 +303,16 @@ impl Reproduction {
                 ..Default::default()
             });
         }
-        // Explicit state against the conventional codec: as the issue words it (each scheme's
-        // default: the conventional codec sends no parity), for §4's rule, and at equal
-        // protection (both with `parity=auto`).
+        checks.extend(self.explicit_state_checks());
+        checks
+    }
+
+    /// Explicit state against the conventional codec: as the issue words it (each scheme's
+    /// default: the conventional codec sends no parity), for §4's rule, and at equal
+    /// protection (both with `parity=auto`).
+    fn explicit_state_checks(&self) -> Vec<Check> {
+        let missing = || "not run".to_string();
+        let mut checks = vec![];
         for (label, conv_label) in [
             ("alfalfa", "sprout-conventional"),
             ("alfalfa-paper", "sprout-conventional"),
@@ -370,46 +380,5 @@ impl Reproduction {
             }
         }
         (over_gcc, over_cbr, both, n)
-    }
-
-    /// One row per run: `trace,reverse,loss,scheme,...`.
-    pub fn csv(&self) -> String {
-        let mut s = String::from(
-            "trace,reverse,loss,scheme,captured,coded,shown,shown_share,ssim_mean_db,ssim_p5_db,\
-             delay_p50_ms,delay_p95_ms,bitrate_kbps,intra,missing_base,displayed_quality,\
-             blank_instants,disp_delay_p50_ms,disp_delay_p95_ms,frozen_share,disp_ssim_mean_db,\
-             disp_ssim_p5_db\n",
-        );
-        for t in self.traces.iter().chain(&self.loss) {
-            for r in &t.runs {
-                s += &format!(
-                    "{},{},{},{},{},{},{},{:.4},{:.3},{:.3},{:.1},{:.1},{:.1},{},{},{},{},{:.1},\
-                     {:.1},{:.4},{:.3},{:.3}\n",
-                    t.trace,
-                    t.reverse,
-                    t.loss,
-                    r.scheme,
-                    r.captured,
-                    r.coded,
-                    r.shown,
-                    r.shown_share,
-                    r.ssim_mean_db,
-                    r.ssim_p5_db,
-                    r.delay_p50_ms,
-                    r.delay_p95_ms,
-                    r.bitrate_kbps,
-                    r.intra,
-                    r.missing_base,
-                    r.displayed_quality,
-                    r.displayed.blank,
-                    r.displayed.delay_p50_ms,
-                    r.displayed.delay_p95_ms,
-                    r.displayed.frozen_share,
-                    r.displayed.ssim_mean_db,
-                    r.displayed.ssim_p5_db
-                );
-            }
-        }
-        s
     }
 }

@@ -260,8 +260,9 @@ pub fn step_pairs(log: &RunLog, flows: usize, interval: Duration) -> Vec<Pair> {
         .collect()
 }
 
-/// The upper median of `v` ([`wisp_core::stats::median_upper`]).
-fn median(mut v: Vec<f64>) -> Option<f64> {
+/// The upper median (the middle value, or the higher of the two middle ones;
+/// [`wisp_core::stats::median_upper`]); `None` for no values.
+pub fn median(mut v: Vec<f64>) -> Option<f64> {
     v.sort_by(f64::total_cmp);
     wisp_core::stats::median_upper(&v)
 }
@@ -575,7 +576,8 @@ fn pct(x: Option<f64>) -> String {
     x.map_or_else(|| "–".into(), |v| format!("{:.1}%", 100.0 * v))
 }
 
-fn ms_opt(x: Option<f64>) -> String {
+/// `12.34 ms`, or `–` for none.
+pub fn ms_opt(x: Option<f64>) -> String {
     x.map_or_else(|| "–".into(), |v| format!("{v:.2} ms"))
 }
 
@@ -645,176 +647,6 @@ impl Reproduction {
         out.extend(extra);
         out
     }
-
-    /// One line per Table 1 pair (the sensitivity run's too).
-    pub fn pairs_csv(&self) -> String {
-        let mut s = String::from(
-            "setting,flows,sent_s,t_q_ms,valid,truth_queueing_ms,nonempty,samples,truth_persistent,measured_persistent\n",
-        );
-        let o = |x: Option<f64>| x.map_or(String::new(), |v| format!("{v:.3}"));
-        for st in self.settings.iter().chain(&self.sensitivity) {
-            for p in &st.pairs {
-                s += &format!(
-                    "{},{},{:.3},{},{},{},{:.3},{},{},{}\n",
-                    st.name,
-                    p.flows,
-                    p.sent_s,
-                    o(p.t_q_ms),
-                    p.valid,
-                    o(p.truth_queueing_ms),
-                    p.nonempty,
-                    p.samples,
-                    p.truth_persistent,
-                    p.measured_persistent
-                        .map_or(String::new(), |b| b.to_string())
-                );
-            }
-        }
-        s
-    }
-
-    /// The HTML report: Table 1's confusion matrices, Fig. 5 as an SVG, the checks.
-    pub fn html(&self, checks: &[Check]) -> String {
-        let esc = |s: &str| {
-            s.replace('&', "&amp;")
-                .replace('<', "&lt;")
-                .replace('>', "&gt;")
-        };
-        let mut h = String::from(
-            "<!doctype html><html><head><meta charset=\"utf-8\"><title>wisp reproduce kwikr</title>\
-             <style>body{font-family:sans-serif;max-width:60em;margin:2em auto}table{border-collapse:collapse}\
-             td,th{border:1px solid #999;padding:0.2em 0.6em;text-align:right}.no{color:#b00}.ok{color:#070}</style>\
-             </head><body><h1>Ping-Pair and Kwikr (CoNEXT 2017): the validation on the simulated medium</h1>",
-        );
-        h += &format!(
-            "<p>seed {}{}; the scenarios are <code>scenarios/kwikr-*.toml</code>.</p>",
-            self.seed,
-            if self.quick { ", --quick" } else { "" }
-        );
-        h += "<h2>Table 1: congestion detection</h2>";
-        for (k, s) in self.settings.iter().chain(&self.sensitivity).enumerate() {
-            if k == self.settings.len() {
-                h += "<h2>Sensitivity (not a claim): each TCP server limited to 12 Mbit/s</h2>";
-            }
-            let c = &s.confusion;
-            let row = |a: u32, b: u32| {
-                let n = a + b;
-                let p = |x: u32| {
-                    if n == 0 {
-                        "–".to_string()
-                    } else {
-                        format!("{x} ({:.1}%)", 100.0 * f64::from(x) / f64::from(n))
-                    }
-                };
-                format!("<td>{n}</td><td>{}</td><td>{}</td>", p(a), p(b))
-            };
-            h += &format!(
-                "<h3>{}</h3><p><code>{}</code></p><table><tr><th>ground truth</th><th>pairs</th>\
-                 <th>non-persistent</th><th>persistent</th></tr><tr><th>non-persistent</th>{}</tr>\
-                 <tr><th>persistent</th>{}</tr></table><p>{} pairs not classified (a reply lost). \
-                 Median T_q {}, median ground truth {}, median |error| {} over {} valid pairs.</p>",
-                esc(&s.name),
-                esc(&s.spec),
-                row(c.nn, c.np),
-                row(c.pn, c.pp),
-                c.unclassified,
-                ms_opt(s.t_q_median_ms),
-                ms_opt(s.truth_median_ms),
-                ms_opt(s.abs_error_median_ms),
-                s.valid_pairs
-            );
-            h += "<table><tr><th>TCP flows</th><th>pairs</th><th>truth persistent</th><th>Ping-Pair persistent</th><th>median T_q</th></tr>";
-            for n in 0..=MAX_FLOWS {
-                let ps: Vec<&Pair> = s.pairs.iter().filter(|p| p.flows == n).collect();
-                h += &format!(
-                    "<tr><td>{n}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
-                    ps.len(),
-                    ps.iter().filter(|p| p.truth_persistent).count(),
-                    ps.iter()
-                        .filter(|p| p.measured_persistent == Some(true))
-                        .count(),
-                    ms_opt(median(ps.iter().filter_map(|p| p.t_q_ms).collect()))
-                );
-            }
-            h += "</table>";
-        }
-        if let Some(f) = &self.fig5 {
-            h += "<h2>Fig. 5: co-channel interference</h2>";
-            h += &fig5_svg(f);
-            h += "<p>Per-second means: the UDP flow's one-way delay (minus its minimum, blue) and \
-                  Ping-Pair's T_q (red); the shaded span is the neighbouring AP's congestion.</p>";
-        }
-        h += "<h2>Checks</h2><table><tr><th>claim</th><th>expected</th><th>measured</th><th></th></tr>";
-        for c in checks {
-            h += &format!(
-                "<tr><td style=\"text-align:left\">{}</td><td>{}</td><td>{}</td><td class=\"{}\">{}</td></tr>",
-                esc(&c.claim),
-                esc(&c.expected),
-                esc(&c.measured),
-                if c.met { "ok" } else { "no" },
-                if c.met { "met" } else { "not met" }
-            );
-        }
-        h += "</table></body></html>\n";
-        h
-    }
-}
-
-/// Fig. 5 as an SVG line chart.
-pub fn fig5_svg(f: &Fig5) -> String {
-    let (w, hgt, pad) = (720.0, 300.0, 40.0);
-    let t_max = f
-        .one_way_delay
-        .iter()
-        .chain(&f.pingpair)
-        .map(|p| p.0 + 1.0)
-        .fold(1.0, f64::max);
-    let y_max = f
-        .one_way_delay
-        .iter()
-        .chain(&f.pingpair)
-        .map(|p| p.1)
-        .fold(1.0, f64::max)
-        * 1.1;
-    let x = |t: f64| pad + (w - 2.0 * pad) * t / t_max;
-    let y = |v: f64| hgt - pad - (hgt - 2.0 * pad) * v / y_max;
-    let line = |v: &[(f64, f64)], colour: &str| {
-        let pts: Vec<String> = v
-            .iter()
-            .map(|&(t, d)| format!("{:.1},{:.1}", x(t + 0.5), y(d)))
-            .collect();
-        format!(
-            "<polyline fill=\"none\" stroke=\"{colour}\" stroke-width=\"1.5\" points=\"{}\"/>",
-            pts.join(" ")
-        )
-    };
-    let mut s = format!(
-        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{w}\" height=\"{hgt}\" viewBox=\"0 0 {w} {hgt}\">"
-    );
-    s += &format!(
-        "<rect x=\"{:.1}\" y=\"{pad}\" width=\"{:.1}\" height=\"{:.1}\" fill=\"#ddd\"/>",
-        x(f.congested_s.0),
-        x(f.congested_s.1) - x(f.congested_s.0),
-        hgt - 2.0 * pad
-    );
-    s += &format!(
-        "<line x1=\"{pad}\" y1=\"{0}\" x2=\"{1}\" y2=\"{0}\" stroke=\"black\"/><line x1=\"{pad}\" y1=\"{pad}\" x2=\"{pad}\" y2=\"{0}\" stroke=\"black\"/>",
-        hgt - pad,
-        w - pad
-    );
-    s += &format!(
-        "<text x=\"{}\" y=\"{}\" font-size=\"12\" text-anchor=\"middle\">time (s), 0–{t_max:.0}</text>",
-        w / 2.0,
-        hgt - 8.0
-    );
-    s += &format!(
-        "<text x=\"8\" y=\"{}\" font-size=\"12\">ms (0–{y_max:.1})</text>",
-        pad - 10.0
-    );
-    s += &line(&f.one_way_delay, "#1f77b4");
-    s += &line(&f.pingpair, "#d62728");
-    s += "</svg>";
-    s
 }
 
 #[cfg(test)]

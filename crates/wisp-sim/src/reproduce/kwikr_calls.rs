@@ -454,9 +454,15 @@ impl KwikrCalls {
 
     /// The acceptance claims, as measured.
     pub fn checks(&self) -> Vec<Check> {
+        let mut out = self.fig8_checks();
+        out.extend(self.fig9_checks());
+        out.extend(self.table2_checks());
+        out
+    }
+
+    /// Fig. 8: Kwikr against the baseline in the congested minute.
+    fn fig8_checks(&self) -> Vec<Check> {
         let mut out = vec![];
-        let pct = |x: f64| format!("{:+.1} %", 100.0 * x);
-        let ratio = |a: f64, b: f64| if b > 0.0 { a / b - 1.0 } else { f64::NAN };
         let (b, k) = (
             self.group("fig8", BASELINE, None),
             self.group("fig8", KWIKR, None),
@@ -497,6 +503,12 @@ impl KwikrCalls {
             |l, base| l <= 1.10 * base || l - base <= 0.001,
             both,
         ));
+        out
+    }
+
+    /// Fig. 9: Kwikr against the baseline in the throttled minute.
+    fn fig9_checks(&self) -> Vec<Check> {
+        let mut out = vec![];
         let (b, k) = (
             self.group("fig9", BASELINE, None),
             self.group("fig9", KWIKR, None),
@@ -525,6 +537,12 @@ impl KwikrCalls {
             |l, base| (l - base).abs() <= 0.05 * base || (l - base).abs() <= 0.001,
             both,
         ));
+        out
+    }
+
+    /// Table 2: two calls side by side.
+    fn table2_checks(&self) -> Vec<Check> {
+        let mut out = vec![];
         for p in PAIRINGS {
             let (a, c) = (
                 summarise("table2", p.0, Some(p.1), &self.pairing_calls(p, "call-a")),
@@ -605,70 +623,6 @@ impl KwikrCalls {
             .collect()
     }
 
-    /// `calls.csv`: one line per call.
-    pub fn csv(&self) -> String {
-        let mut s = String::from(
-            "experiment,scheme,neighbour,flow,seed,window_from_s,window_to_s,send_kbps,throughput_kbps,loss_rate,owd_p50_ms,owd_p95_ms,whole_send_kbps,whole_loss_rate\n",
-        );
-        for c in &self.calls {
-            s += &format!(
-                "{},{},{},{},{},{},{},{:.1},{:.1},{:.5},{:.2},{:.2},{:.1},{:.5}\n",
-                c.experiment,
-                c.scheme,
-                c.neighbour.as_deref().unwrap_or(""),
-                c.flow,
-                c.seed,
-                c.window.from_s,
-                c.window.to_s,
-                c.window.send_kbps,
-                c.window.throughput_kbps,
-                c.window.loss_rate,
-                c.window.owd_ms[2],
-                c.window.owd_ms[4],
-                c.whole.send_kbps,
-                c.whole.loss_rate
-            );
-        }
-        s
-    }
-
-    /// `series.csv`: the mean sending rate per second of each scheme in Figs. 8 and 9, and the
-    /// first run's (the paper's "representative execution").
-    pub fn series_csv(&self) -> String {
-        let mut cols = vec![];
-        let mut head = vec!["t_s".to_string()];
-        for e in ["fig8", "fig9"] {
-            for s in [BASELINE, KWIKR] {
-                head.push(format!("{e}_{s}_mean_kbps"));
-                cols.push(self.mean_series(e, s));
-                head.push(format!("{e}_{s}_first_kbps"));
-                cols.push(
-                    self.calls_of(e, s, None)
-                        .next()
-                        .map(|c| c.rate_series.clone())
-                        .unwrap_or_default(),
-                );
-            }
-        }
-        let n = cols.iter().map(Vec::len).max().unwrap_or(0);
-        let mut out = head.join(",") + "\n";
-        for i in 0..n {
-            out += &i.to_string();
-            for c in &cols {
-                out += &c.get(i).map_or(",".into(), |v| format!(",{v:.1}"));
-            }
-            out += "\n";
-        }
-        out
-    }
-
-    /// The files to write beside `summary.json`: `calls.csv` ([`KwikrCalls::csv`]) and
-    /// `series.csv` ([`KwikrCalls::series_csv`]), the data of Figs. 8(a)–(d), 9(a)–(b) and
-    /// Table 2.
-    pub fn files(&self) -> Vec<(&'static str, String)> {
-        vec![("calls.csv", self.csv()), ("series.csv", self.series_csv())]
-    }
-
     /// `summary.json`'s part: the groups and the checks.
     pub fn summary(&self) -> Summary {
         Summary {
@@ -691,6 +645,16 @@ pub struct Summary {
     pub runs_per_pairing: u64,
     pub groups: Vec<Group>,
     pub checks: Vec<Check>,
+}
+
+/// A signed change in percent: `+12.3 %`.
+fn pct(x: f64) -> String {
+    format!("{:+.1} %", 100.0 * x)
+}
+
+/// `a / b − 1`, the change from `b` to `a`; NaN when `b` is not positive.
+fn ratio(a: f64, b: f64) -> f64 {
+    if b > 0.0 { a / b - 1.0 } else { f64::NAN }
 }
 
 fn loss_check(

@@ -432,89 +432,10 @@ pub fn run_or_cancel(
 ) -> Result<Mehrotra, SimError> {
     let p = plan(options.quick);
     let seed = options.seed;
-    // Sweeps.
-    let mut sweeps = vec![];
-    for n in NETWORKS {
-        let s = SimSweep {
-            link: link(n.link),
-            rates: n
-                .sweep_kbps
-                .iter()
-                .map(|&k| Bitrate::from_kbps(k))
-                .collect(),
-            duration: p.sweep_per_rate,
-            packet_size: DataSize::from_bytes(1000),
-            delay: DELAY,
-            queue: crate::queue::QueueSpec::Infinite,
-            seed,
-            jobs: options.jobs,
-        };
-        let recs = sweep::simulate_or_cancel(&s, &|_, _| {}, cancel)?;
-        sweeps.push(sweep::analyse(n.link, 1000, recs, LOSS_WINDOW));
-    }
-    // Every simulation run, in one parallel batch.
-    let mut scenarios: Vec<Scenario> = vec![];
-    let table_links = ["3g-up", "wimax-down"];
-    for l in table_links {
-        for c in CONTROLLERS {
-            scenarios.push(scenario(
-                l,
-                vec![FlowSpec::new(scheme(c))],
-                p.table,
-                p.warmup,
-                seed,
-            ));
-        }
-    }
-    let (end, s2, e2) = FAIR_TIMES;
-    let secs = |x: f64| Duration::from_secs_f64(x * p.fair_scale);
-    let fair_end = secs(end);
-    let fair = {
-        let a = FlowSpec::new(scheme("adaptive-um"));
-        let mut b = FlowSpec::new(scheme("adaptive-um"));
-        b.start = secs(s2);
-        b.stop = Some(secs(e2));
-        scenario("wimax-down", vec![a, b], fair_end, Duration::ZERO, seed)
-    };
-    scenarios.push(fair);
-    let first_delta = scenarios.len();
-    let delta_links = ["3g-up", "wimax-down", "cable-up"];
-    for l in delta_links {
-        for &d in p.delta_values {
-            let spec = format!("adaptive-um:delta-hat-ms={d}");
-            scenarios.push(scenario(
-                l,
-                vec![FlowSpec::new(scheme(&spec))],
-                p.delta_run,
-                p.warmup,
-                seed,
-            ));
-        }
-    }
-    let handover_link = format!("handover:3g-up+wimax-down@{}s", p.switch.as_secs_f64());
-    let handover_index = scenarios.len();
-    scenarios.push(scenario(
-        &handover_link,
-        vec![FlowSpec::new(scheme("adaptive-um"))],
-        p.handover_end,
-        Duration::ZERO,
-        seed,
-    ));
-    let first_variant = scenarios.len();
-    let variants: &[&str] = if options.quick { &[] } else { &VARIANTS };
-    for l in table_links {
-        for v in variants {
-            scenarios.push(scenario(
-                l,
-                vec![FlowSpec::new(scheme(v))],
-                p.table,
-                p.warmup,
-                seed,
-            ));
-        }
-    }
+    let sweeps = sweeps(options, &p, cancel)?;
+    let batch = Batch::of(options, &p);
     let results = run_all_map_or_cancel(
-        &scenarios,
+        &batch.scenarios,
         options.jobs,
         &|d, n, _| on_done(d, n),
         &|_, r| r,
@@ -526,61 +447,25 @@ pub fn run_or_cancel(
 
     let mut table = vec![];
     let mut k = 0;
-    for l in table_links {
+    for l in TABLE_LINKS {
         for c in CONTROLLERS {
             table.push(controller_run(&results[k], l, c, from, to));
             k += 1;
         }
     }
     let fairness = fairness(&results[k], p.fair_scale);
-    let mut delta_sweep = vec![];
-    let mut k = first_delta;
-    for l in delta_links {
-        for &d in p.delta_values {
-            let r = &results[k];
-            let f = &r.report.flows[0];
-            delta_sweep.push(DeltaPoint {
-                link: l.to_string(),
-                delta_hat_ms: d,
-                throughput_kbps: f.throughput_kbps,
-                utilization: f.utilization,
-                delay_mean_ms: mean(&queueing_delays(
-                    &r.log,
-                    Some(0),
-                    from,
-                    Instant::ZERO + p.delta_run,
-                )),
-                loss_rate: f.loss_rate,
-            });
-            k += 1;
-        }
-    }
-    let new_level = table
-        .iter()
-        .find(|r| r.link == "wimax-down" && r.scheme == "adaptive-um")
-        .map(|r| {
-            let v: Vec<f64> = r
-                .delta_hat
-                .iter()
-                .filter(|x| x.0 >= p.warmup.as_secs_f64())
-                .map(|x| x.1)
-                .collect();
-            let m = quantile(&v, 0.5);
-            (m / 2.0, m * 2.0)
-        })
-        .unwrap_or((0.0, 0.0));
+    let delta_sweep = delta_points(&results[batch.first_delta..], &p);
     let handover = handover(
-        &results[handover_index],
-        &handover_link,
+        &results[batch.handover_index],
+        &batch.handover_link,
         p.switch,
         p.handover_end,
-        new_level,
+        new_level(&table, &p),
     );
     let mut sensitivity = vec![];
-    let mut k = first_variant;
-    for l in table_links {
-        for v in variants {
-            let r = &results[k];
+    let mut runs = results[batch.first_variant..].iter();
+    for l in TABLE_LINKS {
+        for (v, r) in batch.variants.iter().zip(runs.by_ref()) {
             let f = &r.report.flows[0];
             sensitivity.push(Sensitivity {
                 variant: v.to_string(),
@@ -590,7 +475,6 @@ pub fn run_or_cancel(
                 delay_mean_ms: mean(&queueing_delays(&r.log, Some(0), from, to)),
                 loss_rate: f.loss_rate,
             });
-            k += 1;
         }
     }
     Ok(Mehrotra {
@@ -605,6 +489,149 @@ pub fn run_or_cancel(
         handover,
         sensitivity,
     })
+}
+
+/// The links of Tables I and II.
+const TABLE_LINKS: [&str; 2] = ["3g-up", "wimax-down"];
+/// The links of Fig. 23's fixed-δ̂ sweep.
+const DELTA_LINKS: [&str; 3] = ["3g-up", "wimax-down", "cable-up"];
+
+/// The rate sweeps of each network (§III).
+fn sweeps(options: &Options, p: &Plan, cancel: &AtomicBool) -> Result<Vec<Sweep>, SimError> {
+    let mut sweeps = vec![];
+    for n in NETWORKS {
+        let s = SimSweep {
+            link: link(n.link),
+            rates: n
+                .sweep_kbps
+                .iter()
+                .map(|&k| Bitrate::from_kbps(k))
+                .collect(),
+            duration: p.sweep_per_rate,
+            packet_size: DataSize::from_bytes(1000),
+            delay: DELAY,
+            queue: crate::queue::QueueSpec::Infinite,
+            seed: options.seed,
+            jobs: options.jobs,
+        };
+        let recs = sweep::simulate_or_cancel(&s, &|_, _| {}, cancel)?;
+        sweeps.push(sweep::analyse(n.link, 1000, recs, LOSS_WINDOW));
+    }
+    Ok(sweeps)
+}
+
+/// Every simulation run, for one parallel batch, and where each part of it starts: the
+/// tables' runs, the fairness run, the δ̂ sweep, the handover, the variants.
+struct Batch {
+    scenarios: Vec<Scenario>,
+    first_delta: usize,
+    handover_index: usize,
+    handover_link: String,
+    first_variant: usize,
+    variants: &'static [&'static str],
+}
+
+impl Batch {
+    fn of(options: &Options, p: &Plan) -> Batch {
+        let seed = options.seed;
+        let one = |l: &str, spec: &str, length, warmup| {
+            scenario(l, vec![FlowSpec::new(scheme(spec))], length, warmup, seed)
+        };
+        let mut scenarios: Vec<Scenario> = vec![];
+        for l in TABLE_LINKS {
+            for c in CONTROLLERS {
+                scenarios.push(one(l, c, p.table, p.warmup));
+            }
+        }
+        let (end, s2, e2) = FAIR_TIMES;
+        let secs = |x: f64| Duration::from_secs_f64(x * p.fair_scale);
+        let a = FlowSpec::new(scheme("adaptive-um"));
+        let mut b = FlowSpec::new(scheme("adaptive-um"));
+        b.start = secs(s2);
+        b.stop = Some(secs(e2));
+        scenarios.push(scenario(
+            "wimax-down",
+            vec![a, b],
+            secs(end),
+            Duration::ZERO,
+            seed,
+        ));
+        let first_delta = scenarios.len();
+        for l in DELTA_LINKS {
+            for &d in p.delta_values {
+                let spec = format!("adaptive-um:delta-hat-ms={d}");
+                scenarios.push(one(l, &spec, p.delta_run, p.warmup));
+            }
+        }
+        let handover_link = format!("handover:3g-up+wimax-down@{}s", p.switch.as_secs_f64());
+        let handover_index = scenarios.len();
+        scenarios.push(one(
+            &handover_link,
+            "adaptive-um",
+            p.handover_end,
+            Duration::ZERO,
+        ));
+        let first_variant = scenarios.len();
+        let variants: &'static [&'static str] = if options.quick { &[] } else { &VARIANTS };
+        for l in TABLE_LINKS {
+            for v in variants {
+                scenarios.push(one(l, v, p.table, p.warmup));
+            }
+        }
+        Batch {
+            scenarios,
+            first_delta,
+            handover_index,
+            handover_link,
+            first_variant,
+            variants,
+        }
+    }
+}
+
+/// Fig. 23's points, from the δ̂ sweep's runs (in [`Batch`]'s order) and what follows them.
+fn delta_points(results: &[RunResult], p: &Plan) -> Vec<DeltaPoint> {
+    let from = Instant::ZERO + p.warmup;
+    let mut runs = results.iter();
+    let mut out = vec![];
+    for l in DELTA_LINKS {
+        for (&d, r) in p.delta_values.iter().zip(runs.by_ref()) {
+            let f = &r.report.flows[0];
+            out.push(DeltaPoint {
+                link: l.to_string(),
+                delta_hat_ms: d,
+                throughput_kbps: f.throughput_kbps,
+                utilization: f.utilization,
+                delay_mean_ms: mean(&queueing_delays(
+                    &r.log,
+                    Some(0),
+                    from,
+                    Instant::ZERO + p.delta_run,
+                )),
+                loss_rate: f.loss_rate,
+            });
+        }
+    }
+    out
+}
+
+/// The band the handover's δ̂ should settle in: within 2× of adaptive-um's median δ̂ on
+/// wimax-down alone (after the warm-up).
+fn new_level(table: &[ControllerRun], p: &Plan) -> (f64, f64) {
+    table
+        .iter()
+        .find(|r| r.link == "wimax-down" && r.scheme == "adaptive-um")
+        .map(|r| {
+            let v: Vec<f64> = r
+                .delta_hat
+                .iter()
+                .filter(|x| x.0 >= p.warmup.as_secs_f64())
+                .map(|x| x.1)
+                .collect();
+            let m = quantile(&v, 0.5);
+            (m / 2.0, m * 2.0)
+        })
+        .unwrap_or((0.0, 0.0))
 }
 
 /// Jain's fairness index of `x`.
@@ -827,6 +854,15 @@ impl Mehrotra {
     /// controllers do on the profiles. The profiles' own calibration is in
     /// [`Mehrotra::calibration_checks`].
     pub fn checks(&self) -> Vec<Check> {
+        let mut out = self.controller_checks();
+        out.extend(self.delta_checks());
+        out.extend(self.fairness_checks());
+        out.extend(self.handover_checks());
+        out
+    }
+
+    /// Tables I and II: adaptive-um against the other controllers.
+    fn controller_checks(&self) -> Vec<Check> {
         let mut out = vec![];
         for l in ["3g-up", "wimax-down"] {
             let Some(a) = self.run_of(l, "adaptive-um") else {
@@ -877,6 +913,12 @@ impl Mehrotra {
                 ..Default::default()
             });
         }
+        out
+    }
+
+    /// Fig. 23: the throughput of fixed δ̂ above δ_T.
+    fn delta_checks(&self) -> Vec<Check> {
+        let mut out = vec![];
         // Fig. 23: "if we choose δ̂ appropriately and larger than δ_T, we can achieve full
         // throughput" — so above δ_T a larger δ̂ should not cost throughput. The tolerance is
         // one run's noise: five seeds of one 180-s run at a fixed δ̂ on wimax-down spread over
@@ -934,6 +976,12 @@ impl Mehrotra {
                 ..Default::default()
             });
         }
+        out
+    }
+
+    /// Two adaptive-um flows sharing wimax-down.
+    fn fairness_checks(&self) -> Vec<Check> {
+        let mut out = vec![];
         let f = &self.fairness;
         out.push(Check {
             claim: "fairness: each flow gets 40–60 % of the link during the overlap".into(),
@@ -966,6 +1014,12 @@ impl Mehrotra {
                 && (f.delay_overlap_ms / f.delay_single_ms - 1.0).abs() <= 0.3,
             ..Default::default()
         });
+        out
+    }
+
+    /// The handover from 3g-up to wimax-down.
+    fn handover_checks(&self) -> Vec<Check> {
+        let mut out = vec![];
         let h = &self.handover;
         out.push(Check {
             claim: "handover 3g-up → wimax-down: δ̂ moves to the new network's level within 30 s"

@@ -1,5 +1,13 @@
 //! Reproductions of the papers' experiments (`wisp reproduce PAPER`): the scenarios, the runs
-//! and the numbers behind each paper's figures. Plots and pages are drawn by `wisp-report`.
+//! and the numbers behind each paper's figures and checks. Every file of an output folder (the
+//! pages, figures and CSV tables) is written by `wisp-report`, whose registry
+//! (`wisp_report::PAPERS`) is how the command line, the Python package and the tests find a
+//! paper.
+//!
+//! Each module has the same shape: an `Options` struct (what to run), `run(&Options, on_done)`
+//! and `run_or_cancel(&Options, on_done, cancel)`, which stops with the engine's `Cancelled`
+//! (`kwikr_calls`: inside its own `Error`) once `cancel` is set; and a result with its
+//! `checks()`.
 //!
 //! * [`gcc_wifi`]: Carlucci et al., ANRW 2016 — GCC over a loaded Wi-Fi link with and without
 //!   the packet-grouping pre-filter (Figs. 6, 8, 9, 10).
@@ -81,60 +89,6 @@ pub fn five_percentiles(values: &mut [f64]) -> [f64; 5] {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// Each reproduction's `run_or_cancel` under a flag already set: no run goes on, and the
-    /// error is the engine's `Cancelled` (these full runs take minutes otherwise).
-    #[test]
-    fn a_set_cancel_flag_stops_every_reproduction() {
-        use crate::sim::SimError;
-        use std::sync::atomic::AtomicBool;
-        let set = AtomicBool::new(true);
-        let none = |_: usize, _: usize| {};
-        let (seed, jobs, quick) = (1, 2, false);
-        let pairs = sprout::load_traces(&shipped("traces/cellular"), quick).unwrap();
-        let trace = gcc_wifi::load_trace(&shipped("traces/wifi/google-wifi-3mbps.rx")).unwrap();
-        let cancelled = |what: &str, r: Result<(), SimError>| {
-            assert!(matches!(r, Err(SimError::Cancelled)), "{what}: {r:?}");
-        };
-        let o = sprout::Options {
-            pairs: pairs.clone(),
-            quick,
-            seed,
-            jobs,
-        };
-        cancelled("sprout", sprout::run_or_cancel(&o, &none, &set).map(drop));
-        let o = gcc_wifi::Options {
-            trace,
-            quick,
-            seed,
-            jobs,
-        };
-        cancelled(
-            "gcc-wifi",
-            gcc_wifi::run_or_cancel(&o, &none, &set).map(drop),
-        );
-        let o = mehrotra::Options { quick, seed, jobs };
-        cancelled(
-            "mehrotra",
-            mehrotra::run_or_cancel(&o, &none, &set).map(drop),
-        );
-        cancelled(
-            "wbest",
-            wbest::run_or_cancel(quick, seed, &none, &set).map(drop),
-        );
-        let o = kwikr::Options { quick, seed, jobs };
-        cancelled("kwikr", kwikr::run_or_cancel(&o, &none, &set).map(drop));
-        let o = kwikr_calls::Options { quick, seed, jobs };
-        let r = kwikr_calls::run_or_cancel(&o, &none, &set);
-        assert!(
-            matches!(r, Err(kwikr_calls::Error::Sim(SimError::Cancelled))),
-            "kwikr calls: {r:?}"
-        );
-        cancelled(
-            "alfalfa",
-            alfalfa::run_or_cancel(&pairs, quick, seed, jobs, &none, &set).map(drop),
-        );
-    }
 
     #[test]
     fn summary_statistics() {

@@ -78,20 +78,29 @@ fn row(tool: &'static str, est: &[(f64, f64, f64)], truth: f64) -> ToolRow {
     }
 }
 
-/// Runs every case (`quick`: 5 runs each, else 30); `on_done(done, total)` after each case.
-pub fn run(quick: bool, seed: u64, on_done: &(dyn Fn(usize, usize) + Sync)) -> Reproduction {
-    run_or_cancel(quick, seed, on_done, &AtomicBool::new(false))
+/// What to run.
+#[derive(Clone, Copy, Debug)]
+pub struct Options {
+    /// 5 runs per case instead of 30.
+    pub quick: bool,
+    pub seed: u64,
+}
+
+/// Runs every case (`quick`: 5 runs each, else 30), one after another; `on_done(done, total)`
+/// after each case.
+pub fn run(o: &Options, on_done: &(dyn Fn(usize, usize) + Sync)) -> Reproduction {
+    run_or_cancel(o, on_done, &AtomicBool::new(false))
         .expect("a run without a cancel flag is never cancelled")
 }
 
 /// [`run`] that stops with [`SimError::Cancelled`] once `cancel` is set, checked before each
 /// of a case's runs (each a few short probing sessions).
 pub fn run_or_cancel(
-    quick: bool,
-    seed: u64,
+    o: &Options,
     on_done: &(dyn Fn(usize, usize) + Sync),
     cancel: &AtomicBool,
 ) -> Result<Reproduction, SimError> {
+    let Options { quick, seed } = *o;
     let runs = if quick { 5 } else { 30 };
     let cases = Case::all();
     let mut rows = vec![];
@@ -256,29 +265,6 @@ impl Reproduction {
             });
         }
         out
-    }
-
-    /// One line per case and tool.
-    pub fn csv(&self) -> String {
-        let mut s = String::from(
-            "case,ground_truth_mbps,tool,median_mbps,median_abs_error_mbps,median_bytes,median_time_s,runs\n",
-        );
-        for c in &self.cases {
-            for t in &c.tools {
-                s += &format!(
-                    "{},{:.3},{},{:.3},{:.3},{:.0},{:.3},{}\n",
-                    c.case,
-                    c.ground_truth_mbps,
-                    t.tool,
-                    t.median_mbps,
-                    t.median_abs_error_mbps,
-                    t.median_bytes,
-                    t.median_time_s,
-                    t.runs
-                );
-            }
-        }
-        s
     }
 }
 
