@@ -606,6 +606,12 @@ impl Simulation {
                 }
             }
         }
+        // Once more at the end: a run whose cancel was asked for after its last poll (a Python
+        // hook that failed, after which nothing more happens) must not go on to its metrics,
+        // which over a long run take seconds.
+        if cancel.is_some_and(|c| c()) {
+            return Err(SimError::Cancelled);
+        }
         self.log.events = events;
         Ok(self.log)
     }
@@ -1399,14 +1405,15 @@ mod tests {
         use std::cell::Cell;
         let s = scenario("const:12mbps", "cubic", 20);
         let plain = simulate(&s, None).unwrap();
-        // Polled every CANCEL_POLL_EVENTS events, answered `false`: the same log, byte for byte.
+        // Polled every CANCEL_POLL_EVENTS events and at the end, answered `false`: the same log,
+        // byte for byte.
         let calls = Cell::new(0u64);
         let never = || {
             calls.set(calls.get() + 1);
             false
         };
         let polled = simulate_or_cancel(&s, None, Some(&never)).unwrap();
-        assert_eq!(calls.get(), plain.events / CANCEL_POLL_EVENTS);
+        assert_eq!(calls.get(), plain.events / CANCEL_POLL_EVENTS + 1);
         assert!(calls.get() > 10, "{} polls", calls.get());
         assert_eq!(format!("{plain:?}"), format!("{polled:?}"));
         // Stop at the third poll: the run ends there, with the error.
