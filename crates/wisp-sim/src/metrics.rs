@@ -20,6 +20,7 @@
 
 use crate::link::LinkModel;
 use crate::log::RunLog;
+use crate::sim::{Cancel, SimError};
 use serde::Serialize;
 use wisp_core::stats::{quantile_sorted, quantiles};
 use wisp_core::{DataSize, Duration, Instant};
@@ -63,10 +64,27 @@ pub fn e2e_delay_p95_ms(
     from: Instant,
     to: Instant,
 ) -> Option<f64> {
+    e2e_delay_p95_ms_or_cancel(deliveries, from, to, None).unwrap_or(None)
+}
+
+/// How many milliseconds of age(t) between two calls of the cancel point: about a millisecond
+/// of wall time.
+const CANCEL_POLL_MS: u64 = 1 << 20;
+
+/// [`e2e_delay_p95_ms`] with a cancel point, called every [`CANCEL_POLL_MS`] milliseconds of
+/// the window and before the sort (a day-long window is 86.4 M milliseconds: seconds of work).
+pub fn e2e_delay_p95_ms_or_cancel(
+    deliveries: impl IntoIterator<Item = (Instant, Instant)>,
+    from: Instant,
+    to: Instant,
+    cancel: Option<Cancel<'_>>,
+) -> Result<Option<f64>, SimError> {
+    let stop = || cancel.is_some_and(|c| c());
     let mut it = deliveries.into_iter().peekable();
     let mut newest_sent: Option<Instant> = None;
     let mut ages = Vec::with_capacity(((to - from).as_millis()) as usize);
     let mut t = from;
+    let mut n = 0u64;
     while t < to {
         while let Some(&(d, s)) = it.peek() {
             if d > t {
@@ -79,19 +97,35 @@ pub fn e2e_delay_p95_ms(
             ages.push((t - s).as_millis_f64());
         }
         t += Duration::from_millis(1);
+        n += 1;
+        if n % CANCEL_POLL_MS == 0 && stop() {
+            return Err(SimError::Cancelled);
+        }
+    }
+    if stop() {
+        return Err(SimError::Cancelled);
     }
     ages.sort_unstable_by(f64::total_cmp);
-    quantile_sorted(&ages, 0.95)
+    Ok(quantile_sorted(&ages, 0.95))
 }
 
 /// The ideal sender's 95% end-to-end delay on `ctx.link` over `[from, to)`.
 pub fn ideal_e2e_delay_p95_ms(ctx: &MetricsContext<'_>, from: Instant, to: Instant) -> Option<f64> {
+    ideal_e2e_delay_p95_ms_or_cancel(ctx, from, to, None).unwrap_or(None)
+}
+
+fn ideal_e2e_delay_p95_ms_or_cancel(
+    ctx: &MetricsContext<'_>,
+    from: Instant,
+    to: Instant,
+    cancel: Option<Cancel<'_>>,
+) -> Result<Option<f64>, SimError> {
     let ideal = ctx
         .link
         .ideal_deliveries(ctx.delay, ctx.mtu)
         .map(|p| (p.delivered, p.sent))
         .take_while(|&(d, _)| d < to);
-    e2e_delay_p95_ms(ideal, from, to)
+    e2e_delay_p95_ms_or_cancel(ideal, from, to, cancel)
 }
 
 /// Computes [`FlowMetrics`] for flow `flow` whose sending interval is `[start, stop)`.
@@ -103,6 +137,20 @@ pub fn flow_metrics(
     start: Instant,
     stop: Instant,
 ) -> FlowMetrics {
+    flow_metrics_or_cancel(log, ctx, flow, scheme, (start, stop), None)
+        .expect("no cancel point, never cancelled")
+}
+
+/// [`flow_metrics`] with a cancel point in its long loops (the end-to-end delays' milliseconds:
+/// [`e2e_delay_p95_ms_or_cancel`]); `interval` is the flow's `[start, stop)`.
+pub fn flow_metrics_or_cancel(
+    log: &RunLog,
+    ctx: &MetricsContext<'_>,
+    flow: usize,
+    scheme: String,
+    (start, stop): (Instant, Instant),
+    cancel: Option<Cancel<'_>>,
+) -> Result<FlowMetrics, SimError> {
     let from = (Instant::ZERO + ctx.warmup).max(start);
     let to = ctx.end.min(stop).max(from);
     let w = (to - from).as_secs_f64();
@@ -132,8 +180,8 @@ pub fn flow_metrics(
         }
     }
     deliveries.sort_unstable();
-    let e2e = e2e_delay_p95_ms(deliveries.iter().copied(), from, to);
-    let ideal = ideal_e2e_delay_p95_ms(ctx, from, to);
+    let e2e = e2e_delay_p95_ms_or_cancel(deliveries.iter().copied(), from, to, cancel)?;
+    let ideal = ideal_e2e_delay_p95_ms_or_cancel(ctx, from, to, cancel)?;
     let capacity_bytes: f64 = ctx.link.capacity_bins(from, to, to - from).iter().sum();
     let throughput_kbps = if w > 0.0 {
         delivered_bytes as f64 * 8.0 / w / 1e3
@@ -147,7 +195,7 @@ pub fn flow_metrics(
     };
     let d = quantiles(&mut owd, &[0.5, 0.95]);
     let q = quantiles(&mut qd, &[0.95]);
-    FlowMetrics {
+    Ok(FlowMetrics {
         flow,
         scheme,
         window_start_s: from.as_secs_f64(),
@@ -173,7 +221,7 @@ pub fn flow_metrics(
         packets_sent: sent,
         packets_delivered: delivered,
         packets_lost: lost,
-    }
+    })
 }
 
 /// Per-bin series of one flow.

@@ -2,7 +2,9 @@
 
 use crate::link::LinkModel;
 use crate::log::RunLog;
-use crate::metrics::{FlowMetrics, MetricsContext, TimeSeries, flow_metrics, time_series};
+use crate::metrics::{
+    FlowMetrics, MetricsContext, TimeSeries, flow_metrics_or_cancel, time_series,
+};
 use crate::options::RunOptions;
 use crate::sim::{
     Cancel, FlowSpec, Network, Progress, Scenario, SimError, simulate_network_or_cancel,
@@ -67,9 +69,9 @@ pub fn run_or_cancel(
         .map(|(i, f)| {
             let start = Instant::ZERO + f.start;
             let stop = f.stop.map_or(Instant::MAX, |d| Instant::ZERO + d);
-            flow_metrics(&log, &ctx, i, f.scheme.to_string(), start, stop)
+            flow_metrics_or_cancel(&log, &ctx, i, f.scheme.to_string(), (start, stop), cancel)
         })
-        .collect();
+        .collect::<Result<_, _>>()?;
     let series = time_series(
         &log,
         &scenario.forward,
@@ -202,9 +204,16 @@ pub fn run_network_or_cancel(
             };
             let start = Instant::ZERO + f.spec.start;
             let stop = f.spec.stop.map_or(Instant::MAX, |d| Instant::ZERO + d);
-            flow_metrics(&log, &ctx, i, f.spec.scheme.to_string(), start, stop)
+            flow_metrics_or_cancel(
+                &log,
+                &ctx,
+                i,
+                f.spec.scheme.to_string(),
+                (start, stop),
+                cancel,
+            )
         })
-        .collect();
+        .collect::<Result<_, _>>()?;
     let series = time_series(&log, reference(0).0, net.flows.len(), net.end(), net.bin);
     Ok(NetworkResult { flows, series, log })
 }
