@@ -71,7 +71,7 @@ pub fn e2e_delay_p95_ms(
 /// of wall time.
 const CANCEL_POLL_MS: u64 = 1 << 20;
 
-/// [`e2e_delay_p95_ms`] with a cancel point, called every [`CANCEL_POLL_MS`] milliseconds of
+/// [`e2e_delay_p95_ms`] with a cancel point, called every 2^20 milliseconds (`CANCEL_POLL_MS`) of
 /// the window and before the sort (a day-long window is 86.4 M milliseconds: seconds of work).
 pub fn e2e_delay_p95_ms_or_cancel(
     deliveries: impl IntoIterator<Item = (Instant, Instant)>,
