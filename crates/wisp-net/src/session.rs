@@ -635,8 +635,9 @@ struct Receiving {
     /// Packets that arrived before the scheme was known (replayed when it is), with their
     /// payload when it is not all zeros.
     pending: Vec<(Instant, DataHeader, Option<Vec<u8>>)>,
-    /// RTCP datagrams that arrived before the peer was chosen: (source, arrival, bytes).
-    unbound: std::collections::VecDeque<(SocketAddr, Instant, Vec<u8>)>,
+    /// RTCP datagrams that arrived before the peer was chosen, decoded: (source, arrival,
+    /// items).
+    unbound: std::collections::VecDeque<(SocketAddr, Instant, Vec<RtcpItem>)>,
     ssrc: u32,
     media_ssrc: Option<u32>,
     peer: Option<SocketAddr>,
@@ -735,7 +736,7 @@ impl Receiving {
             return;
         };
         let Some(peer) = self.peer else {
-            self.keep_unbound(buf, now, from);
+            self.keep_unbound(buf.len(), items, now, from);
             return;
         };
         if peer != from {
@@ -747,8 +748,8 @@ impl Receiving {
 
     /// Keeps an RTCP datagram from a source that is not (yet) the peer: a stranger's stray
     /// datagram, or the sender's announcement that came before its first media packet.
-    fn keep_unbound(&mut self, buf: &[u8], now: Instant, from: SocketAddr) {
-        if buf.len() > MAX_UNBOUND_BYTES {
+    fn keep_unbound(&mut self, len: usize, items: Vec<RtcpItem>, now: Instant, from: SocketAddr) {
+        if len > MAX_UNBOUND_BYTES {
             self.foreign += 1;
             return;
         }
@@ -763,7 +764,7 @@ impl Receiving {
             self.unbound.pop_front();
             self.foreign += 1;
         }
-        self.unbound.push_back((from, now, buf.to_vec()));
+        self.unbound.push_back((from, now, items));
     }
 
     /// Binds the session to `peer` and its media SSRC `ssrc`: what that source sent before is
@@ -771,14 +772,12 @@ impl Receiving {
     fn bind(&mut self, peer: SocketAddr, ssrc: u32, mtu: DataSize) {
         self.peer = Some(peer);
         self.media_ssrc = Some(ssrc);
-        for (from, at, buf) in std::mem::take(&mut self.unbound) {
+        for (from, at, items) in std::mem::take(&mut self.unbound) {
             if from != peer {
                 self.foreign += 1;
                 continue;
             }
-            if let Ok(items) = rtcp::decode(&buf) {
-                self.on_rtcp_items(items, at, mtu);
-            }
+            self.on_rtcp_items(items, at, mtu);
         }
     }
 
