@@ -54,7 +54,7 @@ fn papers() -> PossibleValuesParser {
     PossibleValuesParser::new(
         PAPERS
             .iter()
-            .map(|p| PossibleValue::new(p.name()).help(p.summary())),
+            .map(|p| PossibleValue::new(p.name).help(p.summary)),
     )
 }
 
@@ -64,18 +64,18 @@ pub fn reproduce(a: ReproduceArgs) -> Result<(), CliError> {
     let out = a
         .out
         .clone()
-        .unwrap_or_else(|| Path::new("reproduce").join(paper.name()));
+        .unwrap_or_else(|| Path::new("reproduce").join(paper.name));
     output::check_out_dir("--out", &out)?;
     let jobs = a.jobs.map_or_else(
         || std::thread::available_parallelism().map_or(1, |n| n.get()),
         usize::from,
     );
-    let inputs = paper.inputs();
+    let inputs = paper.inputs;
     if let Some(opt) = inputs.misplaced(a.trace.is_some(), a.traces.is_some()) {
         let flag = opt.cli().split(' ').next().unwrap_or_default();
         return Err(CliError::Input(format!(
             "{flag} does not apply to {} ({})",
-            paper.name(),
+            paper.name,
             inputs.takes(InputOption::cli)
         )));
     }
@@ -99,8 +99,8 @@ pub fn reproduce(a: ReproduceArgs) -> Result<(), CliError> {
 
 /// A run that failed. A shipped input that could not be read, when the user gave none and the
 /// file is simply not there, says how to point at one.
-fn run_error(e: RunError, paper: &dyn Paper) -> CliError {
-    match (&e, paper.inputs().option()) {
+fn run_error(e: RunError, paper: &Paper) -> CliError {
+    match (&e, paper.inputs.option()) {
         (RunError::Trace { error, defaulted }, Some(opt)) if error.line.is_none() && *defaulted => {
             CliError::Input(format!(
                 "{error} (run from the wisp repository or pass {})",

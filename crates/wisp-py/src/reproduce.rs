@@ -46,7 +46,7 @@ pub fn reproduce(
             names(PAPERS).join(", ")
         )));
     };
-    let inputs = p.inputs();
+    let inputs = p.inputs;
     if let Some(opt) = inputs.misplaced(trace.is_some(), traces.is_some()) {
         let keyword = opt.python().split('=').next().unwrap_or_default();
         return Err(value_error(format!(

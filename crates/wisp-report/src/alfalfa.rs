@@ -7,15 +7,14 @@
 
 use crate::output::{OutputDir, OutputError};
 use crate::reproduce::{
-    CheckKind, Done, Inputs, OnDone, Outcome, Paper, Request, RunError, add_figures, with_summary, write_checks,
+    Done, Inputs, Outcome, Paper, add_report, with_summary, write_checks,
 };
-use std::sync::atomic::AtomicBool;
 use wisp_sim::reproduce::Check;
 use crate::{Csv, ReversedLog, claims_table, color, inline_svg, page, swatch};
 use maud::html;
 use plotters::prelude::*;
-use wisp_sim::reproduce::alfalfa::{Options, Reproduction, SCHEMES, TraceVideo};
-use wisp_sim::reproduce::sprout::load_traces;
+use crate::sprout::TRACES;
+use wisp_sim::reproduce::alfalfa::{Reproduction, SCHEMES, TraceVideo, run_or_cancel};
 
 fn scheme_color(scheme: &str) -> RGBColor {
     color(SCHEMES.iter().position(|s| s.0 == scheme).unwrap_or(0))
@@ -241,55 +240,30 @@ pub fn html(r: &Reproduction) -> String {
     page(title, body)
 }
 
-/// The paper in the registry ([`crate::PAPERS`]).
-#[derive(Clone, Copy, Debug)]
-pub struct AlfalfaPaper;
-
-impl Paper for AlfalfaPaper {
-    fn name(&self) -> &'static str {
-        "alfalfa"
-    }
-
-    fn summary(&self) -> &'static str {
-        "Alfalfa's explicit-state video against the same model encoder under Sprout without base \
-         choice, GCC and CBR, over the cellular traces (--traces DIR), with 5% loss on \
-         Verizon-LTE-short; summary.json, table.csv, report.html (quality against delay)"
-    }
-
-    fn inputs(&self) -> Inputs {
-        Inputs::TraceFolder(crate::sprout::TRACES)
-    }
-
-    fn run(
-        &self,
-        r: &Request,
-        on_done: OnDone<'_>,
-        cancel: &AtomicBool,
-    ) -> Result<Box<dyn Outcome>, RunError> {
-        let (dir, defaulted) = r.traces_or(crate::sprout::TRACES);
-        let pairs = load_traces(&dir, r.quick).map_err(|e| RunError::trace((e, defaulted)))?;
-        let o = Options {
-            pairs,
-            quick: r.quick,
-            seed: r.seed,
-            jobs: r.jobs,
-        };
-        let result = wisp_sim::reproduce::alfalfa::run_or_cancel(&o, on_done, cancel)?;
-        Ok(Box::new(Done::new(result, r.quick)))
-    }
-}
+/// The paper in the registry ([`crate::PAPERS`]). Its traces are Sprout's.
+pub const PAPER: Paper = Paper {
+    name: "alfalfa",
+    summary: "Alfalfa's explicit-state video against the same model encoder under Sprout \
+              without base choice, GCC and CBR, over the cellular traces (--traces DIR), with 5% \
+              loss on Verizon-LTE-short; summary.json, table.csv, report.html (quality against \
+              delay)",
+    inputs: Inputs::TraceFolder(TRACES),
+    runs: |r, on_done, cancel| {
+        let o = crate::sprout::options(r)?;
+        Done::boxed(run_or_cancel(&o, on_done, cancel)?, r.quick)
+    },
+};
 
 impl Outcome for Done<Reproduction> {
-    fn checks(&self) -> Vec<(CheckKind, Check)> {
-        CheckKind::claims(self.result.checks())
+    fn claims(&self) -> Vec<Check> {
+        self.result.checks()
     }
 
     fn files(&self) -> Result<OutputDir, OutputError> {
         let r = &self.result;
         let mut files = with_summary("alfalfa", Some(self.quick), r, &r.checks(), [])?;
         files.add("table.csv", csv(r));
-        files.add("report.html", html(r));
-        add_figures(&mut files, figures(r));
+        add_report(&mut files, html(r), figures(r));
         Ok(files)
     }
 

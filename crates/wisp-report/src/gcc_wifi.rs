@@ -2,16 +2,15 @@
 
 use crate::output::{OutputDir, OutputError};
 use crate::reproduce::{
-    CheckKind, Done, Inputs, OnDone, Outcome, Paper, Request, RunError, add_figures, to_json, write_each,
+    Done, Inputs, Outcome, Paper, add_report, to_json, write_each,
 };
-use std::sync::atomic::AtomicBool;
 use wisp_sim::reproduce::Check;
 use crate::{Csv, claims_table, color, inline_svg, page, swatch};
 use maud::{Markup, html};
 use plotters::prelude::*;
 use wisp_sim::reproduce::gcc_wifi::{
     Case, DM_MAX_MS, DM_MIN_MS, GccWifi, RunData, WITH, WITH_LIBWEBRTC, WITHOUT, dm_density,
-    load_trace, Options,
+    Options, run_or_cancel,
 };
 
 type Area<'a> = DrawingArea<SVGBackend<'a>, plotters::coord::Shift>;
@@ -581,52 +580,28 @@ fn notes() -> Markup {
 pub const TRACE: &str = "traces/wifi/google-wifi-3mbps.rx";
 
 /// The paper in the registry ([`crate::PAPERS`]).
-#[derive(Clone, Copy, Debug)]
-pub struct GccWifiPaper;
-
-impl Paper for GccWifiPaper {
-    fn name(&self) -> &'static str {
-        "gcc-wifi"
-    }
-
-    fn summary(&self) -> &'static str {
-        "Carlucci et al., ANRW 2016: GCC over a loaded Wi-Fi link with and without the \
-         packet-grouping pre-filter (Figs. 6, 8, 9, 10)"
-    }
-
-    fn inputs(&self) -> Inputs {
-        Inputs::TraceFile(TRACE)
-    }
-
-    fn run(
-        &self,
-        r: &Request,
-        on_done: OnDone<'_>,
-        cancel: &AtomicBool,
-    ) -> Result<Box<dyn Outcome>, RunError> {
-        let (path, defaulted) = r.trace_or(TRACE);
-        let trace = load_trace(&path).map_err(|e| RunError::trace((e, defaulted)))?;
-        let o = Options {
-            trace,
-            quick: r.quick,
-            seed: r.seed,
-            jobs: r.jobs,
-        };
-        let result = wisp_sim::reproduce::gcc_wifi::run_or_cancel(&o, on_done, cancel)?;
-        Ok(Box::new(Done::new(result, r.quick)))
-    }
-}
+pub const PAPER: Paper = Paper {
+    name: "gcc-wifi",
+    summary: "Carlucci et al., ANRW 2016: GCC over a loaded Wi-Fi link with and without the \
+              packet-grouping pre-filter (Figs. 6, 8, 9, 10)",
+    inputs: Inputs::TraceFile(TRACE),
+    runs: |r, on_done, cancel| {
+        let trace = r.load_trace(TRACE)?;
+        let (quick, seed, jobs) = (r.quick, r.seed, r.jobs);
+        let o = Options { trace, quick, seed, jobs };
+        Done::boxed(run_or_cancel(&o, on_done, cancel)?, quick)
+    },
+};
 
 impl Outcome for Done<GccWifi> {
-    fn checks(&self) -> Vec<(CheckKind, Check)> {
-        CheckKind::claims(self.result.checks())
+    fn claims(&self) -> Vec<Check> {
+        self.result.checks()
     }
 
     fn files(&self) -> Result<OutputDir, OutputError> {
         let r = &self.result;
         let mut files = OutputDir::default();
-        files.add("report.html", html(r));
-        add_figures(&mut files, figures(r));
+        add_report(&mut files, html(r), figures(r));
         files.add("dm_pdf.csv", dm_pdf_csv(r));
         files.add("timeseries.csv", timeseries_csv(r));
         files.add("summary.csv", summary_csv(r));

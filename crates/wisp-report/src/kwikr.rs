@@ -5,42 +5,23 @@
 //! Fig. 5 keeps the plain SVG it was first drawn as (two polylines over a shaded span), so that
 //! its bytes, and those of the page that inlines it, stay what earlier versions wrote.
 
-use crate::reproduce::{CheckKind, Done, Inputs, OnDone, Outcome, Paper, Request, RunError};
+use crate::reproduce::{Done, Inputs, Outcome, Paper, RunError, add_report};
 use crate::{Csv, output::OutputDir, output::OutputError};
 use maud::{PreEscaped, html};
 use std::fmt::Write as _;
-use std::path::Path;
-use std::sync::atomic::AtomicBool;
 use wisp_sim::reproduce::kwikr::{self, Fig5, MAX_FLOWS, Pair, Reproduction, median, ms_opt};
 use wisp_sim::reproduce::kwikr_calls::{self, BASELINE, KWIKR, KwikrCalls};
 use wisp_sim::reproduce::{Check, kwikr_calls::Error as CallsError};
 
-/// The paper in the registry ([`crate::PAPERS`]).
-#[derive(Clone, Copy, Debug)]
-pub struct KwikrPaper;
-
-impl Paper for KwikrPaper {
-    fn name(&self) -> &'static str {
-        "kwikr"
-    }
-
-    fn summary(&self) -> &'static str {
-        "Das et al., CoNEXT 2017: Ping-Pair's validation on the simulated 802.11 medium (Table 1's \
-         confusion matrices, 802.11n 2.4 GHz and 802.11ac 5 GHz; Fig. 5's co-channel interference); \
-         summary.json, report.html, pairs.csv"
-    }
-
-    fn inputs(&self) -> Inputs {
-        Inputs::None("it runs its scenarios on the simulated 802.11 medium")
-    }
-
-    /// Ping-Pair's validation (Table 1, Fig. 5), then the calls (Figs. 8, 9, Table 2).
-    fn run(
-        &self,
-        r: &Request,
-        on_done: OnDone<'_>,
-        cancel: &AtomicBool,
-    ) -> Result<Box<dyn Outcome>, RunError> {
+/// The paper in the registry ([`crate::PAPERS`]): Ping-Pair's validation (Table 1, Fig. 5),
+/// then the calls (Figs. 8, 9, Table 2).
+pub const PAPER: Paper = Paper {
+    name: "kwikr",
+    summary: "Das et al., CoNEXT 2017: Ping-Pair's validation on the simulated 802.11 medium \
+              (Table 1's confusion matrices, 802.11n 2.4 GHz and 802.11ac 5 GHz; Fig. 5's \
+              co-channel interference); summary.json, report.html, pairs.csv",
+    inputs: Inputs::None("it runs its scenarios on the simulated 802.11 medium"),
+    runs: |r, on_done, cancel| {
         let (quick, seed, jobs) = (r.quick, r.seed, r.jobs);
         let pairs = kwikr::run_or_cancel(&kwikr::Options { quick, seed, jobs }, on_done, cancel)?;
         let o = kwikr_calls::Options { quick, seed, jobs };
@@ -48,14 +29,14 @@ impl Paper for KwikrPaper {
             CallsError::Sim(e) => RunError::from(e),
             e => RunError::Failed(e.to_string()),
         })?;
-        Ok(Box::new(Done::new((pairs, calls), quick)))
-    }
-}
+        Done::boxed((pairs, calls), quick)
+    },
+};
 
 impl Outcome for Done<(Reproduction, KwikrCalls)> {
-    fn checks(&self) -> Vec<(CheckKind, Check)> {
+    fn claims(&self) -> Vec<Check> {
         let (r, calls) = &self.result;
-        CheckKind::claims(r.checks(calls.summary().checks))
+        r.checks(calls.summary().checks)
     }
 
     fn files(&self) -> Result<OutputDir, OutputError> {
@@ -72,10 +53,8 @@ impl Outcome for Done<(Reproduction, KwikrCalls)> {
         files.add("pairs.csv", pairs_csv(result));
         files.add("calls.csv", calls_csv(calls));
         files.add("series.csv", series_csv(calls));
-        files.add("report.html", html(result, &checks));
-        if let Some(f) = &result.fig5 {
-            files.add(Path::new("figures").join("fig5.svg"), fig5_svg(f));
-        }
+        let fig5 = result.fig5.as_ref().map(|f| ("fig5.svg".to_string(), fig5_svg(f)));
+        add_report(&mut files, html(result, &checks), fig5.into_iter().collect());
         Ok(files)
     }
 

@@ -33,12 +33,12 @@ pub mod sweep;
 // `Paper` and `Outcome`) over its run module in `wisp_sim::reproduce`, in the order
 // `wisp reproduce --help` lists them.
 papers! {
-    gcc_wifi => GccWifiPaper,
-    sprout => SproutPaper,
-    mehrotra => MehrotraPaper,
-    wbest => WbestPaper,
-    kwikr => KwikrPaper,
-    alfalfa => AlfalfaPaper,
+    gcc_wifi,
+    sprout,
+    mehrotra,
+    wbest,
+    kwikr,
+    alfalfa,
 }
 
 use maud::{DOCTYPE, Markup, PreEscaped, html};

@@ -3,10 +3,9 @@
 
 use crate::output::{OutputDir, OutputError};
 use crate::reproduce::{
-    CheckKind, Done, Inputs, OnDone, Outcome, Paper, Request, RunError, add_figures, with_summary, write_each,
+    CheckKind, Done, Inputs, Outcome, Paper, add_report, with_summary, write_each,
 };
 use std::fmt::Write as _;
-use std::sync::atomic::AtomicBool;
 use wisp_sim::reproduce::Check;
 use crate::sweep::{density, figure_svg, svg, tick, zones_pdf_svg};
 use crate::{Csv, claims_table, color, inline_svg, page, swatch};
@@ -14,7 +13,7 @@ use maud::{Markup, html};
 use plotters::prelude::*;
 use wisp_sim::reproduce::mehrotra::{
     CONTROLLERS, ControllerRun, Mehrotra, NETWORKS, PAPER_TABLE_I, PAPER_TABLE_II,
-    Options,
+    Options, run_or_cancel,
 };
 
 type Area<'a> = DrawingArea<SVGBackend<'a>, plotters::coord::Shift>;
@@ -680,6 +679,74 @@ fn notes() -> Markup {
     }
 }
 
+
+/// The paper in the registry ([`crate::PAPERS`]).
+pub const PAPER: Paper = Paper {
+    name: "mehrotra",
+    summary: "Mehrotra et al.: mobile-broadband characterisation (Figs. 2–5, 19), rate \
+              controllers with fixed and learned congestion thresholds (Tables I–II, Figs. 9–23), \
+              a handover",
+    inputs: Inputs::None("it runs on the mobile-broadband profiles"),
+    runs: |r, on_done, cancel| {
+        let (quick, seed, jobs) = (r.quick, r.seed, r.jobs);
+        Done::boxed(run_or_cancel(&Options { quick, seed, jobs }, on_done, cancel)?, quick)
+    },
+};
+
+impl Outcome for Done<Mehrotra> {
+    fn claims(&self) -> Vec<Check> {
+        self.result.checks()
+    }
+
+    /// The calibration checks first.
+    fn checks(&self) -> Vec<(CheckKind, Check)> {
+        let r = &self.result;
+        r.calibration_checks()
+            .into_iter()
+            .map(|c| (CheckKind::Calibration, c))
+            .chain(CheckKind::claims(r.checks()))
+            .collect()
+    }
+
+    fn files(&self) -> Result<OutputDir, OutputError> {
+        let r = &self.result;
+        let (checks, calibration) = (r.checks(), r.calibration_checks());
+        // Its summary.json has no `quick`.
+        let mut files = with_summary(
+            "mehrotra",
+            None,
+            r,
+            &checks,
+            [("calibration", serde_json::json!(&calibration))],
+        )?;
+        add_report(&mut files, html(r), figures(r));
+        for s in &r.sweeps {
+            files.add(format!("sweep-{}.csv", s.link), crate::sweep::csv(s));
+        }
+        files.add("tables.csv", table_csv(r));
+        files.add("delta_hat_sweep.csv", delta_sweep_csv(r));
+        files.add("sensitivity.csv", sensitivity_csv(r));
+        files.add("timeseries.csv", timeseries_csv(r));
+        Ok(files)
+    }
+
+    /// The calibration checks, the claims, and how many of each are met.
+    fn stdout(&self) -> String {
+        let r = &self.result;
+        let (checks, calibration) = (r.checks(), r.calibration_checks());
+        let mut out = String::new();
+        let calibrated = write_each(&mut out, "calibration (not a claim): ", &calibration);
+        let met = write_each(&mut out, "", &checks);
+        let _ = writeln!(
+            out,
+            "{met} of {} claims met (calibration checks apart: {calibrated} of {} met)",
+            checks.len(),
+            calibration.len()
+        );
+        out
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -705,90 +772,5 @@ mod tests {
         let page = html(&r);
         assert!(page.contains("Table I") && page.contains("Table II") && page.contains("Fig. 23"));
         assert_eq!(table_csv(&r).lines().count(), 1 + 12);
-    }
-}
-
-/// The paper in the registry ([`crate::PAPERS`]).
-#[derive(Clone, Copy, Debug)]
-pub struct MehrotraPaper;
-
-impl Paper for MehrotraPaper {
-    fn name(&self) -> &'static str {
-        "mehrotra"
-    }
-
-    fn summary(&self) -> &'static str {
-        "Mehrotra et al.: mobile-broadband characterisation (Figs. 2–5, 19), rate controllers with \
-         fixed and learned congestion thresholds (Tables I–II, Figs. 9–23), a handover"
-    }
-
-    fn inputs(&self) -> Inputs {
-        Inputs::None("it runs on the mobile-broadband profiles")
-    }
-
-    fn run(
-        &self,
-        r: &Request,
-        on_done: OnDone<'_>,
-        cancel: &AtomicBool,
-    ) -> Result<Box<dyn Outcome>, RunError> {
-        let o = Options {
-            quick: r.quick,
-            seed: r.seed,
-            jobs: r.jobs,
-        };
-        let result = wisp_sim::reproduce::mehrotra::run_or_cancel(&o, on_done, cancel)?;
-        Ok(Box::new(Done::new(result, r.quick)))
-    }
-}
-
-impl Outcome for Done<Mehrotra> {
-    /// The calibration checks first.
-    fn checks(&self) -> Vec<(CheckKind, Check)> {
-        let r = &self.result;
-        r.calibration_checks()
-            .into_iter()
-            .map(|c| (CheckKind::Calibration, c))
-            .chain(CheckKind::claims(r.checks()))
-            .collect()
-    }
-
-    fn files(&self) -> Result<OutputDir, OutputError> {
-        let r = &self.result;
-        let (checks, calibration) = (r.checks(), r.calibration_checks());
-        // Its summary.json has no `quick`.
-        let mut files = with_summary(
-            "mehrotra",
-            None,
-            r,
-            &checks,
-            [("calibration", serde_json::json!(&calibration))],
-        )?;
-        files.add("report.html", html(r));
-        add_figures(&mut files, figures(r));
-        for s in &r.sweeps {
-            files.add(format!("sweep-{}.csv", s.link), crate::sweep::csv(s));
-        }
-        files.add("tables.csv", table_csv(r));
-        files.add("delta_hat_sweep.csv", delta_sweep_csv(r));
-        files.add("sensitivity.csv", sensitivity_csv(r));
-        files.add("timeseries.csv", timeseries_csv(r));
-        Ok(files)
-    }
-
-    /// The calibration checks, the claims, and how many of each are met.
-    fn stdout(&self) -> String {
-        let r = &self.result;
-        let (checks, calibration) = (r.checks(), r.calibration_checks());
-        let mut out = String::new();
-        let calibrated = write_each(&mut out, "calibration (not a claim): ", &calibration);
-        let met = write_each(&mut out, "", &checks);
-        let _ = writeln!(
-            out,
-            "{met} of {} claims met (calibration checks apart: {calibrated} of {} met)",
-            checks.len(),
-            calibration.len()
-        );
-        out
     }
 }

@@ -12,37 +12,54 @@
 use crate::output::{OutputDir, OutputError};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
-use wisp_sim::reproduce::{Check, shipped};
+use wisp_sim::reproduce::sprout::{self, TracePair};
+use wisp_sim::reproduce::{Check, gcc_wifi, shipped};
 use wisp_sim::sim::SimError;
-use wisp_sim::trace::TraceError;
+use wisp_sim::trace::{Trace, TraceError};
 
 /// Progress: `on_done(done, total)`, from the runs' threads.
 pub type OnDone<'a> = &'a (dyn Fn(usize, usize) + Sync);
 
 /// A paper wisp reproduces: what the front ends need to name it, describe it, check its
-/// inputs and run it.
-pub trait Paper: Sync {
+/// inputs and run it. Each renderer module declares one, `pub const PAPER: Paper`.
+#[derive(Clone, Copy, Debug)]
+pub struct Paper {
     /// Its name on the command line and in Python (`gcc-wifi`).
-    fn name(&self) -> &'static str;
+    pub name: &'static str,
     /// What it reproduces, one paragraph (`wisp reproduce --help`).
-    fn summary(&self) -> &'static str;
+    pub summary: &'static str,
     /// What it runs on.
-    fn inputs(&self) -> Inputs;
+    pub inputs: Inputs,
+    /// Loads its inputs and runs its experiments ([`Paper::run`]).
+    pub runs: RunFn,
+}
+
+/// A paper's run: see [`Paper::run`].
+pub type RunFn = fn(&Request, OnDone<'_>, &AtomicBool) -> Result<Box<dyn Outcome>, RunError>;
+
+impl Paper {
     /// Loads its inputs and runs its experiments; stops with [`RunError::Cancelled`] once
     /// `cancel` is set (the runs under way at the engine's next cancel point).
-    fn run(
+    pub fn run(
         &self,
         request: &Request,
         on_done: OnDone<'_>,
         cancel: &AtomicBool,
-    ) -> Result<Box<dyn Outcome>, RunError>;
+    ) -> Result<Box<dyn Outcome>, RunError> {
+        (self.runs)(request, on_done, cancel)
+    }
 }
 
 /// A reproduction's result, as its front ends use it.
 pub trait Outcome: Send + Sync {
-    /// Every check, in the order `wisp reproduce` prints them.
-    fn checks(&self) -> Vec<(CheckKind, Check)>;
+    /// The paper's claims, checked.
+    fn claims(&self) -> Vec<Check>;
+    /// Every check, in the order `wisp reproduce` prints them: by default the claims.
+    fn checks(&self) -> Vec<(CheckKind, Check)> {
+        CheckKind::claims(self.claims())
+    }
     /// The files of the output folder.
     fn files(&self) -> Result<OutputDir, OutputError>;
     /// What `wisp reproduce` prints on stdout: the tables and the checks.
@@ -68,6 +85,16 @@ pub struct Done<R> {
 impl<R> Done<R> {
     pub fn new(result: R, quick: bool) -> Self {
         Done { result, quick }
+    }
+}
+
+impl<R> Done<R>
+where
+    Done<R>: Outcome + 'static,
+{
+    /// The boxed [`Outcome`] a [`RunFn`] returns.
+    pub fn boxed(result: R, quick: bool) -> Result<Box<dyn Outcome>, RunError> {
+        Ok(Box::new(Done { result, quick }))
     }
 }
 
@@ -162,6 +189,19 @@ impl Request {
     pub fn traces_or(&self, default: &str) -> (PathBuf, bool) {
         given_or(&self.traces, default)
     }
+
+    /// The Wi-Fi trace given, else `default`, loaded.
+    pub fn load_trace(&self, default: &str) -> Result<Arc<Trace>, RunError> {
+        let (path, defaulted) = self.trace_or(default);
+        gcc_wifi::load_trace(&path).map_err(|e| RunError::trace((e, defaulted)))
+    }
+
+    /// The trace pairs of the folder given, else of `default`, loaded (the `--quick` subset
+    /// when the request is quick).
+    pub fn load_pairs(&self, default: &str) -> Result<Vec<TracePair>, RunError> {
+        let (dir, defaulted) = self.traces_or(default);
+        sprout::load_traces(&dir, self.quick).map_err(|e| RunError::trace((e, defaulted)))
+    }
 }
 
 fn given_or(given: &Option<PathBuf>, default: &str) -> (PathBuf, bool) {
@@ -212,22 +252,23 @@ impl From<SimError> for RunError {
 }
 
 /// The paper of `registry` named `name`.
-pub fn find<'a>(registry: &[&'a dyn Paper], name: &str) -> Option<&'a dyn Paper> {
-    registry.iter().copied().find(|p| p.name() == name)
+pub fn find<'a>(registry: &[&'a Paper], name: &str) -> Option<&'a Paper> {
+    registry.iter().copied().find(|p| p.name == name)
 }
 
 /// The names of `registry`'s papers, in its order.
-pub fn names(registry: &[&dyn Paper]) -> Vec<&'static str> {
-    registry.iter().map(|p| p.name()).collect()
+pub fn names(registry: &[&Paper]) -> Vec<&'static str> {
+    registry.iter().map(|p| p.name).collect()
 }
 
 /// Declares the renderers' modules and the registry of the papers, [`crate::PAPERS`]: one line
-/// per paper, `module => Paper`, in the order `wisp reproduce --help` lists them.
+/// per paper, its module (which declares `PAPER`), in the order `wisp reproduce --help` lists
+/// them.
 macro_rules! papers {
-    ($($module:ident => $paper:ident),* $(,)?) => {
+    ($($module:ident),* $(,)?) => {
         $(pub mod $module;)*
         /// The papers wisp reproduces, in the order `wisp reproduce --help` lists them.
-        pub static PAPERS: &[&dyn $crate::reproduce::Paper] = &[$(&$module::$paper),*];
+        pub static PAPERS: &[&$crate::reproduce::Paper] = &[$(&$module::PAPER),*];
     };
 }
 
@@ -275,8 +316,9 @@ pub fn write_each(out: &mut String, prefix: &str, checks: &[Check]) -> usize {
     checks.iter().filter(|c| c.met).count()
 }
 
-/// Adds each `(name, svg)` under `figures/`.
-pub fn add_figures(files: &mut OutputDir, figures: Vec<(String, String)>) {
+/// Adds the page `report.html` and each figure `(name, svg)` under `figures/`.
+pub fn add_report(files: &mut OutputDir, html: String, figures: Vec<(String, String)>) {
+    files.add("report.html", html);
     for (name, svg) in figures {
         files.add(Path::new("figures").join(name), svg);
     }
@@ -330,7 +372,7 @@ mod tests {
         };
         for p in PAPERS {
             let r = p.run(&request, &none, &set).map(|_| ());
-            assert_eq!(r, Err(RunError::Cancelled), "{}", p.name());
+            assert_eq!(r, Err(RunError::Cancelled), "{}", p.name);
         }
     }
 
@@ -339,7 +381,7 @@ mod tests {
         let names = names(PAPERS);
         for (i, n) in names.iter().enumerate() {
             assert!(!names[..i].contains(n), "{n} twice");
-            assert!(find(PAPERS, n).is_some_and(|p| !p.summary().is_empty()));
+            assert!(find(PAPERS, n).is_some_and(|p| !p.summary.is_empty()));
         }
         assert!(find(PAPERS, "nosuch").is_none());
     }

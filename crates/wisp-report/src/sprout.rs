@@ -2,16 +2,15 @@
 //! loss table).
 
 use crate::output::{OutputDir, OutputError};
-use crate::reproduce::{
-    CheckKind, Done, Inputs, OnDone, Outcome, Paper, Request, RunError, add_figures, to_json, write_checks,
+use crate::reproduce::{Request, RunError, 
+    Done, Inputs, Outcome, Paper, add_report, to_json, write_checks,
 };
 use std::fmt::Write as _;
-use std::sync::atomic::AtomicBool;
 use crate::{Csv, ScatterPoint, color, inline_svg, page, scatter_svg, swatch};
 use maud::{Markup, html};
 use wisp_sim::reproduce::sprout::{
     Check, Direction, LOSS_NETWORK, LOSS_RATES, PAPER_LOSS, Reproduction, SummaryRow, TraceRuns,
-    Options, entry_index, fmt_delay, load_traces,
+    Options, entry_index, fmt_delay, run_or_cancel,
 };
 
 /// The throughput/self-inflicted-delay chart of one trace (the paper's Figure on page 10): one
@@ -426,6 +425,111 @@ fn coincide(r: &Reproduction, a: &str, b: &str) -> bool {
         })
 }
 
+
+/// The folder of the cellular trace pairs shipped with wisp (sprout's and alfalfa's default).
+pub const TRACES: &str = "traces/cellular";
+
+/// The paper in the registry ([`crate::PAPERS`]).
+pub const PAPER: Paper = Paper {
+    name: "sprout",
+    summary: "Winstein et al., NSDI 2013: Sprout, Sprout-EWMA and the TCP baselines over the \
+              cellular traces (the §1 summary table, the §6.3–6.4 throughput/delay charts, the \
+              §6.5 loss table)",
+    inputs: Inputs::TraceFolder(TRACES),
+    runs: |r, on_done, cancel| Done::boxed(run_or_cancel(&options(r)?, on_done, cancel)?, r.quick),
+};
+
+/// The options of a run over the cellular trace pairs (Sprout's and Alfalfa's).
+pub(crate) fn options(r: &Request) -> Result<Options, RunError> {
+    let pairs = r.load_pairs(TRACES)?;
+    let (quick, seed, jobs) = (r.quick, r.seed, r.jobs);
+    Ok(Options { pairs, quick, seed, jobs })
+}
+
+impl Outcome for Done<Reproduction> {
+    fn claims(&self) -> Vec<Check> {
+        self.result.checks()
+    }
+
+    fn files(&self) -> Result<OutputDir, OutputError> {
+        let r = &self.result;
+        let mut files = OutputDir::default();
+        add_report(&mut files, html(r), figures(r));
+        files.add("results.csv", results_csv(r));
+        files.add("summary.csv", summary_csv(r));
+        files.add("loss.csv", loss_csv(r));
+        files.add("results.json", to_json(&r.results())?);
+        Ok(files)
+    }
+
+    /// The per-trace tables, the summary, the loss table and the claims.
+    fn stdout(&self) -> String {
+        let (r, results) = (&self.result, &self.result.results());
+        let mut out = String::new();
+        let delay = |v: Option<f64>| v.map_or_else(|| "–".to_string(), |d| format!("{d:.0}"));
+        let _ = writeln!(
+            out,
+            "{:27} {:12} {:>10} {:>6} {:>9}",
+            "trace", "scheme", "kbit/s", "util", "self ms"
+        );
+        for t in &r.traces {
+            for run in &t.runs {
+                let f = run.metrics();
+                let _ = writeln!(
+                    out,
+                    "{:27} {:12} {:>10.0} {:>6.3} {:>9}",
+                    t.trace,
+                    run.entry,
+                    f.throughput_kbps,
+                    f.utilization,
+                    delay(f.self_inflicted_delay_ms)
+                );
+            }
+        }
+        let n = results.summary.first().map_or(0, |s| s.traces);
+        let _ = writeln!(
+            out,
+            "\nSprout against each scheme over the {n} traces of the paper's networks (§1):"
+        );
+        let _ = writeln!(
+            out,
+            "{:12} {:>13} {:>16} {:>14}",
+            "scheme", "avg. speedup", "delay reduction", "its avg. delay"
+        );
+        for s in &results.summary {
+            let _ = writeln!(
+                out,
+                "{:12} {:>12.2}× {:>15.2}× {:>14}",
+                s.entry,
+                s.speedup,
+                s.delay_reduction,
+                fmt_delay(s.mean_delay_ms)
+            );
+        }
+        let _ = writeln!(
+            out,
+            "\nSprout on {LOSS_NETWORK} with loss in both directions (§6.5):"
+        );
+        for dir in Direction::BOTH {
+            for p in LOSS_RATES {
+                if let Some(f) = r.loss_metrics(dir, p) {
+                    let _ = writeln!(
+                        out,
+                        "{:8} {:>3.0} %  {:>6.0} kbit/s  {:>5} ms",
+                        dir.word(),
+                        100.0 * p,
+                        f.throughput_kbps,
+                        delay(f.self_inflicted_delay_ms)
+                    );
+                }
+            }
+        }
+        out.push('\n');
+        write_checks(&mut out, &results.checks);
+        out
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -538,130 +642,5 @@ mod tests {
         assert!(page.contains("<td>79× (25 s)</td>"));
         let met = r.checks().iter().filter(|c| c.met).count();
         assert!(page.contains(&format!("{met} of {} checks met", r.checks().len())));
-    }
-}
-
-/// The folder of the cellular trace pairs shipped with wisp (sprout's and alfalfa's default).
-pub const TRACES: &str = "traces/cellular";
-
-/// The paper in the registry ([`crate::PAPERS`]).
-#[derive(Clone, Copy, Debug)]
-pub struct SproutPaper;
-
-impl Paper for SproutPaper {
-    fn name(&self) -> &'static str {
-        "sprout"
-    }
-
-    fn summary(&self) -> &'static str {
-        "Winstein et al., NSDI 2013: Sprout, Sprout-EWMA and the TCP baselines over the cellular \
-         traces (the §1 summary table, the §6.3–6.4 throughput/delay charts, the §6.5 loss table)"
-    }
-
-    fn inputs(&self) -> Inputs {
-        Inputs::TraceFolder(TRACES)
-    }
-
-    fn run(
-        &self,
-        r: &Request,
-        on_done: OnDone<'_>,
-        cancel: &AtomicBool,
-    ) -> Result<Box<dyn Outcome>, RunError> {
-        let (dir, defaulted) = r.traces_or(TRACES);
-        let pairs = load_traces(&dir, r.quick).map_err(|e| RunError::trace((e, defaulted)))?;
-        let o = Options {
-            pairs,
-            quick: r.quick,
-            seed: r.seed,
-            jobs: r.jobs,
-        };
-        let result = wisp_sim::reproduce::sprout::run_or_cancel(&o, on_done, cancel)?;
-        Ok(Box::new(Done::new(result, r.quick)))
-    }
-}
-
-impl Outcome for Done<Reproduction> {
-    fn checks(&self) -> Vec<(CheckKind, Check)> {
-        CheckKind::claims(self.result.checks())
-    }
-
-    fn files(&self) -> Result<OutputDir, OutputError> {
-        let r = &self.result;
-        let mut files = OutputDir::default();
-        files.add("report.html", html(r));
-        add_figures(&mut files, figures(r));
-        files.add("results.csv", results_csv(r));
-        files.add("summary.csv", summary_csv(r));
-        files.add("loss.csv", loss_csv(r));
-        files.add("results.json", to_json(&r.results())?);
-        Ok(files)
-    }
-
-    /// The per-trace tables, the summary, the loss table and the claims.
-    fn stdout(&self) -> String {
-        let (r, results) = (&self.result, &self.result.results());
-        let mut out = String::new();
-        let delay = |v: Option<f64>| v.map_or_else(|| "–".to_string(), |d| format!("{d:.0}"));
-        let _ = writeln!(
-            out,
-            "{:27} {:12} {:>10} {:>6} {:>9}",
-            "trace", "scheme", "kbit/s", "util", "self ms"
-        );
-        for t in &r.traces {
-            for run in &t.runs {
-                let f = run.metrics();
-                let _ = writeln!(
-                    out,
-                    "{:27} {:12} {:>10.0} {:>6.3} {:>9}",
-                    t.trace,
-                    run.entry,
-                    f.throughput_kbps,
-                    f.utilization,
-                    delay(f.self_inflicted_delay_ms)
-                );
-            }
-        }
-        let n = results.summary.first().map_or(0, |s| s.traces);
-        let _ = writeln!(
-            out,
-            "\nSprout against each scheme over the {n} traces of the paper's networks (§1):"
-        );
-        let _ = writeln!(
-            out,
-            "{:12} {:>13} {:>16} {:>14}",
-            "scheme", "avg. speedup", "delay reduction", "its avg. delay"
-        );
-        for s in &results.summary {
-            let _ = writeln!(
-                out,
-                "{:12} {:>12.2}× {:>15.2}× {:>14}",
-                s.entry,
-                s.speedup,
-                s.delay_reduction,
-                fmt_delay(s.mean_delay_ms)
-            );
-        }
-        let _ = writeln!(
-            out,
-            "\nSprout on {LOSS_NETWORK} with loss in both directions (§6.5):"
-        );
-        for dir in Direction::BOTH {
-            for p in LOSS_RATES {
-                if let Some(f) = r.loss_metrics(dir, p) {
-                    let _ = writeln!(
-                        out,
-                        "{:8} {:>3.0} %  {:>6.0} kbit/s  {:>5} ms",
-                        dir.word(),
-                        100.0 * p,
-                        f.throughput_kbps,
-                        delay(f.self_inflicted_delay_ms)
-                    );
-                }
-            }
-        }
-        out.push('\n');
-        write_checks(&mut out, &results.checks);
-        out
     }
 }

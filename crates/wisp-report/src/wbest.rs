@@ -5,15 +5,14 @@
 
 use crate::output::{OutputDir, OutputError};
 use crate::reproduce::{
-    CheckKind, Done, Inputs, OnDone, Outcome, Paper, Request, RunError, add_figures, with_summary, write_checks,
+    Done, Inputs, Outcome, Paper, add_report, with_summary, write_checks,
 };
 use std::fmt::Write as _;
-use std::sync::atomic::AtomicBool;
 use wisp_sim::reproduce::Check;
 use crate::{Csv, claims_table, color, inline_svg, page, swatch};
 use maud::{Markup, html};
 use plotters::prelude::*;
-use wisp_sim::reproduce::wbest::{CaseRow, Options, Reproduction, TOOLS};
+use wisp_sim::reproduce::wbest::{CaseRow, Options, Reproduction, TOOLS, run_or_cancel};
 
 /// The tools' names as the page shows them.
 fn label(tool: &str) -> &str {
@@ -228,69 +227,31 @@ fn notes() -> Markup {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
 
-    #[test]
-    fn five_numbers_of_a_known_sample() {
-        assert_eq!(five_numbers(&[]), None);
-        assert_eq!(five_numbers(&[3.0]), Some([3.0; 5]));
-        // 1..=5: quartiles 2 and 4 by linear interpolation.
-        assert_eq!(
-            five_numbers(&[5.0, 1.0, 4.0, 2.0, 3.0]),
-            Some([1.0, 2.0, 3.0, 4.0, 5.0])
-        );
-        assert_eq!(five_numbers(&[0.0, 10.0]), Some([0.0, 2.5, 5.0, 7.5, 10.0]));
-    }
-}
-
-/// The paper in the registry ([`crate::PAPERS`]).
-#[derive(Clone, Copy, Debug)]
-pub struct WbestPaper;
-
-impl Paper for WbestPaper {
-    fn name(&self) -> &'static str {
-        "wbest"
-    }
-
-    fn summary(&self) -> &'static str {
-        "Li, Claypool, Kinicki, LCN 2008: WBest, IGI/PTR, pathChirp, pathload and Spruce on the \
-         simulated 802.11g testbed of Table I (14 cases; Tables II–III as figures; summary.json, \
-         table.csv)"
-    }
-
-    fn inputs(&self) -> Inputs {
-        Inputs::None("it runs on the simulated 802.11g testbed")
-    }
-
-    /// Its cases run one after another (`jobs` does not apply).
-    fn run(
-        &self,
-        r: &Request,
-        on_done: OnDone<'_>,
-        cancel: &AtomicBool,
-    ) -> Result<Box<dyn Outcome>, RunError> {
-        let o = Options {
-            quick: r.quick,
-            seed: r.seed,
-        };
-        let result = wisp_sim::reproduce::wbest::run_or_cancel(&o, on_done, cancel)?;
-        Ok(Box::new(Done::new(result, r.quick)))
-    }
-}
+/// The paper in the registry ([`crate::PAPERS`]). Its cases run one after another (`jobs` does
+/// not apply).
+pub const PAPER: Paper = Paper {
+    name: "wbest",
+    summary: "Li, Claypool, Kinicki, LCN 2008: WBest, IGI/PTR, pathChirp, pathload and Spruce on \
+              the simulated 802.11g testbed of Table I (14 cases; Tables II–III as figures; \
+              summary.json, table.csv)",
+    inputs: Inputs::None("it runs on the simulated 802.11g testbed"),
+    runs: |r, on_done, cancel| {
+        let o = Options { quick: r.quick, seed: r.seed };
+        Done::boxed(run_or_cancel(&o, on_done, cancel)?, r.quick)
+    },
+};
 
 impl Outcome for Done<Reproduction> {
-    fn checks(&self) -> Vec<(CheckKind, Check)> {
-        CheckKind::claims(self.result.checks())
+    fn claims(&self) -> Vec<Check> {
+        self.result.checks()
     }
 
     fn files(&self) -> Result<OutputDir, OutputError> {
         let r = &self.result;
         let mut files = with_summary("wbest", Some(self.quick), r, &r.checks(), [])?;
         files.add("table.csv", csv(r));
-        files.add("report.html", html(r));
-        add_figures(&mut files, figures(r));
+        add_report(&mut files, html(r), figures(r));
         Ok(files)
     }
 
@@ -348,4 +309,21 @@ pub fn csv(r: &Reproduction) -> String {
         }
     }
     out.finish()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn five_numbers_of_a_known_sample() {
+        assert_eq!(five_numbers(&[]), None);
+        assert_eq!(five_numbers(&[3.0]), Some([3.0; 5]));
+        // 1..=5: quartiles 2 and 4 by linear interpolation.
+        assert_eq!(
+            five_numbers(&[5.0, 1.0, 4.0, 2.0, 3.0]),
+            Some([1.0, 2.0, 3.0, 4.0, 5.0])
+        );
+        assert_eq!(five_numbers(&[0.0, 10.0]), Some([0.0, 2.5, 5.0, 7.5, 10.0]));
+    }
 }

@@ -9,8 +9,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use wisp_report::PAPERS;
 use wisp_report::output::{OutputDir, OutputError};
 use wisp_report::reproduce::{
-    CheckKind, InputOption, Inputs, OnDone, Outcome, Paper, Request, RunError, find, names,
-    with_summary, write_checks,
+    CheckKind, InputOption, Inputs, Outcome, Paper, Request, RunError, find, names, with_summary,
+    write_checks,
 };
 use wisp_sim::reproduce::Check;
 
@@ -48,28 +48,12 @@ mod toy_run {
     }
 }
 
-/// The renderer.
-struct Toy;
-
-impl Paper for Toy {
-    fn name(&self) -> &'static str {
-        "toy"
-    }
-
-    fn summary(&self) -> &'static str {
-        "A paper that counts"
-    }
-
-    fn inputs(&self) -> Inputs {
-        Inputs::None("it counts")
-    }
-
-    fn run(
-        &self,
-        r: &Request,
-        on_done: OnDone<'_>,
-        cancel: &AtomicBool,
-    ) -> Result<Box<dyn Outcome>, RunError> {
+/// The renderer: the paper, as a renderer module of wisp-report declares it.
+const TOY: Paper = Paper {
+    name: "toy",
+    summary: "A paper that counts",
+    inputs: Inputs::None("it counts"),
+    runs: |r, on_done, cancel| {
         let o = toy_run::Options {
             quick: r.quick,
             seed: r.seed,
@@ -79,8 +63,8 @@ impl Paper for Toy {
             result,
             quick: r.quick,
         }))
-    }
-}
+    },
+};
 
 fn checks(c: &toy_run::Counted) -> Vec<Check> {
     vec![Check {
@@ -100,8 +84,8 @@ struct ToyOutcome {
 }
 
 impl Outcome for ToyOutcome {
-    fn checks(&self) -> Vec<(CheckKind, Check)> {
-        CheckKind::claims(checks(&self.result))
+    fn claims(&self) -> Vec<Check> {
+        checks(&self.result)
     }
 
     fn files(&self) -> Result<OutputDir, OutputError> {
@@ -121,15 +105,15 @@ impl Outcome for ToyOutcome {
 #[test]
 fn a_toy_paper_is_found_run_and_written_through_the_registry() {
     // The registry line.
-    let registry: Vec<&dyn Paper> = PAPERS.iter().copied().chain([&Toy as &dyn Paper]).collect();
+    let registry: Vec<&Paper> = PAPERS.iter().copied().chain([&TOY]).collect();
     assert!(find(PAPERS, "toy").is_none());
     assert_eq!(names(&registry).last(), Some(&"toy"));
     assert_eq!(names(&registry).len(), PAPERS.len() + 1);
 
     let toy = find(&registry, "toy").expect("the toy is registered");
-    assert_eq!(toy.summary(), "A paper that counts");
+    assert_eq!(toy.summary, "A paper that counts");
     // A front end's refusal of an input the toy does not take.
-    let inputs = toy.inputs();
+    let inputs = toy.inputs;
     assert_eq!(inputs.misplaced(true, false), Some(InputOption::Trace));
     assert_eq!(inputs.takes(InputOption::cli), "it counts");
 

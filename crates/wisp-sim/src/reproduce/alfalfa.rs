@@ -146,16 +146,9 @@ fn scenario(
     (sc, log)
 }
 
-/// What to run.
-#[derive(Clone, Debug)]
-pub struct Options {
-    /// The cellular trace pairs ([`crate::reproduce::sprout::load_traces`]).
-    pub pairs: Vec<TracePair>,
-    pub quick: bool,
-    pub seed: u64,
-    /// Threads.
-    pub jobs: usize,
-}
+/// What to run: Sprout's reproduction's options (the same cellular trace pairs, from
+/// [`crate::reproduce::sprout::load_traces`]).
+pub use super::sprout::Options;
 
 /// Runs every scheme over every direction of the trace pairs, and the loss runs.
 /// `on_done(done, total)` reports progress.
