@@ -731,17 +731,14 @@ impl AlfalfaSender {
             l.coding_ns += (c.0)().saturating_sub(t).as_nanos();
         }
         if let Ok(mut l) = self.log.0.lock() {
-            l.frames.push(FrameRecord {
-                state: f.diff.header.target,
-                source,
-                capture: picture.capture,
-                display: None,
-                bytes: f.diff.bytes.len(),
-                ssim_db: f.diff.ssim_db,
-                base: f.diff.header.base,
-                intra: self.video.stats().intra > intra_before,
-                missing_base: false,
-            });
+            let h = &f.diff.header;
+            l.frames.push(FrameRecord::coded(
+                (h.target, h.base),
+                (source, picture.capture),
+                f.diff.bytes.len(),
+                f.diff.ssim_db,
+                self.video.stats().intra > intra_before,
+            ));
             if f.diff.overshoot > 0 {
                 l.over_budget += 1;
                 l.overshoot_bytes += f.diff.overshoot as u64;
@@ -943,20 +940,10 @@ impl AlfalfaReceiver {
                 let base = header.map_or(StateId::INITIAL, |h| h.base);
                 let source = header.map_or(0, |h| h.source);
                 l.captured = l.captured.max(u64::from(source) + 1);
-                l.frames.insert(
-                    r,
-                    FrameRecord {
-                        state,
-                        source,
-                        capture,
-                        display: None,
-                        bytes,
-                        ssim_db,
-                        base,
-                        intra: base == StateId::INITIAL && self.shown_any,
-                        missing_base: false,
-                    },
-                );
+                let intra = base == StateId::INITIAL && self.shown_any;
+                let coded =
+                    FrameRecord::coded((state, base), (source, capture), bytes, ssim_db, intra);
+                l.frames.insert(r, coded);
                 r
             }
         };

@@ -31,6 +31,30 @@ pub struct FrameRecord {
     pub missing_base: bool,
 }
 
+impl FrameRecord {
+    /// A frame as coded: not displayed yet, not refused. `(state, base)` are its state and the
+    /// state it was coded from, `(source, capture)` its picture's index and capture time.
+    pub fn coded(
+        (state, base): (StateId, StateId),
+        (source, capture): (u32, Instant),
+        bytes: usize,
+        ssim_db: f64,
+        intra: bool,
+    ) -> Self {
+        FrameRecord {
+            state,
+            source,
+            capture,
+            display: None,
+            bytes,
+            ssim_db,
+            base,
+            intra,
+            missing_base: false,
+        }
+    }
+}
+
 /// The frames of a run, shared by the halves and whoever asked for them.
 #[derive(Clone, Debug, Default)]
 pub struct VideoLog(pub(crate) Arc<Mutex<VideoLogInner>>);
