@@ -1,7 +1,7 @@
-"""The speed-up of wisp.sweep on a Dask LocalCluster of 2 worker processes over 1 (one thread
-each): a 40-run sweep (2 schemes × 2 traces × 10 seeds), timed after the cluster has started.
+"""The speed-up of wisp.run_grid on a Dask LocalCluster of 2 worker processes over 1 (one thread
+each): a 40-run grid (2 schemes × 2 traces × 10 seeds), timed after the cluster has started.
 
-    python crates/wisp-py/examples/sweep_speedup.py [--duration-s 600]
+    python crates/wisp-py/examples/grid_speedup.py [--duration-s 600]
 
 Run it by hand (from the repository root); it asserts nothing about speed.
 """
@@ -33,12 +33,12 @@ def main() -> None:
     for n in (1, 2):
         with LocalCluster(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=":0") as c, \
                 Client(c) as client:
-            wisp.sweep({**grid, "seeds": [1], "duration_s": 1}, client=client)  # warm the workers
+            wisp.run_grid({**grid, "seeds": [1], "duration_s": 1}, client=client)  # warm the workers
             t = time.perf_counter()
-            frames[n] = wisp.sweep(grid, client=client)
+            frames[n] = wisp.run_grid(grid, client=client)
             times[n] = time.perf_counter() - t
     t = time.perf_counter()
-    local = wisp.sweep(grid)
+    local = wisp.run_grid(grid)
     t_local = time.perf_counter() - t
     pd.testing.assert_frame_equal(frames[1], frames[2], check_exact=True)
     pd.testing.assert_frame_equal(frames[1], local, check_exact=True)

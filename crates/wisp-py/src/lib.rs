@@ -289,7 +289,7 @@ fn run(
     cancel: Option<PyRef<'_, CancelToken>>,
 ) -> PyResult<RunOutput> {
     let shared = Arc::new(Shared::default());
-    // Set from another thread (`wisp.sweep`'s, on Ctrl-C): the run stops at its next cancel point.
+    // Set from another thread (`wisp.run_grid`'s, on Ctrl-C): the run stops at its next cancel point.
     let token = cancel.map_or_else(|| Arc::new(AtomicBool::new(false)), |c| c.0.clone());
     let (schemes, calls_python) = schemes_of(py, scheme, flows, &shared)?;
     let spec: LinkSpec = link.parse().map_err(value_error)?;
@@ -422,7 +422,7 @@ fn guarded(
 }
 
 /// A flag that stops the runs given it (`wisp.run(..., _cancel=token)`) at their next cancel
-/// point, from any thread: `wisp.sweep` sets it on Ctrl-C, so that the runs its worker threads
+/// point, from any thread: `wisp.run_grid` sets it on Ctrl-C, so that the runs its worker threads
 /// have under way stop too (a worker thread never sees the signal itself).
 #[pyclass(name = "CancelToken", module = "wisp._wisp", frozen)]
 #[derive(Debug, Default)]

@@ -1,5 +1,5 @@
 """Arrow output: `RunResult.to_arrow()`, `wisp.bench(..., output="arrow")` and
-`wisp.sweep(..., output="arrow")` give `pyarrow.Table`s with the DataFrames' columns; pyarrow is
+`wisp.run_grid(..., output="arrow")` give `pyarrow.Table`s with the DataFrames' columns; pyarrow is
 optional, and its absence is an ImportError that says how to install it."""
 
 from __future__ import annotations
@@ -43,27 +43,27 @@ def test_a_runs_tables() -> None:
         r.to_arrow("nope")
 
 
-def test_bench_and_sweep_as_arrow() -> None:
+def test_bench_and_grid_as_arrow() -> None:
     kwargs = dict(duration_s=10, jobs=1)
     df = wisp.bench("cbr:rate-kbps=1000,gcc", TRACE, **kwargs)
     _same(wisp.bench("cbr:rate-kbps=1000,gcc", TRACE, output="arrow", **kwargs), df)
     grid = {"schemes": ["cbr", "gcc"], "links": ["const:2mbps"], "seeds": [1, 2], "duration_s": 5,
             "loss": [0, 0.01]}
-    sdf = wisp.sweep(grid, jobs=1)
-    _same(wisp.sweep(grid, jobs=1, output="arrow"), sdf)
+    sdf = wisp.run_grid(grid, jobs=1)
+    _same(wisp.run_grid(grid, jobs=1, output="arrow"), sdf)
     with pytest.raises(ValueError, match="output: 'polars'"):
         wisp.bench("cbr", TRACE, output="polars")
     with pytest.raises(ValueError, match="output: 'polars'"):
-        wisp.sweep(grid, output="polars")
+        wisp.run_grid(grid, output="polars")
 
 
 def test_a_column_of_mixed_types_becomes_strings() -> None:
-    """A sweep over `loss` given as a number and as a spec: pandas keeps an object column,
+    """A grid over `loss` given as a number and as a spec: pandas keeps an object column,
     Arrow has no such type, so the column becomes strings."""
     grid = {"schemes": "cbr", "links": "const:2mbps", "duration_s": 2, "loss": [0.01, "ge:p=0.1,r=0.5"]}
-    t = wisp.sweep(grid, jobs=1, output="arrow")
+    t = wisp.run_grid(grid, jobs=1, output="arrow")
     assert t.column("loss").to_pylist() == ["0.01", "ge:p=0.1,r=0.5"]
-    assert t.column("throughput_kbps").to_pylist() == list(wisp.sweep(grid, jobs=1).throughput_kbps)
+    assert t.column("throughput_kbps").to_pylist() == list(wisp.run_grid(grid, jobs=1).throughput_kbps)
 
 
 def test_without_pyarrow_the_error_says_how_to_install_it(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -75,6 +75,6 @@ def test_without_pyarrow_the_error_says_how_to_install_it(monkeypatch: pytest.Mo
     with pytest.raises(ImportError, match="pip install pyarrow"):
         wisp.bench("cbr", TRACE, output="arrow", duration_s=1)
     with pytest.raises(ImportError, match="pip install pyarrow"):
-        wisp.sweep({"schemes": "cbr", "links": "const:1mbps"}, output="arrow")
+        wisp.run_grid({"schemes": "cbr", "links": "const:1mbps"}, output="arrow")
     # pandas output needs no pyarrow.
     assert len(r.to_pandas()) == 1

@@ -1,4 +1,4 @@
-"""wisp.sweep: a grid of runs, locally and on a Dask cluster of two worker processes."""
+"""wisp.run_grid: a grid of runs, locally and on a Dask cluster of two worker processes."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import pandas as pd
 import pytest
 
 import wisp
-from wisp._sweep import expand
+from wisp._grid import expand
 
 GRID = {
     "schemes": ["cbr:rate-kbps=2000", "gcc"],
@@ -17,22 +17,22 @@ GRID = {
 }
 
 
-def test_a_40_run_sweep_on_a_local_dask_cluster_equals_the_local_one() -> None:
+def test_a_40_run_grid_on_a_local_dask_cluster_equals_the_local_one() -> None:
     distributed = pytest.importorskip("distributed")  # installed by scripts/test-python.sh
-    local = wisp.sweep(GRID)
+    local = wisp.run_grid(GRID)
     assert len(local) == 40
     with distributed.LocalCluster(
         n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0"
     ) as cluster, distributed.Client(cluster) as client:
         pids = set(client.run(lambda: __import__("os").getpid()).values())
         assert len(pids) == 2
-        remote = wisp.sweep(GRID, client=client)
+        remote = wisp.run_grid(GRID, client=client)
     pd.testing.assert_frame_equal(local, remote, check_exact=True)
 
 
 def test_rows_are_the_runs_of_the_grid_in_order() -> None:
-    df = wisp.sweep({**GRID, "seeds": [1, 2], "delay_ms": [20, 50]})
-    # the run's arguments (the options in wisp._sweep.OPTIONS order), then the metrics
+    df = wisp.run_grid({**GRID, "seeds": [1, 2], "delay_ms": [20, 50]})
+    # the run's arguments (the options in wisp._grid.OPTIONS order), then the metrics
     assert list(df.columns[:7]) == ["scheme", "link", "seed", "delay_ms", "loss", "duration_s", "window_start_s"]
     assert len(df) == 2 * 2 * 2 * 2
     runs = expand({**GRID, "seeds": [1, 2], "delay_ms": [20, 50]})
@@ -52,11 +52,11 @@ def test_rows_are_the_runs_of_the_grid_in_order() -> None:
 
 def test_bad_grids_and_bad_runs() -> None:
     with pytest.raises(ValueError, match="unknown key"):
-        wisp.sweep({**GRID, "sedes": [1]})
+        wisp.run_grid({**GRID, "sedes": [1]})
     with pytest.raises(ValueError, match="links"):
-        wisp.sweep({"schemes": ["gcc"], "links": []})
+        wisp.run_grid({"schemes": ["gcc"], "links": []})
     with pytest.raises(ValueError, match="unknown scheme `nope`"):
-        wisp.sweep({**GRID, "schemes": ["nope"]})
+        wisp.run_grid({**GRID, "schemes": ["nope"]})
 
 
 def test_run_results_as_pandas() -> None:
@@ -73,16 +73,16 @@ def test_run_results_as_pandas() -> None:
     assert list(df.columns) == list(wisp.bench("cbr", "traces/cellular/Verizon-LTE-short.down", duration_s=1).columns)
 
 
-def test_grids_with_nothing_to_sweep_or_the_wrong_types() -> None:
+def test_grids_with_nothing_to_vary_or_the_wrong_types() -> None:
     base = {"schemes": ["cbr"], "links": ["const:1mbps"], "duration_s": 1}
     with pytest.raises(ValueError, match="`loss` names nothing"):
-        wisp.sweep({**base, "loss": []})
+        wisp.run_grid({**base, "loss": []})
     with pytest.raises(TypeError, match="seeds"):
-        wisp.sweep({**base, "seeds": [1.7]})  # was silently seed 1
+        wisp.run_grid({**base, "seeds": [1.7]})  # was silently seed 1
     with pytest.raises(ValueError, match="seeds"):
-        wisp.sweep({**base, "seeds": [-1]})
+        wisp.run_grid({**base, "seeds": [-1]})
     with pytest.raises(TypeError, match="scheme specs"):
-        wisp.sweep({**base, "schemes": [wisp.Controller.rust_example_aimd()]})
+        wisp.run_grid({**base, "schemes": [wisp.Controller.rust_example_aimd()]})
 
 
 def test_a_reverse_trace_given_as_a_path_is_made_absolute_and_jobs_is_checked(monkeypatch) -> None:
@@ -90,18 +90,18 @@ def test_a_reverse_trace_given_as_a_path_is_made_absolute_and_jobs_is_checked(mo
     absolute, a pathlib.Path as well as a string."""
     from pathlib import Path
 
-    import wisp._sweep as sweep_module
+    import wisp._grid as grid_module
 
     seen = []
-    real = sweep_module._run_one
+    real = grid_module._run_one
     monkeypatch.setattr(
-        sweep_module, "_run_one", lambda args, cancel=None: seen.append(args["reverse"]) or real(args, cancel)
+        grid_module, "_run_one", lambda args, cancel=None: seen.append(args["reverse"]) or real(args, cancel)
     )
     rel = "traces/cellular/Verizon-LTE-short.up"
     grid = {"schemes": ["cbr"], "links": ["const:1mbps"], "duration_s": 1, "reverse": [rel, Path(rel)]}
-    df = wisp.sweep(grid, jobs=1)
+    df = wisp.run_grid(grid, jobs=1)
     assert len(df) == 2 and len(seen) == 2
     assert all(isinstance(r, str) and Path(r).is_absolute() for r in seen), seen
     for jobs in (0, -1):
         with pytest.raises(ValueError, match="jobs"):
-            wisp.sweep(grid, jobs=jobs)
+            wisp.run_grid(grid, jobs=jobs)

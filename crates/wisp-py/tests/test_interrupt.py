@@ -140,18 +140,18 @@ def _interrupted_after(call: str) -> tuple[str, float, float, str]:
     return line, after, ended, err
 
 
-def test_ctrl_c_stops_a_sweep_and_its_runs_under_way() -> None:
-    """A local sweep of day-long runs on two worker threads: the worker threads never see the
-    signal, so the sweep's token stops their runs (it used to wait for them: 8.5 s, or more
+def test_ctrl_c_stops_a_grid_and_its_runs_under_way() -> None:
+    """A local grid of day-long runs on two worker threads: the worker threads never see the
+    signal, so the grid's token stops their runs (it used to wait for them: 8.5 s, or more
     than 30 s for day-long runs)."""
     line, after, ended, err = _interrupted_after(
-        "wisp.sweep({'schemes': ['sprout'], 'links': ['const:100kbps'], 'seeds': [1, 2, 3, 4], "
+        "wisp.run_grid({'schemes': ['sprout'], 'links': ['const:100kbps'], 'seeds': [1, 2, 3, 4], "
         "'duration_s': 86400}, jobs=2)"
     )
     assert line == "interrupted", (line, err)
-    assert after < 1.0, f"the sweep went on for {after:.2f} s after Ctrl-C"
+    assert after < 1.0, f"the grid went on for {after:.2f} s after Ctrl-C"
     assert ended < 2.0, f"the process took {ended:.2f} s to end after Ctrl-C"
-    print(f"sweep: KeyboardInterrupt {after * 1e3:.0f} ms after SIGINT, exit {ended:.2f} s")
+    print(f"grid: KeyboardInterrupt {after * 1e3:.0f} ms after SIGINT, exit {ended:.2f} s")
 
 
 def test_ctrl_c_stops_a_run_of_python_controllers() -> None:

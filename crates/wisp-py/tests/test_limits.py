@@ -111,9 +111,9 @@ def test_times_have_the_simulators_bounds(capped, cli) -> None:
         "ValueError: delay_ms: 6.00005e4 is too large (at most 60000 ms)",
         "ValueError: delay_ms: 1.8e12 is too large (at most 60000 ms)",
     ], out
-    # A sweep and the Gymnasium environment's options go through the same checks.
+    # A grid and the Gymnasium environment's options go through the same checks.
     with pytest.raises(ValueError, match=r"duration_s: 1e9 is too large \(at most 86400 s\)"):
-        wisp.sweep({"schemes": "cbr", "links": "const:1mbps", "duration_s": 1e9})
+        wisp.run_grid({"schemes": "cbr", "links": "const:1mbps", "duration_s": 1e9})
     with pytest.raises(ValueError, match=r"delay_ms: 1e5 is too large \(at most 60000 ms\)"):
         wisp.bench("cbr", "traces/cellular/Verizon-LTE-short.down", delay_ms=1e5)
 

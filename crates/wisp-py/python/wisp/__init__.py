@@ -1,6 +1,6 @@
 """wisp from Python: run the simulator, bench schemes over traces, inspect traces; controllers
-written in Python (:class:`Controller`), a Gymnasium environment (:mod:`wisp.gym`), sweeps
-locally or on Dask (:func:`sweep`), the papers' claims (:func:`reproduce`).
+written in Python (:class:`Controller`), a Gymnasium environment (:mod:`wisp.gym`), grids of runs
+locally or on Dask (:func:`run_grid`), the papers' claims (:func:`reproduce`).
 
 The specs are the command line's: ``scheme="sprout"`` or ``"cbr:rate-kbps=2000"`` as
 ``wisp run --scheme``, ``link="trace:traces/cellular/Verizon-LTE-short.down"`` or
@@ -46,7 +46,7 @@ __all__ = [
     "reproduce",
     "run",
     "schemes",
-    "sweep",
+    "run_grid",
     "__version__",
 ]
 
@@ -146,7 +146,7 @@ def _output(output: str) -> Any:
 def _arrow(df: pd.DataFrame, pa: Any = None) -> Any:
     """A DataFrame as a ``pyarrow.Table``: the same columns in the same order (no index); a
     categorical column becomes a dictionary column. A column Arrow cannot type as it is (a
-    sweep's ``loss`` of ``0.01`` and ``"ge:p=0.1,r=0.5"``) becomes strings (``None`` stays
+    grid's ``loss`` of ``0.01`` and ``"ge:p=0.1,r=0.5"``) becomes strings (``None`` stays
     null)."""
     pa = pa or _pyarrow()
     try:
@@ -351,7 +351,7 @@ def run(
     Ctrl-C raises ``KeyboardInterrupt`` within a fraction of a second (the engine stops at its
     next cancel point, every few thousand events; when called in the main thread), also with a
     Python controller. ``_cancel`` (private; a ``_wisp.CancelToken``) stops the run from another
-    thread, as :func:`sweep` does on Ctrl-C.
+    thread, as :func:`run_grid` does on Ctrl-C.
     """
     return RunResult(
         _wisp.run(
@@ -449,12 +449,12 @@ def bench(
     return df if pa is None else _arrow(df, pa)
 
 
-def sweep(grid: Any, client: Any = None, jobs: int | None = None, output: str = "pandas") -> Any:
-    """Runs every combination of a grid, locally or on a Dask cluster: see :func:`wisp._sweep.sweep`
+def run_grid(grid: Any, client: Any = None, jobs: int | None = None, output: str = "pandas") -> Any:
+    """Runs every combination of a grid, locally or on a Dask cluster: see :func:`wisp._grid.run_grid`
     (``output="arrow"``: a ``pyarrow.Table`` of the same columns)."""
-    from ._sweep import sweep as _sweep
+    from ._grid import run_grid as _run_grid
 
-    return _sweep(grid, client=client, jobs=jobs, output=output)
+    return _run_grid(grid, client=client, jobs=jobs, output=output)
 
 
 def reproduce(

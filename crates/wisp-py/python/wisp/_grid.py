@@ -1,10 +1,10 @@
 """Sweeps: a grid of runs, locally in parallel or on a Dask cluster, as one DataFrame.
 
->>> df = wisp.sweep({"schemes": ["sprout", "gcc"],
+>>> df = wisp.run_grid({"schemes": ["sprout", "gcc"],
 ...                  "links": ["trace:traces/cellular/Verizon-LTE-short.down"],
 ...                  "seeds": range(1, 11), "loss": [0, 0.01]})           # doctest: +SKIP
 >>> from dask.distributed import Client                                   # doctest: +SKIP
->>> df = wisp.sweep(grid, client=Client("tcp://scheduler:8786"))           # doctest: +SKIP
+>>> df = wisp.run_grid(grid, client=Client("tcp://scheduler:8786"))           # doctest: +SKIP
 """
 
 from __future__ import annotations
@@ -18,9 +18,9 @@ from typing import Any, Iterable, Mapping
 import numpy as np
 import pandas as pd
 
-__all__ = ["expand", "sweep"]
+__all__ = ["expand", "run_grid"]
 
-#: The options of :func:`wisp.run` a grid may set (one value, or a list to sweep over).
+#: The options of :func:`wisp.run` a grid may set (one value, or a list to vary).
 OPTIONS: tuple[str, ...] = (
     "reverse",
     "delay_ms",
@@ -53,7 +53,7 @@ def _values(v: Any) -> list[Any]:
 
 def expand(grid: Mapping[str, Any]) -> list[dict[str, Any]]:
     """The runs of a grid, one dict of :func:`wisp.run`'s arguments each, in the order of the
-    sweep's rows: links outermost, then schemes, then each swept option (in ``OPTIONS`` order),
+    grid's rows: links outermost, then schemes, then each swept option (in ``OPTIONS`` order),
     then seeds."""
     import wisp
 
@@ -89,15 +89,15 @@ def expand(grid: Mapping[str, Any]) -> list[dict[str, Any]]:
 
 
 def _run_one(args: dict[str, Any], cancel: Any = None) -> dict[str, Any]:
-    """One run of a sweep (on a worker): its metrics (the first flow's). ``cancel``: a local
-    sweep's ``_wisp.CancelToken``, which stops the run when set."""
+    """One run of a grid (on a worker): its metrics (the first flow's). ``cancel``: a local
+    grid's ``_wisp.CancelToken``, which stops the run when set."""
     import wisp
 
     r = wisp.run(**args, _cancel=cancel)
     return {k: r.flows[0][k] for k in wisp.METRICS}
 
 
-def sweep(
+def run_grid(
     grid: Mapping[str, Any], client: Any = None, jobs: int | None = None, output: str = "pandas"
 ) -> Any:
     """Runs every combination of a grid; returns one row per run.
@@ -106,7 +106,7 @@ def sweep(
         grid: ``{"schemes": [...], "links": [...], "seeds": [...]}`` (specs as :func:`wisp.run`
             takes them; ``seeds`` defaults to ``[1]``), plus any option of :func:`wisp.run`
             (``delay_ms``, ``queue``, ``loss``, ``duration_s``, …): one value for every run, or a
-            list to sweep over.
+            list to vary.
         client: a ``dask.distributed.Client``: one task per run is submitted to its cluster
             (the workers need the ``wisp`` package, and the trace files at the same absolute
             paths: a relative trace path is made absolute here). ``None``: the runs go to a local
@@ -118,7 +118,7 @@ def sweep(
     Returns:
         One row per run in :func:`expand`'s order: ``scheme``, ``link``, ``seed``, each option
         the grid sets, and the metrics (``throughput_kbps``, …; NaN where ``--json`` has
-        ``null``). The figures depend only on the run's arguments, so a sweep gives the same
+        ``null``). The figures depend only on the run's arguments, so a grid gives the same
         DataFrame wherever it runs.
 
     Raises:
