@@ -88,11 +88,10 @@ fn rate(s: &str) -> Result<Bitrate, String> {
     if r < Bitrate::from_kbps(1) {
         return Err(format!("`{s}`: rates below 1 kbit/s are not supported"));
     }
-    // Each rate is a `cbr` flow: above its ceiling the sender would never yield.
-    if r.kbps_f64() > wisp_core::scheme::cbr::MAX_KBPS {
+    if r.kbps_f64() > sweep::MAX_RATE_KBPS {
         return Err(format!(
             "`{s}`: rates above {} kbit/s (1 Gbit/s) are not supported",
-            wisp_core::scheme::cbr::MAX_KBPS
+            sweep::MAX_RATE_KBPS
         ));
     }
     Ok(r)
@@ -112,7 +111,7 @@ pub fn sweep(a: SweepArgs) -> Result<(), CliError> {
     rates.sort();
     rates.dedup();
     if let Some(top) = rates.last()
-        && top.kbps_f64() > wisp_core::scheme::cbr::MAX_KBPS
+        && top.kbps_f64() > sweep::MAX_RATE_KBPS
     {
         return Err(CliError::Input(format!(
             "--link {}: its capacity puts the default rates above 1 Gbit/s; give --rates",

@@ -64,4 +64,17 @@ fn help_and_bad_input() {
         let err = String::from_utf8_lossy(&o.stderr);
         assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
     }
+    // A scheme that makes no forecast is refused with those that do (the registry's).
+    let o = wisp(&[
+        "forecast",
+        "--trace",
+        "traces/cellular/Verizon-LTE-short.down",
+        "--scheme",
+        "cubic",
+    ]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("`cubic` makes no forecast (schemes that do: sprout, sprout-ewma)"),
+        "{err}"
+    );
 }

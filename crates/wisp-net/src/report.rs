@@ -92,7 +92,7 @@ pub struct ReceiverReport {
     pub pingpair: Option<PingPairStats>,
     /// The frames an `alfalfa` receiver decoded (for `wisp recv --out`'s video.csv).
     #[serde(skip)]
-    pub video: Option<wisp_core::scheme::alfalfa::VideoLog>,
+    pub video: Option<wisp_core::video::log::VideoLog>,
 }
 
 /// What `wisp recv --pingpair-target` measured (CoNEXT'17 §5.3, §6).

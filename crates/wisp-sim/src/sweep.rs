@@ -42,6 +42,10 @@ use wisp_core::{Bitrate, DataSize, Duration, Instant};
 /// The paper's sliding loss window, packets.
 pub const LOSS_WINDOW: usize = 32;
 
+/// The highest rate a sweep sends, kbit/s: each rate is a `cbr` flow, whose ceiling it is
+/// (1 Gbit/s; above it the sender would never yield).
+pub const MAX_RATE_KBPS: f64 = wisp_core::scheme::cbr::MAX_KBPS;
+
 /// One packet of a sweep: its sequence number, when it was sent and when it arrived (`None`:
 /// lost). On a real path the two clocks may differ by a constant offset.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

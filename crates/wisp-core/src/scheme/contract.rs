@@ -12,6 +12,7 @@ use crate::pacer::Pacer;
 use crate::packet::DEFAULT_MTU;
 use crate::source::{Source, SourceRng};
 use crate::tables::Tables;
+use crate::time::Instant;
 use crate::units::DataSize;
 use core::fmt;
 
@@ -220,4 +221,35 @@ pub trait Scheme: Parameters + Clone + PartialEq + fmt::Debug + Send + Sync + 's
     fn needs(&self) -> Needs {
         Needs::default()
     }
+
+    /// Its receiver as a [`Forecaster`] of a link (`wisp forecast`), if it makes forecasts;
+    /// packets of `mtu` bytes. None by default.
+    fn forecaster(&self, mtu: DataSize) -> Option<Box<dyn Forecaster>> {
+        let _ = mtu;
+        None
+    }
+}
+
+/// A receiver that forecasts its link, fed the deliveries of a link that a sender keeps
+/// saturated (`wisp forecast`): each delivery is one packet of the MTU, and the sender
+/// promises no gap.
+pub trait Forecaster {
+    /// The forecast's horizon: how many cumulative counts each tick gives.
+    fn horizon(&self) -> usize;
+    /// A packet delivered at `at` (in order, no earlier than the last).
+    fn on_delivery(&mut self, at: Instant);
+    /// Adds the ticks that end at or before `until`, since the last call, to `out`.
+    fn ticks_until(&mut self, until: Instant, out: &mut Vec<ForecastTick>);
+}
+
+/// One tick of a [`Forecaster`].
+#[derive(Clone, Debug, PartialEq)]
+pub struct ForecastTick {
+    /// The end of the tick.
+    pub end: Instant,
+    /// Packets received, or written off as lost, by the end of the tick.
+    pub received_or_lost: u64,
+    /// The forecast at the end of the tick: packets the link will deliver by the end of each
+    /// of the next [`Forecaster::horizon`] ticks (cumulative).
+    pub cumulative: Vec<f64>,
 }

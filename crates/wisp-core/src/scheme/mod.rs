@@ -33,7 +33,7 @@ use crate::flow::FlowSender;
 use crate::packet::DataHeader;
 use crate::pingpair::{PairReplies, PingPairUse};
 use crate::time::{Duration, Instant};
-use crate::units::Bitrate;
+use crate::units::{Bitrate, DataSize};
 use crate::video::log::VideoLog;
 use crate::wire::{Feedback, WireError};
 use core::fmt;
@@ -42,7 +42,9 @@ use params::Parameters;
 
 pub use alfalfa::VideoForm;
 pub use cbr::{CbrConfig, CbrSender, SilentReceiver};
-pub use contract::{BuildError, Halves, Needs, ParamError, Scheme, SchemeContext};
+pub use contract::{
+    BuildError, ForecastTick, Forecaster, Halves, Needs, ParamError, Scheme, SchemeContext,
+};
 pub use gcc::{GccConfig, GccReceiver, GccSender};
 pub use ideal::{IdealConfig, IdealSchedule, IdealSender};
 pub use registry::{CustomScheme, DynScheme, Registry, SchemeInfo};
@@ -137,6 +139,15 @@ macro_rules! schemes {
                 match self {
                     $(SchemeConfig::$variant(c) => Scheme::needs(&**c),)*
                     SchemeConfig::Custom(c) => c.needs(),
+                }
+            }
+
+            /// Its receiver as a forecaster of a saturated link, if it makes forecasts
+            /// ([`Scheme::forecaster`]).
+            pub fn forecaster(&self, mtu: DataSize) -> Option<Box<dyn Forecaster>> {
+                match self {
+                    $(SchemeConfig::$variant(c) => Scheme::forecaster(&**c, mtu),)*
+                    SchemeConfig::Custom(c) => c.forecaster(mtu),
                 }
             }
 

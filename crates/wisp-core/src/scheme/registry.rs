@@ -15,8 +15,11 @@
 
 pub use super::contract::{Halves, Scheme, SchemeInfo};
 use super::params::Parameters;
-use super::{AnyReceiver, AnySender, BuildError, Needs, ParamError, SchemeConfig, SchemeContext};
+use super::{
+    AnyReceiver, AnySender, BuildError, Forecaster, Needs, ParamError, SchemeConfig, SchemeContext,
+};
 use crate::flow::FlowSender;
+use crate::units::DataSize;
 use core::fmt;
 
 impl SchemeInfo {
@@ -77,6 +80,7 @@ pub trait DynScheme: fmt::Debug + Send + Sync {
     -> Result<(FlowSender<AnySender>, AnyReceiver), BuildError>;
     fn clone_box(&self) -> Box<dyn DynScheme>;
     fn needs(&self) -> Needs;
+    fn forecaster(&self, mtu: DataSize) -> Option<Box<dyn Forecaster>>;
 }
 
 impl<T: Scheme> DynScheme for T {
@@ -119,6 +123,9 @@ impl<T: Scheme> DynScheme for T {
     }
     fn needs(&self) -> Needs {
         Scheme::needs(self)
+    }
+    fn forecaster(&self, mtu: DataSize) -> Option<Box<dyn Forecaster>> {
+        Scheme::forecaster(self, mtu)
     }
 }
 

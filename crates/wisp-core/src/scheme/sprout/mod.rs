@@ -175,6 +175,7 @@ use crate::source::Source;
 use crate::tables::Tables;
 
 pub mod filter;
+pub mod forecast;
 pub mod model;
 pub mod receiver;
 pub mod sender;
@@ -660,6 +661,11 @@ impl Scheme for SproutConfig {
             pacer: Pacer::default(),
             mtu,
         })
+    }
+
+    /// The receiver fed a saturated link ([`forecast::SaturatedSprout`]).
+    fn forecaster(&self, mtu: DataSize) -> Option<Box<dyn super::Forecaster>> {
+        Some(Box::new(forecast::SaturatedSprout::new(self, mtu)))
     }
 }
 
