@@ -5,7 +5,6 @@
 
 use super::{FrameRecord, Medium, Outcome};
 use crate::wifi::ampdu;
-use crate::wifi::edca::AccessCategory;
 use crate::wifi::station::Station;
 use rand::RngExt;
 use wisp_core::{Duration, Instant};
@@ -107,23 +106,10 @@ impl Medium {
             }
             s.rc.report(resume, s.cur_rate[ac], ok);
             if self.recording {
-                self.records.push(FrameRecord {
-                    station: i as u32,
-                    ac: AccessCategory::ALL[ac],
-                    seq,
-                    retry,
-                    rate: s.cur_rate[ac],
-                    msdu_bytes: f.bytes,
-                    enqueued: f.enqueued,
-                    tx_start: t,
-                    airtime,
-                    queueing: f.head_at.saturating_duration_since(f.enqueued),
-                    access: t.saturating_duration_since(f.eligible),
-                    outcome: if ok { Outcome::Acked } else { lost },
-                    dropped,
-                    dest: f.dest,
-                    tag: f.tag,
-                });
+                let outcome = if ok { Outcome::Acked } else { lost };
+                let sent = (seq, retry, s.cur_rate[ac]);
+                let r = FrameRecord::of(&f, (i, ac), sent, (t, airtime), (outcome, dropped));
+                self.records.push(r);
             }
         }
         let s = &mut self.stations[i];

@@ -44,7 +44,7 @@ use super::ampdu;
 use super::channel::{Channel, ChannelStats, Contender};
 use super::edca::AccessCategory;
 use super::phy::{Phy, PhyRate};
-use super::station::{Station, StationConfig, StationStats};
+use super::station::{Frame, Station, StationConfig, StationStats};
 
 use wisp_core::{Duration, Instant};
 
@@ -91,6 +91,37 @@ pub struct FrameRecord {
     pub dest: u32,
     /// The caller's tag; `None` for background traffic (a backlogged queue's frames).
     pub tag: Option<u64>,
+}
+
+impl FrameRecord {
+    /// The record of one attempt of frame `f` of station `i`'s access category `ac`: its
+    /// sequence number, retry flag and rate, when it started and its airtime, its outcome and
+    /// whether the frame was dropped after it.
+    fn of(
+        f: &Frame,
+        (i, ac): (usize, usize),
+        (seq, retry, rate): (u16, bool, PhyRate),
+        (t, airtime): (Instant, Duration),
+        (outcome, dropped): (Outcome, bool),
+    ) -> Self {
+        FrameRecord {
+            station: i as u32,
+            ac: AccessCategory::ALL[ac],
+            seq,
+            retry,
+            rate,
+            msdu_bytes: f.bytes,
+            enqueued: f.enqueued,
+            tx_start: t,
+            airtime,
+            queueing: f.head_at.saturating_duration_since(f.enqueued),
+            access: t.saturating_duration_since(f.eligible),
+            outcome,
+            dropped,
+            dest: f.dest,
+            tag: f.tag,
+        }
+    }
 }
 
 /// A TXOP in progress: the holder sends its next frame without contending.
@@ -453,23 +484,9 @@ impl Medium {
             return;
         }
         let Some(f) = s.head(ac) else { return };
-        self.records.push(FrameRecord {
-            station: i as u32,
-            ac: AccessCategory::ALL[ac],
-            seq,
-            retry,
-            rate: s.cur_rate[ac],
-            msdu_bytes: f.bytes,
-            enqueued: f.enqueued,
-            tx_start: t,
-            airtime,
-            queueing: f.head_at.saturating_duration_since(f.enqueued),
-            access: t.saturating_duration_since(f.eligible),
-            outcome,
-            dropped,
-            dest: f.dest,
-            tag: f.tag,
-        });
+        let (i_ac, sent) = ((i, ac), (seq, retry, s.cur_rate[ac]));
+        let r = FrameRecord::of(f, i_ac, sent, (t, airtime), (outcome, dropped));
+        self.records.push(r);
     }
 }
 
