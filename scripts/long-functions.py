@@ -23,6 +23,22 @@ def strip(line: str) -> str:
     return line.split("//", 1)[0]
 
 
+def item_end(lines, j):
+    """The last line of the item starting at line `j` (at its closing brace, or at its `;` when
+    it has no body), and whether it has a body."""
+    d, opened, n = 0, False, len(lines)
+    while j < n:
+        s = strip(lines[j])
+        d += s.count("{") - s.count("}")
+        opened |= "{" in s
+        if opened and d <= 0:
+            break
+        if not opened and s.rstrip().endswith(";"):
+            break
+        j += 1
+    return j, opened
+
+
 def functions(path: Path):
     lines = path.read_text().splitlines()
     i, n = 0, len(lines)
@@ -32,31 +48,11 @@ def functions(path: Path):
         line = lines[i]
         if re.match(r"\s*#\[cfg\(test\)\]", line):
             # Skip the item that follows (a test module or function) wholly.
-            j = i + 1
-            d, opened = 0, False
-            while j < n:
-                s = strip(lines[j])
-                d += s.count("{") - s.count("}")
-                opened |= "{" in s
-                if opened and d <= 0:
-                    break
-                if not opened and s.rstrip().endswith(";"):
-                    break
-                j += 1
-            i = j + 1
+            i = item_end(lines, i + 1)[0] + 1
             continue
         m = FN.match(line)
         if m:
-            d, opened, j = 0, False, i
-            while j < n:
-                s = strip(lines[j])
-                d += s.count("{") - s.count("}")
-                opened |= "{" in s
-                if opened and d <= 0:
-                    break
-                if not opened and s.rstrip().endswith(";"):
-                    break
-                j += 1
+            j, opened = item_end(lines, i)
             if opened:
                 yield m.group(1), i + 1, j - i + 1
             i += 1

@@ -7,7 +7,7 @@
 
 use crate::output::{OutputDir, OutputError};
 use crate::reproduce::{
-    Done, Inputs, Outcome, Paper, add_report, with_summary, write_checks,
+    Done, Inputs, Outcome, Paper, one_table, write_checks,
 };
 use wisp_sim::reproduce::Check;
 use crate::{Csv, ReversedLog, claims_table, color, inline_svg, page, swatch};
@@ -261,10 +261,7 @@ impl Outcome for Done<Reproduction> {
 
     fn files(&self) -> Result<OutputDir, OutputError> {
         let r = &self.result;
-        let mut files = with_summary("alfalfa", Some(self.quick), r, &r.checks(), [])?;
-        files.add("table.csv", csv(r));
-        add_report(&mut files, html(r), figures(r));
-        Ok(files)
+        one_table("alfalfa", self, &r.checks(), csv(r), (html(r), figures(r)))
     }
 
     /// table.csv, then the checks.

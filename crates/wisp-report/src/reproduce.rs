@@ -354,6 +354,21 @@ pub fn with_summary<const N: usize>(
     Ok(files)
 }
 
+/// The folder of a paper whose result is one table: summary.json ([`with_summary`], with
+/// `--quick`), `table.csv`, the page and its figures ([`add_report`]).
+pub fn one_table<R: serde::Serialize>(
+    paper: &str,
+    done: &Done<R>,
+    checks: &[Check],
+    table: String,
+    (html, figures): (String, Vec<(String, String)>),
+) -> Result<OutputDir, OutputError> {
+    let mut files = with_summary(paper, Some(done.quick), &done.result, checks, [])?;
+    files.add("table.csv", table);
+    add_report(&mut files, html, figures);
+    Ok(files)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

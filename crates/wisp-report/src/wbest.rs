@@ -5,7 +5,7 @@
 
 use crate::output::{OutputDir, OutputError};
 use crate::reproduce::{
-    Done, Inputs, Outcome, Paper, add_report, with_summary, write_checks,
+    Done, Inputs, Outcome, Paper, one_table, write_checks,
 };
 use std::fmt::Write as _;
 use wisp_sim::reproduce::Check;
@@ -249,10 +249,7 @@ impl Outcome for Done<Reproduction> {
 
     fn files(&self) -> Result<OutputDir, OutputError> {
         let r = &self.result;
-        let mut files = with_summary("wbest", Some(self.quick), r, &r.checks(), [])?;
-        files.add("table.csv", csv(r));
-        add_report(&mut files, html(r), figures(r));
-        Ok(files)
+        one_table("wbest", self, &r.checks(), csv(r), (html(r), figures(r)))
     }
 
     /// Each case's medians and errors per tool, then the checks.
