@@ -35,9 +35,6 @@
 //! rather than leaving as two fragments); the window rules are in [`wisp_core::saturator`].
 
 use crate::Clock;
-use crate::saturator_wire::{
-    DATA_BODY, Dir, HEADER, MAX_PACKET, Message, Packet, Path, report_chunks,
-};
 use crate::session::{enable_receive_timestamps, recv_stamped, set_buffers};
 use crate::timer::Waiter;
 use std::collections::BTreeMap;
@@ -46,6 +43,9 @@ use std::net::{SocketAddr, UdpSocket};
 use std::os::unix::net::UnixDatagram;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
+use wisp_core::saturator::wire::{
+    DATA_BODY, Dir, HEADER, MAX_PACKET, Message, Packet, Path, report_chunks,
+};
 use wisp_core::saturator::{Arrivals, Window, WindowConfig, clock_offset, ms_counts};
 use wisp_core::stats::quantiles;
 use wisp_core::{Duration, Instant};

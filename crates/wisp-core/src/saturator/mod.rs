@@ -19,6 +19,8 @@
 //! acknowledgement excludes the time the receiver held it before answering (it batches the
 //! packets of one read).
 
+pub mod wire;
+
 use crate::{Duration, Instant};
 
 /// The window's bounds and thresholds.
