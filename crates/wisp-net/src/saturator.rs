@@ -51,7 +51,7 @@ pub use wisp_core::saturator::wire::{MIN_PACKET_BYTES, check_packet_bytes};
 use wisp_core::saturator::wire::{Message, Packet, Path};
 use wisp_core::saturator::{
     ClientEvent, ClientFailure, ClientSession, ClientSettings, Datagram, Progress, Server,
-    ServerEvent, ServerSettings, SessionEnd, WindowConfig,
+    ServerEvent, ServerSettings, SessionEnd, Transmit, WindowConfig,
 };
 pub use wisp_core::saturator::{ClientReport, DirectionRecord, PacketErrors};
 use wisp_core::{Duration, Instant};
@@ -270,6 +270,22 @@ fn emit(p: &Packet, buf: &mut Vec<u8>) -> Result<(), SaturateError> {
         .map_err(|e| SaturateError::Input(e.to_string()))
 }
 
+/// Sends a state machine's packet to `to` over `sock`: `Ok(false)` when the socket refused it
+/// (a full buffer); a best-effort answer that cannot be sent is let go.
+fn transmit<A>(
+    t: &Transmit<A>,
+    sock: &Sock,
+    to: &Peer,
+    buf: &mut Vec<u8>,
+) -> Result<bool, SaturateError> {
+    emit(&t.packet, buf)?;
+    if t.best_effort {
+        let _ = sock.send_to(buf, to);
+        return Ok(true);
+    }
+    send(sock, buf, to).map_err(io_ctx("send"))
+}
+
 /// The socket of a path: the data path's is the first, the feedback path's the second.
 fn socket_index(path: Path) -> usize {
     match path {
@@ -385,11 +401,7 @@ fn serve(
         }
         sm.on_timeout(clock.now());
         while let Some(t) = sm.poll_transmit(clock.now()) {
-            emit(&t.packet, &mut buf)?;
-            let sock = &socks[socket_index(t.path)];
-            if t.best_effort {
-                let _ = sock.send_to(&buf, &t.to);
-            } else if !send(sock, &buf, &t.to).map_err(io_ctx("send"))? {
+            if !transmit(&t, &socks[socket_index(t.path)], &t.to, &mut buf)? {
                 sm.on_send_refused(clock.now(), &t);
             }
         }
@@ -592,9 +604,8 @@ fn client_session(
         }
         sm.on_timeout(clock.now());
         while let Some(t) = sm.poll_transmit(clock.now()) {
-            emit(&t.packet, &mut buf)?;
             let k = socket_index(t.path);
-            if !send(&paths.socks[k], &buf, &paths.peers[k]).map_err(io_ctx("send"))? {
+            if !transmit(&t, &paths.socks[k], &paths.peers[k], &mut buf)? {
                 sm.on_send_refused(clock.now(), &t);
             }
         }

@@ -301,27 +301,8 @@ impl ClientSession {
     /// driver): the handshake's rounds and limit, the end of the recording, `Start`, progress,
     /// `Stop` and `Fetch`. Data held back by a refused send may go again.
     pub fn on_timeout(&mut self, now: Instant) {
-        if let Phase::Handshake(h) = &mut self.phase {
-            if h.samples.len() < HANDSHAKE_SAMPLES || !h.feedback_ok {
-                if now - h.started > HANDSHAKE_LIMIT {
-                    let f = if h.samples.is_empty() {
-                        ClientFailure::NoAnswer
-                    } else {
-                        ClientFailure::NoFeedbackAnswer
-                    };
-                    self.fail(f);
-                } else if now >= h.next_hello {
-                    h.next_hello = now
-                        + if h.samples.is_empty() {
-                            HELLO_FIRST
-                        } else {
-                            HELLO_NEXT
-                        };
-                    self.queue_hellos();
-                }
-                return;
-            }
-            self.connect(now);
+        if matches!(self.phase, Phase::Handshake(_)) && !self.handshake_turn(now) {
+            return;
         }
         let fb = self.feedback_path();
         let Phase::Recording(r) = &mut self.phase else {
@@ -339,6 +320,45 @@ impl ClientSession {
                 stopped: !self.settings.down,
             });
         }
+        self.ending_turn(now);
+    }
+
+    /// A turn of the handshake: its limit and its next round of `Hello`s. Whether it is
+    /// complete (and the recording has begun).
+    fn handshake_turn(&mut self, now: Instant) -> bool {
+        let Phase::Handshake(h) = &mut self.phase else {
+            return false;
+        };
+        if h.samples.len() >= HANDSHAKE_SAMPLES && h.feedback_ok {
+            self.connect(now);
+            return true;
+        }
+        if now - h.started > HANDSHAKE_LIMIT {
+            let f = if h.samples.is_empty() {
+                ClientFailure::NoAnswer
+            } else {
+                ClientFailure::NoFeedbackAnswer
+            };
+            self.fail(f);
+        } else if now >= h.next_hello {
+            h.next_hello = now
+                + if h.samples.is_empty() {
+                    HELLO_FIRST
+                } else {
+                    HELLO_NEXT
+                };
+            self.queue_hellos();
+        }
+        false
+    }
+
+    /// A turn after the recording: `Stop`, then `Fetch` for each chunk of the uplink's report,
+    /// every 250 ms until answered; then the goodbyes.
+    fn ending_turn(&mut self, now: Instant) {
+        let fb = self.feedback_path();
+        let Phase::Recording(r) = &mut self.phase else {
+            return;
+        };
         let want = r.want(self.settings.up);
         let Stage::Ending(e) = &mut r.stage else {
             return;
@@ -766,39 +786,45 @@ mod tests {
         }
     }
 
-    /// Runs the client's turns on its own deadlines, answering each data-path `Hello` after
-    /// 10 ms when `answer` says so, until it has an outcome; the `Hello`s it sent.
-    fn handshake(
-        c: &mut ClientSession,
-        answer: bool,
-    ) -> (Result<ClientReport, ClientFailure>, u32) {
+    /// Answers a data-path `Hello` that left at `client_ns`, 10 ms later.
+    fn answer(c: &mut ClientSession, client_ns: u64) {
+        let ack = Packet {
+            session: 0x55,
+            message: Message::HelloAck {
+                path: Path::Data,
+                echo_ns: client_ns,
+                server_ns: client_ns + 5_000_000,
+                boot: 1,
+            },
+        };
+        let at = Instant::from_nanos(client_ns) + ms(10);
+        c.on_datagram(at, at, &ack.emit().unwrap());
+    }
+
+    /// Runs the handshake's turns on its own deadlines, answering each data-path `Hello` when
+    /// `answer` says so, until the outcome or the recording; the `Hello`s sent.
+    fn handshake(c: &mut ClientSession, answering: bool) -> (Option<ClientFailure>, u32, Instant) {
         let mut now = Instant::ZERO;
         let mut hellos = 0;
         loop {
             c.on_timeout(now);
+            if let Some(r) = c.result() {
+                return (r.err(), hellos, now);
+            }
+            let Phase::Handshake(_) = c.phase else {
+                return (None, hellos, now);
+            };
             while let Some(t) = c.poll_transmit(now) {
                 let Message::Hello {
                     path, client_ns, ..
                 } = t.packet.message
                 else {
-                    continue;
+                    panic!("{t:?}")
                 };
                 hellos += 1;
-                if answer && path == Path::Data {
-                    let ack = Packet {
-                        session: 0x55,
-                        message: Message::HelloAck {
-                            path,
-                            echo_ns: client_ns,
-                            server_ns: client_ns + 5_000_000,
-                            boot: 1,
-                        },
-                    };
-                    c.on_datagram(now + ms(10), now + ms(10), &ack.emit().unwrap());
+                if answering && path == Path::Data {
+                    answer(c, client_ns);
                 }
-            }
-            if let Some(r) = c.result() {
-                return (r, hellos);
             }
             now = c.poll_timeout().unwrap();
         }
@@ -807,14 +833,15 @@ mod tests {
     #[test]
     fn the_handshake_gives_up_after_5_s() {
         let mut c = ClientSession::new(settings(false), Instant::ZERO);
-        let (r, hellos) = handshake(&mut c, false);
-        assert_eq!(r, Err(ClientFailure::NoAnswer));
+        let (f, hellos, now) = handshake(&mut c, false);
+        assert_eq!(f, Some(ClientFailure::NoAnswer));
         // Every 100 ms from 0 to 5 s.
         assert_eq!(hellos, 51);
+        assert_eq!(now, Instant::ZERO + ms(5100));
         // Answered on the data path only: the feedback path is the one missing.
         let mut c = ClientSession::new(settings(true), Instant::ZERO);
-        let (r, hellos) = handshake(&mut c, true);
-        assert_eq!(r, Err(ClientFailure::NoFeedbackAnswer));
+        let (f, hellos, _) = handshake(&mut c, true);
+        assert_eq!(f, Some(ClientFailure::NoFeedbackAnswer));
         assert!(hellos > 2 * 51, "{hellos}");
     }
 
@@ -837,26 +864,10 @@ mod tests {
     #[test]
     fn a_refused_data_packet_is_sent_again() {
         let mut c = ClientSession::new(settings(false), Instant::ZERO);
-        let mut now = Instant::ZERO;
-        for _ in 0..5 {
-            c.on_timeout(now);
-            let t = c.poll_transmit(now).unwrap();
-            let Message::Hello { client_ns, .. } = t.packet.message else {
-                panic!("{t:?}")
-            };
-            let ack = Packet {
-                session: 0x55,
-                message: Message::HelloAck {
-                    path: Path::Data,
-                    echo_ns: client_ns,
-                    server_ns: client_ns,
-                    boot: 1,
-                },
-            };
-            c.on_datagram(now + ms(2), now + ms(2), &ack.emit().unwrap());
-            now = c.poll_timeout().unwrap();
-        }
-        c.on_timeout(now);
+        // Five rounds: at 0, then every 20 ms once answered.
+        let (f, hellos, now) = handshake(&mut c, true);
+        assert_eq!((f, hellos), (None, 5));
+        assert_eq!(now, Instant::ZERO + ms(180));
         assert!(matches!(
             c.poll_event(),
             Some(ClientEvent::Connected {
