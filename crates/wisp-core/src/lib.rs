@@ -13,12 +13,16 @@
 //! * [`math`], [`stats`]: special functions, distributions, quantiles, EWMA.
 //! * [`probe`]: probing tools (WBest) as sans-IO state machines.
 //! * [`pingpair`]: Ping-Pair (CoNEXT'17 §5), sans-IO: validity, T_q, attribution, the WMM check.
-//! * [`saturator`]: the Saturator's window control and trace recording (Sprout paper §5.1.1).
+//! * [`saturator`]: the Saturator (Sprout paper §5.1.1): window control, trace recording, the
+//!   packet format.
+//! * [`frame`]: the versioned, length-checked framing of wisp's own tool protocols (`wisp wbest`,
+//!   `wisp saturate`).
 //! * [`video`]: Alfalfa's explicit-state video layer (§4): diffs between states, state sync, Y4M.
 //! * [`scheme`]: the registry (`"cbr"` → [`scheme::SchemeConfig`] → halves) and the schemes.
 
 pub mod controller;
 pub mod flow;
+pub mod frame;
 pub mod math;
 pub mod pacer;
 pub mod packet;

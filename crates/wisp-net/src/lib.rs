@@ -16,10 +16,9 @@
 //! * [`emulator`]: `wisp link` — a user-space, trace-driven link emulator between a network
 //!   namespace and the host, built on the simulator's own link, queue and loss code, with
 //!   Mahimahi-format logs ([`mmlog`]) that `wisp analyze` reads back.
-//! * [`saturator`], [`saturator_wire`]: `wisp saturate` — the Sprout paper's Saturator, which
-//!   records a link's delivery opportunities as a Mahimahi trace.
-//! * [`frame`]: the versioned, length-checked framing `wisp wbest`'s control channel and
-//!   `wisp saturate`'s packets share.
+//! * [`saturator`]: `wisp saturate` — the Sprout paper's Saturator, which records a link's
+//!   delivery opportunities as a Mahimahi trace (the sockets around
+//!   [`wisp_core::saturator`]'s sessions and packet format).
 //! * [`pingpair`], [`icmp`]: `wisp pingpair` — Ping-Pair (CoNEXT'17 §5) over ICMP ping or raw
 //!   sockets with a TOS per probe and kernel receive timestamps.
 //!
@@ -34,7 +33,6 @@
 //! Linux only (network namespaces, TUN, `epoll_pwait2`: kernel 5.11 or later).
 
 pub mod emulator;
-pub mod frame;
 pub mod icmp;
 pub mod mmlog;
 pub mod pingpair;
@@ -42,7 +40,6 @@ pub mod report;
 pub mod rtcp;
 pub mod rtp;
 pub mod saturator;
-pub mod saturator_wire;
 pub mod session;
 pub mod timer;
 pub mod twcc;

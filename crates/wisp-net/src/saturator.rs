@@ -2,6 +2,11 @@
 //! delivery opportunities as a Mahimahi trace by keeping the link backlogged with MTU-sized UDP
 //! packets and writing down when each one arrives.
 //!
+//! The sessions themselves are sans-IO state machines in [`wisp_core::saturator`]
+//! ([`ClientSession`], [`Server`]): this module opens the sockets, reads the clock, stamps
+//! arrivals, and runs the loops that feed them datagrams and the time and send what they hand
+//! out.
+//!
 //! The client runs behind the link under test (inside `wisp link`, a phone's tethering, …) and
 //! the server on the far side. Data goes up (client → server), down, or both at once; each
 //! direction's sender runs [`wisp_core::saturator::Window`] on the acknowledgements its
@@ -35,25 +40,24 @@
 //! rather than leaving as two fragments); the window rules are in [`wisp_core::saturator`].
 
 use crate::Clock;
-use crate::saturator_wire::{
-    DATA_BODY, Dir, HEADER, MAX_PACKET, Message, Packet, Path, report_chunks,
-};
 use crate::session::{enable_receive_timestamps, recv_stamped, set_buffers};
 use crate::timer::Waiter;
-use std::collections::BTreeMap;
 use std::io;
 use std::net::{SocketAddr, UdpSocket};
 use std::os::unix::net::UnixDatagram;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
-use wisp_core::saturator::{Arrivals, Window, WindowConfig, clock_offset, ms_counts};
-use wisp_core::stats::quantiles;
+pub use wisp_core::saturator::wire::{MIN_PACKET_BYTES, check_packet_bytes};
+use wisp_core::saturator::wire::{Message, Packet, Path};
+use wisp_core::saturator::{
+    ClientEvent, ClientFailure, ClientSession, ClientSettings, Datagram, Progress, Server,
+    ServerEvent, ServerSettings, SessionEnd, Transmit, WindowConfig,
+};
+pub use wisp_core::saturator::{ClientReport, DirectionRecord, PacketErrors};
 use wisp_core::{Duration, Instant};
 
 /// The default UDP payload: a 1500-byte IPv4 packet.
 pub const DEFAULT_PACKET_BYTES: usize = 1472;
-/// The smallest UDP payload: a data packet's header and body.
-pub const MIN_PACKET_BYTES: usize = HEADER + DATA_BODY;
 
 /// Where feedback goes: a UDP address or a Unix datagram socket's path.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -187,8 +191,9 @@ impl Sock {
     }
 }
 
-/// Sends, counting a full buffer (or a peer not up yet) as a dropped send, not an error.
-fn send(sock: &Sock, b: &[u8], to: &Peer, failed: &mut u64) -> io::Result<bool> {
+/// Sends: `Ok(false)` when the socket refused the datagram (a full buffer, or a peer not up
+/// yet), which is not an error.
+fn send(sock: &Sock, b: &[u8], to: &Peer) -> io::Result<bool> {
     match sock.send_to(b, to) {
         Ok(_) => Ok(true),
         Err(e)
@@ -200,7 +205,6 @@ fn send(sock: &Sock, b: &[u8], to: &Peer, failed: &mut u64) -> io::Result<bool> 
                     | io::ErrorKind::Interrupted
             ) || e.raw_os_error() == Some(nix::libc::ENOBUFS) =>
         {
-            *failed += 1;
             Ok(false)
         }
         // Don't-fragment is set: a datagram over the path MTU fails loudly, naming the size.
@@ -261,37 +265,65 @@ fn unix_bound(path: &std::path::Path) -> Result<UnixDatagram, SaturateError> {
     Ok(s)
 }
 
-fn packet(session: u32, message: Message) -> Packet {
-    Packet { session, message }
-}
-
 fn emit(p: &Packet, buf: &mut Vec<u8>) -> Result<(), SaturateError> {
     p.emit_into(buf)
         .map_err(|e| SaturateError::Input(e.to_string()))
 }
 
-fn padding(packet_bytes: usize) -> usize {
-    packet_bytes - HEADER - DATA_BODY
+/// Sends a state machine's packet to `to` over `sock`: `Ok(false)` when the socket refused it
+/// (a full buffer); a best-effort answer that cannot be sent is let go.
+fn transmit<A>(
+    t: &Transmit<A>,
+    sock: &Sock,
+    to: &Peer,
+    buf: &mut Vec<u8>,
+) -> Result<bool, SaturateError> {
+    emit(&t.packet, buf)?;
+    if t.best_effort {
+        let _ = sock.send_to(buf, to);
+        return Ok(true);
+    }
+    send(sock, buf, to).map_err(io_ctx("send"))
 }
 
-/// Checks a packet size (a UDP payload).
-pub fn check_packet_bytes(n: usize) -> Result<(), String> {
-    if !(HEADER + DATA_BODY..=MAX_PACKET).contains(&n) {
-        return Err(format!(
-            "must be {} to {MAX_PACKET} bytes, not {n}",
-            HEADER + DATA_BODY
-        ));
+/// The socket of a path: the data path's is the first, the feedback path's the second.
+fn socket_index(path: Path) -> usize {
+    match path {
+        Path::Data => 0,
+        Path::Feedback => 1,
+    }
+}
+
+/// An epoll set over `socks`.
+fn waiter_for(socks: &[Sock]) -> Result<Waiter, SaturateError> {
+    let waiter = Waiter::new(Duration::ZERO).map_err(io_ctx("cannot create a timer"))?;
+    for (i, s) in socks.iter().enumerate() {
+        waiter.add(s.fd(), i as u64).map_err(io_ctx("epoll"))?;
+    }
+    Ok(waiter)
+}
+
+/// Reads every datagram waiting on `socks`, handing each (its path, sender, arrival and bytes)
+/// to `on`.
+fn read_all(
+    socks: &[Sock],
+    clock: &Clock,
+    rx: &mut [u8],
+    mut on: impl FnMut(Datagram<'_, Peer>),
+) -> Result<(), SaturateError> {
+    for (sock, path) in socks.iter().zip([Path::Data, Path::Feedback]) {
+        while let Some((n, from, at)) = sock.recv(rx, clock).map_err(io_ctx("receive"))? {
+            if n > 0 {
+                on(Datagram {
+                    path,
+                    from,
+                    at,
+                    bytes: &rx[..n],
+                });
+            }
+        }
     }
     Ok(())
-}
-
-/// Counts of what went wrong with received packets.
-#[derive(Clone, Copy, Debug, Default, serde::Serialize)]
-pub struct PacketErrors {
-    /// Datagrams that are not saturator packets (wrong magic, version, length, values).
-    pub malformed: u64,
-    /// Packets of another session.
-    pub foreign: u64,
 }
 
 // ------------------------------------------------------------------------------------------
@@ -310,28 +342,6 @@ pub struct ServerConfig {
     pub idle: Duration,
 }
 
-/// A Fetch's window (epoch, from, to), its chunks and the packets in them.
-type CachedReport = ((u64, u64, u64), Vec<Vec<(u32, u16)>>, u64);
-
-struct ServerSession {
-    id: u32,
-    data: Peer,
-    feedback: Option<(usize, Peer)>,
-    down: bool,
-    packet_bytes: usize,
-    sending: bool,
-    window: Window,
-    arrivals: Arrivals,
-    ack_due: bool,
-    heard: Instant,
-    started: Instant,
-    send_failed: u64,
-    /// The downlink's RTT samples, ms.
-    rtts: Vec<f64>,
-    /// The last Fetch's window and its chunks.
-    report: Option<CachedReport>,
-}
-
 /// Serves saturator clients, one session at a time, until `stop` is set or `sessions` have
 /// ended.
 pub fn server(
@@ -340,18 +350,13 @@ pub fn server(
     progress: &mut dyn FnMut(&str),
 ) -> Result<(), SaturateError> {
     cfg.window.validate().map_err(SaturateError::Input)?;
-    let clock = Clock::new();
-    let boot = boot_hash();
     let mut socks = vec![Sock::Udp(udp(cfg.listen)?)];
     match &cfg.feedback_listen {
         Some(FeedbackAddr::Udp(a)) => socks.push(Sock::Udp(udp(*a)?)),
         Some(FeedbackAddr::Unix(p)) => socks.push(Sock::Unix(unix_bound(p)?)),
         None => {}
     }
-    let mut waiter = Waiter::new(Duration::ZERO).map_err(io_ctx("cannot create a timer"))?;
-    for (i, s) in socks.iter().enumerate() {
-        waiter.add(s.fd(), i as u64).map_err(io_ctx("epoll"))?;
-    }
+    let waiter = waiter_for(&socks)?;
     progress(&format!(
         "wisp saturate server: listening on {}{}",
         cfg.listen,
@@ -360,283 +365,14 @@ pub fn server(
             .map(|f| format!(", feedback on {f}"))
             .unwrap_or_default()
     ));
-    let mut session: Option<ServerSession> = None;
-    let mut errors = PacketErrors::default();
-    let mut done = 0u64;
-    let (mut buf, mut rx, mut ready) = (Vec::with_capacity(2048), vec![0u8; 65536], vec![]);
-    let result = loop {
-        if stop.load(Ordering::Relaxed) {
-            break Ok(());
-        }
-        let now = clock.now();
-        let mut blocked = false;
-        if let Some(s) = session.as_mut().filter(|s| s.sending && s.down) {
-            while s.window.can_send() {
-                let seq = s.window.sent();
-                emit(
-                    &packet(
-                        s.id,
-                        Message::Data {
-                            dir: Dir::Down,
-                            seq,
-                            sent_ns: clock.now().as_nanos(),
-                            padding: padding(s.packet_bytes),
-                        },
-                    ),
-                    &mut buf,
-                )?;
-                if !send(&socks[0], &buf, &s.data, &mut s.send_failed).map_err(io_ctx("send"))? {
-                    blocked = true;
-                    break;
-                }
-                s.window.on_send();
-            }
-        }
-        if let Some(s) = &session {
-            if now - s.heard.min(now) > cfg.idle {
-                progress(&format!(
-                    "wisp saturate server: session {:08x} ended: the client was silent for {:.0} s",
-                    s.id,
-                    cfg.idle.as_secs_f64()
-                ));
-                session = None;
-                done += 1;
-                if cfg.sessions.is_some_and(|n| done >= n) {
-                    break Ok(());
-                }
-            }
-        }
-        let wait = if blocked {
-            Duration::from_millis(1)
-        } else {
-            Duration::from_millis(100)
-        };
-        waiter
-            .wait(Some(clock.now() + wait), &mut ready)
-            .map_err(io_ctx("wait"))?;
-        let mut ended = false;
-        for (i, sock) in socks.iter().enumerate() {
-            while let Some((n, from, at)) = sock.recv(&mut rx, &clock).map_err(io_ctx("receive"))? {
-                if n == 0 {
-                    continue;
-                }
-                let p = match Packet::parse(&rx[..n]) {
-                    Ok(p) => p,
-                    Err(e) => {
-                        errors.malformed += 1;
-                        if errors.malformed <= 3 {
-                            progress(&format!(
-                                "wisp saturate server: malformed packet from {from}: {e}"
-                            ));
-                        }
-                        continue;
-                    }
-                };
-                let now = clock.now();
-                if let Message::Hello {
-                    path,
-                    up,
-                    down,
-                    packet_bytes,
-                    client_ns,
-                    ..
-                } = p.message
-                {
-                    if session.as_ref().is_some_and(|s| s.id != p.session) {
-                        emit(
-                            &packet(
-                                p.session,
-                                Message::Error("the server is busy with another client".into()),
-                            ),
-                            &mut buf,
-                        )?;
-                        let _ = sock.send_to(&buf, &from);
-                        continue;
-                    }
-                    if check_packet_bytes(usize::from(packet_bytes)).is_err() {
-                        emit(
-                            &packet(
-                                p.session,
-                                Message::Error(format!("bad packet size {packet_bytes}")),
-                            ),
-                            &mut buf,
-                        )?;
-                        let _ = sock.send_to(&buf, &from);
-                        continue;
-                    }
-                    let s = session.get_or_insert_with(|| {
-                        progress(&format!(
-                            "wisp saturate server: session {:08x} from {from} ({}{})",
-                            p.session,
-                            if up { "up" } else { "" },
-                            if down { " down" } else { "" }
-                        ));
-                        ServerSession {
-                            id: p.session,
-                            data: from.clone(),
-                            feedback: None,
-                            down,
-                            packet_bytes: usize::from(packet_bytes),
-                            sending: false,
-                            window: Window::new(cfg.window),
-                            arrivals: Arrivals::default(),
-                            ack_due: false,
-                            heard: now,
-                            started: now,
-                            send_failed: 0,
-                            rtts: vec![],
-                            report: None,
-                        }
-                    });
-                    match path {
-                        Path::Data => s.data = from.clone(),
-                        Path::Feedback => s.feedback = Some((i, from.clone())),
-                    }
-                    s.heard = now;
-                    emit(
-                        &packet(
-                            p.session,
-                            Message::HelloAck {
-                                path,
-                                echo_ns: client_ns,
-                                server_ns: clock.now().as_nanos(),
-                                boot,
-                            },
-                        ),
-                        &mut buf,
-                    )?;
-                    let _ = sock.send_to(&buf, &from);
-                    continue;
-                }
-                let Some(s) = session.as_mut().filter(|s| s.id == p.session) else {
-                    errors.foreign += 1;
-                    continue;
-                };
-                s.heard = now;
-                let reply_to = |s: &ServerSession| -> (usize, Peer) {
-                    s.feedback.clone().unwrap_or((0, s.data.clone()))
-                };
-                match p.message {
-                    Message::Start => s.sending = true,
-                    Message::Data {
-                        dir: Dir::Up,
-                        seq,
-                        sent_ns,
-                        ..
-                    } => {
-                        s.arrivals.on_data(at, seq, sent_ns);
-                        s.ack_due = true;
-                    }
-                    Message::Ack {
-                        dir: Dir::Down,
-                        highest_seq,
-                        echo_ns,
-                        held_us,
-                        ..
-                    } => {
-                        let counted = s.window.on_ack(
-                            now,
-                            highest_seq,
-                            Instant::from_nanos(echo_ns),
-                            Duration::from_micros(u64::from(held_us)),
-                        );
-                        if let Some(r) = s.window.rtt().filter(|_| counted) {
-                            s.rtts.push(r.as_millis_f64());
-                        }
-                    }
-                    Message::Stop => {
-                        s.sending = false;
-                        emit(&packet(s.id, Message::StopAck), &mut buf)?;
-                        let (k, to) = reply_to(s);
-                        let _ = socks[k].send_to(&buf, &to);
-                    }
-                    Message::Fetch {
-                        index,
-                        epoch_ns,
-                        from_ns,
-                        to_ns,
-                    } => {
-                        let key = (epoch_ns, from_ns, to_ns);
-                        if s.report.as_ref().is_none_or(|r| r.0 != key) {
-                            let counts = ms_counts(
-                                &s.arrivals.times,
-                                Instant::from_nanos(epoch_ns),
-                                Instant::from_nanos(from_ns),
-                                Instant::from_nanos(to_ns),
-                            );
-                            let packets = counts.iter().map(|&(_, n)| u64::from(n)).sum();
-                            s.report = Some((key, report_chunks(&counts), packets));
-                        }
-                        let Some((_, chunks, packets)) = &s.report else {
-                            continue;
-                        };
-                        let message = match chunks.get(index as usize) {
-                            Some(c) => Message::Report {
-                                index,
-                                chunks: chunks.len() as u32,
-                                packets: *packets,
-                                entries: c.clone(),
-                            },
-                            None => Message::Error(format!(
-                                "no chunk {index} (there are {})",
-                                chunks.len()
-                            )),
-                        };
-                        emit(&packet(s.id, message), &mut buf)?;
-                        let (k, to) = reply_to(s);
-                        let _ = socks[k].send_to(&buf, &to);
-                    }
-                    Message::Bye => ended = true,
-                    _ => {}
-                }
-            }
-        }
-        if let Some(s) = session.as_mut().filter(|s| s.ack_due) {
-            s.ack_due = false;
-            if let Some((seq, sent_ns, at)) = s.arrivals.highest {
-                let now = clock.now();
-                emit(
-                    &packet(
-                        s.id,
-                        Message::Ack {
-                            dir: Dir::Up,
-                            received: s.arrivals.times.len() as u64,
-                            highest_seq: seq,
-                            echo_ns: sent_ns,
-                            held_us: u32::try_from((now - at.min(now)).as_micros())
-                                .unwrap_or(u32::MAX),
-                        },
-                    ),
-                    &mut buf,
-                )?;
-                let (k, to) = s.feedback.clone().unwrap_or((0, s.data.clone()));
-                let mut failed = 0;
-                send(&socks[k], &buf, &to, &mut failed).map_err(io_ctx("send"))?;
-            }
-        }
-        if ended {
-            if let Some(mut s) = session.take() {
-                let o = |v: Option<f64>| v.map_or("-".to_string(), |x| format!("{x:.0} ms"));
-                let q = quantiles(&mut s.rtts, &[0.5, 0.95]);
-                let (p50, p95) = (q[0], q[1]);
-                progress(&format!(
-                    "wisp saturate server: session {:08x} ended after {:.1} s: received {} packets up, sent {} down ({} sends refused; downlink window {}, RTT p50 {} p95 {})",
-                    s.id,
-                    (clock.now() - s.started).as_secs_f64(),
-                    s.arrivals.times.len(),
-                    s.window.sent(),
-                    s.send_failed,
-                    s.window.size(),
-                    o(p50),
-                    o(p95)
-                ));
-            }
-            done += 1;
-            if cfg.sessions.is_some_and(|n| done >= n) {
-                break Ok(());
-            }
-        }
-    };
+    let mut sm = Server::new(ServerSettings {
+        window: cfg.window,
+        sessions: cfg.sessions,
+        idle: cfg.idle,
+        boot: boot_hash(),
+    });
+    let result = serve(&mut sm, &socks, waiter, stop, progress);
+    let errors = sm.errors();
     if errors.malformed > 0 || errors.foreign > 0 {
         progress(&format!(
             "wisp saturate server: {} malformed packets, {} of no current session",
@@ -647,6 +383,81 @@ pub fn server(
         let _ = std::fs::remove_file(p);
     }
     result
+}
+
+/// The server's loop over its open sockets.
+fn serve(
+    sm: &mut Server<Peer>,
+    socks: &[Sock],
+    mut waiter: Waiter,
+    stop: &AtomicBool,
+    progress: &mut dyn FnMut(&str),
+) -> Result<(), SaturateError> {
+    let clock = Clock::new();
+    let (mut buf, mut rx, mut ready) = (Vec::with_capacity(2048), vec![0u8; 65536], vec![]);
+    loop {
+        if stop.load(Ordering::Relaxed) {
+            return Ok(());
+        }
+        sm.on_timeout(clock.now());
+        while let Some(t) = sm.poll_transmit(clock.now()) {
+            if !transmit(&t, &socks[socket_index(t.path)], &t.to, &mut buf)? {
+                sm.on_send_refused(clock.now(), &t);
+            }
+        }
+        while let Some(e) = sm.poll_event() {
+            progress(&server_line(&e));
+        }
+        if sm.is_finished() {
+            return Ok(());
+        }
+        // At least every 100 ms: `stop` is polled.
+        let poll = clock.now() + Duration::from_millis(100);
+        let deadline = sm.poll_timeout().map_or(poll, |t| t.min(poll));
+        waiter
+            .wait(Some(deadline), &mut ready)
+            .map_err(io_ctx("wait"))?;
+        read_all(socks, &clock, &mut rx, |d| sm.on_datagram(clock.now(), d))?;
+    }
+}
+
+/// The server's line for an event.
+fn server_line(e: &ServerEvent<Peer>) -> String {
+    match e {
+        ServerEvent::Started {
+            session,
+            from,
+            up,
+            down,
+        } => format!(
+            "wisp saturate server: session {session:08x} from {from} ({}{})",
+            if *up { "up" } else { "" },
+            if *down { " down" } else { "" }
+        ),
+        ServerEvent::Silent { session, idle } => format!(
+            "wisp saturate server: session {session:08x} ended: the client was silent for {:.0} s",
+            idle.as_secs_f64()
+        ),
+        ServerEvent::Ended(end) => ended_line(end),
+        ServerEvent::Malformed { from, error } => {
+            format!("wisp saturate server: malformed packet from {from}: {error}")
+        }
+    }
+}
+
+fn ended_line(s: &SessionEnd) -> String {
+    let o = |v: Option<f64>| v.map_or("-".to_string(), |x| format!("{x:.0} ms"));
+    format!(
+        "wisp saturate server: session {:08x} ended after {:.1} s: received {} packets up, sent {} down ({} sends refused; downlink window {}, RTT p50 {} p95 {})",
+        s.session,
+        s.elapsed.as_secs_f64(),
+        s.received,
+        s.sent,
+        s.send_failed,
+        s.window,
+        o(s.rtt_p50_ms),
+        o(s.rtt_p95_ms)
+    )
 }
 
 // ------------------------------------------------------------------------------------------
@@ -669,48 +480,6 @@ pub struct ClientConfig {
     pub epoch: Option<Instant>,
 }
 
-/// One recorded direction.
-#[derive(Clone, Debug, serde::Serialize)]
-pub struct DirectionRecord {
-    /// `(ms since the epoch, packets)` in increasing ms.
-    #[serde(skip)]
-    pub counts: Vec<(u64, u32)>,
-    /// Packets recorded (trace lines).
-    pub packets: u64,
-    /// Their rate, crediting 1500 bytes per line, over the recording window.
-    pub mean_mbps: f64,
-    /// Packets the sender sent, over the whole session.
-    pub sent: u64,
-    /// The sender's window at the end, and its median and 95th-percentile RTT over the
-    /// recording, ms.
-    pub window_end: u32,
-    pub rtt_p50_ms: Option<f64>,
-    pub rtt_p95_ms: Option<f64>,
-    /// Share of the recording's acknowledgements whose RTT was below the low threshold.
-    pub rtt_below_low: Option<f64>,
-    /// Sends the socket refused (full buffer).
-    pub send_failed: u64,
-}
-
-/// What a client run measured.
-#[derive(Clone, Debug, serde::Serialize)]
-pub struct ClientReport {
-    /// The trace's time zero (monotonic ns on the client's clock), and the recording's window
-    /// in ms since it.
-    pub epoch_ns: u64,
-    pub from_ms: f64,
-    pub to_ms: f64,
-    /// Whether both ends share one clock (same boot id); else the estimated offset
-    /// (server − client) and the RTT of the handshake it came from.
-    pub same_clock: bool,
-    pub clock_offset_ns: i64,
-    pub handshake_rtt_ms: f64,
-    pub feedback: Option<String>,
-    pub up: Option<DirectionRecord>,
-    pub down: Option<DirectionRecord>,
-    pub errors: PacketErrors,
-}
-
 /// The client's sockets: the data path and, optionally, the feedback path.
 struct Paths {
     socks: Vec<Sock>,
@@ -720,17 +489,16 @@ struct Paths {
 }
 
 impl Paths {
-    /// The feedback path's index (the data path's without one).
-    fn fb(&self) -> usize {
-        self.socks.len() - 1
-    }
-
     /// Tells the server the session is over (best effort, three times over every path, as the
     /// feedback path may be the broken one): on an interruption or a failure, so that it stops
     /// sending and serves the next client at once rather than after its idle timeout.
     fn bye(&self, session: u32) {
         let mut buf = Vec::with_capacity(64);
-        if emit(&packet(session, Message::Bye), &mut buf).is_ok() {
+        let bye = Packet {
+            session,
+            message: Message::Bye,
+        };
+        if emit(&bye, &mut buf).is_ok() {
             for _ in 0..3 {
                 for (sock, peer) in self.socks.iter().zip(&self.peers) {
                     let _ = sock.send_to(&buf, peer);
@@ -783,12 +551,20 @@ pub fn client(
     stop: &AtomicBool,
     progress: &mut dyn FnMut(&str),
 ) -> Result<ClientReport, SaturateError> {
-    cfg.window.validate().map_err(SaturateError::Input)?;
-    check_packet_bytes(cfg.packet_bytes)
-        .map_err(|e| SaturateError::Input(format!("packet size: {e}")))?;
-    if !cfg.up && !cfg.down {
-        return Err(SaturateError::Input("no direction to saturate".into()));
-    }
+    let session: u32 = rand::random::<u32>() | 1;
+    let settings = ClientSettings {
+        session,
+        boot: boot_hash(),
+        up: cfg.up,
+        down: cfg.down,
+        duration: cfg.duration,
+        warmup: cfg.warmup,
+        packet_bytes: cfg.packet_bytes,
+        window: cfg.window,
+        epoch: cfg.epoch,
+        feedback: cfg.feedback.as_ref().map(ToString::to_string),
+    };
+    settings.validate().map_err(SaturateError::Input)?;
     // Both directions carry packets of this size: refuse one the route to the server cannot
     // carry whole before the handshake (packets are sent with don't-fragment).
     let ip = cfg.packet_bytes as u32 + crate::ip_udp_header(&cfg.server);
@@ -800,10 +576,8 @@ pub fn client(
             cfg.server
         )));
     }
-    let clock = Clock::new();
-    let session: u32 = rand::random::<u32>() | 1;
     let paths = open_paths(cfg, session)?;
-    let r = client_session(cfg, stop, progress, &paths, session, clock);
+    let r = client_session(cfg, stop, progress, &paths, settings);
     if r.is_err() {
         paths.bye(session);
     }
@@ -817,116 +591,50 @@ fn client_session(
     stop: &AtomicBool,
     progress: &mut dyn FnMut(&str),
     paths: &Paths,
-    session: u32,
-    clock: Clock,
+    settings: ClientSettings,
 ) -> Result<ClientReport, SaturateError> {
-    let mut waiter = Waiter::new(Duration::ZERO).map_err(io_ctx("cannot create a timer"))?;
-    for (i, s) in paths.socks.iter().enumerate() {
-        waiter.add(s.fd(), i as u64).map_err(io_ctx("epoll"))?;
-    }
-    let boot = boot_hash();
-    let mut errors = PacketErrors::default();
+    let clock = Clock::new();
+    let mut waiter = waiter_for(&paths.socks)?;
+    let session = settings.session;
+    let mut sm = ClientSession::new(settings, clock.now());
     let (mut buf, mut rx, mut ready) = (Vec::with_capacity(2048), vec![0u8; 65536], vec![]);
-    let mut failed = 0u64;
-
-    // Handshake: five samples of the data path (for the clock offset), one of the feedback path.
-    let t0 = clock.now();
-    let mut samples: Vec<(u64, u64, u64, u64)> = vec![];
-    let mut fb_ok = cfg.feedback.is_none();
-    let mut next_hello = t0;
-    while samples.len() < 5 || !fb_ok {
+    loop {
         if stop.load(Ordering::Relaxed) {
             return Err(SaturateError::Protocol("interrupted".into()));
         }
-        let now = clock.now();
-        if now - t0 > Duration::from_secs(5) {
-            return Err(SaturateError::Protocol(if samples.is_empty() {
-                format!(
-                    "no answer from {} within 5 s (is `wisp saturate server` running there?)",
-                    cfg.server
-                )
-            } else {
-                format!(
-                    "no answer over the feedback path {} within 5 s (does the server listen there: --feedback-listen?)",
-                    cfg.feedback
-                        .as_ref()
-                        .map(ToString::to_string)
-                        .unwrap_or_default()
-                )
-            }));
-        }
-        if now >= next_hello {
-            for (k, path) in [(0, Path::Data), (paths.fb(), Path::Feedback)] {
-                // The feedback hello needs a feedback path, and only until it is answered.
-                if path == Path::Feedback && (k == 0 || fb_ok) {
-                    continue;
-                }
-                emit(
-                    &packet(
-                        session,
-                        Message::Hello {
-                            path,
-                            up: cfg.up,
-                            down: cfg.down,
-                            packet_bytes: cfg.packet_bytes as u16,
-                            client_ns: clock.now().as_nanos(),
-                            boot,
-                        },
-                    ),
-                    &mut buf,
-                )?;
-                send(&paths.socks[k], &buf, &paths.peers[k], &mut failed)
-                    .map_err(io_ctx("send"))?;
+        sm.on_timeout(clock.now());
+        while let Some(t) = sm.poll_transmit(clock.now()) {
+            let k = socket_index(t.path);
+            if !transmit(&t, &paths.socks[k], &paths.peers[k], &mut buf)? {
+                sm.on_send_refused(clock.now(), &t);
             }
-            next_hello = now
-                + if samples.is_empty() {
-                    Duration::from_millis(100)
-                } else {
-                    Duration::from_millis(20)
-                };
+        }
+        while let Some(e) = sm.poll_event() {
+            progress(&client_line(cfg, session, &e));
+        }
+        if let Some(r) = sm.result() {
+            return r.map_err(|f| client_failure(cfg, f));
         }
         waiter
-            .wait(Some(next_hello), &mut ready)
+            .wait(sm.poll_timeout(), &mut ready)
             .map_err(io_ctx("wait"))?;
-        for sock in &paths.socks {
-            while let Some((n, _, at)) = sock.recv(&mut rx, &clock).map_err(io_ctx("receive"))? {
-                if n == 0 {
-                    continue;
-                }
-                match Packet::parse(&rx[..n]) {
-                    Ok(p) if p.session != session => errors.foreign += 1,
-                    Ok(Packet {
-                        message:
-                            Message::HelloAck {
-                                path,
-                                echo_ns,
-                                server_ns,
-                                boot: b,
-                            },
-                        ..
-                    }) => match path {
-                        Path::Data => samples.push((echo_ns, server_ns, at.as_nanos(), b)),
-                        Path::Feedback => fb_ok = true,
-                    },
-                    Ok(Packet {
-                        message: Message::Error(e),
-                        ..
-                    }) => return Err(SaturateError::Protocol(format!("the server: {e}"))),
-                    Ok(_) => {}
-                    Err(_) => errors.malformed += 1,
-                }
-            }
-        }
+        read_all(&paths.socks, &clock, &mut rx, |d| {
+            sm.on_datagram(clock.now(), d.at, d.bytes);
+        })?;
     }
-    let same_clock = boot != 0 && samples.iter().all(|s| s.3 == boot);
-    let (estimate, handshake_rtt) =
-        clock_offset(&samples.iter().map(|s| (s.0, s.1, s.2)).collect::<Vec<_>>())
-            .ok_or_else(|| SaturateError::Protocol("no usable handshake".into()))?;
-    let offset: i64 = if same_clock { 0 } else { estimate };
-    let to_server = |t: Instant| -> u64 {
-        (i128::from(t.as_nanos()) + i128::from(offset)).clamp(0, i128::from(u64::MAX)) as u64
+}
+
+/// The client's line for an event.
+fn client_line(cfg: &ClientConfig, session: u32, e: &ClientEvent) -> String {
+    let (handshake_rtt, same_clock, offset) = match e {
+        ClientEvent::Progress(p) => return progress_line(cfg, p),
+        ClientEvent::Connected {
+            handshake_rtt,
+            same_clock,
+            clock_offset_ns,
+        } => (handshake_rtt, *same_clock, *clock_offset_ns),
     };
-    progress(&format!(
+    format!(
         "wisp saturate: session {session:08x} with {}: handshake RTT {:.2} ms, {}; saturating {} for {:.1} s + {:.1} s of warm-up",
         cfg.server,
         handshake_rtt.as_millis_f64(),
@@ -942,331 +650,49 @@ fn client_session(
         },
         cfg.duration.as_secs_f64(),
         cfg.warmup.as_secs_f64()
-    ));
+    )
+}
 
-    // Saturation.
-    let start = clock.now();
-    let from = start + cfg.warmup;
-    let to = from + cfg.duration;
-    let epoch = cfg.epoch.unwrap_or(from);
-    let mut up = cfg.up.then(|| Window::new(cfg.window));
-    let mut down = Arrivals::default();
-    let mut down_started = !cfg.down;
-    let mut next_start = start;
-    let mut ack_due = false;
-    let mut rtts: Vec<f64> = vec![];
-    let low = cfg.window.low_rtt.as_millis_f64();
-    let mut next_progress = start + Duration::from_secs(1);
-    let mut last = (start, 0u64, 0usize);
-    let pad = padding(cfg.packet_bytes);
-    loop {
-        if stop.load(Ordering::Relaxed) {
-            return Err(SaturateError::Protocol("interrupted".into()));
-        }
-        let now = clock.now();
-        if now >= to {
-            break;
-        }
-        // `Start` asks for the downlink (every 200 ms until it flows) and is the session's
-        // keepalive (every second, over the feedback path: it reaches the server through an
-        // outage of the link under test).
-        if now >= next_start {
-            emit(&packet(session, Message::Start), &mut buf)?;
-            let k = if down_started { paths.fb() } else { 0 };
-            send(&paths.socks[k], &buf, &paths.peers[k], &mut failed).map_err(io_ctx("send"))?;
-            next_start = now
-                + if down_started {
-                    Duration::from_secs(1)
-                } else {
-                    Duration::from_millis(200)
-                };
-        }
-        let mut blocked = false;
-        if let Some(w) = up.as_mut() {
-            while w.can_send() {
-                emit(
-                    &packet(
-                        session,
-                        Message::Data {
-                            dir: Dir::Up,
-                            seq: w.sent(),
-                            sent_ns: clock.now().as_nanos(),
-                            padding: pad,
-                        },
-                    ),
-                    &mut buf,
-                )?;
-                if !send(&paths.socks[0], &buf, &paths.peers[0], &mut failed)
-                    .map_err(io_ctx("send"))?
-                {
-                    blocked = true;
-                    break;
-                }
-                w.on_send();
-            }
-        }
-        if now >= next_progress {
-            let secs = (now - last.0).as_secs_f64();
-            let ip_bytes = cfg.packet_bytes as f64 + f64::from(crate::ip_udp_header(&cfg.server));
-            let mbps = |pkts: f64| pkts * ip_bytes * 8.0 / secs / 1e6;
-            let mut line = format!("t={:5.1} s", (now - start).as_secs_f64());
-            if now < from {
-                line.push_str(" (warm-up)");
-            }
-            if let Some(w) = &up {
-                line.push_str(&format!(
-                    " | up: window {} in flight {} rtt {} sent {:.2} Mbit/s",
-                    w.size(),
-                    w.in_flight(),
-                    w.rtt()
-                        .map_or("-".into(), |r| format!("{:.0} ms", r.as_millis_f64())),
-                    mbps((w.sent() - last.1) as f64)
-                ));
-            }
-            if cfg.down {
-                line.push_str(&format!(
-                    " | down: received {:.2} Mbit/s",
-                    mbps((down.times.len() - last.2) as f64)
-                ));
-            }
-            progress(&line);
-            last = (now, up.as_ref().map_or(0, Window::sent), down.times.len());
-            next_progress = now + Duration::from_secs(1);
-        }
-        let deadline = if blocked {
-            now + Duration::from_millis(1)
-        } else {
-            next_progress.min(to).min(next_start)
-        };
-        waiter
-            .wait(Some(deadline), &mut ready)
-            .map_err(io_ctx("wait"))?;
-        for sock in &paths.socks {
-            while let Some((n, _, at)) = sock.recv(&mut rx, &clock).map_err(io_ctx("receive"))? {
-                if n == 0 {
-                    continue;
-                }
-                let p = match Packet::parse(&rx[..n]) {
-                    Ok(p) if p.session == session => p,
-                    Ok(_) => {
-                        errors.foreign += 1;
-                        continue;
-                    }
-                    Err(_) => {
-                        errors.malformed += 1;
-                        continue;
-                    }
-                };
-                match p.message {
-                    Message::Data {
-                        dir: Dir::Down,
-                        seq,
-                        sent_ns,
-                        ..
-                    } => {
-                        down.on_data(at, seq, sent_ns);
-                        down_started = true;
-                        ack_due = true;
-                    }
-                    Message::Ack {
-                        dir: Dir::Up,
-                        highest_seq,
-                        echo_ns,
-                        held_us,
-                        ..
-                    } => {
-                        if let Some(w) = up.as_mut() {
-                            let now = clock.now();
-                            if w.on_ack(
-                                now,
-                                highest_seq,
-                                Instant::from_nanos(echo_ns),
-                                Duration::from_micros(u64::from(held_us)),
-                            ) && now >= from
-                            {
-                                if let Some(r) = w.rtt() {
-                                    rtts.push(r.as_millis_f64());
-                                }
-                            }
-                        }
-                    }
-                    Message::Error(e) => {
-                        return Err(SaturateError::Protocol(format!("the server: {e}")));
-                    }
-                    _ => {}
-                }
-            }
-        }
-        if ack_due {
-            ack_due = false;
-            if let Some((seq, sent_ns, at)) = down.highest {
-                let now = clock.now();
-                emit(
-                    &packet(
-                        session,
-                        Message::Ack {
-                            dir: Dir::Down,
-                            received: down.times.len() as u64,
-                            highest_seq: seq,
-                            echo_ns: sent_ns,
-                            held_us: u32::try_from((now - at.min(now)).as_micros())
-                                .unwrap_or(u32::MAX),
-                        },
-                    ),
-                    &mut buf,
-                )?;
-                let k = paths.fb();
-                send(&paths.socks[k], &buf, &paths.peers[k], &mut failed)
-                    .map_err(io_ctx("send"))?;
-            }
-        }
+/// A second of saturation: window, packets in flight, RTT and rates.
+fn progress_line(cfg: &ClientConfig, p: &Progress) -> String {
+    let secs = p.interval.as_secs_f64();
+    let ip_bytes = cfg.packet_bytes as f64 + f64::from(crate::ip_udp_header(&cfg.server));
+    let mbps = |pkts: f64| pkts * ip_bytes * 8.0 / secs / 1e6;
+    let mut line = format!("t={:5.1} s", p.elapsed.as_secs_f64());
+    if p.warming_up {
+        line.push_str(" (warm-up)");
     }
+    if let Some(w) = &p.up {
+        line.push_str(&format!(
+            " | up: window {} in flight {} rtt {} sent {:.2} Mbit/s",
+            w.window,
+            w.in_flight,
+            w.rtt
+                .map_or("-".into(), |r| format!("{:.0} ms", r.as_millis_f64())),
+            mbps(w.sent as f64)
+        ));
+    }
+    if let Some(n) = p.down_received {
+        line.push_str(&format!(" | down: received {:.2} Mbit/s", mbps(n as f64)));
+    }
+    line
+}
 
-    // Stop the downlink, then fetch the uplink's arrivals. Both over the feedback path if there
-    // is one; requests are repeated until answered (the data path may still hold seconds of
-    // queue).
-    let fb = paths.fb();
-    let mut stopped = !cfg.down;
-    let mut chunks: BTreeMap<u32, Vec<(u32, u16)>> = BTreeMap::new();
-    let mut total: Option<(u32, u64)> = None;
-    let end_start = clock.now();
-    let mut next_try = end_start;
-    let fetch_window = (to_server(epoch), to_server(from), to_server(to));
-    loop {
-        let want = if !stopped {
-            Some(Message::Stop)
-        } else if cfg.up {
-            let next = (0..total.map_or(1, |t| t.0)).find(|i| !chunks.contains_key(i));
-            next.map(|index| Message::Fetch {
-                index,
-                epoch_ns: fetch_window.0,
-                from_ns: fetch_window.1,
-                to_ns: fetch_window.2,
-            })
-        } else {
-            None
-        };
-        let Some(want) = want else { break };
-        let now = clock.now();
-        if stop.load(Ordering::Relaxed) {
-            return Err(SaturateError::Protocol("interrupted".into()));
-        }
-        if now - end_start > Duration::from_secs(30) {
-            return Err(SaturateError::Protocol(
-                "the server did not answer within 30 s after the recording".into(),
-            ));
-        }
-        if now >= next_try {
-            emit(&packet(session, want), &mut buf)?;
-            send(&paths.socks[fb], &buf, &paths.peers[fb], &mut failed).map_err(io_ctx("send"))?;
-            next_try = now + Duration::from_millis(250);
-        }
-        waiter
-            .wait(Some(next_try), &mut ready)
-            .map_err(io_ctx("wait"))?;
-        for sock in &paths.socks {
-            while let Some((n, _, _)) = sock.recv(&mut rx, &clock).map_err(io_ctx("receive"))? {
-                if n == 0 {
-                    continue;
-                }
-                match Packet::parse(&rx[..n]) {
-                    Ok(p) if p.session != session => errors.foreign += 1,
-                    Ok(p) => match p.message {
-                        Message::StopAck => {
-                            stopped = true;
-                            next_try = clock.now();
-                        }
-                        Message::Report {
-                            index,
-                            chunks: n,
-                            packets,
-                            entries,
-                        } => {
-                            if total.is_none() {
-                                total = Some((n.max(1), packets));
-                            }
-                            chunks.entry(index).or_insert(entries);
-                            next_try = clock.now();
-                        }
-                        Message::Error(e) => {
-                            return Err(SaturateError::Protocol(format!("the server: {e}")));
-                        }
-                        _ => {}
-                    },
-                    Err(_) => errors.malformed += 1,
-                }
-            }
-        }
-    }
-    for _ in 0..3 {
-        emit(&packet(session, Message::Bye), &mut buf)?;
-        send(&paths.socks[fb], &buf, &paths.peers[fb], &mut failed).map_err(io_ctx("send"))?;
-    }
-
-    let window_ms = cfg.duration.as_millis_f64();
-    let record = |counts: Vec<(u64, u32)>,
-                  sent: u64,
-                  window_end: u32,
-                  rtts: &mut Vec<f64>,
-                  send_failed: u64| {
-        let packets: u64 = counts.iter().map(|&(_, n)| u64::from(n)).sum();
-        let below = (!rtts.is_empty())
-            .then(|| rtts.iter().filter(|&&r| r < low).count() as f64 / rtts.len() as f64);
-        let q = quantiles(rtts, &[0.5, 0.95]);
-        DirectionRecord {
-            counts,
-            packets,
-            mean_mbps: packets as f64 * 1500.0 * 8.0 / (window_ms / 1e3) / 1e6,
-            sent,
-            window_end,
-            rtt_p50_ms: q[0],
-            rtt_p95_ms: q[1],
-            rtt_below_low: below,
-            send_failed,
-        }
-    };
-    let up_record = up.as_ref().map(|w| {
-        let mut counts: Vec<(u64, u32)> = vec![];
-        for c in chunks.values() {
-            for &(ms, n) in c {
-                match counts.last_mut() {
-                    Some((t, k)) if *t == u64::from(ms) => *k += u32::from(n),
-                    _ => counts.push((u64::from(ms), u32::from(n))),
-                }
-            }
-        }
-        record(counts, w.sent(), w.size(), &mut rtts, failed)
-    });
-    let down_record = cfg.down.then(|| {
-        record(
-            ms_counts(&down.times, epoch, from, to),
-            down.highest.map_or(0, |h| h.0 + 1),
-            0,
-            &mut vec![],
-            0,
-        )
-    });
-    if let (Some(r), Some((_, packets))) = (&up_record, total) {
-        if r.packets != packets {
-            return Err(SaturateError::Protocol(format!(
-                "the uplink report is incomplete: {} of {packets} packets",
-                r.packets
-            )));
-        }
-    }
-    let ms_since =
-        |t: Instant| (i128::from(t.as_nanos()) - i128::from(epoch.as_nanos())) as f64 / 1e6;
-    Ok(ClientReport {
-        epoch_ns: epoch.as_nanos(),
-        from_ms: ms_since(from),
-        to_ms: ms_since(to),
-        same_clock,
-        clock_offset_ns: offset,
-        handshake_rtt_ms: handshake_rtt.as_millis_f64(),
-        feedback: cfg.feedback.as_ref().map(ToString::to_string),
-        up: up_record,
-        down: down_record,
-        errors,
+/// A failed session's error.
+fn client_failure(cfg: &ClientConfig, f: ClientFailure) -> SaturateError {
+    SaturateError::Protocol(match f {
+        ClientFailure::NoAnswer => format!(
+            "no answer from {} within 5 s (is `wisp saturate server` running there?)",
+            cfg.server
+        ),
+        ClientFailure::NoFeedbackAnswer => format!(
+            "no answer over the feedback path {} within 5 s (does the server listen there: --feedback-listen?)",
+            cfg.feedback
+                .as_ref()
+                .map(ToString::to_string)
+                .unwrap_or_default()
+        ),
+        f => f.to_string(),
     })
 }
 

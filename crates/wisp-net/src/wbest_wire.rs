@@ -29,8 +29,8 @@
 
 use wisp_core::probe::wbest::WbestPhase;
 
-pub use crate::frame::WireError;
-use crate::frame::{Framing, u16_at, u64_at};
+pub use wisp_core::frame::WireError;
+use wisp_core::frame::{Framing, u16_at, u64_at};
 
 /// The format's version.
 pub const VERSION: u8 = 4;

@@ -1,5 +1,5 @@
-//! The framing wisp's own tool protocols share (`wisp wbest`'s control messages,
-//! `wisp saturate`'s packets): two magic bytes · a version byte · a message type byte · fields
+//! The framing wisp's own tool protocols share (`wisp wbest`'s control messages in `wisp-net`,
+//! `wisp saturate`'s packets in [`crate::saturator::wire`]): two magic bytes · a version byte · a message type byte · fields
 //! of the protocol's own · a big-endian u16 body length · the body. [`Framing`] checks a header and
 //! cuts out exactly one body; [`Body`] checks the body's length against what its type needs. Every
 //! check names what is wrong ([`WireError`]); nothing here panics on any input.

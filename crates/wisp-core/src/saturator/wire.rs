@@ -37,6 +37,25 @@ pub const MAX_ERROR: usize = 512;
 /// The largest packet (a UDP payload).
 pub const MAX_PACKET: usize = 65507;
 
+/// The smallest UDP payload of a session: a data packet's header and body.
+pub const MIN_PACKET_BYTES: usize = HEADER + DATA_BODY;
+
+/// Checks a session's packet size (a UDP payload).
+pub fn check_packet_bytes(n: usize) -> Result<(), String> {
+    if !(MIN_PACKET_BYTES..=MAX_PACKET).contains(&n) {
+        return Err(format!(
+            "must be {MIN_PACKET_BYTES} to {MAX_PACKET} bytes, not {n}"
+        ));
+    }
+    Ok(())
+}
+
+/// The zero bytes that make a `Data` packet `packet_bytes` long (a size [`check_packet_bytes`]
+/// accepts).
+pub fn padding(packet_bytes: usize) -> usize {
+    packet_bytes - HEADER - DATA_BODY
+}
+
 /// Which way data goes: up is client → server.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Dir {

@@ -1,5 +1,7 @@
-//! The Saturator's window control and trace recording (Winstein, Sivaraman, Balakrishnan,
-//! NSDI 2013, §5.1.1), sans-IO: `wisp saturate` (crate `wisp-net`) drives it with real packets.
+//! The Saturator (Winstein, Sivaraman, Balakrishnan, NSDI 2013, §5.1.1), sans-IO: the window
+//! control, the trace recording, the packet format ([`wire`]) and the two ends of a session
+//! ([`ClientSession`], [`Server`]). `wisp saturate` (crate `wisp-net`) drives them with real
+//! sockets and a real clock; the tests below drive them over an in-memory link.
 //!
 //! The Saturator keeps one direction of a link *backlogged*: it keeps a window of N MTU-sized
 //! packets in flight and adapts N so that the observed round-trip time stays above 750 ms (the
@@ -13,13 +15,102 @@
 //! RTT is below 750 ms, −20 per acknowledged packet whose RTT is above 3000 ms, N between 20 and
 //! 1500.
 //!
+//! A session, as the two state machines run it: the client says `Hello` over the data path
+//! (five answered samples: the clocks' offset, [`clock_offset`]) and over the feedback path if
+//! it has one; then for the warm-up and the recording it sends the uplink's `Data` under its
+//! window and acknowledges the downlink's, and sends `Start` (every 200 ms until the downlink
+//! flows, then every second over the feedback path: the keepalive); the server sends the
+//! downlink under its own window once started and acknowledges the uplink. Each receiver
+//! acknowledges a read batch at a time (the driver's turn: the acknowledgement leaves at the
+//! next [`ClientSession::poll_transmit`] / [`Server::poll_transmit`]). At the end the client asks
+//! `Stop` and `Fetch`es the server's uplink arrivals in `Report` chunks, every 250 ms until
+//! answered (30 s at most), then says `Bye` three times. The server serves one session at a
+//! time, ends one after its `Bye` or after `idle` without a packet from its client, and tells
+//! other clients it is busy.
+//!
 //! Deviations: "in flight" counts the packets sent after the highest sequence number the
 //! receiver has acknowledged (the links are FIFO), so a packet the link lost stops counting as
 //! soon as a later one arrives instead of holding the window forever; the RTT of an
 //! acknowledgement excludes the time the receiver held it before answering (it batches the
 //! packets of one read).
 
+mod client;
+mod server;
+#[cfg(test)]
+mod session_tests;
+pub mod wire;
+
+pub use client::{
+    ClientEvent, ClientFailure, ClientReport, ClientSession, ClientSettings, DirectionRecord,
+    Progress, UpProgress,
+};
+pub use server::{Datagram, Server, ServerEvent, ServerSettings, SessionEnd};
+
 use crate::{Duration, Instant};
+use wire::{Dir, Message, Packet, Path};
+
+/// How long a sender holds its data back after the socket refused a packet (a full buffer).
+const BLOCKED_RETRY: Duration = Duration::from_millis(1);
+
+/// A packet to send over one of the two paths. The server's go to an address of the driver's
+/// (`to`: where the packet being answered came from, or the session's client); the client's to
+/// the server's address of the path (`to` is `()`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Transmit<A = ()> {
+    /// The socket: the data path's or the feedback path's.
+    pub path: Path,
+    pub to: A,
+    pub packet: Packet,
+    /// An answer to whoever asked (the server's replies): a failure to send it is not the
+    /// session's and is ignored. Otherwise a refused send (a full buffer) is reported back with
+    /// `on_send_refused`, and any other failure ends the run.
+    pub best_effort: bool,
+}
+
+/// Counts of what went wrong with received packets.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct PacketErrors {
+    /// Datagrams that are not saturator packets (wrong magic, version, length, values).
+    pub malformed: u64,
+    /// Packets of another session.
+    pub foreign: u64,
+}
+
+/// The next `Data` packet of a sender in direction `dir`, stamped `now`; takes its sequence
+/// number from the window.
+fn data_message(window: &mut Window, dir: Dir, now: Instant, padding: usize) -> Message {
+    Message::Data {
+        dir,
+        seq: window.on_send(),
+        sent_ns: now.as_nanos(),
+        padding,
+    }
+}
+
+/// Feeds an acknowledgement's fields to the window; the RTT (ms) when it counted.
+fn on_ack_fields(
+    window: &mut Window,
+    now: Instant,
+    highest_seq: u64,
+    echo_ns: u64,
+    held_us: u32,
+) -> Option<f64> {
+    let counted = window.on_ack(
+        now,
+        highest_seq,
+        Instant::from_nanos(echo_ns),
+        Duration::from_micros(u64::from(held_us)),
+    );
+    window
+        .rtt()
+        .filter(|_| counted)
+        .map(Duration::as_millis_f64)
+}
+
+/// Whether a packet is a data packet (the only kind whose refusal holds the sender back).
+fn is_data(p: &Packet) -> bool {
+    matches!(p.message, Message::Data { .. })
+}
 
 /// The window's bounds and thresholds.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -137,6 +228,14 @@ impl Window {
         s
     }
 
+    /// The packet [`Window::on_send`] numbered last did not leave (the socket refused it): its
+    /// sequence number is the next one again.
+    pub fn on_send_refused(&mut self) {
+        if self.next_seq > self.acked_below {
+            self.next_seq -= 1;
+        }
+    }
+
     /// An acknowledgement at `now`: the highest sequence number received, the send instant it
     /// echoes (on this side's clock) and how long the receiver held it. Stale or impossible
     /// acknowledgements (a sequence number not sent yet) are ignored; returns whether it counted.
@@ -190,6 +289,20 @@ impl Arrivals {
             Some((h, _, _)) if seq <= h => self.out_of_order += 1,
             _ => self.highest = Some((seq, sent_ns, at)),
         }
+    }
+
+    /// The acknowledgement of direction `dir` sent at `now`: the packets received, the highest
+    /// sequence number with the send time it echoes, and how long it was held (`None` before
+    /// any packet).
+    pub fn ack(&self, dir: Dir, now: Instant) -> Option<Message> {
+        let (seq, sent_ns, at) = self.highest?;
+        Some(Message::Ack {
+            dir,
+            received: self.times.len() as u64,
+            highest_seq: seq,
+            echo_ns: sent_ns,
+            held_us: u32::try_from((now - at.min(now)).as_micros()).unwrap_or(u32::MAX),
+        })
     }
 }
 
