@@ -15,6 +15,8 @@
 //! * [`pingpair`]: Ping-Pair (CoNEXT'17 §5), sans-IO: validity, T_q, attribution, the WMM check.
 //! * [`saturator`]: the Saturator's window control and trace recording (Sprout paper §5.1.1).
 //! * [`video`]: Alfalfa's explicit-state video layer (§4): diffs between states, state sync, Y4M.
+//! * [`session`]: one flow as an RTP/RTCP session, sans-IO: the sending and receiving sides of
+//!   `wisp send`/`wisp recv` over typed packets (the bytes are wisp-net's).
 //! * [`scheme`]: the registry (`"cbr"` → [`scheme::SchemeConfig`] → halves) and the schemes.
 
 pub mod controller;
@@ -26,6 +28,7 @@ pub mod pingpair;
 pub mod probe;
 pub mod saturator;
 pub mod scheme;
+pub mod session;
 pub mod source;
 pub mod stats;
 pub mod tables;
