@@ -25,7 +25,9 @@
 //! only needs them to be consistent for the RTT computation (A − LSR − DLSR), which happens on
 //! the clock that stamped them.
 //!
-//! Parsing uses the `rtc-rtcp` crate; [`decode`] never panics.
+//! The typed items ([`RtcpItem`], [`ReportBlock`], [`Arrivals`]) and the NTP conversions are
+//! those of [`wisp_core::session`], whose state machines speak them; this module turns them into
+//! bytes and back. Parsing uses the `rtc-rtcp` crate; [`decode`] never panics.
 
 use bytes::Bytes;
 use rtc_shared::marshal::Marshal;
