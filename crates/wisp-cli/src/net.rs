@@ -291,13 +291,16 @@ pub fn check_port(flag: &str, addr: SocketAddr) -> Result<(), CliError> {
     Ok(())
 }
 
-pub fn send(a: SendArgs) -> Result<(), CliError> {
-    let mut scheme = a.scheme.clone();
-    apply_params(&mut scheme, a.rate_kbps.as_deref(), &a.params)?;
-    // The video layer: over sockets the encoder takes real time (no `encode-ms`), measured
-    // around each frame's coding call so that `wisp run` can be given it.
-    if let Some(form) = VideoForm::of(&scheme)
-        && (a.video.is_some() || VideoForm::already(&scheme).is_some())
+/// `wisp send`'s video layer: over sockets the encoder takes real time (no `encode-ms`),
+/// measured around each frame's coding call so that `wisp run` can be given it. Attaches
+/// `--video`'s clip (or the model codec's pictures) to `scheme`; returns the clip's fingerprint
+/// and the log of the coding.
+fn send_video(
+    a: &SendArgs,
+    scheme: &mut SchemeConfig,
+) -> Result<(Option<u64>, Option<VideoLog>), CliError> {
+    if let Some(form) = VideoForm::of(scheme)
+        && (a.video.is_some() || VideoForm::already(scheme).is_some())
         && !form.encode_delay().is_zero()
     {
         return Err(CliError::Input(format!(
@@ -314,21 +317,26 @@ pub fn send(a: SendArgs) -> Result<(), CliError> {
                 .saturating_duration_since(wisp_core::Instant::ZERO)
         })))
     };
-    let mut clip_fingerprint = None;
-    let mut video_log = None;
     if let Some(clip) = &a.video {
         let log = coding_log();
-        let parsed = crate::run::attach_video(&mut scheme, clip, 1, log.clone())?;
+        let parsed = crate::run::attach_video(scheme, clip, 1, log.clone())?;
         // Announced with the scheme: a receiver given another clip refuses the flow.
-        clip_fingerprint = Some(wisp_core::video::y4m::fingerprint(&parsed));
-        video_log = Some(log);
-    } else if let Some(form) = VideoForm::already(&scheme) {
+        return Ok((Some(wisp_core::video::y4m::fingerprint(&parsed)), Some(log)));
+    }
+    if let Some(form) = VideoForm::already(scheme) {
         // The model codec needs no clip: the scheme codes its model pictures, logged all the same.
         let log = coding_log();
         let fps = form.fps();
-        scheme = form.coding(fps, None, log.clone());
-        video_log = Some(log);
+        *scheme = form.coding(fps, None, log.clone());
+        return Ok((None, Some(log)));
     }
+    Ok((None, None))
+}
+
+pub fn send(a: SendArgs) -> Result<(), CliError> {
+    let mut scheme = a.scheme.clone();
+    apply_params(&mut scheme, a.rate_kbps.as_deref(), &a.params)?;
+    let (clip_fingerprint, video_log) = send_video(&a, &mut scheme)?;
     let to = resolve("--to", &a.to)?;
     check_port("--to", to)?;
     let mut o = SendOptions::new(scheme, to);
@@ -394,6 +402,63 @@ pub fn send(a: SendArgs) -> Result<(), CliError> {
     Ok(())
 }
 
+/// `wisp recv --pingpair-target` and its settings.
+fn pingpair_of(a: &RecvArgs) -> Result<Option<wisp_net::session::PingPairRecv>, CliError> {
+    let Some(t) = &a.pingpair_target else {
+        return Ok(None);
+    };
+    let target = wisp_net::resolve_ipv4_host(t)
+        .map_err(|e| CliError::Input(format!("--pingpair-target: {e}")))?;
+    if !(a.pingpair_mac_mbps > 0.0 && a.pingpair_mac_mbps <= 1e5) {
+        return Err(CliError::Input(format!(
+            "--pingpair-mac-mbps: {} is out of range (above 0, at most 100000)",
+            a.pingpair_mac_mbps
+        )));
+    }
+    Ok(Some(wisp_net::session::PingPairRecv {
+        target,
+        interval: a.pingpair_interval_ms,
+        tos_high: wisp_core::pingpair::TOS_HIGH,
+        mac_rate: wisp_core::Bitrate::from_bps_f64(a.pingpair_mac_mbps * 1e6),
+    }))
+}
+
+/// `wisp recv --link`/`--trace`: the link and the instant its trace started (`--link-epoch-ns`,
+/// else `$WISP_LINK_EPOCH_NS`).
+fn known_link(a: &RecvArgs) -> Result<Option<KnownLink>, CliError> {
+    let Some(spec) = crate::args::chosen_link(a.trace.as_deref(), a.link.as_ref()) else {
+        return Ok(None);
+    };
+    let link = spec.load()?;
+    let epoch = match a.link_epoch_ns {
+        Some(ns) => {
+            check_epoch("--link-epoch-ns", ns)?;
+            Some(ns)
+        }
+        None => match std::env::var("WISP_LINK_EPOCH_NS") {
+            Ok(v) => {
+                let ns = v.trim().parse().map_err(|_| {
+                    CliError::Input(format!("WISP_LINK_EPOCH_NS `{v}` is not a number"))
+                })?;
+                check_epoch("WISP_LINK_EPOCH_NS", ns)?;
+                Some(ns)
+            }
+            Err(_) => None,
+        },
+    };
+    let epoch = epoch.ok_or_else(|| {
+        CliError::Input(
+            "--link needs the instant its trace started: --link-epoch-ns, or run inside `wisp link` (which sets $WISP_LINK_EPOCH_NS)"
+                .into(),
+        )
+    })?;
+    Ok(Some(KnownLink {
+        link,
+        delay: a.delay_ms,
+        epoch: Instant::from_nanos(epoch),
+    }))
+}
+
 pub fn recv(a: RecvArgs) -> Result<(), CliError> {
     let listen = resolve("--listen", &a.listen)?;
     check_listen("--listen", listen, false)?;
@@ -424,52 +489,8 @@ pub fn recv(a: RecvArgs) -> Result<(), CliError> {
             crate::run::video_codecs(wisp_core::video::VideoCodec::Vp8, parsed.clone(), clip)?;
         clip_read = Some(parsed);
     }
-    if let Some(t) = &a.pingpair_target {
-        let target = wisp_net::resolve_ipv4_host(t)
-            .map_err(|e| CliError::Input(format!("--pingpair-target: {e}")))?;
-        if !(a.pingpair_mac_mbps > 0.0 && a.pingpair_mac_mbps <= 1e5) {
-            return Err(CliError::Input(format!(
-                "--pingpair-mac-mbps: {} is out of range (above 0, at most 100000)",
-                a.pingpair_mac_mbps
-            )));
-        }
-        o.pingpair = Some(wisp_net::session::PingPairRecv {
-            target,
-            interval: a.pingpair_interval_ms,
-            tos_high: wisp_core::pingpair::TOS_HIGH,
-            mac_rate: wisp_core::Bitrate::from_bps_f64(a.pingpair_mac_mbps * 1e6),
-        });
-    }
-    if let Some(spec) = crate::args::chosen_link(a.trace.as_deref(), a.link.as_ref()) {
-        let link = spec.load()?;
-        let epoch = match a.link_epoch_ns {
-            Some(ns) => {
-                check_epoch("--link-epoch-ns", ns)?;
-                Some(ns)
-            }
-            None => match std::env::var("WISP_LINK_EPOCH_NS") {
-                Ok(v) => {
-                    let ns = v.trim().parse().map_err(|_| {
-                        CliError::Input(format!("WISP_LINK_EPOCH_NS `{v}` is not a number"))
-                    })?;
-                    check_epoch("WISP_LINK_EPOCH_NS", ns)?;
-                    Some(ns)
-                }
-                Err(_) => None,
-            },
-        };
-        let epoch = epoch.ok_or_else(|| {
-            CliError::Input(
-                "--link needs the instant its trace started: --link-epoch-ns, or run inside `wisp link` (which sets $WISP_LINK_EPOCH_NS)"
-                    .into(),
-            )
-        })?;
-        o.link = Some(KnownLink {
-            link,
-            delay: a.delay_ms,
-            epoch: Instant::from_nanos(epoch),
-        });
-    }
+    o.pingpair = pingpair_of(&a)?;
+    o.link = known_link(&a)?;
     let stop = stop_flag()?;
     let report =
         wisp_net::session::recv(&o, &stop, &mut |l| say!("wisp recv: {l}")).map_err(net_error)?;
@@ -491,6 +512,22 @@ pub fn recv(a: RecvArgs) -> Result<(), CliError> {
             String::new()
         }
     );
+    recv_video(&a, &report, clip_read.as_deref(), clip_rate)?;
+    if a.json {
+        output::print_json(&report)?;
+    }
+    Ok(())
+}
+
+/// `wisp recv`'s video outputs of a flow that carried video: its summary line, `--out`'s
+/// video.csv and display.csv, `--decoded`'s Y4M (against `clip`, `--video`'s, captured at
+/// `clip_rate`).
+fn recv_video(
+    a: &RecvArgs,
+    report: &wisp_net::report::ReceiverReport,
+    clip: Option<&wisp_core::video::Clip>,
+    clip_rate: Option<u32>,
+) -> Result<(), CliError> {
     use wisp_sim::video::{FPS, screen_of};
     // The capture rate: the clip's (as the sender's), else the reproduction's.
     let fps = clip_rate.unwrap_or(FPS);
@@ -508,7 +545,7 @@ pub fn recv(a: RecvArgs) -> Result<(), CliError> {
         );
     }
     // Made before anything is written, so that an error leaves no file.
-    let decoded = match (&a.decoded, &clip_read) {
+    let decoded = match (&a.decoded, clip) {
         (Some(_), Some(clip)) => {
             let (Some(log), Some(screen)) = (&report.video, &screen) else {
                 return Err(CliError::Input(format!(
@@ -549,9 +586,6 @@ pub fn recv(a: RecvArgs) -> Result<(), CliError> {
     }
     if let (Some(path), Some(bytes)) = (&a.decoded, decoded) {
         crate::run::write_file(path, bytes)?;
-    }
-    if a.json {
-        output::print_json(&report)?;
     }
     Ok(())
 }

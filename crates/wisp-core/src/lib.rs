@@ -18,6 +18,8 @@
 //! * [`frame`]: the versioned, length-checked framing of wisp's own tool protocols (`wisp wbest`,
 //!   `wisp saturate`).
 //! * [`video`]: Alfalfa's explicit-state video layer (§4): diffs between states, state sync, Y4M.
+//! * [`session`]: one flow as an RTP/RTCP session, sans-IO: the sending and receiving sides of
+//!   `wisp send`/`wisp recv` over typed packets (the bytes are wisp-net's).
 //! * [`scheme`]: the registry (`"cbr"` → [`scheme::SchemeConfig`] → halves) and the schemes.
 
 pub mod controller;
@@ -30,6 +32,7 @@ pub mod pingpair;
 pub mod probe;
 pub mod saturator;
 pub mod scheme;
+pub mod session;
 pub mod source;
 pub mod stats;
 pub mod tables;

@@ -9,7 +9,7 @@
 //!   control feedback, and APP packets that carry any [`wisp_core::wire::Feedback`]).
 //! * [`session`]: `wisp send` / `wisp recv` — one flow of any registered scheme over UDP, paced
 //!   with sub-millisecond accuracy ([`timer`]), with per-second progress and a summary
-//!   ([`report`]).
+//!   ([`report`]): the socket loops of the sans-IO sessions of [`wisp_core::session`].
 //! * [`twcc`], [`twcc_recv`]: transport-wide congestion control feedback
 //!   (draft-holmer-rmcat-transport-wide-cc-extensions-01) and `wisp recv --twcc`, which answers a
 //!   foreign RTP stream (pion, libwebrtc) with it; `interop/pion/` tests this against pion's GCC.

@@ -137,14 +137,7 @@ pub struct KnownLink {
     pub epoch: Instant,
 }
 
-/// One delivered packet as the receiver saw it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Delivery {
-    pub seq: u64,
-    pub sent: Instant,
-    pub arrived: Instant,
-    pub bytes: u64,
-}
+pub use wisp_core::session::Delivery;
 
 /// Inputs of [`receiver_metrics`] besides the deliveries.
 #[derive(Debug)]

@@ -25,7 +25,9 @@
 //! only needs them to be consistent for the RTT computation (A − LSR − DLSR), which happens on
 //! the clock that stamped them.
 //!
-//! Parsing uses the `rtc-rtcp` crate; [`decode`] never panics.
+//! The typed items ([`RtcpItem`], [`ReportBlock`], [`Arrivals`]) and the NTP conversions are
+//! those of [`wisp_core::session`], whose state machines speak them; this module turns them into
+//! bytes and back. Parsing uses the `rtc-rtcp` crate; [`decode`] never panics.
 
 use bytes::Bytes;
 use rtc_shared::marshal::Marshal;
@@ -43,6 +45,7 @@ use rtcp::transport_feedbacks::cc_feedback_report::{
     CcFeedbackMetricBlock, CcFeedbackReport, CcFeedbackReportBlock, Ecn,
 };
 use rtcp::transport_feedbacks::transport_layer_cc::TransportLayerCc;
+pub use wisp_core::session::{Arrivals, ReportBlock, RtcpItem, from_q16, ntp, ntp_middle, to_q16};
 use wisp_core::wire::{Feedback, Remb, TransportFeedback, kind as wire_kind};
 use wisp_core::{Bitrate, Duration, Instant};
 
@@ -67,96 +70,6 @@ pub enum RtcpError {
     App(&'static str),
     #[error("APP feedback: {0}")]
     Feedback(#[from] wisp_core::wire::WireError),
-}
-
-/// A session report block (RFC 3550 §6.4.1), the part of an RR wisp uses.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
-pub struct ReportBlock {
-    /// The media source reported on.
-    pub ssrc: u32,
-    pub fraction_lost: u8,
-    /// Cumulative packets lost (24-bit signed on the wire).
-    pub total_lost: i32,
-    /// Extended highest sequence number received.
-    pub highest_seq: u32,
-    /// Interarrival jitter in RTP timestamp units.
-    pub jitter: u32,
-    /// Middle 32 bits of the NTP timestamp of the last SR received.
-    pub last_sr: u32,
-    /// Delay since that SR, in 1/65536 s.
-    pub delay_since_last_sr: u32,
-}
-
-/// Arrival feedback for a run of sequence numbers (RFC 8888, one media source).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Arrivals {
-    pub media_ssrc: u32,
-    /// The 16-bit sequence number of `packets[0]`.
-    pub begin_seq: u16,
-    /// When the report was made, on the reporter's clock.
-    pub report_time: Instant,
-    /// Arrival time of each packet, `None` if not received. Times are quantised to 1/1024 s
-    /// before `report_time` and must lie within 8191/1024 s of it.
-    pub packets: Vec<Option<Instant>>,
-}
-
-/// One item of a decoded RTCP datagram.
-#[derive(Clone, Debug, PartialEq)]
-pub enum RtcpItem {
-    SenderReport {
-        ssrc: u32,
-        ntp: u64,
-        rtp_time: u32,
-        packets: u32,
-        octets: u32,
-    },
-    ReceiverReport {
-        /// The reporter.
-        ssrc: u32,
-        blocks: Vec<ReportBlock>,
-    },
-    Cname {
-        ssrc: u32,
-        cname: String,
-    },
-    Bye {
-        sources: Vec<u32>,
-    },
-    /// A scheme's feedback message (from REMB or APP).
-    Feedback(Feedback),
-    /// The sender's scheme spec, and the fingerprint of the clip it codes (a video sender given
-    /// one); `ssrc` is the APP packet's source (the sender's media SSRC).
-    Scheme {
-        ssrc: u32,
-        spec: String,
-        clip: Option<u64>,
-    },
-    Arrivals(Arrivals),
-    /// A packet type wisp does not use (ignored).
-    Other(u8),
-}
-
-/// `t` as NTP-style 32.32 fixed-point seconds.
-pub fn ntp(t: Instant) -> u64 {
-    let ns = u128::from(t.as_nanos());
-    let secs = ns / 1_000_000_000;
-    let frac = ((ns % 1_000_000_000) << 32) / 1_000_000_000;
-    ((secs as u64) << 32) | frac as u64
-}
-
-/// The middle 32 bits of [`ntp`] (1/65536 s units), as LSR and RFC 8888 use.
-pub fn ntp_middle(t: Instant) -> u32 {
-    (ntp(t) >> 16) as u32
-}
-
-/// A duration in 1/65536 s, saturating.
-pub fn to_q16(d: Duration) -> u32 {
-    ((u128::from(d.as_nanos()) << 16) / 1_000_000_000).min(u128::from(u32::MAX)) as u32
-}
-
-/// A duration from 1/65536 s.
-pub fn from_q16(v: u32) -> Duration {
-    Duration::from_nanos(((u128::from(v) * 1_000_000_000) >> 16) as u64)
 }
 
 fn marshal(p: &impl Marshal, out: &mut Vec<u8>) -> Result<(), RtcpError> {
@@ -749,15 +662,6 @@ mod tests {
                 },
             ]
         );
-    }
-
-    #[test]
-    fn ntp_conversions() {
-        assert_eq!(ntp(Instant::from_secs(3)), 3 << 32);
-        assert_eq!(ntp(Instant::from_millis(500)), 1 << 31);
-        assert_eq!(ntp_middle(Instant::from_secs(1)), 1 << 16);
-        assert_eq!(to_q16(Duration::from_millis(500)), 1 << 15);
-        assert_eq!(from_q16(1 << 15), Duration::from_millis(500));
     }
 
     #[test]

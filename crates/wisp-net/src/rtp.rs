@@ -39,7 +39,7 @@ use wisp_core::{DataSize, Instant};
 /// The dynamic payload type wisp uses.
 pub const PAYLOAD_TYPE: u8 = 96;
 /// The RTP timestamp clock rate (video).
-pub const CLOCK_RATE_HZ: u64 = 90_000;
+pub use wisp_core::session::CLOCK_RATE_HZ;
 
 /// Extension element ids.
 pub mod ext {

@@ -14,8 +14,7 @@
 use crate::Clock;
 use crate::report::percentiles;
 use crate::rtp;
-use crate::session::{NetError, Progress, enable_receive_timestamps, recv_stamped, set_buffers};
-use crate::timer::Waiter;
+use crate::session::{NetError, Progress, io_ctx, listen_socket, recv_stamped};
 use crate::twcc::{self, TwccRecorder};
 use serde::Serialize;
 use std::io;
@@ -146,6 +145,61 @@ impl State {
         rec.on_packet(seq, h.ssrc, at);
     }
 
+    /// Whether the session is over at `now`: the sender's BYE, `opts.duration` after the first
+    /// packet, or `opts.idle_timeout` after the last one (said through `progress`).
+    fn is_over(&self, now: Instant, opts: &TwccRecvOptions, progress: Progress<'_>) -> bool {
+        if self.bye {
+            return true;
+        }
+        if let (Some(first), Some(d)) = (self.first, opts.duration) {
+            if now >= first + d {
+                return true;
+            }
+        }
+        if self.last.is_some_and(|l| now >= l + opts.idle_timeout) {
+            progress(&format!(
+                "no packet from {} within the idle timeout of {} s; ending",
+                self.peer
+                    .map_or_else(|| "the sender".into(), |p: SocketAddr| p.to_string()),
+                opts.idle_timeout.as_secs_f64()
+            ));
+            return true;
+        }
+        false
+    }
+
+    /// The summary, on the socket bound to `listen`.
+    fn report(mut self, listen: SocketAddr, rec: &TwccRecorder) -> TwccReceiverReport {
+        let secs = match (self.first, self.last) {
+            (Some(f), Some(l)) => (l - f).as_secs_f64(),
+            _ => 0.0,
+        };
+        let lag = percentiles(&mut self.lag_us, &[0.5]);
+        TwccReceiverReport {
+            role: "receiver",
+            mode: "twcc",
+            listen: listen.to_string(),
+            peer: self.peer.map(|p| p.to_string()),
+            media_ssrc: self.media_ssrc,
+            duration_s: secs,
+            packets_received: self.packets,
+            bytes_received: self.bytes,
+            throughput_kbps: if secs > 0.0 {
+                self.bytes as f64 * 8.0 / secs / 1e3
+            } else {
+                0.0
+            },
+            packets_lost: self.lost,
+            packets_late_or_duplicate: rec.late_or_duplicate(),
+            rtcp_packets: self.rtcp,
+            feedback_packets: self.feedback_packets,
+            feedback_bytes: self.feedback_bytes,
+            malformed_packets: self.malformed,
+            foreign_packets: self.foreign,
+            read_lag_p50_us: lag[0],
+        }
+    }
+
     fn send_feedback(&mut self, sock: &UdpSocket, rec: &mut TwccRecorder) {
         let Some(peer) = self.peer else { return };
         let mut buf = Vec::with_capacity(1500);
@@ -168,10 +222,6 @@ pub fn recv(
     stop: &AtomicBool,
     progress: Progress<'_>,
 ) -> Result<TwccReceiverReport, NetError> {
-    let io_err = |what: &str| {
-        let what = what.to_string();
-        move |err| NetError::Io { what, err }
-    };
     if !(1..=14).contains(&opts.ext_id) {
         return Err(NetError::Input(format!(
             "--twcc: extension id {} is not a one-byte header extension id (1–14)",
@@ -179,17 +229,7 @@ pub fn recv(
         )));
     }
     let clock = Clock::new();
-    let sock = UdpSocket::bind(opts.listen)
-        .map_err(io_err(&format!("cannot listen on {}", opts.listen)))?;
-    let listen = sock.local_addr().map_err(io_err("local address"))?;
-    sock.set_nonblocking(true)
-        .map_err(io_err("cannot make the socket non-blocking"))?;
-    set_buffers(&sock);
-    if !enable_receive_timestamps(&sock) {
-        progress("note: no kernel receive timestamps; arrivals are stamped when read");
-    }
-    let mut waiter = Waiter::new(Duration::ZERO).map_err(io_err("cannot create a timer"))?;
-    waiter.add(&sock, 0).map_err(io_err("epoll"))?;
+    let (sock, listen, mut waiter) = listen_socket(opts.listen, progress)?;
     progress(&format!("listening on {listen}; waiting for a sender"));
     let mut rec = TwccRecorder::new(rand::random());
     let mut s = State::default();
@@ -202,21 +242,7 @@ pub fn recv(
     let mut floor = Instant::ZERO;
     loop {
         let now = clock.now();
-        if stop.load(Ordering::Relaxed) || s.bye {
-            break;
-        }
-        if let (Some(first), Some(d)) = (s.first, opts.duration) {
-            if now >= first + d {
-                break;
-            }
-        }
-        if s.last.is_some_and(|l| now >= l + opts.idle_timeout) {
-            progress(&format!(
-                "no packet from {} within the idle timeout of {} s; ending",
-                s.peer
-                    .map_or_else(|| "the sender".into(), |p: SocketAddr| p.to_string()),
-                opts.idle_timeout.as_secs_f64()
-            ));
+        if stop.load(Ordering::Relaxed) || s.is_over(now, opts, progress) {
             break;
         }
         loop {
@@ -229,7 +255,7 @@ pub fn recv(
                 }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
                 Err(e) if e.kind() == io::ErrorKind::ConnectionRefused => {}
-                Err(e) => return Err(io_err("receive")(e)),
+                Err(e) => return Err(io_ctx("receive")(e)),
             }
         }
         let now = clock.now();
@@ -263,40 +289,13 @@ pub fn recv(
         .into_iter()
         .flatten()
         .min();
-        waiter.wait(deadline, &mut ready).map_err(io_err("wait"))?;
+        waiter.wait(deadline, &mut ready).map_err(io_ctx("wait"))?;
     }
     // What arrived since the last feedback.
     if rec.has_pending() {
         s.send_feedback(&sock, &mut rec);
     }
-    let secs = match (s.first, s.last) {
-        (Some(f), Some(l)) => (l - f).as_secs_f64(),
-        _ => 0.0,
-    };
-    let lag = percentiles(&mut s.lag_us, &[0.5]);
-    Ok(TwccReceiverReport {
-        role: "receiver",
-        mode: "twcc",
-        listen: listen.to_string(),
-        peer: s.peer.map(|p| p.to_string()),
-        media_ssrc: s.media_ssrc,
-        duration_s: secs,
-        packets_received: s.packets,
-        bytes_received: s.bytes,
-        throughput_kbps: if secs > 0.0 {
-            s.bytes as f64 * 8.0 / secs / 1e3
-        } else {
-            0.0
-        },
-        packets_lost: s.lost,
-        packets_late_or_duplicate: rec.late_or_duplicate(),
-        rtcp_packets: s.rtcp,
-        feedback_packets: s.feedback_packets,
-        feedback_bytes: s.feedback_bytes,
-        malformed_packets: s.malformed,
-        foreign_packets: s.foreign,
-        read_lag_p50_us: lag[0],
-    })
+    Ok(s.report(listen, &rec))
 }
 
 #[cfg(test)]

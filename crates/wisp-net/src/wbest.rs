@@ -523,17 +523,16 @@ pub fn client(
     }
 }
 
-/// Serves one client on an accepted control connection.
-pub fn serve_one(mut tcp: TcpStream, udp: &UdpSocket) -> Result<WbestReport, WbestError> {
-    tcp.set_read_timeout(Some(CONTROL_TIMEOUT))
-        .map_err(ctx("control timeout"))?;
-    let _ = tcp.set_nodelay(true);
-    let hello = recv_msg(&mut tcp);
+/// Reads the client's Hello on the control connection: its direction and a valid
+/// configuration. A client of another version or with a configuration out of range is told
+/// why.
+fn read_hello(tcp: &mut TcpStream) -> Result<(Direction, WbestConfig), WbestError> {
+    let hello = recv_msg(tcp);
     // A client of another version: answered in this one, whose header its parser names
     // ("unsupported version 2"), rather than with a bare reset.
     if let Err(WbestError::Wire(e @ crate::wbest_wire::WireError::Version { .. })) = &hello {
         let _ = send_msg(
-            &mut tcp,
+            tcp,
             &Control::Error(format!("this server speaks another version: {e}")),
         );
     }
@@ -555,35 +554,37 @@ pub fn serve_one(mut tcp: TcpStream, udp: &UdpSocket) -> Result<WbestReport, Wbe
         ..WbestConfig::default()
     };
     if let Err(e) = cfg.validate() {
-        send_msg(&mut tcp, &Control::Error(e.to_string()))?;
+        send_msg(tcp, &Control::Error(e.to_string()))?;
         return Err(e.into());
     }
-    // The run's nonce: the client's announcement and every probe carry it, so that only the
-    // client that asked on this control connection takes part.
-    let nonce: u64 = rand::random();
-    send_msg(&mut tcp, &Control::Session { nonce })?;
-    // The client's announcement gives its UDP port; it must come from the control
-    // connection's address and carry the nonce. Anything else is counted and ignored (never
-    // answered, never probed), within a bounded wait.
-    let client_ip = tcp.peer_addr().map_err(ctx("peer address"))?.ip();
-    let mut filter = ProbeFilter::awaiting(client_ip, nonce);
+    Ok((direction, cfg))
+}
+
+/// Waits, within [`CONTROL_TIMEOUT`], for the client's announcement of its UDP port: from
+/// `client_ip`, with the run's nonce (`filter`'s). Anything else is counted and ignored (never
+/// answered, never probed). Returns the client's UDP address.
+fn await_announcement(
+    udp: &UdpSocket,
+    client_ip: std::net::IpAddr,
+    filter: &mut ProbeFilter,
+) -> Result<SocketAddr, WbestError> {
     let mut buf = vec![0u8; 65536];
     let clock = Clock::new();
     let deadline = std::time::Instant::now() + CONTROL_TIMEOUT;
-    let peer = loop {
+    loop {
         let left = deadline.saturating_duration_since(std::time::Instant::now());
-        let timeout = || {
+        let timeout = |foreign: u64| {
             WbestError::Timeout(format!(
                 "no UDP announcement from {client_ip} within {}{}",
                 fmt_bound(CONTROL_TIMEOUT),
-                match filter.foreign {
+                match foreign {
                     0 => String::new(),
                     n => format!(" ({n} other datagrams ignored)"),
                 }
             ))
         };
         if left.is_zero() {
-            return Err(timeout());
+            return Err(timeout(filter.foreign));
         }
         udp.set_read_timeout(Some(left))
             .map_err(ctx("udp timeout"))?;
@@ -595,17 +596,34 @@ pub fn serve_one(mut tcp: TcpStream, udp: &UdpSocket) -> Result<WbestReport, Wbe
                     io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
                 ) =>
             {
-                return Err(timeout());
+                return Err(timeout(filter.foreign));
             }
             Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
             Err(e) => return Err(ctx("udp announce")(e)),
         };
         if filter.accept(from, &buf[..n]).is_some() {
             if let Some(p) = filter.peer() {
-                break p;
+                return Ok(p);
             }
         }
-    };
+    }
+}
+
+/// Serves one client on an accepted control connection.
+pub fn serve_one(mut tcp: TcpStream, udp: &UdpSocket) -> Result<WbestReport, WbestError> {
+    tcp.set_read_timeout(Some(CONTROL_TIMEOUT))
+        .map_err(ctx("control timeout"))?;
+    let _ = tcp.set_nodelay(true);
+    let (direction, cfg) = read_hello(&mut tcp)?;
+    // The run's nonce: the client's announcement and every probe carry it, so that only the
+    // client that asked on this control connection takes part.
+    let nonce: u64 = rand::random();
+    send_msg(&mut tcp, &Control::Session { nonce })?;
+    // The client's announcement gives its UDP port; it must come from the control
+    // connection's address and carry the nonce.
+    let client_ip = tcp.peer_addr().map_err(ctx("peer address"))?.ip();
+    let mut filter = ProbeFilter::awaiting(client_ip, nonce);
+    let peer = await_announcement(udp, client_ip, &mut filter)?;
     match direction {
         Direction::FromServer => {
             // The client hears why the probes cannot go (too big for the path, or a send
