@@ -52,13 +52,13 @@ use std::net::{SocketAddr, UdpSocket};
 use std::sync::atomic::{AtomicBool, Ordering};
 use wisp_core::controller::WireReceiver;
 use wisp_core::packet::DEFAULT_MTU;
-use wisp_core::scheme::alfalfa::InjectedCodecs;
 use wisp_core::scheme::{AnyReceiver, BuildError, SchemeConfig, SchemeContext};
 use wisp_core::session::{
     MediaPacket, RecvConfig, RecvEnd, RecvProgress, RecvSession, RecvTransmit, SendConfig,
     SendProgress, SendSession, SendTransmit, SenderCompound,
 };
 use wisp_core::tables::Tables;
+use wisp_core::video::InjectedCodecs;
 use wisp_core::{DataSize, Duration, Instant};
 
 /// Errors that end a session.
