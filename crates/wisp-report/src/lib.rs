@@ -165,8 +165,57 @@ pub fn scatter_svg(title: &str, points: &[ScatterPoint], capacity_kbps: Option<f
     out
 }
 
+/// The drawing area of a figure.
+pub(crate) type Area<'b> = DrawingArea<SVGBackend<'b>, plotters::coord::Shift>;
+
+/// A chart with the reversed logarithmic delay axis across and a linear axis up.
+pub(crate) type DelayChart<'a, 'b> = ChartContext<
+    'a,
+    SVGBackend<'b>,
+    Cartesian2d<ReversedLog, plotters::coord::types::RangedCoordf64>,
+>;
+
+/// The delay axis of a scatter of `delays` (each already at least [`DELAY_FLOOR_MS`]): from a
+/// power of ten below the least delay / 1.5 to one above 1.5 × the greatest, at least a decade.
+pub(crate) fn delay_axis(delays: &[f64]) -> ReversedLog {
+    let dmin = delays.iter().copied().fold(f64::INFINITY, f64::min);
+    let dmax = delays.iter().copied().fold(0.0, f64::max);
+    let lo = if dmin.is_finite() {
+        10f64.powf((dmin / 1.5).log10().floor())
+    } else {
+        1.0
+    };
+    let hi = 10f64.powf((dmax.max(lo * 10.0) * 1.5).log10().ceil());
+    ReversedLog { lo, hi }
+}
+
+/// A titled 760 × 480 chart over `x` (self-inflicted delay, reversed) and `0..ymax`, its mesh
+/// drawn, the vertical axis described by `y_desc` and labelled by `y_label`.
+pub(crate) fn delay_chart<'a, 'b>(
+    root: &'a Area<'b>,
+    title: &str,
+    x: ReversedLog,
+    (ymax, y_desc): (f64, &str),
+    y_label: &dyn Fn(&f64) -> String,
+) -> Result<DelayChart<'a, 'b>, Box<dyn std::error::Error>> {
+    let mut chart = ChartBuilder::on(root)
+        .caption(title, ("sans-serif", 18))
+        .margin(12)
+        .x_label_area_size(40)
+        .y_label_area_size(60)
+        .build_cartesian_2d(x, 0f64..ymax)?;
+    chart
+        .configure_mesh()
+        .x_desc("self-inflicted delay (95% end-to-end, log scale; lower is right)")
+        .y_desc(y_desc)
+        .y_label_formatter(y_label)
+        .light_line_style(RGBColor(245, 245, 245))
+        .draw()?;
+    Ok(chart)
+}
+
 fn draw_scatter(
-    root: &DrawingArea<SVGBackend<'_>, plotters::coord::Shift>,
+    root: &Area<'_>,
     title: &str,
     points: &[ScatterPoint],
     capacity_kbps: Option<f64>,
@@ -176,33 +225,17 @@ fn draw_scatter(
         .iter()
         .map(|p| p.delay_ms.max(DELAY_FLOOR_MS))
         .collect();
-    let dmin = delays.iter().copied().fold(f64::INFINITY, f64::min);
-    let dmax = delays.iter().copied().fold(0.0, f64::max);
-    let lo = if dmin.is_finite() {
-        10f64.powf((dmin / 1.5).log10().floor())
-    } else {
-        1.0
-    };
-    let hi = 10f64.powf((dmax.max(lo * 10.0) * 1.5).log10().ceil());
+    let axis = delay_axis(&delays);
+    let (lo, hi) = (axis.lo, axis.hi);
     let tmax = points
         .iter()
         .map(|p| p.throughput_kbps)
         .chain(capacity_kbps)
         .fold(0.0, f64::max);
     let ymax = if tmax > 0.0 { tmax * 1.15 } else { 1.0 };
-    let mut chart = ChartBuilder::on(root)
-        .caption(title, ("sans-serif", 18))
-        .margin(12)
-        .x_label_area_size(40)
-        .y_label_area_size(60)
-        .build_cartesian_2d(ReversedLog { lo, hi }, 0f64..ymax)?;
-    chart
-        .configure_mesh()
-        .x_desc("self-inflicted delay (95% end-to-end, log scale; lower is right)")
-        .y_desc("throughput (kbit/s)")
-        .y_label_formatter(&|v| format!("{v:.0}"))
-        .light_line_style(RGBColor(245, 245, 245))
-        .draw()?;
+    let mut chart = delay_chart(root, title, axis, (ymax, "throughput (kbit/s)"), &|v| {
+        format!("{v:.0}")
+    })?;
     // Labels are placed in pixels, each at the first place around its point (right, then left;
     // nearest lines first) where it stays on the canvas and overlaps no point, no label placed before
     // it and not the capacity caption.
@@ -225,33 +258,59 @@ fn draw_scatter(
         ))?;
         placed.push(r);
     }
-    let mut dots = vec![];
-    for (p, &d) in points.iter().zip(&delays) {
-        let c = color(p.color);
-        chart.draw_series(std::iter::once(Circle::new(
-            (d, p.throughput_kbps),
-            6,
-            c.filled(),
-        )))?;
-        dots.push(chart.backend_coord(&(d, p.throughput_kbps)));
+    let dots: Vec<Dot> = points
+        .iter()
+        .zip(&delays)
+        .map(|(p, &d)| Dot {
+            at: (d, p.throughput_kbps),
+            label: p.label.clone(),
+            floored: p.delay_ms < DELAY_FLOOR_MS,
+            color: color(p.color),
+        })
+        .collect();
+    draw_labelled_dots(root, &mut chart, &dots, placed)
+}
+
+/// A labelled point of a [`DelayChart`].
+pub(crate) struct Dot {
+    /// (delay, value), the delay already floored.
+    pub(crate) at: (f64, f64),
+    pub(crate) label: String,
+    /// The delay was below [`DELAY_FLOOR_MS`] (the label says so).
+    pub(crate) floored: bool,
+    pub(crate) color: RGBColor,
+}
+
+/// Draws `dots` (filled, 6 px), then each one's label in its colour where it overlaps no dot
+/// and nothing `placed` before it, then the "better ↗" sign.
+pub(crate) fn draw_labelled_dots(
+    root: &Area<'_>,
+    chart: &mut DelayChart<'_, '_>,
+    dots: &[Dot],
+    mut placed: Vec<Rect>,
+) -> Result<(), Box<dyn std::error::Error>> {
+    let mut at = vec![];
+    for d in dots {
+        chart.draw_series(std::iter::once(Circle::new(d.at, 6, d.color.filled())))?;
+        at.push(chart.backend_coord(&d.at));
     }
-    placed.extend(dots.iter().map(|&(x, y)| Rect {
+    placed.extend(at.iter().map(|&(x, y)| Rect {
         x0: x - 6,
         y0: y - 6,
         x1: x + 6,
         y1: y + 6,
     }));
-    for (p, &(x, y)) in points.iter().zip(&dots) {
-        let label = if p.delay_ms < DELAY_FLOOR_MS {
-            format!("{} (≤1 ms)", p.label)
+    for (d, &(x, y)) in dots.iter().zip(&at) {
+        let label = if d.floored {
+            format!("{} (≤1 ms)", d.label)
         } else {
-            p.label.clone()
+            d.label.clone()
         };
         let r = label_place(&label, (x, y), root.dim_in_pixel(), &placed);
         root.draw(&Text::new(
             label,
             (r.x0, r.y0),
-            ("sans-serif", 13).into_font().color(&color(p.color)),
+            ("sans-serif", 13).into_font().color(&d.color),
         ))?;
         placed.push(r);
     }
