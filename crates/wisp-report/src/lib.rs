@@ -5,7 +5,9 @@
 //! * [`scatter_svg`]: throughput against self-inflicted delay, one point per scheme, with the
 //!   delay axis logarithmic and reversed so that "better" is up and to the right, as in the
 //!   Sprout paper's figures;
-//! * [`timeseries_svg`]: a run's throughput against the link's capacity, and its queueing delay;
+//! * [`timeseries_svg`]: a run's throughput against the link's capacity, and its queueing delay
+//!   (a long run in buckets of bins: a line through their means, shaded from each one's lowest
+//!   to its highest bin);
 //! * [`bench_html`] and [`run_html`]: pages that inline those SVGs (no external files, no
 //!   scripts);
 //! * [`gcc_wifi`]: the figures and page of `wisp reproduce gcc-wifi`;
@@ -377,14 +379,54 @@ impl Rect {
     }
 }
 
-/// Averages consecutive bins so that at most `max_points` remain: `(t, values)`.
-fn downsample(t: &[f64], v: &[Option<f64>], max_points: usize) -> Vec<(f64, f64)> {
-    let k = t.len().div_ceil(max_points.max(1)).max(1);
+/// Consecutive bins of a series taken together ([`buckets`]): the first bin's time, and the
+/// mean, the lowest and the highest of the bins' values.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Bucket {
+    t: f64,
+    mean: f64,
+    lo: f64,
+    hi: f64,
+}
+
+/// How many bins a bucket takes so that `bins` bins make at most `n` buckets.
+fn bucket_bins(bins: usize, n: usize) -> usize {
+    bins.div_ceil(n.max(1)).max(1)
+}
+
+/// Down-samples a series in buckets of `k` consecutive bins, each keeping the mean, the lowest
+/// and the highest of its bins' values, so that no peak and no trough is lost; `None` for a
+/// bucket of bins without a value. With `k` = 1 the series comes back bin for bin.
+fn buckets(t: &[f64], v: &[Option<f64>], k: usize) -> Vec<Option<Bucket>> {
     t.chunks(k)
         .zip(v.chunks(k))
-        .filter_map(|(tc, vc)| {
+        .map(|(tc, vc)| {
             let vals: Vec<f64> = vc.iter().flatten().copied().collect();
-            (!vals.is_empty()).then(|| (tc[0], vals.iter().sum::<f64>() / vals.len() as f64))
+            (!vals.is_empty()).then(|| Bucket {
+                t: tc[0],
+                mean: vals.iter().sum::<f64>() / vals.len() as f64,
+                lo: vals.iter().copied().fold(f64::INFINITY, f64::min),
+                hi: vals.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+            })
+        })
+        .collect()
+}
+
+/// The buckets' means, as a line (drawn over gaps, as the bins' line was).
+fn means(b: &[Option<Bucket>]) -> Vec<(f64, f64)> {
+    b.iter().flatten().map(|b| (b.t, b.mean)).collect()
+}
+
+/// Each stretch of buckets without a gap as a closed band: its highs forward, its lows back.
+fn bands(b: &[Option<Bucket>]) -> Vec<Vec<(f64, f64)>> {
+    b.split(Option::is_none)
+        .filter(|s| !s.is_empty())
+        .map(|s| {
+            let s: Vec<&Bucket> = s.iter().flatten().collect();
+            s.iter()
+                .map(|b| (b.t, b.hi))
+                .chain(s.iter().rev().map(|b| (b.t, b.lo)))
+                .collect()
         })
         .collect()
 }
@@ -397,78 +439,117 @@ fn seconds(v: f64) -> String {
 }
 
 /// A run's time series: throughput of each flow against the link's capacity (top), and each
-/// flow's mean queueing delay (bottom). Long runs are averaged to at most `max_points` points.
+/// flow's mean queueing delay per bin (bottom). A run of more than `buckets` bins is drawn in
+/// buckets of consecutive bins: a line through their means, and shaded from each bucket's
+/// lowest to its highest bin, so that the peaks stay.
 pub fn timeseries_svg(
     title: &str,
     series: &TimeSeries,
     labels: &[String],
-    max_points: usize,
+    buckets: usize,
 ) -> String {
     let mut out = String::new();
     {
         let root = SVGBackend::with_string(&mut out, (900, 460)).into_drawing_area();
-        let _ = draw_timeseries(&root, title, series, labels, max_points);
+        let _ = draw_timeseries(&root, title, series, labels, buckets);
         let _ = root.present();
     }
     out
 }
 
+/// A chart of a time series' top or bottom half: time across, linear up.
+type TimeChart<'a, 'b> = ChartContext<
+    'a,
+    SVGBackend<'b>,
+    Cartesian2d<plotters::coord::types::RangedCoordf64, plotters::coord::types::RangedCoordf64>,
+>;
+
 fn draw_timeseries(
-    root: &DrawingArea<SVGBackend<'_>, plotters::coord::Shift>,
+    root: &Area<'_>,
     title: &str,
     s: &TimeSeries,
     labels: &[String],
-    max_points: usize,
+    buckets: usize,
 ) -> Result<(), Box<dyn std::error::Error>> {
     root.fill(&WHITE)?;
     let root = root.titled(title, ("sans-serif", 16))?;
     let (top, bottom) = root.split_vertically(250);
-    let tmax = s.t_s.last().copied().unwrap_or(0.0) + s.bin_s;
+    let k = bucket_bins(s.t_s.len(), buckets);
+    draw_rates(&top, s, labels, k)?;
+    draw_queueing(&bottom, s, k)
+}
+
+/// The time axis of a series' charts: to the end of its last bin.
+fn time_end(s: &TimeSeries) -> f64 {
+    s.t_s.last().copied().unwrap_or(0.0) + s.bin_s
+}
+
+/// The top half: the capacity and each flow's throughput, in buckets of `k` bins.
+fn draw_rates(
+    area: &Area<'_>,
+    s: &TimeSeries,
+    labels: &[String],
+    k: usize,
+) -> Result<(), Box<dyn std::error::Error>> {
     let cap: Vec<Option<f64>> = s.capacity_kbps.iter().map(|&c| Some(c)).collect();
-    let cap = downsample(&s.t_s, &cap, max_points);
-    let thr: Vec<Vec<(f64, f64)>> = s
+    let cap = buckets(&s.t_s, &cap, k);
+    let thr: Vec<Vec<Option<Bucket>>> = s
         .flows
         .iter()
         .map(|f| {
             let v: Vec<Option<f64>> = f.throughput_kbps.iter().map(|&x| Some(x)).collect();
-            downsample(&s.t_s, &v, max_points)
+            buckets(&s.t_s, &v, k)
         })
         .collect();
     let ymax = cap
         .iter()
         .chain(thr.iter().flatten())
-        .map(|p| p.1)
+        .flatten()
+        .map(|b| b.hi)
         .fold(1.0, f64::max)
         * 1.05;
-    let mut chart = ChartBuilder::on(&top)
+    let mut chart = ChartBuilder::on(area)
         .margin(8)
         .x_label_area_size(24)
         .y_label_area_size(64)
-        .build_cartesian_2d(0f64..tmax, 0f64..ymax)?;
+        .build_cartesian_2d(0f64..time_end(s), 0f64..ymax)?;
     chart
         .configure_mesh()
         .y_desc("kbit/s")
         .x_label_formatter(&|v| seconds(*v))
-        .y_label_formatter(&|v| format!("{v:.0}"))
-        .light_line_style(RGBColor(245, 245, 245))
+        .y_label_formatter(&|v| crate::sweep::tick(*v, ymax))
+        .max_light_lines(0)
         .draw()?;
-    chart
-        .draw_series(AreaSeries::new(
-            cap.iter().copied(),
+    let grey = RGBColor(200, 200, 200);
+    let spread = grey.mix(0.3);
+    if k > 1 {
+        // Shaded lighter up to each bucket's highest bin, darker up to its lowest.
+        chart.draw_series(AreaSeries::new(
+            cap.iter().flatten().map(|b| (b.t, b.hi)),
             0.0,
-            RGBColor(200, 200, 200).mix(0.6),
-        ))?
+            spread,
+        ))?;
+    }
+    chart
+        .draw_series(AreaSeries::new(means(&cap), 0.0, grey.mix(0.6)))?
         .label("link capacity")
-        .legend(|(x, y)| {
-            Rectangle::new(
-                [(x, y - 5), (x + 16, y + 5)],
-                RGBColor(200, 200, 200).filled(),
-            )
-        });
-    for (i, pts) in thr.iter().enumerate() {
-        let c = color(i);
+        .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 16, y + 5)], grey.filled()));
+    if k > 1 {
+        let lows = cap.iter().flatten().map(|b| (b.t, b.lo));
         chart
-            .draw_series(LineSeries::new(pts.iter().copied(), c.stroke_width(1)))?
+            .draw_series(AreaSeries::new(lows, 0.0, spread))?
+            .label(format!(
+                "shaded: lowest to highest {} s bin of each {} s",
+                seconds(s.bin_s),
+                seconds(s.bin_s * k as f64)
+            ))
+            .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 16, y + 5)], spread.filled()));
+    }
+    for (i, b) in thr.iter().enumerate() {
+        let c = color(i);
+        draw_spread(&mut chart, b, c, k)?;
+        chart
+            .draw_series(LineSeries::new(means(b), c.stroke_width(1)))?
             .label(format!(
                 "throughput {}",
                 labels.get(i).map_or("", String::as_str)
@@ -481,31 +562,61 @@ fn draw_timeseries(
         .background_style(WHITE.mix(0.8))
         .border_style(RGBColor(180, 180, 180))
         .draw()?;
+    Ok(())
+}
 
-    let delays: Vec<Vec<(f64, f64)>> = s
+/// A flow's bands from each bucket's lowest to its highest bin, in its colour, when buckets
+/// take more than one bin.
+fn draw_spread(
+    chart: &mut TimeChart<'_, '_>,
+    b: &[Option<Bucket>],
+    c: RGBColor,
+    k: usize,
+) -> Result<(), Box<dyn std::error::Error>> {
+    if k > 1 {
+        chart.draw_series(
+            bands(b)
+                .into_iter()
+                .map(|band| Polygon::new(band, c.mix(0.25).filled())),
+        )?;
+    }
+    Ok(())
+}
+
+/// The bottom half: each flow's mean queueing delay per bin, in buckets of `k` bins.
+fn draw_queueing(
+    area: &Area<'_>,
+    s: &TimeSeries,
+    k: usize,
+) -> Result<(), Box<dyn std::error::Error>> {
+    let delays: Vec<Vec<Option<Bucket>>> = s
         .flows
         .iter()
-        .map(|f| downsample(&s.t_s, &f.queue_delay_ms, max_points))
+        .map(|f| buckets(&s.t_s, &f.queue_delay_ms, k))
         .collect();
-    let dmax = delays.iter().flatten().map(|p| p.1).fold(1.0, f64::max) * 1.05;
-    let mut chart = ChartBuilder::on(&bottom)
+    let dmax = delays
+        .iter()
+        .flatten()
+        .flatten()
+        .map(|b| b.hi)
+        .fold(1.0, f64::max)
+        * 1.05;
+    let mut chart = ChartBuilder::on(area)
         .margin(8)
         .x_label_area_size(34)
         .y_label_area_size(64)
-        .build_cartesian_2d(0f64..tmax, 0f64..dmax)?;
+        .build_cartesian_2d(0f64..time_end(s), 0f64..dmax)?;
     chart
         .configure_mesh()
         .x_desc("time (s)")
         .y_desc("queueing delay (ms)")
         .x_label_formatter(&|v| seconds(*v))
-        .y_label_formatter(&|v| format!("{v:.0}"))
-        .light_line_style(RGBColor(245, 245, 245))
+        .y_label_formatter(&|v| crate::sweep::tick(*v, dmax))
+        .max_light_lines(0)
         .draw()?;
-    for (i, pts) in delays.iter().enumerate() {
-        chart.draw_series(LineSeries::new(
-            pts.iter().copied(),
-            color(i).stroke_width(1),
-        ))?;
+    for (i, b) in delays.iter().enumerate() {
+        draw_spread(&mut chart, b, color(i), k)?;
+        chart.draw_series(LineSeries::new(means(b), color(i).stroke_width(1)))?;
     }
     Ok(())
 }
@@ -760,6 +871,44 @@ mod tests {
         let r = |p: (i32, i32), t: &str| Rect::label(p.0, p.1, t, 13);
         assert!(!r(a, "first").overlaps(&r(b, "second")));
         assert!(!r(b, "second").overlaps(&r(c, "third")));
+    }
+
+    /// A bucket keeps its bins' mean, lowest and highest value, so a one-bin spike or gap
+    /// survives; buckets of one bin give the series back.
+    #[test]
+    fn down_sampling_keeps_peaks_and_troughs() {
+        let t: Vec<f64> = (0..1000).map(|i| f64::from(i) / 10.0).collect();
+        let mut v: Vec<Option<f64>> = (0..1000).map(|i| Some(100.0 + f64::from(i % 7))).collect();
+        v[503] = Some(9_000.0);
+        v[777] = Some(0.0);
+        v[40..60].fill(None);
+        assert_eq!(bucket_bins(1000, 50), 20);
+        let b = buckets(&t, &v, 20);
+        assert_eq!(b.len(), 50);
+        let spike = b[25].unwrap();
+        assert_eq!((spike.t, spike.hi, spike.lo), (50.0, 9_000.0, 100.0));
+        assert_eq!(b[38].unwrap().lo, 0.0);
+        assert_eq!(b[2], None);
+        let plain = b[3].unwrap();
+        let mean = (60..80).map(|i| 100.0 + f64::from(i % 7)).sum::<f64>() / 20.0;
+        assert_eq!((plain.lo, plain.hi, plain.mean), (100.0, 106.0, mean));
+        // The line goes over the gap; the bands stop at it.
+        assert_eq!(means(&b).len(), 49);
+        let bands = bands(&b);
+        assert_eq!(bands.iter().map(Vec::len).collect::<Vec<_>>(), [4, 94]);
+        assert!(bands[1].contains(&(50.0, 9_000.0)) && bands[1].contains(&(76.0, 0.0)));
+        // Buckets of one bin: the series itself.
+        let whole = buckets(&t[..5], &v[..5], bucket_bins(5, 1200));
+        assert_eq!(
+            means(&whole),
+            [
+                (0.0, 100.0),
+                (0.1, 101.0),
+                (0.2, 102.0),
+                (0.3, 103.0),
+                (0.4, 104.0)
+            ]
+        );
     }
 
     #[test]
