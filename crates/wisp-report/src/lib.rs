@@ -8,8 +8,12 @@
 //! * [`timeseries_svg`]: a run's throughput against the link's capacity, and its queueing delay
 //!   (a long run in buckets of bins: a line through their means, shaded from each one's lowest
 //!   to its highest bin);
-//! * [`bench_html`] and [`run_html`]: pages that inline those SVGs (no external files, no
-//!   scripts);
+//! * [`bench`](mod@bench): the report of `wisp bench` (the main job): the page
+//!   ([`bench_html`]) opens on each scheme's median utilization and self-inflicted delay over
+//!   the traces (a table and a plot), then a scatter and a table per trace; each run's time
+//!   series is a file of its own that the page shows folded ([`bench::bench_report`] gives
+//!   every file);
+//! * [`run_html`]: the page of one run, its SVGs inlined (no external files, no scripts);
 //! * [`gcc_wifi`]: the figures and page of `wisp reproduce gcc-wifi`;
 //! * [`sprout`]: the charts, tables and page of `wisp reproduce sprout`;
 //! * [`sweep`]: the table, figures and page of `wisp sweep`;
@@ -26,10 +30,13 @@
 //! only the SVGs drawn here and the shared style sheet go in unescaped), and the CSV files are
 //! written through the `csv` crate.
 
+pub mod bench;
 pub mod output;
 #[macro_use]
 pub mod reproduce;
 pub mod sweep;
+
+pub use bench::{bench_html, trace_scatter_svg, traces_of};
 
 // The papers of `wisp reproduce` (and `wisp.reproduce`): each a renderer module here (its
 // `Paper` and `Outcome`) over its run module in `wisp_sim::reproduce`, in the order
@@ -699,7 +706,7 @@ impl Csv {
     }
 }
 
-fn fmt_opt(v: Option<f64>, digits: usize) -> String {
+pub(crate) fn fmt_opt(v: Option<f64>, digits: usize) -> String {
     v.map_or_else(|| "–".to_string(), |x| format!("{x:.digits$}"))
 }
 
@@ -709,7 +716,7 @@ th{background:#f4f4f4}td:first-child,th:first-child{text-align:left;white-space:
 details{margin:0.3em 0}summary{cursor:pointer;color:#245}h2{border-bottom:2px solid #ccc;padding-bottom:4px;margin-top:2em}\
 .meta{color:#666;font-size:90%}tr.group th{background:#e8eef4}table.runs td{white-space:nowrap}svg{max-width:100%;height:auto}pre{overflow-x:auto}";
 
-fn metrics_table(rows: &[(usize, &RunReport)]) -> Markup {
+pub(crate) fn metrics_table(rows: &[(usize, &RunReport)]) -> Markup {
     html! {
         table {
             tr {
@@ -734,81 +741,6 @@ fn metrics_table(rows: &[(usize, &RunReport)]) -> Markup {
             }
         }
     }
-}
-
-/// The traces of `reports`, in first-seen order.
-pub fn traces_of<'a>(reports: impl IntoIterator<Item = &'a RunReport>) -> Vec<String> {
-    let mut traces: Vec<String> = vec![];
-    for r in reports {
-        if !traces.contains(&r.trace) {
-            traces.push(r.trace.clone());
-        }
-    }
-    traces
-}
-
-/// The throughput/self-inflicted-delay scatter of the runs on `trace`: one point per run (its
-/// first flow), coloured by the scheme's position in `schemes`, with the link's capacity.
-pub fn trace_scatter_svg(trace: &str, reports: &[&RunReport], schemes: &[String]) -> String {
-    let color_of = |scheme: &str| schemes.iter().position(|s| s == scheme).unwrap_or(0);
-    let here: Vec<&&RunReport> = reports.iter().filter(|r| r.trace == trace).collect();
-    let points: Vec<ScatterPoint> = here
-        .iter()
-        .filter_map(|r| {
-            let f = r.flows.first()?;
-            Some(ScatterPoint {
-                label: r.scheme.clone(),
-                throughput_kbps: f.throughput_kbps,
-                delay_ms: f.self_inflicted_delay_ms?,
-                color: color_of(&r.scheme),
-            })
-        })
-        .collect();
-    let capacity = here
-        .first()
-        .and_then(|r| r.flows.first())
-        .map(|f| f.capacity_kbps);
-    scatter_svg(trace, &points, capacity)
-}
-
-/// The report of a benchmark matrix: per trace, a throughput/self-inflicted-delay scatter with
-/// one point per scheme and a table; per run, a time series (folded). `schemes` gives the
-/// colour order.
-pub fn bench_html(title: &str, subtitle: &str, runs: &[&RunResult], schemes: &[String]) -> String {
-    let reports: Vec<&RunReport> = runs.iter().map(|r| &r.report).collect();
-    let color_of = |scheme: &str| schemes.iter().position(|s| s == scheme).unwrap_or(0);
-    let body = html! {
-        p.meta { (subtitle) }
-        @for trace in &traces_of(reports.iter().copied()) {
-            @let here: Vec<&RunResult> = runs
-                .iter()
-                .copied()
-                .filter(|r| &r.report.trace == trace)
-                .collect();
-            @let rows: Vec<(usize, &RunReport)> = here
-                .iter()
-                .map(|r| (color_of(&r.report.scheme), &r.report))
-                .collect();
-            h2 id=(trace) { (trace) }
-            figure.scatter { (inline_svg(&trace_scatter_svg(trace, &reports, schemes))) }
-            (metrics_table(&rows))
-            @for r in &here {
-                @let labels: Vec<String> = r.report.flows.iter().map(|f| f.scheme.clone()).collect();
-                details {
-                    summary { (r.report.scheme) " on " (trace) ": time series" }
-                    figure.timeseries {
-                        (inline_svg(&timeseries_svg(
-                            &format!("{} on {}", r.report.scheme, trace),
-                            &r.series,
-                            &labels,
-                            900
-                        )))
-                    }
-                }
-            }
-        }
-    };
-    page(title, body)
 }
 
 /// The report of one run: its metrics and time series.
