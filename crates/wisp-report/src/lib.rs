@@ -486,6 +486,31 @@ fn draw_timeseries(
     draw_queueing(&bottom, s, k)
 }
 
+/// A half of a time series figure: time across to `tmax`, `0..ymax` up, its mesh drawn (the
+/// time axis described, and given room for it, when `x_desc` is given).
+fn time_chart<'a, 'b>(
+    area: &'a Area<'b>,
+    (tmax, ymax): (f64, f64),
+    x_desc: Option<&str>,
+    y_desc: &str,
+) -> Result<TimeChart<'a, 'b>, Box<dyn std::error::Error>> {
+    let mut chart = ChartBuilder::on(area)
+        .margin(8)
+        .x_label_area_size(if x_desc.is_some() { 34 } else { 24 })
+        .y_label_area_size(64)
+        .build_cartesian_2d(0f64..tmax, 0f64..ymax)?;
+    let mut mesh = chart.configure_mesh();
+    if let Some(d) = x_desc {
+        mesh.x_desc(d);
+    }
+    mesh.y_desc(y_desc)
+        .x_label_formatter(&|v| seconds(*v))
+        .y_label_formatter(&|v| crate::sweep::tick(*v, ymax))
+        .max_light_lines(0)
+        .draw()?;
+    Ok(chart)
+}
+
 /// The time axis of a series' charts: to the end of its last bin.
 fn time_end(s: &TimeSeries) -> f64 {
     s.t_s.last().copied().unwrap_or(0.0) + s.bin_s
@@ -515,18 +540,7 @@ fn draw_rates(
         .map(|b| b.hi)
         .fold(1.0, f64::max)
         * 1.05;
-    let mut chart = ChartBuilder::on(area)
-        .margin(8)
-        .x_label_area_size(24)
-        .y_label_area_size(64)
-        .build_cartesian_2d(0f64..time_end(s), 0f64..ymax)?;
-    chart
-        .configure_mesh()
-        .y_desc("kbit/s")
-        .x_label_formatter(&|v| seconds(*v))
-        .y_label_formatter(&|v| crate::sweep::tick(*v, ymax))
-        .max_light_lines(0)
-        .draw()?;
+    let mut chart = time_chart(area, (time_end(s), ymax), None, "kbit/s")?;
     let grey = RGBColor(200, 200, 200);
     let spread = grey.mix(0.3);
     if k > 1 {
@@ -608,19 +622,12 @@ fn draw_queueing(
         .map(|b| b.hi)
         .fold(1.0, f64::max)
         * 1.05;
-    let mut chart = ChartBuilder::on(area)
-        .margin(8)
-        .x_label_area_size(34)
-        .y_label_area_size(64)
-        .build_cartesian_2d(0f64..time_end(s), 0f64..dmax)?;
-    chart
-        .configure_mesh()
-        .x_desc("time (s)")
-        .y_desc("queueing delay (ms)")
-        .x_label_formatter(&|v| seconds(*v))
-        .y_label_formatter(&|v| crate::sweep::tick(*v, dmax))
-        .max_light_lines(0)
-        .draw()?;
+    let mut chart = time_chart(
+        area,
+        (time_end(s), dmax),
+        Some("time (s)"),
+        "queueing delay (ms)",
+    )?;
     for (i, b) in delays.iter().enumerate() {
         draw_spread(&mut chart, b, color(i), k)?;
         chart.draw_series(LineSeries::new(means(b), color(i).stroke_width(1)))?;
