@@ -37,7 +37,8 @@ pub struct BenchArgs {
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
     pub jobs: Option<u16>,
 
-    /// Output folder for results.json, results.csv, report.html and plots/TRACE.svg.
+    /// Output folder for results.json, results.csv, report.html, summary.svg, plots/TRACE.svg
+    /// and figures/TRACE/SCHEME.svg.
     #[arg(long, value_name = "DIR", default_value = "results")]
     pub out: PathBuf,
 
@@ -152,7 +153,8 @@ fn load_links(a: &BenchArgs) -> Result<Vec<(LinkModel, Option<LinkModel>)>, CliE
     Ok(links)
 }
 
-/// `--out`'s files: results.json, results.csv, report.html and a scatter per trace.
+/// `--out`'s files: results.json, results.csv and the report's (report.html, summary.svg, a
+/// scatter per trace, a time series per run).
 fn write_outputs(
     a: &BenchArgs,
     schemes: &[SchemeConfig],
@@ -189,17 +191,14 @@ fn write_outputs(
             )),
     );
     let refs: Vec<&RunResult> = results.iter().collect();
-    out.add(
-        "report.html",
-        wisp_report::bench_html("wisp bench", &subtitle, &refs, &scheme_names),
-    );
-    for trace in wisp_report::traces_of(reports.iter().copied()) {
-        let svg = wisp_report::trace_scatter_svg(&trace, &reports, &scheme_names);
-        out.add(format!("plots/{trace}.svg"), svg);
+    for (path, contents) in
+        wisp_report::bench::bench_report("wisp bench", &subtitle, &refs, &scheme_names)
+    {
+        out.add(path, contents);
     }
     out.commit(&a.out)?;
     say!(
-        "wisp: wrote {}/results.json, results.csv, report.html, plots/*.svg",
+        "wisp: wrote {}/results.json, results.csv, report.html, summary.svg, plots/*.svg, figures/",
         a.out.display()
     );
     Ok(())

@@ -319,7 +319,7 @@ fn shipped_trace_stats() {
 }
 
 #[test]
-fn bench_writes_results_and_a_scatter_per_trace() {
+fn bench_writes_results_a_summary_a_scatter_per_trace_and_a_series_per_run() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("bench");
     let o = wisp(&[
@@ -353,7 +353,27 @@ fn bench_writes_results_and_a_scatter_per_trace() {
             svg.starts_with("<svg") && svg.matches("<circle").count() == 2,
             "{t}"
         );
+        // Each run's time series is a file of its own, which the page shows folded.
+        for s in ["ideal", "cbr_rate-kbps_1500"] {
+            let path = format!("figures/{t}/{s}.svg");
+            let svg = std::fs::read_to_string(out.join(&path)).unwrap();
+            assert!(
+                svg.starts_with("<svg") && svg.contains("queueing delay"),
+                "{path}"
+            );
+            assert!(html.contains(&format!("<img src=\"{path}\"")), "{path}");
+        }
     }
+    // The summary comes first: a row and a large marker per scheme (its medians), and a small
+    // marker per run.
+    assert!(
+        html.find("<h2 id=\"summary\">").unwrap()
+            < html.find("<figure class=\"scatter\">").unwrap()
+    );
+    assert_eq!(html.matches("<table class=\"summary\">").count(), 1);
+    let summary = std::fs::read_to_string(out.join("summary.svg")).unwrap();
+    assert_eq!(summary.matches("r=\"6\"").count(), 2, "{summary}");
+    assert_eq!(summary.matches("r=\"3\"").count(), 4, "{summary}");
     // The paired trace carries the feedback.
     assert_eq!(list[0]["reverse"], "Verizon-LTE-short.up");
 }

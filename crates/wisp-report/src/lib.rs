@@ -5,9 +5,15 @@
 //! * [`scatter_svg`]: throughput against self-inflicted delay, one point per scheme, with the
 //!   delay axis logarithmic and reversed so that "better" is up and to the right, as in the
 //!   Sprout paper's figures;
-//! * [`timeseries_svg`]: a run's throughput against the link's capacity, and its queueing delay;
-//! * [`bench_html`] and [`run_html`]: pages that inline those SVGs (no external files, no
-//!   scripts);
+//! * [`timeseries_svg`]: a run's throughput against the link's capacity, and its queueing delay
+//!   (a long run in buckets of bins: a line through their means, shaded from each one's lowest
+//!   to its highest bin);
+//! * [`bench`](mod@bench): the report of `wisp bench` (the main job): the page
+//!   ([`bench_html`]) opens on each scheme's median utilization and self-inflicted delay over
+//!   the traces (a table and a plot), then a scatter and a table per trace; each run's time
+//!   series is a file of its own that the page shows folded ([`bench::bench_report`] gives
+//!   every file);
+//! * [`run_html`]: the page of one run, its SVGs inlined (no external files, no scripts);
 //! * [`gcc_wifi`]: the figures and page of `wisp reproduce gcc-wifi`;
 //! * [`sprout`]: the charts, tables and page of `wisp reproduce sprout`;
 //! * [`sweep`]: the table, figures and page of `wisp sweep`;
@@ -24,10 +30,13 @@
 //! only the SVGs drawn here and the shared style sheet go in unescaped), and the CSV files are
 //! written through the `csv` crate.
 
+pub mod bench;
 pub mod output;
 #[macro_use]
 pub mod reproduce;
 pub mod sweep;
+
+pub use bench::{bench_html, trace_scatter_svg, traces_of};
 
 // The papers of `wisp reproduce` (and `wisp.reproduce`): each a renderer module here (its
 // `Paper` and `Outcome`) over its run module in `wisp_sim::reproduce`, in the order
@@ -165,8 +174,57 @@ pub fn scatter_svg(title: &str, points: &[ScatterPoint], capacity_kbps: Option<f
     out
 }
 
+/// The drawing area of a figure.
+pub(crate) type Area<'b> = DrawingArea<SVGBackend<'b>, plotters::coord::Shift>;
+
+/// A chart with the reversed logarithmic delay axis across and a linear axis up.
+pub(crate) type DelayChart<'a, 'b> = ChartContext<
+    'a,
+    SVGBackend<'b>,
+    Cartesian2d<ReversedLog, plotters::coord::types::RangedCoordf64>,
+>;
+
+/// The delay axis of a scatter of `delays` (each already at least [`DELAY_FLOOR_MS`]): from a
+/// power of ten below the least delay / 1.5 to one above 1.5 × the greatest, at least a decade.
+pub(crate) fn delay_axis(delays: &[f64]) -> ReversedLog {
+    let dmin = delays.iter().copied().fold(f64::INFINITY, f64::min);
+    let dmax = delays.iter().copied().fold(0.0, f64::max);
+    let lo = if dmin.is_finite() {
+        10f64.powf((dmin / 1.5).log10().floor())
+    } else {
+        1.0
+    };
+    let hi = 10f64.powf((dmax.max(lo * 10.0) * 1.5).log10().ceil());
+    ReversedLog { lo, hi }
+}
+
+/// A titled 760 × 480 chart over `x` (self-inflicted delay, reversed) and `0..ymax`, its mesh
+/// drawn, the vertical axis described by `y_desc` and labelled by `y_label`.
+pub(crate) fn delay_chart<'a, 'b>(
+    root: &'a Area<'b>,
+    title: &str,
+    x: ReversedLog,
+    (ymax, y_desc): (f64, &str),
+    y_label: &dyn Fn(&f64) -> String,
+) -> Result<DelayChart<'a, 'b>, Box<dyn std::error::Error>> {
+    let mut chart = ChartBuilder::on(root)
+        .caption(title, ("sans-serif", 18))
+        .margin(12)
+        .x_label_area_size(40)
+        .y_label_area_size(60)
+        .build_cartesian_2d(x, 0f64..ymax)?;
+    chart
+        .configure_mesh()
+        .x_desc("self-inflicted delay (95% end-to-end, log scale; lower is right)")
+        .y_desc(y_desc)
+        .y_label_formatter(y_label)
+        .light_line_style(RGBColor(245, 245, 245))
+        .draw()?;
+    Ok(chart)
+}
+
 fn draw_scatter(
-    root: &DrawingArea<SVGBackend<'_>, plotters::coord::Shift>,
+    root: &Area<'_>,
     title: &str,
     points: &[ScatterPoint],
     capacity_kbps: Option<f64>,
@@ -176,33 +234,17 @@ fn draw_scatter(
         .iter()
         .map(|p| p.delay_ms.max(DELAY_FLOOR_MS))
         .collect();
-    let dmin = delays.iter().copied().fold(f64::INFINITY, f64::min);
-    let dmax = delays.iter().copied().fold(0.0, f64::max);
-    let lo = if dmin.is_finite() {
-        10f64.powf((dmin / 1.5).log10().floor())
-    } else {
-        1.0
-    };
-    let hi = 10f64.powf((dmax.max(lo * 10.0) * 1.5).log10().ceil());
+    let axis = delay_axis(&delays);
+    let (lo, hi) = (axis.lo, axis.hi);
     let tmax = points
         .iter()
         .map(|p| p.throughput_kbps)
         .chain(capacity_kbps)
         .fold(0.0, f64::max);
     let ymax = if tmax > 0.0 { tmax * 1.15 } else { 1.0 };
-    let mut chart = ChartBuilder::on(root)
-        .caption(title, ("sans-serif", 18))
-        .margin(12)
-        .x_label_area_size(40)
-        .y_label_area_size(60)
-        .build_cartesian_2d(ReversedLog { lo, hi }, 0f64..ymax)?;
-    chart
-        .configure_mesh()
-        .x_desc("self-inflicted delay (95% end-to-end, log scale; lower is right)")
-        .y_desc("throughput (kbit/s)")
-        .y_label_formatter(&|v| format!("{v:.0}"))
-        .light_line_style(RGBColor(245, 245, 245))
-        .draw()?;
+    let mut chart = delay_chart(root, title, axis, (ymax, "throughput (kbit/s)"), &|v| {
+        format!("{v:.0}")
+    })?;
     // Labels are placed in pixels, each at the first place around its point (right, then left;
     // nearest lines first) where it stays on the canvas and overlaps no point, no label placed before
     // it and not the capacity caption.
@@ -225,33 +267,59 @@ fn draw_scatter(
         ))?;
         placed.push(r);
     }
-    let mut dots = vec![];
-    for (p, &d) in points.iter().zip(&delays) {
-        let c = color(p.color);
-        chart.draw_series(std::iter::once(Circle::new(
-            (d, p.throughput_kbps),
-            6,
-            c.filled(),
-        )))?;
-        dots.push(chart.backend_coord(&(d, p.throughput_kbps)));
+    let dots: Vec<Dot> = points
+        .iter()
+        .zip(&delays)
+        .map(|(p, &d)| Dot {
+            at: (d, p.throughput_kbps),
+            label: p.label.clone(),
+            floored: p.delay_ms < DELAY_FLOOR_MS,
+            color: color(p.color),
+        })
+        .collect();
+    draw_labelled_dots(root, &mut chart, &dots, placed)
+}
+
+/// A labelled point of a [`DelayChart`].
+pub(crate) struct Dot {
+    /// (delay, value), the delay already floored.
+    pub(crate) at: (f64, f64),
+    pub(crate) label: String,
+    /// The delay was below [`DELAY_FLOOR_MS`] (the label says so).
+    pub(crate) floored: bool,
+    pub(crate) color: RGBColor,
+}
+
+/// Draws `dots` (filled, 6 px), then each one's label in its colour where it overlaps no dot
+/// and nothing `placed` before it, then the "better ↗" sign.
+pub(crate) fn draw_labelled_dots(
+    root: &Area<'_>,
+    chart: &mut DelayChart<'_, '_>,
+    dots: &[Dot],
+    mut placed: Vec<Rect>,
+) -> Result<(), Box<dyn std::error::Error>> {
+    let mut at = vec![];
+    for d in dots {
+        chart.draw_series(std::iter::once(Circle::new(d.at, 6, d.color.filled())))?;
+        at.push(chart.backend_coord(&d.at));
     }
-    placed.extend(dots.iter().map(|&(x, y)| Rect {
+    placed.extend(at.iter().map(|&(x, y)| Rect {
         x0: x - 6,
         y0: y - 6,
         x1: x + 6,
         y1: y + 6,
     }));
-    for (p, &(x, y)) in points.iter().zip(&dots) {
-        let label = if p.delay_ms < DELAY_FLOOR_MS {
-            format!("{} (≤1 ms)", p.label)
+    for (d, &(x, y)) in dots.iter().zip(&at) {
+        let label = if d.floored {
+            format!("{} (≤1 ms)", d.label)
         } else {
-            p.label.clone()
+            d.label.clone()
         };
         let r = label_place(&label, (x, y), root.dim_in_pixel(), &placed);
         root.draw(&Text::new(
             label,
             (r.x0, r.y0),
-            ("sans-serif", 13).into_font().color(&color(p.color)),
+            ("sans-serif", 13).into_font().color(&d.color),
         ))?;
         placed.push(r);
     }
@@ -318,14 +386,54 @@ impl Rect {
     }
 }
 
-/// Averages consecutive bins so that at most `max_points` remain: `(t, values)`.
-fn downsample(t: &[f64], v: &[Option<f64>], max_points: usize) -> Vec<(f64, f64)> {
-    let k = t.len().div_ceil(max_points.max(1)).max(1);
+/// Consecutive bins of a series taken together ([`buckets`]): the first bin's time, and the
+/// mean, the lowest and the highest of the bins' values.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Bucket {
+    t: f64,
+    mean: f64,
+    lo: f64,
+    hi: f64,
+}
+
+/// How many bins a bucket takes so that `bins` bins make at most `n` buckets.
+fn bucket_bins(bins: usize, n: usize) -> usize {
+    bins.div_ceil(n.max(1)).max(1)
+}
+
+/// Down-samples a series in buckets of `k` consecutive bins, each keeping the mean, the lowest
+/// and the highest of its bins' values, so that no peak and no trough is lost; `None` for a
+/// bucket of bins without a value. With `k` = 1 the series comes back bin for bin.
+fn buckets(t: &[f64], v: &[Option<f64>], k: usize) -> Vec<Option<Bucket>> {
     t.chunks(k)
         .zip(v.chunks(k))
-        .filter_map(|(tc, vc)| {
+        .map(|(tc, vc)| {
             let vals: Vec<f64> = vc.iter().flatten().copied().collect();
-            (!vals.is_empty()).then(|| (tc[0], vals.iter().sum::<f64>() / vals.len() as f64))
+            (!vals.is_empty()).then(|| Bucket {
+                t: tc[0],
+                mean: vals.iter().sum::<f64>() / vals.len() as f64,
+                lo: vals.iter().copied().fold(f64::INFINITY, f64::min),
+                hi: vals.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+            })
+        })
+        .collect()
+}
+
+/// The buckets' means, as a line (drawn over gaps, as the bins' line was).
+fn means(b: &[Option<Bucket>]) -> Vec<(f64, f64)> {
+    b.iter().flatten().map(|b| (b.t, b.mean)).collect()
+}
+
+/// Each stretch of buckets without a gap as a closed band: its highs forward, its lows back.
+fn bands(b: &[Option<Bucket>]) -> Vec<Vec<(f64, f64)>> {
+    b.split(Option::is_none)
+        .filter(|s| !s.is_empty())
+        .map(|s| {
+            let s: Vec<&Bucket> = s.iter().flatten().collect();
+            s.iter()
+                .map(|b| (b.t, b.hi))
+                .chain(s.iter().rev().map(|b| (b.t, b.lo)))
+                .collect()
         })
         .collect()
 }
@@ -338,78 +446,131 @@ fn seconds(v: f64) -> String {
 }
 
 /// A run's time series: throughput of each flow against the link's capacity (top), and each
-/// flow's mean queueing delay (bottom). Long runs are averaged to at most `max_points` points.
+/// flow's mean queueing delay per bin (bottom). A run of more than `buckets` bins is drawn in
+/// buckets of consecutive bins: a line through their means, and shaded from each bucket's
+/// lowest to its highest bin, so that the peaks stay.
 pub fn timeseries_svg(
     title: &str,
     series: &TimeSeries,
     labels: &[String],
-    max_points: usize,
+    buckets: usize,
 ) -> String {
     let mut out = String::new();
     {
         let root = SVGBackend::with_string(&mut out, (900, 460)).into_drawing_area();
-        let _ = draw_timeseries(&root, title, series, labels, max_points);
+        let _ = draw_timeseries(&root, title, series, labels, buckets);
         let _ = root.present();
     }
     out
 }
 
+/// A chart of a time series' top or bottom half: time across, linear up.
+type TimeChart<'a, 'b> = ChartContext<
+    'a,
+    SVGBackend<'b>,
+    Cartesian2d<plotters::coord::types::RangedCoordf64, plotters::coord::types::RangedCoordf64>,
+>;
+
 fn draw_timeseries(
-    root: &DrawingArea<SVGBackend<'_>, plotters::coord::Shift>,
+    root: &Area<'_>,
     title: &str,
     s: &TimeSeries,
     labels: &[String],
-    max_points: usize,
+    buckets: usize,
 ) -> Result<(), Box<dyn std::error::Error>> {
     root.fill(&WHITE)?;
     let root = root.titled(title, ("sans-serif", 16))?;
     let (top, bottom) = root.split_vertically(250);
-    let tmax = s.t_s.last().copied().unwrap_or(0.0) + s.bin_s;
+    let k = bucket_bins(s.t_s.len(), buckets);
+    draw_rates(&top, s, labels, k)?;
+    draw_queueing(&bottom, s, k)
+}
+
+/// A half of a time series figure: time across to `tmax`, `0..ymax` up, its mesh drawn (the
+/// time axis described, and given room for it, when `x_desc` is given).
+fn time_chart<'a, 'b>(
+    area: &'a Area<'b>,
+    (tmax, ymax): (f64, f64),
+    x_desc: Option<&str>,
+    y_desc: &str,
+) -> Result<TimeChart<'a, 'b>, Box<dyn std::error::Error>> {
+    let mut chart = ChartBuilder::on(area)
+        .margin(8)
+        .x_label_area_size(if x_desc.is_some() { 34 } else { 24 })
+        .y_label_area_size(64)
+        .build_cartesian_2d(0f64..tmax, 0f64..ymax)?;
+    let mut mesh = chart.configure_mesh();
+    if let Some(d) = x_desc {
+        mesh.x_desc(d);
+    }
+    mesh.y_desc(y_desc)
+        .x_label_formatter(&|v| seconds(*v))
+        .y_label_formatter(&|v| crate::sweep::tick(*v, ymax))
+        .max_light_lines(0)
+        .draw()?;
+    Ok(chart)
+}
+
+/// The time axis of a series' charts: to the end of its last bin.
+fn time_end(s: &TimeSeries) -> f64 {
+    s.t_s.last().copied().unwrap_or(0.0) + s.bin_s
+}
+
+/// The top half: the capacity and each flow's throughput, in buckets of `k` bins.
+fn draw_rates(
+    area: &Area<'_>,
+    s: &TimeSeries,
+    labels: &[String],
+    k: usize,
+) -> Result<(), Box<dyn std::error::Error>> {
     let cap: Vec<Option<f64>> = s.capacity_kbps.iter().map(|&c| Some(c)).collect();
-    let cap = downsample(&s.t_s, &cap, max_points);
-    let thr: Vec<Vec<(f64, f64)>> = s
+    let cap = buckets(&s.t_s, &cap, k);
+    let thr: Vec<Vec<Option<Bucket>>> = s
         .flows
         .iter()
         .map(|f| {
             let v: Vec<Option<f64>> = f.throughput_kbps.iter().map(|&x| Some(x)).collect();
-            downsample(&s.t_s, &v, max_points)
+            buckets(&s.t_s, &v, k)
         })
         .collect();
     let ymax = cap
         .iter()
         .chain(thr.iter().flatten())
-        .map(|p| p.1)
+        .flatten()
+        .map(|b| b.hi)
         .fold(1.0, f64::max)
         * 1.05;
-    let mut chart = ChartBuilder::on(&top)
-        .margin(8)
-        .x_label_area_size(24)
-        .y_label_area_size(64)
-        .build_cartesian_2d(0f64..tmax, 0f64..ymax)?;
-    chart
-        .configure_mesh()
-        .y_desc("kbit/s")
-        .x_label_formatter(&|v| seconds(*v))
-        .y_label_formatter(&|v| format!("{v:.0}"))
-        .light_line_style(RGBColor(245, 245, 245))
-        .draw()?;
-    chart
-        .draw_series(AreaSeries::new(
-            cap.iter().copied(),
+    let mut chart = time_chart(area, (time_end(s), ymax), None, "kbit/s")?;
+    let grey = RGBColor(200, 200, 200);
+    let spread = grey.mix(0.3);
+    if k > 1 {
+        // Shaded lighter up to each bucket's highest bin, darker up to its lowest.
+        chart.draw_series(AreaSeries::new(
+            cap.iter().flatten().map(|b| (b.t, b.hi)),
             0.0,
-            RGBColor(200, 200, 200).mix(0.6),
-        ))?
+            spread,
+        ))?;
+    }
+    chart
+        .draw_series(AreaSeries::new(means(&cap), 0.0, grey.mix(0.6)))?
         .label("link capacity")
-        .legend(|(x, y)| {
-            Rectangle::new(
-                [(x, y - 5), (x + 16, y + 5)],
-                RGBColor(200, 200, 200).filled(),
-            )
-        });
-    for (i, pts) in thr.iter().enumerate() {
-        let c = color(i);
+        .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 16, y + 5)], grey.filled()));
+    if k > 1 {
+        let lows = cap.iter().flatten().map(|b| (b.t, b.lo));
         chart
-            .draw_series(LineSeries::new(pts.iter().copied(), c.stroke_width(1)))?
+            .draw_series(AreaSeries::new(lows, 0.0, spread))?
+            .label(format!(
+                "shaded: lowest to highest {} s bin of each {} s",
+                seconds(s.bin_s),
+                seconds(s.bin_s * k as f64)
+            ))
+            .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 16, y + 5)], spread.filled()));
+    }
+    for (i, b) in thr.iter().enumerate() {
+        let c = color(i);
+        draw_spread(&mut chart, b, c, k)?;
+        chart
+            .draw_series(LineSeries::new(means(b), c.stroke_width(1)))?
             .label(format!(
                 "throughput {}",
                 labels.get(i).map_or("", String::as_str)
@@ -422,31 +583,54 @@ fn draw_timeseries(
         .background_style(WHITE.mix(0.8))
         .border_style(RGBColor(180, 180, 180))
         .draw()?;
+    Ok(())
+}
 
-    let delays: Vec<Vec<(f64, f64)>> = s
+/// A flow's bands from each bucket's lowest to its highest bin, in its colour, when buckets
+/// take more than one bin.
+fn draw_spread(
+    chart: &mut TimeChart<'_, '_>,
+    b: &[Option<Bucket>],
+    c: RGBColor,
+    k: usize,
+) -> Result<(), Box<dyn std::error::Error>> {
+    if k > 1 {
+        chart.draw_series(
+            bands(b)
+                .into_iter()
+                .map(|band| Polygon::new(band, c.mix(0.25).filled())),
+        )?;
+    }
+    Ok(())
+}
+
+/// The bottom half: each flow's mean queueing delay per bin, in buckets of `k` bins.
+fn draw_queueing(
+    area: &Area<'_>,
+    s: &TimeSeries,
+    k: usize,
+) -> Result<(), Box<dyn std::error::Error>> {
+    let delays: Vec<Vec<Option<Bucket>>> = s
         .flows
         .iter()
-        .map(|f| downsample(&s.t_s, &f.queue_delay_ms, max_points))
+        .map(|f| buckets(&s.t_s, &f.queue_delay_ms, k))
         .collect();
-    let dmax = delays.iter().flatten().map(|p| p.1).fold(1.0, f64::max) * 1.05;
-    let mut chart = ChartBuilder::on(&bottom)
-        .margin(8)
-        .x_label_area_size(34)
-        .y_label_area_size(64)
-        .build_cartesian_2d(0f64..tmax, 0f64..dmax)?;
-    chart
-        .configure_mesh()
-        .x_desc("time (s)")
-        .y_desc("queueing delay (ms)")
-        .x_label_formatter(&|v| seconds(*v))
-        .y_label_formatter(&|v| format!("{v:.0}"))
-        .light_line_style(RGBColor(245, 245, 245))
-        .draw()?;
-    for (i, pts) in delays.iter().enumerate() {
-        chart.draw_series(LineSeries::new(
-            pts.iter().copied(),
-            color(i).stroke_width(1),
-        ))?;
+    let dmax = delays
+        .iter()
+        .flatten()
+        .flatten()
+        .map(|b| b.hi)
+        .fold(1.0, f64::max)
+        * 1.05;
+    let mut chart = time_chart(
+        area,
+        (time_end(s), dmax),
+        Some("time (s)"),
+        "queueing delay (ms)",
+    )?;
+    for (i, b) in delays.iter().enumerate() {
+        draw_spread(&mut chart, b, color(i), k)?;
+        chart.draw_series(LineSeries::new(means(b), color(i).stroke_width(1)))?;
     }
     Ok(())
 }
@@ -529,7 +713,7 @@ impl Csv {
     }
 }
 
-fn fmt_opt(v: Option<f64>, digits: usize) -> String {
+pub(crate) fn fmt_opt(v: Option<f64>, digits: usize) -> String {
     v.map_or_else(|| "–".to_string(), |x| format!("{x:.digits$}"))
 }
 
@@ -539,7 +723,7 @@ th{background:#f4f4f4}td:first-child,th:first-child{text-align:left;white-space:
 details{margin:0.3em 0}summary{cursor:pointer;color:#245}h2{border-bottom:2px solid #ccc;padding-bottom:4px;margin-top:2em}\
 .meta{color:#666;font-size:90%}tr.group th{background:#e8eef4}table.runs td{white-space:nowrap}svg{max-width:100%;height:auto}pre{overflow-x:auto}";
 
-fn metrics_table(rows: &[(usize, &RunReport)]) -> Markup {
+pub(crate) fn metrics_table(rows: &[(usize, &RunReport)]) -> Markup {
     html! {
         table {
             tr {
@@ -564,81 +748,6 @@ fn metrics_table(rows: &[(usize, &RunReport)]) -> Markup {
             }
         }
     }
-}
-
-/// The traces of `reports`, in first-seen order.
-pub fn traces_of<'a>(reports: impl IntoIterator<Item = &'a RunReport>) -> Vec<String> {
-    let mut traces: Vec<String> = vec![];
-    for r in reports {
-        if !traces.contains(&r.trace) {
-            traces.push(r.trace.clone());
-        }
-    }
-    traces
-}
-
-/// The throughput/self-inflicted-delay scatter of the runs on `trace`: one point per run (its
-/// first flow), coloured by the scheme's position in `schemes`, with the link's capacity.
-pub fn trace_scatter_svg(trace: &str, reports: &[&RunReport], schemes: &[String]) -> String {
-    let color_of = |scheme: &str| schemes.iter().position(|s| s == scheme).unwrap_or(0);
-    let here: Vec<&&RunReport> = reports.iter().filter(|r| r.trace == trace).collect();
-    let points: Vec<ScatterPoint> = here
-        .iter()
-        .filter_map(|r| {
-            let f = r.flows.first()?;
-            Some(ScatterPoint {
-                label: r.scheme.clone(),
-                throughput_kbps: f.throughput_kbps,
-                delay_ms: f.self_inflicted_delay_ms?,
-                color: color_of(&r.scheme),
-            })
-        })
-        .collect();
-    let capacity = here
-        .first()
-        .and_then(|r| r.flows.first())
-        .map(|f| f.capacity_kbps);
-    scatter_svg(trace, &points, capacity)
-}
-
-/// The report of a benchmark matrix: per trace, a throughput/self-inflicted-delay scatter with
-/// one point per scheme and a table; per run, a time series (folded). `schemes` gives the
-/// colour order.
-pub fn bench_html(title: &str, subtitle: &str, runs: &[&RunResult], schemes: &[String]) -> String {
-    let reports: Vec<&RunReport> = runs.iter().map(|r| &r.report).collect();
-    let color_of = |scheme: &str| schemes.iter().position(|s| s == scheme).unwrap_or(0);
-    let body = html! {
-        p.meta { (subtitle) }
-        @for trace in &traces_of(reports.iter().copied()) {
-            @let here: Vec<&RunResult> = runs
-                .iter()
-                .copied()
-                .filter(|r| &r.report.trace == trace)
-                .collect();
-            @let rows: Vec<(usize, &RunReport)> = here
-                .iter()
-                .map(|r| (color_of(&r.report.scheme), &r.report))
-                .collect();
-            h2 id=(trace) { (trace) }
-            figure.scatter { (inline_svg(&trace_scatter_svg(trace, &reports, schemes))) }
-            (metrics_table(&rows))
-            @for r in &here {
-                @let labels: Vec<String> = r.report.flows.iter().map(|f| f.scheme.clone()).collect();
-                details {
-                    summary { (r.report.scheme) " on " (trace) ": time series" }
-                    figure.timeseries {
-                        (inline_svg(&timeseries_svg(
-                            &format!("{} on {}", r.report.scheme, trace),
-                            &r.series,
-                            &labels,
-                            900
-                        )))
-                    }
-                }
-            }
-        }
-    };
-    page(title, body)
 }
 
 /// The report of one run: its metrics and time series.
@@ -701,6 +810,44 @@ mod tests {
         let r = |p: (i32, i32), t: &str| Rect::label(p.0, p.1, t, 13);
         assert!(!r(a, "first").overlaps(&r(b, "second")));
         assert!(!r(b, "second").overlaps(&r(c, "third")));
+    }
+
+    /// A bucket keeps its bins' mean, lowest and highest value, so a one-bin spike or gap
+    /// survives; buckets of one bin give the series back.
+    #[test]
+    fn down_sampling_keeps_peaks_and_troughs() {
+        let t: Vec<f64> = (0..1000).map(|i| f64::from(i) / 10.0).collect();
+        let mut v: Vec<Option<f64>> = (0..1000).map(|i| Some(100.0 + f64::from(i % 7))).collect();
+        v[503] = Some(9_000.0);
+        v[777] = Some(0.0);
+        v[40..60].fill(None);
+        assert_eq!(bucket_bins(1000, 50), 20);
+        let b = buckets(&t, &v, 20);
+        assert_eq!(b.len(), 50);
+        let spike = b[25].unwrap();
+        assert_eq!((spike.t, spike.hi, spike.lo), (50.0, 9_000.0, 100.0));
+        assert_eq!(b[38].unwrap().lo, 0.0);
+        assert_eq!(b[2], None);
+        let plain = b[3].unwrap();
+        let mean = (60..80).map(|i| 100.0 + f64::from(i % 7)).sum::<f64>() / 20.0;
+        assert_eq!((plain.lo, plain.hi, plain.mean), (100.0, 106.0, mean));
+        // The line goes over the gap; the bands stop at it.
+        assert_eq!(means(&b).len(), 49);
+        let bands = bands(&b);
+        assert_eq!(bands.iter().map(Vec::len).collect::<Vec<_>>(), [4, 94]);
+        assert!(bands[1].contains(&(50.0, 9_000.0)) && bands[1].contains(&(76.0, 0.0)));
+        // Buckets of one bin: the series itself.
+        let whole = buckets(&t[..5], &v[..5], bucket_bins(5, 1200));
+        assert_eq!(
+            means(&whole),
+            [
+                (0.0, 100.0),
+                (0.1, 101.0),
+                (0.2, 102.0),
+                (0.3, 103.0),
+                (0.4, 104.0)
+            ]
+        );
     }
 
     #[test]
