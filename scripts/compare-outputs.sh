@@ -17,6 +17,7 @@ mkdir -p "$out"
 schemes=ideal,sprout,sprout-ewma,gcc,gcc-grouping:prefilter=libwebrtc,cubic,newreno,vegas,compound,ledbat,cbr
 status=0
 same() {
+  if [ ! -e "$1" ] && [ ! -e "$2" ]; then echo "absent    $3 (neither side writes it)"; return; fi
   if cmp -s "$1" "$2"; then echo "same      $3"; else echo "DIFFERENT $3"; status=1; fi
 }
 for side in old new; do
