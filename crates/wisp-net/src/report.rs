@@ -247,6 +247,11 @@ pub fn percentiles(samples: &mut [f64], qs: &[f64]) -> Vec<Option<f64>> {
     quantiles(samples, qs)
 }
 
+/// A progress line: seconds elapsed, the direction (`send`, `recv`) and its rate, then `rest`.
+pub fn progress_line(direction: &str, elapsed_s: f64, kbps: f64, rest: &str) -> String {
+    format!("{elapsed_s:6.1} s  {direction} {kbps:8.1} kbit/s  {rest}")
+}
+
 /// A number for a progress line: one decimal, or `-`.
 pub fn fmt_opt(v: Option<f64>, unit: &str) -> String {
     v.map_or_else(|| "-".to_string(), |x| format!("{x:.1} {unit}"))

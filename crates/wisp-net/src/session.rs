@@ -41,7 +41,7 @@
 
 use crate::report::{
     KnownLink, ReceiverMetrics, ReceiverReport, SenderMetrics, SenderReport, WindowSpec, fmt_opt,
-    percentiles, receiver_metrics,
+    percentiles, progress_line, receiver_metrics,
 };
 use crate::rtcp;
 use crate::rtp;
@@ -374,15 +374,15 @@ fn on_sender_datagram(s: &mut SendSession, buf: &[u8], now: Instant) {
 }
 
 fn send_progress_line(p: &SendProgress) -> String {
-    format!(
-        "{:6.1} s  send {:8.1} kbit/s  target {}  rtt {}  loss {}",
-        p.elapsed_s,
-        p.rate_kbps,
+    let loss = p
+        .loss
+        .map_or_else(|| "-".into(), |l| format!("{:.2}%", l * 100.0));
+    let rest = format!(
+        "target {}  rtt {}  loss {loss}",
         fmt_opt(p.target_kbps, "kbit/s"),
         fmt_opt(p.rtt_ms, "ms"),
-        p.loss
-            .map_or_else(|| "-".into(), |l| format!("{:.2}%", l * 100.0)),
-    )
+    );
+    progress_line("send", p.elapsed_s, p.rate_kbps, &rest)
 }
 
 /// Runs the sending side of one flow until `opts.duration` has passed or `stop` is set.
@@ -599,14 +599,14 @@ fn send_receiver_transmit(
 }
 
 fn recv_progress_line(p: &RecvProgress) -> String {
-    format!(
-        "{:6.1} s  recv {:8.1} kbit/s  delay p50 {} p95 {}  loss {:.2}%",
-        p.elapsed_s,
-        p.rate_kbps,
-        fmt_opt(p.delay_p50_ms, "ms"),
-        fmt_opt(p.delay_p95_ms, "ms"),
+    let delay = |q| fmt_opt(q, "ms");
+    let rest = format!(
+        "delay p50 {} p95 {}  loss {:.2}%",
+        delay(p.delay_p50_ms),
+        delay(p.delay_p95_ms),
         p.loss_percent
-    )
+    );
+    progress_line("recv", p.elapsed_s, p.rate_kbps, &rest)
 }
 
 /// Runs the receiving side of one flow: until the sender's BYE, `opts.duration` after the
@@ -1053,6 +1053,33 @@ mod tests {
             assert!(d < 1000, "capture {:?} vs {:?}", f.capture, s.capture);
             assert!(f.display.is_some_and(|t| t >= f.capture));
         }
+    }
+
+    /// The progress lines, character for character.
+    #[test]
+    fn progress_lines() {
+        let send = SendProgress {
+            elapsed_s: 3.04,
+            rate_kbps: 1199.96,
+            target_kbps: Some(1500.0),
+            rtt_ms: None,
+            loss: Some(0.0123),
+        };
+        assert_eq!(
+            send_progress_line(&send),
+            "   3.0 s  send   1200.0 kbit/s  target 1500.0 kbit/s  rtt -  loss 1.23%"
+        );
+        let recv = RecvProgress {
+            elapsed_s: 12.0,
+            rate_kbps: 96.0,
+            delay_p50_ms: Some(21.25),
+            delay_p95_ms: None,
+            loss_percent: 0.0,
+        };
+        assert_eq!(
+            recv_progress_line(&recv),
+            "  12.0 s  recv     96.0 kbit/s  delay p50 21.2 ms p95 -  loss 0.00%"
+        );
     }
 
     #[test]

@@ -12,7 +12,7 @@
 //! as foreign. Nothing here panics on hostile input.
 
 use crate::Clock;
-use crate::report::percentiles;
+use crate::report::{percentiles, progress_line};
 use crate::rtp;
 use crate::session::{NetError, Progress, io_ctx, listen_socket, recv_stamped};
 use crate::twcc::{self, TwccRecorder};
@@ -20,6 +20,7 @@ use serde::Serialize;
 use std::io;
 use std::net::{SocketAddr, UdpSocket};
 use std::sync::atomic::{AtomicBool, Ordering};
+use wisp_core::session::{RecvEnd, flow_timeout, idle_note};
 use wisp_core::{Duration, Instant};
 
 /// Options of `wisp recv --twcc`.
@@ -151,21 +152,11 @@ impl State {
         if self.bye {
             return true;
         }
-        if let (Some(first), Some(d)) = (self.first, opts.duration) {
-            if now >= first + d {
-                return true;
-            }
+        let end = flow_timeout(now, self.first, self.last, opts.duration, opts.idle_timeout);
+        if end == Some(RecvEnd::Idle) {
+            progress(&idle_note(self.peer, opts.idle_timeout));
         }
-        if self.last.is_some_and(|l| now >= l + opts.idle_timeout) {
-            progress(&format!(
-                "no packet from {} within the idle timeout of {} s; ending",
-                self.peer
-                    .map_or_else(|| "the sender".into(), |p: SocketAddr| p.to_string()),
-                opts.idle_timeout.as_secs_f64()
-            ));
-            return true;
-        }
-        false
+        end.is_some()
     }
 
     /// The summary, on the socket bound to `listen`.
@@ -268,13 +259,14 @@ pub fn recv(
             }
             let due = *next_progress.get_or_insert(now + Duration::from_secs(1));
             if now >= due {
-                progress(&format!(
-                    "{:6.1} s  recv {:8.1} kbit/s  {} packets  {} feedback  {} lost",
+                progress(&progress_line(
+                    "recv",
                     (now - s.first.unwrap_or(now)).as_secs_f64(),
                     (s.bytes - last_progress) as f64 * 8.0 / 1e3,
-                    s.packets,
-                    s.feedback_packets,
-                    s.lost
+                    &format!(
+                        "{} packets  {} feedback  {} lost",
+                        s.packets, s.feedback_packets, s.lost
+                    ),
                 ));
                 last_progress = s.bytes;
                 next_progress = Some(due + Duration::from_secs(1));

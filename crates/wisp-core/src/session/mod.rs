@@ -39,7 +39,7 @@ mod stats;
 
 pub use recv::{
     MAX_PENDING, MAX_UNBOUND_BYTES, MAX_UNBOUND_PER_SOURCE, MAX_UNBOUND_SOURCES, RecvConfig,
-    RecvEnd, RecvProgress, RecvSession, RecvSummary, RecvTransmit,
+    RecvEnd, RecvProgress, RecvSession, RecvSummary, RecvTransmit, flow_timeout, idle_note,
 };
 pub use send::{SendConfig, SendProgress, SendSession, SendStats, SendTransmit, SenderCompound};
 pub use stats::{Delivery, ReceptionStats};

@@ -558,25 +558,12 @@ impl RecvSession {
         if let Some(why) = self.refused.take() {
             return Some(RecvEnd::Refused(why));
         }
-        if let (Some(first), Some(d)) = (self.first_arrival, self.config.duration) {
-            if now >= first + d {
-                return Some(RecvEnd::Duration);
-            }
+        let (duration, idle) = (self.config.duration, self.config.idle_timeout);
+        let end = flow_timeout(now, self.first_arrival, self.last_arrival, duration, idle);
+        if end == Some(RecvEnd::Idle) {
+            self.note(idle_note(self.peer, idle));
         }
-        if self
-            .last_arrival
-            .is_some_and(|l| now >= l + self.config.idle_timeout)
-        {
-            let from = self
-                .peer
-                .map_or_else(|| "the sender".into(), |p| p.to_string());
-            self.note(format!(
-                "no packet from {from} within the idle timeout of {} s; ending",
-                self.config.idle_timeout.as_secs_f64()
-            ));
-            return Some(RecvEnd::Idle);
-        }
-        None
+        end
     }
 
     /// What the session measured, with the flow's window ending at `stopped` at the latest.
@@ -612,6 +599,34 @@ impl RecvSession {
             video: self.receiver.as_ref().and_then(|r| r.video_log()),
         }
     }
+}
+
+/// Whether a flow whose first and last packets arrived at `first` and `last` is over at `now`:
+/// `duration` after the first ([`RecvEnd::Duration`]), or `idle_timeout` after the last
+/// ([`RecvEnd::Idle`]). Before the first packet it never is.
+pub fn flow_timeout(
+    now: Instant,
+    first: Option<Instant>,
+    last: Option<Instant>,
+    duration: Option<Duration>,
+    idle_timeout: Duration,
+) -> Option<RecvEnd> {
+    if first.zip(duration).is_some_and(|(f, d)| now >= f + d) {
+        return Some(RecvEnd::Duration);
+    }
+    if last.is_some_and(|l| now >= l + idle_timeout) {
+        return Some(RecvEnd::Idle);
+    }
+    None
+}
+
+/// What a receiver says when the idle timeout ends it.
+pub fn idle_note(peer: Option<SocketAddr>, idle_timeout: Duration) -> String {
+    let from = peer.map_or_else(|| "the sender".into(), |p| p.to_string());
+    format!(
+        "no packet from {from} within the idle timeout of {} s; ending",
+        idle_timeout.as_secs_f64()
+    )
 }
 
 /// Hands a scheme that reads its video packets' payloads the one that arrived.
