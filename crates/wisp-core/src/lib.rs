@@ -27,6 +27,7 @@ pub mod probe;
 pub mod saturator;
 pub mod scheme;
 pub mod source;
+pub mod spec;
 pub mod stats;
 pub mod tables;
 pub mod time;

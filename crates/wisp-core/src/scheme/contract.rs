@@ -57,6 +57,9 @@ pub enum ParamError {
     },
     #[error("scheme `{scheme}`: parameter `{item}` is not of the form KEY=VALUE")]
     Malformed { scheme: String, item: String },
+    /// A key given twice in one list: one of the values would be dropped without a word.
+    #[error("scheme `{scheme}`: parameter `{key}` given twice")]
+    GivenTwice { scheme: String, key: String },
 }
 
 impl ParamError {
@@ -77,6 +80,10 @@ impl ParamError {
                 key,
                 value,
                 expected,
+            },
+            ParamError::GivenTwice { key, .. } => ParamError::GivenTwice {
+                scheme: name.to_string(),
+                key,
             },
             e => e,
         }

@@ -17,6 +17,7 @@ pub use super::contract::{Halves, Scheme, SchemeInfo};
 use super::params::Parameters;
 use super::{AnyReceiver, AnySender, BuildError, Needs, ParamError, SchemeConfig, SchemeContext};
 use crate::flow::FlowSender;
+use crate::spec::{ItemError, key_values};
 use core::fmt;
 
 impl SchemeInfo {
@@ -234,14 +235,16 @@ impl Registry {
         let s = spec.trim();
         let (name, params) = s.split_once(':').unwrap_or((s, ""));
         let mut config = self.named(name)?;
-        let mut given = vec![];
-        for item in params.split(',').map(str::trim).filter(|i| !i.is_empty()) {
-            let (k, v) = item.split_once('=').ok_or_else(|| ParamError::Malformed {
+        let given = key_values(params).map_err(|e| match e {
+            ItemError::NotKeyValue(item) => ParamError::Malformed {
                 scheme: name.to_string(),
                 item: item.to_string(),
-            })?;
-            given.push((k.trim(), v.trim()));
-        }
+            },
+            ItemError::GivenTwice(key) => ParamError::GivenTwice {
+                scheme: name.to_string(),
+                key: key.to_string(),
+            },
+        })?;
         config.set_params(&given)?;
         Ok(config)
     }
