@@ -1257,12 +1257,12 @@ mod tests {
                 "{spec}: {e}"
             );
         }
-        let e = "cbr:rate-kbps=1000,rate-kbps=2000"
+        let e = "cbr:rate-kbps=1000,rate_kbps=2000"
             .parse::<wisp_core::scheme::SchemeConfig>()
             .unwrap_err();
         assert_eq!(
             e.to_string(),
-            "scheme `cbr`: parameter `rate-kbps` given twice"
+            "scheme `cbr`: parameter `rate_kbps` given twice"
         );
     }
 

@@ -2,7 +2,7 @@
 //! spec string may name.
 //!
 //! A scheme is one module. Its configuration type implements [`Scheme`]: the names it is listed
-//! under, its parameters ([`Parameters`], a typed struct per scheme), and the factory of its two
+//! under, its parameters ([`Parameters`]: its own fields), and the factory of its two
 //! halves ([`Scheme::build`]), whose [`Sender`](crate::controller::Sender) and [`Receiver`](crate::controller::Receiver) talk through the scheme's own
 //! message types. Nothing shared lists a scheme's messages or header fields.
 //!
