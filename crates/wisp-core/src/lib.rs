@@ -34,6 +34,7 @@ pub mod saturator;
 pub mod scheme;
 pub mod session;
 pub mod source;
+pub mod spec;
 pub mod stats;
 pub mod tables;
 pub mod time;

@@ -234,6 +234,104 @@ fn split_suffix<'a>(t: &'a str, suffixes: &[(&str, f64)]) -> (&'a str, f64) {
     (t, 1.0)
 }
 
+/// Serde adapters that write a typed value in the unit a parameter's key names
+/// (`#[serde(rename = "start-kbps", with = "kbps")]`): a scheme's configuration keeps its
+/// [`Bitrate`]s and [`Duration`]s, and its `KEY=VALUE` pairs read and print kbit/s, ms, s and
+/// bytes ([`crate::scheme::params`]).
+pub mod serde_as {
+    use super::{Bitrate, DataSize};
+    use crate::time::Duration;
+    use serde::{Deserialize, Deserializer, Serializer, de};
+
+    /// A [`Bitrate`] in kbit/s (`f64`).
+    pub mod kbps {
+        use super::*;
+        pub fn serialize<S: Serializer>(v: &Bitrate, s: S) -> Result<S::Ok, S::Error> {
+            s.serialize_f64(v.kbps_f64())
+        }
+        pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Bitrate, D::Error> {
+            f64::deserialize(d).map(Bitrate::from_kbps_f64)
+        }
+    }
+
+    /// A [`Duration`] in ms (`f64`).
+    pub mod ms {
+        use super::*;
+        pub fn serialize<S: Serializer>(v: &Duration, s: S) -> Result<S::Ok, S::Error> {
+            s.serialize_f64(v.as_millis_f64())
+        }
+        pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
+            f64::deserialize(d).map(Duration::from_millis_f64)
+        }
+    }
+
+    /// A [`Duration`] in seconds (`f64`).
+    pub mod s {
+        use super::*;
+        pub fn serialize<S: Serializer>(v: &Duration, s: S) -> Result<S::Ok, S::Error> {
+            s.serialize_f64(v.as_secs_f64())
+        }
+        pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
+            f64::deserialize(d).map(Duration::from_secs_f64)
+        }
+    }
+
+    /// A [`DataSize`] in bytes (`u64`).
+    pub mod bytes {
+        use super::*;
+        pub fn serialize<S: Serializer>(v: &DataSize, s: S) -> Result<S::Ok, S::Error> {
+            s.serialize_u64(v.bytes())
+        }
+        pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<DataSize, D::Error> {
+            u64::deserialize(d).map(DataSize::from_bytes)
+        }
+    }
+
+    /// An optional [`DataSize`] in bytes (`none` when absent).
+    pub mod opt_bytes {
+        use super::*;
+        pub fn serialize<S: Serializer>(v: &Option<DataSize>, s: S) -> Result<S::Ok, S::Error> {
+            match v {
+                None => s.serialize_none(),
+                Some(b) => s.serialize_some(&b.bytes()),
+            }
+        }
+        pub fn deserialize<'de, D>(d: D) -> Result<Option<DataSize>, D::Error>
+        where
+            D: Deserializer<'de>,
+        {
+            Option::<u64>::deserialize(d).map(|b| b.map(DataSize::from_bytes))
+        }
+    }
+
+    /// An optional [`Duration`] in ms, `auto` when absent (`delta-hat-ms=auto`).
+    pub mod ms_or_auto {
+        use super::*;
+        pub fn serialize<S: Serializer>(v: &Option<Duration>, s: S) -> Result<S::Ok, S::Error> {
+            match v {
+                None => s.serialize_str("auto"),
+                Some(d) => s.serialize_f64(d.as_millis_f64()),
+            }
+        }
+        pub fn deserialize<'de, D>(d: D) -> Result<Option<Duration>, D::Error>
+        where
+            D: Deserializer<'de>,
+        {
+            let s = String::deserialize(d)?;
+            if s.trim().eq_ignore_ascii_case("auto") {
+                return Ok(None);
+            }
+            match s.trim().parse::<f64>() {
+                Ok(x) if x.is_finite() => Ok(Some(Duration::from_millis_f64(x))),
+                _ => Err(de::Error::invalid_value(
+                    de::Unexpected::Str(&s),
+                    &"a number or auto",
+                )),
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

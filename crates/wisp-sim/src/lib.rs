@@ -39,7 +39,6 @@ pub mod run;
 pub mod scenario_file;
 pub mod seed;
 pub mod sim;
-pub(crate) mod spec;
 pub mod sweep;
 pub mod trace;
 pub mod trace_compare;

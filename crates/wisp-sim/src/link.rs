@@ -31,11 +31,11 @@
 
 use crate::mobile::{MobileLink, MobileServer, MobileSpec, Service};
 use crate::rate::{rate_integral_bits, rate_next_start, rate_serve};
-use crate::spec::ItemError;
 use crate::trace::{Trace, TraceCursor, TraceError, TraceUnit};
 use std::path::PathBuf;
 use std::str::FromStr;
 use std::sync::Arc;
+use wisp_core::spec::{ItemError, key_values};
 use wisp_core::units::parse_duration;
 use wisp_core::{Bitrate, DataSize, Duration, Instant};
 
@@ -108,7 +108,7 @@ pub const OUTAGE_HORIZON: Duration = Duration::from_secs(3600);
 impl OutageSpec {
     fn parse(args: &str) -> Result<OutageSpec, String> {
         let mut o = OutageSpec::default();
-        let items = crate::spec::key_values(args).map_err(|e| match e {
+        let items = key_values(args).map_err(|e| match e {
             ItemError::NotKeyValue(item) => format!("`{item}` is not KEY=VALUE"),
             ItemError::GivenTwice(k) => format!("`{k}` given twice"),
         })?;
@@ -1240,6 +1240,30 @@ mod tests {
         ] {
             assert!(bad.parse::<LinkSpec>().is_err(), "{bad}");
         }
+    }
+
+    /// A key given twice in a spec's KEY=VALUE list is refused with the key named, whatever the
+    /// link; so is one in a scheme's parameters.
+    #[test]
+    fn a_key_given_twice_is_refused() {
+        for (spec, key) in [
+            ("wifi-outage:rate=1mbps,burst=20mbps,rate=2mbps", "rate"),
+            ("3g-up:loss=0.01, loss =0.02", "loss"),
+            ("wifi:std=11g,rate=54mbps,rate=24mbps", "rate"),
+        ] {
+            let e = spec.parse::<LinkSpec>().unwrap_err().to_string();
+            assert!(
+                e.contains(&format!("`{key}`")) && e.contains("given twice"),
+                "{spec}: {e}"
+            );
+        }
+        let e = "cbr:rate-kbps=1000,rate_kbps=2000"
+            .parse::<wisp_core::scheme::SchemeConfig>()
+            .unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "scheme `cbr`: parameter `rate_kbps` given twice"
+        );
     }
 
     #[test]

@@ -6,9 +6,9 @@
 //! `good` in the good state (defaults: always lost when bad, never when good, which is Gilbert's
 //! original model). The mean loss is `(r·good + p·bad)/(p + r)`.
 
-use crate::spec::ItemError;
 use rand::{Rng, RngExt};
 use std::str::FromStr;
+use wisp_core::spec::{ItemError, key_values};
 
 /// A loss model as named by `--loss`.
 #[derive(Clone, Copy, Debug, PartialEq, Default)]
@@ -42,7 +42,7 @@ impl FromStr for LossSpec {
         let s = s.trim();
         if let Some(args) = s.strip_prefix("ge:").or_else(|| s.strip_prefix("gilbert:")) {
             let (mut p, mut r, mut good, mut bad) = (None, None, 0.0, 1.0);
-            let items = crate::spec::key_values(args).map_err(|e| match e {
+            let items = key_values(args).map_err(|e| match e {
                 ItemError::NotKeyValue(_) => err("expected KEY=VALUE items (p, r, good, bad)"),
                 ItemError::GivenTwice(k) => err(&format!("`{k}` given twice")),
             })?;

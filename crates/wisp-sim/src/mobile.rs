@@ -103,6 +103,7 @@ use crate::rate::{rate_integral_bits, rate_next_start, rate_serve};
 use rand::RngExt;
 use rand_chacha::ChaCha8Rng;
 use std::sync::Arc;
+use wisp_core::spec::{ItemError, key_values};
 use wisp_core::stats::{standard_exponential, standard_normal};
 use wisp_core::units::parse_duration;
 use wisp_core::{Bitrate, DataSize, Duration, Instant};
@@ -234,31 +235,15 @@ impl MobileSpec {
     pub fn parse(name: &str, args: Option<&str>) -> Option<Result<MobileSpec, String>> {
         let profile = Profile::from_name(name)?;
         let mut s = profile.spec();
-        let mut seen: Vec<&str> = vec![];
-        for item in args
-            .unwrap_or("")
-            .split(',')
-            .map(str::trim)
-            .filter(|i| !i.is_empty())
-        {
-            // Given twice, one value would be dropped without a word.
-            let key = item.split_once('=').map_or(item, |(k, _)| k.trim());
-            if seen.contains(&key) {
-                return Some(Err(format!("`{key}` given twice")));
-            }
-            seen.push(key);
-            if let Err(e) = s.set(item) {
-                return Some(Err(e));
-            }
-        }
-        Some(s.check().map(|()| s))
+        let items = key_values(args.unwrap_or("")).map_err(|e| match e {
+            ItemError::NotKeyValue(item) => format!("`{item}` is not KEY=VALUE"),
+            ItemError::GivenTwice(k) => format!("`{k}` given twice"),
+        });
+        let set = items.and_then(|items| items.into_iter().try_for_each(|(k, v)| s.set(k, v)));
+        Some(set.and_then(|()| s.check()).map(|()| s))
     }
 
-    fn set(&mut self, item: &str) -> Result<(), String> {
-        let (k, v) = item
-            .split_once('=')
-            .ok_or_else(|| format!("`{item}` is not KEY=VALUE"))?;
-        let (k, v) = (k.trim(), v.trim());
+    fn set(&mut self, k: &str, v: &str) -> Result<(), String> {
         let dur = |v: &str| parse_duration(v).map_err(|e| format!("`{k}`: {}", e.0));
         let prob = |v: &str| -> Result<f64, String> {
             match v.parse::<f64>() {

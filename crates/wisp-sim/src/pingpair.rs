@@ -45,11 +45,11 @@
 //! the flow stops.
 
 pub use crate::log::{PingRecord, QueueSample};
-use crate::spec::ItemError;
 use crate::wifi::edca::AccessCategory;
 use std::fmt;
 use std::str::FromStr;
 use wisp_core::Duration;
+use wisp_core::spec::{ItemError, key_values};
 use wisp_core::units::parse_duration;
 
 /// Bytes of an echo request or reply on the medium: IPv4 20 + ICMP 8 + 56 bytes of payload
@@ -117,7 +117,7 @@ impl FromStr for PingPairSpec {
         if s == "on" || s.is_empty() {
             return Ok(spec);
         }
-        let items = crate::spec::key_values(s).map_err(|e| match e {
+        let items = key_values(s).map_err(|e| match e {
             ItemError::NotKeyValue(item) => format!(
                 "`{item}` is not KEY=VALUE (keys: interval, tos-high, tos-normal, sample, start)"
             ),

@@ -17,10 +17,10 @@
 //! permits this instead of the departure-rate estimate) and does not de-randomise drops (§5.1's
 //! optional refinement); its periodic update runs lazily at the next enqueue or dequeue.
 
-use crate::spec::ItemError;
 use rand::{Rng, RngExt};
 use std::collections::VecDeque;
 use std::str::FromStr;
+use wisp_core::spec::{ItemError, key_values};
 use wisp_core::units::parse_duration;
 use wisp_core::{Duration, Instant};
 
@@ -102,7 +102,7 @@ impl FromStr for QueueSpec {
             message: m,
         };
         let (kind, args) = s.trim().split_once(':').unwrap_or((s.trim(), ""));
-        let kv = crate::spec::key_values(args).map_err(|e| match e {
+        let kv = key_values(args).map_err(|e| match e {
             ItemError::NotKeyValue(item) => err(format!("`{item}` is not KEY=VALUE")),
             ItemError::GivenTwice(k) => err(format!("`{k}` given twice")),
         })?;

@@ -13,59 +13,37 @@ mod toy {
     use wisp_core::controller::{Allowance, Receiver, SendContext, Sender, SenderStats};
     use wisp_core::pacer::Pacer;
     use wisp_core::packet::{DataHeader, HeaderFields, SchemeFields};
-    use wisp_core::scheme::params::{Checked, Configurable, Validate, range, scheme_params};
+    use wisp_core::scheme::params::{Checked, Given, Validate, range, scheme_config};
     use wisp_core::scheme::{BuildError, Halves, Scheme, SchemeContext, SchemeInfo};
     use wisp_core::source::Source;
+    use wisp_core::units::serde_as::{kbps, ms};
     use wisp_core::wire::{Message, Reader, WireError, Writer, frame, unframe};
     use wisp_core::{Bitrate, Duration, Instant};
 
-    /// The configuration: the factory of the two halves.
-    #[derive(Clone, Debug, PartialEq)]
-    pub struct ToyConfig {
-        pub start: Bitrate,
-        pub target: Duration,
-        pub beta: f64,
-    }
-
-    scheme_params! {
-        /// `toy`'s parameters.
-        pub struct ToyParams {
+    scheme_config! {
+        /// The configuration: the factory of the two halves. Its fields are its parameters,
+        /// each doc comment a key's help text; adapters write the typed values in the key's unit.
+        #[derive(Clone, Debug, PartialEq)]
+        pub struct ToyConfig {
             /// The rate at the start, kbit/s.
-            pub start_kbps: f64,
+            #[serde(rename = "start-kbps", with = "kbps")]
+            pub start: Bitrate,
             /// Queueing delay tolerated before a cut, ms.
-            pub target_ms: f64,
+            #[serde(rename = "target-ms", with = "ms")]
+            pub target: Duration,
             /// The multiplicative decrease.
             pub beta: f64,
         }
     }
 
-    impl Validate for ToyParams {
-        fn validate(&self) -> Checked {
-            range(
-                "start-kbps",
-                self.start_kbps,
-                10.0,
-                1e6,
-                "10 to 1000000 kbit/s",
-            )?;
-            range("target-ms", self.target_ms, 1.0, 1e4, "1 to 10000 ms")?;
+    /// Ranges, on the values as given (`given` holds them as written).
+    impl Validate for ToyConfig {
+        fn validate(&self, given: &Given<'_>) -> Checked {
+            let start = given.number("start-kbps", self.start.kbps_f64());
+            range("start-kbps", start, 10.0, 1e6, "10 to 1000000 kbit/s")?;
+            let target = given.number("target-ms", self.target.as_millis_f64());
+            range("target-ms", target, 1.0, 1e4, "1 to 10000 ms")?;
             range("beta", self.beta, 0.1, 0.99, "0.1 to 0.99")
-        }
-    }
-
-    impl Configurable for ToyConfig {
-        type Params = ToyParams;
-        fn to_params(&self) -> ToyParams {
-            ToyParams {
-                start_kbps: self.start.kbps_f64(),
-                target_ms: self.target.as_secs_f64() * 1e3,
-                beta: self.beta,
-            }
-        }
-        fn apply(&mut self, p: ToyParams) {
-            self.start = Bitrate::from_kbps_f64(p.start_kbps);
-            self.target = Duration::from_secs_f64(p.target_ms / 1e3);
-            self.beta = p.beta;
         }
     }
 
@@ -288,6 +266,16 @@ fn the_toy_scheme_is_listed_parsed_and_validated_like_a_built_in_one() {
         r.parse("toy:beta=2"),
         Err(ParamError::BadValue { .. })
     ));
+    // A key given twice is refused, as in every KEY=VALUE list (`_` reads as `-`).
+    for spec in ["toy:beta=0.7,beta=0.8", "toy:target_ms=20,target-ms=30"] {
+        let e = r.parse(spec).unwrap_err();
+        assert!(matches!(e, ParamError::GivenTwice { .. }), "{spec}: {e:?}");
+        assert!(
+            e.to_string().starts_with("scheme `toy`: parameter `"),
+            "{e}"
+        );
+        assert!(e.to_string().ends_with("` given twice"), "{e}");
+    }
     // The built-in registry does not know it.
     assert!(matches!(
         "toy".parse::<SchemeConfig>(),

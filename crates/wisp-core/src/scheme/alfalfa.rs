@@ -72,9 +72,7 @@
 
 use super::cbr::CbrConfig;
 use super::gcc::GccConfig;
-use super::params::{
-    Checked, Configurable, Validate, check, range, rate_kbps, scheme_params, time_ms,
-};
+use super::params::{Checked, Given, Validate, check, range, scheme_config};
 use super::registry::{Halves, Scheme, SchemeInfo};
 use super::sprout::{SproutConfig, SproutReceiver, SproutSender};
 use super::{BuildError, SchemeContext};
@@ -85,6 +83,7 @@ use crate::pacer::Pacer;
 use crate::packet::{Content, DataHeader, HeaderFields, SchemeFields};
 use crate::source::{MediaConfig, Source};
 use crate::time::{Duration, Instant};
+use crate::units::serde_as::{kbps, ms};
 use crate::units::{Bitrate, DataSize};
 pub use crate::video::log::{FrameRecord, VideoLog, WallClock};
 use crate::video::model::ModelCodecs;
@@ -225,72 +224,18 @@ pub enum Hold {
     On,
 }
 
-/// Configuration of `alfalfa` and of the video layer under the other rate controls.
-#[derive(Clone, Debug, PartialEq)]
-pub struct AlfalfaConfig {
-    pub rate: VideoRate,
-    pub base: VideoBase,
-    pub sprout: SproutConfig,
-    pub gcc: GccConfig,
-    pub cbr: CbrConfig,
-    /// Pictures per second (the shipped clip's 25).
-    pub fps: u32,
-    pub anchor_timeout: Duration,
-    /// The share of Sprout's window one frame may take (1: all of it, as §4 reads).
-    pub frame_share: f64,
-    /// `loss-aware`'s least probability that the chain to the newest sent state is intact.
-    pub min_intact: f64,
-    /// When the window cannot hold the coarsest diff, send it anyway if Sprout's forecast
-    /// drains it and the queue within this many ticks (0: skip the frame, as §4 reads).
-    pub closed_ticks: usize,
-    /// Hold a picture the window cannot hold and retry it until the next capture (`rate=sprout`
-    /// only: under `gcc` and `cbr` the budget changes only at captures).
-    pub hold: Hold,
-    /// A coded frame's packets may leave only this long after its coding instant (the
-    /// encoder's time, which the simulator otherwise takes as zero).
-    pub encode_delay: Duration,
-    /// When a frame gets an XOR parity packet ([`SyncConfig::parity`]).
-    pub parity: Parity,
-    /// Which codec runs.
-    pub codec: VideoCodec,
-    /// The implementation of `codec` when it is not the model (whose is built in): its
-    /// [`VideoCodecs::name`] must be the codec's.
-    pub codecs: Option<InjectedCodecs>,
-    /// Where the run's frames are logged (a fresh log if none is given).
-    pub log: Option<VideoLog>,
-}
-
-impl Default for AlfalfaConfig {
-    fn default() -> Self {
-        AlfalfaConfig {
-            rate: VideoRate::Sprout,
-            base: VideoBase::default(),
-            sprout: SproutConfig::default(),
-            gcc: GccConfig::default(),
-            cbr: CbrConfig::default(),
-            fps: 25,
-            anchor_timeout: SyncConfig::default().anchor_timeout,
-            frame_share: 1.0,
-            min_intact: SyncConfig::default().min_intact,
-            closed_ticks: 0,
-            hold: Hold::Off,
-            encode_delay: Duration::ZERO,
-            parity: Parity::Auto,
-            codec: VideoCodec::Model,
-            codecs: None,
-            log: None,
-        }
-    }
-}
-
-scheme_params! {
-    /// `alfalfa`'s parameters.
-    pub struct AlfalfaParams {
+scheme_config! {
+    /// Configuration of `alfalfa` and of the video layer under the other rate controls.
+    #[derive(Clone, Debug, PartialEq)]
+    pub struct AlfalfaConfig {
         /// Pictures captured per second.
+        // The shipped clip's 25.
         pub fps: u32,
         /// A candidate anchor not acknowledged within this long is presumed lost, ms.
-        pub anchor_timeout_ms: f64,
+        #[serde(rename = "anchor-timeout-ms", with = "ms")]
+        pub anchor_timeout: Duration,
         /// The share of Sprout's window one frame may take (1: all of it).
+        // 1 by default, as §4 reads.
         pub frame_share: f64,
         /// Who sets the budget: `sprout` (its window), `gcc` or `cbr` (rate × frame interval).
         pub rate: VideoRate,
@@ -298,31 +243,73 @@ scheme_params! {
         /// or `conventional` (previous frame, intra on a break).
         pub base: VideoBase,
         /// `cbr`'s rate when `rate=cbr`, kbit/s.
-        pub cbr_kbps: f64,
+        #[serde(rename = "cbr-kbps", with = "kbps")]
+        pub cbr_rate: Bitrate,
         /// `loss-aware`: the least probability that the chain to the newest sent is intact.
         pub min_intact: f64,
         /// A frame the window cannot hold goes at the coarsest quantiser if the forecast
         /// drains it within this many ticks (0: skipped; at most the forecast's 8).
+        // When the window cannot hold the coarsest diff, send it anyway if Sprout's forecast
+        // drains it and the queue within this many ticks (0: skip the frame, as §4 reads).
         pub closed_ticks: u32,
         /// `on`: a picture the window cannot hold is held and retried whenever the window may
         /// have changed, until the next capture (its wait counts in its frame delay); `off`:
         /// skipped at once. `rate=sprout` only.
+        // Under `gcc` and `cbr` the budget changes only at captures.
         pub hold: Hold,
         /// A frame's packets leave this long after its coding instant (the encoder's time; the
         /// simulator codes in zero time), ms. 0 over real sockets, where coding takes real time
         /// (`wisp send` reports its mean).
-        pub encode_ms: f64,
+        #[serde(rename = "encode-ms", with = "ms")]
+        pub encode_delay: Duration,
         /// An XOR parity packet per frame (recovers one lost packet): `off`, `on`, or `auto`
         /// (when the measured loss rate makes an unprotected frame too likely lost).
+        // [`SyncConfig::parity`].
         pub parity: Parity,
         /// The codec: `model` (sizes and SSIM from a rate–quality table) or `vp8` (libvpx;
         /// needs --video CLIP).
         pub codec: VideoCodec,
+        /// Sprout's configuration under `rate=sprout`.
+        #[serde(skip)]
+        pub sprout: SproutConfig,
+        /// GCC's configuration under `rate=gcc`.
+        #[serde(skip)]
+        pub gcc: GccConfig,
+        /// The implementation of `codec` when it is not the model (whose is built in): its
+        /// [`VideoCodecs::name`] must be the codec's.
+        #[serde(skip)]
+        pub codecs: Option<InjectedCodecs>,
+        /// Where the run's frames are logged (a fresh log if none is given).
+        #[serde(skip)]
+        pub log: Option<VideoLog>,
     }
 }
 
-impl Validate for AlfalfaParams {
-    fn validate(&self) -> Checked {
+impl Default for AlfalfaConfig {
+    fn default() -> Self {
+        AlfalfaConfig {
+            fps: 25,
+            anchor_timeout: SyncConfig::default().anchor_timeout,
+            frame_share: 1.0,
+            rate: VideoRate::Sprout,
+            base: VideoBase::default(),
+            cbr_rate: CbrConfig::default().rate,
+            min_intact: SyncConfig::default().min_intact,
+            closed_ticks: 0,
+            hold: Hold::Off,
+            encode_delay: Duration::ZERO,
+            parity: Parity::Auto,
+            codec: VideoCodec::Model,
+            sprout: SproutConfig::default(),
+            gcc: GccConfig::default(),
+            codecs: None,
+            log: None,
+        }
+    }
+}
+
+impl Validate for AlfalfaConfig {
+    fn validate(&self, given: &Given<'_>) -> Checked {
         range(
             "fps",
             f64::from(self.fps),
@@ -330,9 +317,9 @@ impl Validate for AlfalfaParams {
             120.0,
             "1 to 120 pictures/s",
         )?;
-        time_ms(
+        given.time_ms(
             "anchor-timeout-ms",
-            self.anchor_timeout_ms,
+            self.anchor_timeout,
             1.0,
             60_000.0,
             "1 to 60000 ms",
@@ -344,9 +331,9 @@ impl Validate for AlfalfaParams {
             1.0,
             "a share of the window, 0.01 to 1",
         )?;
-        rate_kbps(
+        given.rate_kbps(
             "cbr-kbps",
-            self.cbr_kbps,
+            self.cbr_rate,
             1.0,
             1_000_000.0,
             "1 to 1000000 kbit/s",
@@ -365,47 +352,13 @@ impl Validate for AlfalfaParams {
             8.0,
             "0 to 8 ticks",
         )?;
-        time_ms("encode-ms", self.encode_ms, 0.0, 1000.0, "0 to 1000 ms")?;
+        given.time_ms("encode-ms", self.encode_delay, 0.0, 1000.0, "0 to 1000 ms")?;
         check(
             "hold",
             self.hold == Hold::Off || self.rate == VideoRate::Sprout,
             "off unless rate=sprout (under gcc and cbr a frame's budget changes only at \
              captures, so a held picture could never fit before the next one)",
         )
-    }
-}
-
-impl Configurable for AlfalfaConfig {
-    type Params = AlfalfaParams;
-    fn to_params(&self) -> AlfalfaParams {
-        AlfalfaParams {
-            fps: self.fps,
-            anchor_timeout_ms: self.anchor_timeout.as_millis_f64(),
-            frame_share: self.frame_share,
-            rate: self.rate,
-            base: self.base,
-            cbr_kbps: self.cbr.rate.kbps_f64(),
-            min_intact: self.min_intact,
-            closed_ticks: self.closed_ticks as u32,
-            hold: self.hold,
-            encode_ms: self.encode_delay.as_millis_f64(),
-            parity: self.parity,
-            codec: self.codec,
-        }
-    }
-    fn apply(&mut self, p: AlfalfaParams) {
-        self.fps = p.fps;
-        self.anchor_timeout = Duration::from_millis_f64(p.anchor_timeout_ms);
-        self.frame_share = p.frame_share;
-        self.rate = p.rate;
-        self.base = p.base;
-        self.cbr.rate = Bitrate::from_kbps_f64(p.cbr_kbps);
-        self.min_intact = p.min_intact;
-        self.closed_ticks = p.closed_ticks as usize;
-        self.hold = p.hold;
-        self.encode_delay = Duration::from_millis_f64(p.encode_ms);
-        self.parity = p.parity;
-        self.codec = p.codec;
     }
 }
 
@@ -432,7 +385,7 @@ pub fn video_variant(scheme: &super::SchemeConfig) -> Option<AlfalfaConfig> {
             ..base
         },
         S::Cbr(c) => AlfalfaConfig {
-            cbr: (**c).clone(),
+            cbr_rate: c.rate,
             rate: VideoRate::Cbr,
             base: VideoBase::Conventional,
             parity: Parity::Off,
@@ -1161,7 +1114,7 @@ impl Scheme for AlfalfaConfig {
                 (Control::Rate(Box::new(h.sender)), Box::new(h.receiver))
             }
             VideoRate::Cbr => {
-                let h = self.cbr.build(ctx)?;
+                let h = CbrConfig::default().rate(self.cbr_rate).build(ctx)?;
                 (Control::Rate(Box::new(h.sender)), Box::new(h.receiver))
             }
         };
@@ -1174,7 +1127,7 @@ impl Scheme for AlfalfaConfig {
             queue: VecDeque::new(),
             queued_bytes: 0,
             frame_share: self.frame_share,
-            closed_ticks: self.closed_ticks,
+            closed_ticks: self.closed_ticks as usize,
             hold: self.hold == Hold::On && self.rate == VideoRate::Sprout,
             held: None,
             encode_delay: self.encode_delay,

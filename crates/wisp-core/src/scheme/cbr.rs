@@ -12,32 +12,41 @@ use crate::time::Instant;
 use crate::units::{Bitrate, DataSize};
 use crate::wire::NoFeedback;
 
-use super::params::{
-    self, Checked, Configurable, Validate, check, range, rate_kbps, scheme_params,
-};
+use super::params::{Checked, Given, Validate, check, range, rate_kbps, scheme_config};
 use super::registry::{Halves, Scheme, SchemeInfo};
-use super::{BuildError, ParamError, SchemeContext};
+use super::{BuildError, SchemeContext};
 use crate::pacer::Pacer;
 use crate::source::Source;
 use crate::time::Duration;
+use crate::units::serde_as::{kbps, opt_bytes};
 
 /// The highest sending rate `cbr` takes, kbit/s (1 Gbit/s, as GCC's and the video layer's
 /// ceilings): above, the packets' spacing rounds to nothing and a run's queue outgrows memory.
 pub const MAX_KBPS: f64 = 1e6;
 
-/// Configuration of [`CbrSender`].
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct CbrConfig {
-    /// Sending rate (default 1000 kbit/s).
-    pub rate: Bitrate,
-    /// Packet size on the wire (default: the MTU).
-    pub packet_size: Option<DataSize>,
+scheme_config! {
+    /// Configuration of [`CbrSender`] (`cbr:rate-kbps=1000`).
+    #[derive(Clone, Debug, PartialEq, Eq)]
+    pub struct CbrConfig {
+        /// Sending rate, kbit/s (at most 1000000).
+        // 1000 kbit/s by default.
+        #[serde(rename = "rate-kbps", with = "kbps")]
+        pub rate: Bitrate,
+        /// Sending rate with a unit (`2mbps`); of `rate` and `rate-kbps`, the one given last counts.
+        // Read, never listed: once read and checked it becomes `rate` ([`Validate::settle`]).
+        #[serde(rename = "rate", skip_serializing, default, deserialize_with = "rate_text")]
+        rate_with_unit: Option<Bitrate>,
+        /// Packet size on the wire, bytes (default: the MTU).
+        #[serde(rename = "packet-bytes", skip_serializing_if = "Option::is_none", default, with = "opt_bytes")]
+        pub packet_size: Option<DataSize>,
+    }
 }
 
 impl Default for CbrConfig {
     fn default() -> Self {
         CbrConfig {
             rate: Bitrate::from_kbps(1000),
+            rate_with_unit: None,
             packet_size: None,
         }
     }
@@ -50,27 +59,11 @@ impl CbrConfig {
     }
 }
 
-scheme_params! {
-    /// `cbr`'s parameters.
-    pub struct CbrParams {
-        /// Sending rate, kbit/s (at most 1000000).
-        pub rate_kbps: f64,
-        /// Sending rate with a unit (`2mbps`); of `rate` and `rate-kbps`, the one given last counts.
-        #[serde(skip_serializing, default, deserialize_with = "rate_text::deserialize")]
-        pub rate: Option<Bitrate>,
-        /// Packet size on the wire, bytes (default: the MTU).
-        #[serde(skip_serializing_if = "Option::is_none", default)]
-        pub packet_bytes: Option<u64>,
-    }
-}
-
-impl Validate for CbrParams {
-    fn validate(&self) -> Checked {
-        let rate = self.rate.map_or(self.rate_kbps, Bitrate::kbps_f64);
-        let key = if self.rate.is_some() {
-            "rate"
-        } else {
-            "rate-kbps"
+impl Validate for CbrConfig {
+    fn validate(&self, given: &Given<'_>) -> Checked {
+        let (key, rate) = match self.rate_with_unit {
+            Some(r) => ("rate", r.kbps_f64()),
+            None => ("rate-kbps", given.number("rate-kbps", self.rate.kbps_f64())),
         };
         check(key, rate > 0.0, "a positive number of kbit/s")?;
         rate_kbps(
@@ -80,10 +73,10 @@ impl Validate for CbrParams {
             MAX_KBPS,
             "a positive number of kbit/s, at most 1000000 (1 Gbit/s)",
         )?;
-        if let Some(b) = self.packet_bytes {
+        if let Some(b) = self.packet_size {
             range(
                 "packet-bytes",
-                b as f64,
+                b.bytes() as f64,
                 40.0,
                 65535.0,
                 "a packet size in bytes, 40 to 65535",
@@ -91,50 +84,23 @@ impl Validate for CbrParams {
         }
         Ok(())
     }
-}
 
-impl Configurable for CbrConfig {
-    type Params = CbrParams;
-    fn to_params(&self) -> CbrParams {
-        CbrParams {
-            rate_kbps: self.rate.kbps_f64(),
-            rate: None,
-            packet_bytes: self.packet_size.map(DataSize::bytes),
+    const FORMS: &'static [(&'static str, &'static str)] = &[("rate", "rate-kbps")];
+
+    fn settle(&mut self) {
+        if let Some(rate) = self.rate_with_unit.take() {
+            self.rate = rate;
         }
-    }
-    fn apply(&mut self, p: CbrParams) {
-        self.rate = p.rate.unwrap_or(Bitrate::from_kbps_f64(p.rate_kbps));
-        self.packet_size = p.packet_bytes.map(DataSize::from_bytes);
-    }
-
-    /// As every scheme's, except that of `rate` and `rate-kbps` the one given last counts.
-    fn set_params(&mut self, given: &[(&str, &str)]) -> Result<(), ParamError> {
-        let last = |key: &str| given.iter().rposition(|(k, _)| params::normalise(k) == key);
-        let given: Vec<(&str, &str)> = match (last("rate"), last("rate-kbps")) {
-            (Some(r), Some(k)) if k > r => given
-                .iter()
-                .copied()
-                .filter(|(k, _)| params::normalise(k) != "rate")
-                .collect(),
-            _ => given.to_vec(),
-        };
-        let p = params::overlay(&self.to_params(), &given)?;
-        self.apply(p);
-        Ok(())
     }
 }
 
 /// `rate=2mbps`: a [`Bitrate`] as text.
-mod rate_text {
-    use crate::units::Bitrate;
-    use serde::{Deserialize, Deserializer, de};
-
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Bitrate>, D::Error> {
-        let s = String::deserialize(d)?;
-        s.parse()
-            .map(Some)
-            .map_err(|_| de::Error::invalid_value(de::Unexpected::Str(&s), &"a rate such as 2mbps"))
-    }
+fn rate_text<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Bitrate>, D::Error> {
+    use serde::Deserialize;
+    let s = String::deserialize(d)?;
+    s.parse().map(Some).map_err(|_| {
+        serde::de::Error::invalid_value(serde::de::Unexpected::Str(&s), &"a rate such as 2mbps")
+    })
 }
 
 /// Sends at a constant rate.

@@ -58,6 +58,10 @@ pub enum ParamError {
     },
     #[error("scheme `{scheme}`: parameter `{item}` is not of the form KEY=VALUE")]
     Malformed { scheme: String, item: String },
+    /// A key given twice in one list (keys compared with `_` read as `-`): one of the values
+    /// would be dropped without a word.
+    #[error("scheme `{scheme}`: parameter `{key}` given twice")]
+    GivenTwice { scheme: String, key: String },
 }
 
 impl ParamError {
@@ -78,6 +82,10 @@ impl ParamError {
                 key,
                 value,
                 expected,
+            },
+            ParamError::GivenTwice { key, .. } => ParamError::GivenTwice {
+                scheme: name.to_string(),
+                key,
             },
             e => e,
         }
@@ -187,8 +195,8 @@ pub struct Halves<S, R> {
 /// A scheme, as its configuration: the factory of its halves.
 ///
 /// Default values come from [`Scheme::named`], which must give the paper's values; the
-/// parameters are a typed struct ([`Parameters`], usually through
-/// [`Configurable`](super::params::Configurable)). The sender and receiver must agree on
+/// parameters are the configuration's own fields ([`Parameters`], which a configuration declared
+/// with [`scheme_config!`](super::params::scheme_config) has). The sender and receiver must agree on
 /// the message types (the bounds say so), so that the simulator and `wisp-net` can carry their
 /// bytes without knowing them.
 pub trait Scheme: Parameters + Clone + PartialEq + fmt::Debug + Send + Sync + 'static {

@@ -13,7 +13,7 @@
 //! are skipped (the simulator's ideal-delay metric skips them too).
 
 use super::cbr::SilentReceiver;
-use super::params::{Configurable, NoParams};
+use super::params::{Checked, Given, Validate, scheme_config};
 use super::registry::{Halves, Scheme, SchemeInfo};
 use super::{BuildError, Needs, SchemeContext};
 use crate::controller::{Allowance, SendContext, Sender, SenderStats};
@@ -28,16 +28,16 @@ use core::fmt;
 /// The ideal sender's schedule: `(send time, bytes)` in non-decreasing time order.
 pub type IdealSchedule = Box<dyn Iterator<Item = (Instant, DataSize)> + Send>;
 
-/// Configuration of [`IdealSender`] (it has no parameters; the schedule comes from the link).
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct IdealConfig;
+scheme_config! {
+    /// Configuration of [`IdealSender`] (it has no parameters; the schedule comes from the link).
+    #[derive(Clone, Debug, Default, PartialEq, Eq)]
+    pub struct IdealConfig;
+}
 
-impl Configurable for IdealConfig {
-    type Params = NoParams;
-    fn to_params(&self) -> NoParams {
-        NoParams
+impl Validate for IdealConfig {
+    fn validate(&self, _: &Given<'_>) -> Checked {
+        Ok(())
     }
-    fn apply(&mut self, _: NoParams) {}
 }
 
 /// Sends exactly what the link will deliver, exactly in time.

@@ -95,7 +95,7 @@ macro_rules! schemes {
             }
 
             /// Sets parameters (`KEY=VALUE` pairs of the spec string), all or none: the values
-            /// are read by the scheme's parameter struct and validated together.
+            /// are read into the scheme's configuration and validated together.
             pub fn set_params(&mut self, given: &[(&str, &str)]) -> Result<(), ParamError> {
                 let name = self.name();
                 let r = match self {
@@ -113,7 +113,7 @@ macro_rules! schemes {
                 }
             }
 
-            /// Every key the scheme accepts with its help text (its parameter struct's doc
+            /// Every key the scheme accepts with its help text (its configuration field's doc
             /// comment).
             pub fn param_docs(&self) -> Vec<(String, String)> {
                 match self {
@@ -382,7 +382,7 @@ mod tests {
     }
 
     /// The parameter lists `wisp schemes` showed when they were written by hand (before the
-    /// lists were generated from the parameter structs): for each scheme listed here, the
+    /// lists were generated from the configurations): for each scheme listed here, the
     /// generated list must be the same keys, in the same order, with the same defaults. A
     /// scheme added since needs no line here (its module's tests cover its defaults).
     const HAND_WRITTEN: &[(&str, &str)] = &[
@@ -762,6 +762,43 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("`cbr`") && e.contains("speed"), "{e}");
+    }
+
+    /// A key given twice in one list is refused, in a spec string or among the pairs given at
+    /// once (keys compared with `_` read as `-`); lists set one after the other layer.
+    #[test]
+    fn a_key_given_twice_is_refused() {
+        for (spec, key) in [
+            ("cbr:rate-kbps=1000,rate-kbps=2000", "rate-kbps"),
+            ("cbr:rate-kbps=1000,rate_kbps=2000", "rate_kbps"),
+            ("cbr:rate=1mbps, rate =2mbps", "rate"),
+            ("gcc:min-kbps=100,max-kbps=900,min_kbps=200", "min_kbps"),
+            ("sprout-ewma:alpha=0.5,alpha=x", "alpha"),
+        ] {
+            let e = spec.parse::<SchemeConfig>().unwrap_err();
+            let name = spec.split(':').next().unwrap();
+            assert_eq!(
+                e,
+                ParamError::GivenTwice {
+                    scheme: name.to_string(),
+                    key: key.to_string()
+                },
+                "{spec}"
+            );
+            assert_eq!(
+                e.to_string(),
+                format!("scheme `{name}`: parameter `{key}` given twice")
+            );
+        }
+        let mut c: SchemeConfig = "cbr:rate-kbps=1000".parse().unwrap();
+        assert!(matches!(
+            c.set_params(&[("packet-bytes", "300"), ("packet_bytes", "400")]),
+            Err(ParamError::GivenTwice { .. })
+        ));
+        c.set_param("rate-kbps", "2000").unwrap();
+        c.set_params(&[("rate-kbps", "3000"), ("packet-bytes", "300")])
+            .unwrap();
+        assert_eq!(c.to_string(), "cbr:rate-kbps=3000,packet-bytes=300");
     }
 
     #[test]

@@ -2,7 +2,7 @@
 //! spec string may name.
 //!
 //! A scheme is one module. Its configuration type implements [`Scheme`]: the names it is listed
-//! under, its parameters ([`Parameters`], a typed struct per scheme), and the factory of its two
+//! under, its parameters ([`Parameters`]: its own fields), and the factory of its two
 //! halves ([`Scheme::build`]), whose [`Sender`](crate::controller::Sender) and [`Receiver`](crate::controller::Receiver) talk through the scheme's own
 //! message types. Nothing shared lists a scheme's messages or header fields.
 //!
@@ -19,6 +19,7 @@ use super::{
     AnyReceiver, AnySender, BuildError, Forecaster, Needs, ParamError, SchemeConfig, SchemeContext,
 };
 use crate::flow::FlowSender;
+use crate::spec::{ItemError, key_values};
 use crate::units::DataSize;
 use core::fmt;
 
@@ -241,14 +242,16 @@ impl Registry {
         let s = spec.trim();
         let (name, params) = s.split_once(':').unwrap_or((s, ""));
         let mut config = self.named(name)?;
-        let mut given = vec![];
-        for item in params.split(',').map(str::trim).filter(|i| !i.is_empty()) {
-            let (k, v) = item.split_once('=').ok_or_else(|| ParamError::Malformed {
+        let given = key_values(params).map_err(|e| match e {
+            ItemError::NotKeyValue(item) => ParamError::Malformed {
                 scheme: name.to_string(),
                 item: item.to_string(),
-            })?;
-            given.push((k.trim(), v.trim()));
-        }
+            },
+            ItemError::GivenTwice(key) => ParamError::GivenTwice {
+                scheme: name.to_string(),
+                key: key.to_string(),
+            },
+        })?;
         config.set_params(&given)?;
         Ok(config)
     }

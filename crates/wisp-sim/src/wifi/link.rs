@@ -65,10 +65,10 @@ use super::phy::{MAX_MSDU_BYTES, Phy, PhyRate, Standard};
 use super::phy_options::PhyOptions;
 use super::station::StationConfig;
 use super::wmm::WmmMap;
-use crate::spec::ItemError;
 use rand::RngExt;
 use std::fmt;
 use std::str::FromStr;
+use wisp_core::spec::{ItemError, key_values};
 use wisp_core::{Bitrate, Duration, Instant};
 
 /// A node on the medium: 0 = the AP, 1 = the measured station, 2.. = contenders.
@@ -178,7 +178,7 @@ impl FromStr for WifiSpec {
         };
         let mut spec = WifiSpec::default();
         let mut rate: Option<(String, f64)> = None;
-        let items = crate::spec::key_values(s).map_err(|e| match e {
+        let items = key_values(s).map_err(|e| match e {
             ItemError::NotKeyValue(item) => err(item, format!("is not KEY=VALUE (keys: {KEYS})")),
             ItemError::GivenTwice(k) => err(k, "given twice".into()),
         })?;

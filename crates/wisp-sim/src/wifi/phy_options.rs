@@ -223,8 +223,7 @@ mod tests {
         // The canonical text parses back to the same options.
         let text = o.to_spec();
         let mut back = PhyOptions::default();
-        for kv in text.trim_start_matches(',').split(',') {
-            let (k, v) = kv.split_once('=').unwrap();
+        for (k, v) in wisp_core::spec::key_values(&text).unwrap() {
             back.set(k, v).unwrap();
         }
         assert_eq!(back, o, "{text}");

@@ -306,8 +306,9 @@ impl ScalarKalmanEstimator {
     }
 }
 
-/// Which arrival-time filter a controller uses.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+/// Which arrival-time filter a controller uses (`filter=kalman|scalar|trendline`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
 pub enum FilterKind {
     /// [`KalmanEstimator`] (libwebrtc, two states).
     #[default]

@@ -87,13 +87,16 @@ impl GroupDelta {
     }
 }
 
-/// Which grouping the receiver uses.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+/// Which grouping the receiver uses (`prefilter=off|paper|libwebrtc`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
 pub enum Prefilter {
     /// No burst merging (GCC as in ANRW'16 §3).
     #[default]
+    #[serde(alias = "none")]
     Off,
     /// ANRW'16 Algorithm 1.
+    #[serde(alias = "algorithm1")]
     Paper,
     /// libwebrtc's burst grouping (5 ms burst threshold, 100 ms maximum burst).
     Libwebrtc,

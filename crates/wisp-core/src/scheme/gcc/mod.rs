@@ -104,66 +104,71 @@ pub mod wire;
 
 pub use arrival::{ArrivalFilter, FilterKind};
 pub use grouping::{GroupDelta, Grouper, Prefilter};
-pub use overuse::{BandwidthUsage, OveruseDetector, ThresholdConfig};
+pub use overuse::{BandwidthUsage, OveruseDetector, Threshold, ThresholdConfig};
 pub use rate_control::{AimdConfig, AimdRateControl, RateControlState};
 pub use receiver::{GccReceiver, RemoteEstimator};
 pub use sender::GccSender;
 pub use wire::GccFeedback;
 
-use super::params::{
-    Checked, Configurable, Validate, ordered, range, rate_kbps, scheme_params, time_ms,
-};
+use super::params::{Checked, Given, Validate, ordered, range, scheme_config};
 use super::registry::{Halves, Scheme, SchemeInfo};
 use super::{BuildError, SchemeContext};
 use crate::pacer::Pacer;
 use crate::source::MediaConfig;
 use crate::time::Duration;
 use crate::units::Bitrate;
-use serde::{Deserialize, Serialize};
+use crate::units::serde_as::{kbps, ms};
 
-/// Configuration of GCC. `Default` is `gcc`; see [`GccConfig::grouping`] and
-/// [`GccConfig::trendline`] for the other two names.
-#[derive(Clone, Debug, PartialEq)]
-pub struct GccConfig {
-    pub prefilter: Prefilter,
-    pub filter: FilterKind,
-    pub threshold: ThresholdConfig,
-    /// ΔT: the pacer's interval and the grouping interval.
-    pub interval: Duration,
-    /// The window over which R is measured.
-    pub rate_window: Duration,
-    /// The remote rate controller runs, and a REMB goes out, at most this often (except to
-    /// decrease during over-use); `None`: libwebrtc's feedback interval, the time 80-byte RTCP
-    /// packets take at 5 % of A_r, within [200 ms, 1 s] ([`AimdRateControl::feedback_interval`];
-    /// 200 ms at any A_r above 64 kbit/s). aiortc's port uses a fixed 500 ms.
-    pub update_interval: Option<Duration>,
-    /// The receiver-report interval.
-    pub report_interval: Duration,
-    pub aimd: AimdConfig,
-    pub start_rate: Bitrate,
-    pub min_rate: Bitrate,
-    pub max_rate: Bitrate,
-    pub pace_factor: f64,
-    pub media: MediaConfig,
+scheme_config! {
+    /// Configuration of GCC. `Default` is `gcc`; see [`GccConfig::grouping`] and
+    /// [`GccConfig::trendline`] for the other two names (the names differ only in their
+    /// defaults).
+    #[derive(Clone, Debug, PartialEq)]
+    pub struct GccConfig {
+        /// The burst pre-filter: `off`, `paper` (ANRW'16 Algorithm 1) or `libwebrtc` (bursts capped
+        /// at 100 ms).
+        pub prefilter: Prefilter,
+        /// The arrival-time filter: `kalman` (libwebrtc's two-state filter), `scalar` (eq. 3 as
+        /// written) or `trendline`.
+        pub filter: FilterKind,
+        /// The over-use threshold's gains: `libwebrtc` (k_u 0.0087, k_d 0.039) or `draft` (k_u 0.01,
+        /// k_d 0.00018).
+        pub threshold: Threshold,
+        /// ΔT, the pacer and grouping interval, ms.
+        // The pacer's interval and the grouping interval.
+        #[serde(rename = "interval-ms", with = "ms")]
+        pub interval: Duration,
+        /// The window of the received rate R, ms.
+        #[serde(rename = "rate-window-ms", with = "whole_ms")]
+        pub rate_window: Duration,
+        #[group]
+        pub call: CallRates,
+        /// The remote rate controller runs, and a REMB goes out, at most this often (except to
+        /// decrease during over-use); `None`: libwebrtc's feedback interval, the time 80-byte RTCP
+        /// packets take at 5 % of A_r, within [200 ms, 1 s] ([`AimdRateControl::feedback_interval`];
+        /// 200 ms at any A_r above 64 kbit/s). aiortc's port uses a fixed 500 ms.
+        #[serde(skip)]
+        pub update_interval: Option<Duration>,
+        /// The receiver-report interval.
+        #[serde(skip)]
+        pub report_interval: Duration,
+        #[serde(skip)]
+        pub aimd: AimdConfig,
+    }
 }
 
 impl Default for GccConfig {
     fn default() -> Self {
-        let media = MediaConfig::default();
         GccConfig {
             prefilter: Prefilter::Off,
             filter: FilterKind::Kalman,
-            threshold: ThresholdConfig::LIBWEBRTC,
+            threshold: Threshold::Libwebrtc,
             interval: Duration::from_millis(5),
             rate_window: Duration::from_millis(500),
+            call: CallRates::default(),
             update_interval: None,
             report_interval: Duration::from_secs(1),
             aimd: AimdConfig::default(),
-            start_rate: Bitrate::from_kbps(300),
-            min_rate: media.min_rate,
-            max_rate: media.max_rate,
-            pace_factor: 2.5,
-            media,
         }
     }
 }
@@ -197,239 +202,113 @@ impl GccConfig {
     }
 }
 
-scheme_params! {
-    /// The parameters of `gcc`, `gcc-grouping` and `gcc-trendline` (the names differ only in their
-    /// defaults).
-    pub struct GccParams {
-        /// The burst pre-filter: `off`, `paper` (ANRW'16 Algorithm 1) or `libwebrtc` (bursts capped
-        /// at 100 ms).
-        pub prefilter: PrefilterName,
-        /// The arrival-time filter: `kalman` (libwebrtc's two-state filter), `scalar` (eq. 3 as
-        /// written) or `trendline`.
-        pub filter: FilterName,
-        /// The over-use threshold's gains: `libwebrtc` (k_u 0.0087, k_d 0.039) or `draft` (k_u 0.01,
-        /// k_d 0.00018).
-        pub threshold: ThresholdName,
-        /// ΔT, the pacer and grouping interval, ms.
-        pub interval_ms: f64,
-        /// The window of the received rate R, ms.
-        pub rate_window_ms: f64,
-        /// A at the start, kbit/s.
-        pub start_kbps: f64,
-        /// The lowest A and encoder rate, kbit/s.
-        pub min_kbps: f64,
-        /// The highest A and encoder rate, kbit/s.
-        pub max_kbps: f64,
-        /// Pacing rate / A.
-        pub pace_factor: f64,
-        /// The audio stream, kbit/s (0 for none).
-        pub audio_kbps: f64,
-    }
-}
-
-/// [`Prefilter`] by name.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum PrefilterName {
-    #[serde(alias = "none")]
-    Off,
-    #[serde(alias = "algorithm1")]
-    Paper,
-    Libwebrtc,
-}
-
-/// [`FilterKind`] by name.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum FilterName {
-    Kalman,
-    Scalar,
-    Trendline,
-}
-
-/// [`ThresholdConfig`]'s two sets of gains by name.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum ThresholdName {
-    Libwebrtc,
-    Draft,
-}
-
-impl Validate for GccParams {
-    fn validate(&self) -> Checked {
-        time_ms(
+impl Validate for GccConfig {
+    fn validate(&self, given: &Given<'_>) -> Checked {
+        given.time_ms(
             "interval-ms",
-            self.interval_ms,
+            self.interval,
             0.1,
             100.0,
             "a time in ms, 0.1 to 100",
         )?;
-        time_ms(
+        given.time_ms(
             "rate-window-ms",
-            self.rate_window_ms,
+            self.rate_window,
             10.0,
             10_000.0,
             "a whole number of ms, 10 to 10000",
         )?;
-        check_call_keys(
-            self.start_kbps,
-            self.min_kbps,
-            self.max_kbps,
+        self.call.check(given)
+    }
+}
+
+/// `rate-window-ms`: a [`Duration`] read as a number of ms and rounded to whole ms.
+mod whole_ms {
+    use crate::time::Duration;
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(v: &Duration, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_f64(v.as_millis_f64())
+    }
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
+        f64::deserialize(d).map(|ms| Duration::from_millis_f64(ms.round()))
+    }
+}
+
+scheme_config! {
+    /// A video call's rates, the keys every GCC form shares (and the UKF schemes').
+    #[derive(Clone, Debug, PartialEq)]
+    pub struct CallRates {
+        /// A at the start, kbit/s.
+        #[serde(rename = "start-kbps", with = "kbps")]
+        pub start: Bitrate,
+        /// The lowest A and encoder rate, kbit/s.
+        #[serde(rename = "min-kbps", with = "kbps")]
+        pub min: Bitrate,
+        /// The highest A and encoder rate, kbit/s.
+        #[serde(rename = "max-kbps", with = "kbps")]
+        pub max: Bitrate,
+        /// Pacing rate / A.
+        pub pace_factor: f64,
+        /// The audio stream, kbit/s (0 for none).
+        #[serde(rename = "audio-kbps", with = "kbps")]
+        pub audio: Bitrate,
+    }
+}
+
+impl Default for CallRates {
+    /// 300 kbit/s at the start (libwebrtc's), the encoder's range, 2.5 × A, its audio.
+    fn default() -> Self {
+        let media = MediaConfig::default();
+        CallRates {
+            start: Bitrate::from_kbps(300),
+            min: media.min_rate,
+            max: media.max_rate,
+            pace_factor: 2.5,
+            audio: media.audio_rate,
+        }
+    }
+}
+
+impl CallRates {
+    /// The keys' checks: each in range, and `min-kbps ≤ start-kbps ≤ max-kbps`.
+    pub(crate) fn check(&self, given: &Given<'_>) -> Checked {
+        let kbps = "a rate in kbit/s, 1 to 1e6";
+        given.rate_kbps("start-kbps", self.start, 1.0, 1e6, kbps)?;
+        given.rate_kbps("min-kbps", self.min, 1.0, 1e6, kbps)?;
+        given.rate_kbps("max-kbps", self.max, 1.0, 1e6, kbps)?;
+        range(
+            "pace-factor",
             self.pace_factor,
-            self.audio_kbps,
-        )
+            1.0,
+            100.0,
+            "a factor, 1 to 100",
+        )?;
+        given.rate_kbps(
+            "audio-kbps",
+            self.audio,
+            0.0,
+            1000.0,
+            "a rate in kbit/s, 0 to 1000",
+        )?;
+        ordered(&[
+            ("min-kbps", self.min.kbps_f64()),
+            ("start-kbps", self.start.kbps_f64()),
+            ("max-kbps", self.max.kbps_f64()),
+        ])
     }
-}
 
-/// The checks of the keys every GCC form shares (the call's rates, pacing and audio): each in
-/// range, and `min-kbps ≤ start-kbps ≤ max-kbps`.
-pub(crate) fn check_call_keys(
-    start_kbps: f64,
-    min_kbps: f64,
-    max_kbps: f64,
-    pace_factor: f64,
-    audio_kbps: f64,
-) -> Checked {
-    let kbps = "a rate in kbit/s, 1 to 1e6";
-    rate_kbps("start-kbps", start_kbps, 1.0, 1e6, kbps)?;
-    rate_kbps("min-kbps", min_kbps, 1.0, 1e6, kbps)?;
-    rate_kbps("max-kbps", max_kbps, 1.0, 1e6, kbps)?;
-    range("pace-factor", pace_factor, 1.0, 100.0, "a factor, 1 to 100")?;
-    rate_kbps(
-        "audio-kbps",
-        audio_kbps,
-        0.0,
-        1000.0,
-        "a rate in kbit/s, 0 to 1000",
-    )?;
-    ordered(&[
-        ("min-kbps", min_kbps),
-        ("start-kbps", start_kbps),
-        ("max-kbps", max_kbps),
-    ])
-}
-
-/// A video call's rate keys in kbit/s, as its parameter struct gives them.
-#[derive(Clone, Copy, PartialEq)]
-pub(crate) struct CallKbps {
-    pub start: f64,
-    pub min: f64,
-    pub max: f64,
-    pub audio: f64,
-}
-
-/// The [`CallKbps`] of a parameter struct with the call keys (`start_kbps`, `min_kbps`,
-/// `max_kbps`, `audio_kbps`: gcc's, gcc-twcc's, the UKF schemes').
-macro_rules! call_kbps {
-    ($p:expr) => {
-        $crate::scheme::gcc::CallKbps {
-            start: $p.start_kbps,
-            min: $p.min_kbps,
-            max: $p.max_kbps,
-            audio: $p.audio_kbps,
-        }
-    };
-}
-pub(crate) use call_kbps;
-
-/// A video call's rates as its configuration holds them.
-pub(crate) struct CallRates<'a> {
-    pub start: &'a mut Bitrate,
-    pub min: &'a mut Bitrate,
-    pub max: &'a mut Bitrate,
-    pub media: &'a mut MediaConfig,
-}
-
-/// Applies the call's rate keys that changed from `before` to `after` (a value is set only when
-/// it changes, so a configuration built in code keeps its exact values through unrelated keys);
-/// the media source follows min, max and the audio rate. The one `apply` of gcc, gcc-twcc and
-/// the UKF schemes.
-pub(crate) fn apply_call_rates(before: CallKbps, after: CallKbps, rates: CallRates<'_>) {
-    if after.start != before.start {
-        *rates.start = Bitrate::from_kbps_f64(after.start);
-    }
-    if after.min != before.min {
-        *rates.min = Bitrate::from_kbps_f64(after.min);
-        rates.media.min_rate = *rates.min;
-    }
-    if after.max != before.max {
-        *rates.max = Bitrate::from_kbps_f64(after.max);
-        rates.media.max_rate = *rates.max;
-    }
-    if after.audio != before.audio {
-        rates.media.audio_rate = Bitrate::from_kbps_f64(after.audio);
-    }
-}
-
-impl Configurable for GccConfig {
-    type Params = GccParams;
-    fn to_params(&self) -> GccParams {
-        GccParams {
-            prefilter: match self.prefilter {
-                Prefilter::Off => PrefilterName::Off,
-                Prefilter::Paper => PrefilterName::Paper,
-                Prefilter::Libwebrtc => PrefilterName::Libwebrtc,
-            },
-            filter: match self.filter {
-                FilterKind::Kalman => FilterName::Kalman,
-                FilterKind::Scalar => FilterName::Scalar,
-                FilterKind::Trendline => FilterName::Trendline,
-            },
-            threshold: if self.threshold == ThresholdConfig::DRAFT {
-                ThresholdName::Draft
-            } else {
-                ThresholdName::Libwebrtc
-            },
-            interval_ms: self.interval.as_millis_f64(),
-            rate_window_ms: self.rate_window.as_millis_f64(),
-            start_kbps: self.start_rate.kbps_f64(),
-            min_kbps: self.min_rate.kbps_f64(),
-            max_kbps: self.max_rate.kbps_f64(),
-            pace_factor: self.pace_factor,
-            audio_kbps: self.media.audio_rate.kbps_f64(),
+    /// The call's media source: the encoder's range and the audio stream are the call's.
+    pub fn media(&self) -> MediaConfig {
+        MediaConfig {
+            min_rate: self.min,
+            max_rate: self.max,
+            audio_rate: self.audio,
+            ..MediaConfig::default()
         }
     }
-
-    fn apply(&mut self, p: GccParams) {
-        let before = self.to_params();
-        self.prefilter = match p.prefilter {
-            PrefilterName::Off => Prefilter::Off,
-            PrefilterName::Paper => Prefilter::Paper,
-            PrefilterName::Libwebrtc => Prefilter::Libwebrtc,
-        };
-        self.filter = match p.filter {
-            FilterName::Kalman => FilterKind::Kalman,
-            FilterName::Scalar => FilterKind::Scalar,
-            FilterName::Trendline => FilterKind::Trendline,
-        };
-        // Gains other than the two named sets (set in code) stay unless a name is given.
-        if p.threshold != before.threshold {
-            self.threshold = match p.threshold {
-                ThresholdName::Libwebrtc => ThresholdConfig::LIBWEBRTC,
-                ThresholdName::Draft => ThresholdConfig::DRAFT,
-            };
-        }
-        // Values are set only when they change, so a configuration built in code keeps
-        // its exact values (and an encoder range apart from A's) through unrelated keys.
-        if p.interval_ms != before.interval_ms {
-            self.interval = Duration::from_millis_f64(p.interval_ms);
-        }
-        if p.rate_window_ms != before.rate_window_ms {
-            self.rate_window = Duration::from_millis(p.rate_window_ms.round() as u64);
-        }
-        apply_call_rates(
-            call_kbps!(before),
-            call_kbps!(p),
-            CallRates {
-                start: &mut self.start_rate,
-                min: &mut self.min_rate,
-                max: &mut self.max_rate,
-                media: &mut self.media,
-            },
-        );
-        self.pace_factor = p.pace_factor;
-    }
 }
+
 impl Scheme for GccConfig {
     type Sender = GccSender;
     type Receiver = Box<GccReceiver>;
@@ -470,7 +349,7 @@ impl Scheme for GccConfig {
         Ok(Halves {
             sender: GccSender::new(self),
             receiver: Box::new(GccReceiver::new(self)),
-            source: ctx.media_source(self.media.clone()),
+            source: ctx.media_source(self.call.media()),
             pacer: Pacer::periodic(self.interval),
             mtu,
         })

@@ -109,6 +109,26 @@ impl Default for ThresholdConfig {
     }
 }
 
+/// The two sets of threshold gains by name (`threshold=libwebrtc|draft`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Threshold {
+    /// [`ThresholdConfig::LIBWEBRTC`].
+    #[default]
+    Libwebrtc,
+    /// [`ThresholdConfig::DRAFT`].
+    Draft,
+}
+
+impl From<Threshold> for ThresholdConfig {
+    fn from(t: Threshold) -> Self {
+        match t {
+            Threshold::Libwebrtc => ThresholdConfig::LIBWEBRTC,
+            Threshold::Draft => ThresholdConfig::DRAFT,
+        }
+    }
+}
+
 /// The adaptive threshold γ.
 #[derive(Clone, Debug, PartialEq)]
 pub struct AdaptiveThreshold {

@@ -68,7 +68,7 @@ impl RemoteEstimator {
         RemoteEstimator {
             grouper: Grouper::new(config.prefilter, config.interval),
             filter: ArrivalFilter::new(config.filter),
-            detector: OveruseDetector::new(config.threshold),
+            detector: OveruseDetector::new(config.threshold.into()),
             rate_control: AimdRateControl::new(config.aimd),
             incoming: RateCounter::new(config.rate_window.as_millis().max(1)),
             incoming_known: true,

@@ -59,13 +59,14 @@ pub const DECREASE_INTERVAL: Duration = Duration::from_millis(300);
 
 impl GccSender {
     pub fn new(config: &GccConfig) -> Self {
-        let min = config.min_rate.bps() as f64;
-        let max = (config.max_rate.bps() as f64).max(min);
+        let call = &config.call;
+        let min = call.min.bps() as f64;
+        let max = (call.max.bps() as f64).max(min);
         GccSender {
             min,
             max,
-            pace_factor: config.pace_factor,
-            a_s: (config.start_rate.bps() as f64).clamp(min, max),
+            pace_factor: call.pace_factor,
+            a_s: (call.start.bps() as f64).clamp(min, max),
             a_r: None,
             reports: 0,
             last_fraction_lost: 0.0,

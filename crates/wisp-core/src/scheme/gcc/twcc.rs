@@ -64,51 +64,52 @@ use super::grouping::{Grouper, Prefilter};
 use super::overuse::{BandwidthUsage, OveruseDetector, ThresholdConfig};
 use super::rate::RateCounter;
 use super::rate_control::{AimdConfig, AimdRateControl};
-use super::{GccConfig, GccSender};
+use super::{CallRates, GccConfig, GccSender};
 use crate::controller::{Allowance, Receiver, SendContext, Sender, SenderStats};
 use crate::pacer::Pacer;
 use crate::packet::{Content, DataHeader};
-use crate::scheme::params::{Checked, Configurable, Validate, scheme_params, time_ms};
+use crate::scheme::params::{Checked, Given, Validate, scheme_config};
 use crate::scheme::registry::{Halves, Scheme, SchemeInfo};
 use crate::scheme::{BuildError, SchemeContext};
-use crate::source::MediaConfig;
 use crate::time::{Duration, Instant};
+use crate::units::serde_as::ms;
 use crate::units::{Bitrate, DataSize};
 use crate::wire::{TransportFeedback, TransportFeedbackRecorder};
 use std::collections::{BTreeMap, VecDeque};
 
-/// Configuration of `gcc-twcc`.
-#[derive(Clone, Debug, PartialEq)]
-pub struct GccTwccConfig {
-    /// ΔT: the pacer's interval and the grouping interval (5 ms).
-    pub interval: Duration,
-    /// How often the receiver sends feedback (50 ms).
-    pub feedback_interval: Duration,
-    /// The window of the acknowledged bitrate (500 ms).
-    pub rate_window: Duration,
-    pub threshold: ThresholdConfig,
-    pub aimd: AimdConfig,
-    pub start_rate: Bitrate,
-    pub min_rate: Bitrate,
-    pub max_rate: Bitrate,
-    pub pace_factor: f64,
-    pub media: MediaConfig,
+scheme_config! {
+    /// Configuration of `gcc-twcc`.
+    #[derive(Clone, Debug, PartialEq)]
+    pub struct GccTwccConfig {
+        #[group]
+        pub call: CallRates,
+        /// The receiver's feedback interval, ms.
+        // 50 ms.
+        #[serde(rename = "feedback-interval-ms", with = "ms")]
+        pub feedback_interval: Duration,
+        /// ΔT: the pacer's interval and the grouping interval (5 ms).
+        #[serde(skip)]
+        pub interval: Duration,
+        /// The window of the acknowledged bitrate (500 ms).
+        #[serde(skip)]
+        pub rate_window: Duration,
+        #[serde(skip)]
+        pub threshold: ThresholdConfig,
+        #[serde(skip)]
+        pub aimd: AimdConfig,
+    }
 }
 
 impl Default for GccTwccConfig {
     fn default() -> Self {
         let g = GccConfig::trendline();
         GccTwccConfig {
-            interval: g.interval,
+            call: g.call,
             feedback_interval: Duration::from_millis(50),
+            interval: g.interval,
             rate_window: g.rate_window,
             threshold: ThresholdConfig::LIBWEBRTC,
             aimd: g.aimd,
-            start_rate: g.start_rate,
-            min_rate: g.min_rate,
-            max_rate: g.max_rate,
-            pace_factor: g.pace_factor,
-            media: g.media,
         }
     }
 }
@@ -117,83 +118,22 @@ impl GccTwccConfig {
     /// The `gcc` configuration whose loss-based controller this sender drives.
     fn loss_config(&self) -> GccConfig {
         GccConfig {
-            start_rate: self.start_rate,
-            min_rate: self.min_rate,
-            max_rate: self.max_rate,
-            pace_factor: self.pace_factor,
+            call: self.call.clone(),
             ..GccConfig::trendline()
         }
     }
 }
 
-scheme_params! {
-    /// The parameters of `gcc-twcc`.
-    pub struct GccTwccParams {
-        /// A at the start, kbit/s.
-        pub start_kbps: f64,
-        /// The lowest A and encoder rate, kbit/s.
-        pub min_kbps: f64,
-        /// The highest A and encoder rate, kbit/s.
-        pub max_kbps: f64,
-        /// Pacing rate / A.
-        pub pace_factor: f64,
-        /// The audio stream, kbit/s (0 for none).
-        pub audio_kbps: f64,
-        /// The receiver's feedback interval, ms.
-        pub feedback_interval_ms: f64,
-    }
-}
-
-impl Validate for GccTwccParams {
-    fn validate(&self) -> Checked {
-        time_ms(
+impl Validate for GccTwccConfig {
+    fn validate(&self, given: &Given<'_>) -> Checked {
+        given.time_ms(
             "feedback-interval-ms",
-            self.feedback_interval_ms,
+            self.feedback_interval,
             1.0,
             1000.0,
             "a time in ms, 1 to 1000",
         )?;
-        super::check_call_keys(
-            self.start_kbps,
-            self.min_kbps,
-            self.max_kbps,
-            self.pace_factor,
-            self.audio_kbps,
-        )
-    }
-}
-
-impl Configurable for GccTwccConfig {
-    type Params = GccTwccParams;
-    fn to_params(&self) -> GccTwccParams {
-        GccTwccParams {
-            start_kbps: self.start_rate.kbps_f64(),
-            min_kbps: self.min_rate.kbps_f64(),
-            max_kbps: self.max_rate.kbps_f64(),
-            pace_factor: self.pace_factor,
-            audio_kbps: self.media.audio_rate.kbps_f64(),
-            feedback_interval_ms: self.feedback_interval.as_millis_f64(),
-        }
-    }
-
-    fn apply(&mut self, p: GccTwccParams) {
-        let before = self.to_params();
-        // Values are set only when they change, so a configuration built in code keeps its
-        // exact values through unrelated keys.
-        super::apply_call_rates(
-            super::call_kbps!(before),
-            super::call_kbps!(p),
-            super::CallRates {
-                start: &mut self.start_rate,
-                min: &mut self.min_rate,
-                max: &mut self.max_rate,
-                media: &mut self.media,
-            },
-        );
-        self.pace_factor = p.pace_factor;
-        if p.feedback_interval_ms != before.feedback_interval_ms {
-            self.feedback_interval = Duration::from_millis_f64(p.feedback_interval_ms);
-        }
+        self.call.check(given)
     }
 }
 
@@ -223,7 +163,7 @@ impl Scheme for GccTwccConfig {
         Ok(Halves {
             sender: Box::new(GccTwccSender::new(self)),
             receiver: GccTwccReceiver::new(self),
-            source: ctx.media_source(self.media.clone()),
+            source: ctx.media_source(self.call.media()),
             pacer: Pacer::periodic(self.interval),
             mtu,
         })
@@ -332,7 +272,7 @@ impl GccTwccSender {
     pub fn new(config: &GccTwccConfig) -> Self {
         GccTwccSender {
             loss: GccSender::new(&config.loss_config()),
-            start_rate: config.start_rate,
+            start_rate: config.call.start,
             sent: BTreeMap::new(),
             highest_sent: None,
             reference: None,

@@ -186,11 +186,10 @@ pub use model::{Forecast, ForecastMethod, ModelParams, Observation, SproutModel}
 pub use receiver::{SproutReceiver, TickRecord};
 pub use sender::SproutSender;
 
-use super::ParamError;
-use super::params::{self, Checked, Parameters, Validate, check, range, scheme_params, time_ms};
+use super::params::{Checked, Given, Validate, check, range, scheme_config};
 use crate::time::Duration;
 use crate::units::DataSize;
-use serde::{Deserialize, Serialize};
+use crate::units::serde_as::{bytes, ms};
 
 /// Which estimator the receiver runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -211,51 +210,71 @@ impl Variant {
     }
 }
 
-/// Configuration of Sprout and its variants. `Default` is the paper's Sprout with the
-/// deviations listed in the module doc. Two defaults add behaviour the paper does not have:
-/// `model.outage_entry` (0.05 per second, deviation 3; the paper's model is 0) and
-/// `heartbeat_max` (100 ms, deviation 8; no back-off, as the paper, is `heartbeat_max` =
-/// `heartbeat_interval`). The heartbeat's interval and size, Sprout-EWMA's α and the σ
-/// mixture's `share` are values the paper does not give (each field says whose they are).
-#[derive(Clone, Debug, PartialEq)]
-pub struct SproutConfig {
-    pub variant: Variant,
-    /// The link model and forecast (§3.1, §3.3).
-    pub model: ModelParams,
-    /// Ticks of forecast the window looks ahead (5 = 100 ms, §3.5).
-    pub lookahead: usize,
-    /// Packets sent further apart than this are not reordered (10 ms, §3.4).
-    pub reorder_limit: Duration,
-    /// The sender sends a heartbeat after this long without sending (20 ms; the paper gives no
-    /// value, deviation 8).
-    pub heartbeat_interval: Duration,
-    /// A heartbeat's size on the wire (64 bytes; the paper says "small", deviation 8).
-    pub heartbeat_size: DataSize,
-    /// The longest heartbeat interval the back-off reaches (100 ms, not in the paper: deviation
-    /// 8; at most `heartbeat_interval` for no back-off, as the paper).
-    pub heartbeat_max: Duration,
-    /// Sprout-EWMA's weight per tick (1/8, the original's; the paper gives no value).
-    pub ewma_alpha: f64,
-    /// Experimental: infer σ from this grid (two or more values) instead of using `model.sigma`.
-    /// Empty (the paper's fixed σ) by default.
-    pub sigmas: Vec<f64>,
-    /// The σ mixture's switching probability per tick (0.002, ours; used only with `sigmas`).
-    pub share: f64,
+scheme_config! {
+    /// Configuration of Sprout and its variants. `Default` is the paper's Sprout with the
+    /// deviations listed in the module doc. Two defaults add behaviour the paper does not have:
+    /// `model.outage_entry` (0.05 per second, deviation 3; the paper's model is 0) and
+    /// `heartbeat_max` (100 ms, deviation 8; no back-off, as the paper, is `heartbeat_max` =
+    /// `heartbeat_interval`). The heartbeat's interval and size, Sprout-EWMA's α and the σ
+    /// mixture's `share` are values the paper does not give (each field says whose they are).
+    ///
+    /// The variants take different keys: `sprout` the model's, `lookahead` and the heartbeat's,
+    /// `sigmas` and `share`; `sprout-ewma` its `alpha`, the tick, the horizon, `lookahead` and the
+    /// heartbeat's.
+    #[derive(Clone, Debug, PartialEq)]
+    pub struct SproutConfig {
+        /// The EWMA's weight per tick.
+        // Sprout-EWMA's (1/8, the original's; the paper gives no value).
+        #[serde(rename = "alpha")]
+        pub ewma_alpha: f64,
+        /// The link model and forecast (§3.1, §3.3).
+        #[group]
+        pub model: ModelParams,
+        /// Ticks of forecast the window looks ahead.
+        // 5 = 100 ms, §3.5.
+        pub lookahead: usize,
+        /// Packets sent further apart than this are not reordered, ms.
+        // 10 ms, §3.4.
+        #[serde(rename = "reorder-ms", with = "ms")]
+        pub reorder_limit: Duration,
+        /// A heartbeat after this long without sending, ms.
+        // The sender's (20 ms; the paper gives no value, deviation 8).
+        #[serde(rename = "heartbeat-ms", with = "ms")]
+        pub heartbeat_interval: Duration,
+        /// A heartbeat's size on the wire, bytes.
+        // 64 bytes; the paper says "small", deviation 8.
+        #[serde(rename = "heartbeat-bytes", with = "bytes")]
+        pub heartbeat_size: DataSize,
+        /// The longest heartbeat interval the back-off reaches, ms.
+        // 100 ms, not in the paper: deviation 8; at most `heartbeat_interval` for no back-off,
+        // as the paper.
+        #[serde(rename = "heartbeat-max-ms", with = "ms")]
+        pub heartbeat_max: Duration,
+        /// Experimental: infer σ from this grid (`/`-separated, two or more; `none`: fixed σ).
+        // Instead of using `model.sigma`; empty (the paper's fixed σ) by default.
+        pub sigmas: Vec<f64>,
+        /// The σ mixture's switching probability per tick.
+        // 0.002, ours; used only with `sigmas`.
+        pub share: f64,
+        /// The estimator, as the scheme's name chose it.
+        #[serde(skip)]
+        pub variant: Variant,
+    }
 }
 
 impl Default for SproutConfig {
     fn default() -> Self {
         SproutConfig {
-            variant: Variant::Sprout,
+            ewma_alpha: 1.0 / 8.0,
             model: ModelParams::default(),
             lookahead: 5,
             reorder_limit: Duration::from_millis(10),
             heartbeat_interval: Duration::from_millis(20),
             heartbeat_size: DataSize::from_bytes(64),
             heartbeat_max: Duration::from_millis(100),
-            ewma_alpha: 1.0 / 8.0,
             sigmas: vec![],
             share: 0.002,
+            variant: Variant::Sprout,
         }
     }
 }
@@ -295,203 +314,93 @@ impl SproutConfig {
             }
         }
     }
-}
 
-impl Parameters for SproutConfig {
-    /// Every parameter of the variant with its value.
-    fn param_list(&self) -> Vec<(&'static str, String)> {
-        match self.variant {
-            Variant::Sprout => params::pairs(&SproutParams::from(self)),
-            Variant::Ewma => params::pairs(&SproutEwmaParams::from(self)),
-        }
-    }
-
-    /// Every key of the variant with its help text.
-    fn param_docs(&self) -> Vec<(String, String)> {
-        match self.variant {
-            Variant::Sprout => params::docs::<SproutParams>(),
-            Variant::Ewma => params::docs::<SproutEwmaParams>(),
-        }
-    }
-
-    /// Sets parameters of the variant, all or none.
-    fn set_params(&mut self, given: &[(&str, &str)]) -> Result<(), ParamError> {
-        match self.variant {
-            Variant::Sprout => params::overlay(&SproutParams::from(&*self), given)?.apply(self),
-            Variant::Ewma => params::overlay(&SproutEwmaParams::from(&*self), given)?.apply(self),
-        }
-        Ok(())
-    }
-}
-
-scheme_params! {
-    /// `sprout`'s parameters (the model of §3.1, the forecast of §3.3, the protocol of §3.4–3.5).
-    pub struct SproutParams {
-        /// σ, the rate's Brownian noise power, packets/s per √s.
-        pub sigma: f64,
-        /// λz, the outage escape rate per second.
-        pub outage_escape: f64,
-        /// The rate per second at which the link drops into the outage from any rate (deviation 3).
-        pub outage_entry: f64,
-        /// Rate bins besides the outage state.
-        pub bins: usize,
-        /// The largest rate, MTU-sized packets per second.
-        pub max_rate: f64,
-        /// The inference tick, ms.
-        pub tick_ms: f64,
-        /// The forecast horizon, ticks.
-        pub ticks: usize,
-        /// The forecast's quantile.
-        pub quantile: f64,
-        /// `paper` (ticks' counts independent given the state) or `joint` (the exact law).
-        pub forecast: ForecastName,
-        /// Ticks of forecast the window looks ahead.
-        pub lookahead: usize,
-        /// Packets sent further apart than this are not reordered, ms.
-        pub reorder_ms: f64,
-        /// A heartbeat after this long without sending, ms.
-        pub heartbeat_ms: f64,
-        /// A heartbeat's size on the wire, bytes.
-        pub heartbeat_bytes: u64,
-        /// The longest heartbeat interval the back-off reaches, ms.
-        pub heartbeat_max_ms: f64,
-        /// Experimental: infer σ from this grid (`/`-separated, two or more; `none`: fixed σ).
-        pub sigmas: Vec<f64>,
-        /// The σ mixture's switching probability per tick.
-        pub share: f64,
-    }
-}
-
-scheme_params! {
-    /// `sprout-ewma`'s parameters.
-    pub struct SproutEwmaParams {
-        /// The EWMA's weight per tick.
-        pub alpha: f64,
-        /// The tick, ms.
-        pub tick_ms: f64,
-        /// The forecast horizon, ticks.
-        pub ticks: usize,
-        /// Ticks of forecast the window looks ahead.
-        pub lookahead: usize,
-        /// Packets sent further apart than this are not reordered, ms.
-        pub reorder_ms: f64,
-        /// A heartbeat after this long without sending, ms.
-        pub heartbeat_ms: f64,
-        /// A heartbeat's size on the wire, bytes.
-        pub heartbeat_bytes: u64,
-        /// The longest heartbeat interval the back-off reaches, ms.
-        pub heartbeat_max_ms: f64,
-    }
-}
-
-/// [`ForecastMethod`] by name.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum ForecastName {
-    Paper,
-    Joint,
-}
-
-/// The protocol's checks, shared by both variants.
-fn check_protocol(
-    tick_ms: f64,
-    ticks: usize,
-    lookahead: usize,
-    reorder_ms: f64,
-    heartbeat_ms: f64,
-    heartbeat_bytes: u64,
-    heartbeat_max_ms: f64,
-) -> Checked {
-    check("tick-ms", tick_ms > 0.0, "a tick in ms, in (0, 1000]")?;
-    time_ms(
-        "tick-ms",
-        tick_ms,
-        0.0,
-        1000.0,
-        "a tick in ms, in (0, 1000]",
-    )?;
-    range(
-        "ticks",
-        ticks as f64,
-        1.0,
-        model::MAX_TICKS as f64,
-        "a horizon of 1 to 16 ticks",
-    )?;
-    check("lookahead", lookahead >= 1, "a number of ticks, 1 or more")?;
-    time_ms(
-        "reorder-ms",
-        reorder_ms,
-        0.0,
-        10_000.0,
-        "a time in ms, 0 to 10000",
-    )?;
-    let heartbeat = "a time in ms, in (0, 60000]";
-    check("heartbeat-ms", heartbeat_ms > 0.0, heartbeat)?;
-    time_ms("heartbeat-ms", heartbeat_ms, 0.0, 60_000.0, heartbeat)?;
-    range(
-        "heartbeat-bytes",
-        heartbeat_bytes as f64,
-        1.0,
-        1500.0,
-        "1 to 1500 bytes",
-    )?;
-    time_ms(
-        "heartbeat-max-ms",
-        heartbeat_max_ms,
-        0.0,
-        600_000.0,
-        "a time in ms, 0 to 600000",
-    )
-}
-
-impl Validate for SproutParams {
-    fn validate(&self) -> Checked {
-        check(
-            "sigma",
-            self.sigma > 0.0,
-            "a positive σ in packets/s per √s",
+    /// The protocol's checks, shared by both variants.
+    fn check_protocol(&self, given: &Given<'_>) -> Checked {
+        let tick = "a tick in ms, in (0, 1000]";
+        let tick_ms = given.number("tick-ms", self.model.tick.as_millis_f64());
+        check("tick-ms", tick_ms > 0.0, tick)?;
+        given.time_ms("tick-ms", self.model.tick, 0.0, 1000.0, tick)?;
+        range(
+            "ticks",
+            self.model.ticks as f64,
+            1.0,
+            model::MAX_TICKS as f64,
+            "a horizon of 1 to 16 ticks",
         )?;
         check(
+            "lookahead",
+            self.lookahead >= 1,
+            "a number of ticks, 1 or more",
+        )?;
+        given.time_ms(
+            "reorder-ms",
+            self.reorder_limit,
+            0.0,
+            10_000.0,
+            "a time in ms, 0 to 10000",
+        )?;
+        let heartbeat = "a time in ms, in (0, 60000]";
+        let heartbeat_ms = given.number("heartbeat-ms", self.heartbeat_interval.as_millis_f64());
+        check("heartbeat-ms", heartbeat_ms > 0.0, heartbeat)?;
+        given.time_ms(
+            "heartbeat-ms",
+            self.heartbeat_interval,
+            0.0,
+            60_000.0,
+            heartbeat,
+        )?;
+        range(
+            "heartbeat-bytes",
+            self.heartbeat_size.bytes() as f64,
+            1.0,
+            1500.0,
+            "1 to 1500 bytes",
+        )?;
+        given.time_ms(
+            "heartbeat-max-ms",
+            self.heartbeat_max,
+            0.0,
+            600_000.0,
+            "a time in ms, 0 to 600000",
+        )
+    }
+
+    /// The checks of Sprout's own keys (the model, `sigmas`, `share`).
+    fn check_sprout(&self, given: &Given<'_>) -> Checked {
+        let m = &self.model;
+        check("sigma", m.sigma > 0.0, "a positive σ in packets/s per √s")?;
+        check(
             "outage-escape",
-            self.outage_escape >= 0.0,
+            m.outage_escape >= 0.0,
             "a non-negative rate per second",
         )?;
         check(
             "outage-entry",
-            (0.0..100.0).contains(&self.outage_entry),
+            (0.0..100.0).contains(&m.outage_entry),
             "a rate per second in [0, 100)",
         )?;
         range(
             "bins",
-            self.bins as f64,
+            m.bins as f64,
             2.0,
             4096.0,
             "a number of bins, 2 to 4096",
         )?;
         check(
             "max-rate",
-            self.max_rate > 0.0 && self.max_rate <= 1e5,
+            m.max_rate > 0.0 && m.max_rate <= 1e5,
             "a positive rate in packets/s, at most 100000",
         )?;
         check(
             "quantile",
-            self.quantile > 0.0 && self.quantile < 1.0,
+            m.quantile > 0.0 && m.quantile < 1.0,
             "a probability in (0, 1)",
         )?;
-        check_protocol(
-            self.tick_ms,
-            self.ticks,
-            self.lookahead,
-            self.reorder_ms,
-            self.heartbeat_ms,
-            self.heartbeat_bytes,
-            self.heartbeat_max_ms,
-        )?;
-        let count = self.max_rate
-            * Duration::from_millis_f64(self.tick_ms).as_secs_f64()
-            * self.ticks as f64;
+        self.check_protocol(given)?;
+        let count = m.max_rate * m.tick.as_secs_f64() * m.ticks as f64;
         if count.ceil() + 1.0 > 20_000.0 {
-            return Err(params::Invalid {
+            return Err(super::params::Invalid {
                 keys: vec!["max-rate", "tick-ms", "ticks"],
                 expected: "max-rate × tick × ticks of at most 20000 packets".to_string(),
             });
@@ -510,114 +419,44 @@ impl Validate for SproutParams {
     }
 }
 
-impl Validate for SproutEwmaParams {
-    fn validate(&self) -> Checked {
-        check(
-            "alpha",
-            self.alpha > 0.0 && self.alpha <= 1.0,
-            "a weight in (0, 1]",
-        )?;
-        check_protocol(
-            self.tick_ms,
-            self.ticks,
-            self.lookahead,
-            self.reorder_ms,
-            self.heartbeat_ms,
-            self.heartbeat_bytes,
-            self.heartbeat_max_ms,
-        )
-    }
-}
+/// The keys of `sprout-ewma`.
+const EWMA_KEYS: [&str; 8] = [
+    "alpha",
+    "tick-ms",
+    "ticks",
+    "lookahead",
+    "reorder-ms",
+    "heartbeat-ms",
+    "heartbeat-bytes",
+    "heartbeat-max-ms",
+];
 
-fn ms(t: Duration) -> f64 {
-    t.as_millis_f64()
-}
-
-impl From<&SproutConfig> for SproutParams {
-    fn from(c: &SproutConfig) -> Self {
-        let m = &c.model;
-        SproutParams {
-            sigma: m.sigma,
-            outage_escape: m.outage_escape,
-            outage_entry: m.outage_entry,
-            bins: m.bins,
-            max_rate: m.max_rate,
-            tick_ms: ms(m.tick),
-            ticks: m.ticks,
-            quantile: m.quantile,
-            forecast: match m.method {
-                ForecastMethod::Paper => ForecastName::Paper,
-                ForecastMethod::Joint => ForecastName::Joint,
-            },
-            lookahead: c.lookahead,
-            reorder_ms: ms(c.reorder_limit),
-            heartbeat_ms: ms(c.heartbeat_interval),
-            heartbeat_bytes: c.heartbeat_size.bytes(),
-            heartbeat_max_ms: ms(c.heartbeat_max),
-            sigmas: c.sigmas.clone(),
-            share: c.share,
+impl Validate for SproutConfig {
+    fn validate(&self, given: &Given<'_>) -> Checked {
+        match self.variant {
+            Variant::Sprout => self.check_sprout(given),
+            Variant::Ewma => {
+                check(
+                    "alpha",
+                    self.ewma_alpha > 0.0 && self.ewma_alpha <= 1.0,
+                    "a weight in (0, 1]",
+                )?;
+                self.check_protocol(given)
+            }
         }
     }
-}
 
-impl From<&SproutConfig> for SproutEwmaParams {
-    fn from(c: &SproutConfig) -> Self {
-        SproutEwmaParams {
-            alpha: c.ewma_alpha,
-            tick_ms: ms(c.model.tick),
-            ticks: c.model.ticks,
-            lookahead: c.lookahead,
-            reorder_ms: ms(c.reorder_limit),
-            heartbeat_ms: ms(c.heartbeat_interval),
-            heartbeat_bytes: c.heartbeat_size.bytes(),
-            heartbeat_max_ms: ms(c.heartbeat_max),
+    /// `sprout` takes all but `alpha`; `sprout-ewma` its own few.
+    fn takes(&self, key: &str) -> bool {
+        match self.variant {
+            Variant::Sprout => key != "alpha",
+            Variant::Ewma => EWMA_KEYS.contains(&key),
         }
     }
-}
 
-/// Sets `*slot` to `to(value)` if `value` differs from what `slot` holds (so a configuration
-/// built in code keeps its exact values through unrelated keys).
-fn set_ms(slot: &mut Duration, value: f64) {
-    if value != ms(*slot) {
-        *slot = Duration::from_millis_f64(value);
-    }
-}
-
-impl SproutParams {
-    fn apply(self, c: &mut SproutConfig) {
-        let m = &mut c.model;
-        m.sigma = self.sigma;
-        m.outage_escape = self.outage_escape;
-        m.outage_entry = self.outage_entry;
-        m.bins = self.bins;
-        m.max_rate = self.max_rate;
-        set_ms(&mut m.tick, self.tick_ms);
-        m.ticks = self.ticks;
-        m.quantile = self.quantile;
-        m.method = match self.forecast {
-            ForecastName::Paper => ForecastMethod::Paper,
-            ForecastName::Joint => ForecastMethod::Joint,
-        };
-        c.lookahead = self.lookahead;
-        set_ms(&mut c.reorder_limit, self.reorder_ms);
-        set_ms(&mut c.heartbeat_interval, self.heartbeat_ms);
-        c.heartbeat_size = DataSize::from_bytes(self.heartbeat_bytes);
-        set_ms(&mut c.heartbeat_max, self.heartbeat_max_ms);
-        c.sigmas = self.sigmas;
-        c.share = self.share;
-    }
-}
-
-impl SproutEwmaParams {
-    fn apply(self, c: &mut SproutConfig) {
-        c.ewma_alpha = self.alpha;
-        set_ms(&mut c.model.tick, self.tick_ms);
-        c.model.ticks = self.ticks;
-        c.lookahead = self.lookahead;
-        set_ms(&mut c.reorder_limit, self.reorder_ms);
-        set_ms(&mut c.heartbeat_interval, self.heartbeat_ms);
-        c.heartbeat_size = DataSize::from_bytes(self.heartbeat_bytes);
-        set_ms(&mut c.heartbeat_max, self.heartbeat_max_ms);
+    /// Sprout-EWMA's tick is no inference tick.
+    fn help(&self, key: &str) -> Option<&'static str> {
+        (self.variant == Variant::Ewma && key == "tick-ms").then_some("The tick, ms.")
     }
 }
 
@@ -672,6 +511,8 @@ impl Scheme for SproutConfig {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::scheme::ParamError;
+    use crate::scheme::params::{self, Parameters};
 
     /// The parameters that differ from the variant's defaults.
     fn changed(c: &SproutConfig) -> Vec<(&'static str, String)> {

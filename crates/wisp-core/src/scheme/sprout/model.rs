@@ -32,8 +32,10 @@
 //!   few weighted sums over the states per horizon.
 
 use crate::math::{normal_interval, poisson_ln_sf, poisson_pmf};
+use crate::scheme::params::scheme_config;
 use crate::tables::Tables;
 use crate::time::Duration;
+use crate::units::serde_as::ms;
 use std::sync::Arc;
 
 /// The largest forecast horizon, in ticks.
@@ -49,32 +51,46 @@ const LIK_TABLE_COUNTS: usize = 64;
 /// The Gaussian step is cut at this many standard deviations.
 const BAND_SIGMAS: f64 = 6.0;
 
-/// The model's parameters. `Default` is the paper's (§3.1, §3.3).
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct ModelParams {
-    /// Rate bins besides the outage state (256).
-    pub bins: usize,
-    /// The largest rate, in MTU-sized packets per second (1000).
-    pub max_rate: f64,
-    /// σ, the Brownian motion's noise power in packets/s per √s (200).
-    pub sigma: f64,
-    /// λz, the outage escape rate per second (1).
-    pub outage_escape: f64,
-    /// The rate per second at which the link drops into the outage from any rate, besides
-    /// diffusing below zero (0.05: not in the paper; see the module doc of `sprout`).
-    pub outage_entry: f64,
-    /// The inference tick (20 ms).
-    pub tick: Duration,
-    /// The forecast horizon in ticks (8).
-    pub ticks: usize,
-    /// The forecast's quantile (0.05: the 5th percentile).
-    pub quantile: f64,
-    /// How the forecast tables treat the rate's drift over the horizon.
-    pub method: ForecastMethod,
+scheme_config! {
+    /// The model's parameters. `Default` is the paper's (§3.1, §3.3).
+    #[derive(Clone, Copy, Debug, PartialEq)]
+    pub struct ModelParams {
+        /// σ, the rate's Brownian noise power, packets/s per √s.
+        // 200.
+        pub sigma: f64,
+        /// λz, the outage escape rate per second.
+        // 1.
+        pub outage_escape: f64,
+        /// The rate per second at which the link drops into the outage from any rate (deviation 3).
+        // Besides diffusing below zero (0.05: not in the paper; see the module doc of `sprout`).
+        pub outage_entry: f64,
+        /// Rate bins besides the outage state.
+        // 256.
+        pub bins: usize,
+        /// The largest rate, MTU-sized packets per second.
+        // 1000.
+        pub max_rate: f64,
+        /// The inference tick, ms.
+        // 20 ms.
+        #[serde(rename = "tick-ms", with = "ms")]
+        pub tick: Duration,
+        /// The forecast horizon, ticks.
+        // 8.
+        pub ticks: usize,
+        /// The forecast's quantile.
+        // 0.05: the 5th percentile.
+        pub quantile: f64,
+        /// `paper` (ticks' counts independent given the state) or `joint` (the exact law).
+        // How the forecast tables treat the rate's drift over the horizon.
+        #[serde(rename = "forecast")]
+        pub method: ForecastMethod,
+    }
 }
 
-/// How the forecast's distribution of cumulative deliveries is computed (§3.3).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+/// How the forecast's distribution of cumulative deliveries is computed (§3.3):
+/// `forecast=paper|joint`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
 pub enum ForecastMethod {
     /// As the paper describes it (and the original code does it): from a certain state, evolve
     /// the distribution on λ to each tick of the horizon, mix the Poisson counts over it to get

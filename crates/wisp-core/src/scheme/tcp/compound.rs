@@ -29,38 +29,15 @@
 //! * No minimum window below which the delay component is off (Windows reportedly enables it
 //!   only for larger windows; the paper's equations have no such threshold).
 
-use super::{AckSample, TcpParams, Window, WindowAdjustment, reno_ssthresh, tcp_params};
-use crate::scheme::params::{Checked, Configurable, Validate, range};
+use super::{AckSample, TcpParams, Window, WindowAdjustment, reno_ssthresh};
+use crate::scheme::params::{Checked, Given, Validate, range, scheme_config};
 use crate::time::{Duration, Instant};
 
-/// Configuration of [`Compound`] (`compound:alpha=0.125,beta=0.5,k=0.75,gamma=30,zeta=1`).
-#[derive(Clone, Debug, PartialEq)]
-pub struct CompoundConfig {
-    pub alpha: f64,
-    pub beta: f64,
-    pub k: f64,
-    /// γ, segments.
-    pub gamma: f64,
-    pub zeta: f64,
-    pub tcp: TcpParams,
-}
-
-impl Default for CompoundConfig {
-    fn default() -> Self {
-        CompoundConfig {
-            alpha: 0.125,
-            beta: 0.5,
-            k: 0.75,
-            gamma: 30.0,
-            zeta: 1.0,
-            tcp: TcpParams::default(),
-        }
-    }
-}
-
-tcp_params! {
-    /// `compound`'s parameters.
-    pub struct CompoundParams {
+scheme_config! {
+    /// Compound TCP's constants (`alpha=0.125,beta=0.5,k=0.75,gamma=30,zeta=1`), shared with
+    /// `ctcp-like`.
+    #[derive(Clone, Debug, PartialEq)]
+    pub struct CompoundConstants {
         /// α, the delay window's growth.
         pub alpha: f64,
         /// β, the delay window's multiplicative decrease on a loss.
@@ -68,52 +45,51 @@ tcp_params! {
         /// k, the exponent of the delay window's growth.
         pub k: f64,
         /// γ, the queued segments at which the delay window backs off.
+        // In segments.
         pub gamma: f64,
         /// ζ, the delay window's decrease per queued segment beyond γ.
         pub zeta: f64,
     }
 }
 
-impl CompoundParams {
-    /// The checks of the delay window's constants (shared with `ctcp-like`).
-    pub(crate) fn check_constants(alpha: f64, beta: f64, k: f64, gamma: f64, zeta: f64) -> Checked {
-        range("alpha", alpha, 0.0, 100.0, "a number, 0 to 100")?;
-        range("beta", beta, 0.0, 1.0, "a number, 0 to 1")?;
-        range("k", k, 0.0, 2.0, "a number, 0 to 2")?;
-        range("gamma", gamma, 0.0, 100_000.0, "segments, 0 to 100000")?;
-        range("zeta", zeta, 0.0, 100.0, "a number, 0 to 100")
-    }
-}
-
-impl Validate for CompoundParams {
-    fn validate(&self) -> Checked {
-        Self::check_constants(self.alpha, self.beta, self.k, self.gamma, self.zeta)?;
-        self.check_tcp()
-    }
-}
-
-impl Configurable for CompoundConfig {
-    type Params = CompoundParams;
-    fn to_params(&self) -> CompoundParams {
-        let (iw, rto_min_ms, rwnd_kb) = self.tcp.keys();
-        CompoundParams {
-            alpha: self.alpha,
-            beta: self.beta,
-            k: self.k,
-            gamma: self.gamma,
-            zeta: self.zeta,
-            iw,
-            rto_min_ms,
-            rwnd_kb,
+impl Default for CompoundConstants {
+    fn default() -> Self {
+        CompoundConstants {
+            alpha: 0.125,
+            beta: 0.5,
+            k: 0.75,
+            gamma: 30.0,
+            zeta: 1.0,
         }
     }
-    fn apply(&mut self, p: CompoundParams) {
-        self.alpha = p.alpha;
-        self.beta = p.beta;
-        self.k = p.k;
-        self.gamma = p.gamma;
-        self.zeta = p.zeta;
-        self.tcp.set_keys(p.iw, p.rto_min_ms, p.rwnd_kb);
+}
+
+impl CompoundConstants {
+    /// The constants' ranges.
+    pub(crate) fn check(&self) -> Checked {
+        range("alpha", self.alpha, 0.0, 100.0, "a number, 0 to 100")?;
+        range("beta", self.beta, 0.0, 1.0, "a number, 0 to 1")?;
+        range("k", self.k, 0.0, 2.0, "a number, 0 to 2")?;
+        range("gamma", self.gamma, 0.0, 100_000.0, "segments, 0 to 100000")?;
+        range("zeta", self.zeta, 0.0, 100.0, "a number, 0 to 100")
+    }
+}
+
+scheme_config! {
+    /// Configuration of [`Compound`] (`compound:alpha=0.125,beta=0.5,k=0.75,gamma=30,zeta=1`).
+    #[derive(Clone, Debug, PartialEq, Default)]
+    pub struct CompoundConfig {
+        #[group]
+        pub constants: CompoundConstants,
+        #[group]
+        pub tcp: TcpParams,
+    }
+}
+
+impl Validate for CompoundConfig {
+    fn validate(&self, given: &Given<'_>) -> Checked {
+        self.constants.check()?;
+        self.tcp.check(given)
     }
 }
 
@@ -132,12 +108,18 @@ pub struct Compound {
 
 impl Compound {
     pub fn new(config: &CompoundConfig) -> Self {
+        Compound::with(&config.constants)
+    }
+
+    /// The law with `constants` (`ctcp-like`'s, which has no TCP parameters).
+    pub fn with(constants: &CompoundConstants) -> Self {
+        let c = constants;
         Compound {
-            alpha: config.alpha,
-            beta: config.beta,
-            k: config.k,
-            gamma: config.gamma,
-            zeta: config.zeta,
+            alpha: c.alpha,
+            beta: c.beta,
+            k: c.k,
+            gamma: c.gamma,
+            zeta: c.zeta,
             dwnd: 0.0,
             last_diff: None,
         }
@@ -223,7 +205,7 @@ mod tests {
     use super::super::RoundSample;
     use super::super::harness::{Harness, MSS};
     use super::*;
-    use crate::scheme::params::changed;
+    use crate::scheme::params::{Parameters, changed};
     use crate::time::ms;
 
     const BASE: Duration = ms(100);

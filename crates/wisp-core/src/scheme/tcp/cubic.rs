@@ -31,22 +31,29 @@
 //!   k times), so a lost ACK does not slow the growth.
 
 use super::hystart::HyStartPlusPlus;
-use super::{AckSample, TcpParams, Window, WindowAdjustment, tcp_params};
-use crate::scheme::params::{Checked, Configurable, Validate, check, range};
+use super::{AckSample, TcpParams, Window, WindowAdjustment};
+use crate::scheme::params::{Checked, Given, Validate, check, range, scheme_config};
 use crate::time::Instant;
 
-/// Configuration of [`Cubic`] (`cubic:c=0.4,beta=0.7,fast-convergence=true,hystart=true`).
-#[derive(Clone, Debug, PartialEq)]
-pub struct CubicConfig {
-    /// C, in segments/s³ (0.4).
-    pub c: f64,
-    /// β_cubic (§4.6: 0.7).
-    pub beta: f64,
-    /// Fast convergence (§4.7: SHOULD).
-    pub fast_convergence: bool,
-    /// HyStart++ in the initial slow start (§4.10, RFC 9406).
-    pub hystart: bool,
-    pub tcp: TcpParams,
+scheme_config! {
+    /// Configuration of [`Cubic`] (`cubic:c=0.4,beta=0.7,fast-convergence=true,hystart=true`).
+    #[derive(Clone, Debug, PartialEq)]
+    pub struct CubicConfig {
+        /// C, segments/s³.
+        // 0.4.
+        pub c: f64,
+        /// β_cubic, the window's multiplicative decrease.
+        // §4.6: 0.7.
+        pub beta: f64,
+        /// Fast convergence (§4.7).
+        // SHOULD.
+        pub fast_convergence: bool,
+        /// HyStart++ in the initial slow start (RFC 9406).
+        // §4.10.
+        pub hystart: bool,
+        #[group]
+        pub tcp: TcpParams,
+    }
 }
 
 impl Default for CubicConfig {
@@ -61,52 +68,15 @@ impl Default for CubicConfig {
     }
 }
 
-tcp_params! {
-    /// `cubic`'s parameters.
-    pub struct CubicParams {
-        /// C, segments/s³.
-        pub c: f64,
-        /// β_cubic, the window's multiplicative decrease.
-        pub beta: f64,
-        /// Fast convergence (§4.7).
-        pub fast_convergence: bool,
-        /// HyStart++ in the initial slow start (RFC 9406).
-        pub hystart: bool,
-    }
-}
-
-impl Validate for CubicParams {
-    fn validate(&self) -> Checked {
+impl Validate for CubicConfig {
+    fn validate(&self, given: &Given<'_>) -> Checked {
         range("c", self.c, 1e-6, 1e3, "a positive number, at most 1000")?;
         check(
             "beta",
             self.beta > 0.0 && self.beta < 1.0,
             "a number between 0 and 1",
         )?;
-        self.check_tcp()
-    }
-}
-
-impl Configurable for CubicConfig {
-    type Params = CubicParams;
-    fn to_params(&self) -> CubicParams {
-        let (iw, rto_min_ms, rwnd_kb) = self.tcp.keys();
-        CubicParams {
-            c: self.c,
-            beta: self.beta,
-            fast_convergence: self.fast_convergence,
-            hystart: self.hystart,
-            iw,
-            rto_min_ms,
-            rwnd_kb,
-        }
-    }
-    fn apply(&mut self, p: CubicParams) {
-        self.c = p.c;
-        self.beta = p.beta;
-        self.fast_convergence = p.fast_convergence;
-        self.hystart = p.hystart;
-        self.tcp.set_keys(p.iw, p.rto_min_ms, p.rwnd_kb);
+        self.tcp.check(given)
     }
 }
 
@@ -298,7 +268,7 @@ mod tests {
     use super::super::harness::{Harness, MSS};
     use super::*;
     use crate::scheme::ParamError;
-    use crate::scheme::params::changed;
+    use crate::scheme::params::{Parameters, changed};
     use crate::time::{Duration, ms};
 
     fn ack(acked_segments: u64, srtt: Duration) -> AckSample {

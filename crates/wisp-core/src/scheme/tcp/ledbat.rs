@@ -33,29 +33,39 @@
 //! * During fast recovery the delay filters are updated but the window is not (RFC 6675 keeps
 //!   the window during recovery, as for every scheme here).
 
-use super::{AckSample, TcpParams, Window, WindowAdjustment, tcp_params};
-use crate::scheme::params::{Checked, Configurable, Validate, check, range, time_ms};
+use super::{AckSample, TcpParams, Window, WindowAdjustment};
+use crate::scheme::params::{Checked, Given, Validate, check, range, scheme_config};
 use crate::stats::WindowedMin;
 use crate::time::{Duration, Instant};
+use crate::units::serde_as::ms;
 use std::collections::VecDeque;
 
-/// Configuration of [`Ledbat`] (`ledbat:target-ms=100,gain=1`).
-#[derive(Clone, Debug, PartialEq)]
-pub struct LedbatConfig {
-    /// TARGET (§2.5: 100 ms or less).
-    pub target: Duration,
-    /// GAIN (§2.5: 1 or less).
-    pub gain: f64,
-    /// BASE_HISTORY, minutes (§2.5: 10).
-    pub base_history: u32,
-    /// CURRENT_FILTER, samples.
-    pub current_filter: u32,
-    /// MIN_CWND, segments (2).
-    pub min_cwnd: u32,
-    /// ALLOWED_INCREASE, segments (1).
-    pub allowed_increase: f64,
-    /// Shared parameters; `iw` is INIT_CWND (2).
-    pub tcp: TcpParams,
+scheme_config! {
+    /// Configuration of [`Ledbat`] (`ledbat:target-ms=100,gain=1`; `iw` is INIT_CWND).
+    #[derive(Clone, Debug, PartialEq)]
+    pub struct LedbatConfig {
+        /// TARGET, ms.
+        // §2.5: 100 ms or less.
+        #[serde(rename = "target-ms", with = "ms")]
+        pub target: Duration,
+        /// GAIN.
+        // §2.5: 1 or less.
+        pub gain: f64,
+        /// BASE_HISTORY, minutes.
+        // §2.5: 10.
+        pub base_history: u32,
+        /// CURRENT_FILTER, samples.
+        pub current_filter: u32,
+        /// MIN_CWND, segments.
+        // 2.
+        pub min_cwnd: u32,
+        /// ALLOWED_INCREASE, segments.
+        // 1.
+        pub allowed_increase: f64,
+        /// Shared parameters; `iw` is INIT_CWND (2).
+        #[group]
+        pub tcp: TcpParams,
+    }
 }
 
 impl Default for LedbatConfig {
@@ -75,29 +85,11 @@ impl Default for LedbatConfig {
     }
 }
 
-tcp_params! {
-    /// `ledbat`'s parameters (`iw` is INIT_CWND).
-    pub struct LedbatParams {
-        /// TARGET, ms.
-        pub target_ms: f64,
-        /// GAIN.
-        pub gain: f64,
-        /// BASE_HISTORY, minutes.
-        pub base_history: u32,
-        /// CURRENT_FILTER, samples.
-        pub current_filter: u32,
-        /// MIN_CWND, segments.
-        pub min_cwnd: u32,
-        /// ALLOWED_INCREASE, segments.
-        pub allowed_increase: f64,
-    }
-}
-
-impl Validate for LedbatParams {
-    fn validate(&self) -> Checked {
-        time_ms(
+impl Validate for LedbatConfig {
+    fn validate(&self, given: &Given<'_>) -> Checked {
+        given.time_ms(
             "target-ms",
-            self.target_ms,
+            self.target,
             0.001,
             100.0,
             "milliseconds, above 0 and ≤ 100",
@@ -133,36 +125,7 @@ impl Validate for LedbatParams {
             self.allowed_increase > 0.0 && self.allowed_increase <= 1000.0,
             "segments, above 0, at most 1000",
         )?;
-        self.check_tcp()
-    }
-}
-
-impl Configurable for LedbatConfig {
-    type Params = LedbatParams;
-    fn to_params(&self) -> LedbatParams {
-        let (iw, rto_min_ms, rwnd_kb) = self.tcp.keys();
-        LedbatParams {
-            target_ms: self.target.as_millis_f64(),
-            gain: self.gain,
-            base_history: self.base_history,
-            current_filter: self.current_filter,
-            min_cwnd: self.min_cwnd,
-            allowed_increase: self.allowed_increase,
-            iw,
-            rto_min_ms,
-            rwnd_kb,
-        }
-    }
-    fn apply(&mut self, p: LedbatParams) {
-        if p.target_ms != self.target.as_millis_f64() {
-            self.target = Duration::from_millis_f64(p.target_ms);
-        }
-        self.gain = p.gain;
-        self.base_history = p.base_history;
-        self.current_filter = p.current_filter;
-        self.min_cwnd = p.min_cwnd;
-        self.allowed_increase = p.allowed_increase;
-        self.tcp.set_keys(p.iw, p.rto_min_ms, p.rwnd_kb);
+        self.tcp.check(given)
     }
 }
 
@@ -259,7 +222,7 @@ impl WindowAdjustment for Ledbat {
 mod tests {
     use super::super::harness::{Harness, MSS};
     use super::*;
-    use crate::scheme::params::changed;
+    use crate::scheme::params::{Parameters, changed};
     use crate::time::ms;
 
     fn ack(owd: Duration, acked: u64, prior_in_flight: u64) -> AckSample {

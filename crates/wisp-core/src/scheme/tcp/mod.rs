@@ -99,7 +99,8 @@ use vegas::{Vegas, VegasConfig};
 use crate::time::{Duration, Instant};
 use core::fmt;
 
-use super::params::{Checked, check, range, time_ms};
+use super::params::{Checked, Given, check, range, scheme_config};
+use crate::units::serde_as::ms;
 
 /// RFC 6675's DupThresh: a packet is lost when one sent this many packets later is acknowledged.
 pub const DUP_THRESH: u64 = 3;
@@ -274,17 +275,26 @@ pub trait WindowAdjustment: Clone + fmt::Debug {
     }
 }
 
-/// Parameters every TCP scheme shares (`iw=10,rto-min-ms=1000,rwnd-kb=N`).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct TcpParams {
-    /// Initial window in segments (RFC 6928: 10).
-    pub initial_window: u32,
-    /// Lower bound of the retransmission timeout (RFC 6298 §2.4: 1 s).
-    pub rto_min: Duration,
-    /// Upper bound of the retransmission timeout (RFC 6298 §2.5: at least 60 s).
-    pub rto_max: Duration,
-    /// The receiver's advertised window in bytes; `None`: unlimited.
-    pub rwnd: Option<u64>,
+scheme_config! {
+    /// Parameters every TCP scheme shares (`iw=10,rto-min-ms=1000,rwnd-kb=N`).
+    #[derive(Clone, Debug, PartialEq, Eq)]
+    pub struct TcpParams {
+        /// Initial window, segments.
+        // RFC 6928: 10.
+        #[serde(rename = "iw")]
+        pub initial_window: u32,
+        /// Lower bound of the retransmission timeout, ms.
+        // RFC 6298 §2.4: 1 s.
+        #[serde(rename = "rto-min-ms", with = "ms")]
+        pub rto_min: Duration,
+        /// The receiver's advertised window, kB (1000 bytes); `none`: unlimited.
+        // In bytes.
+        #[serde(rename = "rwnd-kb", with = "kb")]
+        pub rwnd: Option<u64>,
+        /// Upper bound of the retransmission timeout (RFC 6298 §2.5: at least 60 s).
+        #[serde(skip)]
+        pub rto_max: Duration,
+    }
 }
 
 impl Default for TcpParams {
@@ -292,51 +302,31 @@ impl Default for TcpParams {
         TcpParams {
             initial_window: 10,
             rto_min: Duration::from_secs(1),
-            rto_max: Duration::from_secs(60),
             rwnd: None,
+            rto_max: Duration::from_secs(60),
         }
     }
 }
 
 impl TcpParams {
-    /// The shared keys' values: `iw`, `rto-min-ms`, `rwnd-kb`.
-    pub(crate) fn keys(&self) -> (u32, f64, Option<f64>) {
-        (
-            self.initial_window,
-            self.rto_min.as_millis_f64(),
-            self.rwnd.map(|b| b as f64 / 1000.0),
-        )
-    }
-
-    /// Sets the shared keys (each only if it changed, so values set in code stay exact).
-    pub(crate) fn set_keys(&mut self, iw: u32, rto_min_ms: f64, rwnd_kb: Option<f64>) {
-        let (_, rto, rwnd) = self.keys();
-        self.initial_window = iw;
-        if rto_min_ms != rto {
-            self.rto_min = Duration::from_millis_f64(rto_min_ms);
-        }
-        if rwnd_kb != rwnd {
-            self.rwnd = rwnd_kb.map(|kb| (kb * 1000.0).round() as u64);
-        }
-    }
-
     /// The shared keys' ranges.
-    pub(crate) fn check_keys(iw: u32, rto_min_ms: f64, rwnd_kb: Option<f64>) -> Checked {
+    pub(crate) fn check(&self, given: &Given<'_>) -> Checked {
         range(
             "iw",
-            f64::from(iw),
+            f64::from(self.initial_window),
             1.0,
             1000.0,
             "a whole number of segments, 1 to 1000",
         )?;
-        time_ms(
+        given.time_ms(
             "rto-min-ms",
-            rto_min_ms,
+            self.rto_min,
             1.0,
             60_000.0,
             "milliseconds, 1 to 60000",
         )?;
-        if let Some(kb) = rwnd_kb {
+        if let Some(bytes) = self.rwnd {
+            let kb = given.number("rwnd-kb", bytes as f64 / 1000.0);
             range(
                 "rwnd-kb",
                 kb,
@@ -354,38 +344,21 @@ impl TcpParams {
     }
 }
 
-/// Declares a TCP scheme's parameter struct: its own fields, then the shared `iw`,
-/// `rto-min-ms` and `rwnd-kb` ([`TcpParams`]).
-macro_rules! tcp_params {
-    (
-        $(#[$m:meta])*
-        pub struct $name:ident {
-            $($(#[doc = $doc:literal])* pub $f:ident: $t:ty,)*
-        }
-    ) => {
-        $crate::scheme::params::scheme_params! {
-            $(#[$m])*
-            pub struct $name {
-                $($(#[doc = $doc])* pub $f: $t,)*
-                /// Initial window, segments.
-                pub iw: u32,
-                /// Lower bound of the retransmission timeout, ms.
-                pub rto_min_ms: f64,
-                /// The receiver's advertised window, kB (1000 bytes); `none`: unlimited.
-                pub rwnd_kb: Option<f64>,
-            }
-        }
+/// `rwnd-kb`: a window in bytes written in kB (1000 bytes), `none` for no limit.
+mod kb {
+    use serde::{Deserialize, Deserializer, Serializer};
 
-        impl $name {
-            /// Checks the shared keys.
-            #[allow(dead_code)]
-            fn check_tcp(&self) -> $crate::scheme::params::Checked {
-                TcpParams::check_keys(self.iw, self.rto_min_ms, self.rwnd_kb)
-            }
+    pub fn serialize<S: Serializer>(v: &Option<u64>, s: S) -> Result<S::Ok, S::Error> {
+        match v {
+            None => s.serialize_none(),
+            Some(b) => s.serialize_some(&(*b as f64 / 1000.0)),
         }
-    };
+    }
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {
+        let kb = Option::<f64>::deserialize(d)?;
+        Ok(kb.map(|kb| (kb * 1000.0).round() as u64))
+    }
 }
-pub(crate) use tcp_params;
 
 /// A TCP scheme: an ACK-clocked bulk sender (full-size packets, no pacing) with window
 /// adjustment `$w`, and the per-packet-ACK receiver.
@@ -462,7 +435,7 @@ pub(crate) mod harness;
 mod tests {
     use super::*;
     use crate::scheme::ParamError;
-    use crate::scheme::params::{Configurable, changed};
+    use crate::scheme::params::{Parameters, changed};
 
     #[test]
     fn slow_start_follows_eq_2_and_stops_at_ssthresh() {

@@ -21,40 +21,22 @@
 //! * The partial-ACK rule "retransmit the first unacknowledged segment" needs no code of its own:
 //!   the ranges reveal every hole a partial ACK would, and DupThresh/RACK declare it lost.
 
-use super::tcp_params;
 use super::{AckSample, TcpParams, Window, WindowAdjustment, reno_ssthresh};
-use crate::scheme::params::{Checked, Configurable, Validate};
+use crate::scheme::params::{Checked, Given, Validate, scheme_config};
 use crate::time::Instant;
 
-/// Configuration of [`NewReno`] (`newreno:iw=10,rto-min-ms=1000`).
-#[derive(Clone, Debug, PartialEq, Default)]
-pub struct NewRenoConfig {
-    pub tcp: TcpParams,
-}
-
-tcp_params! {
-    /// `newreno`'s parameters (the shared ones only).
-    pub struct NewRenoParams {}
-}
-
-impl Validate for NewRenoParams {
-    fn validate(&self) -> Checked {
-        self.check_tcp()
+scheme_config! {
+    /// Configuration of [`NewReno`] (`newreno:iw=10,rto-min-ms=1000`: the shared parameters only).
+    #[derive(Clone, Debug, PartialEq, Default)]
+    pub struct NewRenoConfig {
+        #[group]
+        pub tcp: TcpParams,
     }
 }
 
-impl Configurable for NewRenoConfig {
-    type Params = NewRenoParams;
-    fn to_params(&self) -> NewRenoParams {
-        let (iw, rto_min_ms, rwnd_kb) = self.tcp.keys();
-        NewRenoParams {
-            iw,
-            rto_min_ms,
-            rwnd_kb,
-        }
-    }
-    fn apply(&mut self, p: NewRenoParams) {
-        self.tcp.set_keys(p.iw, p.rto_min_ms, p.rwnd_kb);
+impl Validate for NewRenoConfig {
+    fn validate(&self, given: &Given<'_>) -> Checked {
+        self.tcp.check(given)
     }
 }
 
@@ -97,7 +79,7 @@ impl WindowAdjustment for NewReno {
 mod tests {
     use super::super::harness::{Harness, MSS};
     use super::*;
-    use crate::scheme::params::changed;
+    use crate::scheme::params::{Parameters, changed};
     use crate::time::ms;
 
     fn harness() -> Harness<NewReno> {

@@ -32,19 +32,23 @@
 //! * `WindowSize` is the congestion window (the paper assumes it equals the bytes in transit,
 //!   which holds for a bulk sender).
 
-use super::{
-    AckSample, RoundSample, TcpParams, Window, WindowAdjustment, reno_ssthresh, tcp_params,
-};
-use crate::scheme::params::{Checked, Configurable, Validate, ordered, range};
+use super::{AckSample, RoundSample, TcpParams, Window, WindowAdjustment, reno_ssthresh};
+use crate::scheme::params::{Checked, Given, Validate, ordered, range, scheme_config};
 use crate::time::{Duration, Instant};
 
-/// Configuration of [`Vegas`] (`vegas:alpha=2,beta=4,gamma=1`), thresholds in segments.
-#[derive(Clone, Debug, PartialEq)]
-pub struct VegasConfig {
-    pub alpha: f64,
-    pub beta: f64,
-    pub gamma: f64,
-    pub tcp: TcpParams,
+scheme_config! {
+    /// Configuration of [`Vegas`] (`vegas:alpha=2,beta=4,gamma=1`), thresholds in segments.
+    #[derive(Clone, Debug, PartialEq)]
+    pub struct VegasConfig {
+        /// α: fewer segments queued than this, the window grows.
+        pub alpha: f64,
+        /// β: more segments queued than this, the window shrinks.
+        pub beta: f64,
+        /// γ: slow start ends with more segments queued than this.
+        pub gamma: f64,
+        #[group]
+        pub tcp: TcpParams,
+    }
 }
 
 impl Default for VegasConfig {
@@ -58,47 +62,14 @@ impl Default for VegasConfig {
     }
 }
 
-tcp_params! {
-    /// `vegas`'s parameters (thresholds in segments).
-    pub struct VegasParams {
-        /// α: fewer segments queued than this, the window grows.
-        pub alpha: f64,
-        /// β: more segments queued than this, the window shrinks.
-        pub beta: f64,
-        /// γ: slow start ends with more segments queued than this.
-        pub gamma: f64,
-    }
-}
-
-impl Validate for VegasParams {
-    fn validate(&self) -> Checked {
+impl Validate for VegasConfig {
+    fn validate(&self, given: &Given<'_>) -> Checked {
         let expected = "a number of segments, 0 to 1000";
         range("alpha", self.alpha, 0.0, 1000.0, expected)?;
         range("beta", self.beta, 0.0, 1000.0, expected)?;
         range("gamma", self.gamma, 0.0, 1000.0, expected)?;
         ordered(&[("alpha", self.alpha), ("beta", self.beta)])?;
-        self.check_tcp()
-    }
-}
-
-impl Configurable for VegasConfig {
-    type Params = VegasParams;
-    fn to_params(&self) -> VegasParams {
-        let (iw, rto_min_ms, rwnd_kb) = self.tcp.keys();
-        VegasParams {
-            alpha: self.alpha,
-            beta: self.beta,
-            gamma: self.gamma,
-            iw,
-            rto_min_ms,
-            rwnd_kb,
-        }
-    }
-    fn apply(&mut self, p: VegasParams) {
-        self.alpha = p.alpha;
-        self.beta = p.beta;
-        self.gamma = p.gamma;
-        self.tcp.set_keys(p.iw, p.rto_min_ms, p.rwnd_kb);
+        self.tcp.check(given)
     }
 }
 
@@ -215,7 +186,7 @@ impl WindowAdjustment for Vegas {
 mod tests {
     use super::super::harness::{Harness, MSS};
     use super::*;
-    use crate::scheme::params::changed;
+    use crate::scheme::params::{Parameters, changed};
     use crate::time::ms;
 
     const BASE: Duration = ms(100);

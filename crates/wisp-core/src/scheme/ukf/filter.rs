@@ -72,6 +72,7 @@
 // Index loops read as the matrix equations they implement.
 #![allow(clippy::needless_range_loop)]
 
+use crate::scheme::params::scheme_config;
 use crate::time::{Duration, Instant};
 use crate::units::DataSize;
 
@@ -84,31 +85,45 @@ const L: usize = NX + NV + 1;
 /// Sigma points.
 const NS: usize = 2 * L + 1;
 
-/// The filter's parameters (the defaults are `skype-ukf`'s; see the module doc's deviations).
-#[derive(Clone, Debug, PartialEq)]
-pub struct FilterParams {
-    /// α of the unscented transform (the paper: 10⁻³).
-    pub alpha: f64,
-    /// β of the unscented transform's covariance weight (2, optimal for Gaussian priors); not
-    /// Kwikr's β.
-    pub beta_ukf: f64,
-    /// κ (0).
-    pub kappa: f64,
-    /// σ_e: the observation noise's standard deviation, ms.
-    pub sigma_e_ms: f64,
-    /// The random walk of ln B: standard deviation per √s.
-    pub sigma_log_rate: f64,
-    /// The random walk of d_0: ms per √s.
-    pub sigma_base_ms: f64,
-    /// B before the first packet, kbit/s.
-    pub initial_rate_kbps: f64,
-    /// The prior's standard deviation of ln B.
-    pub initial_log_rate_sd: f64,
-    /// The prior's standard deviation of d_0 around the first packet's delay, ms.
-    pub initial_base_sd_ms: f64,
-    /// B is kept within these bounds, kbit/s.
-    pub min_rate_kbps: f64,
-    pub max_rate_kbps: f64,
+scheme_config! {
+    /// The filter's parameters (the defaults are `skype-ukf`'s; see the module doc's deviations).
+    /// Three are a UKF scheme's keys; the others are set in code.
+    #[derive(Clone, Debug, PartialEq)]
+    pub struct FilterParams {
+        /// σ_e, the observation noise of eq. (1), ms.
+        // The observation noise's standard deviation.
+        pub sigma_e_ms: f64,
+        /// The random walk of ln B, per √s.
+        // Its standard deviation per √s.
+        #[serde(rename = "sigma-rate")]
+        pub sigma_log_rate: f64,
+        /// α of the unscented transform (the paper: 0.001).
+        pub alpha: f64,
+        /// β of the unscented transform's covariance weight (2, optimal for Gaussian priors); not
+        /// Kwikr's β.
+        #[serde(skip)]
+        pub beta_ukf: f64,
+        /// κ (0).
+        #[serde(skip)]
+        pub kappa: f64,
+        /// The random walk of d_0: ms per √s.
+        #[serde(skip)]
+        pub sigma_base_ms: f64,
+        /// B before the first packet, kbit/s (a UKF scheme's is its `start-kbps`).
+        #[serde(skip)]
+        pub initial_rate_kbps: f64,
+        /// The prior's standard deviation of ln B.
+        #[serde(skip)]
+        pub initial_log_rate_sd: f64,
+        /// The prior's standard deviation of d_0 around the first packet's delay, ms.
+        #[serde(skip)]
+        pub initial_base_sd_ms: f64,
+        /// B is kept within these bounds, kbit/s.
+        #[serde(skip)]
+        pub min_rate_kbps: f64,
+        #[serde(skip)]
+        pub max_rate_kbps: f64,
+    }
 }
 
 impl Default for FilterParams {

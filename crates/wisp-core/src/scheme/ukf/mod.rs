@@ -69,64 +69,68 @@ pub mod wire;
 pub use filter::{FilterParams, Innovation, LeakyBucketUkf};
 pub use wire::UkfFeedback;
 
-use super::gcc::check_call_keys;
-use super::params::{Checked, Configurable, Validate, range, scheme_params, time_ms};
+use super::gcc::CallRates;
+use super::params::{Checked, Given, Validate, range, scheme_config, time_ms};
 use super::registry::{Halves, Scheme, SchemeInfo};
 use super::{BuildError, Needs, SchemeContext};
 use crate::controller::{Allowance, Receiver, SendContext, Sender, SenderStats};
 use crate::pacer::Pacer;
 use crate::packet::DataHeader;
 use crate::pingpair::{self, Attribution, KwikrSignal, PairReplies, PingPairUse, Sandwich};
-use crate::source::MediaConfig;
 use crate::time::{Duration, Instant};
+use crate::units::serde_as::ms;
 use crate::units::{Bitrate, DataSize};
 use std::collections::VecDeque;
 
 /// Kwikr's β (§6: "we found β = 4 to be adequate").
 pub const KWIKR_NOISE_SCALING: f64 = 4.0;
 
-/// Configuration of `skype-ukf` and `kwikr` (`Default` is `skype-ukf`).
-#[derive(Clone, Debug, PartialEq)]
-pub struct UkfConfig {
-    pub filter: FilterParams,
-    /// Kwikr's β of eq. (3); 0 for the baseline.
-    pub noise_scaling: f64,
-    /// The EWMA weight of a new T_c.
-    pub ewma_weight: f64,
-    /// The channel-access delay t of §5.3 (§7.3's fixed 0.125 ms).
-    pub channel_access: Duration,
-    /// How often the receiver feeds B̂ back.
-    pub feedback_interval: Duration,
-    /// The sender encodes at this share of B̂.
-    pub share: f64,
-    pub start_rate: Bitrate,
-    pub min_rate: Bitrate,
-    pub max_rate: Bitrate,
-    pub pace_factor: f64,
-    pub pacer_interval: Duration,
-    pub media: MediaConfig,
+scheme_config! {
+    /// Configuration of `skype-ukf` and `kwikr` (`Default` is `skype-ukf`; the names differ only
+    /// in `noise-scaling`).
+    #[derive(Clone, Debug, PartialEq)]
+    pub struct UkfConfig {
+        /// Kwikr's β of eq. (3), the weight of T_c² in the '+' noise sigma point (0: the baseline).
+        pub noise_scaling: f64,
+        /// The filter (its prior rate is `call.start`).
+        #[group]
+        pub filter: FilterParams,
+        /// The EWMA weight of a new Ping-Pair T_c.
+        #[serde(rename = "ewma")]
+        pub ewma_weight: f64,
+        /// The channel-access delay t of T_a = n_a(s_a/R + t), ms.
+        // §5.3; §7.3's fixed 0.125 ms.
+        #[serde(rename = "channel-access-ms", with = "ms")]
+        pub channel_access: Duration,
+        /// How often the receiver sends B̂, ms.
+        #[serde(rename = "feedback-ms", with = "ms")]
+        pub feedback_interval: Duration,
+        /// The sender encodes at this share of B̂.
+        pub share: f64,
+        /// The call's rates (`start-kbps` is the rate before the first estimate and the filter's
+        /// prior).
+        #[group]
+        pub call: CallRates,
+        #[serde(skip)]
+        pub pacer_interval: Duration,
+    }
 }
 
 impl Default for UkfConfig {
     fn default() -> Self {
-        let media = MediaConfig::default();
-        let start_rate = Bitrate::from_kbps(300);
+        let call = CallRates::default();
         UkfConfig {
+            noise_scaling: 0.0,
             filter: FilterParams {
-                initial_rate_kbps: start_rate.kbps_f64(),
+                initial_rate_kbps: call.start.kbps_f64(),
                 ..FilterParams::default()
             },
-            noise_scaling: 0.0,
             ewma_weight: pingpair::DEFAULT_EWMA_WEIGHT,
             channel_access: pingpair::DEFAULT_CHANNEL_ACCESS,
             feedback_interval: Duration::from_millis(100),
             share: 0.9,
-            start_rate,
-            min_rate: media.min_rate,
-            max_rate: media.max_rate,
-            pace_factor: 2.5,
+            call,
             pacer_interval: Duration::from_millis(5),
-            media,
         }
     }
 }
@@ -147,42 +151,18 @@ impl UkfConfig {
             "skype-ukf"
         }
     }
-}
 
-scheme_params! {
-    /// The parameters of `skype-ukf` and `kwikr` (the names differ only in `noise-scaling`).
-    pub struct UkfParams {
-        /// Kwikr's β of eq. (3), the weight of T_c² in the '+' noise sigma point (0: the baseline).
-        pub noise_scaling: f64,
-        /// σ_e, the observation noise of eq. (1), ms.
-        pub sigma_e_ms: f64,
-        /// The random walk of ln B, per √s.
-        pub sigma_rate: f64,
-        /// α of the unscented transform (the paper: 0.001).
-        pub alpha: f64,
-        /// The EWMA weight of a new Ping-Pair T_c.
-        pub ewma: f64,
-        /// The channel-access delay t of T_a = n_a(s_a/R + t), ms.
-        pub channel_access_ms: f64,
-        /// How often the receiver sends B̂, ms.
-        pub feedback_ms: f64,
-        /// The sender encodes at this share of B̂.
-        pub share: f64,
-        /// The rate before the first estimate (and the filter's prior), kbit/s.
-        pub start_kbps: f64,
-        /// The lowest encoder rate, kbit/s.
-        pub min_kbps: f64,
-        /// The highest encoder rate, kbit/s.
-        pub max_kbps: f64,
-        /// Pacing rate / target.
-        pub pace_factor: f64,
-        /// The audio stream, kbit/s (0 for none).
-        pub audio_kbps: f64,
+    /// The filter's parameters, its prior rate the call's start.
+    pub fn filter_params(&self) -> FilterParams {
+        FilterParams {
+            initial_rate_kbps: self.call.start.kbps_f64(),
+            ..self.filter.clone()
+        }
     }
 }
 
-impl Validate for UkfParams {
-    fn validate(&self) -> Checked {
+impl Validate for UkfConfig {
+    fn validate(&self, given: &Given<'_>) -> Checked {
         range(
             "noise-scaling",
             self.noise_scaling,
@@ -192,93 +172,50 @@ impl Validate for UkfParams {
         )?;
         time_ms(
             "sigma-e-ms",
-            self.sigma_e_ms,
+            self.filter.sigma_e_ms,
             0.01,
             1000.0,
             "a time in ms, 0.01 to 1000",
         )?;
         range(
             "sigma-rate",
-            self.sigma_rate,
+            self.filter.sigma_log_rate,
             1e-4,
             10.0,
             "a deviation per √s, 0.0001 to 10",
         )?;
-        range("alpha", self.alpha, 1e-4, 1.0, "a number, 0.0001 to 1")?;
-        range("ewma", self.ewma, 1e-3, 1.0, "a weight, 0.001 to 1")?;
-        time_ms(
+        let alpha = self.filter.alpha;
+        range("alpha", alpha, 1e-4, 1.0, "a number, 0.0001 to 1")?;
+        range("ewma", self.ewma_weight, 1e-3, 1.0, "a weight, 0.001 to 1")?;
+        given.time_ms(
             "channel-access-ms",
-            self.channel_access_ms,
+            self.channel_access,
             0.0,
             100.0,
             "a time in ms, 0 to 100",
         )?;
-        time_ms(
+        given.time_ms(
             "feedback-ms",
-            self.feedback_ms,
+            self.feedback_interval,
             1.0,
             10_000.0,
             "a time in ms, 1 to 10000",
         )?;
         range("share", self.share, 0.01, 2.0, "a factor, 0.01 to 2")?;
-        check_call_keys(
-            self.start_kbps,
-            self.min_kbps,
-            self.max_kbps,
-            self.pace_factor,
-            self.audio_kbps,
-        )
-    }
-}
-
-impl Configurable for UkfConfig {
-    type Params = UkfParams;
-    fn to_params(&self) -> UkfParams {
-        UkfParams {
-            noise_scaling: self.noise_scaling,
-            sigma_e_ms: self.filter.sigma_e_ms,
-            sigma_rate: self.filter.sigma_log_rate,
-            alpha: self.filter.alpha,
-            ewma: self.ewma_weight,
-            channel_access_ms: self.channel_access.as_millis_f64(),
-            feedback_ms: self.feedback_interval.as_millis_f64(),
-            share: self.share,
-            start_kbps: self.start_rate.kbps_f64(),
-            min_kbps: self.min_rate.kbps_f64(),
-            max_kbps: self.max_rate.kbps_f64(),
-            pace_factor: self.pace_factor,
-            audio_kbps: self.media.audio_rate.kbps_f64(),
-        }
+        self.call.check(given)
     }
 
-    fn apply(&mut self, p: UkfParams) {
-        let before = self.to_params();
-        self.noise_scaling = p.noise_scaling;
-        self.filter.sigma_e_ms = p.sigma_e_ms;
-        self.filter.sigma_log_rate = p.sigma_rate;
-        self.filter.alpha = p.alpha;
-        self.ewma_weight = p.ewma;
-        if p.channel_access_ms != before.channel_access_ms {
-            self.channel_access = Duration::from_millis_f64(p.channel_access_ms);
+    /// The call's keys as this scheme reads them.
+    fn help(&self, key: &str) -> Option<&'static str> {
+        match key {
+            "start-kbps" => {
+                Some("The rate before the first estimate (and the filter's prior), kbit/s.")
+            }
+            "min-kbps" => Some("The lowest encoder rate, kbit/s."),
+            "max-kbps" => Some("The highest encoder rate, kbit/s."),
+            "pace-factor" => Some("Pacing rate / target."),
+            _ => None,
         }
-        if p.feedback_ms != before.feedback_ms {
-            self.feedback_interval = Duration::from_millis_f64(p.feedback_ms);
-        }
-        if p.start_kbps != before.start_kbps {
-            self.filter.initial_rate_kbps = p.start_kbps;
-        }
-        super::gcc::apply_call_rates(
-            super::gcc::call_kbps!(before),
-            super::gcc::call_kbps!(p),
-            super::gcc::CallRates {
-                start: &mut self.start_rate,
-                min: &mut self.min_rate,
-                max: &mut self.max_rate,
-                media: &mut self.media,
-            },
-        );
-        self.pace_factor = p.pace_factor;
-        self.share = p.share;
     }
 }
 
@@ -325,7 +262,7 @@ impl Scheme for UkfConfig {
         Ok(Halves {
             sender: UkfSender::new(self),
             receiver: Box::new(UkfReceiver::new(self)),
-            source: ctx.media_source(self.media.clone()),
+            source: ctx.media_source(self.call.media()),
             pacer: Pacer::periodic(self.pacer_interval),
             mtu,
         })
@@ -345,13 +282,14 @@ pub struct UkfSender {
 
 impl UkfSender {
     pub fn new(c: &UkfConfig) -> Self {
-        let max = c.max_rate.max(c.min_rate);
+        let call = &c.call;
+        let max = call.max.max(call.min);
         UkfSender {
-            min: c.min_rate,
+            min: call.min,
             max,
-            pace_factor: c.pace_factor,
+            pace_factor: call.pace_factor,
             share: c.share,
-            target: c.start_rate.clamp(c.min_rate, max),
+            target: call.start.clamp(call.min, max),
             estimates: 0,
         }
     }
@@ -415,7 +353,7 @@ pub struct UkfReceiver {
 impl UkfReceiver {
     pub fn new(c: &UkfConfig) -> Self {
         UkfReceiver {
-            filter: LeakyBucketUkf::new(c.filter.clone()),
+            filter: LeakyBucketUkf::new(c.filter_params()),
             noise_scaling: c.noise_scaling,
             channel_access: c.channel_access,
             signal: KwikrSignal::new(c.ewma_weight),
@@ -630,7 +568,7 @@ mod tests {
         s.on_feedback(Instant::from_millis(430), &last);
         assert_eq!(
             s.target(),
-            last.rate.mul_f64(0.9).clamp(c.min_rate, c.max_rate)
+            last.rate.mul_f64(0.9).clamp(c.call.min, c.call.max)
         );
         let Allowance::Rate { target, pacing } = s.allowance(Instant::ZERO) else {
             panic!()

@@ -84,41 +84,49 @@
 //! * The learner above (the paper only says δ̂ should be learnt).
 
 use super::RateParams;
-use super::rate_params;
 use super::sender::{AckInfo, LossInfo, RateLaw};
-use crate::scheme::params::{
-    self, Checked, Configurable, Validate, ordered, range, time_ms, time_s,
-};
+use crate::scheme::params::{Checked, Given, Validate, ordered, range, scheme_config};
 use crate::stats::quantile_sorted;
 use crate::time::{Duration, Instant};
+use crate::units::serde_as::{ms, ms_or_auto, s};
 use std::collections::VecDeque;
 
-/// How δ̂ is learned.
-#[derive(Clone, Debug, PartialEq)]
-pub struct LearnerConfig {
-    /// Time between calibration windows once the estimate has settled…
-    pub probe_every: Duration,
-    /// …starting from this after the opening window (and after a change of network), growing
-    /// by half each time.
-    pub probe_first: Duration,
-    /// The rate in a window, as a fraction of R.
-    pub depth: f64,
-    /// The shortest sampling time of a window.
-    pub window: Duration,
-    /// Packets a window samples at least (within 3 s).
-    pub window_samples: u32,
-    /// The settling time of a window, before twice δ̂ is added.
-    pub settle: Duration,
-    /// The quantile of the congestion-free set taken as δ_T.
-    pub quantile: f64,
-    /// δ̂ = (1 + margin)·δ_T.
-    pub margin: f64,
-    /// Windows are pooled for this long…
-    pub memory: Duration,
-    /// …and beyond it until at least this many samples are pooled.
-    pub samples: usize,
-    /// The smallest δ̂.
-    pub floor: Duration,
+scheme_config! {
+    /// How δ̂ is learned.
+    #[derive(Clone, Debug, PartialEq)]
+    pub struct LearnerConfig {
+        /// Time between calibration windows once the estimate has settled, s.
+        #[serde(rename = "probe-every-s", with = "s")]
+        pub probe_every: Duration,
+        /// The first interval between windows, s.
+        // After the opening window (and after a change of network), growing by half each time.
+        #[serde(rename = "probe-first-s", with = "s")]
+        pub probe_first: Duration,
+        /// The rate in a window, as a fraction of R.
+        pub depth: f64,
+        /// The shortest sampling time of a window, ms.
+        #[serde(rename = "window-ms", with = "ms")]
+        pub window: Duration,
+        /// Packets a window samples at least.
+        // Within 3 s.
+        pub window_samples: u32,
+        /// The settling time of a window, ms.
+        // Before twice δ̂ is added.
+        #[serde(rename = "settle-ms", with = "ms")]
+        pub settle: Duration,
+        /// The quantile of the congestion-free set taken as δ_T.
+        pub quantile: f64,
+        /// δ̂ = (1 + margin)·δ_T.
+        pub margin: f64,
+        /// Windows are pooled for this long, s…
+        #[serde(rename = "memory-s", with = "s")]
+        pub memory: Duration,
+        /// …and beyond it until at least this many samples are pooled.
+        pub samples: usize,
+        /// The smallest δ̂, ms.
+        #[serde(rename = "floor-ms", with = "ms")]
+        pub floor: Duration,
+    }
 }
 
 impl Default for LearnerConfig {
@@ -139,21 +147,78 @@ impl Default for LearnerConfig {
     }
 }
 
-/// Configuration of [`AdaptiveUm`].
-#[derive(Clone, Debug, PartialEq)]
-pub struct AdaptiveConfig {
-    /// α_max, α_min: bytes/s per second.
-    pub alpha_max: f64,
-    pub alpha_min: f64,
-    /// β_min, β_max: fraction of R per second (applied as 1 − e^(−β·ΔT)).
-    pub beta_min: f64,
-    pub beta_max: f64,
-    /// δ_max / δ̂.
-    pub delta_max: f64,
-    /// A fixed δ̂ (no learning).
-    pub delta_hat: Option<Duration>,
-    pub learner: LearnerConfig,
-    pub rate: RateParams,
+impl LearnerConfig {
+    /// The learner's ranges.
+    fn check(&self, given: &Given<'_>) -> Checked {
+        let secs = "seconds, 1 to 3600";
+        given.time_s("probe-every-s", self.probe_every, 1.0, 3600.0, secs)?;
+        given.time_s("probe-first-s", self.probe_first, 1.0, 3600.0, secs)?;
+        range("depth", self.depth, 0.0, 1.0, "a fraction, 0 to 1")?;
+        given.time_ms(
+            "window-ms",
+            self.window,
+            10.0,
+            3000.0,
+            "milliseconds, 10 to 3000",
+        )?;
+        let count = "a count, 1 to 100000";
+        range(
+            "window-samples",
+            f64::from(self.window_samples),
+            1.0,
+            1e5,
+            count,
+        )?;
+        given.time_ms(
+            "settle-ms",
+            self.settle,
+            0.0,
+            60_000.0,
+            "milliseconds, 0 to 60000",
+        )?;
+        range("quantile", self.quantile, 0.5, 1.0, "a quantile, 0.5 to 1")?;
+        range("margin", self.margin, 0.0, 10.0, "a fraction, 0 to 10")?;
+        given.time_s(
+            "memory-s",
+            self.memory,
+            0.0,
+            86_400.0,
+            "seconds, 0 to 86400",
+        )?;
+        range("samples", self.samples as f64, 1.0, 1e5, count)?;
+        given.time_ms(
+            "floor-ms",
+            self.floor,
+            0.0,
+            10_000.0,
+            "milliseconds, 0 to 10000",
+        )
+    }
+}
+
+scheme_config! {
+    /// Configuration of [`AdaptiveUm`].
+    #[derive(Clone, Debug, PartialEq)]
+    pub struct AdaptiveConfig {
+        /// α_max, bytes/s per second.
+        pub alpha_max: f64,
+        /// α_min, bytes/s per second.
+        pub alpha_min: f64,
+        /// β_min, fraction of R per second.
+        // Applied as 1 − e^(−β·ΔT).
+        pub beta_min: f64,
+        /// β_max, fraction of R per second.
+        pub beta_max: f64,
+        /// δ_max / δ̂.
+        pub delta_max: f64,
+        /// A fixed δ̂, ms (no learning), or `auto`.
+        #[serde(rename = "delta-hat-ms", with = "ms_or_auto")]
+        pub delta_hat: Option<Duration>,
+        #[group]
+        pub learner: LearnerConfig,
+        #[group]
+        pub rate: RateParams,
+    }
 }
 
 impl Default for AdaptiveConfig {
@@ -171,49 +236,8 @@ impl Default for AdaptiveConfig {
     }
 }
 
-rate_params! {
-    /// `adaptive-um`'s parameters.
-    pub struct AdaptiveParams {
-        /// α_max, bytes/s per second.
-        pub alpha_max: f64,
-        /// α_min, bytes/s per second.
-        pub alpha_min: f64,
-        /// β_min, fraction of R per second.
-        pub beta_min: f64,
-        /// β_max, fraction of R per second.
-        pub beta_max: f64,
-        /// δ_max / δ̂.
-        pub delta_max: f64,
-        /// A fixed δ̂, ms (no learning), or `auto`.
-        #[serde(with = "params::auto")]
-        pub delta_hat_ms: Option<f64>,
-        /// Time between calibration windows once the estimate has settled, s.
-        pub probe_every_s: f64,
-        /// The first interval between windows, s.
-        pub probe_first_s: f64,
-        /// The rate in a window, as a fraction of R.
-        pub depth: f64,
-        /// The shortest sampling time of a window, ms.
-        pub window_ms: f64,
-        /// Packets a window samples at least.
-        pub window_samples: u32,
-        /// The settling time of a window, ms.
-        pub settle_ms: f64,
-        /// The quantile of the congestion-free set taken as δ_T.
-        pub quantile: f64,
-        /// δ̂ = (1 + margin)·δ_T.
-        pub margin: f64,
-        /// Windows are pooled for this long, s…
-        pub memory_s: f64,
-        /// …and beyond it until at least this many samples are pooled.
-        pub samples: usize,
-        /// The smallest δ̂, ms.
-        pub floor_ms: f64,
-    }
-}
-
-impl Validate for AdaptiveParams {
-    fn validate(&self) -> Checked {
+impl Validate for AdaptiveConfig {
+    fn validate(&self, given: &Given<'_>) -> Checked {
         let alpha = "bytes/s per second, 0 to 1e8";
         range("alpha-max", self.alpha_max, 0.0, 1e8, alpha)?;
         range("alpha-min", self.alpha_min, 0.0, 1e8, alpha)?;
@@ -240,8 +264,8 @@ impl Validate for AdaptiveParams {
             100.0,
             "a factor, 1.01 to 100",
         )?;
-        if let Some(d) = self.delta_hat_ms {
-            time_ms(
+        if let Some(d) = self.delta_hat {
+            given.time_ms(
                 "delta-hat-ms",
                 d,
                 0.1,
@@ -249,121 +273,8 @@ impl Validate for AdaptiveParams {
                 "milliseconds (0.1 to 60000) or auto",
             )?;
         }
-        let secs = "seconds, 1 to 3600";
-        time_s("probe-every-s", self.probe_every_s, 1.0, 3600.0, secs)?;
-        time_s("probe-first-s", self.probe_first_s, 1.0, 3600.0, secs)?;
-        range("depth", self.depth, 0.0, 1.0, "a fraction, 0 to 1")?;
-        time_ms(
-            "window-ms",
-            self.window_ms,
-            10.0,
-            3000.0,
-            "milliseconds, 10 to 3000",
-        )?;
-        let count = "a count, 1 to 100000";
-        range(
-            "window-samples",
-            f64::from(self.window_samples),
-            1.0,
-            1e5,
-            count,
-        )?;
-        time_ms(
-            "settle-ms",
-            self.settle_ms,
-            0.0,
-            60_000.0,
-            "milliseconds, 0 to 60000",
-        )?;
-        range("quantile", self.quantile, 0.5, 1.0, "a quantile, 0.5 to 1")?;
-        range("margin", self.margin, 0.0, 10.0, "a fraction, 0 to 10")?;
-        time_s(
-            "memory-s",
-            self.memory_s,
-            0.0,
-            86_400.0,
-            "seconds, 0 to 86400",
-        )?;
-        range("samples", self.samples as f64, 1.0, 1e5, count)?;
-        time_ms(
-            "floor-ms",
-            self.floor_ms,
-            0.0,
-            10_000.0,
-            "milliseconds, 0 to 10000",
-        )?;
-        RateParams::check_keys(self.rate_keys())
-    }
-}
-
-impl Configurable for AdaptiveConfig {
-    type Params = AdaptiveParams;
-    fn to_params(&self) -> AdaptiveParams {
-        let l = &self.learner;
-        let [
-            start_kbps,
-            min_kbps,
-            max_kbps,
-            pace_factor,
-            audio_kbps,
-            base_window_s,
-        ] = self.rate.keys();
-        AdaptiveParams {
-            alpha_max: self.alpha_max,
-            alpha_min: self.alpha_min,
-            beta_min: self.beta_min,
-            beta_max: self.beta_max,
-            delta_max: self.delta_max,
-            delta_hat_ms: self.delta_hat.map(Duration::as_millis_f64),
-            probe_every_s: l.probe_every.as_secs_f64(),
-            probe_first_s: l.probe_first.as_secs_f64(),
-            depth: l.depth,
-            window_ms: l.window.as_millis_f64(),
-            window_samples: l.window_samples,
-            settle_ms: l.settle.as_millis_f64(),
-            quantile: l.quantile,
-            margin: l.margin,
-            memory_s: l.memory.as_secs_f64(),
-            samples: l.samples,
-            floor_ms: l.floor.as_millis_f64(),
-            start_kbps,
-            min_kbps,
-            max_kbps,
-            pace_factor,
-            audio_kbps,
-            base_window_s,
-        }
-    }
-
-    fn apply(&mut self, p: AdaptiveParams) {
-        let before = self.to_params();
-        self.alpha_max = p.alpha_max;
-        self.alpha_min = p.alpha_min;
-        self.beta_min = p.beta_min;
-        self.beta_max = p.beta_max;
-        self.delta_max = p.delta_max;
-        if p.delta_hat_ms != before.delta_hat_ms {
-            self.delta_hat = p.delta_hat_ms.map(Duration::from_millis_f64);
-        }
-        let l = &mut self.learner;
-        // Times are set only when they change, so values set in code stay exact.
-        let secs = |slot: &mut Duration, new: f64, old: f64| {
-            if new != old {
-                *slot = Duration::from_secs_f64(new);
-            }
-        };
-        secs(&mut l.probe_every, p.probe_every_s, before.probe_every_s);
-        secs(&mut l.probe_first, p.probe_first_s, before.probe_first_s);
-        secs(&mut l.window, p.window_ms / 1e3, before.window_ms / 1e3);
-        secs(&mut l.settle, p.settle_ms / 1e3, before.settle_ms / 1e3);
-        secs(&mut l.memory, p.memory_s, before.memory_s);
-        secs(&mut l.floor, p.floor_ms / 1e3, before.floor_ms / 1e3);
-        l.depth = p.depth;
-        l.window_samples = p.window_samples;
-        l.quantile = p.quantile;
-        l.margin = p.margin;
-        l.samples = p.samples;
-        self.rate.set_keys(p.rate_keys());
+        self.learner.check(given)?;
+        self.rate.check(given)
     }
 }
 
@@ -1058,7 +969,7 @@ mod tests {
     #[test]
     fn params() {
         use crate::scheme::ParamError;
-        use crate::scheme::params::changed;
+        use crate::scheme::params::{Parameters, changed};
         let mut c = AdaptiveConfig::default();
         c.set_params(&[("delta-hat-ms", "400")]).unwrap();
         assert_eq!(c.delta_hat, Some(ms(400)));

@@ -28,74 +28,28 @@
 //! R before the next update.
 
 use super::RateParams;
-use super::rate_params;
 use super::sender::{AckInfo, LossInfo, RateLaw};
-use crate::scheme::params::{Checked, Configurable, Validate};
-use crate::scheme::tcp::compound::{Compound, CompoundConfig, CompoundParams};
+use crate::scheme::params::{Checked, Given, Validate, scheme_config};
+use crate::scheme::tcp::compound::{Compound, CompoundConstants};
 use crate::scheme::tcp::{AckSample, Window, WindowAdjustment};
 use crate::time::{Duration, Instant};
 
-/// Configuration of [`CtcpLike`].
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct CtcpLikeConfig {
-    /// α, β, k, γ, ζ (its TCP parameters are unused).
-    pub compound: CompoundConfig,
-    pub rate: RateParams,
-}
-
-rate_params! {
-    /// `ctcp-like`'s parameters (Compound TCP's constants).
-    pub struct CtcpLikeParams {
-        /// α, the delay window's growth.
-        pub alpha: f64,
-        /// β, the delay window's multiplicative decrease on a loss.
-        pub beta: f64,
-        /// k, the exponent of the delay window's growth.
-        pub k: f64,
-        /// γ, the queued segments at which the delay window backs off.
-        pub gamma: f64,
-        /// ζ, the delay window's decrease per queued segment beyond γ.
-        pub zeta: f64,
+scheme_config! {
+    /// Configuration of [`CtcpLike`].
+    #[derive(Clone, Debug, Default, PartialEq)]
+    pub struct CtcpLikeConfig {
+        /// α, β, k, γ, ζ.
+        #[group]
+        pub compound: CompoundConstants,
+        #[group]
+        pub rate: RateParams,
     }
 }
 
-impl Validate for CtcpLikeParams {
-    fn validate(&self) -> Checked {
-        CompoundParams::check_constants(self.alpha, self.beta, self.k, self.gamma, self.zeta)?;
-        RateParams::check_keys(self.rate_keys())
-    }
-}
-
-impl Configurable for CtcpLikeConfig {
-    type Params = CtcpLikeParams;
-    fn to_params(&self) -> CtcpLikeParams {
-        let c = &self.compound;
-        let [
-            start_kbps,
-            min_kbps,
-            max_kbps,
-            pace_factor,
-            audio_kbps,
-            base_window_s,
-        ] = self.rate.keys();
-        CtcpLikeParams {
-            alpha: c.alpha,
-            beta: c.beta,
-            k: c.k,
-            gamma: c.gamma,
-            zeta: c.zeta,
-            start_kbps,
-            min_kbps,
-            max_kbps,
-            pace_factor,
-            audio_kbps,
-            base_window_s,
-        }
-    }
-    fn apply(&mut self, p: CtcpLikeParams) {
-        let c = &mut self.compound;
-        (c.alpha, c.beta, c.k, c.gamma, c.zeta) = (p.alpha, p.beta, p.k, p.gamma, p.zeta);
-        self.rate.set_keys(p.rate_keys());
+impl Validate for CtcpLikeConfig {
+    fn validate(&self, given: &Given<'_>) -> Checked {
+        self.compound.check()?;
+        self.rate.check(given)
     }
 }
 
@@ -117,7 +71,7 @@ pub struct CtcpLike {
 impl CtcpLike {
     pub fn new(c: &CtcpLikeConfig) -> Self {
         CtcpLike {
-            compound: Compound::new(&c.compound),
+            compound: Compound::with(&c.compound),
             window: None,
             last: 0.0,
             srtt: Duration::from_millis(100),

@@ -57,9 +57,7 @@ pub use um::{Um, UmConfig};
 pub use vegas_like::{VegasLike, VegasLikeConfig};
 
 use super::ParamError;
-use super::params::{
-    Checked, Configurable, Parameters, Validate, ordered, range, rate_kbps, time_s,
-};
+use super::params::{Checked, Given, Parameters, Validate, ordered, range, scheme_config};
 use super::registry::{Halves, Scheme, SchemeInfo};
 use super::tcp::TcpReceiver;
 use super::{BuildError, SchemeContext};
@@ -70,20 +68,30 @@ use crate::scheme::tcp::ack::TcpAck;
 use crate::source::MediaConfig;
 use crate::time::{Duration, Instant};
 use crate::units::Bitrate;
+use crate::units::serde_as::{kbps, s};
 
-/// Parameters every scheme of the family shares.
-#[derive(Clone, Debug, PartialEq)]
-pub struct RateParams {
-    /// R before any feedback.
-    pub start: Bitrate,
-    pub min: Bitrate,
-    pub max: Bitrate,
-    /// Pacing rate / R.
-    pub pace_factor: f64,
-    /// The window of the base one-way delay.
-    pub base_window: Duration,
-    /// The media source (its rate range follows `min` and `max`).
-    pub media: MediaConfig,
+scheme_config! {
+    /// Parameters every scheme of the family shares (and all of `newreno-like`'s).
+    #[derive(Clone, Debug, PartialEq)]
+    pub struct RateParams {
+        /// R before any feedback, kbit/s.
+        #[serde(rename = "start-kbps", with = "kbps")]
+        pub start: Bitrate,
+        /// The lowest R and encoder rate, kbit/s.
+        #[serde(rename = "min-kbps", with = "kbps")]
+        pub min: Bitrate,
+        /// The highest R and encoder rate, kbit/s.
+        #[serde(rename = "max-kbps", with = "kbps")]
+        pub max: Bitrate,
+        /// Pacing rate / R.
+        pub pace_factor: f64,
+        /// The audio stream, kbit/s (0 for none).
+        #[serde(rename = "audio-kbps", with = "kbps")]
+        pub audio: Bitrate,
+        /// The window of the base one-way delay, s.
+        #[serde(rename = "base-window-s", with = "s")]
+        pub base_window: Duration,
+    }
 }
 
 impl Default for RateParams {
@@ -93,161 +101,56 @@ impl Default for RateParams {
             min: Bitrate::from_kbps(50),
             max: Bitrate::from_kbps(10_000),
             pace_factor: 2.5,
+            audio: MediaConfig::default().audio_rate,
             base_window: Duration::from_secs(600),
-            media: MediaConfig {
-                min_rate: Bitrate::from_kbps(50),
-                max_rate: Bitrate::from_kbps(10_000),
-                ..MediaConfig::default()
-            },
         }
     }
 }
 
 impl RateParams {
-    /// The shared keys' values: `start-kbps`, `min-kbps`, `max-kbps`, `pace-factor`,
-    /// `audio-kbps`, `base-window-s`.
-    pub(crate) fn keys(&self) -> [f64; 6] {
-        [
-            self.start.kbps_f64(),
-            self.min.kbps_f64(),
-            self.max.kbps_f64(),
-            self.pace_factor,
-            self.media.audio_rate.kbps_f64(),
-            self.base_window.as_secs_f64(),
-        ]
-    }
-
-    /// Sets the shared keys (each only if it changed, so values set in code stay exact).
-    pub(crate) fn set_keys(&mut self, keys: [f64; 6]) {
-        let [start, min, max, pace, audio, window] = keys;
-        let [start0, min0, max0, _, audio0, window0] = self.keys();
-        if start != start0 {
-            self.start = Bitrate::from_kbps_f64(start);
-        }
-        if min != min0 {
-            self.min = Bitrate::from_kbps_f64(min);
-            self.media.min_rate = self.min;
-        }
-        if max != max0 {
-            self.max = Bitrate::from_kbps_f64(max);
-            self.media.max_rate = self.max;
-        }
-        self.pace_factor = pace;
-        if audio != audio0 {
-            self.media.audio_rate = Bitrate::from_kbps_f64(audio);
-        }
-        if window != window0 {
-            self.base_window = Duration::from_secs_f64(window);
-        }
-    }
-
     /// The shared keys' ranges, and `min-kbps ≤ start-kbps ≤ max-kbps`.
-    pub(crate) fn check_keys(keys: [f64; 6]) -> Checked {
-        let [start, min, max, pace, audio, window] = keys;
+    pub(crate) fn check(&self, given: &Given<'_>) -> Checked {
         let kbps = "kbit/s, 1 to 10000000";
-        rate_kbps("start-kbps", start, 1.0, 1e7, kbps)?;
-        rate_kbps("min-kbps", min, 1.0, 1e7, kbps)?;
-        rate_kbps("max-kbps", max, 1.0, 1e7, kbps)?;
-        range("pace-factor", pace, 1.0, 100.0, "a number, 1 to 100")?;
-        rate_kbps("audio-kbps", audio, 0.0, 1000.0, "kbit/s, 0 to 1000")?;
-        time_s(
+        given.rate_kbps("start-kbps", self.start, 1.0, 1e7, kbps)?;
+        given.rate_kbps("min-kbps", self.min, 1.0, 1e7, kbps)?;
+        given.rate_kbps("max-kbps", self.max, 1.0, 1e7, kbps)?;
+        range(
+            "pace-factor",
+            self.pace_factor,
+            1.0,
+            100.0,
+            "a number, 1 to 100",
+        )?;
+        given.rate_kbps("audio-kbps", self.audio, 0.0, 1000.0, "kbit/s, 0 to 1000")?;
+        given.time_s(
             "base-window-s",
-            window,
+            self.base_window,
             1.0,
             86_400.0,
             "seconds, 1 to 86400",
         )?;
-        ordered(&[("min-kbps", min), ("start-kbps", start), ("max-kbps", max)])
+        ordered(&[
+            ("min-kbps", self.min.kbps_f64()),
+            ("start-kbps", self.start.kbps_f64()),
+            ("max-kbps", self.max.kbps_f64()),
+        ])
     }
-}
 
-/// Declares a parameter struct of the family: the scheme's own fields, then the shared
-/// `start-kbps`, `min-kbps`, `max-kbps`, `pace-factor`, `audio-kbps`, `base-window-s`
-/// ([`RateParams`]).
-macro_rules! rate_params {
-    (
-        $(#[$m:meta])*
-        pub struct $name:ident {
-            $($(#[doc = $doc:literal])* $(#[serde $sa:tt])* pub $f:ident: $t:ty,)*
-        }
-    ) => {
-        $crate::scheme::params::scheme_params! {
-            $(#[$m])*
-            pub struct $name {
-                $($(#[doc = $doc])* $(#[serde $sa])* pub $f: $t,)*
-                /// R before any feedback, kbit/s.
-                pub start_kbps: f64,
-                /// The lowest R and encoder rate, kbit/s.
-                pub min_kbps: f64,
-                /// The highest R and encoder rate, kbit/s.
-                pub max_kbps: f64,
-                /// Pacing rate / R.
-                pub pace_factor: f64,
-                /// The audio stream, kbit/s (0 for none).
-                pub audio_kbps: f64,
-                /// The window of the base one-way delay, s.
-                pub base_window_s: f64,
-            }
-        }
-
-        impl $name {
-            /// The shared keys' values.
-            #[allow(dead_code)]
-            fn rate_keys(&self) -> [f64; 6] {
-                [
-                    self.start_kbps,
-                    self.min_kbps,
-                    self.max_kbps,
-                    self.pace_factor,
-                    self.audio_kbps,
-                    self.base_window_s,
-                ]
-            }
-        }
-    };
-}
-pub(crate) use rate_params;
-
-rate_params! {
-    /// The parameters of `newreno-like` and `tfrc` (the shared ones only).
-    pub struct RateOnlyParams {}
-}
-
-impl Validate for RateOnlyParams {
-    fn validate(&self) -> Checked {
-        RateParams::check_keys(self.rate_keys())
-    }
-}
-
-impl From<&RateParams> for RateOnlyParams {
-    fn from(r: &RateParams) -> Self {
-        let [
-            start_kbps,
-            min_kbps,
-            max_kbps,
-            pace_factor,
-            audio_kbps,
-            base_window_s,
-        ] = r.keys();
-        RateOnlyParams {
-            start_kbps,
-            min_kbps,
-            max_kbps,
-            pace_factor,
-            audio_kbps,
-            base_window_s,
+    /// The media source: the encoder's range is R's, with the audio stream.
+    pub fn media(&self) -> MediaConfig {
+        MediaConfig {
+            min_rate: self.min,
+            max_rate: self.max,
+            audio_rate: self.audio,
+            ..MediaConfig::default()
         }
     }
 }
 
 /// `newreno-like`.
-impl Configurable for RateParams {
-    type Params = RateOnlyParams;
-    fn to_params(&self) -> RateOnlyParams {
-        RateOnlyParams::from(self)
-    }
-    fn apply(&mut self, p: RateOnlyParams) {
-        self.set_keys(p.rate_keys());
+impl Validate for RateParams {
+    fn validate(&self, given: &Given<'_>) -> Checked {
+        self.check(given)
     }
 }
 
@@ -321,36 +224,36 @@ impl Parameters for UmFamilyConfig {
     /// Every parameter of the scheme with its value.
     fn param_list(&self) -> Vec<(&'static str, String)> {
         match self {
-            UmFamilyConfig::NewRenoLike(c) => Configurable::param_list(c),
-            UmFamilyConfig::VegasLike(c) => Configurable::param_list(c),
-            UmFamilyConfig::CtcpLike(c) => Configurable::param_list(c),
-            UmFamilyConfig::Tfrc(c) => Configurable::param_list(c),
-            UmFamilyConfig::Um(c) => Configurable::param_list(c),
-            UmFamilyConfig::AdaptiveUm(c) => Configurable::param_list(c),
+            UmFamilyConfig::NewRenoLike(c) => c.param_list(),
+            UmFamilyConfig::VegasLike(c) => c.param_list(),
+            UmFamilyConfig::CtcpLike(c) => c.param_list(),
+            UmFamilyConfig::Tfrc(c) => c.param_list(),
+            UmFamilyConfig::Um(c) => c.param_list(),
+            UmFamilyConfig::AdaptiveUm(c) => c.param_list(),
         }
     }
 
     /// Every key of the scheme with its help text.
     fn param_docs(&self) -> Vec<(String, String)> {
         match self {
-            UmFamilyConfig::NewRenoLike(c) => Configurable::param_docs(c),
-            UmFamilyConfig::VegasLike(c) => Configurable::param_docs(c),
-            UmFamilyConfig::CtcpLike(c) => Configurable::param_docs(c),
-            UmFamilyConfig::Tfrc(c) => Configurable::param_docs(c),
-            UmFamilyConfig::Um(c) => Configurable::param_docs(c),
-            UmFamilyConfig::AdaptiveUm(c) => Configurable::param_docs(c),
+            UmFamilyConfig::NewRenoLike(c) => c.param_docs(),
+            UmFamilyConfig::VegasLike(c) => c.param_docs(),
+            UmFamilyConfig::CtcpLike(c) => c.param_docs(),
+            UmFamilyConfig::Tfrc(c) => c.param_docs(),
+            UmFamilyConfig::Um(c) => c.param_docs(),
+            UmFamilyConfig::AdaptiveUm(c) => c.param_docs(),
         }
     }
 
     /// Sets parameters of the scheme, all or none.
     fn set_params(&mut self, given: &[(&str, &str)]) -> Result<(), ParamError> {
         match self {
-            UmFamilyConfig::NewRenoLike(c) => Configurable::set_params(c, given),
-            UmFamilyConfig::VegasLike(c) => Configurable::set_params(c, given),
-            UmFamilyConfig::CtcpLike(c) => Configurable::set_params(c, given),
-            UmFamilyConfig::Tfrc(c) => Configurable::set_params(c, given),
-            UmFamilyConfig::Um(c) => Configurable::set_params(c, given),
-            UmFamilyConfig::AdaptiveUm(c) => Configurable::set_params(c, given),
+            UmFamilyConfig::NewRenoLike(c) => c.set_params(given),
+            UmFamilyConfig::VegasLike(c) => c.set_params(given),
+            UmFamilyConfig::CtcpLike(c) => c.set_params(given),
+            UmFamilyConfig::Tfrc(c) => c.set_params(given),
+            UmFamilyConfig::Um(c) => c.set_params(given),
+            UmFamilyConfig::AdaptiveUm(c) => c.set_params(given),
         }
     }
 }
@@ -476,7 +379,7 @@ impl Scheme for UmFamilyConfig {
         Ok(Halves {
             sender: Box::new(self.sender()),
             receiver: TcpReceiver::new(),
-            source: ctx.media_source(self.rate_params().media.clone()),
+            source: ctx.media_source(self.rate_params().media()),
             pacer: Pacer::periodic(Duration::from_millis(5)),
             mtu,
         })
@@ -493,7 +396,7 @@ mod tests {
         c.set_params(&[("start-kbps", "300"), ("max-kbps", "6000"), ("k0", "30000")])
             .unwrap();
         assert_eq!(c.rate_params().start, Bitrate::from_kbps(300));
-        assert_eq!(c.rate_params().media.max_rate, Bitrate::from_kbps(6000));
+        assert_eq!(c.rate_params().media().max_rate, Bitrate::from_kbps(6000));
         let p = c.param_list();
         assert!(p.contains(&("start-kbps", "300".to_string())), "{p:?}");
         assert!(p.contains(&("k0", "30000".to_string())), "{p:?}");
@@ -506,7 +409,7 @@ mod tests {
             ("start-kbps", "8000"),
         ])
         .unwrap();
-        assert_eq!(c.rate_params().media.min_rate, Bitrate::from_kbps(7000));
+        assert_eq!(c.rate_params().media().min_rate, Bitrate::from_kbps(7000));
         assert!(matches!(
             c.set_params(&[("nope", "1")]),
             Err(ParamError::UnknownParam { .. })

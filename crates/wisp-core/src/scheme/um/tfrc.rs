@@ -29,26 +29,24 @@
 //! senders); the rate before the first RTT sample is `start-kbps` (the RFC's is one packet per
 //! second, below the encoder's minimum).
 
+use super::RateParams;
 use super::sender::{AckInfo, LossInfo, RateLaw};
-use super::{RateOnlyParams, RateParams};
-use crate::scheme::params::Configurable;
+use crate::scheme::params::{Checked, Given, Validate, scheme_config};
 use crate::stats::Ewma;
 use crate::time::{Duration, Instant};
 
-/// Configuration of [`Tfrc`] (only the shared parameters).
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct TfrcConfig {
-    pub rate: RateParams,
+scheme_config! {
+    /// Configuration of [`Tfrc`] (only the shared parameters).
+    #[derive(Clone, Debug, Default, PartialEq)]
+    pub struct TfrcConfig {
+        #[group]
+        pub rate: RateParams,
+    }
 }
 
-/// `tfrc` takes the shared parameters only.
-impl Configurable for TfrcConfig {
-    type Params = RateOnlyParams;
-    fn to_params(&self) -> RateOnlyParams {
-        RateOnlyParams::from(&self.rate)
-    }
-    fn apply(&mut self, p: RateOnlyParams) {
-        self.rate.set_keys(p.rate_keys());
+impl Validate for TfrcConfig {
+    fn validate(&self, given: &Given<'_>) -> Checked {
+        self.rate.check(given)
     }
 }
 

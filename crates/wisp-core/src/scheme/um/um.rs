@@ -17,19 +17,22 @@
 //! adjustment).
 
 use super::RateParams;
-use super::rate_params;
 use super::sender::{AckInfo, LossInfo, RateLaw};
-use crate::scheme::params::{Checked, Configurable, Validate, range};
+use crate::scheme::params::{Checked, Given, Validate, range, scheme_config};
 use crate::time::{Duration, Instant};
 
-/// Configuration of [`Um`].
-#[derive(Clone, Debug, PartialEq)]
-pub struct UmConfig {
-    /// k₀, bytes (the utility's weight; δ̂ = k₀/R).
-    pub k0: f64,
-    /// k₂, 1/s².
-    pub k2: f64,
-    pub rate: RateParams,
+scheme_config! {
+    /// Configuration of [`Um`].
+    #[derive(Clone, Debug, PartialEq)]
+    pub struct UmConfig {
+        /// k₀, bytes.
+        // The utility's weight; δ̂ = k₀/R.
+        pub k0: f64,
+        /// k₂, 1/s².
+        pub k2: f64,
+        #[group]
+        pub rate: RateParams,
+    }
 }
 
 impl Default for UmConfig {
@@ -42,50 +45,11 @@ impl Default for UmConfig {
     }
 }
 
-rate_params! {
-    /// `um`'s parameters.
-    pub struct UmParams {
-        /// k₀, bytes.
-        pub k0: f64,
-        /// k₂, 1/s².
-        pub k2: f64,
-    }
-}
-
-impl Validate for UmParams {
-    fn validate(&self) -> Checked {
+impl Validate for UmConfig {
+    fn validate(&self, given: &Given<'_>) -> Checked {
         range("k0", self.k0, 0.0, 1e9, "bytes, 0 to 1e9")?;
         range("k2", self.k2, 0.0, 1000.0, "a number, 0 to 1000")?;
-        RateParams::check_keys(self.rate_keys())
-    }
-}
-
-impl Configurable for UmConfig {
-    type Params = UmParams;
-    fn to_params(&self) -> UmParams {
-        let [
-            start_kbps,
-            min_kbps,
-            max_kbps,
-            pace_factor,
-            audio_kbps,
-            base_window_s,
-        ] = self.rate.keys();
-        UmParams {
-            k0: self.k0,
-            k2: self.k2,
-            start_kbps,
-            min_kbps,
-            max_kbps,
-            pace_factor,
-            audio_kbps,
-            base_window_s,
-        }
-    }
-    fn apply(&mut self, p: UmParams) {
-        self.k0 = p.k0;
-        self.k2 = p.k2;
-        self.rate.set_keys(p.rate_keys());
+        self.rate.check(given)
     }
 }
 

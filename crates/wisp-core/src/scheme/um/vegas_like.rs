@@ -21,19 +21,23 @@
 
 use super::RateParams;
 use super::newreno_like::tcp_increase;
-use super::rate_params;
 use super::sender::{AckInfo, LossInfo, RateLaw};
-use crate::scheme::params::{Checked, Configurable, Validate, ordered, range};
+use crate::scheme::params::{Checked, Given, Validate, ordered, range, scheme_config};
 use crate::time::Instant;
 
-/// Configuration of [`VegasLike`].
-#[derive(Clone, Debug, PartialEq)]
-pub struct VegasLikeConfig {
-    /// κ in segments queued (Vegas's α).
-    pub alpha: f64,
-    /// ζ in segments queued (Vegas's β).
-    pub beta: f64,
-    pub rate: RateParams,
+scheme_config! {
+    /// Configuration of [`VegasLike`].
+    #[derive(Clone, Debug, PartialEq)]
+    pub struct VegasLikeConfig {
+        /// κ, segments queued.
+        // Vegas's α.
+        pub alpha: f64,
+        /// ζ, segments queued.
+        // Vegas's β.
+        pub beta: f64,
+        #[group]
+        pub rate: RateParams,
+    }
 }
 
 impl Default for VegasLikeConfig {
@@ -46,51 +50,12 @@ impl Default for VegasLikeConfig {
     }
 }
 
-rate_params! {
-    /// `vegas-like`'s parameters.
-    pub struct VegasLikeParams {
-        /// κ, segments queued.
-        pub alpha: f64,
-        /// ζ, segments queued.
-        pub beta: f64,
-    }
-}
-
-impl Validate for VegasLikeParams {
-    fn validate(&self) -> Checked {
+impl Validate for VegasLikeConfig {
+    fn validate(&self, given: &Given<'_>) -> Checked {
         range("alpha", self.alpha, 0.0, 1000.0, "segments, 0 to 1000")?;
         range("beta", self.beta, 0.0, 1000.0, "segments, 0 to 1000")?;
         ordered(&[("alpha", self.alpha), ("beta", self.beta)])?;
-        RateParams::check_keys(self.rate_keys())
-    }
-}
-
-impl Configurable for VegasLikeConfig {
-    type Params = VegasLikeParams;
-    fn to_params(&self) -> VegasLikeParams {
-        let [
-            start_kbps,
-            min_kbps,
-            max_kbps,
-            pace_factor,
-            audio_kbps,
-            base_window_s,
-        ] = self.rate.keys();
-        VegasLikeParams {
-            alpha: self.alpha,
-            beta: self.beta,
-            start_kbps,
-            min_kbps,
-            max_kbps,
-            pace_factor,
-            audio_kbps,
-            base_window_s,
-        }
-    }
-    fn apply(&mut self, p: VegasLikeParams) {
-        self.alpha = p.alpha;
-        self.beta = p.beta;
-        self.rate.set_keys(p.rate_keys());
+        self.rate.check(given)
     }
 }
 
@@ -176,7 +141,7 @@ mod tests {
     #[test]
     fn params() {
         use crate::scheme::ParamError;
-        use crate::scheme::params::changed;
+        use crate::scheme::params::{Parameters, changed};
         let mut c = VegasLikeConfig::default();
         c.set_params(&[("alpha", "1")]).unwrap();
         assert!(matches!(

@@ -1,10 +1,11 @@
-//! The `KEY=VALUE,…` lists of the specs (queues, loss, outage links, `wifi:` links, Ping-Pair):
-//! one splitter, so that every spec trims, skips empty items and refuses a key given twice the
-//! same way. Each spec keeps its own messages: it maps [`ItemError`] to them.
+//! The `KEY=VALUE,…` lists of the specs (a scheme's parameters; the simulator's queues, loss,
+//! links, `wifi:` links, Ping-Pair): one splitter, so that every spec trims, skips empty items and
+//! refuses a key given twice the same way. Each spec keeps its own messages: it maps
+//! [`ItemError`] to them.
 
 /// Why a list did not split.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum ItemError<'a> {
+pub enum ItemError<'a> {
     /// An item without `=` (the item, trimmed).
     NotKeyValue(&'a str),
     /// A key given a second time (the key, trimmed): one value would be dropped without a word.
@@ -13,7 +14,7 @@ pub(crate) enum ItemError<'a> {
 
 /// Splits `list` at commas into `(key, value)` pairs, both trimmed, in order; empty items are
 /// skipped. The first bad item, in order, is the error.
-pub(crate) fn key_values(list: &str) -> Result<Vec<(&str, &str)>, ItemError<'_>> {
+pub fn key_values(list: &str) -> Result<Vec<(&str, &str)>, ItemError<'_>> {
     let mut kv: Vec<(&str, &str)> = vec![];
     for item in list.split(',').map(str::trim).filter(|i| !i.is_empty()) {
         let (k, v) = item.split_once('=').ok_or(ItemError::NotKeyValue(item))?;
