@@ -20,9 +20,14 @@
 //! `advance()` decided: a delivered packet moves on at the end of its PPDU, one dropped at the
 //! retry limit is lost on the link ([`DropReason::Link`]). Every flow crossing a medium, in
 //! either direction, contends on its one channel. A medium's random draws come from
-//! `wifi/LABEL`. A flow with a Ping-Pair spec ([`RoutedFlow::pingpair`]) has its receiving
-//! station ping the AP of its data path's last Wi-Fi hop; the AP answers each echo request
-//! into its downlink queue of the request's access category ([`crate::pingpair`]).
+//! `wifi/LABEL`.
+//!
+//! **Agents** ([`agent`]) run at a medium's nodes beside a flow with frames and timers of their
+//! own; the engine schedules their timers and hands them their frames, and knows nothing else
+//! of them. A flow with a Ping-Pair spec ([`RoutedFlow::pingpair`]) has one: its receiving
+//! station pings the AP of its data path's last Wi-Fi hop, and the AP answers each echo request
+//! into its downlink queue of the request's access category ([`pingpair`],
+//! [`crate::pingpair`]).
 //!
 //! A [`Scenario`] (one bottleneck per direction, as `wisp run` builds it) is the two-node network
 //! [`Scenario::network`]: link 0 (`forward`: `--loss`, the delay, the forward queue and link),
@@ -41,23 +46,26 @@ use crate::link::{LinkModel, Server};
 use crate::log::{DropReason, PacketRecord, RunLog, SENDER_SAMPLE_INTERVAL, SenderSample};
 use crate::loss::{LossModel, LossSpec};
 pub use crate::path::Hop;
-use crate::pingpair::{PROBE_BYTES, PingPairSpec, PingRecord, QueueSample, tos_dscp};
+use crate::pingpair::PingPairSpec;
 use crate::queue::{Queue, QueueSpec, Queued};
 use crate::seed;
 use crate::wifi::link::{NodeId, WifiLink, WifiOutput, WifiSpec};
+use agent::{Agent, AgentCx, Frame};
+use events::{AgentId, Ev, Events};
+use pingpair::PingPairAgent;
 use rand::RngExt;
 use rand_chacha::ChaCha8Rng;
-use std::cmp::Ordering;
-use std::collections::BinaryHeap;
-use std::collections::{BTreeMap, VecDeque};
 use wisp_core::controller::{WireReceiver, WireSender};
 use wisp_core::flow::FlowSender;
 use wisp_core::packet::{DEFAULT_MTU, IP_UDP_OVERHEAD};
-use wisp_core::pingpair::{Prober, ProberConfig, ProberEvent, Role};
 use wisp_core::scheme::{AnyReceiver, AnySender, BuildError, SchemeConfig, SchemeContext};
 use wisp_core::tables::Tables;
 use wisp_core::wire::Feedback;
-use wisp_core::{Bitrate, DataSize, Duration, Instant};
+use wisp_core::{DataSize, Duration, Instant};
+
+mod agent;
+mod events;
+mod pingpair;
 
 /// One flow of a scenario.
 #[derive(Clone, Debug, PartialEq)]
@@ -292,56 +300,6 @@ pub enum SimError {
 /// A packet handle: a data packet's record index, or a feedback message's slab index with
 /// this bit set.
 const FEEDBACK: u32 = 1 << 31;
-/// A Wi-Fi tag with this bit (above the 32 bits of packet handles) is a Ping-Pair probe: its
-/// slab index in the low bits.
-const PROBE: u64 = 1 << 40;
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Ev {
-    FlowStart(u16),
-    SenderWake(u16),
-    ReceiverWake(u16),
-    /// A packet reaches a link's queue (after the link's delay).
-    Arrive(u16, u32),
-    /// The link's server may start on the head of its queue.
-    Start(u16),
-    /// The link's server finished a packet.
-    Complete(u16, u32),
-    /// A packet the server finished earlier leaves the link (a link whose delivery lags its
-    /// server).
-    Deliver(u16, u32),
-    /// Wi-Fi medium `m` may have something to do.
-    WifiWake(u16),
-    /// Flow `f`'s Ping-Pair prober may have something to do.
-    PingWake(u16),
-    /// Flow `f`'s Ping-Pair samples the AP queue.
-    PingSample(u16),
-}
-
-#[derive(Debug)]
-struct Scheduled {
-    at: Instant,
-    seq: u64,
-    ev: Ev,
-}
-impl PartialEq for Scheduled {
-    fn eq(&self, o: &Self) -> bool {
-        (self.at, self.seq) == (o.at, o.seq)
-    }
-}
-impl Eq for Scheduled {}
-impl PartialOrd for Scheduled {
-    fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
-        Some(self.cmp(o))
-    }
-}
-impl Ord for Scheduled {
-    // Reversed: BinaryHeap is a max-heap and we want the earliest first.
-    fn cmp(&self, o: &Self) -> Ordering {
-        (o.at, o.seq).cmp(&(self.at, self.seq))
-    }
-}
-
 /// A queue and its server.
 #[derive(Debug)]
 struct Bottleneck {
@@ -385,6 +343,27 @@ struct Medium {
     wake: Option<Instant>,
 }
 
+impl Medium {
+    /// Schedules medium `m`'s (this one's) next wake-up, at `earliest` or later, if it is
+    /// earlier than the one pending.
+    fn wake(&mut self, m: u16, earliest: Instant, events: &mut Events) {
+        if let Some(t) = self.link.next_event() {
+            let t = t.max(earliest);
+            if self.wake.is_none_or(|w| t < w) {
+                self.wake = Some(t);
+                events.schedule(t, Ev::WifiWake(m));
+            }
+        }
+    }
+}
+
+/// An agent and the flow it runs beside.
+#[derive(Debug)]
+struct AgentSlot {
+    agent: Box<dyn Agent>,
+    flow: u16,
+}
+
 #[derive(Debug)]
 struct Flow {
     sender: FlowSender<AnySender>,
@@ -400,46 +379,6 @@ struct Flow {
     data: Box<[Hop]>,
     feedback: Box<[Hop]>,
     dscp: u8,
-    pinger: Option<Box<Pinger>>,
-}
-
-/// A flow's Ping-Pair prober at its station ([`crate::pingpair`]).
-#[derive(Debug)]
-struct Pinger {
-    spec: PingPairSpec,
-    prober: Prober,
-    medium: u16,
-    station: NodeId,
-    ap: NodeId,
-    /// The access category of the normal ping (queue samples).
-    sample_ac: crate::wifi::edca::AccessCategory,
-    wake: Option<Instant>,
-    /// Pairs started: (index, normal seq, high seq).
-    rounds: VecDeque<(u64, Option<u16>, Option<u16>)>,
-    pairs: u64,
-    /// Per probe seq: what the medium did with its reply.
-    truth: BTreeMap<u16, ReplyTruth>,
-}
-
-#[derive(Clone, Copy, Debug, Default)]
-struct ReplyTruth {
-    /// Frames ahead of the reply in the AP's queue when it was enqueued.
-    backlog: Option<u32>,
-    queueing: Option<Duration>,
-    delay: Option<Duration>,
-    rate: Option<Bitrate>,
-    /// When the AP had the request.
-    request_at: Option<Instant>,
-}
-
-/// An echo request or reply on a medium.
-#[derive(Clone, Copy, Debug)]
-struct ProbeInFlight {
-    flow: u16,
-    seq: u16,
-    dscp: u8,
-    /// The AP has answered: this is the reply.
-    reply: bool,
 }
 
 /// An in-flight feedback message.
@@ -468,8 +407,7 @@ pub const CANCEL_POLL_EVENTS: u64 = 4096;
 /// A running simulation.
 #[derive(Debug)]
 pub struct Simulation {
-    heap: BinaryHeap<Scheduled>,
-    seq: u64,
+    events: Events,
     now: Instant,
     end: Instant,
     links: Vec<Link>,
@@ -485,9 +423,8 @@ pub struct Simulation {
     /// In-flight feedback messages (slab with a free list).
     feedback: Vec<Option<InFlight>>,
     free_feedback: Vec<u32>,
-    /// In-flight Ping-Pair probes (slab with a free list).
-    probes: Vec<Option<ProbeInFlight>>,
-    free_probes: Vec<u32>,
+    /// The agents at the media's nodes, in the order of their flows.
+    agents: Vec<AgentSlot>,
     drops: Vec<u32>,
 }
 
@@ -514,16 +451,26 @@ impl Simulation {
             })
             .collect();
         let media_nodes: Vec<NodeId> = media.iter().map(|m| m.link.nodes()).collect();
+        let links: Vec<&WifiLink> = media.iter().map(|m| &m.link).collect();
         let mut flows = Vec::with_capacity(net.flows.len());
+        let mut agents = Vec::new();
         for (i, rf) in net.flows.iter().enumerate() {
             for (what, path) in [("data", &rf.data), ("feedback", &rf.feedback)] {
                 check_path(i, what, path, net.links.len(), &media_nodes)?;
             }
-            flows.push(Flow::build(net, i, rf, &media)?);
+            let flow = Flow::build(net, i, rf)?;
+            if let Some(pp) = &rf.pingpair {
+                let life = (rf.spec.start, flow.stop);
+                let agent = PingPairAgent::build(i, &rf.data, life, pp, &links)?;
+                agents.push(AgentSlot {
+                    agent: Box::new(agent),
+                    flow: i as u16,
+                });
+            }
+            flows.push(flow);
         }
         let mut sim = Simulation {
-            heap: BinaryHeap::new(),
-            seq: 0,
+            events: Events::default(),
             now: Instant::ZERO,
             end,
             links: net.links.iter().map(|l| Link::new(l, net.seed)).collect(),
@@ -537,20 +484,20 @@ impl Simulation {
             data_hop: Vec::new(),
             feedback: Vec::new(),
             free_feedback: Vec::new(),
-            probes: Vec::new(),
-            free_probes: Vec::new(),
+            agents,
             drops: Vec::new(),
         };
+        let mut next_agent = 0;
         for (i, f) in net.flows.iter().enumerate() {
             sim.schedule(Instant::ZERO + f.spec.start, Ev::FlowStart(i as u16));
-            if let Some(p) = &sim.flows[i].pinger {
-                let first = p.prober.poll_timeout().unwrap_or(Instant::ZERO);
-                let sample = p.spec.sample.map(|_| first);
-                sim.flows[i].pinger.as_mut().expect("a pinger").wake = Some(first);
-                sim.schedule(first, Ev::PingWake(i as u16));
-                if let Some(t) = sample {
-                    sim.schedule(t, Ev::PingSample(i as u16));
-                }
+            // Its agents ask for their first timers right after it.
+            while sim
+                .agents
+                .get(next_agent)
+                .is_some_and(|a| a.flow as usize == i)
+            {
+                sim.with_agent(next_agent as AgentId, true, |a, cx| a.start(cx));
+                next_agent += 1;
             }
         }
         for m in 0..sim.media.len() {
@@ -561,12 +508,7 @@ impl Simulation {
     }
 
     fn schedule(&mut self, at: Instant, ev: Ev) {
-        self.heap.push(Scheduled {
-            at,
-            seq: self.seq,
-            ev,
-        });
-        self.seq += 1;
+        self.events.schedule(at, ev);
     }
 
     /// Runs to the end and returns the log.
@@ -586,11 +528,7 @@ impl Simulation {
         const _: () = assert!(PROGRESS_EVENTS % CANCEL_POLL_EVENTS == 0);
         let mut progress = progress;
         let mut events: u64 = 0;
-        while let Some(top) = self.heap.peek() {
-            if top.at >= self.end {
-                break;
-            }
-            let Scheduled { at, ev, .. } = self.heap.pop().expect("peeked");
+        while let Some((at, ev)) = self.events.pop_before(self.end) {
             debug_assert!(at >= self.now, "time went backwards");
             self.now = at;
             self.handle(ev);
@@ -648,230 +586,51 @@ impl Simulation {
                     self.wifi_advance(m);
                 }
             }
-            Ev::PingWake(f) => {
-                let p = self.flows[f as usize].pinger.as_mut().expect("a pinger");
-                if p.wake == Some(now) {
-                    p.wake = None;
-                    self.ping_run(f);
+            Ev::Agent(a, timer) => {
+                let agent = &self.agents[a as usize].agent;
+                let m = agent.medium();
+                if agent.needs_medium(now, timer) {
+                    self.wifi_advance(m);
                 }
+                self.with_agent(a, true, |agent, cx| agent.on_timer(timer, cx));
             }
-            Ev::PingSample(f) => self.ping_sample(f),
         }
     }
 
-    /// Flow `f`'s prober: resolves timed-out pairs, sends what is due, schedules its next
-    /// wake-up (none once the flow has stopped).
-    fn ping_run(&mut self, f: u16) {
-        let now = self.now;
-        let flow = &mut self.flows[f as usize];
-        let stopped = now >= flow.stop;
-        let p = flow.pinger.as_mut().expect("a pinger");
-        p.prober.on_time(now);
-        let mut sends = vec![];
-        if !stopped {
-            while let Some(probe) = p.prober.poll_transmit(now) {
-                match probe.role {
-                    Role::Normal => {
-                        p.rounds.push_back((p.pairs, Some(probe.seq), None));
-                        p.pairs += 1;
-                    }
-                    Role::High => {
-                        if let Some(r) = p.rounds.back_mut() {
-                            r.2 = Some(probe.seq);
-                        }
-                    }
-                    _ => {}
-                }
-                sends.push(probe);
-            }
-        }
-        let (m, station, ap) = (p.medium, p.station, p.ap);
-        for probe in sends {
-            let slot = ProbeInFlight {
-                flow: f,
-                seq: probe.seq,
-                dscp: tos_dscp(probe.tos),
-                reply: false,
-            };
-            let id = match self.free_probes.pop() {
-                Some(id) => {
-                    self.probes[id as usize] = Some(slot);
-                    id
-                }
-                None => {
-                    self.probes.push(Some(slot));
-                    (self.probes.len() - 1) as u32
-                }
-            };
-            let link = &mut self.media[m as usize].link;
-            if link.push(
-                now,
-                station,
-                ap,
-                slot.dscp,
-                PROBE | u64::from(id),
-                PROBE_BYTES,
-            ) {
-                self.wifi_wake(m);
-            } else {
-                self.probes[id as usize] = None;
-                self.free_probes.push(id);
-            }
-        }
-        self.ping_events(f);
-        let p = self.flows[f as usize].pinger.as_mut().expect("a pinger");
-        let next = if stopped {
-            // Resolve the rounds in flight, send no more.
-            p.prober.poll_timeout().filter(|_| !p.rounds.is_empty())
-        } else {
-            p.prober.poll_timeout()
+    /// Calls agent `a` with its context; frames it pushes wake the medium if `wake_on_push`.
+    fn with_agent(
+        &mut self,
+        a: AgentId,
+        wake_on_push: bool,
+        call: impl FnOnce(&mut dyn Agent, &mut AgentCx<'_>),
+    ) {
+        let Simulation {
+            agents,
+            media,
+            events,
+            flows,
+            log,
+            now,
+            ..
+        } = self;
+        let slot = &mut agents[a as usize];
+        let m = slot.agent.medium();
+        let mut cx = AgentCx {
+            now: *now,
+            receiver: &mut flows[slot.flow as usize].receiver,
+            log,
+            id: a,
+            medium_id: m,
+            medium: &mut media[m as usize],
+            events,
+            wake_on_push,
         };
-        if let Some(t) = next {
-            let t = t.max(now + Duration::from_nanos(1));
-            if p.wake.is_none_or(|w| t < w) {
-                p.wake = Some(t);
-                self.schedule(t, Ev::PingWake(f));
-            }
-        }
-    }
-
-    /// Takes flow `f`'s finished pairs: logs them and hands them to a `skype-ukf`/`kwikr`
-    /// receiver.
-    fn ping_events(&mut self, f: u16) {
-        let flow = &mut self.flows[f as usize];
-        let p = flow.pinger.as_mut().expect("a pinger");
-        while let Some(e) = p.prober.poll_event() {
-            let ProberEvent::Pair(pair) = e else { continue };
-            let (normal_seq, high_seq) = match p.rounds.iter().position(|r| r.0 == pair.index) {
-                Some(k) => {
-                    let (_, n, h) = p.rounds.remove(k).expect("a round");
-                    (n, h)
-                }
-                None => (None, None),
-            };
-            let normal = normal_seq
-                .and_then(|s| p.truth.remove(&s))
-                .unwrap_or_default();
-            let high = high_seq
-                .and_then(|s| p.truth.remove(&s))
-                .unwrap_or_default();
-            let mut rec = PingRecord {
-                flow: f,
-                index: pair.index,
-                sent: pair.sent,
-                high_reply: pair.replies.high,
-                normal_reply: pair.replies.normal,
-                t_q: pair.t_q.ok(),
-                mac_rate: normal.rate,
-                n_a: None,
-                t_c: None,
-                t_c_smoothed: None,
-                truth_queueing: normal.queueing,
-                truth_delay: normal.delay,
-                truth_high_delay: high.delay,
-                truth_backlog: normal.backlog,
-                normal_request_at_ap: normal.request_at,
-                high_request_at_ap: high.request_at,
-            };
-            if let Some(rate) = normal.rate
-                && let Some(u) = flow.receiver.on_ping_pair(pair.replies, rate)
-            {
-                rec.n_a = Some(u.n_a);
-                rec.t_c = Some(u.t_c);
-                rec.t_c_smoothed = Some(u.t_c_smoothed);
-            }
-            self.log.pings.push(rec);
-        }
-    }
-
-    /// Samples the AP queue for flow `f`'s Ping-Pair (ground truth) and schedules the next
-    /// sample.
-    fn ping_sample(&mut self, f: u16) {
-        let now = self.now;
-        let p = self.flows[f as usize].pinger.as_ref().expect("a pinger");
-        let (m, ap, ac, every) = (p.medium, p.ap, p.sample_ac, p.spec.sample);
-        let Some(every) = every else { return };
-        if now >= self.flows[f as usize].stop {
-            return;
-        }
-        // The medium's queues as of now.
-        self.wifi_advance(m);
-        let frames = self.media[m as usize]
-            .link
-            .medium()
-            .station(ap as usize)
-            .queued(ac) as u32;
-        self.log.ap_queue.push(QueueSample {
-            flow: f,
-            at: now,
-            frames,
-        });
-        self.schedule(now + every, Ev::PingSample(f));
-    }
-
-    /// A probe's fate on the medium: a request the AP has is answered at once (the reply
-    /// enters the AP's queue of the same access category), a reply the station has goes to
-    /// the prober; a lost one is forgotten (the prober times the pair out).
-    fn probe_done(&mut self, m: u16, o: &WifiOutput) {
-        let now = self.now;
-        let id = (o.tag & !PROBE) as u32;
-        let Some(mut slot) = self.probes[id as usize].take() else {
-            return;
-        };
-        if !o.delivered {
-            self.free_probes.push(id);
-            return;
-        }
-        let f = slot.flow;
-        let (station, ap) = {
-            let p = self.flows[f as usize].pinger.as_ref().expect("a pinger");
-            (p.station, p.ap)
-        };
-        if !slot.reply {
-            slot.reply = true;
-            let link = &mut self.media[m as usize].link;
-            let ac = link.access_category(slot.dscp);
-            if link.push(now, ap, station, slot.dscp, o.tag, PROBE_BYTES) {
-                let ahead = link
-                    .medium()
-                    .station(ap as usize)
-                    .queued(ac)
-                    .saturating_sub(1) as u32;
-                self.probes[id as usize] = Some(slot);
-                let p = self.flows[f as usize].pinger.as_mut().expect("a pinger");
-                let t = p.truth.entry(slot.seq).or_default();
-                t.backlog = Some(ahead);
-                t.request_at = Some(now);
-            } else {
-                self.free_probes.push(id);
-            }
-            return;
-        }
-        self.free_probes.push(id);
-        let r = o.record;
-        let p = self.flows[f as usize].pinger.as_mut().expect("a pinger");
-        let t = p.truth.entry(slot.seq).or_default();
-        t.queueing = Some(r.queueing);
-        t.delay = Some(o.at.saturating_duration_since(r.enqueued));
-        t.rate = Some(Bitrate::from_kbps_f64(r.rate.mbps() * 1000.0));
-        if p.prober.on_reply(now, slot.seq) {
-            self.ping_events(f);
-        } else {
-            p.truth.remove(&slot.seq);
-        }
+        call(&mut *slot.agent, &mut cx);
     }
 
     /// Schedules medium `m`'s next wake-up if it is earlier than the one pending.
     fn wifi_wake(&mut self, m: u16) {
-        let now = self.now;
-        let medium = &mut self.media[m as usize];
-        if let Some(t) = medium.link.next_event() {
-            let t = t.max(now);
-            if medium.wake.is_none_or(|w| t < w) {
-                medium.wake = Some(t);
-                self.schedule(t, Ev::WifiWake(m));
-            }
-        }
+        self.media[m as usize].wake(m, self.now, &mut self.events);
     }
 
     /// Runs medium `m` to now and moves on what it delivered.
@@ -880,28 +639,18 @@ impl Simulation {
         let mut out = std::mem::take(&mut self.wifi_out);
         self.media[m as usize].link.advance(now, &mut out);
         for o in out.drain(..) {
-            if o.tag & PROBE != 0 {
-                self.probe_done(m, &o);
-                continue;
-            }
-            let p = o.tag as u32;
-            if o.delivered {
-                self.next_hop(p);
-            } else {
-                self.record_drops(&mut vec![p], DropReason::Link);
+            match Frame::of_tag(o.tag) {
+                Frame::Agent(a, number) => {
+                    self.with_agent(a, false, |agent, cx| agent.on_frame(number, &o, cx));
+                }
+                Frame::Packet(p) if o.delivered => self.next_hop(p),
+                Frame::Packet(p) => self.record_drops(&mut vec![p], DropReason::Link),
             }
         }
         self.wifi_out = out;
         // Everything up to now is done: the next wake-up is later (never a loop at one instant).
-        let next = self.media[m as usize].link.next_event();
-        let medium = &mut self.media[m as usize];
-        if let Some(t) = next {
-            let t = t.max(now + Duration::from_nanos(1));
-            if medium.wake.is_none_or(|w| t < w) {
-                medium.wake = Some(t);
-                self.schedule(t, Ev::WifiWake(m));
-            }
-        }
+        let earliest = now + Duration::from_nanos(1);
+        self.media[m as usize].wake(m, earliest, &mut self.events);
     }
 
     /// Lets flow `f` send what it may now, then schedules its next wake-up.
@@ -1293,9 +1042,8 @@ fn check_path(
 }
 
 impl Flow {
-    /// Flow `i` of `net` (`rf`): its scheme's halves, built in the flow's context, and its
-    /// Ping-Pair station if it probes.
-    fn build(net: &Network, i: usize, rf: &RoutedFlow, media: &[Medium]) -> Result<Flow, SimError> {
+    /// Flow `i` of `net` (`rf`): its scheme's halves, built in the flow's context.
+    fn build(net: &Network, i: usize, rf: &RoutedFlow) -> Result<Flow, SimError> {
         let spec = &rf.spec;
         let start = Instant::ZERO + spec.start;
         let ideal = net.reference(i).map(|(link, delay)| {
@@ -1316,10 +1064,6 @@ impl Flow {
             codecs: None,
         };
         let (sender, receiver) = spec.scheme.build(ctx).map_err(|e| SimError::Build(i, e))?;
-        let pinger = match &rf.pingpair {
-            None => None,
-            Some(pp) => Some(Box::new(Pinger::build(i, rf, pp, media)?)),
-        };
         Ok(Flow {
             sender,
             receiver,
@@ -1332,57 +1076,6 @@ impl Flow {
             data: rf.data.clone().into_boxed_slice(),
             feedback: rf.feedback.clone().into_boxed_slice(),
             dscp: rf.dscp,
-            pinger,
-        })
-    }
-}
-
-impl Pinger {
-    /// Flow `i`'s Ping-Pair station (`pp`): the station at the end of its data path's last
-    /// Wi-Fi hop, which must come from that station's AP.
-    fn build(
-        i: usize,
-        rf: &RoutedFlow,
-        pp: &PingPairSpec,
-        media: &[Medium],
-    ) -> Result<Pinger, SimError> {
-        let Some((medium, ap, station)) = rf.data.iter().rev().find_map(|h| match *h {
-            Hop::Wifi { medium, from, to } => Some((medium, from, to)),
-            Hop::Link(_) => None,
-        }) else {
-            return Err(SimError::Path(
-                i,
-                "Ping-Pair needs a data path that crosses a Wi-Fi medium to a station".into(),
-            ));
-        };
-        let link = &media[medium as usize].link;
-        if link.ap_of(station) != Some(ap) || station == ap {
-            return Err(SimError::Path(
-                i,
-                "Ping-Pair needs the data path's last Wi-Fi hop to go from an AP to \
-                 one of its stations"
-                    .into(),
-            ));
-        }
-        let first = Instant::ZERO + pp.start.unwrap_or(rf.spec.start).max(rf.spec.start);
-        let config = ProberConfig {
-            interval: pp.interval,
-            tos_normal: pp.tos_normal,
-            tos_high: pp.tos_high,
-            wmm_runs: 0,
-            ..ProberConfig::default()
-        };
-        Ok(Pinger {
-            prober: Prober::new(config, first),
-            sample_ac: crate::pingpair::sample_ac(link.map(), link.spec().wmm, pp.tos_normal),
-            spec: pp.clone(),
-            medium,
-            station,
-            ap,
-            wake: None,
-            rounds: VecDeque::new(),
-            pairs: 0,
-            truth: BTreeMap::new(),
         })
     }
 }
