@@ -10,7 +10,7 @@
 //! the engine tells it from the flows' packets (32-bit handles) when the medium gives it back.
 
 use super::Medium;
-use super::events::{AgentId, Ev, Events, Timer};
+use super::events::{AgentId, Ev, Events, MediumId, PacketId, Timer};
 use crate::log::RunLog;
 use crate::wifi::link::{NodeId, WifiLink, WifiOutput};
 use std::fmt;
@@ -22,8 +22,8 @@ const AGENT: u64 = 1 << 63;
 
 /// What a tag the engine gave a medium stands for.
 pub(crate) enum Frame {
-    /// A flow's packet: its handle.
-    Packet(u32),
+    /// A flow's packet.
+    Packet(PacketId),
     /// An agent's frame: the agent and the number it gave the frame.
     Agent(AgentId, u32),
 }
@@ -31,17 +31,17 @@ pub(crate) enum Frame {
 impl Frame {
     pub(crate) fn of_tag(tag: u64) -> Frame {
         if tag & AGENT == 0 {
-            Frame::Packet(tag as u32)
+            Frame::Packet(PacketId::from_raw(tag as u32))
         } else {
-            Frame::Agent((tag >> 32) as AgentId, tag as u32)
+            Frame::Agent(AgentId((tag >> 32) as u16), tag as u32)
         }
     }
 }
 
 /// A program at a node of a Wi-Fi medium, beside a flow.
 pub(crate) trait Agent: fmt::Debug + Send {
-    /// The medium it sends on (an index of the network's media).
-    fn medium(&self) -> u16;
+    /// The medium it sends on.
+    fn medium(&self) -> MediumId;
     /// Asks for its first timers; called once, right after its flow's start is scheduled.
     fn start(&mut self, cx: &mut AgentCx<'_>);
     /// Whether the engine must run the medium up to now before it handles `timer` (to read
@@ -63,7 +63,7 @@ pub(crate) struct AgentCx<'a> {
     pub receiver: &'a mut AnyReceiver,
     pub log: &'a mut RunLog,
     pub(super) id: AgentId,
-    pub(super) medium_id: u16,
+    pub(super) medium_id: MediumId,
     pub(super) medium: &'a mut Medium,
     pub(super) events: &'a mut Events,
     /// A frame pushed wakes the medium at once: not while the engine is running the medium
@@ -81,7 +81,7 @@ impl AgentCx<'_> {
     /// `number` (given back with the frame to [`Agent::on_frame`]); `false` if the queue
     /// refused it.
     pub fn push(&mut self, from: NodeId, to: NodeId, dscp: u8, number: u32, bytes: u32) -> bool {
-        let tag = AGENT | u64::from(self.id) << 32 | u64::from(number);
+        let tag = AGENT | u64::from(self.id.0) << 32 | u64::from(number);
         let queued = self.medium.link.push(self.now, from, to, dscp, tag, bytes);
         if queued && self.wake_on_push {
             self.medium.wake(self.medium_id, self.now, self.events);

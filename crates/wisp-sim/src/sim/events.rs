@@ -5,31 +5,107 @@ use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 use wisp_core::Instant;
 
+/// A flow: its index in [`Network::flows`](super::Network::flows).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct FlowId(pub u16);
+
+/// A wired link: its index in [`Network::links`](super::Network::links) (a path's
+/// [`Hop::Link`](super::Hop::Link)).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct LinkId(pub u16);
+
+/// A Wi-Fi medium: its index in [`Network::media`](super::Network::media).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct MediumId(pub u16);
+
 /// An agent of the engine ([`super::agent`]): its index among the network's agents.
-pub(crate) type AgentId = u16;
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct AgentId(pub u16);
 
 /// One of an agent's timers, numbered by the agent.
-pub(crate) type Timer = u8;
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Timer(pub u8);
+
+macro_rules! index {
+    ($($id:ident),*) => {$(
+        impl $id {
+            /// The index it stands for.
+            pub(crate) fn index(self) -> usize {
+                usize::from(self.0)
+            }
+        }
+    )*};
+}
+index!(FlowId, LinkId, MediumId, AgentId);
+
+/// A packet the engine carries: a data packet (its record's index in the run's log) or a
+/// feedback message (its slot among those in flight), told apart by the top bit. Queues and
+/// media carry it as its 32 bits ([`PacketId::raw`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct PacketId(u32);
+
+/// What a [`PacketId`] names.
+pub(crate) enum Packet {
+    /// A data packet: its index in the log's packets.
+    Data(usize),
+    /// A feedback message: its slot among those in flight.
+    Feedback(usize),
+}
+
+impl PacketId {
+    const FEEDBACK: u32 = 1 << 31;
+
+    /// Data packet `index` of the log.
+    pub(crate) fn data(index: usize) -> Self {
+        PacketId(index as u32)
+    }
+
+    /// The feedback message in slot `slot`.
+    pub(crate) fn feedback(slot: usize) -> Self {
+        PacketId(slot as u32 | Self::FEEDBACK)
+    }
+
+    /// A handle a queue or a medium gives back.
+    pub(crate) fn from_raw(raw: u32) -> Self {
+        PacketId(raw)
+    }
+
+    /// The handle queues and media carry.
+    pub(crate) fn raw(self) -> u32 {
+        self.0
+    }
+
+    pub(crate) fn get(self) -> Packet {
+        if self.0 & Self::FEEDBACK == 0 {
+            Packet::Data(self.0 as usize)
+        } else {
+            Packet::Feedback((self.0 & !Self::FEEDBACK) as usize)
+        }
+    }
+}
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Ev {
-    FlowStart(u16),
-    SenderWake(u16),
-    ReceiverWake(u16),
+    FlowStart(FlowId),
+    SenderWake(FlowId),
+    ReceiverWake(FlowId),
     /// A packet reaches a link's queue (after the link's delay).
-    Arrive(u16, u32),
+    Arrive(LinkId, PacketId),
     /// The link's server may start on the head of its queue.
-    Start(u16),
+    Start(LinkId),
     /// The link's server finished a packet.
-    Complete(u16, u32),
+    Complete(LinkId, PacketId),
     /// A packet the server finished earlier leaves the link (a link whose delivery lags its
     /// server).
-    Deliver(u16, u32),
-    /// Wi-Fi medium `m` may have something to do.
-    WifiWake(u16),
+    Deliver(LinkId, PacketId),
+    /// The Wi-Fi medium may have something to do.
+    WifiWake(MediumId),
     /// A timer an agent asked for is due.
     Agent(AgentId, Timer),
 }
+
+// The ids cost nothing: an event is as small as with bare integers.
+const _: () = assert!(std::mem::size_of::<Ev>() == 8);
 
 #[derive(Debug)]
 struct Scheduled {

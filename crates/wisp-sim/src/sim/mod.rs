@@ -51,7 +51,7 @@ use crate::queue::{Queue, QueueSpec, Queued};
 use crate::seed;
 use crate::wifi::link::{NodeId, WifiLink, WifiOutput, WifiSpec};
 use agent::{Agent, AgentCx, Frame};
-use events::{AgentId, Ev, Events};
+use events::{AgentId, Ev, Events, FlowId, LinkId, MediumId, Packet, PacketId};
 use pingpair::PingPairAgent;
 use rand::RngExt;
 use rand_chacha::ChaCha8Rng;
@@ -297,9 +297,6 @@ pub enum SimError {
     Cancelled,
 }
 
-/// A packet handle: a data packet's record index, or a feedback message's slab index with
-/// this bit set.
-const FEEDBACK: u32 = 1 << 31;
 /// A queue and its server.
 #[derive(Debug)]
 struct Bottleneck {
@@ -346,7 +343,7 @@ struct Medium {
 impl Medium {
     /// Schedules medium `m`'s (this one's) next wake-up, at `earliest` or later, if it is
     /// earlier than the one pending.
-    fn wake(&mut self, m: u16, earliest: Instant, events: &mut Events) {
+    fn wake(&mut self, m: MediumId, earliest: Instant, events: &mut Events) {
         if let Some(t) = self.link.next_event() {
             let t = t.max(earliest);
             if self.wake.is_none_or(|w| t < w) {
@@ -361,7 +358,7 @@ impl Medium {
 #[derive(Debug)]
 struct AgentSlot {
     agent: Box<dyn Agent>,
-    flow: u16,
+    flow: FlowId,
 }
 
 #[derive(Debug)]
@@ -384,7 +381,7 @@ struct Flow {
 /// An in-flight feedback message.
 #[derive(Debug)]
 struct InFlight {
-    flow: u16,
+    flow: FlowId,
     /// Its hop on the flow's feedback path.
     hop: u8,
     fb: Feedback,
@@ -464,7 +461,7 @@ impl Simulation {
                 let agent = PingPairAgent::build(i, &rf.data, life, pp, &links)?;
                 agents.push(AgentSlot {
                     agent: Box::new(agent),
-                    flow: i as u16,
+                    flow: FlowId(i as u16),
                 });
             }
             flows.push(flow);
@@ -489,20 +486,23 @@ impl Simulation {
         };
         let mut next_agent = 0;
         for (i, f) in net.flows.iter().enumerate() {
-            sim.schedule(Instant::ZERO + f.spec.start, Ev::FlowStart(i as u16));
+            sim.schedule(
+                Instant::ZERO + f.spec.start,
+                Ev::FlowStart(FlowId(i as u16)),
+            );
             // Its agents ask for their first timers right after it.
             while sim
                 .agents
                 .get(next_agent)
-                .is_some_and(|a| a.flow as usize == i)
+                .is_some_and(|a| a.flow.index() == i)
             {
-                sim.with_agent(next_agent as AgentId, true, |a, cx| a.start(cx));
+                sim.with_agent(AgentId(next_agent as u16), true, |a, cx| a.start(cx));
                 next_agent += 1;
             }
         }
         for m in 0..sim.media.len() {
             // The background load starts at once.
-            sim.wifi_wake(m as u16);
+            sim.wifi_wake(MediumId(m as u16));
         }
         Ok(sim)
     }
@@ -558,18 +558,18 @@ impl Simulation {
         let now = self.now;
         match ev {
             Ev::FlowStart(f) => {
-                self.flows[f as usize].active = true;
+                self.flows[f.index()].active = true;
                 self.run_sender(f);
             }
             Ev::SenderWake(f) => {
-                let flow = &mut self.flows[f as usize];
+                let flow = &mut self.flows[f.index()];
                 if flow.sender_wake == Some(now) {
                     flow.sender_wake = None;
                     self.run_sender(f);
                 }
             }
             Ev::ReceiverWake(f) => {
-                let flow = &mut self.flows[f as usize];
+                let flow = &mut self.flows[f.index()];
                 if flow.receiver_wake == Some(now) {
                     flow.receiver_wake = None;
                     flow.receiver.on_timeout(now);
@@ -581,13 +581,13 @@ impl Simulation {
             Ev::Complete(l, id) => self.complete(l, id),
             Ev::Deliver(_, id) => self.next_hop(id),
             Ev::WifiWake(m) => {
-                if self.media[m as usize].wake == Some(now) {
-                    self.media[m as usize].wake = None;
+                if self.media[m.index()].wake == Some(now) {
+                    self.media[m.index()].wake = None;
                     self.wifi_advance(m);
                 }
             }
             Ev::Agent(a, timer) => {
-                let agent = &self.agents[a as usize].agent;
+                let agent = &self.agents[a.index()].agent;
                 let m = agent.medium();
                 if agent.needs_medium(now, timer) {
                     self.wifi_advance(m);
@@ -613,15 +613,15 @@ impl Simulation {
             now,
             ..
         } = self;
-        let slot = &mut agents[a as usize];
+        let slot = &mut agents[a.index()];
         let m = slot.agent.medium();
         let mut cx = AgentCx {
             now: *now,
-            receiver: &mut flows[slot.flow as usize].receiver,
+            receiver: &mut flows[slot.flow.index()].receiver,
             log,
             id: a,
             medium_id: m,
-            medium: &mut media[m as usize],
+            medium: &mut media[m.index()],
             events,
             wake_on_push,
         };
@@ -629,34 +629,34 @@ impl Simulation {
     }
 
     /// Schedules medium `m`'s next wake-up if it is earlier than the one pending.
-    fn wifi_wake(&mut self, m: u16) {
-        self.media[m as usize].wake(m, self.now, &mut self.events);
+    fn wifi_wake(&mut self, m: MediumId) {
+        self.media[m.index()].wake(m, self.now, &mut self.events);
     }
 
     /// Runs medium `m` to now and moves on what it delivered.
-    fn wifi_advance(&mut self, m: u16) {
+    fn wifi_advance(&mut self, m: MediumId) {
         let now = self.now;
         let mut out = std::mem::take(&mut self.wifi_out);
-        self.media[m as usize].link.advance(now, &mut out);
+        self.media[m.index()].link.advance(now, &mut out);
         for o in out.drain(..) {
             match Frame::of_tag(o.tag) {
                 Frame::Agent(a, number) => {
                     self.with_agent(a, false, |agent, cx| agent.on_frame(number, &o, cx));
                 }
                 Frame::Packet(p) if o.delivered => self.next_hop(p),
-                Frame::Packet(p) => self.record_drops(&mut vec![p], DropReason::Link),
+                Frame::Packet(p) => self.record_drops(&mut vec![p.raw()], DropReason::Link),
             }
         }
         self.wifi_out = out;
         // Everything up to now is done: the next wake-up is later (never a loop at one instant).
         let earliest = now + Duration::from_nanos(1);
-        self.media[m as usize].wake(m, earliest, &mut self.events);
+        self.media[m.index()].wake(m, earliest, &mut self.events);
     }
 
     /// Lets flow `f` send what it may now, then schedules its next wake-up.
-    fn run_sender(&mut self, f: u16) {
+    fn run_sender(&mut self, f: FlowId) {
         let now = self.now;
-        let flow = &mut self.flows[f as usize];
+        let flow = &mut self.flows[f.index()];
         if !flow.active {
             return;
         }
@@ -664,20 +664,20 @@ impl Simulation {
             flow.active = false;
             return;
         }
-        while let Some(header) = self.flows[f as usize].sender.poll_transmit(now) {
-            let id = self.log.packets.len() as u32;
-            self.log.packets.push(PacketRecord::new(f, header));
+        while let Some(header) = self.flows[f.index()].sender.poll_transmit(now) {
+            let p = PacketId::data(self.log.packets.len());
+            self.log.packets.push(PacketRecord::new(f.0, header));
             self.data_hop.push(0);
-            let hop = self.flows[f as usize].data[0];
-            self.enter(hop, id);
+            let hop = self.flows[f.index()].data[0];
+            self.enter(hop, p);
         }
-        let flow = &mut self.flows[f as usize];
+        let flow = &mut self.flows[f.index()];
         if now >= flow.next_sample {
             flow.next_sample = now + SENDER_SAMPLE_INTERVAL;
             let sender = flow.sender.sender();
             let stats = sender.stats();
             self.log.sender_samples.push(SenderSample {
-                flow: f,
+                flow: f.0,
                 at: now,
                 target_rate: stats.target_rate,
                 window: stats.window,
@@ -702,9 +702,9 @@ impl Simulation {
     }
 
     /// Sends the feedback receiver `f` has, then schedules its next wake-up.
-    fn run_receiver(&mut self, f: u16) {
+    fn run_receiver(&mut self, f: FlowId) {
         let now = self.now;
-        while let Some(fb) = self.flows[f as usize].receiver.poll_feedback(now) {
+        while let Some(fb) = self.flows[f.index()].receiver.poll_feedback(now) {
             let size = (fb.len() as u32) + IP_UDP_OVERHEAD.bytes() as u32;
             self.log.feedback_packets += 1;
             self.log.feedback_bytes += u64::from(size);
@@ -713,20 +713,20 @@ impl Simulation {
                 hop: 0,
                 fb,
             };
-            let id = match self.free_feedback.pop() {
-                Some(id) => {
-                    self.feedback[id as usize] = Some(msg);
-                    id
+            let slot = match self.free_feedback.pop() {
+                Some(slot) => {
+                    self.feedback[slot as usize] = Some(msg);
+                    slot as usize
                 }
                 None => {
                     self.feedback.push(Some(msg));
-                    (self.feedback.len() - 1) as u32
+                    self.feedback.len() - 1
                 }
             };
-            let hop = self.flows[f as usize].feedback[0];
-            self.enter(hop, id | FEEDBACK);
+            let hop = self.flows[f.index()].feedback[0];
+            self.enter(hop, PacketId::feedback(slot));
         }
-        let flow = &mut self.flows[f as usize];
+        let flow = &mut self.flows[f.index()];
         if let Some(t) = flow.receiver.poll_timeout() {
             let t = t.max(now + Duration::from_nanos(1));
             if flow.receiver_wake.is_none_or(|w| t < w) {
@@ -737,15 +737,17 @@ impl Simulation {
     }
 
     /// Packet `p` enters `hop` now.
-    fn enter(&mut self, hop: Hop, p: u32) {
+    fn enter(&mut self, hop: Hop, p: PacketId) {
         let l = match hop {
-            Hop::Link(l) => l,
-            Hop::Wifi { medium, from, to } => return self.enter_wifi(p, medium, from, to),
+            Hop::Link(l) => LinkId(l),
+            Hop::Wifi { medium, from, to } => {
+                return self.enter_wifi(p, MediumId(medium), from, to);
+            }
         };
-        let link = &mut self.links[l as usize];
+        let link = &mut self.links[l.index()];
         if link.loss.lose(&mut link.loss_rng) {
             let mut lost = std::mem::take(&mut self.drops);
-            lost.push(p);
+            lost.push(p.raw());
             self.record_drops(&mut lost, DropReason::Loss);
             self.drops = lost;
         } else {
@@ -755,90 +757,92 @@ impl Simulation {
     }
 
     /// Packet `p` joins `from`'s queue on medium `m` for `to`.
-    fn enter_wifi(&mut self, p: u32, m: u16, from: NodeId, to: NodeId) {
+    fn enter_wifi(&mut self, p: PacketId, m: MediumId, from: NodeId, to: NodeId) {
         let now = self.now;
-        let flow = if p & FEEDBACK == 0 {
-            let rec = &mut self.log.packets[p as usize];
-            if rec.enqueued.is_none() {
-                rec.enqueued = Some(now);
+        let flow = match p.get() {
+            Packet::Data(i) => {
+                let rec = &mut self.log.packets[i];
+                if rec.enqueued.is_none() {
+                    rec.enqueued = Some(now);
+                }
+                FlowId(rec.flow)
             }
-            rec.flow
-        } else {
-            self.feedback[(p & !FEEDBACK) as usize]
-                .as_ref()
-                .expect("live feedback")
-                .flow
+            Packet::Feedback(slot) => self.in_flight(slot).flow,
         };
-        let dscp = self.flows[flow as usize].dscp;
+        let dscp = self.flows[flow.index()].dscp;
         let size = self.size_of(p);
-        let link = &mut self.media[m as usize].link;
-        if link.push(now, from, to, dscp, u64::from(p), size) {
+        let link = &mut self.media[m.index()].link;
+        if link.push(now, from, to, dscp, u64::from(p.raw()), size) {
             self.wifi_wake(m);
         } else {
-            self.record_drops(&mut vec![p], DropReason::Queue);
+            self.record_drops(&mut vec![p.raw()], DropReason::Queue);
         }
+    }
+
+    /// The feedback message in flight in `slot`.
+    fn in_flight(&self, slot: usize) -> &InFlight {
+        self.feedback[slot].as_ref().expect("live feedback")
     }
 
     /// Packet `p` has crossed its current hop: on to the next one, or to its endpoint.
-    fn next_hop(&mut self, p: u32) {
-        if p & FEEDBACK == 0 {
-            let i = p as usize;
-            let f = self.log.packets[i].flow as usize;
-            let h = self.data_hop[i] as usize + 1;
-            match self.flows[f].data.get(h).copied() {
-                Some(hop) => {
-                    self.data_hop[i] = h as u8;
-                    self.enter(hop, p);
+    fn next_hop(&mut self, p: PacketId) {
+        match p.get() {
+            Packet::Data(i) => {
+                let f = self.log.packets[i].flow as usize;
+                let h = self.data_hop[i] as usize + 1;
+                match self.flows[f].data.get(h).copied() {
+                    Some(hop) => {
+                        self.data_hop[i] = h as u8;
+                        self.enter(hop, p);
+                    }
+                    None => self.deliver_data(i),
                 }
-                None => self.deliver_data(p),
             }
-        } else {
-            let id = (p & !FEEDBACK) as usize;
-            let msg = self.feedback[id].as_mut().expect("live feedback");
-            let h = msg.hop as usize + 1;
-            match self.flows[msg.flow as usize].feedback.get(h).copied() {
-                Some(hop) => {
-                    msg.hop = h as u8;
-                    self.enter(hop, p);
+            Packet::Feedback(slot) => {
+                let msg = self.feedback[slot].as_mut().expect("live feedback");
+                let h = msg.hop as usize + 1;
+                match self.flows[msg.flow.index()].feedback.get(h).copied() {
+                    Some(hop) => {
+                        msg.hop = h as u8;
+                        self.enter(hop, p);
+                    }
+                    None => self.deliver_feedback(slot),
                 }
-                None => self.deliver_feedback(id as u32),
             }
         }
     }
 
-    fn size_of(&self, p: u32) -> u32 {
-        if p & FEEDBACK == 0 {
-            self.log.packets[p as usize].header.size.bytes() as u32
-        } else {
-            let msg = self.feedback[(p & !FEEDBACK) as usize]
-                .as_ref()
-                .expect("live feedback");
-            msg.fb.len() as u32 + IP_UDP_OVERHEAD.bytes() as u32
+    fn size_of(&self, p: PacketId) -> u32 {
+        match p.get() {
+            Packet::Data(i) => self.log.packets[i].header.size.bytes() as u32,
+            Packet::Feedback(slot) => {
+                self.in_flight(slot).fb.len() as u32 + IP_UDP_OVERHEAD.bytes() as u32
+            }
         }
     }
 
-    fn arrive(&mut self, l: u16, p: u32) {
+    fn arrive(&mut self, l: LinkId, p: PacketId) {
         let now = self.now;
-        if self.links[l as usize].bottleneck.is_none() {
+        if self.links[l.index()].bottleneck.is_none() {
             return self.next_hop(p);
         }
         let size = self.size_of(p);
-        if p & FEEDBACK == 0 {
-            let rec = &mut self.log.packets[p as usize];
+        if let Packet::Data(i) = p.get() {
+            let rec = &mut self.log.packets[i];
             if rec.enqueued.is_none() {
                 rec.enqueued = Some(now);
             }
         }
         let mut drops = std::mem::take(&mut self.drops);
         let rng = &mut self.aqm_rng;
-        let link = self.links[l as usize]
+        let link = self.links[l.index()]
             .bottleneck
             .as_mut()
             .expect("a bottleneck");
         link.queue.enqueue(
             now,
             Queued {
-                id: p,
+                id: p.raw(),
                 size,
                 enqueued: now,
             },
@@ -858,14 +862,14 @@ impl Simulation {
         }
     }
 
-    fn bottleneck(&mut self, l: u16) -> &mut Bottleneck {
-        self.links[l as usize]
+    fn bottleneck(&mut self, l: LinkId) -> &mut Bottleneck {
+        self.links[l.index()]
             .bottleneck
             .as_mut()
             .expect("a bottleneck")
     }
 
-    fn start(&mut self, l: u16) {
+    fn start(&mut self, l: LinkId) {
         let now = self.now;
         let mut drops = std::mem::take(&mut self.drops);
         let mut discarded = vec![];
@@ -885,25 +889,25 @@ impl Simulation {
             Some(q) => {
                 let s = link.server.serve_packet(now, u64::from(q.size));
                 link.in_service = s.delivered;
-                Some((q.id, s.done))
+                Some((PacketId::from_raw(q.id), s.done))
             }
         };
         self.record_drops(&mut drops, DropReason::Aqm);
         self.record_drops(&mut discarded, DropReason::Discard);
         self.drops = drops;
-        if let Some((id, at)) = done {
+        if let Some((p, at)) = done {
             if at != Instant::MAX {
-                self.schedule(at, Ev::Complete(l, id));
+                self.schedule(at, Ev::Complete(l, p));
             }
         }
     }
 
-    fn complete(&mut self, l: u16, p: u32) {
+    fn complete(&mut self, l: LinkId, p: PacketId) {
         let now = self.now;
         match self.bottleneck(l).in_service.take() {
             Some(at) if at <= now => self.next_hop(p),
             Some(at) => self.schedule(at, Ev::Deliver(l, p)),
-            None => self.record_drops(&mut vec![p], DropReason::Link),
+            None => self.record_drops(&mut vec![p.raw()], DropReason::Link),
         }
         let link = self.bottleneck(l);
         if link.queue.is_empty() {
@@ -917,41 +921,43 @@ impl Simulation {
         }
     }
 
-    /// Data packet `id` reaches its receiver now.
-    fn deliver_data(&mut self, id: u32) {
+    /// Data packet `i` (of the log) reaches its receiver now.
+    fn deliver_data(&mut self, i: usize) {
         let now = self.now;
-        let rec = &mut self.log.packets[id as usize];
+        let rec = &mut self.log.packets[i];
         rec.delivered = Some(now);
-        let f = rec.flow;
+        let f = FlowId(rec.flow);
         let header = rec.header;
         // Both halves are the same scheme: its fields always decode here.
-        let decoded = self.flows[f as usize]
+        let decoded = self.flows[f.index()]
             .receiver
             .on_packet_received(now, &header);
         debug_assert!(decoded.is_ok(), "{decoded:?}");
         self.run_receiver(f);
     }
 
-    fn deliver_feedback(&mut self, id: u32) {
-        let msg = self.feedback[id as usize].take().expect("live feedback");
-        self.free_feedback.push(id);
+    /// The feedback message in `slot` reaches its sender now.
+    fn deliver_feedback(&mut self, slot: usize) {
+        let msg = self.feedback[slot].take().expect("live feedback");
+        self.free_feedback.push(slot as u32);
         let now = self.now;
-        let decoded = self.flows[msg.flow as usize]
+        let decoded = self.flows[msg.flow.index()]
             .sender
             .on_feedback(now, &msg.fb);
         debug_assert!(decoded.is_ok(), "{decoded:?}");
         self.run_sender(msg.flow);
     }
 
+    /// Records the packets of `drops` (their raw handles, as queues give them) as dropped.
     fn record_drops(&mut self, drops: &mut Vec<u32>, reason: DropReason) {
-        for p in drops.drain(..) {
-            if p & FEEDBACK == 0 {
-                self.log.packets[p as usize].drop(self.now, reason);
-            } else {
-                let id = p & !FEEDBACK;
-                self.feedback[id as usize] = None;
-                self.free_feedback.push(id);
-                self.log.feedback_dropped += 1;
+        for raw in drops.drain(..) {
+            match PacketId::from_raw(raw).get() {
+                Packet::Data(i) => self.log.packets[i].drop(self.now, reason),
+                Packet::Feedback(slot) => {
+                    self.feedback[slot] = None;
+                    self.free_feedback.push(slot as u32);
+                    self.log.feedback_dropped += 1;
+                }
             }
         }
     }

@@ -10,7 +10,7 @@
 
 use super::SimError;
 use super::agent::{Agent, AgentCx};
-use super::events::Timer;
+use super::events::{MediumId, Timer};
 use crate::path::Hop;
 use crate::pingpair::{PROBE_BYTES, PingPairSpec, PingRecord, QueueSample, tos_dscp};
 use crate::wifi::edca::AccessCategory;
@@ -21,9 +21,9 @@ use wisp_core::pingpair::{Prober, ProberConfig, ProberEvent, Role};
 use wisp_core::{Bitrate, Duration, Instant};
 
 /// The prober may have something to do.
-const WAKE: Timer = 0;
+const WAKE: Timer = Timer(0);
 /// Time to sample the AP queue.
-const SAMPLE: Timer = 1;
+const SAMPLE: Timer = Timer(1);
 
 /// A flow's Ping-Pair prober at its station.
 #[derive(Debug)]
@@ -258,8 +258,8 @@ impl PingPairAgent {
 }
 
 impl Agent for PingPairAgent {
-    fn medium(&self) -> u16 {
-        self.medium
+    fn medium(&self) -> MediumId {
+        MediumId(self.medium)
     }
 
     fn start(&mut self, cx: &mut AgentCx<'_>) {
