@@ -59,7 +59,9 @@ use crate::metrics::FlowMetrics;
 use crate::queue::{QueueSpec, QueueSpecError};
 use crate::run::{RunReport, RunResult, run_network, scheme_names};
 use crate::seed;
-use crate::sim::{FlowSpec, Hop, Network, Progress, RoutedFlow, SimError, WifiMedium, WiredLink};
+use crate::sim::{
+    FlowSpec, Hop, Network, Progress, RoutedFlow, RunSettings, SimError, WifiMedium, WiredLink,
+};
 use crate::wifi::link::{AP, NodeId, STATION, WifiLink, WifiSpec, WifiSpecError};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
@@ -68,9 +70,7 @@ use std::ops::Range;
 use std::path::{Path, PathBuf};
 use toml::Spanned;
 use wisp_core::Duration;
-use wisp_core::packet::DEFAULT_MTU;
 use wisp_core::scheme::SchemeConfig;
-use wisp_core::tables::Tables;
 use wisp_core::units::parse_duration;
 
 pub use crate::options::{MAX_DELAY, MAX_DURATION};
@@ -654,13 +654,12 @@ impl Parser<'_> {
             links,
             media,
             flows,
-            duration,
-            warmup,
-            seed: de.seed.unwrap_or(seed::DEFAULT_SEED),
-            mtu: DEFAULT_MTU,
-            bin: Duration::from_millis(100),
-            timer_jitter,
-            tables: Tables::new(),
+            run: RunSettings {
+                warmup,
+                seed: de.seed.unwrap_or(seed::DEFAULT_SEED),
+                timer_jitter,
+                ..RunSettings::new(duration)
+            },
         };
         Ok(ScenarioFile {
             name: de.name.unwrap_or_else(|| {
@@ -813,7 +812,7 @@ pub struct ScenarioResult {
 }
 
 impl ScenarioFile {
-    /// Simulates the scenario with its seed (set [`Network::seed`] first to override it).
+    /// Simulates the scenario with its seed (set [`RunSettings::seed`] first to override it).
     pub fn run(&self, progress: Option<Progress<'_>>) -> Result<ScenarioResult, SimError> {
         let net = &self.network;
         let r = run_network(net, progress)?;
@@ -858,9 +857,9 @@ impl ScenarioFile {
             .collect();
         let report = ScenarioReport {
             scenario: self.name.clone(),
-            seed: net.seed,
-            duration_s: net.duration.as_secs_f64(),
-            warmup_s: net.warmup.as_secs_f64(),
+            seed: net.run.seed,
+            duration_s: net.run.duration.as_secs_f64(),
+            warmup_s: net.run.warmup.as_secs_f64(),
             links,
             media: net
                 .media
@@ -876,14 +875,14 @@ impl ScenarioFile {
             report: RunReport {
                 scheme: scheme_names(net.flows.iter().map(|f| &f.spec)),
                 trace: format!("scenario {}", self.name),
-                seed: net.seed,
+                seed: net.run.seed,
                 reverse: "per flow".into(),
                 delay_ms: 0.0,
                 queue: "per link".into(),
                 loss: "per link".into(),
                 reverse_loss: "per link".into(),
-                duration_s: net.duration.as_secs_f64(),
-                warmup_s: net.warmup.as_secs_f64(),
+                duration_s: net.run.duration.as_secs_f64(),
+                warmup_s: net.run.warmup.as_secs_f64(),
                 flows: r.flows,
             },
             series: r.series,
@@ -1022,7 +1021,7 @@ stop = "8s"
         assert_eq!(s.network.flows[1].spec.start, Duration::from_secs(2));
         assert_eq!(s.network.flows[1].spec.stop, Some(Duration::from_secs(8)));
         assert!(!s.seeded);
-        assert_eq!(s.network.timer_jitter, Duration::from_micros(20));
+        assert_eq!(s.network.run.timer_jitter, Duration::from_micros(20));
     }
 
     #[test]

@@ -87,6 +87,51 @@ impl FlowSpec {
     }
 }
 
+/// What every run has, whatever its links and flows: its length, its warm-up, its seed, its
+/// packet size, the width of its time-series bins, its timer jitter and its tables. A
+/// [`Scenario`] and a [`Network`] each hold one.
+#[derive(Clone, Debug)]
+pub struct RunSettings {
+    /// The run ends here.
+    pub duration: Duration,
+    /// Metrics ignore the time before this.
+    pub warmup: Duration,
+    pub seed: u64,
+    pub mtu: DataSize,
+    /// Width of the time-series bins.
+    pub bin: Duration,
+    /// Each sender wake-up happens late by a uniform random time in `[0, timer_jitter)` (zero:
+    /// exactly on time). A real host's timers fire some microseconds late; an exact simulator
+    /// instead keeps a pacer's 5-ms grid and a trace's 1-ms delivery opportunities in exact
+    /// step, which some schemes' outcomes depend on (GCC on the cellular traces: see the
+    /// README's sim/real agreement). The `ideal` oracle is never late.
+    pub timer_jitter: Duration,
+    /// Where the flows' schemes keep their precomputed tables (Sprout's model). New settings
+    /// have a store of their own; give several runs one store (a clone) to compute once.
+    pub tables: Tables,
+}
+
+impl RunSettings {
+    /// A run of `duration` with the defaults: no warm-up, the default seed, the default MTU,
+    /// 100-ms bins, no timer jitter, a store of tables of its own.
+    pub fn new(duration: Duration) -> Self {
+        RunSettings {
+            duration,
+            warmup: Duration::ZERO,
+            seed: seed::DEFAULT_SEED,
+            mtu: DEFAULT_MTU,
+            bin: Duration::from_millis(100),
+            timer_jitter: Duration::ZERO,
+            tables: Tables::new(),
+        }
+    }
+
+    /// The end of the run.
+    pub fn end(&self) -> Instant {
+        Instant::ZERO + self.duration
+    }
+}
+
 /// Everything that determines a run over one bottleneck per direction.
 #[derive(Clone, Debug)]
 pub struct Scenario {
@@ -104,30 +149,14 @@ pub struct Scenario {
     /// directions; the Sprout paper's §6.5 loss runs use it).
     pub reverse_loss: LossSpec,
     pub flows: Vec<FlowSpec>,
-    /// The run ends here.
-    pub duration: Duration,
-    /// Metrics ignore the time before this.
-    pub warmup: Duration,
-    pub seed: u64,
-    pub mtu: DataSize,
-    /// Width of the time-series bins.
-    pub bin: Duration,
-    /// Each sender wake-up happens late by a uniform random time in `[0, timer_jitter)` (zero:
-    /// exactly on time). A real host's timers fire some microseconds late; an exact simulator
-    /// instead keeps a pacer's 5-ms grid and a trace's 1-ms delivery opportunities in exact
-    /// step, which some schemes' outcomes depend on (GCC on the cellular traces: see the
-    /// README's sim/real agreement). The `ideal` oracle is never late.
-    pub timer_jitter: Duration,
-    /// Where the flows' schemes keep their precomputed tables (Sprout's model). A new scenario
-    /// has a store of its own; give several scenarios one store (a clone) to compute once.
-    pub tables: Tables,
+    pub run: RunSettings,
 }
 
 impl Scenario {
     /// One flow of `scheme` over `forward` with the defaults: 20 ms each way (as Cellsim),
-    /// infinite queues, no loss, one period of the link, no warm-up, the default seed.
+    /// infinite queues, no loss, one period of the link, and [`RunSettings::new`]'s defaults.
     pub fn new(forward: LinkModel, scheme: SchemeConfig) -> Self {
-        let duration = forward.default_duration();
+        let run = RunSettings::new(forward.default_duration());
         Scenario {
             forward,
             reverse: None,
@@ -137,19 +166,8 @@ impl Scenario {
             loss: LossSpec::None,
             reverse_loss: LossSpec::None,
             flows: vec![FlowSpec::new(scheme)],
-            duration,
-            warmup: Duration::ZERO,
-            seed: seed::DEFAULT_SEED,
-            mtu: DEFAULT_MTU,
-            bin: Duration::from_millis(100),
-            timer_jitter: Duration::ZERO,
-            tables: Tables::new(),
+            run,
         }
-    }
-
-    /// The end of the run.
-    pub fn end(&self) -> Instant {
-        Instant::ZERO + self.duration
     }
 
     /// The same run as a two-node [`Network`]: link 0 `forward` carries every flow's data, link
@@ -184,13 +202,7 @@ impl Scenario {
                     pingpair: None,
                 })
                 .collect(),
-            duration: self.duration,
-            warmup: self.warmup,
-            seed: self.seed,
-            mtu: self.mtu,
-            bin: self.bin,
-            timer_jitter: self.timer_jitter,
-            tables: self.tables.clone(),
+            run: self.run.clone(),
         }
     }
 }
@@ -247,25 +259,10 @@ pub struct Network {
     pub links: Vec<WiredLink>,
     pub media: Vec<WifiMedium>,
     pub flows: Vec<RoutedFlow>,
-    /// The run ends here.
-    pub duration: Duration,
-    /// Metrics ignore the time before this.
-    pub warmup: Duration,
-    pub seed: u64,
-    pub mtu: DataSize,
-    /// Width of the time-series bins.
-    pub bin: Duration,
-    /// As [`Scenario::timer_jitter`].
-    pub timer_jitter: Duration,
-    pub tables: Tables,
+    pub run: RunSettings,
 }
 
 impl Network {
-    /// The end of the run.
-    pub fn end(&self) -> Instant {
-        Instant::ZERO + self.duration
-    }
-
     /// The reference link of flow `f` and the delay in front of it, if it has one.
     pub fn reference(&self, f: usize) -> Option<(&LinkModel, Duration)> {
         let r = self.flows[f].reference?;
@@ -434,13 +431,15 @@ impl Simulation {
     /// Builds the flows and links of `net`.
     pub fn of_network(net: &Network) -> Result<Self, SimError> {
         check_network(net)?;
-        let end = net.end();
+        let end = net.run.end();
         let media: Vec<Medium> = net
             .media
             .iter()
             .map(|m| {
-                let mut link =
-                    WifiLink::new(&m.spec, seed::mix(net.seed, &format!("wifi/{}", m.label)));
+                let mut link = WifiLink::new(
+                    &m.spec,
+                    seed::mix(net.run.seed, &format!("wifi/{}", m.label)),
+                );
                 for _ in 0..m.extra_stations {
                     link.add_station();
                 }
@@ -470,12 +469,16 @@ impl Simulation {
             events: Events::default(),
             now: Instant::ZERO,
             end,
-            links: net.links.iter().map(|l| Link::new(l, net.seed)).collect(),
+            links: net
+                .links
+                .iter()
+                .map(|l| Link::new(l, net.run.seed))
+                .collect(),
             media,
             wifi_out: Vec::new(),
-            aqm_rng: seed::stream(net.seed, "aqm"),
-            timer_jitter: net.timer_jitter,
-            timer_rng: seed::stream(net.seed, "timers"),
+            aqm_rng: seed::stream(net.run.seed, "aqm"),
+            timer_jitter: net.run.timer_jitter,
+            timer_rng: seed::stream(net.run.seed, "timers"),
             flows,
             log: RunLog::default(),
             data_hop: Vec::new(),
@@ -993,13 +996,13 @@ pub fn simulate_network_or_cancel(
 
 /// The run-wide checks of `net`, before anything is built.
 fn check_network(net: &Network) -> Result<(), SimError> {
-    if net.duration.is_zero() {
+    if net.run.duration.is_zero() {
         return Err(SimError::ZeroDuration);
     }
-    if net.warmup >= net.duration {
+    if net.run.warmup >= net.run.duration {
         return Err(SimError::WarmupTooLong {
-            warmup: net.warmup,
-            duration: net.duration,
+            warmup: net.run.warmup,
+            duration: net.run.duration,
         });
     }
     if net.flows.is_empty() {
@@ -1054,17 +1057,17 @@ impl Flow {
         let start = Instant::ZERO + spec.start;
         let ideal = net.reference(i).map(|(link, delay)| {
             let it: Box<dyn Iterator<Item = (Instant, DataSize)> + Send> = Box::new(
-                link.ideal_deliveries(delay, net.mtu)
+                link.ideal_deliveries(delay, net.run.mtu)
                     .map(|p| (p.sent, p.size))
                     .skip_while(move |&(t, _)| t < start),
             );
             it
         });
         let ctx = SchemeContext {
-            mtu: net.mtu,
+            mtu: net.run.mtu,
             ideal_schedule: ideal,
-            rng: Some(seed::stream(net.seed, &format!("flow/{i}/media"))),
-            tables: net.tables.clone(),
+            rng: Some(seed::stream(net.run.seed, &format!("flow/{i}/media"))),
+            tables: net.run.tables.clone(),
             // The simulator's packets have no address family: IPv4's headers.
             ip_udp_header: IP_UDP_OVERHEAD,
             codecs: None,
@@ -1095,7 +1098,7 @@ mod tests {
     fn scenario(link: &str, scheme: &str, secs: u64) -> Scenario {
         let l = link.parse::<LinkSpec>().unwrap().load().unwrap();
         let mut s = Scenario::new(l, scheme.parse().unwrap());
-        s.duration = Duration::from_secs(secs);
+        s.run.duration = Duration::from_secs(secs);
         s
     }
 
@@ -1185,7 +1188,7 @@ mod tests {
         assert_eq!(a.packets, b.packets);
         assert_eq!(a.sender_samples, b.sender_samples);
         let mut s = scenario("wimax-down", "adaptive-um", 20);
-        s.seed = 2;
+        s.run.seed = 2;
         let c = simulate(&s, None).unwrap();
         assert_ne!(a.packets, c.packets);
         // The controller is sampled about every 100 ms.
@@ -1199,7 +1202,7 @@ mod tests {
         // CBR at 1.2 Mbit/s on a fast link: 1500-byte packets every 10 ms exactly.
         let exact = simulate(&scenario("const:100mbps", "cbr:rate-kbps=1200", 5), None).unwrap();
         let mut s = scenario("const:100mbps", "cbr:rate-kbps=1200", 5);
-        s.timer_jitter = Duration::from_micros(100);
+        s.run.timer_jitter = Duration::from_micros(100);
         let late = simulate(&s, None).unwrap();
         assert_eq!(late.packets.len(), exact.packets.len());
         let lateness: Vec<Duration> = exact
@@ -1215,12 +1218,12 @@ mod tests {
         assert!(lateness.iter().filter(|d| d.is_zero()).count() <= 1);
         // The same seed gives the same run; another seed another one.
         assert_eq!(simulate(&s, None).unwrap().packets, late.packets);
-        s.seed = 2;
+        s.run.seed = 2;
         assert_ne!(simulate(&s, None).unwrap().packets, late.packets);
         // The oracle is never late.
         let mut o = scenario("const:12mbps", "ideal", 2);
         let exact = simulate(&o, None).unwrap();
-        o.timer_jitter = Duration::from_micros(100);
+        o.run.timer_jitter = Duration::from_micros(100);
         assert_eq!(simulate(&o, None).unwrap().packets, exact.packets);
     }
 }
@@ -1256,13 +1259,10 @@ mod topology_tests {
             links,
             media: vec![],
             flows,
-            duration: Duration::from_secs(secs),
-            warmup: Duration::ZERO,
-            seed: 1,
-            mtu: DEFAULT_MTU,
-            bin: Duration::from_millis(100),
-            timer_jitter: Duration::ZERO,
-            tables: Tables::new(),
+            run: RunSettings {
+                seed: 1,
+                ..RunSettings::new(Duration::from_secs(secs))
+            },
         }
     }
 
@@ -1398,13 +1398,10 @@ mod wifi_tests {
                 reference: None,
                 pingpair: None,
             }],
-            duration: Duration::from_secs(secs),
-            warmup: Duration::ZERO,
-            seed,
-            mtu: DEFAULT_MTU,
-            bin: Duration::from_millis(100),
-            timer_jitter: Duration::ZERO,
-            tables: Tables::new(),
+            run: RunSettings {
+                seed,
+                ..RunSettings::new(Duration::from_secs(secs))
+            },
         };
         simulate_network(&net, None).unwrap()
     }
@@ -1573,13 +1570,10 @@ mod network_properties {
                         extra_stations: 0,
                     }],
                     flows,
-                    duration: Duration::from_secs(3),
-                    warmup: Duration::ZERO,
-                    seed,
-                    mtu: DEFAULT_MTU,
-                    bin: Duration::from_millis(100),
-                    timer_jitter: Duration::ZERO,
-                    tables: Tables::new(),
+                    run: RunSettings {
+                        seed,
+                        ..RunSettings::new(Duration::from_secs(3))
+                    },
                 }
             })
     }
@@ -1609,7 +1603,7 @@ mod network_properties {
                 if let Some(d) = p.delivered {
                     prop_assert!(p.dropped.is_none());
                     prop_assert!(d - p.sent() >= floor, "{:?} < {:?}", d - p.sent(), floor);
-                    prop_assert!(d < net.end());
+                    prop_assert!(d < net.run.end());
                     prop_assert!(p.enqueued.is_some() || f.data.iter().all(|h| matches!(h, Hop::Link(l) if net.links[*l as usize].model.is_none())));
                 }
             }
