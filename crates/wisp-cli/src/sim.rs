@@ -43,11 +43,15 @@ pub fn sim(a: SimArgs) -> Result<(), CliError> {
     let mut sc = scenario_file::load(&a.file).map_err(CliError::input)?;
     // The file's seed unless the command line (or $WISP_SEED) names one.
     let given = a.seed.is_some() || std::env::var_os(wisp_sim::seed::SEED_ENV).is_some();
-    sc.network.seed = if given || !sc.seeded {
+    sc.network.run.seed = if given || !sc.seeded {
         crate::args::seed(a.seed)?
     } else {
-        say!("wisp: seed {} (from {})", sc.network.seed, a.file.display());
-        sc.network.seed
+        say!(
+            "wisp: seed {} (from {})",
+            sc.network.run.seed,
+            a.file.display()
+        );
+        sc.network.run.seed
     };
     let pb = output::progress_bar(1000, "simulating");
     let mut progress = |f: f64| pb.set_position((f * 1000.0) as u64);

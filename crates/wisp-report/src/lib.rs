@@ -865,7 +865,7 @@ mod tests {
         let cbr: wisp_core::scheme::SchemeConfig = "cbr".parse().unwrap();
         let mut sc = wisp_sim::sim::Scenario::new(link, cbr.clone());
         sc.flows = vec![wisp_sim::sim::FlowSpec::new(cbr); 3];
-        sc.duration = wisp_core::Duration::from_secs(1);
+        sc.run.duration = wisp_core::Duration::from_secs(1);
         let result = wisp_sim::run::run(&sc, None).unwrap();
         let html = run_html(&result);
         for i in 0..3 {

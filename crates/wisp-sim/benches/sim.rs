@@ -41,7 +41,7 @@ fn bench(c: &mut Criterion) {
 fn mobile(c: &mut Criterion) {
     let link = "wimax-down".parse::<LinkSpec>().unwrap().load().unwrap();
     let mut scenario = Scenario::new(link, "adaptive-um".parse().unwrap());
-    scenario.duration = wisp_core::Duration::from_secs(300);
+    scenario.run.duration = wisp_core::Duration::from_secs(300);
     let packets = wisp_sim::run::run(&scenario, None)
         .unwrap()
         .log

@@ -28,7 +28,7 @@ fn main() {
     };
     let file = scenario(src).unwrap();
     let mut net = file.network.clone();
-    net.seed = seed;
+    net.run.seed = seed;
     let mut idx = vec![];
     for (name, scheme) in &calls {
         let i = file.flows.iter().position(|f| f.name == *name).unwrap();
@@ -78,7 +78,7 @@ fn main() {
             counts
         );
     }
-    print_rates(log, &idx, net.duration.as_secs_f64());
+    print_rates(log, &idx, net.run.duration.as_secs_f64());
 }
 
 /// Each call's rate over the whole run, then its rate and mean one-way delay per 5 s.

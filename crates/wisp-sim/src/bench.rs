@@ -86,10 +86,8 @@ fn run_each<T: Send>(
                 while !stop() {
                     let i = next.fetch_add(1, Ordering::Relaxed);
                     let Some(sc) = scenarios.get(i) else { break };
-                    let shared = Scenario {
-                        tables: tables.clone(),
-                        ..sc.clone()
-                    };
+                    let mut shared = sc.clone();
+                    shared.run.tables = tables.clone();
                     let r = run_or_cancel(&shared, None, Some(&stop)).map(|r| keep(i, r));
                     results.lock().expect("results lock")[i] = Some(r);
                     let d = done.fetch_add(1, Ordering::Relaxed) + 1;
@@ -180,7 +178,7 @@ mod tests {
             .map(|kbps| {
                 let link = "const:10mbps".parse::<LinkSpec>().unwrap().load().unwrap();
                 let mut s = Scenario::new(link, format!("cbr:rate-kbps={kbps}").parse().unwrap());
-                s.duration = wisp_core::Duration::from_secs(2);
+                s.run.duration = wisp_core::Duration::from_secs(2);
                 s
             })
             .collect();
@@ -208,7 +206,7 @@ mod tests {
             .map(|_| {
                 let link = "const:10mbps".parse::<LinkSpec>().unwrap().load().unwrap();
                 let mut s = Scenario::new(link, "cbr".parse().unwrap());
-                s.duration = wisp_core::Duration::from_secs(1);
+                s.run.duration = wisp_core::Duration::from_secs(1);
                 s
             })
             .collect();
@@ -245,7 +243,7 @@ mod tests {
             .map(|_| {
                 let link = "const:50mbps".parse::<LinkSpec>().unwrap().load().unwrap();
                 let mut s = Scenario::new(link, "cbr:rate-kbps=40000".parse().unwrap());
-                s.duration = wisp_core::Duration::from_secs(3600);
+                s.run.duration = wisp_core::Duration::from_secs(3600);
                 s
             })
             .collect();
@@ -267,9 +265,10 @@ mod tests {
         // Never set: the runs of run_all_map, to the last bit.
         let short: Vec<Scenario> = scenarios
             .iter()
-            .map(|s| Scenario {
-                duration: wisp_core::Duration::from_secs(2),
-                ..s.clone()
+            .map(|s| {
+                let mut s = s.clone();
+                s.run.duration = wisp_core::Duration::from_secs(2);
+                s
             })
             .collect();
         let keep = |_: usize, r: RunResult| r.report;

@@ -4,7 +4,9 @@
 use crate::link::LinkModel;
 use crate::loss::LossSpec;
 use crate::queue::QueueSpec;
-use crate::sim::{FlowSpec, Hop, Network, RoutedFlow, Scenario, WifiMedium, WiredLink};
+use crate::sim::{
+    FlowSpec, Hop, Network, RoutedFlow, RunSettings, Scenario, WifiMedium, WiredLink,
+};
 use crate::wifi::link::{AP, STATION, WifiSpec};
 use wisp_core::Duration;
 
@@ -92,11 +94,11 @@ impl RunOptions {
         s.loss = self.loss;
         s.reverse_loss = self.reverse_loss;
         if let Some(d) = self.duration {
-            s.duration = d;
+            s.run.duration = d;
         }
-        s.warmup = self.warmup;
-        s.seed = seed;
-        s.timer_jitter = self.timer_jitter;
+        s.run.warmup = self.warmup;
+        s.run.seed = seed;
+        s.run.timer_jitter = self.timer_jitter;
         s
     }
 }
@@ -128,7 +130,6 @@ impl RunOptions {
                 to: AP,
             },
         );
-        let scenario = Scenario::new(LinkModel::Unlimited, flows[0].scheme.clone());
         Network {
             links: vec![
                 wire("forward", self.loss),
@@ -153,13 +154,12 @@ impl RunOptions {
                     }
                 })
                 .collect(),
-            duration: self.duration.unwrap_or(Duration::from_secs(60)),
-            warmup: self.warmup,
-            seed,
-            mtu: scenario.mtu,
-            bin: scenario.bin,
-            timer_jitter: self.timer_jitter,
-            tables: scenario.tables,
+            run: RunSettings {
+                warmup: self.warmup,
+                seed,
+                timer_jitter: self.timer_jitter,
+                ..RunSettings::new(self.duration.unwrap_or(Duration::from_secs(60)))
+            },
         }
     }
 }

@@ -58,9 +58,9 @@ pub fn run_or_cancel(
     let ctx = MetricsContext {
         link: &scenario.forward,
         delay: scenario.delay,
-        mtu: scenario.mtu,
-        end: scenario.end(),
-        warmup: scenario.warmup,
+        mtu: scenario.run.mtu,
+        end: scenario.run.end(),
+        warmup: scenario.run.warmup,
     };
     let flows = scenario
         .flows
@@ -76,13 +76,13 @@ pub fn run_or_cancel(
         &log,
         &scenario.forward,
         scenario.flows.len(),
-        scenario.end(),
-        scenario.bin,
+        scenario.run.end(),
+        scenario.run.bin,
     );
     let report = RunReport {
         scheme: scheme_names(scenario.flows.iter()),
         trace: scenario.forward.name(),
-        seed: scenario.seed,
+        seed: scenario.run.seed,
         reverse: scenario
             .reverse
             .as_ref()
@@ -91,8 +91,8 @@ pub fn run_or_cancel(
         queue: scenario.queue.to_string(),
         loss: scenario.loss.to_string(),
         reverse_loss: scenario.reverse_loss.to_string(),
-        duration_s: scenario.duration.as_secs_f64(),
-        warmup_s: scenario.warmup.as_secs_f64(),
+        duration_s: scenario.run.duration.as_secs_f64(),
+        warmup_s: scenario.run.warmup.as_secs_f64(),
         flows,
     };
     Ok(RunResult {
@@ -147,8 +147,8 @@ pub fn run_wifi_or_cancel(
         queue: format!("wifi queue={}", spec.queue),
         loss: options.loss.to_string(),
         reverse_loss: options.reverse_loss.to_string(),
-        duration_s: net.duration.as_secs_f64(),
-        warmup_s: net.warmup.as_secs_f64(),
+        duration_s: net.run.duration.as_secs_f64(),
+        warmup_s: net.run.warmup.as_secs_f64(),
         flows: r.flows,
     };
     Ok(RunResult {
@@ -198,9 +198,9 @@ pub fn run_network_or_cancel(
             let ctx = MetricsContext {
                 link,
                 delay,
-                mtu: net.mtu,
-                end: net.end(),
-                warmup: net.warmup,
+                mtu: net.run.mtu,
+                end: net.run.end(),
+                warmup: net.run.warmup,
             };
             let start = Instant::ZERO + f.spec.start;
             let stop = f.spec.stop.map_or(Instant::MAX, |d| Instant::ZERO + d);
@@ -214,6 +214,12 @@ pub fn run_network_or_cancel(
             )
         })
         .collect::<Result<_, _>>()?;
-    let series = time_series(&log, reference(0).0, net.flows.len(), net.end(), net.bin);
+    let series = time_series(
+        &log,
+        reference(0).0,
+        net.flows.len(),
+        net.run.end(),
+        net.run.bin,
+    );
     Ok(NetworkResult { flows, series, log })
 }

@@ -59,7 +59,9 @@ use crate::metrics::FlowMetrics;
 use crate::queue::{QueueSpec, QueueSpecError};
 use crate::run::{RunReport, RunResult, run_network, scheme_names};
 use crate::seed;
-use crate::sim::{FlowSpec, Hop, Network, Progress, RoutedFlow, SimError, WifiMedium, WiredLink};
+use crate::sim::{
+    FlowSpec, Hop, Network, Progress, RoutedFlow, RunSettings, SimError, WifiMedium, WiredLink,
+};
 use crate::wifi::link::{AP, NodeId, STATION, WifiLink, WifiSpec, WifiSpecError};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
@@ -68,9 +70,7 @@ use std::ops::Range;
 use std::path::{Path, PathBuf};
 use toml::Spanned;
 use wisp_core::Duration;
-use wisp_core::packet::DEFAULT_MTU;
 use wisp_core::scheme::SchemeConfig;
-use wisp_core::tables::Tables;
 use wisp_core::units::parse_duration;
 
 pub use crate::options::{MAX_DELAY, MAX_DURATION};
@@ -325,6 +325,38 @@ impl Parser<'_> {
     }
 
     fn build(&self, de: FileDe) -> Result<ScenarioFile, ScenarioError> {
+        let (duration, warmup, timer_jitter) = self.times(&de)?;
+        let nodes = self.nodes(&de)?;
+        let mut graph: Vec<Vec<Edge>> = vec![Vec::new(); nodes.len()];
+        let (links, labels) = self.links(&de.links, &nodes, &mut graph)?;
+        let media = self.media(&de.wifi, &nodes, &mut graph)?;
+        let (flows, infos) = self.flows(&de.flows, &nodes, &graph, &links, duration)?;
+        let network = Network {
+            links,
+            media,
+            flows,
+            run: RunSettings {
+                warmup,
+                seed: de.seed.unwrap_or(seed::DEFAULT_SEED),
+                timer_jitter,
+                ..RunSettings::new(duration)
+            },
+        };
+        Ok(ScenarioFile {
+            name: de.name.unwrap_or_else(|| {
+                Path::new(self.file)
+                    .file_stem()
+                    .map_or_else(|| "scenario".into(), |s| s.to_string_lossy().into_owned())
+            }),
+            links: labels,
+            flows: infos,
+            network,
+            seeded: de.seed.is_some(),
+        })
+    }
+
+    /// The run's duration, warm-up and timer jitter.
+    fn times(&self, de: &FileDe) -> Result<(Duration, Duration, Duration), ScenarioError> {
         let duration = self.duration(&de.duration, "duration", MAX_DURATION)?;
         if duration.is_zero() {
             return Err(self.at(&de.duration, "the duration must be positive"));
@@ -343,11 +375,17 @@ impl Parser<'_> {
             Some(j) => self.duration(j, "timer-jitter", Duration::from_secs(1))?,
             None => Duration::ZERO,
         };
-        let nodes: Vec<(String, NodeKind)> = de.nodes.into_iter().collect();
+        Ok((duration, warmup, timer_jitter))
+    }
+
+    /// The nodes, sorted by name, once the file's nodes, links and flows are counted (before
+    /// anything is built from them: a route is searched per flow).
+    fn nodes(&self, de: &FileDe) -> Result<Vec<(String, NodeKind)>, ScenarioError> {
+        let nodes: Vec<(String, NodeKind)> =
+            de.nodes.iter().map(|(n, k)| (n.clone(), *k)).collect();
         if nodes.is_empty() {
             return Err(self.error(None, "`nodes` names no node"));
         }
-        // Counted before anything is built from them (a route is searched per flow).
         if nodes.len() > MAX_NODES {
             return Err(self.error(
                 None,
@@ -373,34 +411,27 @@ impl Parser<'_> {
                 ),
             ));
         }
-        let mut graph: Vec<Vec<Edge>> = vec![Vec::new(); nodes.len()];
+        Ok(nodes)
+    }
+
+    /// The wired links, each direction one [`WiredLink`] and one edge of `graph`, and their
+    /// labels.
+    fn links(
+        &self,
+        declared: &[LinkDe],
+        nodes: &[(String, NodeKind)],
+        graph: &mut [Vec<Edge>],
+    ) -> Result<(Vec<WiredLink>, Vec<String>), ScenarioError> {
         let mut links: Vec<WiredLink> = Vec::new();
         let mut labels: Vec<String> = Vec::new();
         let mut label_set: HashSet<String> = HashSet::new();
-        for l in &de.links {
-            let from = self.node(&nodes, &l.from)?;
-            let to = self.node(&nodes, &l.to)?;
+        for l in declared {
+            let from = self.node(nodes, &l.from)?;
+            let to = self.node(nodes, &l.to)?;
             if from == to {
                 return Err(self.at(&l.to, "a link needs two different nodes"));
             }
-            let delay = match &l.delay {
-                Some(d) => self.duration(d, "delay", MAX_DELAY)?,
-                None => Duration::ZERO,
-            };
-            let queue = match &l.queue {
-                Some(q) => q
-                    .get_ref()
-                    .parse::<QueueSpec>()
-                    .map_err(|e: QueueSpecError| self.at(q, format!("bad queue: {}", e.message)))?,
-                None => QueueSpec::Infinite,
-            };
-            let loss = match &l.loss {
-                Some(q) => q
-                    .get_ref()
-                    .parse::<LossSpec>()
-                    .map_err(|e: LossSpecError| self.at(q, format!("bad loss: {}", e.message)))?,
-                None => LossSpec::None,
-            };
+            let (delay, queue, loss) = self.link_options(l)?;
             let base_label = match &l.name {
                 Some(n) => n.get_ref().clone(),
                 None => format!("{}>{}", nodes[from].0, nodes[to].0),
@@ -440,10 +471,43 @@ impl Parser<'_> {
                 });
             }
         }
+        Ok((links, labels))
+    }
+
+    /// A link's delay, queue and loss (both its directions have them).
+    fn link_options(&self, l: &LinkDe) -> Result<(Duration, QueueSpec, LossSpec), ScenarioError> {
+        let delay = match &l.delay {
+            Some(d) => self.duration(d, "delay", MAX_DELAY)?,
+            None => Duration::ZERO,
+        };
+        let queue = match &l.queue {
+            Some(q) => q
+                .get_ref()
+                .parse::<QueueSpec>()
+                .map_err(|e: QueueSpecError| self.at(q, format!("bad queue: {}", e.message)))?,
+            None => QueueSpec::Infinite,
+        };
+        let loss = match &l.loss {
+            Some(q) => q
+                .get_ref()
+                .parse::<LossSpec>()
+                .map_err(|e: LossSpecError| self.at(q, format!("bad loss: {}", e.message)))?,
+            None => LossSpec::None,
+        };
+        Ok((delay, queue, loss))
+    }
+
+    /// The Wi-Fi media, each station's two hops an edge of `graph` each way.
+    fn media(
+        &self,
+        declared: &[WifiDe],
+        nodes: &[(String, NodeKind)],
+        graph: &mut [Vec<Edge>],
+    ) -> Result<Vec<WifiMedium>, ScenarioError> {
         let mut media: Vec<WifiMedium> = Vec::new();
         let mut on_medium = vec![false; nodes.len()];
-        for (mi, w) in de.wifi.iter().enumerate() {
-            let ap = self.node(&nodes, &w.ap)?;
+        for (mi, w) in declared.iter().enumerate() {
+            let ap = self.node(nodes, &w.ap)?;
             if nodes[ap].1 != NodeKind::Ap {
                 return Err(self.at(&w.ap, format!("`{}` is not an `ap` node", nodes[ap].0)));
             }
@@ -471,7 +535,7 @@ impl Parser<'_> {
             }
             let first_extra = WifiLink::new(&spec, 0).nodes();
             for (k, st) in w.stations.iter().enumerate() {
-                let n = self.node(&nodes, st)?;
+                let n = self.node(nodes, st)?;
                 if nodes[n].1 != NodeKind::Station {
                     return Err(self.at(st, format!("`{}` is not a `station` node", nodes[n].0)));
                 }
@@ -502,177 +566,240 @@ impl Parser<'_> {
                 extra_stations: w.stations.len() as u32 - 1,
             });
         }
-        if de.flows.get_ref().is_empty() {
-            return Err(self.at(&de.flows, "a scenario needs at least one flow"));
+        Ok(media)
+    }
+
+    /// The flows, routed over `graph`, and what the file says of them.
+    fn flows(
+        &self,
+        declared: &Spanned<Vec<FlowDe>>,
+        nodes: &[(String, NodeKind)],
+        graph: &[Vec<Edge>],
+        links: &[WiredLink],
+        duration: Duration,
+    ) -> Result<(Vec<RoutedFlow>, Vec<FlowInfo>), ScenarioError> {
+        if declared.get_ref().is_empty() {
+            return Err(self.at(declared, "a scenario needs at least one flow"));
         }
+        let mut router = Router {
+            graph,
+            nodes,
+            routes: HashMap::new(),
+        };
         let mut flows = Vec::new();
         let mut infos = Vec::new();
         let mut names: HashSet<String> = HashSet::new();
-        // Routes already searched, by `(from, to)` (flows often share their ends).
-        let mut routes: HashMap<(usize, usize), Option<Route>> = HashMap::new();
-        for (i, f) in de.flows.get_ref().iter().enumerate() {
-            let mut scheme: SchemeConfig = f
-                .scheme
-                .get_ref()
-                .parse()
-                .map_err(|e| self.at(&f.scheme, e))?;
-            if let Some(p) = &f.params {
-                let given: Vec<(String, String)> = p
-                    .get_ref()
-                    .iter()
-                    .map(|(k, v)| (k.clone(), v.to_string()))
-                    .collect();
-                let given: Vec<(&str, &str)> = given
-                    .iter()
-                    .map(|(k, v)| (k.as_str(), v.as_str()))
-                    .collect();
-                scheme.set_params(&given).map_err(|e| self.at(p, e))?;
-            }
-            let from = self.node(&nodes, &f.from)?;
-            let to = self.node(&nodes, &f.to)?;
-            if from == to {
-                return Err(self.at(&f.to, "a flow needs two different nodes"));
-            }
-            let dscp = match &f.dscp {
-                Some(d) => u8::try_from(*d.get_ref())
-                    .ok()
-                    .filter(|&v| v < 64)
-                    .ok_or_else(|| self.at(d, "dscp must be 0 to 63"))?,
-                None => 0,
-            };
-            let start = match &f.start {
-                Some(s) => {
-                    let t = self.duration(s, "start", MAX_DURATION)?;
-                    if t >= duration {
-                        return Err(self.at(s, "the flow starts after the run ends"));
-                    }
-                    t
-                }
-                None => Duration::ZERO,
-            };
-            let stop = match &f.stop {
-                Some(s) => {
-                    let t = self.duration(s, "stop", MAX_DURATION)?;
-                    if t <= start {
-                        return Err(self.at(s, "the flow stops before it starts"));
-                    }
-                    Some(t)
-                }
-                None => None,
-            };
-            let mut route = |a: usize, b: usize, span: &Spanned<String>| {
-                let found = routes
-                    .entry((a, b))
-                    .or_insert_with(|| shortest_path(&graph, a, b));
-                found.clone().ok_or_else(|| {
-                    self.at(
-                        span,
-                        format!("no route from `{}` to `{}`", nodes[a].0, nodes[b].0),
-                    )
-                })
-            };
-            let (data, data_nodes) = route(from, to, &f.to)?;
-            let (feedback, fb_nodes) = route(to, from, &f.from)?;
-            // Pipes alone have no capacity: a window-based flow would grow without bound.
-            let bounded = data.iter().any(|h| match *h {
-                Hop::Link(l) => links[l as usize].model.is_some(),
-                Hop::Wifi { .. } => true,
-            });
-            if !bounded {
-                return Err(self.at(
-                    &f.to,
-                    format!(
-                        "the path from `{}` to `{}` is pipes alone, with no capacity: give one \
-                         of its links a server (e.g. spec = \"const:100mbps\")",
-                        nodes[from].0, nodes[to].0
-                    ),
-                ));
-            }
-            if data.len() > u8::MAX as usize || feedback.len() > u8::MAX as usize {
-                return Err(self.at(&f.to, "a path may have at most 255 hops"));
-            }
-            let reference = data.iter().find_map(|h| match *h {
-                Hop::Link(l) if links[l as usize].model.is_some() => Some(l),
-                _ => None,
-            });
-            let name = f
-                .name
-                .as_ref()
-                .map_or_else(|| format!("flow{i}"), |n| n.get_ref().clone());
+        for (i, f) in declared.get_ref().iter().enumerate() {
+            let (flow, info) = self.flow(i, f, &mut router, links, duration)?;
             // The table, run.json and the report tell flows apart by name.
-            if !names.insert(name.clone()) {
+            if !names.insert(info.name.clone()) {
                 let span = f.name.as_ref().map_or(f.scheme.span(), Spanned::span);
                 return Err(self.error(
                     Some(span),
-                    format!("two flows are named `{name}` (give each its own `name`)"),
+                    format!(
+                        "two flows are named `{}` (give each its own `name`)",
+                        info.name
+                    ),
                 ));
             }
-            infos.push(FlowInfo {
-                name,
-                from: nodes[from].0.clone(),
-                to: nodes[to].0.clone(),
-                dscp,
-                path: data_nodes.iter().map(|&n| nodes[n].0.clone()).collect(),
-                feedback_path: fb_nodes.iter().map(|&n| nodes[n].0.clone()).collect(),
-            });
-            let pingpair = match &f.pingpair {
-                None => crate::pingpair::default_for(&scheme, &data),
-                Some(v) => {
-                    let pp = crate::pingpair::PingPairSpec::parse_option(v.get_ref())
-                        .map_err(|e| self.at(v, format!("bad pingpair: {e}")))?;
-                    let ends_on_ap_hop = data.iter().rev().find_map(|h| match *h {
-                        Hop::Wifi { from, .. } => Some(from == AP),
-                        Hop::Link(_) => None,
-                    });
-                    if pp.is_some() && ends_on_ap_hop != Some(true) {
-                        return Err(self.at(
-                            v,
-                            format!(
-                                "pingpair: the data path from `{}` to `{}` must end with a Wi-Fi \
-                                 hop from an AP to its station (the station pings its AP)",
-                                nodes[from].0, nodes[to].0
-                            ),
-                        ));
-                    }
-                    pp
-                }
-            };
-            flows.push(RoutedFlow {
-                spec: FlowSpec {
-                    scheme,
-                    start,
-                    stop,
-                },
-                dscp,
-                data,
-                feedback,
-                reference,
-                pingpair,
-            });
+            flows.push(self.with_pingpair(f, flow, &info)?);
+            infos.push(info);
         }
-        let network = Network {
-            links,
-            media,
-            flows,
-            duration,
-            warmup,
-            seed: de.seed.unwrap_or(seed::DEFAULT_SEED),
-            mtu: DEFAULT_MTU,
-            bin: Duration::from_millis(100),
-            timer_jitter,
-            tables: Tables::new(),
+        Ok((flows, infos))
+    }
+
+    /// Flow `i`: its scheme, ends, DSCP, times and paths (its Ping-Pair comes after, in
+    /// [`Parser::with_pingpair`]).
+    fn flow(
+        &self,
+        i: usize,
+        f: &FlowDe,
+        router: &mut Router<'_>,
+        links: &[WiredLink],
+        duration: Duration,
+    ) -> Result<(RoutedFlow, FlowInfo), ScenarioError> {
+        let nodes = router.nodes;
+        let scheme = self.scheme(f)?;
+        let from = self.node(nodes, &f.from)?;
+        let to = self.node(nodes, &f.to)?;
+        if from == to {
+            return Err(self.at(&f.to, "a flow needs two different nodes"));
+        }
+        let dscp = match &f.dscp {
+            Some(d) => u8::try_from(*d.get_ref())
+                .ok()
+                .filter(|&v| v < 64)
+                .ok_or_else(|| self.at(d, "dscp must be 0 to 63"))?,
+            None => 0,
         };
-        Ok(ScenarioFile {
-            name: de.name.unwrap_or_else(|| {
-                Path::new(self.file)
-                    .file_stem()
-                    .map_or_else(|| "scenario".into(), |s| s.to_string_lossy().into_owned())
-            }),
-            links: labels,
-            flows: infos,
-            network,
-            seeded: de.seed.is_some(),
-        })
+        let (start, stop) = self.flow_times(f, duration)?;
+        let (data, data_nodes) = router
+            .route(from, to)
+            .ok_or_else(|| self.no_route(f, true))?;
+        let (feedback, fb_nodes) = router
+            .route(to, from)
+            .ok_or_else(|| self.no_route(f, false))?;
+        // Pipes alone have no capacity: a window-based flow would grow without bound.
+        let bounded = data.iter().any(|h| match *h {
+            Hop::Link(l) => links[l as usize].model.is_some(),
+            Hop::Wifi { .. } => true,
+        });
+        if !bounded {
+            return Err(self.at(
+                &f.to,
+                format!(
+                    "the path from `{}` to `{}` is pipes alone, with no capacity: give one \
+                     of its links a server (e.g. spec = \"const:100mbps\")",
+                    nodes[from].0, nodes[to].0
+                ),
+            ));
+        }
+        if data.len() > u8::MAX as usize || feedback.len() > u8::MAX as usize {
+            return Err(self.at(&f.to, "a path may have at most 255 hops"));
+        }
+        let reference = data.iter().find_map(|h| match *h {
+            Hop::Link(l) if links[l as usize].model.is_some() => Some(l),
+            _ => None,
+        });
+        let name = f
+            .name
+            .as_ref()
+            .map_or_else(|| format!("flow{i}"), |n| n.get_ref().clone());
+        let info = FlowInfo {
+            name,
+            from: nodes[from].0.clone(),
+            to: nodes[to].0.clone(),
+            dscp,
+            path: data_nodes.iter().map(|&n| nodes[n].0.clone()).collect(),
+            feedback_path: fb_nodes.iter().map(|&n| nodes[n].0.clone()).collect(),
+        };
+        let flow = RoutedFlow {
+            spec: FlowSpec {
+                scheme,
+                start,
+                stop,
+            },
+            dscp,
+            data,
+            feedback,
+            reference,
+            pingpair: None,
+        };
+        Ok((flow, info))
+    }
+
+    /// A flow's scheme, its `params` applied.
+    fn scheme(&self, f: &FlowDe) -> Result<SchemeConfig, ScenarioError> {
+        let mut scheme: SchemeConfig = f
+            .scheme
+            .get_ref()
+            .parse()
+            .map_err(|e| self.at(&f.scheme, e))?;
+        if let Some(p) = &f.params {
+            let given: Vec<(String, String)> = p
+                .get_ref()
+                .iter()
+                .map(|(k, v)| (k.clone(), v.to_string()))
+                .collect();
+            let given: Vec<(&str, &str)> = given
+                .iter()
+                .map(|(k, v)| (k.as_str(), v.as_str()))
+                .collect();
+            scheme.set_params(&given).map_err(|e| self.at(p, e))?;
+        }
+        Ok(scheme)
+    }
+
+    /// A flow's start and stop within a run of `duration`.
+    fn flow_times(
+        &self,
+        f: &FlowDe,
+        duration: Duration,
+    ) -> Result<(Duration, Option<Duration>), ScenarioError> {
+        let start = match &f.start {
+            Some(s) => {
+                let t = self.duration(s, "start", MAX_DURATION)?;
+                if t >= duration {
+                    return Err(self.at(s, "the flow starts after the run ends"));
+                }
+                t
+            }
+            None => Duration::ZERO,
+        };
+        let stop = match &f.stop {
+            Some(s) => {
+                let t = self.duration(s, "stop", MAX_DURATION)?;
+                if t <= start {
+                    return Err(self.at(s, "the flow stops before it starts"));
+                }
+                Some(t)
+            }
+            None => None,
+        };
+        Ok((start, stop))
+    }
+
+    /// No route for flow `f`: for its data (`data`) or its feedback.
+    fn no_route(&self, f: &FlowDe, data: bool) -> ScenarioError {
+        let (a, b, span) = if data {
+            (&f.from, &f.to, &f.to)
+        } else {
+            (&f.to, &f.from, &f.from)
+        };
+        self.at(
+            span,
+            format!("no route from `{}` to `{}`", a.get_ref(), b.get_ref()),
+        )
+    }
+
+    /// `flow` with the Ping-Pair its file asks for (by default, [`crate::pingpair::default_for`]).
+    fn with_pingpair(
+        &self,
+        f: &FlowDe,
+        mut flow: RoutedFlow,
+        info: &FlowInfo,
+    ) -> Result<RoutedFlow, ScenarioError> {
+        flow.pingpair = match &f.pingpair {
+            None => crate::pingpair::default_for(&flow.spec.scheme, &flow.data),
+            Some(v) => {
+                let pp = crate::pingpair::PingPairSpec::parse_option(v.get_ref())
+                    .map_err(|e| self.at(v, format!("bad pingpair: {e}")))?;
+                let ends_on_ap_hop = flow.data.iter().rev().find_map(|h| match *h {
+                    Hop::Wifi { from, .. } => Some(from == AP),
+                    Hop::Link(_) => None,
+                });
+                if pp.is_some() && ends_on_ap_hop != Some(true) {
+                    return Err(self.at(
+                        v,
+                        format!(
+                            "pingpair: the data path from `{}` to `{}` must end with a Wi-Fi \
+                             hop from an AP to its station (the station pings its AP)",
+                            info.from, info.to
+                        ),
+                    ));
+                }
+                pp
+            }
+        };
+        Ok(flow)
+    }
+}
+
+/// Routes between nodes, each pair searched once (flows often share their ends).
+struct Router<'a> {
+    graph: &'a [Vec<Edge>],
+    nodes: &'a [(String, NodeKind)],
+    routes: HashMap<(usize, usize), Option<Route>>,
+}
+
+impl Router<'_> {
+    /// The shortest path from `a` to `b`, if there is one.
+    fn route(&mut self, a: usize, b: usize) -> Option<Route> {
+        let graph = self.graph;
+        self.routes
+            .entry((a, b))
+            .or_insert_with(|| shortest_path(graph, a, b))
+            .clone()
     }
 }
 
@@ -813,7 +940,7 @@ pub struct ScenarioResult {
 }
 
 impl ScenarioFile {
-    /// Simulates the scenario with its seed (set [`Network::seed`] first to override it).
+    /// Simulates the scenario with its seed (set [`RunSettings::seed`] first to override it).
     pub fn run(&self, progress: Option<Progress<'_>>) -> Result<ScenarioResult, SimError> {
         let net = &self.network;
         let r = run_network(net, progress)?;
@@ -858,9 +985,9 @@ impl ScenarioFile {
             .collect();
         let report = ScenarioReport {
             scenario: self.name.clone(),
-            seed: net.seed,
-            duration_s: net.duration.as_secs_f64(),
-            warmup_s: net.warmup.as_secs_f64(),
+            seed: net.run.seed,
+            duration_s: net.run.duration.as_secs_f64(),
+            warmup_s: net.run.warmup.as_secs_f64(),
             links,
             media: net
                 .media
@@ -876,14 +1003,14 @@ impl ScenarioFile {
             report: RunReport {
                 scheme: scheme_names(net.flows.iter().map(|f| &f.spec)),
                 trace: format!("scenario {}", self.name),
-                seed: net.seed,
+                seed: net.run.seed,
                 reverse: "per flow".into(),
                 delay_ms: 0.0,
                 queue: "per link".into(),
                 loss: "per link".into(),
                 reverse_loss: "per link".into(),
-                duration_s: net.duration.as_secs_f64(),
-                warmup_s: net.warmup.as_secs_f64(),
+                duration_s: net.run.duration.as_secs_f64(),
+                warmup_s: net.run.warmup.as_secs_f64(),
                 flows: r.flows,
             },
             series: r.series,
@@ -1022,7 +1149,7 @@ stop = "8s"
         assert_eq!(s.network.flows[1].spec.start, Duration::from_secs(2));
         assert_eq!(s.network.flows[1].spec.stop, Some(Duration::from_secs(8)));
         assert!(!s.seeded);
-        assert_eq!(s.network.timer_jitter, Duration::from_micros(20));
+        assert_eq!(s.network.run.timer_jitter, Duration::from_micros(20));
     }
 
     #[test]

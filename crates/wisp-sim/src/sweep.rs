@@ -400,11 +400,11 @@ pub fn simulate_or_cancel(
                 s.link.clone(),
                 SchemeConfig::from(CbrConfig::default().rate(rate)),
             );
-            sc.duration = s.duration;
+            sc.run.duration = s.duration;
             sc.delay = s.delay;
             sc.queue = s.queue;
-            sc.seed = s.seed;
-            sc.mtu = s.packet_size;
+            sc.run.seed = s.seed;
+            sc.run.mtu = s.packet_size;
             sc
         })
         .collect();

@@ -43,7 +43,7 @@ fn alfalfa_with(loss: f64, secs: u64, config: AlfalfaConfig) -> Summary {
         SchemeConfig::Alfalfa(Box::new(config)),
     );
     s.reverse = Some(trace("Verizon-LTE-short.up"));
-    s.duration = Duration::from_secs(secs);
+    s.run.duration = Duration::from_secs(secs);
     if loss > 0.0 {
         s.loss = LossSpec::Bernoulli(loss);
         s.reverse_loss = LossSpec::Bernoulli(loss);

@@ -55,9 +55,9 @@ fn step_run(scheme: &str, queue: QueueSpec, seed: u64) -> (RunResult, LinkModel)
     let model = link(STEPS);
     let mut s = Scenario::new(model.clone(), scheme.parse().unwrap());
     s.delay = Duration::from_millis(50);
-    s.duration = Duration::from_secs(100);
+    s.run.duration = Duration::from_secs(100);
     s.queue = queue;
-    s.seed = seed;
+    s.run.seed = seed;
     (run(&s, None).unwrap(), model)
 }
 
@@ -142,7 +142,7 @@ fn wifi_trace() -> String {
 fn call(scheme: &str, link_spec: &str, secs: f64) -> (f64, [f64; 3]) {
     let model = link(link_spec);
     let mut s = Scenario::new(model, scheme.parse().unwrap());
-    s.duration = Duration::from_secs_f64(secs);
+    s.run.duration = Duration::from_secs_f64(secs);
     let r = run(&s, None).unwrap();
     let sent: u64 = r.log.packets.iter().map(|p| p.header.size.bytes()).sum();
     let mut owd: Vec<f64> = r
@@ -254,8 +254,8 @@ fn algorithm_1_keeps_working_on_a_link_gcc_can_fill() {
 fn groups_per_second(scheme: &str, prefilter: Prefilter, jitter_us: u64) -> f64 {
     let secs = 300.0;
     let mut s = Scenario::new(link(&wifi_trace()), scheme.parse().unwrap());
-    s.duration = Duration::from_secs_f64(secs);
-    s.timer_jitter = Duration::from_micros(jitter_us);
+    s.run.duration = Duration::from_secs_f64(secs);
+    s.run.timer_jitter = Duration::from_micros(jitter_us);
     let r = run(&s, None).unwrap();
     let deltas = delay_variations(&r.log, 0, prefilter, Duration::from_millis(5)).len();
     (deltas + 1) as f64 / secs
@@ -291,7 +291,7 @@ fn gcc_twcc_settles_on_a_constant_link() {
     let model = link("const:2mbps");
     for scheme in ["gcc-twcc", "gcc-trendline"] {
         let mut s = Scenario::new(model.clone(), scheme.parse().unwrap());
-        s.duration = Duration::from_secs(60);
+        s.run.duration = Duration::from_secs(60);
         let r = run(&s, None).unwrap();
         let u = utilisation(&r, &model, 45.0, 60.0);
         let q = queue_p95(&r, 45.0, 60.0);

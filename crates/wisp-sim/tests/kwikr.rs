@@ -10,8 +10,8 @@ use wisp_sim::sim::Scenario;
 fn report(link: &str, scheme: &str, secs: u64) -> (String, f64) {
     let link = link.parse::<LinkSpec>().unwrap().load().unwrap();
     let mut s = Scenario::new(link, scheme.parse::<SchemeConfig>().unwrap());
-    s.duration = wisp_core::Duration::from_secs(secs);
-    s.warmup = wisp_core::Duration::from_secs(5);
+    s.run.duration = wisp_core::Duration::from_secs(secs);
+    s.run.warmup = wisp_core::Duration::from_secs(5);
     let r = run(&s, None).unwrap();
     let f = &r.report.flows[0];
     // Everything but the scheme's name.
@@ -53,8 +53,8 @@ fn kwikr_without_ping_pair_is_the_baseline_exactly() {
 fn skype_ukf_fills_a_constant_link_to_its_share() {
     let link = "const:2mbps".parse::<LinkSpec>().unwrap().load().unwrap();
     let mut s = Scenario::new(link, "skype-ukf".parse::<SchemeConfig>().unwrap());
-    s.duration = wisp_core::Duration::from_secs(60);
-    s.warmup = wisp_core::Duration::from_secs(10);
+    s.run.duration = wisp_core::Duration::from_secs(60);
+    s.run.warmup = wisp_core::Duration::from_secs(10);
     let r = run(&s, None).unwrap();
     let f = &r.report.flows[0];
     assert!(

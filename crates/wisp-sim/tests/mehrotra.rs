@@ -85,8 +85,8 @@ fn calibration_the_profiles_show_the_papers_zones_and_noise() {
 
 fn single(link_spec: &str, scheme: &str, secs: u64) -> RunResult {
     let mut s = Scenario::new(link(link_spec), scheme.parse().unwrap());
-    s.duration = Duration::from_secs(secs);
-    s.warmup = Duration::from_secs(30);
+    s.run.duration = Duration::from_secs(secs);
+    s.run.warmup = Duration::from_secs(30);
     run(&s, None).unwrap()
 }
 
@@ -146,7 +146,7 @@ fn two_adaptive_flows_share_the_wimax_link() {
     f2.start = Duration::from_secs(200);
     f2.stop = Some(Duration::from_secs(700));
     s.flows.push(f2);
-    s.duration = Duration::from_secs(1000);
+    s.run.duration = Duration::from_secs(1000);
     let r = run(&s, None).unwrap();
     let kbps = |flow: u16, a: u64, b: u64| {
         r.log
@@ -182,7 +182,7 @@ fn the_learned_threshold_follows_a_handover() {
         link("handover:3g-up+wimax-down@90s"),
         "adaptive-um".parse().unwrap(),
     );
-    s.duration = Duration::from_secs(180);
+    s.run.duration = Duration::from_secs(180);
     let r = run(&s, None).unwrap();
     let dh = |a: f64, b: f64| -> Vec<f64> {
         r.log

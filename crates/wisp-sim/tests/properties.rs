@@ -69,7 +69,7 @@ proptest! {
         let mut s = Scenario::new(model.clone(), scheme.clone());
         s.flows = vec![FlowSpec::new(scheme); flows];
         s.queue = queue;
-        s.duration = wisp_core::Duration::from_millis(3000);
+        s.run.duration = wisp_core::Duration::from_millis(3000);
         let r = run(&s, None).unwrap();
         let mut deliveries: Vec<(Instant, u64)> = r.log.packets.iter()
             .filter_map(|p| p.delivered.map(|d| (d, p.header.size.bytes()))).collect();
@@ -109,8 +109,8 @@ proptest! {
         let mut s = Scenario::new(link(&times), scheme);
         s.queue = queue;
         s.loss = LossSpec::GilbertElliott { p: 0.05, r: 0.3, good: 0.01, bad: 0.5 };
-        s.seed = seed;
-        s.duration = wisp_core::Duration::from_millis(2000);
+        s.run.seed = seed;
+        s.run.duration = wisp_core::Duration::from_millis(2000);
         let a = run(&s, None).unwrap();
         let b = run(&s, None).unwrap();
         prop_assert_eq!(serde_json::to_string(&a.report).unwrap(), serde_json::to_string(&b.report).unwrap());
@@ -129,7 +129,7 @@ fn different_seeds_give_different_loss_patterns() {
     let mut s = Scenario::new(link(&times), scheme);
     s.loss = LossSpec::Bernoulli(0.1);
     let a = run(&s, None).unwrap();
-    s.seed = 2;
+    s.run.seed = 2;
     let b = run(&s, None).unwrap();
     let lost = |r: &wisp_sim::run::RunResult| {
         r.log

@@ -68,7 +68,7 @@ fn sprout_fills_a_constant_link() {
     for scheme in ["sprout", "sprout-ewma"] {
         let link = "const:5mbps".parse::<LinkSpec>().unwrap().load().unwrap();
         let mut s = Scenario::new(link, scheme.parse().unwrap());
-        s.duration = wisp_core::Duration::from_secs(30);
+        s.run.duration = wisp_core::Duration::from_secs(30);
         let f = flow(&s);
         assert!(
             f.utilization >= 0.9,
@@ -126,7 +126,7 @@ fn sprout_keeps_most_of_its_throughput_under_loss() {
 #[test]
 fn reverse_loss_drops_feedback_only() {
     let mut s = scenario("sprout", "Verizon-LTE-short", "down");
-    s.duration = wisp_core::Duration::from_secs(20);
+    s.run.duration = wisp_core::Duration::from_secs(20);
     s.reverse_loss = LossSpec::Bernoulli(0.2);
     let r = run(&s, None).unwrap();
     let fb = r.log.feedback_packets as f64;
@@ -139,10 +139,10 @@ fn reverse_loss_drops_feedback_only() {
 fn sprout_runs_are_deterministic() {
     for scheme in ["sprout", "sprout-ewma", "sprout:sigmas=50/100/200/400/800"] {
         let mut s = scenario(scheme, "TMobile-UMTS-driving", "down");
-        s.duration = wisp_core::Duration::from_secs(20);
+        s.run.duration = wisp_core::Duration::from_secs(20);
         s.loss = LossSpec::Bernoulli(0.05);
         s.reverse_loss = LossSpec::Bernoulli(0.05);
-        s.seed = 42;
+        s.run.seed = 42;
         let a = run(&s, None).unwrap();
         let b = run(&s, None).unwrap();
         assert_eq!(
@@ -193,12 +193,12 @@ proptest! {
     ) {
         let mut s = Scenario::new(link, scheme.parse().unwrap());
         s.reverse = Some(reverse);
-        s.duration = wisp_core::Duration::from_secs(4);
+        s.run.duration = wisp_core::Duration::from_secs(4);
         if loss > 0.0 {
             s.loss = LossSpec::Bernoulli(loss);
             s.reverse_loss = LossSpec::Bernoulli(loss);
         }
-        s.seed = seed;
+        s.run.seed = seed;
         let a = run(&s, None).unwrap();
         let b = run(&s, None).unwrap();
         let (mut la, mut lb) = (vec![], vec![]);

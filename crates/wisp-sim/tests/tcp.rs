@@ -37,8 +37,8 @@ fn cellular(name: &str) -> LinkModel {
 fn on_10mbps(scheme: &str, queue: &str, secs: u64, warmup: u64) -> FlowMetrics {
     let mut s = Scenario::new(link("const:10mbps"), scheme.parse().unwrap());
     s.queue = queue.parse().unwrap();
-    s.duration = Duration::from_secs(secs);
-    s.warmup = Duration::from_secs(warmup);
+    s.run.duration = Duration::from_secs(secs);
+    s.run.warmup = Duration::from_secs(warmup);
     let f = run(&s, None).unwrap().report.flows[0].clone();
     println!(
         "{scheme:>9} {queue:>20}: {:7.0} kbit/s util {:.3} queue p95 {:?} ms delay p50 {:?} ms loss {:.4}",
@@ -163,8 +163,8 @@ fn acks_lost_on_a_congested_reverse_path_are_survived() {
         s.queue = ONE_BDP.parse().unwrap();
         s.reverse = Some(link("const:300kbps"));
         s.reverse_queue = "droptail:packets=10".parse().unwrap();
-        s.duration = Duration::from_secs(30);
-        s.warmup = Duration::from_secs(5);
+        s.run.duration = Duration::from_secs(30);
+        s.run.warmup = Duration::from_secs(5);
         let r = run(&s, None).unwrap();
         let f = &r.report.flows[0];
         println!(
@@ -230,8 +230,8 @@ proptest! {
         s.reverse = Some(random_link(&rev));
         s.queue = queue.parse().unwrap();
         s.loss = if loss > 0.0 { LossSpec::Bernoulli(loss) } else { LossSpec::None };
-        s.seed = seed;
-        s.duration = Duration::from_secs(20);
+        s.run.seed = seed;
+        s.run.duration = Duration::from_secs(20);
         let a = run(&s, None).unwrap();
         let b = run(&s, None).unwrap();
         prop_assert_eq!(

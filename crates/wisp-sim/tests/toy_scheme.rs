@@ -287,8 +287,8 @@ fn the_toy_scheme_is_listed_parsed_and_validated_like_a_built_in_one() {
 fn the_toy_scheme_runs_in_the_simulator_and_its_messages_cross_the_path() {
     let link = "const:2mbps".parse::<LinkSpec>().unwrap().load().unwrap();
     let mut s = Scenario::new(link, registry().parse("toy").unwrap());
-    s.duration = wisp_core::Duration::from_secs(30);
-    s.warmup = wisp_core::Duration::from_secs(5);
+    s.run.duration = wisp_core::Duration::from_secs(30);
+    s.run.warmup = wisp_core::Duration::from_secs(5);
     let a = run(&s, None).unwrap();
     let f = &a.report.flows[0];
     println!("{f:?}");

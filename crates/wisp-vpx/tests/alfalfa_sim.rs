@@ -58,7 +58,7 @@ fn run(loss: f64) -> (Vec<FrameRecord>, VideoLog) {
         SchemeConfig::Alfalfa(Box::new(config)),
     );
     s.reverse = Some(trace("Verizon-LTE-short.up"));
-    s.duration = Duration::from_secs(SECS);
+    s.run.duration = Duration::from_secs(SECS);
     if loss > 0.0 {
         s.loss = LossSpec::Bernoulli(loss);
         s.reverse_loss = LossSpec::Bernoulli(loss);

@@ -547,7 +547,7 @@ mod tests {
             .load()
             .unwrap();
         let mut sc = Scenario::new(link.clone(), "cbr:rate-kbps=7000".parse().unwrap());
-        sc.duration = Duration::from_secs(8);
+        sc.run.duration = Duration::from_secs(8);
         let log = wisp_sim::sim::simulate(&sc, None).unwrap();
         let mut d = Direction::<Vec<u8>>::new(&spec(link, 20), rng(), rng(), None);
         let mut got = vec![];
@@ -556,7 +556,7 @@ mod tests {
             d.advance(t, &mut |_, at| got.push(at));
             d.on_arrival(t, &vec![0u8; p.header.size.bytes() as usize]);
         }
-        while let Some(t) = d.next_event().filter(|&t| t < sc.end()) {
+        while let Some(t) = d.next_event().filter(|&t| t < sc.run.end()) {
             d.advance(t, &mut |_, at| got.push(at));
         }
         let want: Vec<Instant> = log.packets.iter().filter_map(|p| p.delivered).collect();

@@ -142,7 +142,7 @@ fn scenario(
         sc.loss = LossSpec::Bernoulli(loss);
         sc.reverse_loss = LossSpec::Bernoulli(loss);
     }
-    sc.seed = seed;
+    sc.run.seed = seed;
     (sc, log)
 }
 

@@ -677,9 +677,9 @@ pub fn run_or_cancel(
         for s in [WITHOUT, WITH, WITH_LIBWEBRTC] {
             let scheme: SchemeConfig = s.parse().expect("a registered scheme");
             let mut sc = Scenario::new(model.clone(), scheme.clone());
-            sc.duration = call_length(&model, options.quick);
+            sc.run.duration = call_length(&model, options.quick);
             sc.delay = delay;
-            sc.seed = options.seed;
+            sc.run.seed = options.seed;
             plan.push((cases.len(), scheme, sc));
         }
         cases.push(Case {
@@ -699,8 +699,8 @@ pub fn run_or_cancel(
     );
     let mut duration = Duration::ZERO;
     for ((i, scheme, sc), r) in plan.iter().zip(results) {
-        duration = duration.max(sc.duration);
-        cases[*i].runs.push(summarize(&r?, scheme, sc.duration));
+        duration = duration.max(sc.run.duration);
+        cases[*i].runs.push(summarize(&r?, scheme, sc.run.duration));
     }
     // The medium's calls: the network `wisp run --link wifi:…` builds, in parallel.
     let wifi_length = Duration::from_secs(if options.quick { 60 } else { 300 });

@@ -356,7 +356,7 @@ fn table1_step_or_cancel(
 ) -> Result<RunLog, SimError> {
     let mut net = file.network.clone();
     net.flows.truncate(1 + flows);
-    net.seed = seed;
+    net.run.seed = seed;
     simulate_network_or_cancel(&net, None, Some(cancel))
 }
 
@@ -368,10 +368,10 @@ pub fn fig5(seed: u64, quick: bool) -> Result<Fig5, SimError> {
 fn fig5_or_cancel(seed: u64, quick: bool, cancel: Cancel<'_>) -> Result<Fig5, SimError> {
     let file = load("kwikr-fig5.toml", FIG5);
     let mut net = file.network.clone();
-    net.seed = seed;
+    net.run.seed = seed;
     let (from, to) = if quick {
         // The same shape, shorter: 10 s before, 15 s of congestion, 10 s after.
-        net.duration = Duration::from_secs(35);
+        net.run.duration = Duration::from_secs(35);
         (10, 25)
     } else {
         (20, 50)

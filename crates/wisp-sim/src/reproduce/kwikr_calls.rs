@@ -252,7 +252,7 @@ fn jobs(opts: &Options) -> Result<Vec<Job>, Error> {
             for k in 0..RUNS_PER_FIGURE {
                 let seed = opts.seed.wrapping_add(k);
                 let mut net = file.network.clone();
-                net.seed = seed;
+                net.run.seed = seed;
                 set_scheme(&mut net, call, scheme)?;
                 out.push(Job {
                     experiment,
@@ -266,12 +266,12 @@ fn jobs(opts: &Options) -> Result<Vec<Job>, Error> {
     }
     let file = scenario(TABLE2)?;
     let (a, b) = (flow_index(&file, "call-a")?, flow_index(&file, "call-b")?);
-    let end = file.network.duration.as_secs_f64();
+    let end = file.network.run.duration.as_secs_f64();
     for (sa, sb) in PAIRINGS {
         for k in 0..RUNS_PER_PAIRING {
             let seed = opts.seed.wrapping_add(k);
             let mut net = file.network.clone();
-            net.seed = seed;
+            net.run.seed = seed;
             set_scheme(&mut net, a, sa)?;
             set_scheme(&mut net, b, sb)?;
             out.push(Job {
@@ -291,7 +291,7 @@ fn jobs(opts: &Options) -> Result<Vec<Job>, Error> {
 
 fn measure(job: &Job, cancel: Cancel<'_>) -> Result<Vec<CallRun>, SimError> {
     let r = run_network_or_cancel(&job.net, None, Some(cancel))?;
-    let end = job.net.duration.as_secs_f64();
+    let end = job.net.run.duration.as_secs_f64();
     Ok(job
         .calls
         .iter()

@@ -259,10 +259,10 @@ fn scenario(
 ) -> Scenario {
     let mut sc = Scenario::new(link(link_spec), flows[0].scheme.clone());
     sc.flows = flows;
-    sc.duration = duration;
-    sc.warmup = warmup;
+    sc.run.duration = duration;
+    sc.run.warmup = warmup;
     sc.delay = DELAY;
-    sc.seed = seed;
+    sc.run.seed = seed;
     sc
 }
 

@@ -749,7 +749,7 @@ fn scenario(pair: &TracePair, dir: Direction, e: &Entry, loss: f64, seed: u64) -
         sc.loss = LossSpec::Bernoulli(loss);
         sc.reverse_loss = LossSpec::Bernoulli(loss);
     }
-    sc.seed = seed;
+    sc.run.seed = seed;
     sc
 }
 

@@ -20,9 +20,14 @@
 //! `advance()` decided: a delivered packet moves on at the end of its PPDU, one dropped at the
 //! retry limit is lost on the link ([`DropReason::Link`]). Every flow crossing a medium, in
 //! either direction, contends on its one channel. A medium's random draws come from
-//! `wifi/LABEL`. A flow with a Ping-Pair spec ([`RoutedFlow::pingpair`]) has its receiving
-//! station ping the AP of its data path's last Wi-Fi hop; the AP answers each echo request
-//! into its downlink queue of the request's access category ([`crate::pingpair`]).
+//! `wifi/LABEL`.
+//!
+//! **Agents** ([`agent`]) run at a medium's nodes beside a flow with frames and timers of their
+//! own; the engine schedules their timers and hands them their frames, and knows nothing else
+//! of them. A flow with a Ping-Pair spec ([`RoutedFlow::pingpair`]) has one: its receiving
+//! station pings the AP of its data path's last Wi-Fi hop, and the AP answers each echo request
+//! into its downlink queue of the request's access category ([`pingpair`],
+//! [`crate::pingpair`]).
 //!
 //! A [`Scenario`] (one bottleneck per direction, as `wisp run` builds it) is the two-node network
 //! [`Scenario::network`]: link 0 (`forward`: `--loss`, the delay, the forward queue and link),
@@ -41,23 +46,26 @@ use crate::link::{LinkModel, Server};
 use crate::log::{DropReason, PacketRecord, RunLog, SENDER_SAMPLE_INTERVAL, SenderSample};
 use crate::loss::{LossModel, LossSpec};
 pub use crate::path::Hop;
-use crate::pingpair::{PROBE_BYTES, PingPairSpec, PingRecord, QueueSample, tos_dscp};
+use crate::pingpair::PingPairSpec;
 use crate::queue::{Queue, QueueSpec, Queued};
 use crate::seed;
 use crate::wifi::link::{NodeId, WifiLink, WifiOutput, WifiSpec};
+use agent::{Agent, AgentCx, Frame};
+use events::{AgentId, Ev, Events, FlowId, LinkId, MediumId, Packet, PacketId};
+use pingpair::PingPairAgent;
 use rand::RngExt;
 use rand_chacha::ChaCha8Rng;
-use std::cmp::Ordering;
-use std::collections::BinaryHeap;
-use std::collections::{BTreeMap, VecDeque};
 use wisp_core::controller::{WireReceiver, WireSender};
 use wisp_core::flow::FlowSender;
 use wisp_core::packet::{DEFAULT_MTU, IP_UDP_OVERHEAD};
-use wisp_core::pingpair::{Prober, ProberConfig, ProberEvent, Role};
 use wisp_core::scheme::{AnyReceiver, AnySender, BuildError, SchemeConfig, SchemeContext};
 use wisp_core::tables::Tables;
 use wisp_core::wire::Feedback;
-use wisp_core::{Bitrate, DataSize, Duration, Instant};
+use wisp_core::{DataSize, Duration, Instant};
+
+mod agent;
+mod events;
+mod pingpair;
 
 /// One flow of a scenario.
 #[derive(Clone, Debug, PartialEq)]
@@ -79,6 +87,51 @@ impl FlowSpec {
     }
 }
 
+/// What every run has, whatever its links and flows: its length, its warm-up, its seed, its
+/// packet size, the width of its time-series bins, its timer jitter and its tables. A
+/// [`Scenario`] and a [`Network`] each hold one.
+#[derive(Clone, Debug)]
+pub struct RunSettings {
+    /// The run ends here.
+    pub duration: Duration,
+    /// Metrics ignore the time before this.
+    pub warmup: Duration,
+    pub seed: u64,
+    pub mtu: DataSize,
+    /// Width of the time-series bins.
+    pub bin: Duration,
+    /// Each sender wake-up happens late by a uniform random time in `[0, timer_jitter)` (zero:
+    /// exactly on time). A real host's timers fire some microseconds late; an exact simulator
+    /// instead keeps a pacer's 5-ms grid and a trace's 1-ms delivery opportunities in exact
+    /// step, which some schemes' outcomes depend on (GCC on the cellular traces: see the
+    /// README's sim/real agreement). The `ideal` oracle is never late.
+    pub timer_jitter: Duration,
+    /// Where the flows' schemes keep their precomputed tables (Sprout's model). New settings
+    /// have a store of their own; give several runs one store (a clone) to compute once.
+    pub tables: Tables,
+}
+
+impl RunSettings {
+    /// A run of `duration` with the defaults: no warm-up, the default seed, the default MTU,
+    /// 100-ms bins, no timer jitter, a store of tables of its own.
+    pub fn new(duration: Duration) -> Self {
+        RunSettings {
+            duration,
+            warmup: Duration::ZERO,
+            seed: seed::DEFAULT_SEED,
+            mtu: DEFAULT_MTU,
+            bin: Duration::from_millis(100),
+            timer_jitter: Duration::ZERO,
+            tables: Tables::new(),
+        }
+    }
+
+    /// The end of the run.
+    pub fn end(&self) -> Instant {
+        Instant::ZERO + self.duration
+    }
+}
+
 /// Everything that determines a run over one bottleneck per direction.
 #[derive(Clone, Debug)]
 pub struct Scenario {
@@ -96,30 +149,14 @@ pub struct Scenario {
     /// directions; the Sprout paper's §6.5 loss runs use it).
     pub reverse_loss: LossSpec,
     pub flows: Vec<FlowSpec>,
-    /// The run ends here.
-    pub duration: Duration,
-    /// Metrics ignore the time before this.
-    pub warmup: Duration,
-    pub seed: u64,
-    pub mtu: DataSize,
-    /// Width of the time-series bins.
-    pub bin: Duration,
-    /// Each sender wake-up happens late by a uniform random time in `[0, timer_jitter)` (zero:
-    /// exactly on time). A real host's timers fire some microseconds late; an exact simulator
-    /// instead keeps a pacer's 5-ms grid and a trace's 1-ms delivery opportunities in exact
-    /// step, which some schemes' outcomes depend on (GCC on the cellular traces: see the
-    /// README's sim/real agreement). The `ideal` oracle is never late.
-    pub timer_jitter: Duration,
-    /// Where the flows' schemes keep their precomputed tables (Sprout's model). A new scenario
-    /// has a store of its own; give several scenarios one store (a clone) to compute once.
-    pub tables: Tables,
+    pub run: RunSettings,
 }
 
 impl Scenario {
     /// One flow of `scheme` over `forward` with the defaults: 20 ms each way (as Cellsim),
-    /// infinite queues, no loss, one period of the link, no warm-up, the default seed.
+    /// infinite queues, no loss, one period of the link, and [`RunSettings::new`]'s defaults.
     pub fn new(forward: LinkModel, scheme: SchemeConfig) -> Self {
-        let duration = forward.default_duration();
+        let run = RunSettings::new(forward.default_duration());
         Scenario {
             forward,
             reverse: None,
@@ -129,19 +166,8 @@ impl Scenario {
             loss: LossSpec::None,
             reverse_loss: LossSpec::None,
             flows: vec![FlowSpec::new(scheme)],
-            duration,
-            warmup: Duration::ZERO,
-            seed: seed::DEFAULT_SEED,
-            mtu: DEFAULT_MTU,
-            bin: Duration::from_millis(100),
-            timer_jitter: Duration::ZERO,
-            tables: Tables::new(),
+            run,
         }
-    }
-
-    /// The end of the run.
-    pub fn end(&self) -> Instant {
-        Instant::ZERO + self.duration
     }
 
     /// The same run as a two-node [`Network`]: link 0 `forward` carries every flow's data, link
@@ -176,13 +202,7 @@ impl Scenario {
                     pingpair: None,
                 })
                 .collect(),
-            duration: self.duration,
-            warmup: self.warmup,
-            seed: self.seed,
-            mtu: self.mtu,
-            bin: self.bin,
-            timer_jitter: self.timer_jitter,
-            tables: self.tables.clone(),
+            run: self.run.clone(),
         }
     }
 }
@@ -239,25 +259,10 @@ pub struct Network {
     pub links: Vec<WiredLink>,
     pub media: Vec<WifiMedium>,
     pub flows: Vec<RoutedFlow>,
-    /// The run ends here.
-    pub duration: Duration,
-    /// Metrics ignore the time before this.
-    pub warmup: Duration,
-    pub seed: u64,
-    pub mtu: DataSize,
-    /// Width of the time-series bins.
-    pub bin: Duration,
-    /// As [`Scenario::timer_jitter`].
-    pub timer_jitter: Duration,
-    pub tables: Tables,
+    pub run: RunSettings,
 }
 
 impl Network {
-    /// The end of the run.
-    pub fn end(&self) -> Instant {
-        Instant::ZERO + self.duration
-    }
-
     /// The reference link of flow `f` and the delay in front of it, if it has one.
     pub fn reference(&self, f: usize) -> Option<(&LinkModel, Duration)> {
         let r = self.flows[f].reference?;
@@ -287,59 +292,6 @@ pub enum SimError {
     /// The run's cancel point ([`Cancel`]) asked it to stop.
     #[error("the run was cancelled")]
     Cancelled,
-}
-
-/// A packet handle: a data packet's record index, or a feedback message's slab index with
-/// this bit set.
-const FEEDBACK: u32 = 1 << 31;
-/// A Wi-Fi tag with this bit (above the 32 bits of packet handles) is a Ping-Pair probe: its
-/// slab index in the low bits.
-const PROBE: u64 = 1 << 40;
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Ev {
-    FlowStart(u16),
-    SenderWake(u16),
-    ReceiverWake(u16),
-    /// A packet reaches a link's queue (after the link's delay).
-    Arrive(u16, u32),
-    /// The link's server may start on the head of its queue.
-    Start(u16),
-    /// The link's server finished a packet.
-    Complete(u16, u32),
-    /// A packet the server finished earlier leaves the link (a link whose delivery lags its
-    /// server).
-    Deliver(u16, u32),
-    /// Wi-Fi medium `m` may have something to do.
-    WifiWake(u16),
-    /// Flow `f`'s Ping-Pair prober may have something to do.
-    PingWake(u16),
-    /// Flow `f`'s Ping-Pair samples the AP queue.
-    PingSample(u16),
-}
-
-#[derive(Debug)]
-struct Scheduled {
-    at: Instant,
-    seq: u64,
-    ev: Ev,
-}
-impl PartialEq for Scheduled {
-    fn eq(&self, o: &Self) -> bool {
-        (self.at, self.seq) == (o.at, o.seq)
-    }
-}
-impl Eq for Scheduled {}
-impl PartialOrd for Scheduled {
-    fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
-        Some(self.cmp(o))
-    }
-}
-impl Ord for Scheduled {
-    // Reversed: BinaryHeap is a max-heap and we want the earliest first.
-    fn cmp(&self, o: &Self) -> Ordering {
-        (o.at, o.seq).cmp(&(self.at, self.seq))
-    }
 }
 
 /// A queue and its server.
@@ -385,6 +337,27 @@ struct Medium {
     wake: Option<Instant>,
 }
 
+impl Medium {
+    /// Schedules medium `m`'s (this one's) next wake-up, at `earliest` or later, if it is
+    /// earlier than the one pending.
+    fn wake(&mut self, m: MediumId, earliest: Instant, events: &mut Events) {
+        if let Some(t) = self.link.next_event() {
+            let t = t.max(earliest);
+            if self.wake.is_none_or(|w| t < w) {
+                self.wake = Some(t);
+                events.schedule(t, Ev::WifiWake(m));
+            }
+        }
+    }
+}
+
+/// An agent and the flow it runs beside.
+#[derive(Debug)]
+struct AgentSlot {
+    agent: Box<dyn Agent>,
+    flow: FlowId,
+}
+
 #[derive(Debug)]
 struct Flow {
     sender: FlowSender<AnySender>,
@@ -400,52 +373,12 @@ struct Flow {
     data: Box<[Hop]>,
     feedback: Box<[Hop]>,
     dscp: u8,
-    pinger: Option<Box<Pinger>>,
-}
-
-/// A flow's Ping-Pair prober at its station ([`crate::pingpair`]).
-#[derive(Debug)]
-struct Pinger {
-    spec: PingPairSpec,
-    prober: Prober,
-    medium: u16,
-    station: NodeId,
-    ap: NodeId,
-    /// The access category of the normal ping (queue samples).
-    sample_ac: crate::wifi::edca::AccessCategory,
-    wake: Option<Instant>,
-    /// Pairs started: (index, normal seq, high seq).
-    rounds: VecDeque<(u64, Option<u16>, Option<u16>)>,
-    pairs: u64,
-    /// Per probe seq: what the medium did with its reply.
-    truth: BTreeMap<u16, ReplyTruth>,
-}
-
-#[derive(Clone, Copy, Debug, Default)]
-struct ReplyTruth {
-    /// Frames ahead of the reply in the AP's queue when it was enqueued.
-    backlog: Option<u32>,
-    queueing: Option<Duration>,
-    delay: Option<Duration>,
-    rate: Option<Bitrate>,
-    /// When the AP had the request.
-    request_at: Option<Instant>,
-}
-
-/// An echo request or reply on a medium.
-#[derive(Clone, Copy, Debug)]
-struct ProbeInFlight {
-    flow: u16,
-    seq: u16,
-    dscp: u8,
-    /// The AP has answered: this is the reply.
-    reply: bool,
 }
 
 /// An in-flight feedback message.
 #[derive(Debug)]
 struct InFlight {
-    flow: u16,
+    flow: FlowId,
     /// Its hop on the flow's feedback path.
     hop: u8,
     fb: Feedback,
@@ -468,8 +401,7 @@ pub const CANCEL_POLL_EVENTS: u64 = 4096;
 /// A running simulation.
 #[derive(Debug)]
 pub struct Simulation {
-    heap: BinaryHeap<Scheduled>,
-    seq: u64,
+    events: Events,
     now: Instant,
     end: Instant,
     links: Vec<Link>,
@@ -485,9 +417,8 @@ pub struct Simulation {
     /// In-flight feedback messages (slab with a free list).
     feedback: Vec<Option<InFlight>>,
     free_feedback: Vec<u32>,
-    /// In-flight Ping-Pair probes (slab with a free list).
-    probes: Vec<Option<ProbeInFlight>>,
-    free_probes: Vec<u32>,
+    /// The agents at the media's nodes, in the order of their flows.
+    agents: Vec<AgentSlot>,
     drops: Vec<u32>,
 }
 
@@ -500,13 +431,15 @@ impl Simulation {
     /// Builds the flows and links of `net`.
     pub fn of_network(net: &Network) -> Result<Self, SimError> {
         check_network(net)?;
-        let end = net.end();
+        let end = net.run.end();
         let media: Vec<Medium> = net
             .media
             .iter()
             .map(|m| {
-                let mut link =
-                    WifiLink::new(&m.spec, seed::mix(net.seed, &format!("wifi/{}", m.label)));
+                let mut link = WifiLink::new(
+                    &m.spec,
+                    seed::mix(net.run.seed, &format!("wifi/{}", m.label)),
+                );
                 for _ in 0..m.extra_stations {
                     link.add_station();
                 }
@@ -514,59 +447,71 @@ impl Simulation {
             })
             .collect();
         let media_nodes: Vec<NodeId> = media.iter().map(|m| m.link.nodes()).collect();
+        let links: Vec<&WifiLink> = media.iter().map(|m| &m.link).collect();
         let mut flows = Vec::with_capacity(net.flows.len());
+        let mut agents = Vec::new();
         for (i, rf) in net.flows.iter().enumerate() {
             for (what, path) in [("data", &rf.data), ("feedback", &rf.feedback)] {
                 check_path(i, what, path, net.links.len(), &media_nodes)?;
             }
-            flows.push(Flow::build(net, i, rf, &media)?);
+            let flow = Flow::build(net, i, rf)?;
+            if let Some(pp) = &rf.pingpair {
+                let life = (rf.spec.start, flow.stop);
+                let agent = PingPairAgent::build(i, &rf.data, life, pp, &links)?;
+                agents.push(AgentSlot {
+                    agent: Box::new(agent),
+                    flow: FlowId(i as u16),
+                });
+            }
+            flows.push(flow);
         }
         let mut sim = Simulation {
-            heap: BinaryHeap::new(),
-            seq: 0,
+            events: Events::default(),
             now: Instant::ZERO,
             end,
-            links: net.links.iter().map(|l| Link::new(l, net.seed)).collect(),
+            links: net
+                .links
+                .iter()
+                .map(|l| Link::new(l, net.run.seed))
+                .collect(),
             media,
             wifi_out: Vec::new(),
-            aqm_rng: seed::stream(net.seed, "aqm"),
-            timer_jitter: net.timer_jitter,
-            timer_rng: seed::stream(net.seed, "timers"),
+            aqm_rng: seed::stream(net.run.seed, "aqm"),
+            timer_jitter: net.run.timer_jitter,
+            timer_rng: seed::stream(net.run.seed, "timers"),
             flows,
             log: RunLog::default(),
             data_hop: Vec::new(),
             feedback: Vec::new(),
             free_feedback: Vec::new(),
-            probes: Vec::new(),
-            free_probes: Vec::new(),
+            agents,
             drops: Vec::new(),
         };
+        let mut next_agent = 0;
         for (i, f) in net.flows.iter().enumerate() {
-            sim.schedule(Instant::ZERO + f.spec.start, Ev::FlowStart(i as u16));
-            if let Some(p) = &sim.flows[i].pinger {
-                let first = p.prober.poll_timeout().unwrap_or(Instant::ZERO);
-                let sample = p.spec.sample.map(|_| first);
-                sim.flows[i].pinger.as_mut().expect("a pinger").wake = Some(first);
-                sim.schedule(first, Ev::PingWake(i as u16));
-                if let Some(t) = sample {
-                    sim.schedule(t, Ev::PingSample(i as u16));
-                }
+            sim.schedule(
+                Instant::ZERO + f.spec.start,
+                Ev::FlowStart(FlowId(i as u16)),
+            );
+            // Its agents ask for their first timers right after it.
+            while sim
+                .agents
+                .get(next_agent)
+                .is_some_and(|a| a.flow.index() == i)
+            {
+                sim.with_agent(AgentId(next_agent as u16), true, |a, cx| a.start(cx));
+                next_agent += 1;
             }
         }
         for m in 0..sim.media.len() {
             // The background load starts at once.
-            sim.wifi_wake(m as u16);
+            sim.wifi_wake(MediumId(m as u16));
         }
         Ok(sim)
     }
 
     fn schedule(&mut self, at: Instant, ev: Ev) {
-        self.heap.push(Scheduled {
-            at,
-            seq: self.seq,
-            ev,
-        });
-        self.seq += 1;
+        self.events.schedule(at, ev);
     }
 
     /// Runs to the end and returns the log.
@@ -586,11 +531,7 @@ impl Simulation {
         const _: () = assert!(PROGRESS_EVENTS % CANCEL_POLL_EVENTS == 0);
         let mut progress = progress;
         let mut events: u64 = 0;
-        while let Some(top) = self.heap.peek() {
-            if top.at >= self.end {
-                break;
-            }
-            let Scheduled { at, ev, .. } = self.heap.pop().expect("peeked");
+        while let Some((at, ev)) = self.events.pop_before(self.end) {
             debug_assert!(at >= self.now, "time went backwards");
             self.now = at;
             self.handle(ev);
@@ -620,18 +561,18 @@ impl Simulation {
         let now = self.now;
         match ev {
             Ev::FlowStart(f) => {
-                self.flows[f as usize].active = true;
+                self.flows[f.index()].active = true;
                 self.run_sender(f);
             }
             Ev::SenderWake(f) => {
-                let flow = &mut self.flows[f as usize];
+                let flow = &mut self.flows[f.index()];
                 if flow.sender_wake == Some(now) {
                     flow.sender_wake = None;
                     self.run_sender(f);
                 }
             }
             Ev::ReceiverWake(f) => {
-                let flow = &mut self.flows[f as usize];
+                let flow = &mut self.flows[f.index()];
                 if flow.receiver_wake == Some(now) {
                     flow.receiver_wake = None;
                     flow.receiver.on_timeout(now);
@@ -643,271 +584,82 @@ impl Simulation {
             Ev::Complete(l, id) => self.complete(l, id),
             Ev::Deliver(_, id) => self.next_hop(id),
             Ev::WifiWake(m) => {
-                if self.media[m as usize].wake == Some(now) {
-                    self.media[m as usize].wake = None;
+                if self.media[m.index()].wake == Some(now) {
+                    self.media[m.index()].wake = None;
                     self.wifi_advance(m);
                 }
             }
-            Ev::PingWake(f) => {
-                let p = self.flows[f as usize].pinger.as_mut().expect("a pinger");
-                if p.wake == Some(now) {
-                    p.wake = None;
-                    self.ping_run(f);
+            Ev::Agent(a, timer) => {
+                let agent = &self.agents[a.index()].agent;
+                let m = agent.medium();
+                if agent.needs_medium(now, timer) {
+                    self.wifi_advance(m);
                 }
+                self.with_agent(a, true, |agent, cx| agent.on_timer(timer, cx));
             }
-            Ev::PingSample(f) => self.ping_sample(f),
         }
     }
 
-    /// Flow `f`'s prober: resolves timed-out pairs, sends what is due, schedules its next
-    /// wake-up (none once the flow has stopped).
-    fn ping_run(&mut self, f: u16) {
-        let now = self.now;
-        let flow = &mut self.flows[f as usize];
-        let stopped = now >= flow.stop;
-        let p = flow.pinger.as_mut().expect("a pinger");
-        p.prober.on_time(now);
-        let mut sends = vec![];
-        if !stopped {
-            while let Some(probe) = p.prober.poll_transmit(now) {
-                match probe.role {
-                    Role::Normal => {
-                        p.rounds.push_back((p.pairs, Some(probe.seq), None));
-                        p.pairs += 1;
-                    }
-                    Role::High => {
-                        if let Some(r) = p.rounds.back_mut() {
-                            r.2 = Some(probe.seq);
-                        }
-                    }
-                    _ => {}
-                }
-                sends.push(probe);
-            }
-        }
-        let (m, station, ap) = (p.medium, p.station, p.ap);
-        for probe in sends {
-            let slot = ProbeInFlight {
-                flow: f,
-                seq: probe.seq,
-                dscp: tos_dscp(probe.tos),
-                reply: false,
-            };
-            let id = match self.free_probes.pop() {
-                Some(id) => {
-                    self.probes[id as usize] = Some(slot);
-                    id
-                }
-                None => {
-                    self.probes.push(Some(slot));
-                    (self.probes.len() - 1) as u32
-                }
-            };
-            let link = &mut self.media[m as usize].link;
-            if link.push(
-                now,
-                station,
-                ap,
-                slot.dscp,
-                PROBE | u64::from(id),
-                PROBE_BYTES,
-            ) {
-                self.wifi_wake(m);
-            } else {
-                self.probes[id as usize] = None;
-                self.free_probes.push(id);
-            }
-        }
-        self.ping_events(f);
-        let p = self.flows[f as usize].pinger.as_mut().expect("a pinger");
-        let next = if stopped {
-            // Resolve the rounds in flight, send no more.
-            p.prober.poll_timeout().filter(|_| !p.rounds.is_empty())
-        } else {
-            p.prober.poll_timeout()
+    /// Calls agent `a` with its context; frames it pushes wake the medium if `wake_on_push`.
+    fn with_agent(
+        &mut self,
+        a: AgentId,
+        wake_on_push: bool,
+        call: impl FnOnce(&mut dyn Agent, &mut AgentCx<'_>),
+    ) {
+        let Simulation {
+            agents,
+            media,
+            events,
+            flows,
+            log,
+            now,
+            ..
+        } = self;
+        let slot = &mut agents[a.index()];
+        let m = slot.agent.medium();
+        let mut cx = AgentCx {
+            now: *now,
+            receiver: &mut flows[slot.flow.index()].receiver,
+            log,
+            id: a,
+            medium_id: m,
+            medium: &mut media[m.index()],
+            events,
+            wake_on_push,
         };
-        if let Some(t) = next {
-            let t = t.max(now + Duration::from_nanos(1));
-            if p.wake.is_none_or(|w| t < w) {
-                p.wake = Some(t);
-                self.schedule(t, Ev::PingWake(f));
-            }
-        }
-    }
-
-    /// Takes flow `f`'s finished pairs: logs them and hands them to a `skype-ukf`/`kwikr`
-    /// receiver.
-    fn ping_events(&mut self, f: u16) {
-        let flow = &mut self.flows[f as usize];
-        let p = flow.pinger.as_mut().expect("a pinger");
-        while let Some(e) = p.prober.poll_event() {
-            let ProberEvent::Pair(pair) = e else { continue };
-            let (normal_seq, high_seq) = match p.rounds.iter().position(|r| r.0 == pair.index) {
-                Some(k) => {
-                    let (_, n, h) = p.rounds.remove(k).expect("a round");
-                    (n, h)
-                }
-                None => (None, None),
-            };
-            let normal = normal_seq
-                .and_then(|s| p.truth.remove(&s))
-                .unwrap_or_default();
-            let high = high_seq
-                .and_then(|s| p.truth.remove(&s))
-                .unwrap_or_default();
-            let mut rec = PingRecord {
-                flow: f,
-                index: pair.index,
-                sent: pair.sent,
-                high_reply: pair.replies.high,
-                normal_reply: pair.replies.normal,
-                t_q: pair.t_q.ok(),
-                mac_rate: normal.rate,
-                n_a: None,
-                t_c: None,
-                t_c_smoothed: None,
-                truth_queueing: normal.queueing,
-                truth_delay: normal.delay,
-                truth_high_delay: high.delay,
-                truth_backlog: normal.backlog,
-                normal_request_at_ap: normal.request_at,
-                high_request_at_ap: high.request_at,
-            };
-            if let Some(rate) = normal.rate
-                && let Some(u) = flow.receiver.on_ping_pair(pair.replies, rate)
-            {
-                rec.n_a = Some(u.n_a);
-                rec.t_c = Some(u.t_c);
-                rec.t_c_smoothed = Some(u.t_c_smoothed);
-            }
-            self.log.pings.push(rec);
-        }
-    }
-
-    /// Samples the AP queue for flow `f`'s Ping-Pair (ground truth) and schedules the next
-    /// sample.
-    fn ping_sample(&mut self, f: u16) {
-        let now = self.now;
-        let p = self.flows[f as usize].pinger.as_ref().expect("a pinger");
-        let (m, ap, ac, every) = (p.medium, p.ap, p.sample_ac, p.spec.sample);
-        let Some(every) = every else { return };
-        if now >= self.flows[f as usize].stop {
-            return;
-        }
-        // The medium's queues as of now.
-        self.wifi_advance(m);
-        let frames = self.media[m as usize]
-            .link
-            .medium()
-            .station(ap as usize)
-            .queued(ac) as u32;
-        self.log.ap_queue.push(QueueSample {
-            flow: f,
-            at: now,
-            frames,
-        });
-        self.schedule(now + every, Ev::PingSample(f));
-    }
-
-    /// A probe's fate on the medium: a request the AP has is answered at once (the reply
-    /// enters the AP's queue of the same access category), a reply the station has goes to
-    /// the prober; a lost one is forgotten (the prober times the pair out).
-    fn probe_done(&mut self, m: u16, o: &WifiOutput) {
-        let now = self.now;
-        let id = (o.tag & !PROBE) as u32;
-        let Some(mut slot) = self.probes[id as usize].take() else {
-            return;
-        };
-        if !o.delivered {
-            self.free_probes.push(id);
-            return;
-        }
-        let f = slot.flow;
-        let (station, ap) = {
-            let p = self.flows[f as usize].pinger.as_ref().expect("a pinger");
-            (p.station, p.ap)
-        };
-        if !slot.reply {
-            slot.reply = true;
-            let link = &mut self.media[m as usize].link;
-            let ac = link.access_category(slot.dscp);
-            if link.push(now, ap, station, slot.dscp, o.tag, PROBE_BYTES) {
-                let ahead = link
-                    .medium()
-                    .station(ap as usize)
-                    .queued(ac)
-                    .saturating_sub(1) as u32;
-                self.probes[id as usize] = Some(slot);
-                let p = self.flows[f as usize].pinger.as_mut().expect("a pinger");
-                let t = p.truth.entry(slot.seq).or_default();
-                t.backlog = Some(ahead);
-                t.request_at = Some(now);
-            } else {
-                self.free_probes.push(id);
-            }
-            return;
-        }
-        self.free_probes.push(id);
-        let r = o.record;
-        let p = self.flows[f as usize].pinger.as_mut().expect("a pinger");
-        let t = p.truth.entry(slot.seq).or_default();
-        t.queueing = Some(r.queueing);
-        t.delay = Some(o.at.saturating_duration_since(r.enqueued));
-        t.rate = Some(Bitrate::from_kbps_f64(r.rate.mbps() * 1000.0));
-        if p.prober.on_reply(now, slot.seq) {
-            self.ping_events(f);
-        } else {
-            p.truth.remove(&slot.seq);
-        }
+        call(&mut *slot.agent, &mut cx);
     }
 
     /// Schedules medium `m`'s next wake-up if it is earlier than the one pending.
-    fn wifi_wake(&mut self, m: u16) {
-        let now = self.now;
-        let medium = &mut self.media[m as usize];
-        if let Some(t) = medium.link.next_event() {
-            let t = t.max(now);
-            if medium.wake.is_none_or(|w| t < w) {
-                medium.wake = Some(t);
-                self.schedule(t, Ev::WifiWake(m));
-            }
-        }
+    fn wifi_wake(&mut self, m: MediumId) {
+        self.media[m.index()].wake(m, self.now, &mut self.events);
     }
 
     /// Runs medium `m` to now and moves on what it delivered.
-    fn wifi_advance(&mut self, m: u16) {
+    fn wifi_advance(&mut self, m: MediumId) {
         let now = self.now;
         let mut out = std::mem::take(&mut self.wifi_out);
-        self.media[m as usize].link.advance(now, &mut out);
+        self.media[m.index()].link.advance(now, &mut out);
         for o in out.drain(..) {
-            if o.tag & PROBE != 0 {
-                self.probe_done(m, &o);
-                continue;
-            }
-            let p = o.tag as u32;
-            if o.delivered {
-                self.next_hop(p);
-            } else {
-                self.record_drops(&mut vec![p], DropReason::Link);
+            match Frame::of_tag(o.tag) {
+                Frame::Agent(a, number) => {
+                    self.with_agent(a, false, |agent, cx| agent.on_frame(number, &o, cx));
+                }
+                Frame::Packet(p) if o.delivered => self.next_hop(p),
+                Frame::Packet(p) => self.record_drops(&mut vec![p.raw()], DropReason::Link),
             }
         }
         self.wifi_out = out;
         // Everything up to now is done: the next wake-up is later (never a loop at one instant).
-        let next = self.media[m as usize].link.next_event();
-        let medium = &mut self.media[m as usize];
-        if let Some(t) = next {
-            let t = t.max(now + Duration::from_nanos(1));
-            if medium.wake.is_none_or(|w| t < w) {
-                medium.wake = Some(t);
-                self.schedule(t, Ev::WifiWake(m));
-            }
-        }
+        let earliest = now + Duration::from_nanos(1);
+        self.media[m.index()].wake(m, earliest, &mut self.events);
     }
 
     /// Lets flow `f` send what it may now, then schedules its next wake-up.
-    fn run_sender(&mut self, f: u16) {
+    fn run_sender(&mut self, f: FlowId) {
         let now = self.now;
-        let flow = &mut self.flows[f as usize];
+        let flow = &mut self.flows[f.index()];
         if !flow.active {
             return;
         }
@@ -915,20 +667,20 @@ impl Simulation {
             flow.active = false;
             return;
         }
-        while let Some(header) = self.flows[f as usize].sender.poll_transmit(now) {
-            let id = self.log.packets.len() as u32;
-            self.log.packets.push(PacketRecord::new(f, header));
+        while let Some(header) = self.flows[f.index()].sender.poll_transmit(now) {
+            let p = PacketId::data(self.log.packets.len());
+            self.log.packets.push(PacketRecord::new(f.0, header));
             self.data_hop.push(0);
-            let hop = self.flows[f as usize].data[0];
-            self.enter(hop, id);
+            let hop = self.flows[f.index()].data[0];
+            self.enter(hop, p);
         }
-        let flow = &mut self.flows[f as usize];
+        let flow = &mut self.flows[f.index()];
         if now >= flow.next_sample {
             flow.next_sample = now + SENDER_SAMPLE_INTERVAL;
             let sender = flow.sender.sender();
             let stats = sender.stats();
             self.log.sender_samples.push(SenderSample {
-                flow: f,
+                flow: f.0,
                 at: now,
                 target_rate: stats.target_rate,
                 window: stats.window,
@@ -953,9 +705,9 @@ impl Simulation {
     }
 
     /// Sends the feedback receiver `f` has, then schedules its next wake-up.
-    fn run_receiver(&mut self, f: u16) {
+    fn run_receiver(&mut self, f: FlowId) {
         let now = self.now;
-        while let Some(fb) = self.flows[f as usize].receiver.poll_feedback(now) {
+        while let Some(fb) = self.flows[f.index()].receiver.poll_feedback(now) {
             let size = (fb.len() as u32) + IP_UDP_OVERHEAD.bytes() as u32;
             self.log.feedback_packets += 1;
             self.log.feedback_bytes += u64::from(size);
@@ -964,20 +716,20 @@ impl Simulation {
                 hop: 0,
                 fb,
             };
-            let id = match self.free_feedback.pop() {
-                Some(id) => {
-                    self.feedback[id as usize] = Some(msg);
-                    id
+            let slot = match self.free_feedback.pop() {
+                Some(slot) => {
+                    self.feedback[slot as usize] = Some(msg);
+                    slot as usize
                 }
                 None => {
                     self.feedback.push(Some(msg));
-                    (self.feedback.len() - 1) as u32
+                    self.feedback.len() - 1
                 }
             };
-            let hop = self.flows[f as usize].feedback[0];
-            self.enter(hop, id | FEEDBACK);
+            let hop = self.flows[f.index()].feedback[0];
+            self.enter(hop, PacketId::feedback(slot));
         }
-        let flow = &mut self.flows[f as usize];
+        let flow = &mut self.flows[f.index()];
         if let Some(t) = flow.receiver.poll_timeout() {
             let t = t.max(now + Duration::from_nanos(1));
             if flow.receiver_wake.is_none_or(|w| t < w) {
@@ -988,15 +740,17 @@ impl Simulation {
     }
 
     /// Packet `p` enters `hop` now.
-    fn enter(&mut self, hop: Hop, p: u32) {
+    fn enter(&mut self, hop: Hop, p: PacketId) {
         let l = match hop {
-            Hop::Link(l) => l,
-            Hop::Wifi { medium, from, to } => return self.enter_wifi(p, medium, from, to),
+            Hop::Link(l) => LinkId(l),
+            Hop::Wifi { medium, from, to } => {
+                return self.enter_wifi(p, MediumId(medium), from, to);
+            }
         };
-        let link = &mut self.links[l as usize];
+        let link = &mut self.links[l.index()];
         if link.loss.lose(&mut link.loss_rng) {
             let mut lost = std::mem::take(&mut self.drops);
-            lost.push(p);
+            lost.push(p.raw());
             self.record_drops(&mut lost, DropReason::Loss);
             self.drops = lost;
         } else {
@@ -1006,90 +760,92 @@ impl Simulation {
     }
 
     /// Packet `p` joins `from`'s queue on medium `m` for `to`.
-    fn enter_wifi(&mut self, p: u32, m: u16, from: NodeId, to: NodeId) {
+    fn enter_wifi(&mut self, p: PacketId, m: MediumId, from: NodeId, to: NodeId) {
         let now = self.now;
-        let flow = if p & FEEDBACK == 0 {
-            let rec = &mut self.log.packets[p as usize];
-            if rec.enqueued.is_none() {
-                rec.enqueued = Some(now);
+        let flow = match p.get() {
+            Packet::Data(i) => {
+                let rec = &mut self.log.packets[i];
+                if rec.enqueued.is_none() {
+                    rec.enqueued = Some(now);
+                }
+                FlowId(rec.flow)
             }
-            rec.flow
-        } else {
-            self.feedback[(p & !FEEDBACK) as usize]
-                .as_ref()
-                .expect("live feedback")
-                .flow
+            Packet::Feedback(slot) => self.in_flight(slot).flow,
         };
-        let dscp = self.flows[flow as usize].dscp;
+        let dscp = self.flows[flow.index()].dscp;
         let size = self.size_of(p);
-        let link = &mut self.media[m as usize].link;
-        if link.push(now, from, to, dscp, u64::from(p), size) {
+        let link = &mut self.media[m.index()].link;
+        if link.push(now, from, to, dscp, u64::from(p.raw()), size) {
             self.wifi_wake(m);
         } else {
-            self.record_drops(&mut vec![p], DropReason::Queue);
+            self.record_drops(&mut vec![p.raw()], DropReason::Queue);
         }
+    }
+
+    /// The feedback message in flight in `slot`.
+    fn in_flight(&self, slot: usize) -> &InFlight {
+        self.feedback[slot].as_ref().expect("live feedback")
     }
 
     /// Packet `p` has crossed its current hop: on to the next one, or to its endpoint.
-    fn next_hop(&mut self, p: u32) {
-        if p & FEEDBACK == 0 {
-            let i = p as usize;
-            let f = self.log.packets[i].flow as usize;
-            let h = self.data_hop[i] as usize + 1;
-            match self.flows[f].data.get(h).copied() {
-                Some(hop) => {
-                    self.data_hop[i] = h as u8;
-                    self.enter(hop, p);
+    fn next_hop(&mut self, p: PacketId) {
+        match p.get() {
+            Packet::Data(i) => {
+                let f = self.log.packets[i].flow as usize;
+                let h = self.data_hop[i] as usize + 1;
+                match self.flows[f].data.get(h).copied() {
+                    Some(hop) => {
+                        self.data_hop[i] = h as u8;
+                        self.enter(hop, p);
+                    }
+                    None => self.deliver_data(i),
                 }
-                None => self.deliver_data(p),
             }
-        } else {
-            let id = (p & !FEEDBACK) as usize;
-            let msg = self.feedback[id].as_mut().expect("live feedback");
-            let h = msg.hop as usize + 1;
-            match self.flows[msg.flow as usize].feedback.get(h).copied() {
-                Some(hop) => {
-                    msg.hop = h as u8;
-                    self.enter(hop, p);
+            Packet::Feedback(slot) => {
+                let msg = self.feedback[slot].as_mut().expect("live feedback");
+                let h = msg.hop as usize + 1;
+                match self.flows[msg.flow.index()].feedback.get(h).copied() {
+                    Some(hop) => {
+                        msg.hop = h as u8;
+                        self.enter(hop, p);
+                    }
+                    None => self.deliver_feedback(slot),
                 }
-                None => self.deliver_feedback(id as u32),
             }
         }
     }
 
-    fn size_of(&self, p: u32) -> u32 {
-        if p & FEEDBACK == 0 {
-            self.log.packets[p as usize].header.size.bytes() as u32
-        } else {
-            let msg = self.feedback[(p & !FEEDBACK) as usize]
-                .as_ref()
-                .expect("live feedback");
-            msg.fb.len() as u32 + IP_UDP_OVERHEAD.bytes() as u32
+    fn size_of(&self, p: PacketId) -> u32 {
+        match p.get() {
+            Packet::Data(i) => self.log.packets[i].header.size.bytes() as u32,
+            Packet::Feedback(slot) => {
+                self.in_flight(slot).fb.len() as u32 + IP_UDP_OVERHEAD.bytes() as u32
+            }
         }
     }
 
-    fn arrive(&mut self, l: u16, p: u32) {
+    fn arrive(&mut self, l: LinkId, p: PacketId) {
         let now = self.now;
-        if self.links[l as usize].bottleneck.is_none() {
+        if self.links[l.index()].bottleneck.is_none() {
             return self.next_hop(p);
         }
         let size = self.size_of(p);
-        if p & FEEDBACK == 0 {
-            let rec = &mut self.log.packets[p as usize];
+        if let Packet::Data(i) = p.get() {
+            let rec = &mut self.log.packets[i];
             if rec.enqueued.is_none() {
                 rec.enqueued = Some(now);
             }
         }
         let mut drops = std::mem::take(&mut self.drops);
         let rng = &mut self.aqm_rng;
-        let link = self.links[l as usize]
+        let link = self.links[l.index()]
             .bottleneck
             .as_mut()
             .expect("a bottleneck");
         link.queue.enqueue(
             now,
             Queued {
-                id: p,
+                id: p.raw(),
                 size,
                 enqueued: now,
             },
@@ -1109,14 +865,14 @@ impl Simulation {
         }
     }
 
-    fn bottleneck(&mut self, l: u16) -> &mut Bottleneck {
-        self.links[l as usize]
+    fn bottleneck(&mut self, l: LinkId) -> &mut Bottleneck {
+        self.links[l.index()]
             .bottleneck
             .as_mut()
             .expect("a bottleneck")
     }
 
-    fn start(&mut self, l: u16) {
+    fn start(&mut self, l: LinkId) {
         let now = self.now;
         let mut drops = std::mem::take(&mut self.drops);
         let mut discarded = vec![];
@@ -1136,25 +892,25 @@ impl Simulation {
             Some(q) => {
                 let s = link.server.serve_packet(now, u64::from(q.size));
                 link.in_service = s.delivered;
-                Some((q.id, s.done))
+                Some((PacketId::from_raw(q.id), s.done))
             }
         };
         self.record_drops(&mut drops, DropReason::Aqm);
         self.record_drops(&mut discarded, DropReason::Discard);
         self.drops = drops;
-        if let Some((id, at)) = done {
+        if let Some((p, at)) = done {
             if at != Instant::MAX {
-                self.schedule(at, Ev::Complete(l, id));
+                self.schedule(at, Ev::Complete(l, p));
             }
         }
     }
 
-    fn complete(&mut self, l: u16, p: u32) {
+    fn complete(&mut self, l: LinkId, p: PacketId) {
         let now = self.now;
         match self.bottleneck(l).in_service.take() {
             Some(at) if at <= now => self.next_hop(p),
             Some(at) => self.schedule(at, Ev::Deliver(l, p)),
-            None => self.record_drops(&mut vec![p], DropReason::Link),
+            None => self.record_drops(&mut vec![p.raw()], DropReason::Link),
         }
         let link = self.bottleneck(l);
         if link.queue.is_empty() {
@@ -1168,41 +924,43 @@ impl Simulation {
         }
     }
 
-    /// Data packet `id` reaches its receiver now.
-    fn deliver_data(&mut self, id: u32) {
+    /// Data packet `i` (of the log) reaches its receiver now.
+    fn deliver_data(&mut self, i: usize) {
         let now = self.now;
-        let rec = &mut self.log.packets[id as usize];
+        let rec = &mut self.log.packets[i];
         rec.delivered = Some(now);
-        let f = rec.flow;
+        let f = FlowId(rec.flow);
         let header = rec.header;
         // Both halves are the same scheme: its fields always decode here.
-        let decoded = self.flows[f as usize]
+        let decoded = self.flows[f.index()]
             .receiver
             .on_packet_received(now, &header);
         debug_assert!(decoded.is_ok(), "{decoded:?}");
         self.run_receiver(f);
     }
 
-    fn deliver_feedback(&mut self, id: u32) {
-        let msg = self.feedback[id as usize].take().expect("live feedback");
-        self.free_feedback.push(id);
+    /// The feedback message in `slot` reaches its sender now.
+    fn deliver_feedback(&mut self, slot: usize) {
+        let msg = self.feedback[slot].take().expect("live feedback");
+        self.free_feedback.push(slot as u32);
         let now = self.now;
-        let decoded = self.flows[msg.flow as usize]
+        let decoded = self.flows[msg.flow.index()]
             .sender
             .on_feedback(now, &msg.fb);
         debug_assert!(decoded.is_ok(), "{decoded:?}");
         self.run_sender(msg.flow);
     }
 
+    /// Records the packets of `drops` (their raw handles, as queues give them) as dropped.
     fn record_drops(&mut self, drops: &mut Vec<u32>, reason: DropReason) {
-        for p in drops.drain(..) {
-            if p & FEEDBACK == 0 {
-                self.log.packets[p as usize].drop(self.now, reason);
-            } else {
-                let id = p & !FEEDBACK;
-                self.feedback[id as usize] = None;
-                self.free_feedback.push(id);
-                self.log.feedback_dropped += 1;
+        for raw in drops.drain(..) {
+            match PacketId::from_raw(raw).get() {
+                Packet::Data(i) => self.log.packets[i].drop(self.now, reason),
+                Packet::Feedback(slot) => {
+                    self.feedback[slot] = None;
+                    self.free_feedback.push(slot as u32);
+                    self.log.feedback_dropped += 1;
+                }
             }
         }
     }
@@ -1238,13 +996,13 @@ pub fn simulate_network_or_cancel(
 
 /// The run-wide checks of `net`, before anything is built.
 fn check_network(net: &Network) -> Result<(), SimError> {
-    if net.duration.is_zero() {
+    if net.run.duration.is_zero() {
         return Err(SimError::ZeroDuration);
     }
-    if net.warmup >= net.duration {
+    if net.run.warmup >= net.run.duration {
         return Err(SimError::WarmupTooLong {
-            warmup: net.warmup,
-            duration: net.duration,
+            warmup: net.run.warmup,
+            duration: net.run.duration,
         });
     }
     if net.flows.is_empty() {
@@ -1293,33 +1051,28 @@ fn check_path(
 }
 
 impl Flow {
-    /// Flow `i` of `net` (`rf`): its scheme's halves, built in the flow's context, and its
-    /// Ping-Pair station if it probes.
-    fn build(net: &Network, i: usize, rf: &RoutedFlow, media: &[Medium]) -> Result<Flow, SimError> {
+    /// Flow `i` of `net` (`rf`): its scheme's halves, built in the flow's context.
+    fn build(net: &Network, i: usize, rf: &RoutedFlow) -> Result<Flow, SimError> {
         let spec = &rf.spec;
         let start = Instant::ZERO + spec.start;
         let ideal = net.reference(i).map(|(link, delay)| {
             let it: Box<dyn Iterator<Item = (Instant, DataSize)> + Send> = Box::new(
-                link.ideal_deliveries(delay, net.mtu)
+                link.ideal_deliveries(delay, net.run.mtu)
                     .map(|p| (p.sent, p.size))
                     .skip_while(move |&(t, _)| t < start),
             );
             it
         });
         let ctx = SchemeContext {
-            mtu: net.mtu,
+            mtu: net.run.mtu,
             ideal_schedule: ideal,
-            rng: Some(seed::stream(net.seed, &format!("flow/{i}/media"))),
-            tables: net.tables.clone(),
+            rng: Some(seed::stream(net.run.seed, &format!("flow/{i}/media"))),
+            tables: net.run.tables.clone(),
             // The simulator's packets have no address family: IPv4's headers.
             ip_udp_header: IP_UDP_OVERHEAD,
             codecs: None,
         };
         let (sender, receiver) = spec.scheme.build(ctx).map_err(|e| SimError::Build(i, e))?;
-        let pinger = match &rf.pingpair {
-            None => None,
-            Some(pp) => Some(Box::new(Pinger::build(i, rf, pp, media)?)),
-        };
         Ok(Flow {
             sender,
             receiver,
@@ -1332,57 +1085,6 @@ impl Flow {
             data: rf.data.clone().into_boxed_slice(),
             feedback: rf.feedback.clone().into_boxed_slice(),
             dscp: rf.dscp,
-            pinger,
-        })
-    }
-}
-
-impl Pinger {
-    /// Flow `i`'s Ping-Pair station (`pp`): the station at the end of its data path's last
-    /// Wi-Fi hop, which must come from that station's AP.
-    fn build(
-        i: usize,
-        rf: &RoutedFlow,
-        pp: &PingPairSpec,
-        media: &[Medium],
-    ) -> Result<Pinger, SimError> {
-        let Some((medium, ap, station)) = rf.data.iter().rev().find_map(|h| match *h {
-            Hop::Wifi { medium, from, to } => Some((medium, from, to)),
-            Hop::Link(_) => None,
-        }) else {
-            return Err(SimError::Path(
-                i,
-                "Ping-Pair needs a data path that crosses a Wi-Fi medium to a station".into(),
-            ));
-        };
-        let link = &media[medium as usize].link;
-        if link.ap_of(station) != Some(ap) || station == ap {
-            return Err(SimError::Path(
-                i,
-                "Ping-Pair needs the data path's last Wi-Fi hop to go from an AP to \
-                 one of its stations"
-                    .into(),
-            ));
-        }
-        let first = Instant::ZERO + pp.start.unwrap_or(rf.spec.start).max(rf.spec.start);
-        let config = ProberConfig {
-            interval: pp.interval,
-            tos_normal: pp.tos_normal,
-            tos_high: pp.tos_high,
-            wmm_runs: 0,
-            ..ProberConfig::default()
-        };
-        Ok(Pinger {
-            prober: Prober::new(config, first),
-            sample_ac: crate::pingpair::sample_ac(link.map(), link.spec().wmm, pp.tos_normal),
-            spec: pp.clone(),
-            medium,
-            station,
-            ap,
-            wake: None,
-            rounds: VecDeque::new(),
-            pairs: 0,
-            truth: BTreeMap::new(),
         })
     }
 }
@@ -1396,7 +1098,7 @@ mod tests {
     fn scenario(link: &str, scheme: &str, secs: u64) -> Scenario {
         let l = link.parse::<LinkSpec>().unwrap().load().unwrap();
         let mut s = Scenario::new(l, scheme.parse().unwrap());
-        s.duration = Duration::from_secs(secs);
+        s.run.duration = Duration::from_secs(secs);
         s
     }
 
@@ -1486,7 +1188,7 @@ mod tests {
         assert_eq!(a.packets, b.packets);
         assert_eq!(a.sender_samples, b.sender_samples);
         let mut s = scenario("wimax-down", "adaptive-um", 20);
-        s.seed = 2;
+        s.run.seed = 2;
         let c = simulate(&s, None).unwrap();
         assert_ne!(a.packets, c.packets);
         // The controller is sampled about every 100 ms.
@@ -1500,7 +1202,7 @@ mod tests {
         // CBR at 1.2 Mbit/s on a fast link: 1500-byte packets every 10 ms exactly.
         let exact = simulate(&scenario("const:100mbps", "cbr:rate-kbps=1200", 5), None).unwrap();
         let mut s = scenario("const:100mbps", "cbr:rate-kbps=1200", 5);
-        s.timer_jitter = Duration::from_micros(100);
+        s.run.timer_jitter = Duration::from_micros(100);
         let late = simulate(&s, None).unwrap();
         assert_eq!(late.packets.len(), exact.packets.len());
         let lateness: Vec<Duration> = exact
@@ -1516,12 +1218,12 @@ mod tests {
         assert!(lateness.iter().filter(|d| d.is_zero()).count() <= 1);
         // The same seed gives the same run; another seed another one.
         assert_eq!(simulate(&s, None).unwrap().packets, late.packets);
-        s.seed = 2;
+        s.run.seed = 2;
         assert_ne!(simulate(&s, None).unwrap().packets, late.packets);
         // The oracle is never late.
         let mut o = scenario("const:12mbps", "ideal", 2);
         let exact = simulate(&o, None).unwrap();
-        o.timer_jitter = Duration::from_micros(100);
+        o.run.timer_jitter = Duration::from_micros(100);
         assert_eq!(simulate(&o, None).unwrap().packets, exact.packets);
     }
 }
@@ -1557,13 +1259,10 @@ mod topology_tests {
             links,
             media: vec![],
             flows,
-            duration: Duration::from_secs(secs),
-            warmup: Duration::ZERO,
-            seed: 1,
-            mtu: DEFAULT_MTU,
-            bin: Duration::from_millis(100),
-            timer_jitter: Duration::ZERO,
-            tables: Tables::new(),
+            run: RunSettings {
+                seed: 1,
+                ..RunSettings::new(Duration::from_secs(secs))
+            },
         }
     }
 
@@ -1699,13 +1398,10 @@ mod wifi_tests {
                 reference: None,
                 pingpair: None,
             }],
-            duration: Duration::from_secs(secs),
-            warmup: Duration::ZERO,
-            seed,
-            mtu: DEFAULT_MTU,
-            bin: Duration::from_millis(100),
-            timer_jitter: Duration::ZERO,
-            tables: Tables::new(),
+            run: RunSettings {
+                seed,
+                ..RunSettings::new(Duration::from_secs(secs))
+            },
         };
         simulate_network(&net, None).unwrap()
     }
@@ -1874,13 +1570,10 @@ mod network_properties {
                         extra_stations: 0,
                     }],
                     flows,
-                    duration: Duration::from_secs(3),
-                    warmup: Duration::ZERO,
-                    seed,
-                    mtu: DEFAULT_MTU,
-                    bin: Duration::from_millis(100),
-                    timer_jitter: Duration::ZERO,
-                    tables: Tables::new(),
+                    run: RunSettings {
+                        seed,
+                        ..RunSettings::new(Duration::from_secs(3))
+                    },
                 }
             })
     }
@@ -1910,7 +1603,7 @@ mod network_properties {
                 if let Some(d) = p.delivered {
                     prop_assert!(p.dropped.is_none());
                     prop_assert!(d - p.sent() >= floor, "{:?} < {:?}", d - p.sent(), floor);
-                    prop_assert!(d < net.end());
+                    prop_assert!(d < net.run.end());
                     prop_assert!(p.enqueued.is_some() || f.data.iter().all(|h| matches!(h, Hop::Link(l) if net.links[*l as usize].model.is_none())));
                 }
             }
