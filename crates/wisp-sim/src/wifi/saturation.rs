@@ -13,6 +13,7 @@
 //!   (`MaxSsrc` = ∞); the medium's default retry limit is 7.
 //! - The run starts with every station's first counter drawn at t = 0; no warm-up is cut.
 
+use super::ampdu::AmpduConfig;
 use super::bianchi::{bianchi_difs_mbps, bianchi_eifs_mbps};
 use super::edca::AccessCategory;
 use super::medium::Medium;
@@ -40,6 +41,10 @@ pub struct SaturationConfig {
     /// `false`: non-QoS stations (DCF, 10.3.4.3). Either way one access category, AC_BE with
     /// the DCF parameters (AIFSN 2, CWmin, CWmax of the PHY), so only the counting rule differs.
     pub qos: bool,
+    /// A-MPDU with block Ack ([`AmpduConfig::default`]: up to 64 MPDUs within the length and
+    /// PPDU time limits) for an HT/VHT rate; Bianchi's model (one MPDU per access) then does
+    /// not apply.
+    pub ampdu: bool,
 }
 
 /// Why an experiment cannot run.
@@ -59,6 +64,8 @@ pub enum SaturationError {
     Duration,
     #[error("frame error rate must be in [0, 1), not {0}")]
     FrameErrorRate(String),
+    #[error("--ampdu: A-MPDU needs an HT or VHT rate (11n, 11ac), not 802.{0}")]
+    Ampdu(&'static str),
 }
 
 /// What an experiment measured, beside the model.
@@ -112,6 +119,9 @@ impl SaturationConfig {
                 self.frame_error_rate.to_string(),
             ));
         }
+        if self.ampdu && self.rate.mcs().is_none() {
+            return Err(SaturationError::Ampdu(self.standard.name()));
+        }
         Ok(phy)
     }
 
@@ -123,6 +133,9 @@ impl SaturationConfig {
         for _ in 0..self.stations {
             let mut c = StationConfig::dcf(&phy, self.rate);
             c.qos = self.qos;
+            if self.ampdu {
+                c.ampdu = Some(AmpduConfig::default());
+            }
             for p in &mut c.edca {
                 p.retry_limit = u32::MAX;
             }
@@ -170,6 +183,7 @@ mod tests {
             seed: 1,
             frame_error_rate: 0.0,
             qos: false,
+            ampdu: false,
         }
     }
 
