@@ -24,6 +24,7 @@ fn config() -> SaturationConfig {
         seed: 1,
         frame_error_rate: 0.0,
         qos: false,
+        ampdu: false,
     }
 }
 

@@ -47,14 +47,16 @@ fn table1_and_fig5_meet_the_pinned_claims() {
     }
     let met: Vec<bool> = checks.iter().map(|c| c.met).collect();
     // Per setting: persistent accuracy, non-persistent accuracy, T_q within 1 ms (not met: the
-    // normal request reaches the AP after the high one, a median 1.3 ms (2.4 GHz) and 1.0 ms
+    // normal request reaches the AP after the high one, a median 1.6 ms (2.4 GHz) and 2.5 ms
     // (5 GHz) later); then Fig. 5's two checks.
     assert_eq!(met, [true, true, false, true, true, false, true, true]);
     // The figures behind them, with margins that can fail.
     let acc = |i: usize| r.settings[i].confusion.persistent_accuracy().unwrap();
     assert!(acc(0) > 0.95 && acc(1) > 0.90, "{} {}", acc(0), acc(1));
     let err = |i: usize| r.settings[i].abs_error_median_ms.unwrap();
-    assert!(err(0) < 3.0 && err(1) < 2.0, "{} {}", err(0), err(1));
+    // 5.7 and 2.4 ms at seed 1 (2.4 and 1.3 ms before the medium's other stations deferred AIFS,
+    // not EIFS, after a collision).
+    assert!(err(0) < 7.0 && err(1) < 3.5, "{} {}", err(0), err(1));
     let f = r.fig5.as_ref().unwrap();
     assert!(f.owd_in_ms.unwrap() > 5.0 * f.owd_out_ms.unwrap().max(0.5));
     assert!(f.t_q_in_ms.unwrap() > 5.0 * f.t_q_out_ms.unwrap());

@@ -38,6 +38,7 @@
 //!     seed: 1,
 //!     frame_error_rate: 0.0,
 //!     qos: false,
+//!     ampdu: false,
 //! })?;
 //! assert!(r.simulated_mbps > 20.0);
 //! # Ok::<(), wisp_sim::wifi::saturation::SaturationError>(())

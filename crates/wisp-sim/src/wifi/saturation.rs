@@ -13,6 +13,7 @@
 //!   (`MaxSsrc` = ∞); the medium's default retry limit is 7.
 //! - The run starts with every station's first counter drawn at t = 0; no warm-up is cut.
 
+use super::ampdu::AmpduConfig;
 use super::bianchi::{bianchi_difs_mbps, bianchi_eifs_mbps};
 use super::edca::AccessCategory;
 use super::medium::Medium;
@@ -40,6 +41,10 @@ pub struct SaturationConfig {
     /// `false`: non-QoS stations (DCF, 10.3.4.3). Either way one access category, AC_BE with
     /// the DCF parameters (AIFSN 2, CWmin, CWmax of the PHY), so only the counting rule differs.
     pub qos: bool,
+    /// A-MPDU with block Ack ([`AmpduConfig::default`]: up to 64 MPDUs within the length and
+    /// PPDU time limits) for an HT/VHT rate; Bianchi's model (one MPDU per access) then does
+    /// not apply.
+    pub ampdu: bool,
 }
 
 /// Why an experiment cannot run.
@@ -59,6 +64,8 @@ pub enum SaturationError {
     Duration,
     #[error("frame error rate must be in [0, 1), not {0}")]
     FrameErrorRate(String),
+    #[error("--ampdu: A-MPDU needs an HT or VHT rate (11n, 11ac), not 802.{0}")]
+    Ampdu(&'static str),
 }
 
 /// What an experiment measured, beside the model.
@@ -112,6 +119,9 @@ impl SaturationConfig {
                 self.frame_error_rate.to_string(),
             ));
         }
+        if self.ampdu && self.rate.mcs().is_none() {
+            return Err(SaturationError::Ampdu(self.standard.name()));
+        }
         Ok(phy)
     }
 
@@ -123,6 +133,9 @@ impl SaturationConfig {
         for _ in 0..self.stations {
             let mut c = StationConfig::dcf(&phy, self.rate);
             c.qos = self.qos;
+            if self.ampdu {
+                c.ampdu = Some(AmpduConfig::default());
+            }
             for p in &mut c.edca {
                 p.retry_limit = u32::MAX;
             }
@@ -170,21 +183,23 @@ mod tests {
             seed: 1,
             frame_error_rate: 0.0,
             qos: false,
+            ampdu: false,
         }
     }
 
-    /// The cases of the 802.11 medium's acceptance that miss 3% (by 3.4–3.8%): with 50 stations and
-    /// W = 16 the simulation has fewer collisions than the model. The stations here are
-    /// non-QoS (DCF), whose counters do not count the slot in which the medium turns busy
-    /// (10.3.4.3); Bianchi's chain decrements every counter in every virtual slot, a busy one
-    /// included — the rule of a QoS station's EDCAF, which acts at the slot boundary where
-    /// another transmission starts (10.22.2.4). Run with the EDCA rule (`qos = true`), all 32
-    /// cases fall within 3% (largest 2.82%, 11g 54 Mbit/s n=50), so the gap is the model's form
-    /// against DCF, not an error in the medium; the DCF rule stays for DCF stations. (The
-    /// colliders' earlier restart after their Ack timeout, 15–21 µs before the others' EIFS,
-    /// also favours the simulation.) A miss that starts passing fails this test too (then the
-    /// list is updated, with the reason in the commit).
-    const KNOWN_MISSES: &[&str] = &["11a 6 n=50", "11g 6 n=50", "11g 54 n=50"];
+    /// The cases of the 802.11 medium's acceptance that miss 3% (by 3.1–3.5%): 6 Mbit/s with 50
+    /// stations and W = 16, where the simulation has fewer collisions than the model. The
+    /// stations here are non-QoS (DCF), whose counters do not count the slot in which the
+    /// medium turns busy (10.3.4.3); Bianchi's chain decrements every counter in every virtual
+    /// slot, a busy one included — the rule of a QoS station's EDCAF, which acts at the slot
+    /// boundary where another transmission starts (10.22.2.4). Run with the EDCA rule (`qos =
+    /// true`), all 32 cases fall within 1.1% of the DIFS form, so the gap is the model's form
+    /// against DCF, not an error in the medium; the DCF rule stays for DCF stations. (Since the
+    /// other stations defer AIFS, not EIFS, after a collision — no PHY header to decode, see
+    /// `medium::basic` — every case is nearer the DIFS form; 11g 54 Mbit/s n=50 missed by 3.40%
+    /// when they deferred EIFS, and is 0.63% from the DIFS form now.) A miss that starts
+    /// passing fails this test too (then the list is updated, with the reason in the commit).
+    const KNOWN_MISSES: &[&str] = &["11a 6 n=50", "11g 6 n=50"];
 
     /// The acceptance of the 802.11 medium: within 3% of the nearer of the DIFS and EIFS forms, for 11b at 1
     /// and 11 Mbit/s and 11a/g at 6, 24 and 54 Mbit/s, 5 to 50 stations.
@@ -227,7 +242,8 @@ mod tests {
 
     /// The same 32 cases with QoS stations (`--access edca`): the counting rule Bianchi's
     /// chain assumes (every counter decrements in every virtual slot, a busy one included), the
-    /// DCF parameters otherwise. Every case within 3% of the nearer form.
+    /// DCF parameters otherwise. Every case within 3% of the nearer form (1.1% of the DIFS form
+    /// at most, seed 1).
     #[test]
     fn wifi_saturation_with_edca_counting_matches_bianchi() {
         let mut report = String::new();
@@ -320,7 +336,12 @@ mod tests {
     }
 
     /// 11n and 11ac without aggregation: the same model applies (one MPDU per access, a normal
-    /// Ack at a basic rate), so the simulation stays within 3% of its nearer form.
+    /// Ack at a basic rate), so the simulation stays between its two forms, 3% allowed on
+    /// either side: above the EIFS form, as the other stations defer AIFS after a collision
+    /// (`medium::basic`), and below the DIFS form, whose T_c has the transmitters resume DIFS
+    /// after a collision too, where they first wait their Ack timeout — which weighs more as
+    /// the frames shorten (VHT80 MCS 9: a 1536-byte PPDU is 68 µs, the Ack timeout 45 µs;
+    /// 3.3% under the DIFS form, 5.2% over the EIFS one).
     #[test]
     fn wifi_saturation_matches_bianchi_for_ht_and_vht() {
         let mut report = String::new();
@@ -334,7 +355,8 @@ mod tests {
             c.rate = rate.unwrap();
             let r = run(&c).unwrap();
             report += &format!("{} {} n={n}: {r:?}\n", std.name(), c.rate);
-            assert!(r.nearer_error() < 0.03, "{report}");
+            let (low, high) = (0.97 * r.bianchi_eifs_mbps, 1.03 * r.bianchi_difs_mbps);
+            assert!((low..=high).contains(&r.simulated_mbps), "{report}");
         }
         // One 11n-5 station at HT20 MCS 7 (long GI), 1500 B, by hand: AIFS 34 + 7.5·9 + PPDU
         // 228 + SIFS 16 + Ack 28 (at 24 Mbit/s) = 373.5 µs per packet.

@@ -1,8 +1,18 @@
 //! The basic frame exchange (IEEE 802.11-2016 10.3.2.3, 10.22.2): `DATA, SIFS, ACK` after a
 //! lone transmitter's success, with the TXOP's next exchange SIFS after the Ack; after a
 //! collision or a frame error, nobody is acknowledged and everyone waits (the transmitters their
-//! Ack timeout, the others EIFS); an internal collision's loser behaves as after a collision,
-//! without airtime. (An RTS/CTS exchange would be a module of its own beside this one.)
+//! Ack timeout; the others EIFS after a frame error, AIFS after a collision); an internal
+//! collision's loser behaves as after a collision, without airtime. (An RTS/CTS exchange would
+//! be a module of its own beside this one.)
+//!
+//! EIFS (10.3.2.3.7) follows a frame whose start the PHY indicated and that was not received
+//! with a correct FCS. A lone frame lost to an error is such a frame for the other stations.
+//! Frames of a collision start in the same slot and reach every station at the same power (one
+//! collision domain, no capture: the AP decodes none of them); at that SINR (about 0 dB) no
+//! station's PHY gets a PHY header, so none indicates a frame start: the medium is only busy
+//! (CCA), and the others count their AIFS from its end. ns-3 decides the same per receiver from
+//! the SINR (its preamble detection needs 4 dB): with every node at one power it defers EIFS
+//! after no collision (`scripts/compare-ns3.py`).
 
 use super::{Medium, Outcome, Txop};
 use crate::wifi::edca::AfterFailure;
@@ -76,7 +86,8 @@ impl Medium {
 
     /// The frames `on_air` from `t` (ending at `ends`, the medium busy until `busy_end`) were
     /// not acknowledged (`outcome`: a collision, or a lone frame's error): the transmitters wait
-    /// their Ack timeout, everyone else EIFS, and each frame (or A-MPDU) is retried or dropped.
+    /// their Ack timeout, everyone else EIFS after an error and AIFS after a collision (no PHY
+    /// header to decode, see the module doc), and each frame (or A-MPDU) is retried or dropped.
     pub(super) fn basic_failed(
         &mut self,
         on_air: &[(usize, usize)],
@@ -87,7 +98,11 @@ impl Medium {
     ) {
         let phy = self.phy;
         self.channel.on_busy(t, busy_end, on_air.len(), false);
-        let eifs_ext = phy.eifs_minus_aifs();
+        let eifs_ext = if outcome == Outcome::Errored {
+            phy.eifs_minus_aifs()
+        } else {
+            Duration::ZERO
+        };
         for s in &mut self.stations {
             s.idle_from = busy_end + eifs_ext;
         }

@@ -7,8 +7,10 @@
 //! - success: `DATA, SIFS, ACK`; everyone's idle count starts at the end of the Ack;
 //! - collision (two or more transmitters in the same slot) or frame error (probability
 //!   `frame_error_rate`, drawn per attempt): the medium is busy until the longest frame ends;
-//!   the transmitters wait their Ack timeout (`SIFS + slot + preamble`), the others EIFS
-//!   (`SIFS + Ack at the lowest rate + AIFS`), before counting again (10.3.2.3.7);
+//!   the transmitters wait their Ack timeout (`SIFS + slot + preamble`), then AIFS; the
+//!   others wait EIFS (`SIFS + Ack at the lowest rate + AIFS`, 10.3.2.3.7) after a frame error
+//!   and AIFS after a collision, whose frames, at equal power, leave no PHY header to decode
+//!   (see `basic`);
 //! - an internal collision (two ACs of one station in the same slot) goes to the higher AC;
 //!   the lower one behaves as after a collision, without airtime (10.22.2.4);
 //! - backoff counters freeze while the medium is busy: a non-QoS (DCF) station counts the
