@@ -150,6 +150,18 @@ impl Default for MediaConfig {
     }
 }
 
+impl MediaConfig {
+    /// The default source encoding within `min`..`max`, with an audio stream of `audio` (0: none).
+    pub fn with_rates(min: Bitrate, max: Bitrate, audio: Bitrate) -> Self {
+        MediaConfig {
+            min_rate: min,
+            max_rate: max,
+            audio_rate: audio,
+            ..MediaConfig::default()
+        }
+    }
+}
+
 /// Counters of what a media source produced.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct MediaStats {

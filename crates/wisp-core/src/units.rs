@@ -241,50 +241,34 @@ fn split_suffix<'a>(t: &'a str, suffixes: &[(&str, f64)]) -> (&'a str, f64) {
 pub mod serde_as {
     use super::{Bitrate, DataSize};
     use crate::time::Duration;
-    use serde::{Deserialize, Deserializer, Serializer, de};
+    use serde::{Deserialize, Deserializer, Serialize, Serializer, de};
 
-    /// A [`Bitrate`] in kbit/s (`f64`).
-    pub mod kbps {
-        use super::*;
-        pub fn serialize<S: Serializer>(v: &Bitrate, s: S) -> Result<S::Ok, S::Error> {
-            s.serialize_f64(v.kbps_f64())
-        }
-        pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Bitrate, D::Error> {
-            f64::deserialize(d).map(Bitrate::from_kbps_f64)
-        }
+    /// An adapter module per unit: `serialize` writes the typed value as `$raw`, `deserialize`
+    /// reads it back.
+    macro_rules! adapters {
+        ($($(#[$doc:meta])* $name:ident: $t:ty as $raw:ty, $to:path, $from:path;)*) => {$(
+            $(#[$doc])*
+            pub mod $name {
+                use super::*;
+                pub fn serialize<S: Serializer>(v: &$t, s: S) -> Result<S::Ok, S::Error> {
+                    $to(*v).serialize(s)
+                }
+                pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<$t, D::Error> {
+                    <$raw>::deserialize(d).map($from)
+                }
+            }
+        )*};
     }
 
-    /// A [`Duration`] in ms (`f64`).
-    pub mod ms {
-        use super::*;
-        pub fn serialize<S: Serializer>(v: &Duration, s: S) -> Result<S::Ok, S::Error> {
-            s.serialize_f64(v.as_millis_f64())
-        }
-        pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
-            f64::deserialize(d).map(Duration::from_millis_f64)
-        }
-    }
-
-    /// A [`Duration`] in seconds (`f64`).
-    pub mod s {
-        use super::*;
-        pub fn serialize<S: Serializer>(v: &Duration, s: S) -> Result<S::Ok, S::Error> {
-            s.serialize_f64(v.as_secs_f64())
-        }
-        pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
-            f64::deserialize(d).map(Duration::from_secs_f64)
-        }
-    }
-
-    /// A [`DataSize`] in bytes (`u64`).
-    pub mod bytes {
-        use super::*;
-        pub fn serialize<S: Serializer>(v: &DataSize, s: S) -> Result<S::Ok, S::Error> {
-            s.serialize_u64(v.bytes())
-        }
-        pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<DataSize, D::Error> {
-            u64::deserialize(d).map(DataSize::from_bytes)
-        }
+    adapters! {
+        /// A [`Bitrate`] in kbit/s (`f64`).
+        kbps: Bitrate as f64, Bitrate::kbps_f64, Bitrate::from_kbps_f64;
+        /// A [`Duration`] in ms (`f64`).
+        ms: Duration as f64, Duration::as_millis_f64, Duration::from_millis_f64;
+        /// A [`Duration`] in seconds (`f64`).
+        s: Duration as f64, Duration::as_secs_f64, Duration::from_secs_f64;
+        /// A [`DataSize`] in bytes (`u64`).
+        bytes: DataSize as u64, DataSize::bytes, DataSize::from_bytes;
     }
 
     /// An optional [`DataSize`] in bytes (`none` when absent).

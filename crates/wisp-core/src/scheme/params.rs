@@ -305,6 +305,24 @@ pub fn rate_kbps(key: &'static str, value: f64, lo: f64, hi: f64, expected: &str
     check(key, bps == value, &format!("{expected}, in whole bit/s"))
 }
 
+/// [`Given`]'s checks of a typed value: the free function of the same name on the value as
+/// written, if given, else on the typed value in the key's unit.
+macro_rules! as_written {
+    ($($(#[$doc:meta])* $check:ident: $t:ty => $in_unit:ident,)*) => {$(
+        $(#[$doc])*
+        pub fn $check(
+            &self,
+            key: &'static str,
+            typed: $t,
+            lo: f64,
+            hi: f64,
+            expected: &str,
+        ) -> Checked {
+            $check(key, self.number(key, typed.$in_unit()), lo, hi, expected)
+        }
+    )*};
+}
+
 /// The pairs a configuration was read from, as written: by key as the configuration names it
 /// (`_` read as `-`), in the order given, each key at most once.
 #[derive(Debug)]
@@ -351,46 +369,13 @@ impl<'a> Given<'a> {
             .unwrap_or(typed)
     }
 
-    /// A time in ms, `lo ≤ value ≤ hi`, as written ([`time_ms`]).
-    pub fn time_ms(
-        &self,
-        key: &'static str,
-        typed: crate::Duration,
-        lo: f64,
-        hi: f64,
-        expected: &str,
-    ) -> Checked {
-        time_ms(
-            key,
-            self.number(key, typed.as_millis_f64()),
-            lo,
-            hi,
-            expected,
-        )
-    }
-
-    /// A time in seconds, as written ([`time_s`]).
-    pub fn time_s(
-        &self,
-        key: &'static str,
-        typed: crate::Duration,
-        lo: f64,
-        hi: f64,
-        expected: &str,
-    ) -> Checked {
-        time_s(key, self.number(key, typed.as_secs_f64()), lo, hi, expected)
-    }
-
-    /// A rate in kbit/s, as written ([`rate_kbps`]).
-    pub fn rate_kbps(
-        &self,
-        key: &'static str,
-        typed: crate::Bitrate,
-        lo: f64,
-        hi: f64,
-        expected: &str,
-    ) -> Checked {
-        rate_kbps(key, self.number(key, typed.kbps_f64()), lo, hi, expected)
+    as_written! {
+        /// A time in ms, `lo ≤ value ≤ hi`, as written ([`time_ms`]).
+        time_ms: crate::Duration => as_millis_f64,
+        /// A time in seconds, as written ([`time_s`]).
+        time_s: crate::Duration => as_secs_f64,
+        /// A rate in kbit/s, as written ([`rate_kbps`]).
+        rate_kbps: crate::Bitrate => kbps_f64,
     }
 
     /// The key given last among `keys` with its value as written.

@@ -222,14 +222,12 @@ impl Validate for GccConfig {
     }
 }
 
-/// `rate-window-ms`: a [`Duration`] read as a number of ms and rounded to whole ms.
+/// `rate-window-ms`: a [`Duration`] written in ms, read rounded to whole ms.
 mod whole_ms {
     use crate::time::Duration;
-    use serde::{Deserialize, Deserializer, Serializer};
+    pub use crate::units::serde_as::ms::serialize;
+    use serde::{Deserialize, Deserializer};
 
-    pub fn serialize<S: Serializer>(v: &Duration, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_f64(v.as_millis_f64())
-    }
     pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
         f64::deserialize(d).map(|ms| Duration::from_millis_f64(ms.round()))
     }
@@ -300,12 +298,7 @@ impl CallRates {
 
     /// The call's media source: the encoder's range and the audio stream are the call's.
     pub fn media(&self) -> MediaConfig {
-        MediaConfig {
-            min_rate: self.min,
-            max_rate: self.max,
-            audio_rate: self.audio,
-            ..MediaConfig::default()
-        }
+        MediaConfig::with_rates(self.min, self.max, self.audio)
     }
 }
 

@@ -138,12 +138,7 @@ impl RateParams {
 
     /// The media source: the encoder's range is R's, with the audio stream.
     pub fn media(&self) -> MediaConfig {
-        MediaConfig {
-            min_rate: self.min,
-            max_rate: self.max,
-            audio_rate: self.audio,
-            ..MediaConfig::default()
-        }
+        MediaConfig::with_rates(self.min, self.max, self.audio)
     }
 }
 
