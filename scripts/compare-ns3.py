@@ -9,7 +9,7 @@ The same saturation scenarios run in both simulators: N stations, always backlog
 
 Prints one markdown table (aggregate UDP goodput, the gap, wall times, the speed-up) and exits 0.
 
-    python3 scripts/compare-ns3.py            # ns-3 10 s per case (about 10 CPU minutes)
+    python3 scripts/compare-ns3.py            # ns-3 10 s per case (about 2 CPU minutes)
     python3 scripts/compare-ns3.py --quick    # N = 1 and 10 only, ns-3 2 s per case
 
 ns-3 (PyPI `ns3` 3.44, its Python bindings) is installed on first use in its own virtual

@@ -402,6 +402,11 @@ impl Medium {
         for s in &mut self.stations {
             let qos = s.config.qos;
             for ac in 0..4 {
+                // A counter at zero stays there (most of a saturated station's ACs): skip the
+                // division.
+                if s.edcaf[ac].counter() == 0 {
+                    continue;
+                }
                 let ready = s.ready(ac, &phy);
                 let mut n = self.channel.idle_slots(ready, t);
                 if qos && t >= ready {
