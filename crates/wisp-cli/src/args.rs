@@ -6,14 +6,10 @@ use wisp_core::Duration;
 use wisp_sim::link::LinkSpec;
 use wisp_sim::loss::LossSpec;
 use wisp_sim::queue::QueueSpec;
-use wisp_sim::trace::TraceUnit;
 
 /// The link a trace file names (`--trace FILE`), in the unit its name implies.
 pub fn trace_link(path: &Path) -> LinkSpec {
-    LinkSpec::Trace {
-        path: path.to_path_buf(),
-        unit: TraceUnit::for_path(path),
-    }
+    LinkSpec::trace_file(path)
 }
 
 /// The link of `--trace FILE` or `--link SPEC` (the commands let at most one through); `None`

@@ -12,7 +12,6 @@ use wisp_sim::bench::{expand_traces, paired_trace, split_schemes};
 use wisp_sim::link::{LinkModel, LinkSpec};
 use wisp_sim::run::{RunReport, RunResult};
 use wisp_sim::sim::FlowSpec;
-use wisp_sim::trace::TraceUnit;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum ReverseChoice {
@@ -55,11 +54,7 @@ pub struct BenchArgs {
 }
 
 fn load(p: &Path) -> Result<LinkModel, CliError> {
-    Ok(LinkSpec::Trace {
-        path: p.to_path_buf(),
-        unit: TraceUnit::for_path(p),
-    }
-    .load()?)
+    Ok(LinkSpec::trace_file(p).load()?)
 }
 
 pub fn bench(a: BenchArgs) -> Result<(), CliError> {

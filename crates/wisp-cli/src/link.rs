@@ -15,16 +15,12 @@ use wisp_net::emulator::{DirectionSpec, LinkError, LinkOptions, SharedWifi, Wifi
 use wisp_sim::link::{LinkModel, LinkSpec};
 use wisp_sim::loss::LossSpec;
 use wisp_sim::queue::QueueSpec;
-use wisp_sim::trace::TraceUnit;
 use wisp_sim::wifi::link::{AP, STATION, WifiLink, WifiSpec};
 
 #[derive(Args, Debug)]
 pub struct LinkArgs {
-    /// The link from the host to the command (the namespace): a Mahimahi trace file, or a link
-    /// spec (trace:FILE, const:12mbps, steps:…), or the emulated 802.11 medium
-    /// (wifi:std=11g,rate=54mbps,stations=4,load=saturated; see docs/wifi.md): the command is
-    /// the measured station, the host side is behind the AP.
-    #[arg(long, value_name = "TRACE")]
+    // The help lists the link kinds of wisp_sim's registry.
+    #[arg(long, value_name = "TRACE", help = downlink_help())]
     pub downlink: String,
 
     /// The link from the command to the host: a trace file or a link spec. Optional with
@@ -93,6 +89,16 @@ pub struct LinkArgs {
     pub command: Vec<OsString>,
 }
 
+/// `--downlink`'s help: the registry's kinds, and what `wisp link` does with the Wi-Fi medium.
+fn downlink_help() -> String {
+    format!(
+        "The link from the host to the command (the namespace): a Mahimahi trace file, or a link \
+         spec: {}. With wifi:… (e.g. wifi:std=11g,rate=54mbps,stations=4,load=saturated), the \
+         command is the measured station, the host side is behind the AP.",
+        wisp_sim::link::help()
+    )
+}
+
 /// `wisp analyze --help`: the columns and an example.
 pub const ANALYZE_HELP: &str = "\
 Output: a table, one row per log: dur s (first to last event), cap kbit/s (what the delivery
@@ -126,11 +132,7 @@ pub struct AnalyzeArgs {
 /// returned as its spec: it is not a [`LinkModel`]).
 fn link_arg(option: &str, s: &str) -> Result<(Result<LinkModel, WifiSpec>, String), CliError> {
     let spec = if Path::new(s).is_file() {
-        let p = PathBuf::from(s);
-        LinkSpec::Trace {
-            unit: TraceUnit::for_path(&p),
-            path: p,
-        }
+        LinkSpec::trace_file(s)
     } else {
         s.parse::<LinkSpec>().map_err(|e| {
             if !s.contains(':') {
@@ -140,7 +142,7 @@ fn link_arg(option: &str, s: &str) -> Result<(Result<LinkModel, WifiSpec>, Strin
             }
         })?
     };
-    if let LinkSpec::Wifi(w) = spec {
+    if let Some(w) = spec.medium() {
         return Ok((Err(w.clone()), format!("wifi:{w}")));
     }
     let model = spec.load()?;

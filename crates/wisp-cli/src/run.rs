@@ -29,22 +29,8 @@ pub struct RunArgs {
     #[arg(long, value_name = "FILE")]
     pub trace: Option<PathBuf>,
 
-    /// The data direction's link model: trace:FILE (Mahimahi: 1500 bytes per line),
-    /// trace-ns:FILE, trace-packets:FILE (libwebrtc: one packet per line, whatever its size),
-    /// const:RATE (e.g. const:12mbps), steps:RATE@T,… (e.g. steps:1mbps@0,2.5mbps@25s),
-    /// wifi-outage[:rate=3mbps,every=1s,length=100ms,burst=5mbps,seed=1] (a constant rate with
-    /// outages whose held packets leave as a burst; length=0 for none); 3g-up, wimax-down,
-    /// cable-up (mobile-broadband profiles after Mehrotra et al., whose delay and loss noise does
-    /// not depend on the sending rate; override any parameter, e.g.
-    /// 3g-up:loss=0.02,rate=500kbps,buffer=none — keys rate, sigma, coherence, buffer, tti,
-    /// per, retx, fade-every, fade-len, loss, jitter, latency, radio, seed); handover:SPEC+SPEC@T
-    /// (one link, then another from time T on its own clock, e.g.
-    /// handover:3g-up+wimax-down@120s); wifi[:KEY=VALUE,…] (the simulated 802.11 medium: the
-    /// flows' data from the AP to station 1 among the spec's contenders, their feedback back
-    /// over the medium, e.g. wifi:std=11g,rate=54mbps,stations=4,load=tcp — keys std, rate,
-    /// stations, load, queue, wmm, bytes, …; see docs/wifi.md; --queue, --reverse-trace and
-    /// --trace-offset-ms do not apply; 60 s unless --duration-s).
-    #[arg(long, value_name = "SPEC")]
+    // The help lists the link kinds of wisp_sim's registry.
+    #[arg(long, value_name = "SPEC", help = link_help())]
     pub link: Option<LinkSpec>,
 
     /// Trace of the feedback direction (e.g. the `.up` of a `.down` data trace). Without it the
@@ -479,6 +465,16 @@ fn video_setup(
     Ok((video, decoded_clip, fps))
 }
 
+/// `--link`'s help: the registry's kinds, and what `wisp run` does with the Wi-Fi medium.
+fn link_help() -> String {
+    format!(
+        "The data direction's link model: {}. With wifi:…, the flows' data goes from the AP to \
+         station 1 among the spec's contenders and their feedback back over the medium; \
+         --queue, --reverse-trace and --trace-offset-ms do not apply; 60 s unless --duration-s.",
+        wisp_sim::link::help()
+    )
+}
+
 pub fn run(a: RunArgs) -> Result<(), CliError> {
     if let Some(dir) = &a.out {
         output::check_out_dir("--out", dir)?;
@@ -499,7 +495,7 @@ pub fn run(a: RunArgs) -> Result<(), CliError> {
     }
     let spec = args::chosen_link(a.trace.as_deref(), a.link.as_ref())
         .unwrap_or_else(|| unreachable!("clap requires --trace or --link"));
-    if let LinkSpec::Wifi(w) = &spec {
+    if let Some(w) = spec.medium() {
         return run_wifi(&a, w, scheme);
     }
     let mut forward = spec.load()?;

@@ -36,7 +36,7 @@ use serde::Serialize;
 use std::io::{self, BufRead, Write};
 use wisp_core::stats::quantiles;
 use wisp_core::{Duration, Instant};
-use wisp_sim::link::{BYTES_PER_LINE, LinkModel, PACKET_TRACE_BYTES_PER_LINE};
+use wisp_sim::link::LinkModel;
 use wisp_sim::trace::TraceCursor;
 
 /// The opportunities of a link, in order (for `#` lines).
@@ -44,7 +44,8 @@ use wisp_sim::trace::TraceCursor;
 enum Opportunities {
     /// A trace: its cursor and the bytes of one line.
     Trace(TraceCursor, u64),
-    /// A rate link: one line per millisecond; `next` is the next millisecond to write.
+    /// Any other link: one line per millisecond, with what it offers in it; `next` is the next
+    /// millisecond to write.
     Rate {
         link: LinkModel,
         next: Instant,
@@ -71,19 +72,13 @@ impl<W: Write> LogWriter<W> {
         for h in header {
             writeln!(out, "# {h}")?;
         }
-        let opportunities = match link {
-            LinkModel::Trace(t) => Opportunities::Trace(t.cursor_at(Instant::ZERO), BYTES_PER_LINE),
-            LinkModel::PacketTrace(t) => {
-                Opportunities::Trace(t.cursor_at(Instant::ZERO), PACKET_TRACE_BYTES_PER_LINE)
-            }
-            LinkModel::Rate(_)
-            | LinkModel::Outage(_)
-            | LinkModel::Mobile(_)
-            | LinkModel::Handover(_) => Opportunities::Rate {
+        let opportunities = match link.trace_lines() {
+            Some((t, per_line)) => Opportunities::Trace(t.cursor_at(Instant::ZERO), per_line),
+            None if link.is_unlimited() => Opportunities::None,
+            None => Opportunities::Rate {
                 link: link.clone(),
                 next: Instant::ZERO,
             },
-            LinkModel::Unlimited => Opportunities::None,
         };
         Ok(LogWriter {
             out,
@@ -534,7 +529,7 @@ mod tests {
 
     #[test]
     fn writes_the_mahimahi_format() {
-        let link = LinkModel::Trace(Arc::new(
+        let link = LinkModel::from_trace(Arc::new(
             Trace::parse("1\n1\n3\n", "t", TraceUnit::Millis).unwrap(),
         ));
         let mut w = LogWriter::new(Vec::new(), &link, &["queue: infinite".into()]).unwrap();

@@ -149,12 +149,7 @@ fn resolve_seed(seed: Option<u64>) -> PyResult<u64> {
 }
 
 fn trace_link(path: &Path) -> PyResult<LinkModel> {
-    LinkSpec::Trace {
-        path: path.to_path_buf(),
-        unit: TraceUnit::for_path(path),
-    }
-    .load()
-    .map_err(value_error)
+    LinkSpec::trace_file(path).load().map_err(value_error)
 }
 
 fn report_json(r: &impl serde::Serialize) -> PyResult<String> {
@@ -309,7 +304,7 @@ fn run(
     let flows: Vec<FlowSpec> = schemes.into_iter().map(FlowSpec::new).collect();
     // The simulated 802.11 medium (`wifi:…`): the flows go from the AP to station 1 and their
     // feedback back across the same medium, as `wisp run --link wifi:…`.
-    let result = if let LinkSpec::Wifi(w) = &spec {
+    let result = if let Some(w) = spec.medium() {
         if reverse.is_some() {
             return Err(value_error(
                 "reverse: does not apply to a wifi link (the feedback crosses the medium)",
@@ -730,7 +725,7 @@ impl Trace {
                 "bin_ms: {bin_ms} ms makes {bins:.0} bins over the trace's {period} s (at most {MAX_BINS:.0})"
             )));
         }
-        let link = LinkModel::Trace(self.trace.clone());
+        let link = LinkModel::from_trace(self.trace.clone());
         let end = Instant::ZERO + self.trace.period();
         let bytes = link.capacity_bins(Instant::ZERO, end, bin);
         let bin_s = bin.as_secs_f64();

@@ -1,7 +1,7 @@
 //! # wisp-sim
 //!
 //! A deterministic discrete-event simulator for wisp's schemes: trace-driven and rate links
-//! ([`link`]), mobile-broadband profiles ([`mobile`]), queues ([`queue`]), random loss ([`loss`]), a `(time, seq)` event engine
+//! ([`link`]), mobile-broadband profiles ([`link::mobile`]), queues ([`queue`]), random loss ([`loss`]), a `(time, seq)` event engine
 //! ([`sim`]), a run's options ([`options`]), the per-packet log ([`log`]), the metrics ([`metrics`]), the matrix runner
 //! ([`bench`](mod@bench)), a rate-control environment stepped one monitor interval at a time ([`interval`]), path characterisation ([`sweep`]), the papers' reproductions
 //! ([`reproduce`]), Sprout's view of a saturated link ([`forecast`]), trace comparison
@@ -27,13 +27,11 @@ pub mod link;
 pub mod log;
 pub mod loss;
 pub mod metrics;
-pub mod mobile;
 pub mod options;
 pub mod path;
 pub mod pingpair;
 pub mod probing;
 pub mod queue;
-pub(crate) mod rate;
 pub mod reproduce;
 pub mod run;
 pub mod scenario_file;

@@ -12,7 +12,6 @@ use crate::sim::{
 };
 use crate::wifi::link::WifiSpec;
 use serde::Serialize;
-use std::sync::Arc;
 use wisp_core::{Bitrate, Instant};
 
 /// The summary of a run (what `wisp run --json` prints).
@@ -184,7 +183,7 @@ pub fn run_network_or_cancel(
     cancel: Option<Cancel<'_>>,
 ) -> Result<NetworkResult, SimError> {
     let log = simulate_network_or_cancel(net, progress, cancel)?;
-    let none = LinkModel::Rate(Arc::new(vec![(Instant::ZERO, Bitrate::ZERO)]));
+    let none = LinkModel::constant(Bitrate::ZERO);
     let reference = |f: usize| {
         net.reference(f)
             .unwrap_or((&none, wisp_core::Duration::ZERO))

@@ -67,7 +67,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 use std::fmt;
 use std::ops::Range;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use toml::Spanned;
 use wisp_core::Duration;
 use wisp_core::scheme::SchemeConfig;
@@ -315,10 +315,10 @@ impl Parser<'_> {
         let spec: LinkSpec = s.parse().map_err(|e: LinkSpecError| {
             self.at(v, format!("bad link spec `{s}`: {}", e.message))
         })?;
-        if !self.read_files && names_a_file(&spec) {
+        if !self.read_files && spec.reads_files() {
             return Ok(None);
         }
-        let spec = rebase(spec, self.base);
+        let spec = spec.rebased(self.base);
         spec.load()
             .map(Some)
             .map_err(|e| self.at(v, format!("link `{s}`: {e}")))
@@ -838,36 +838,6 @@ fn shortest_path(graph: &[Vec<Edge>], a: usize, b: usize) -> Option<Route> {
     hops.reverse();
     visited.reverse();
     Some((hops, visited))
-}
-
-/// The spec reads a file.
-fn names_a_file(spec: &LinkSpec) -> bool {
-    match spec {
-        LinkSpec::Trace { .. } | LinkSpec::PacketTrace { .. } => true,
-        LinkSpec::Handover(segs) => segs.iter().any(|(_, s)| names_a_file(s)),
-        _ => false,
-    }
-}
-
-/// Trace paths relative to `base`.
-fn rebase(spec: LinkSpec, base: &Path) -> LinkSpec {
-    let join = |p: PathBuf| if p.is_relative() { base.join(p) } else { p };
-    match spec {
-        LinkSpec::Trace { path, unit } => LinkSpec::Trace {
-            path: join(path),
-            unit,
-        },
-        LinkSpec::PacketTrace { path, unit } => LinkSpec::PacketTrace {
-            path: join(path),
-            unit,
-        },
-        LinkSpec::Handover(segs) => LinkSpec::Handover(
-            segs.into_iter()
-                .map(|(t, s)| (t, rebase(s, base)))
-                .collect(),
-        ),
-        other => other,
-    }
 }
 
 /// 1-based line and column (in characters) of byte `offset` in `text`.

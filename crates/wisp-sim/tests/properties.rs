@@ -35,7 +35,7 @@ fn trace_strategy() -> impl Strategy<Value = Vec<u64>> {
 
 fn link(times: &[u64]) -> LinkModel {
     let text: String = times.iter().map(|t| format!("{t}\n")).collect();
-    LinkModel::Trace(Arc::new(
+    LinkModel::from_trace(Arc::new(
         Trace::parse(&text, "random", TraceUnit::Millis).unwrap(),
     ))
 }

@@ -171,7 +171,7 @@ fn random_trace() -> impl Strategy<Value = LinkModel> {
             text.push_str(&format!("{t}\n"));
         }
         text.push_str(&format!("{}\n", t + 1));
-        LinkModel::Trace(Arc::new(
+        LinkModel::from_trace(Arc::new(
             wisp_sim::trace::Trace::parse(&text, "random", wisp_sim::trace::TraceUnit::Millis)
                 .unwrap(),
         ))

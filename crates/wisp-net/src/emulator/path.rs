@@ -481,7 +481,7 @@ mod tests {
     }
 
     fn trace(s: &str) -> LinkModel {
-        LinkModel::Trace(Arc::new(Trace::parse(s, "t", TraceUnit::Millis).unwrap()))
+        LinkModel::from_trace(Arc::new(Trace::parse(s, "t", TraceUnit::Millis).unwrap()))
     }
 
     fn spec(link: LinkModel, delay_ms: u64) -> DirectionSpec {

@@ -617,8 +617,8 @@ fn summarize(result: &RunResult, scheme: &SchemeConfig, duration: Duration) -> R
 /// The link of case `id`.
 fn link(id: &str, trace: &Arc<Trace>) -> LinkModel {
     let spec = match id {
-        "trace" => return LinkModel::PacketTrace(Arc::clone(trace)),
-        "trace-mahimahi" => return LinkModel::Trace(Arc::clone(trace)),
+        "trace" => return LinkModel::from_packet_trace(Arc::clone(trace)),
+        "trace-mahimahi" => return LinkModel::from_trace(Arc::clone(trace)),
         "outage-3mbps" => "wifi-outage",
         "no-outage-3mbps" => "wifi-outage:length=0",
         "outage-2mbps" => "wifi-outage:rate=2mbps",
@@ -634,10 +634,7 @@ fn link(id: &str, trace: &Arc<Trace>) -> LinkModel {
 /// (the shipped trace is 299.15 s; replaying it again would start with its first outage).
 fn call_length(model: &LinkModel, quick: bool) -> Duration {
     let d = Duration::from_secs(if quick { 60 } else { 300 });
-    match model {
-        LinkModel::Trace(t) | LinkModel::PacketTrace(t) => d.min(t.period()),
-        _ => d,
-    }
+    model.trace_lines().map_or(d, |(t, _)| d.min(t.period()))
 }
 
 /// Runs every case. `on_done(done, total)` reports progress.

@@ -5,7 +5,7 @@
 //! from the 3G to the WiMAX profile mid-call, and the sensitivity of `adaptive-um` to its
 //! parameters.
 //!
-//! The networks are the simulator's mobile-broadband profiles ([`crate::mobile`]), calibrated
+//! The networks are the simulator's mobile-broadband profiles ([`crate::link::mobile`]), calibrated
 //! to the paper's measurements; the paper drove its simulations with the collected traces
 //! instead. Every controller sends a 30-frames/s video call with audio ([`MediaSource`]) and is
 //! acknowledged per packet; the one-way propagation delay in front of each profile is 20 ms
@@ -823,7 +823,7 @@ impl Mehrotra {
     /// Calibration checks, not reproduced claims: the §III zones of the rate sweeps. The
     /// `3g-up` and `wimax-down` profiles were tuned to produce exactly these zones (the capacity
     /// of `3g-up` sits between 250 and 640 kbit/s; `wimax-down` is a constant 5 Mbit/s so that
-    /// 4.9 is free and 5.1 congested; see [`crate::mobile`]), so meeting them shows the profiles
+    /// 4.9 is free and 5.1 congested; see [`crate::link::mobile`]), so meeting them shows the profiles
     /// still match the paper's measurements, not that anything of the paper was reproduced. They
     /// are reported apart (`calibration` in summary.json, their own table in the report) and do
     /// not count among the claims met.

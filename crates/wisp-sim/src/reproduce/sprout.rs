@@ -259,8 +259,8 @@ impl TracePair {
     /// (data link, feedback link) for `dir`.
     pub fn links(&self, dir: Direction) -> (LinkModel, LinkModel) {
         let (d, u) = (
-            LinkModel::Trace(Arc::clone(&self.down)),
-            LinkModel::Trace(Arc::clone(&self.up)),
+            LinkModel::from_trace(Arc::clone(&self.down)),
+            LinkModel::from_trace(Arc::clone(&self.up)),
         );
         match dir {
             Direction::Down => (d, u),

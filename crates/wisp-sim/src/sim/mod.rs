@@ -22,11 +22,11 @@
 //! either direction, contends on its one channel. A medium's random draws come from
 //! `wifi/LABEL`.
 //!
-//! **Agents** ([`agent`]) run at a medium's nodes beside a flow with frames and timers of their
-//! own; the engine schedules their timers and hands them their frames, and knows nothing else
-//! of them. A flow with a Ping-Pair spec ([`RoutedFlow::pingpair`]) has one: its receiving
+//! **Agents** (`sim/agent.rs`) run at a medium's nodes beside a flow with frames and timers of
+//! their own; the engine schedules their timers and hands them their frames, and knows nothing
+//! else of them. A flow with a Ping-Pair spec ([`RoutedFlow::pingpair`]) has one: its receiving
 //! station pings the AP of its data path's last Wi-Fi hop, and the AP answers each echo request
-//! into its downlink queue of the request's access category ([`pingpair`],
+//! into its downlink queue of the request's access category (`sim/pingpair.rs`,
 //! [`crate::pingpair`]).
 //!
 //! A [`Scenario`] (one bottleneck per direction, as `wisp run` builds it) is the two-node network
@@ -40,7 +40,7 @@
 //! entrance → the one-way propagation delay → the link's queue → its server → the next hop (at
 //! the instant of delivery). A link may discard a packet that waited too long in the queue, and
 //! may deliver a packet after its server is done with it, or lose it (the mobile profiles'
-//! radio, [`crate::mobile`]).
+//! radio, [`crate::link::mobile`]).
 
 use crate::link::{LinkModel, Server};
 use crate::log::{DropReason, PacketRecord, RunLog, SENDER_SAMPLE_INTERVAL, SenderSample};

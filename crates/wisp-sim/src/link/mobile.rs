@@ -99,7 +99,9 @@
 //! `wisp sweep --link PROFILE` measures a profile the way §III measured the networks; its output
 //! for each profile is in the reproduction's report.
 
-use crate::rate::{rate_integral_bits, rate_next_start, rate_serve};
+use super::LinkSpec;
+use super::contract::{LinkKind, LinkName, LinkProcess, Serve, Service};
+use super::rate::{rate_integral_bits, rate_next_start, rate_serve};
 use rand::RngExt;
 use rand_chacha::ChaCha8Rng;
 use std::sync::Arc;
@@ -455,16 +457,24 @@ impl MobileLink {
         let j = knot(k) * (1.0 - frac) + knot(k + 1) * frac;
         self.spec.jitter.mul_f64(j)
     }
+}
 
-    /// Bytes C(t) carries in `[lo, hi)`.
-    pub fn capacity_bytes(&self, lo: Instant, hi: Instant) -> f64 {
-        rate_integral_bits(&self.steps, lo, hi) / 8.0
+impl LinkProcess for MobileLink {
+    type Server = MobileServer;
+
+    fn name(&self) -> String {
+        self.spec.name()
+    }
+
+    /// Bytes C(t) carries in `[from, to)`.
+    fn capacity_bytes(&self, from: Instant, to: Instant) -> f64 {
+        rate_integral_bits(&self.steps, from, to) / 8.0
     }
 
     /// A server for a run whose per-packet draws come from `seed`.
-    pub fn server(self: &Arc<Self>, seed: u64) -> MobileServer {
+    fn server(&self, seed: u64) -> MobileServer {
         MobileServer {
-            link: Arc::clone(self),
+            link: self.clone(),
             rng: crate::seed::stream(seed, "link/mobile/packets"),
             last_exit: Instant::ZERO,
             last_delivery: Instant::ZERO,
@@ -472,18 +482,10 @@ impl MobileLink {
     }
 }
 
-/// What the link did with a packet: when the bottleneck is free again (`done`) and when the
-/// receiver gets it (`delivered`, `None` if it was lost on the way).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Service {
-    pub done: Instant,
-    pub delivered: Option<Instant>,
-}
-
 /// The server of a [`MobileLink`]: the bottleneck at C(t), then the radio.
 #[derive(Clone, Debug)]
 pub struct MobileServer {
-    link: Arc<MobileLink>,
+    link: MobileLink,
     rng: ChaCha8Rng,
     last_exit: Instant,
     last_delivery: Instant,
@@ -493,13 +495,16 @@ impl MobileServer {
     pub fn link(&self) -> &MobileLink {
         &self.link
     }
+}
 
-    pub fn next_start(&mut self, t: Instant) -> Option<Instant> {
+impl Serve for MobileServer {
+    fn next_start(&mut self, t: Instant) -> Option<Instant> {
         rate_next_start(&self.link.steps, t)
     }
 
-    /// Serves `size` bytes from `t` (which [`MobileServer::next_start`] returned).
-    pub fn serve(&mut self, t: Instant, size: u64) -> Service {
+    /// Serves `size` bytes from `t` (which [`Serve::next_start`] returned): the bottleneck,
+    /// then the radio.
+    fn serve_packet(&mut self, t: Instant, size: u64) -> Service {
         let done = rate_serve(&self.link.steps, t, size);
         if done == Instant::MAX {
             return Service {
@@ -538,8 +543,46 @@ impl MobileServer {
     }
 
     /// The buffer's discard timer.
-    pub fn discard_after(&self) -> Option<Duration> {
+    fn discard_after(&self, _now: Instant) -> Option<Duration> {
         self.link.spec.buffer
+    }
+}
+
+/// `3g-up`, `wimax-down`, `cable-up`, each `[:KEY=VALUE,…]`.
+#[derive(Clone, Copy, Debug)]
+pub struct MobileKind;
+
+/// What the help says of every profile.
+const PROFILE_HELP: &str = "a mobile-broadband profile after Mehrotra et al., whose delay and \
+    loss noise does not depend on the sending rate; override any parameter, e.g. \
+    3g-up:loss=0.02,rate=500kbps,buffer=none — keys rate, sigma, coherence, buffer, tti, per, \
+    retx, fade-every, fade-len, loss, jitter, latency, radio, seed";
+
+/// A profile's name (each is one of [`Profile::ALL`]).
+const fn profile(name: &'static str, usage: &'static str) -> LinkName {
+    LinkName {
+        name,
+        usage,
+        help: PROFILE_HELP,
+    }
+}
+
+/// The profiles' names.
+const NAMES: &[LinkName] = &[
+    profile("3g-up", "3g-up[:…]"),
+    profile("wimax-down", "wimax-down[:…]"),
+    profile("cable-up", "cable-up[:…]"),
+];
+
+impl LinkKind for MobileKind {
+    fn names(&self) -> &'static [LinkName] {
+        NAMES
+    }
+
+    fn parse(&self, name: &str, args: Option<&str>) -> Result<LinkSpec, String> {
+        let spec = MobileSpec::parse(name, args)
+            .unwrap_or_else(|| Err(format!("`{name}` is not a mobile-broadband profile")));
+        spec.map(LinkSpec::Mobile)
     }
 }
 
@@ -552,6 +595,12 @@ mod tests {
     fn spec(s: &str) -> MobileSpec {
         let (n, a) = s.split_once(':').map_or((s, None), |(n, a)| (n, Some(a)));
         MobileSpec::parse(n, a).unwrap().unwrap()
+    }
+
+    #[test]
+    fn the_kind_names_every_profile() {
+        let names: Vec<&str> = MobileKind.names().iter().map(|n| n.name).collect();
+        assert_eq!(names, Profile::ALL.map(Profile::name));
     }
 
     #[test]
@@ -665,7 +714,7 @@ mod tests {
         let mut delays = vec![];
         while t < Instant::from_secs(600) {
             let start = srv.next_start(t).unwrap().max(t);
-            let s = srv.serve(start, size);
+            let s = srv.serve_packet(start, size);
             sent += 1;
             match s.delivered {
                 None => lost += 1,
@@ -719,11 +768,11 @@ mod tests {
         // Served 1 ms into the fade (1000 B at 2 Mbit/s takes 4 ms): it waits for the end if
         // the end is within 20 retransmissions (40 ms), else it is lost.
         let t = b - ms(30) - ms(4);
-        let r = srv.serve(t, 1000);
+        let r = srv.serve_packet(t, 1000);
         assert_eq!(r.done, b - ms(30));
         let exit = r.delivered.unwrap();
         assert!(exit >= b && exit <= b + ms(2), "{exit:?} vs {b:?}");
-        let r = srv.serve(a, 1000);
+        let r = srv.serve_packet(a, 1000);
         assert_eq!(r.delivered, None);
     }
 }
