@@ -13,6 +13,7 @@
 //! See `docs/adding-a-scheme.md`.
 
 pub mod alfalfa;
+pub mod call;
 pub mod cbr;
 pub mod contract;
 pub mod example_aimd;

@@ -109,15 +109,15 @@ pub use rate_control::{AimdConfig, AimdRateControl, RateControlState};
 pub use receiver::{GccReceiver, RemoteEstimator};
 pub use sender::GccSender;
 pub use wire::GccFeedback;
+// Where the GCC forms' rate keys were first declared; they are shared now.
+pub use super::call::CallRates;
 
-use super::params::{Checked, Given, Validate, ordered, range, scheme_config};
+use super::params::{Checked, Given, Validate, scheme_config};
 use super::registry::{Halves, Scheme, SchemeInfo};
 use super::{BuildError, SchemeContext};
 use crate::pacer::Pacer;
-use crate::source::MediaConfig;
 use crate::time::Duration;
-use crate::units::Bitrate;
-use crate::units::serde_as::{kbps, ms};
+use crate::units::serde_as::ms;
 
 scheme_config! {
     /// Configuration of GCC. `Default` is `gcc`; see [`GccConfig::grouping`] and
@@ -230,75 +230,6 @@ mod whole_ms {
 
     pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
         f64::deserialize(d).map(|ms| Duration::from_millis_f64(ms.round()))
-    }
-}
-
-scheme_config! {
-    /// A video call's rates, the keys every GCC form shares (and the UKF schemes').
-    #[derive(Clone, Debug, PartialEq)]
-    pub struct CallRates {
-        /// A at the start, kbit/s.
-        #[serde(rename = "start-kbps", with = "kbps")]
-        pub start: Bitrate,
-        /// The lowest A and encoder rate, kbit/s.
-        #[serde(rename = "min-kbps", with = "kbps")]
-        pub min: Bitrate,
-        /// The highest A and encoder rate, kbit/s.
-        #[serde(rename = "max-kbps", with = "kbps")]
-        pub max: Bitrate,
-        /// Pacing rate / A.
-        pub pace_factor: f64,
-        /// The audio stream, kbit/s (0 for none).
-        #[serde(rename = "audio-kbps", with = "kbps")]
-        pub audio: Bitrate,
-    }
-}
-
-impl Default for CallRates {
-    /// 300 kbit/s at the start (libwebrtc's), the encoder's range, 2.5 × A, its audio.
-    fn default() -> Self {
-        let media = MediaConfig::default();
-        CallRates {
-            start: Bitrate::from_kbps(300),
-            min: media.min_rate,
-            max: media.max_rate,
-            pace_factor: 2.5,
-            audio: media.audio_rate,
-        }
-    }
-}
-
-impl CallRates {
-    /// The keys' checks: each in range, and `min-kbps ≤ start-kbps ≤ max-kbps`.
-    pub(crate) fn check(&self, given: &Given<'_>) -> Checked {
-        let kbps = "a rate in kbit/s, 1 to 1e6";
-        given.rate_kbps("start-kbps", self.start, 1.0, 1e6, kbps)?;
-        given.rate_kbps("min-kbps", self.min, 1.0, 1e6, kbps)?;
-        given.rate_kbps("max-kbps", self.max, 1.0, 1e6, kbps)?;
-        range(
-            "pace-factor",
-            self.pace_factor,
-            1.0,
-            100.0,
-            "a factor, 1 to 100",
-        )?;
-        given.rate_kbps(
-            "audio-kbps",
-            self.audio,
-            0.0,
-            1000.0,
-            "a rate in kbit/s, 0 to 1000",
-        )?;
-        ordered(&[
-            ("min-kbps", self.min.kbps_f64()),
-            ("start-kbps", self.start.kbps_f64()),
-            ("max-kbps", self.max.kbps_f64()),
-        ])
-    }
-
-    /// The call's media source: the encoder's range and the audio stream are the call's.
-    pub fn media(&self) -> MediaConfig {
-        MediaConfig::with_rates(self.min, self.max, self.audio)
     }
 }
 

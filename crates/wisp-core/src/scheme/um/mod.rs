@@ -57,7 +57,8 @@ pub use um::{Um, UmConfig};
 pub use vegas_like::{VegasLike, VegasLikeConfig};
 
 use super::ParamError;
-use super::params::{Checked, Given, Parameters, Validate, ordered, range, scheme_config};
+use super::call::CallRates;
+use super::params::{Checked, Given, Parameters, Validate, scheme_config};
 use super::registry::{Halves, Scheme, SchemeInfo};
 use super::tcp::TcpReceiver;
 use super::{BuildError, SchemeContext};
@@ -68,26 +69,14 @@ use crate::scheme::tcp::ack::TcpAck;
 use crate::source::MediaConfig;
 use crate::time::{Duration, Instant};
 use crate::units::Bitrate;
-use crate::units::serde_as::{kbps, s};
+use crate::units::serde_as::s;
 
 scheme_config! {
     /// Parameters every scheme of the family shares (and all of `newreno-like`'s).
     #[derive(Clone, Debug, PartialEq)]
     pub struct RateParams {
-        /// R before any feedback, kbit/s.
-        #[serde(rename = "start-kbps", with = "kbps")]
-        pub start: Bitrate,
-        /// The lowest R and encoder rate, kbit/s.
-        #[serde(rename = "min-kbps", with = "kbps")]
-        pub min: Bitrate,
-        /// The highest R and encoder rate, kbit/s.
-        #[serde(rename = "max-kbps", with = "kbps")]
-        pub max: Bitrate,
-        /// Pacing rate / R.
-        pub pace_factor: f64,
-        /// The audio stream, kbit/s (0 for none).
-        #[serde(rename = "audio-kbps", with = "kbps")]
-        pub audio: Bitrate,
+        #[group]
+        pub call: CallRates,
         /// The window of the base one-way delay, s.
         #[serde(rename = "base-window-s", with = "s")]
         pub base_window: Duration,
@@ -97,11 +86,12 @@ scheme_config! {
 impl Default for RateParams {
     fn default() -> Self {
         RateParams {
-            start: Bitrate::from_kbps(100),
-            min: Bitrate::from_kbps(50),
-            max: Bitrate::from_kbps(10_000),
-            pace_factor: 2.5,
-            audio: MediaConfig::default().audio_rate,
+            call: CallRates {
+                start: Bitrate::from_kbps(100),
+                min: Bitrate::from_kbps(50),
+                max: Bitrate::from_kbps(10_000),
+                ..CallRates::default()
+            },
             base_window: Duration::from_secs(600),
         }
     }
@@ -110,35 +100,19 @@ impl Default for RateParams {
 impl RateParams {
     /// The shared keys' ranges, and `min-kbps ≤ start-kbps ≤ max-kbps`.
     pub(crate) fn check(&self, given: &Given<'_>) -> Checked {
-        let kbps = "kbit/s, 1 to 10000000";
-        given.rate_kbps("start-kbps", self.start, 1.0, 1e7, kbps)?;
-        given.rate_kbps("min-kbps", self.min, 1.0, 1e7, kbps)?;
-        given.rate_kbps("max-kbps", self.max, 1.0, 1e7, kbps)?;
-        range(
-            "pace-factor",
-            self.pace_factor,
-            1.0,
-            100.0,
-            "a number, 1 to 100",
-        )?;
-        given.rate_kbps("audio-kbps", self.audio, 0.0, 1000.0, "kbit/s, 0 to 1000")?;
+        self.call.check(given)?;
         given.time_s(
             "base-window-s",
             self.base_window,
             1.0,
             86_400.0,
             "seconds, 1 to 86400",
-        )?;
-        ordered(&[
-            ("min-kbps", self.min.kbps_f64()),
-            ("start-kbps", self.start.kbps_f64()),
-            ("max-kbps", self.max.kbps_f64()),
-        ])
+        )
     }
 
     /// The media source: the encoder's range is R's, with the audio stream.
     pub fn media(&self) -> MediaConfig {
-        MediaConfig::with_rates(self.min, self.max, self.audio)
+        self.call.media()
     }
 }
 
@@ -390,7 +364,7 @@ mod tests {
         let mut c = <UmFamilyConfig as Scheme>::named("um").unwrap();
         c.set_params(&[("start-kbps", "300"), ("max-kbps", "6000"), ("k0", "30000")])
             .unwrap();
-        assert_eq!(c.rate_params().start, Bitrate::from_kbps(300));
+        assert_eq!(c.rate_params().call.start, Bitrate::from_kbps(300));
         assert_eq!(c.rate_params().media().max_rate, Bitrate::from_kbps(6000));
         let p = c.param_list();
         assert!(p.contains(&("start-kbps", "300".to_string())), "{p:?}");

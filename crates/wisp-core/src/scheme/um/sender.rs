@@ -144,14 +144,14 @@ fn bytes_per_s(r: Bitrate) -> f64 {
 
 impl<L: RateLaw> RateSender<L> {
     pub fn new(params: &RateParams, law: L) -> Self {
-        let min = bytes_per_s(params.min);
-        let max = bytes_per_s(params.max).max(min);
+        let min = bytes_per_s(params.call.min);
+        let max = bytes_per_s(params.call.max).max(min);
         RateSender {
             law,
-            rate: bytes_per_s(params.start).clamp(min, max),
+            rate: bytes_per_s(params.call.start).clamp(min, max),
             min,
             max,
-            pace_factor: params.pace_factor,
+            pace_factor: params.call.pace_factor,
             // The RTO bounds are unused (the no-feedback timer uses SRTT).
             rtt: RttEstimator::new(Duration::ZERO, Duration::from_secs(60)),
             base: WindowedMin::new(params.base_window / 10, 10),
@@ -439,10 +439,8 @@ mod tests {
 
     #[test]
     fn no_feedback_halves_the_rate() {
-        let p = RateParams {
-            start: Bitrate::from_kbps(1000),
-            ..RateParams::default()
-        };
+        let mut p = RateParams::default();
+        p.call.start = Bitrate::from_kbps(1000);
         let mut s = RateSender::new(&p, Probe::default());
         send(&mut s, 0, Instant::ZERO, 1000);
         // Before any RTT sample the interval is 1 s.
