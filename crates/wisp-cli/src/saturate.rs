@@ -6,7 +6,7 @@ use clap::{Args, Subcommand, ValueEnum};
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
-use wisp_core::saturator::{WindowConfig, trace_lines};
+use wisp_core::saturator::{RecordingSettings, WindowConfig, trace_lines};
 use wisp_core::{Duration, Instant};
 use wisp_net::saturator::{ClientConfig, ClientReport, FeedbackAddr, SaturateError, ServerConfig};
 
@@ -333,13 +333,15 @@ fn client(a: ClientArgs, stop: &AtomicBool) -> Result<(), CliError> {
     let cfg = ClientConfig {
         server: a.server,
         feedback: a.feedback,
-        up,
-        down,
-        duration: a.duration_s,
-        warmup: a.warmup_s,
-        packet_bytes: payload,
-        window: a.window.config()?,
-        epoch: a.epoch_ns.map(Instant::from_nanos),
+        recording: RecordingSettings {
+            up,
+            down,
+            duration: a.duration_s,
+            warmup: a.warmup_s,
+            packet_bytes: payload,
+            window: a.window.config()?,
+            epoch: a.epoch_ns.map(Instant::from_nanos),
+        },
     };
     let r =
         wisp_net::saturator::client(&cfg, stop, &mut |l| say!("{l}")).map_err(saturate_error)?;

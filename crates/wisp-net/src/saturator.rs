@@ -53,7 +53,7 @@ use wisp_core::saturator::{
     ClientEvent, ClientFailure, ClientSession, ClientSettings, Datagram, Progress, Server,
     ServerEvent, ServerSettings, SessionEnd, Transmit, WindowConfig,
 };
-pub use wisp_core::saturator::{ClientReport, DirectionRecord, PacketErrors};
+pub use wisp_core::saturator::{ClientReport, DirectionRecord, PacketErrors, RecordingSettings};
 use wisp_core::{Duration, Instant};
 
 /// The default UDP payload: a 1500-byte IPv4 packet.
@@ -468,16 +468,8 @@ fn ended_line(s: &SessionEnd) -> String {
 pub struct ClientConfig {
     pub server: SocketAddr,
     pub feedback: Option<FeedbackAddr>,
-    pub up: bool,
-    pub down: bool,
-    /// How long the recording lasts, after the warm-up.
-    pub duration: Duration,
-    pub warmup: Duration,
-    /// UDP payload bytes of each packet (the IP packet less [`crate::ip_udp_header`]).
-    pub packet_bytes: usize,
-    pub window: WindowConfig,
-    /// Trace timestamps count from this monotonic instant (default: the recording's start).
-    pub epoch: Option<Instant>,
+    /// What is recorded (its `epoch` a monotonic instant of this host).
+    pub recording: RecordingSettings,
 }
 
 /// The client's sockets: the data path and, optionally, the feedback path.
@@ -555,19 +547,16 @@ pub fn client(
     let settings = ClientSettings {
         session,
         boot: boot_hash(),
-        up: cfg.up,
-        down: cfg.down,
-        duration: cfg.duration,
-        warmup: cfg.warmup,
-        packet_bytes: cfg.packet_bytes,
-        window: cfg.window,
-        epoch: cfg.epoch,
+        recording: cfg.recording.clone(),
         feedback: cfg.feedback.as_ref().map(ToString::to_string),
     };
-    settings.validate().map_err(SaturateError::Input)?;
+    settings
+        .recording
+        .validate()
+        .map_err(SaturateError::Input)?;
     // Both directions carry packets of this size: refuse one the route to the server cannot
     // carry whole before the handshake (packets are sent with don't-fragment).
-    let ip = cfg.packet_bytes as u32 + crate::ip_udp_header(&cfg.server);
+    let ip = cfg.recording.packet_bytes as u32 + crate::ip_udp_header(&cfg.server);
     if let Ok(mtu) = crate::path_mtu(unspecified_for(&cfg.server).ip(), cfg.server)
         && ip > mtu
     {
@@ -643,20 +632,20 @@ fn client_line(cfg: &ClientConfig, session: u32, e: &ClientEvent) -> String {
         } else {
             format!("clock offset {:.3} ms", offset as f64 / 1e6)
         },
-        match (cfg.up, cfg.down) {
+        match (cfg.recording.up, cfg.recording.down) {
             (true, true) => "both directions",
             (true, false) => "the uplink",
             _ => "the downlink",
         },
-        cfg.duration.as_secs_f64(),
-        cfg.warmup.as_secs_f64()
+        cfg.recording.duration.as_secs_f64(),
+        cfg.recording.warmup.as_secs_f64()
     )
 }
 
 /// A second of saturation: window, packets in flight, RTT and rates.
 fn progress_line(cfg: &ClientConfig, p: &Progress) -> String {
     let secs = p.interval.as_secs_f64();
-    let ip_bytes = cfg.packet_bytes as f64 + f64::from(crate::ip_udp_header(&cfg.server));
+    let ip_bytes = cfg.recording.packet_bytes as f64 + f64::from(crate::ip_udp_header(&cfg.server));
     let mbps = |pkts: f64| pkts * ip_bytes * 8.0 / secs / 1e6;
     let mut line = format!("t={:5.1} s", p.elapsed.as_secs_f64());
     if p.warming_up {
@@ -745,13 +734,15 @@ mod tests {
         let cfg = ClientConfig {
             server: listen,
             feedback: Some(FeedbackAddr::Unix(sock)),
-            up: true,
-            down: true,
-            duration: Duration::from_millis(500),
-            warmup: Duration::from_millis(100),
-            packet_bytes: 200,
-            window,
-            epoch: None,
+            recording: RecordingSettings {
+                up: true,
+                down: true,
+                duration: Duration::from_millis(500),
+                warmup: Duration::from_millis(100),
+                packet_bytes: 200,
+                window,
+                epoch: None,
+            },
         };
         let stop = AtomicBool::new(false);
         let r = client(&cfg, &stop, &mut |_| {}).unwrap();

@@ -32,30 +32,23 @@ const BYES: usize = 3;
 /// Each trace line stands for a full 1500-byte packet (Mahimahi's credit).
 const LINE_BYTES: f64 = 1500.0;
 
-/// One recording's settings.
+/// What is recorded: the directions, the window and the packets. `wisp saturate client`'s
+/// options carry it as given; a [`ClientSettings`] adds the session's identity.
 #[derive(Clone, Debug, PartialEq)]
-pub struct ClientSettings {
-    /// The session's id (chosen at random by the caller).
-    pub session: u32,
-    /// This host's boot id hash (0 if unknown: then the clocks are never assumed shared).
-    pub boot: u64,
+pub struct RecordingSettings {
     pub up: bool,
     pub down: bool,
     /// How long the recording lasts, after the warm-up.
     pub duration: Duration,
     pub warmup: Duration,
-    /// UDP payload bytes of each packet.
+    /// UDP payload bytes of each packet (the IP packet less its IP and UDP headers).
     pub packet_bytes: usize,
     pub window: WindowConfig,
     /// Trace timestamps count from this instant (default: the recording's start).
     pub epoch: Option<Instant>,
-    /// The feedback path as given (`HOST:PORT` or `unix:PATH`), if there is one: then
-    /// acknowledgements, the keepalive and the end's messages go over it, else over the data
-    /// path.
-    pub feedback: Option<String>,
 }
 
-impl ClientSettings {
+impl RecordingSettings {
     /// Checks the window, the packet size and that there is a direction to saturate.
     pub fn validate(&self) -> Result<(), String> {
         self.window.validate()?;
@@ -65,6 +58,20 @@ impl ClientSettings {
         }
         Ok(())
     }
+}
+
+/// One recording's settings.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ClientSettings {
+    /// The session's id (chosen at random by the caller).
+    pub session: u32,
+    /// This host's boot id hash (0 if unknown: then the clocks are never assumed shared).
+    pub boot: u64,
+    pub recording: RecordingSettings,
+    /// The feedback path as given (`HOST:PORT` or `unix:PATH`), if there is one: then
+    /// acknowledgements, the keepalive and the end's messages go over it, else over the data
+    /// path.
+    pub feedback: Option<String>,
 }
 
 /// What a [`ClientSession`] reports as it goes.
@@ -317,7 +324,7 @@ impl ClientSession {
             r.stage = Stage::Ending(Ending {
                 started: now,
                 next_try: now,
-                stopped: !self.settings.down,
+                stopped: !self.settings.recording.down,
             });
         }
         self.ending_turn(now);
@@ -359,7 +366,7 @@ impl ClientSession {
         let Phase::Recording(r) = &mut self.phase else {
             return;
         };
-        let want = r.want(self.settings.up);
+        let want = r.want(self.settings.recording.up);
         let Stage::Ending(e) = &mut r.stage else {
             return;
         };
@@ -388,9 +395,9 @@ impl ClientSession {
         for path in paths {
             let hello = Message::Hello {
                 path,
-                up: self.settings.up,
-                down: self.settings.down,
-                packet_bytes: self.settings.packet_bytes as u16,
+                up: self.settings.recording.up,
+                down: self.settings.recording.down,
+                packet_bytes: self.settings.recording.packet_bytes as u16,
                 // Stamped as it leaves.
                 client_ns: 0,
                 boot: self.settings.boot,
@@ -417,21 +424,25 @@ impl ClientSession {
             same_clock,
             clock_offset_ns: offset,
         });
-        let from = now + self.settings.warmup;
+        let from = now + self.settings.recording.warmup;
         let time = Timeline {
             start: now,
             from,
-            to: from + self.settings.duration,
-            epoch: self.settings.epoch.unwrap_or(from),
+            to: from + self.settings.recording.duration,
+            epoch: self.settings.recording.epoch.unwrap_or(from),
             same_clock,
             offset,
             handshake_rtt,
         };
         self.phase = Phase::Recording(Box::new(Recording {
             time,
-            up: self.settings.up.then(|| Window::new(self.settings.window)),
+            up: self
+                .settings
+                .recording
+                .up
+                .then(|| Window::new(self.settings.recording.window)),
             down: Arrivals::default(),
-            down_flowing: !self.settings.down,
+            down_flowing: !self.settings.recording.down,
             ack_due: false,
             next_start: now,
             rtts: vec![],
@@ -501,7 +512,12 @@ impl ClientSession {
             return None;
         }
         let w = r.up.as_mut().filter(|w| w.can_send())?;
-        let data = data_message(w, Dir::Up, now, padding(self.settings.packet_bytes));
+        let data = data_message(
+            w,
+            Dir::Up,
+            now,
+            padding(self.settings.recording.packet_bytes),
+        );
         Some(transmit(Path::Data, data))
     }
 
@@ -593,6 +609,7 @@ impl Recording {
                     sent: w.sent() - sent,
                 }),
                 down_received: settings
+                    .recording
                     .down
                     .then(|| (self.down.times.len() - received) as u64),
             }));
@@ -732,16 +749,16 @@ fn report_of(
             sent: w.sent(),
             window_end: w.size(),
             send_failed: refused,
-            ..DirectionRecord::of(counts, settings.duration)
+            ..DirectionRecord::of(counts, settings.recording.duration)
         }
     });
-    let low = settings.window.low_rtt.as_millis_f64();
+    let low = settings.recording.window.low_rtt.as_millis_f64();
     let up = up.map(|u| u.with_rtts(&mut r.rtts, low));
-    let down = settings.down.then(|| DirectionRecord {
+    let down = settings.recording.down.then(|| DirectionRecord {
         sent: r.down.highest.map_or(0, |h| h.0 + 1),
         ..DirectionRecord::of(
             ms_counts(&r.down.times, t.epoch, t.from, t.to),
-            settings.duration,
+            settings.recording.duration,
         )
     });
     if let (Some(u), Some((_, announced))) = (&up, r.announced)
@@ -775,13 +792,15 @@ mod tests {
         ClientSettings {
             session: 0x55,
             boot: 1,
-            up: true,
-            down: false,
-            duration: Duration::from_secs(1),
-            warmup: Duration::ZERO,
-            packet_bytes: 100,
-            window: WindowConfig::default(),
-            epoch: None,
+            recording: RecordingSettings {
+                up: true,
+                down: false,
+                duration: Duration::from_secs(1),
+                warmup: Duration::ZERO,
+                packet_bytes: 100,
+                window: WindowConfig::default(),
+                epoch: None,
+            },
             feedback: feedback.then(|| "unix:/fb".to_string()),
         }
     }
@@ -847,8 +866,8 @@ mod tests {
 
     #[test]
     fn settings_are_checked() {
-        assert!(settings(false).validate().is_ok());
-        let mut s = settings(false);
+        assert!(settings(false).recording.validate().is_ok());
+        let mut s = settings(false).recording;
         s.up = false;
         assert_eq!(s.validate(), Err("no direction to saturate".into()));
         s.packet_bytes = 10;

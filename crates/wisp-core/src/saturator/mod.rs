@@ -42,7 +42,7 @@ pub mod wire;
 
 pub use client::{
     ClientEvent, ClientFailure, ClientReport, ClientSession, ClientSettings, DirectionRecord,
-    Progress, UpProgress,
+    Progress, RecordingSettings, UpProgress,
 };
 pub use server::{Datagram, Server, ServerEvent, ServerSettings, SessionEnd};
 

@@ -50,13 +50,15 @@ fn settings(up: bool, down: bool) -> ClientSettings {
     ClientSettings {
         session: 0x1234_5679,
         boot: 7,
-        up,
-        down,
-        duration: Duration::from_secs(4),
-        warmup: Duration::from_secs(2),
-        packet_bytes: 1472,
-        window: WindowConfig::default(),
-        epoch: None,
+        recording: RecordingSettings {
+            up,
+            down,
+            duration: Duration::from_secs(4),
+            warmup: Duration::from_secs(2),
+            packet_bytes: 1472,
+            window: WindowConfig::default(),
+            epoch: None,
+        },
         feedback: Some("unix:/fb".into()),
     }
 }
@@ -266,7 +268,7 @@ fn the_window_stays_under_its_ceiling() {
         ..WindowConfig::default()
     };
     let mut s = settings(true, true);
-    s.window = window;
+    s.recording.window = window;
     let mut run = Run::new(s, window, 500);
     let r = run.run().unwrap();
     let up = r.up.unwrap();
