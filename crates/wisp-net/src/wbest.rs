@@ -351,21 +351,10 @@ fn run_receiver(
             if now >= limit {
                 break;
             }
-            udp.set_read_timeout(Some(
-                Clock::std_duration(limit - now).max(std::time::Duration::from_micros(100)),
-            ))
-            .map_err(ctx("udp timeout"))?;
-            let (n, from, at, _) = match recv_stamped(udp, &mut buf, &clock) {
-                Ok(x) => x,
-                Err(e)
-                    if matches!(
-                        e.kind(),
-                        io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
-                    ) =>
-                {
-                    continue;
-                }
-                Err(e) => return Err(ctx("probe receive")(e)),
+            let wait = Clock::std_duration(limit - now).max(std::time::Duration::from_micros(100));
+            let Some((n, from, at)) = recv_within(udp, &mut buf, &clock, wait, "probe receive")?
+            else {
+                continue;
             };
             let Some(h) = filter.accept(from, &buf[..n]) else {
                 continue; // not one of this run's probes
@@ -586,26 +575,39 @@ fn await_announcement(
         if left.is_zero() {
             return Err(timeout(filter.foreign));
         }
-        udp.set_read_timeout(Some(left))
-            .map_err(ctx("udp timeout"))?;
-        let (n, from, _, _) = match recv_stamped(udp, &mut buf, &clock) {
-            Ok(x) => x,
-            Err(e)
-                if matches!(
-                    e.kind(),
-                    io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
-                ) =>
-            {
-                return Err(timeout(filter.foreign));
-            }
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(ctx("udp announce")(e)),
+        let Some((n, from, _)) = recv_within(udp, &mut buf, &clock, left, "udp announce")? else {
+            continue; // the deadline is checked above
         };
         if filter.accept(from, &buf[..n]).is_some() {
             if let Some(p) = filter.peer() {
                 return Ok(p);
             }
         }
+    }
+}
+
+/// One datagram within `wait`, with its arrival on `clock`; `None` if none came (the wait ran
+/// out, or a signal cut it short). `what` names the receive in an error.
+fn recv_within(
+    udp: &UdpSocket,
+    buf: &mut [u8],
+    clock: &Clock,
+    wait: std::time::Duration,
+    what: &'static str,
+) -> Result<Option<(usize, SocketAddr, Instant)>, WbestError> {
+    udp.set_read_timeout(Some(wait))
+        .map_err(ctx("udp timeout"))?;
+    match recv_stamped(udp, buf, clock) {
+        Ok((n, from, at, _)) => Ok(Some((n, from, at))),
+        Err(e)
+            if matches!(
+                e.kind(),
+                io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut | io::ErrorKind::Interrupted
+            ) =>
+        {
+            Ok(None)
+        }
+        Err(e) => Err(ctx(what)(e)),
     }
 }
 
@@ -686,20 +688,45 @@ pub fn server(
 mod tests {
     use super::*;
 
+    /// A server on loopback (its TCP control port and its UDP port are one number) serving
+    /// `clients` clients one after another on a thread; each run's result goes through `keep`.
+    fn loopback_server<T: Send + 'static>(
+        clients: usize,
+        keep: fn(Result<WbestReport, WbestError>) -> T,
+    ) -> (SocketAddr, std::thread::JoinHandle<Vec<T>>) {
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = l.local_addr().unwrap();
+        let udp = UdpSocket::bind(addr).unwrap();
+        enable_receive_timestamps(&udp);
+        let h = std::thread::spawn(move || {
+            (0..clients)
+                .map(|_| keep(serve_one(l.accept().unwrap().0, &udp)))
+                .collect()
+        });
+        (addr, h)
+    }
+
+    /// What a fresh server answers to the control message `send` writes; its run fails too.
+    fn refusal(send: impl FnOnce(&mut TcpStream)) -> String {
+        let (addr, h) = loopback_server(1, |r| r.is_err());
+        let mut tcp = TcpStream::connect(addr).unwrap();
+        tcp.set_read_timeout(Some(CONTROL_TIMEOUT)).unwrap();
+        send(&mut tcp);
+        let e = match recv_msg(&mut tcp) {
+            Err(WbestError::Peer(e)) => e,
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(h.join().unwrap(), [true]);
+        e
+    }
+
     #[test]
     fn loopback_from_and_to_server() {
         // Loopback only; bounded: one client per server, 10 s control timeouts.
         for direction in [Direction::FromServer, Direction::ToServer] {
-            let l = TcpListener::bind("127.0.0.1:0").unwrap();
-            let addr = l.local_addr().unwrap();
-            let udp = UdpSocket::bind(addr).unwrap();
-            enable_receive_timestamps(&udp);
-            let h = std::thread::spawn(move || {
-                let (c, _) = l.accept().unwrap();
-                serve_one(c, &udp)
-            });
+            let (addr, h) = loopback_server(1, Result::unwrap);
             let r = client(addr, WbestConfig::default(), direction).unwrap();
-            let s = h.join().unwrap().unwrap();
+            let s = h.join().unwrap().remove(0);
             assert_eq!(r.bytes_sent, 90 * 1500);
             assert_eq!(r, s);
             assert!(r.capacity_mbps > 0.0, "{r:?}");
@@ -727,52 +754,27 @@ mod tests {
 
     #[test]
     fn a_client_of_another_version_is_told() {
-        let l = TcpListener::bind("127.0.0.1:0").unwrap();
-        let addr = l.local_addr().unwrap();
-        let udp = UdpSocket::bind(addr).unwrap();
-        let h = std::thread::spawn(move || {
-            let (c, _) = l.accept().unwrap();
-            serve_one(c, &udp).is_err()
-        });
-        let mut tcp = TcpStream::connect(addr).unwrap();
-        tcp.set_read_timeout(Some(CONTROL_TIMEOUT)).unwrap();
         // Version 1's Hello (its size was the UDP payload).
-        tcp.write_all(&[b'W', b'B', 1, 1, 0, 7, 1, 0, 30, 0, 30, 0x05, 0xdc])
-            .unwrap();
-        match recv_msg(&mut tcp) {
-            Err(WbestError::Peer(e)) => assert!(e.contains("version 1"), "{e}"),
-            other => panic!("{other:?}"),
-        }
-        assert!(h.join().unwrap());
+        let e = refusal(|tcp| {
+            tcp.write_all(&[b'W', b'B', 1, 1, 0, 7, 1, 0, 30, 0, 30, 0x05, 0xdc])
+                .unwrap()
+        });
+        assert!(e.contains("version 1"), "{e}");
     }
 
     #[test]
     fn bad_parameters_are_refused_by_the_server() {
-        let l = TcpListener::bind("127.0.0.1:0").unwrap();
-        let addr = l.local_addr().unwrap();
-        let udp = UdpSocket::bind(addr).unwrap();
-        let h = std::thread::spawn(move || {
-            let (c, _) = l.accept().unwrap();
-            serve_one(c, &udp).is_err()
-        });
-        let mut tcp = TcpStream::connect(addr).unwrap();
-        tcp.set_read_timeout(Some(CONTROL_TIMEOUT)).unwrap();
-        send_msg(
-            &mut tcp,
-            &Control::Hello {
+        let e = refusal(|tcp| {
+            let hello = Control::Hello {
                 direction: Direction::FromServer,
                 pairs: 0,
                 train: 30,
                 size: 1500,
                 burst: 1,
-            },
-        )
-        .unwrap();
-        match recv_msg(&mut tcp) {
-            Err(WbestError::Peer(e)) => assert!(e.contains("pairs"), "{e}"),
-            other => panic!("{other:?}"),
-        }
-        assert!(h.join().unwrap());
+            };
+            send_msg(tcp, &hello).unwrap()
+        });
+        assert!(e.contains("pairs"), "{e}");
     }
 
     /// A stranger flooding the server's UDP port with announcements and probes
@@ -782,10 +784,7 @@ mod tests {
         use std::sync::Arc;
         use std::sync::atomic::{AtomicBool, Ordering};
         for direction in [Direction::FromServer, Direction::ToServer] {
-            let l = TcpListener::bind("127.0.0.1:0").unwrap();
-            let addr = l.local_addr().unwrap();
-            let udp = UdpSocket::bind(addr).unwrap();
-            enable_receive_timestamps(&udp);
+            let (addr, h) = loopback_server(1, Result::unwrap);
             let done = Arc::new(AtomicBool::new(false));
             let d2 = Arc::clone(&done);
             // Loopback only; bounded: at most 5 s of flooding.
@@ -821,12 +820,8 @@ mod tests {
                 got
             });
             std::thread::sleep(std::time::Duration::from_millis(50));
-            let h = std::thread::spawn(move || {
-                let (c, _) = l.accept().unwrap();
-                serve_one(c, &udp)
-            });
             let r = client(addr, WbestConfig::default(), direction).unwrap();
-            let s = h.join().unwrap().unwrap();
+            let s = h.join().unwrap().remove(0);
             done.store(true, Ordering::Relaxed);
             assert_eq!(
                 stranger.join().unwrap(),
@@ -846,17 +841,7 @@ mod tests {
     /// how long (was "udp announce: Resource temporarily unavailable (os error 11)").
     #[test]
     fn timeouts_say_what_was_awaited() {
-        let l = TcpListener::bind("127.0.0.1:0").unwrap();
-        let addr = l.local_addr().unwrap();
-        let udp = UdpSocket::bind(addr).unwrap();
-        let h = std::thread::spawn(move || {
-            let mut out = vec![];
-            for _ in 0..2 {
-                let (c, _) = l.accept().unwrap();
-                out.push(serve_one(c, &udp).unwrap_err().to_string());
-            }
-            out
-        });
+        let (addr, h) = loopback_server(2, |r| r.unwrap_err().to_string());
         // A Hello, then silence on UDP.
         let mut tcp = TcpStream::connect(addr).unwrap();
         send_msg(
