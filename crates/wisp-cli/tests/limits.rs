@@ -69,17 +69,8 @@ fn assert_refused_quickly(args: &[&str], needle: &str, secs: f64) {
     let start = std::time::Instant::now();
     let o = wisp(args);
     let took = start.elapsed().as_secs_f64();
-    let err = String::from_utf8_lossy(&o.stderr);
-    assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
-    let lines: Vec<&str> = err
-        .lines()
-        .filter(|l| !l.starts_with("wisp: seed"))
-        .collect();
-    assert_eq!(lines.len(), 1, "{args:?}: {err}");
-    assert!(
-        lines[0].contains(needle),
-        "{args:?}: `{err}` lacks `{needle}`"
-    );
+    let line = the_one_error_line(&o, &format!("{args:?}"), seed_line);
+    assert!(line.contains(needle), "{args:?}: `{line}` lacks `{needle}`");
     assert!(took < secs, "{args:?} took {took:.1} s");
 }
 

@@ -908,14 +908,11 @@ fn without_root_the_link_says_so_in_one_line() {
             "true",
         ],
     );
-    let err = String::from_utf8_lossy(&o.stderr);
-    let lines: Vec<&str> = err.lines().filter(|l| !l.contains("seed")).collect();
     // Missing permission is bad input (exit code 2), as for `wisp pingpair`.
-    assert_eq!(o.status.code(), Some(2), "{err}");
-    assert_eq!(lines.len(), 1, "{err}");
-    assert!(lines[0].contains("needs root (CAP_NET_ADMIN)"), "{err}");
+    let line = the_one_error_line(&o, "link as nobody", seed_line);
+    assert!(line.contains("needs root (CAP_NET_ADMIN)"), "{line}");
     // Nothing left behind: not even an empty log folder.
-    assert!(!writable.join("logs").exists(), "{err}");
+    assert!(!writable.join("logs").exists(), "{line}");
 }
 
 #[test]
@@ -1562,12 +1559,8 @@ fn bad_network_arguments_are_one_line_and_exit_code_2() {
         ),
     ] {
         let o = wisp(&args);
-        let err = String::from_utf8_lossy(&o.stderr);
-        let lines: Vec<&str> = err.lines().filter(|l| !l.contains("wisp: seed")).collect();
-        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
-        assert_eq!(lines.len(), 1, "{args:?}: {err}");
-        assert!(lines[0].contains(needle), "{args:?}: {err}");
-        assert!(!err.contains("panicked"));
+        let line = the_one_error_line(&o, &format!("{args:?}"), seed_line);
+        assert!(line.contains(needle), "{args:?}: {line}");
     }
 }
 
@@ -1741,15 +1734,8 @@ fn bad_wifi_link_specs_are_refused_before_anything_runs() {
         (&["--downlink", "const:1mbps"][..], "--uplink is required"),
     ] {
         let o = link(args, "true");
-        let err = String::from_utf8_lossy(&o.stderr);
-        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
-        let lines: Vec<&str> = err
-            .lines()
-            .filter(|l| !l.starts_with("wisp: seed"))
-            .collect();
-        assert_eq!(lines.len(), 1, "{args:?}: {err}");
-        assert!(lines[0].contains(needle), "{args:?}: {err}");
-        assert!(!err.contains("panicked"), "{err}");
+        let line = the_one_error_line(&o, &format!("{args:?}"), seed_line);
+        assert!(line.contains(needle), "{args:?}: {line}");
     }
 }
 
@@ -1880,18 +1866,7 @@ fn a_stray_datagram_or_a_flood_before_the_sender_does_not_take_over_recv() {
             }
         }
         std::thread::sleep(Duration::from_millis(200));
-        let sent = wisp(&[
-            "send",
-            "--scheme",
-            "cbr",
-            "--rate-kbps",
-            "2000",
-            "--to",
-            &listen,
-            "--duration-s",
-            "1.5",
-            "--json",
-        ]);
+        let sent = send_cbr_2mbps(&listen, "1.5");
         let got = recv_output_within(recv, 5);
         assert_the_sender_was_the_peer(&sent, &got, 1, None);
         let r = json(&got.stdout);
@@ -1970,18 +1945,7 @@ fn a_replay_from_another_address_during_a_session_is_foreign() {
         }
         (replayed, media)
     });
-    let sent = wisp(&[
-        "send",
-        "--scheme",
-        "cbr",
-        "--rate-kbps",
-        "2000",
-        "--to",
-        &relay_addr.to_string(),
-        "--duration-s",
-        "2",
-        "--json",
-    ]);
+    let sent = send_cbr_2mbps(&relay_addr.to_string(), "2");
     let (replayed, relayed) = relay_thread.join().unwrap();
     assert_eq!(replayed, 101);
     let got = recv_output_within(recv, 5);
@@ -2020,4 +1984,20 @@ fn the_idle_timeout_names_the_peer_and_the_bound() {
         )),
         "{err}"
     );
+}
+
+/// `wisp send --scheme cbr --rate-kbps 2000 --to TO --duration-s SECS --json`.
+fn send_cbr_2mbps(to: &str, secs: &str) -> Output {
+    wisp(&[
+        "send",
+        "--scheme",
+        "cbr",
+        "--rate-kbps",
+        "2000",
+        "--to",
+        to,
+        "--duration-s",
+        secs,
+        "--json",
+    ])
 }

@@ -202,6 +202,22 @@ pub fn have(test: &str, tool: &str) -> bool {
     ok
 }
 
+/// Asserts exit code 2, no panic, and exactly one line on stderr once the lines `ignore` picks
+/// are dropped (the seed, where a receiver listened); returns that line. `what` names the case.
+pub fn the_one_error_line(o: &Output, what: &str, ignore: fn(&str) -> bool) -> String {
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{what}: {err}");
+    assert!(!err.contains("panicked"), "{what}: {err}");
+    let lines: Vec<&str> = err.lines().filter(|l| !ignore(l)).collect();
+    assert_eq!(lines.len(), 1, "{what}: {err}");
+    lines[0].to_string()
+}
+
+/// The seed line every run prints, for [`the_one_error_line`].
+pub fn seed_line(line: &str) -> bool {
+    line.starts_with("wisp: seed")
+}
+
 /// Asserts that a command succeeded, showing its exit status and output if not.
 pub fn assert_ok(o: &Output) {
     assert!(

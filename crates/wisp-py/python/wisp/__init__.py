@@ -63,11 +63,8 @@ MAX_DELAY_MS: float = _wisp.MAX_DELAY_MS
 #: --help`` lists them: wisp-report's registry (``wisp_report::PAPERS``).
 PAPERS: tuple[str, ...] = tuple(_wisp.PAPERS)
 
-#: The report's fields about the run, as ``wisp run --json`` names them.
-REPORT_FIELDS: tuple[str, ...] = (
-    "scheme",
-    "trace",
-    "seed",
+#: The options of :func:`run` its report gives back, as ``wisp run --json`` names them.
+RUN_OPTIONS: tuple[str, ...] = (
     "reverse",
     "delay_ms",
     "queue",
@@ -76,6 +73,9 @@ REPORT_FIELDS: tuple[str, ...] = (
     "duration_s",
     "warmup_s",
 )
+
+#: The report's fields about the run, as ``wisp run --json`` names them.
+REPORT_FIELDS: tuple[str, ...] = ("scheme", "trace", "seed") + RUN_OPTIONS
 
 #: A flow's metrics, as ``wisp run --json`` names them (in its ``flows`` list).
 METRICS: tuple[str, ...] = (

@@ -18,20 +18,12 @@ from typing import Any, Iterable, Mapping
 import numpy as np
 import pandas as pd
 
+from . import RUN_OPTIONS
+
 __all__ = ["expand", "run_grid"]
 
 #: The options of :func:`wisp.run` a grid may set (one value, or a list to vary).
-OPTIONS: tuple[str, ...] = (
-    "reverse",
-    "delay_ms",
-    "queue",
-    "loss",
-    "reverse_loss",
-    "duration_s",
-    "warmup_s",
-    "timer_jitter_us",
-    "flows",
-)
+OPTIONS: tuple[str, ...] = RUN_OPTIONS + ("timer_jitter_us", "flows")
 
 _TRACE_KINDS = ("trace:", "trace-ns:", "trace-packets:")
 

@@ -625,43 +625,68 @@ mod tests {
         assert!(e.message.contains("not supported here"), "{e}");
     }
 
+    /// One step of a server script: ask when a packet arriving at `at` ms starts service
+    /// (`Start`), or serve `bytes` starting at `at` ms (`Serve`); either way, the instant
+    /// expected back, ms.
+    enum Step {
+        Start { at: u64, want: u64 },
+        Serve { at: u64, bytes: u64, want: u64 },
+    }
+
+    fn play(s: &mut Server, script: &[Step]) {
+        for (i, step) in script.iter().enumerate() {
+            match *step {
+                Step::Start { at, want } => assert_eq!(
+                    s.next_start(Instant::from_millis(at)),
+                    Some(Instant::from_millis(want)),
+                    "step {i}"
+                ),
+                Step::Serve { at, bytes, want } => assert_eq!(
+                    s.serve(Instant::from_millis(at), bytes),
+                    Instant::from_millis(want),
+                    "step {i}"
+                ),
+            }
+        }
+    }
+
     #[test]
     fn trace_server_byte_accounting() {
+        use Step::{Serve, Start};
         let link = trace("1\n2\n2\n4\n");
-        let mut s = link.server();
-        // A packet arriving at 0 starts at the opportunity at 1 ms.
-        assert_eq!(s.next_start(Instant::ZERO), Some(Instant::from_millis(1)));
-        // 2000 bytes need the opportunity at 1 ms and part of the two at 2 ms.
-        assert_eq!(
-            s.serve(Instant::from_millis(1), 2000),
-            Instant::from_millis(2)
-        );
-        // 2500 bytes are left at 2 ms; two 1000-byte packets share them.
-        assert_eq!(
-            s.next_start(Instant::from_millis(2)),
-            Some(Instant::from_millis(2))
-        );
-        assert_eq!(
-            s.serve(Instant::from_millis(2), 1000),
-            Instant::from_millis(2)
-        );
-        assert_eq!(
-            s.serve(Instant::from_millis(2), 1000),
-            Instant::from_millis(2)
-        );
-        // The 500 bytes left at 2 ms are wasted if the next packet comes at 3 ms.
-        assert_eq!(
-            s.next_start(Instant::from_millis(3)),
-            Some(Instant::from_millis(4))
-        );
-        assert_eq!(
-            s.serve(Instant::from_millis(4), 1500),
-            Instant::from_millis(4)
-        );
-        // Looping: period 4 ms, so the next opportunities are at 5, 6, 6, 8.
-        assert_eq!(
-            s.next_start(Instant::from_millis(4)),
-            Some(Instant::from_millis(5))
+        play(
+            &mut link.server(),
+            &[
+                // A packet arriving at 0 starts at the opportunity at 1 ms.
+                Start { at: 0, want: 1 },
+                // 2000 bytes need the opportunity at 1 ms and part of the two at 2 ms.
+                Serve {
+                    at: 1,
+                    bytes: 2000,
+                    want: 2,
+                },
+                // 2500 bytes are left at 2 ms; two 1000-byte packets share them.
+                Start { at: 2, want: 2 },
+                Serve {
+                    at: 2,
+                    bytes: 1000,
+                    want: 2,
+                },
+                Serve {
+                    at: 2,
+                    bytes: 1000,
+                    want: 2,
+                },
+                // The 500 bytes left at 2 ms are wasted if the next packet comes at 3 ms.
+                Start { at: 3, want: 4 },
+                Serve {
+                    at: 4,
+                    bytes: 1500,
+                    want: 4,
+                },
+                // Looping: period 4 ms, so the next opportunities are at 5, 6, 6, 8.
+                Start { at: 4, want: 5 },
+            ],
         );
     }
 
@@ -690,36 +715,35 @@ mod tests {
 
     #[test]
     fn packet_trace_releases_one_packet_per_line() {
+        use Step::{Serve, Start};
         let link = LinkModel::from_packet_trace(Arc::new(
             Trace::parse("1\n2\n2\n4\n", "t", TraceUnit::Millis).unwrap(),
         ));
-        let mut s = link.server();
-        // A 100-byte and a 1500-byte packet each take a whole line.
-        assert_eq!(s.next_start(Instant::ZERO), Some(Instant::from_millis(1)));
-        assert_eq!(
-            s.serve(Instant::from_millis(1), 100),
-            Instant::from_millis(1)
-        );
-        assert_eq!(
-            s.next_start(Instant::from_millis(1)),
-            Some(Instant::from_millis(2))
-        );
-        assert_eq!(
-            s.serve(Instant::from_millis(2), 1500),
-            Instant::from_millis(2)
-        );
-        // The second line at 2 ms is still there for a packet arriving at 2 ms.
-        assert_eq!(
-            s.next_start(Instant::from_millis(2)),
-            Some(Instant::from_millis(2))
-        );
-        assert_eq!(
-            s.serve(Instant::from_millis(2), 40),
-            Instant::from_millis(2)
-        );
-        assert_eq!(
-            s.next_start(Instant::from_millis(2)),
-            Some(Instant::from_millis(4))
+        play(
+            &mut link.server(),
+            &[
+                // A 100-byte and a 1500-byte packet each take a whole line.
+                Start { at: 0, want: 1 },
+                Serve {
+                    at: 1,
+                    bytes: 100,
+                    want: 1,
+                },
+                Start { at: 1, want: 2 },
+                Serve {
+                    at: 2,
+                    bytes: 1500,
+                    want: 2,
+                },
+                // The second line at 2 ms is still there for a packet arriving at 2 ms.
+                Start { at: 2, want: 2 },
+                Serve {
+                    at: 2,
+                    bytes: 40,
+                    want: 2,
+                },
+                Start { at: 2, want: 4 },
+            ],
         );
         let c = link.capacity_bins(Instant::ZERO, Instant::from_millis(5), ms(5));
         assert_eq!(c, vec![4.0 * PACKET_TRACE_BYTES_PER_LINE as f64]);

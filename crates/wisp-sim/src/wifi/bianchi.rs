@@ -108,10 +108,7 @@ pub fn bianchi_eifs_mbps(phy: &Phy, rate: PhyRate, n: u32, msdu_bytes: u32) -> f
 mod tests {
     use super::*;
     use crate::wifi::phy::Standard;
-
-    fn rate(mbps: f64) -> PhyRate {
-        PhyRate::from_mbps(mbps).unwrap()
-    }
+    use crate::wifi::phy::test_util::rate;
 
     #[test]
     fn one_station_is_the_mean_backoff_by_hand() {

@@ -558,16 +558,24 @@ impl Phy {
     }
 }
 
+/// Short names the 802.11 tests share.
 #[cfg(test)]
-mod tests {
-    use super::*;
+pub(crate) mod test_util {
+    use super::PhyRate;
+    use wisp_core::Duration;
 
-    fn us(n: u64) -> Duration {
+    pub fn us(n: u64) -> Duration {
         Duration::from_micros(n)
     }
-    fn rate(mbps: f64) -> PhyRate {
+    pub fn rate(mbps: f64) -> PhyRate {
         PhyRate::from_mbps(mbps).unwrap()
     }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::test_util::{rate, us};
+    use super::*;
 
     #[test]
     fn interframe_spaces() {

@@ -342,6 +342,7 @@ mod tests {
     use super::*;
     use crate::wifi::fer::{Snr, frame_success_rate};
     use crate::wifi::phy::Standard;
+    use crate::wifi::phy::test_util::rate;
 
     /// A station alone on the medium sending 1500-byte packets back to back: each attempt
     /// succeeds with the model's probability at the SNR of the moment; time advances by the
@@ -378,10 +379,6 @@ mod tests {
             }
         }
         firsts
-    }
-
-    fn rate(mbps: f64) -> PhyRate {
-        PhyRate::from_mbps(mbps).unwrap()
     }
 
     #[test]

@@ -501,13 +501,7 @@ impl Medium {
 mod tests {
     use super::*;
     use crate::wifi::phy::Standard;
-
-    fn us(n: u64) -> Duration {
-        Duration::from_micros(n)
-    }
-    fn rate(mbps: f64) -> PhyRate {
-        PhyRate::from_mbps(mbps).unwrap()
-    }
+    use crate::wifi::phy::test_util::{rate, us};
 
     #[test]
     fn a_lone_frame_on_an_idle_medium_goes_at_once() {
