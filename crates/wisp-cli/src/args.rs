@@ -12,6 +12,12 @@ pub fn trace_link(path: &Path) -> LinkSpec {
     LinkSpec::trace_file(path)
 }
 
+/// A link option's help: `before`, the link kinds of wisp_sim's registry
+/// ([`wisp_sim::link::help`]), `after`.
+pub fn link_help([before, after]: [&str; 2]) -> String {
+    format!("{before}{}{after}", wisp_sim::link::help())
+}
+
 /// The link of `--trace FILE` or `--link SPEC` (the commands let at most one through); `None`
 /// with neither.
 pub fn chosen_link(trace: Option<&Path>, link: Option<&LinkSpec>) -> Option<LinkSpec> {

@@ -20,7 +20,7 @@ use wisp_sim::wifi::link::{AP, STATION, WifiLink, WifiSpec};
 #[derive(Args, Debug)]
 pub struct LinkArgs {
     // The help lists the link kinds of wisp_sim's registry.
-    #[arg(long, value_name = "TRACE", help = downlink_help())]
+    #[arg(long, value_name = "TRACE", help = crate::args::link_help(DOWNLINK_HELP))]
     pub downlink: String,
 
     /// The link from the command to the host: a trace file or a link spec. Optional with
@@ -89,15 +89,14 @@ pub struct LinkArgs {
     pub command: Vec<OsString>,
 }
 
-/// `--downlink`'s help: the registry's kinds, and what `wisp link` does with the Wi-Fi medium.
-fn downlink_help() -> String {
-    format!(
-        "The link from the host to the command (the namespace): a Mahimahi trace file, or a link \
-         spec: {}. With wifi:… (e.g. wifi:std=11g,rate=54mbps,stations=4,load=saturated), the \
-         command is the measured station, the host side is behind the AP.",
-        wisp_sim::link::help()
-    )
-}
+/// `--downlink`'s help, around the registry's kinds: what `wisp link` does with the Wi-Fi
+/// medium.
+const DOWNLINK_HELP: [&str; 2] = [
+    "The link from the host to the command (the namespace): a Mahimahi trace file, or a link \
+     spec: ",
+    ". With wifi:… (e.g. wifi:std=11g,rate=54mbps,stations=4,load=saturated), the command is \
+     the measured station, the host side is behind the AP.",
+];
 
 /// `wisp analyze --help`: the columns and an example.
 pub const ANALYZE_HELP: &str = "\

@@ -30,7 +30,7 @@ pub struct RunArgs {
     pub trace: Option<PathBuf>,
 
     // The help lists the link kinds of wisp_sim's registry.
-    #[arg(long, value_name = "SPEC", help = link_help())]
+    #[arg(long, value_name = "SPEC", help = args::link_help(LINK_HELP))]
     pub link: Option<LinkSpec>,
 
     /// Trace of the feedback direction (e.g. the `.up` of a `.down` data trace). Without it the
@@ -465,15 +465,13 @@ fn video_setup(
     Ok((video, decoded_clip, fps))
 }
 
-/// `--link`'s help: the registry's kinds, and what `wisp run` does with the Wi-Fi medium.
-fn link_help() -> String {
-    format!(
-        "The data direction's link model: {}. With wifi:…, the flows' data goes from the AP to \
-         station 1 among the spec's contenders and their feedback back over the medium; \
-         --queue, --reverse-trace and --trace-offset-ms do not apply; 60 s unless --duration-s.",
-        wisp_sim::link::help()
-    )
-}
+/// `--link`'s help, around the registry's kinds: what `wisp run` does with the Wi-Fi medium.
+const LINK_HELP: [&str; 2] = [
+    "The data direction's link model: ",
+    ". With wifi:…, the flows' data goes from the AP to station 1 among the spec's contenders \
+     and their feedback back over the medium; --queue, --reverse-trace and --trace-offset-ms \
+     do not apply; 60 s unless --duration-s.",
+];
 
 pub fn run(a: RunArgs) -> Result<(), CliError> {
     if let Some(dir) = &a.out {

@@ -29,7 +29,7 @@ pub use contract::{LinkKind, LinkName, LinkProcess, LoadLink, Serve, Service};
 pub use handover::{HandoverLink, HandoverServer};
 pub use mobile::{MobileLink, MobileServer, MobileSpec};
 pub use outage::{OUTAGE_HORIZON, OutageLink, OutageSpec};
-pub use plugged::{PluggedLink, PluggedServer, PluggedSpec};
+pub use plugged::{Plugged, PluggedLink, PluggedServer, PluggedSpec};
 pub use rate::{RateLink, RateServer};
 pub use registry::{help, kinds, names, register};
 pub use trace::{
@@ -100,7 +100,7 @@ impl FromStr for LinkSpec {
 impl LinkSpec {
     /// The spec of a plugged model.
     pub fn plugged<T: LoadLink>(spec: T) -> Self {
-        LinkSpec::Plugged(PluggedSpec::new(spec))
+        LinkSpec::Plugged(Plugged(Box::new(spec)))
     }
 
     /// `trace:FILE`: a Mahimahi trace, in the unit its file name implies.
@@ -213,7 +213,7 @@ macro_rules! each_model {
 impl LinkModel {
     /// A plugged model's link.
     pub fn plugged<T: LinkProcess>(link: T) -> Self {
-        LinkModel::Plugged(PluggedLink::new(link))
+        LinkModel::Plugged(Plugged(Box::new(link)))
     }
 
     /// `trace` replayed with Mahimahi's semantics (`trace:FILE`).

@@ -1,19 +1,19 @@
 //! Plugged models behind trait objects: a [`LoadLink`], a [`LinkProcess`] and its [`Serve`] as
 //! the `Plugged` variants of [`LinkSpec`](super::LinkSpec), [`LinkModel`] and
-//! [`Server`](super::Server) hold them. Two are equal when they are the same type with equal
-//! values.
+//! [`Server`](super::Server) hold them ([`Plugged`]: it dereferences to its object-safe trait,
+//! which the enums call). Two are equal when they are the same type with equal values.
 
 use super::LinkModel;
 use super::contract::{LinkProcess, LoadLink, Serve, Service};
 use crate::trace::TraceError;
 use std::any::Any;
 use std::fmt;
+use std::ops::{Deref, DerefMut};
 use std::path::Path;
-use std::sync::Arc;
 use wisp_core::{Duration, Instant};
 
 /// Equality and downcasts behind a trait object.
-trait DynEq: Any {
+pub trait DynEq: Any {
     fn as_any(&self) -> &dyn Any;
     /// `other` is a `Self` equal to this one.
     fn same(&self, other: &dyn Any) -> bool;
@@ -29,7 +29,7 @@ impl<T: PartialEq + Any> DynEq for T {
 }
 
 /// [`LoadLink`], object-safe.
-trait DynLoad: DynEq + fmt::Debug + Send + Sync {
+pub trait DynLoad: DynEq + fmt::Debug + Send + Sync {
     fn load(&self) -> Result<LinkModel, TraceError>;
     fn reads_files(&self) -> bool;
     fn rebase(&mut self, base: &Path);
@@ -51,109 +51,35 @@ impl<T: LoadLink> DynLoad for T {
     }
 }
 
-/// The spec of a plugged model ([`LinkSpec::Plugged`](super::LinkSpec::Plugged)).
-#[derive(Debug)]
-pub struct PluggedSpec(Box<dyn DynLoad>);
-
-impl PluggedSpec {
-    pub(super) fn new<T: LoadLink>(spec: T) -> Self {
-        PluggedSpec(Box::new(spec))
-    }
-    pub(super) fn load(&self) -> Result<LinkModel, TraceError> {
-        self.0.load()
-    }
-    pub(super) fn reads_files(&self) -> bool {
-        self.0.reads_files()
-    }
-    pub(super) fn rebase(&mut self, base: &Path) {
-        self.0.rebase(base);
-    }
-    /// The spec, if it is a `T`.
-    pub fn downcast_ref<T: LoadLink>(&self) -> Option<&T> {
-        self.0.as_any().downcast_ref()
-    }
-}
-
-impl Clone for PluggedSpec {
-    fn clone(&self) -> Self {
-        PluggedSpec(self.0.clone_box())
-    }
-}
-
-impl PartialEq for PluggedSpec {
-    fn eq(&self, other: &Self) -> bool {
-        self.0.same(other.0.as_any())
-    }
-}
-
 /// [`LinkProcess`], object-safe.
-trait DynProcess: DynEq + fmt::Debug + Send + Sync {
+pub trait DynProcess: DynEq + fmt::Debug + Send + Sync {
+    fn clone_box(&self) -> Box<dyn DynProcess>;
     fn name(&self) -> String;
     fn default_duration(&self) -> Duration;
-    fn capacity_bytes(&self, from: Instant, to: Instant) -> f64;
     fn capacity_bins(&self, from: Instant, to: Instant, bin: Duration) -> Vec<f64>;
     fn server(&self, seed: u64) -> PluggedServer;
 }
 
 impl<T: LinkProcess> DynProcess for T {
+    fn clone_box(&self) -> Box<dyn DynProcess> {
+        Box::new(self.clone())
+    }
     fn name(&self) -> String {
         LinkProcess::name(self)
     }
     fn default_duration(&self) -> Duration {
         LinkProcess::default_duration(self)
     }
-    fn capacity_bytes(&self, from: Instant, to: Instant) -> f64 {
-        LinkProcess::capacity_bytes(self, from, to)
-    }
     fn capacity_bins(&self, from: Instant, to: Instant, bin: Duration) -> Vec<f64> {
         LinkProcess::capacity_bins(self, from, to, bin)
     }
     fn server(&self, seed: u64) -> PluggedServer {
-        PluggedServer(Box::new(LinkProcess::server(self, seed)))
-    }
-}
-
-/// The link of a plugged model ([`LinkModel::Plugged`]).
-#[derive(Clone, Debug)]
-pub struct PluggedLink(Arc<dyn DynProcess>);
-
-impl PluggedLink {
-    pub(super) fn new<T: LinkProcess>(link: T) -> Self {
-        PluggedLink(Arc::new(link))
-    }
-    /// The link, if it is a `T`.
-    pub fn downcast_ref<T: LinkProcess>(&self) -> Option<&T> {
-        self.0.as_any().downcast_ref()
-    }
-}
-
-impl PartialEq for PluggedLink {
-    fn eq(&self, other: &Self) -> bool {
-        self.0.same(other.0.as_any())
-    }
-}
-
-impl LinkProcess for PluggedLink {
-    type Server = PluggedServer;
-    fn name(&self) -> String {
-        self.0.name()
-    }
-    fn default_duration(&self) -> Duration {
-        self.0.default_duration()
-    }
-    fn capacity_bytes(&self, from: Instant, to: Instant) -> f64 {
-        self.0.capacity_bytes(from, to)
-    }
-    fn capacity_bins(&self, from: Instant, to: Instant, bin: Duration) -> Vec<f64> {
-        self.0.capacity_bins(from, to, bin)
-    }
-    fn server(&self, seed: u64) -> PluggedServer {
-        self.0.server(seed)
+        Plugged(Box::new(LinkProcess::server(self, seed)))
     }
 }
 
 /// [`Serve`], object-safe.
-trait DynServe: fmt::Debug + Send {
+pub trait DynServe: fmt::Debug + Send {
     fn next_start(&mut self, t: Instant) -> Option<Instant>;
     fn serve_packet(&mut self, t: Instant, size: u64) -> Service;
     fn discard_after(&self, now: Instant) -> Option<Duration>;
@@ -175,24 +101,55 @@ impl<T: Serve> DynServe for T {
     }
 }
 
-/// The server of a plugged model ([`Server::Plugged`](super::Server::Plugged)).
+/// A plugged model's spec, link or server behind its object-safe trait: [`PluggedSpec`],
+/// [`PluggedLink`], [`PluggedServer`]. It dereferences to the trait object.
 #[derive(Debug)]
-pub struct PluggedServer(Box<dyn DynServe>);
+pub struct Plugged<T: ?Sized>(pub(super) Box<T>);
 
-impl Clone for PluggedServer {
-    fn clone(&self) -> Self {
-        PluggedServer(self.0.clone_box())
+/// The spec of a plugged model ([`LinkSpec::Plugged`](super::LinkSpec::Plugged)).
+pub type PluggedSpec = Plugged<dyn DynLoad>;
+
+/// The link of a plugged model ([`LinkModel::Plugged`]).
+pub type PluggedLink = Plugged<dyn DynProcess>;
+
+/// The server of a plugged model ([`Server::Plugged`](super::Server::Plugged)).
+pub type PluggedServer = Plugged<dyn DynServe>;
+
+impl<T: ?Sized + DynEq> Plugged<T> {
+    /// The value, if it is a `U`.
+    pub fn downcast_ref<U: Any>(&self) -> Option<&U> {
+        self.0.as_any().downcast_ref()
     }
 }
 
-impl Serve for PluggedServer {
-    fn next_start(&mut self, t: Instant) -> Option<Instant> {
-        self.0.next_start(t)
-    }
-    fn serve_packet(&mut self, t: Instant, size: u64) -> Service {
-        self.0.serve_packet(t, size)
-    }
-    fn discard_after(&self, now: Instant) -> Option<Duration> {
-        self.0.discard_after(now)
+impl<T: ?Sized + DynEq> PartialEq for Plugged<T> {
+    fn eq(&self, other: &Self) -> bool {
+        self.0.same(other.0.as_any())
     }
 }
+
+impl<T: ?Sized> Deref for Plugged<T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        &self.0
+    }
+}
+
+impl<T: ?Sized> DerefMut for Plugged<T> {
+    fn deref_mut(&mut self) -> &mut T {
+        &mut self.0
+    }
+}
+
+/// `Clone` for each wrapper, through its trait's `clone_box`.
+macro_rules! clone_boxed {
+    ($($t:ident),*) => {$(
+        impl Clone for Plugged<dyn $t> {
+            fn clone(&self) -> Self {
+                Plugged(self.0.clone_box())
+            }
+        }
+    )*};
+}
+
+clone_boxed!(DynLoad, DynProcess, DynServe);
