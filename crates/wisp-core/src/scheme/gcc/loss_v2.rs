@@ -1,0 +1,1064 @@
+//! Loss-based bandwidth estimation v2 — libwebrtc's `LossBasedBweV2`
+//! (`modules/congestion_controller/goog_cc/loss_based_bwe_v2.cc`, read at the ajune-wang/webrtc
+//! mirror, commit 03d2f569, where the estimator is enabled by default).
+//!
+//! A maximum-likelihood fit of a two-parameter loss model to the recent loss reports. The
+//! channel is a loss-limited bandwidth B and an inherent (random) loss ι; a packet sent at rate
+//! S is lost with probability
+//!
+//! ```text
+//! p(ι, B, S) = clamp(ι + (1 − ι)·max(0, (S − B)/S), 1e-6, 1 − 1e-6)                 (1)
+//! ```
+//!
+//! **Observations.** The packets of transport feedback accumulate in a partial observation
+//! until their send times span at least 250 ms (`observation_duration_lower_bound`); it then
+//! becomes an observation i: packets n_i, lost l_i, received r_i = n_i − l_i, and sending rate
+//! S_i = (bytes sent)/(span of send times since the previous observation). The last 20
+//! (`observation_window_size`) are kept; observation i, k observations old, weighs w_k = 0.9^k.
+//!
+//! **Objective.** For channel parameters c = (ι, B),
+//!
+//! ```text
+//! L(c) = Σ_i w_k·[ l_i·ln p(ι,B,S_i) + r_i·ln(1 − p(ι,B,S_i)) ] + Σ_i w_k·n_i·β(B)     (2)
+//! β(B) = a(λ, 0.0002)·B_kbps + a(λ, 0.02)·ln(1 + B_kbps)                              (3)
+//! a(λ, f) = f·(0.15 − λ)/(0.002 + |0.15 − λ|)                                         (4)
+//! ```
+//!
+//! where λ is the average reported loss ratio over the window, weighed by 0.9^k
+//! (`instant_upper_bound_temporal_weight_factor`): the bias (3) favours a higher B while λ is
+//! below 15 % and a lower one above.
+//!
+//! **Candidates.** From the current estimate B̂: B̂·{1.02, 1.0, 0.95}, the acknowledged bitrate
+//! (not in ALR), and the delay-based estimate when above B̂; each is capped at
+//! max(B̂, U) with U the maximum bitrate, or while loss-limited the bound of the current
+//! increase window, and starts from the current ι clamped to its feasible range
+//! [0.001, min(1, 0.05 + 75 kbit/s / B)]. One Newton step on ι (step 0.75),
+//!
+//! ```text
+//! ι ← ι − 0.75·(∂L/∂ι)/(∂²L/∂ι²), clamped to the feasible range                      (5)
+//! ```
+//!
+//! with the derivatives of the likelihood part of (2), then the candidate with the highest (2)
+//! wins.
+//!
+//! **Bounds**, in this order:
+//! * an increase is refused while λ exceeds the winner's ι;
+//! * while loss-limited: an increase is capped by B̂·1.3 (`max_increase_factor`) fixed once per
+//!   300 ms (`delayed_increase_window`) of send time, and by the acknowledged bitrate times
+//!   `bandwidth_rampup_upper_bound_factor` (10⁶ by default: no cap);
+//! * the instant upper bound 75 kbit/s / (λ − 0.05) when λ > 5 % (else the maximum bitrate),
+//!   the delay-based estimate, and the instant lower bound (the minimum bitrate);
+//! * after a decrease, a hold: the estimate stays at most at the rate of the decrease until a
+//!   hold duration (300 ms, multiplied by `hold_duration_factor` at each new hold, at most
+//!   60 s) has passed in send time — libwebrtc's default factor is 0, which turns holds off.
+//!
+//! **States** ([`LossBasedState`]): `DelayBasedEstimate` while the estimate is not below the
+//! delay-based estimate (or the maximum); else `Increasing` (or `IncreaseUsingPadding` with a
+//! padding duration) when it rises while loss-limited, `Decreasing` otherwise. Until the
+//! estimator has an estimate and 3 observations (`min_num_observations`), [`result`] is the
+//! delay-based estimate.
+//!
+//! Deviations from libwebrtc (and choices where it leaves a value open):
+//! * [`PacketResult`] has no sequence number: a lost packet counts as lost in the observation
+//!   its report falls in. libwebrtc keys the lost packets of a partial observation by sequence
+//!   number, so a packet reported lost and then received before the observation closes counts
+//!   as received there.
+//! * `UseByteLossRate` (off by default) and its `MedianSendingRateFactor` are not implemented:
+//!   losses are always counted in packets, libwebrtc's default.
+//! * Rates are whole bits per second ([`Bitrate`]); products with a factor round to the nearest
+//!   bit per second (libwebrtc's `DataRate` is whole bits per second too). libwebrtc's +∞ is
+//!   [`UNBOUNDED`]: a delay-based estimate or a maximum bitrate of `UNBOUNDED` is "none".
+//!   Before the first update [`result`] reports `UNBOUNDED` (libwebrtc: +∞).
+//! * A configuration [`LossV2Config::validate`] rejects, or `enabled: false`, gives an estimator
+//!   that always reports the delay-based estimate, as libwebrtc's disabled one does.
+//! * `now` is not read: like libwebrtc, the estimator's clock is the send times of the packets
+//!   it is told about. Nothing is logged.
+//!
+//! [`result`]: LossBasedBweV2::result
+
+use crate::time::{Duration, Instant};
+use crate::units::{Bitrate, DataSize};
+
+/// libwebrtc's +∞ for a rate: "no delay-based estimate", "no maximum".
+pub const UNBOUNDED: Bitrate = Bitrate::from_bps(u64::MAX);
+
+/// `kCongestionControllerMinBitrate` (`bwe_defines.h`): the floor of the increase-window bound.
+const CONGESTION_CONTROLLER_MIN_BITRATE: Bitrate = Bitrate::from_bps(5_000);
+/// `kInitHoldDuration`.
+const INIT_HOLD_DURATION: Duration = Duration::from_millis(300);
+/// `kMaxHoldDuration`.
+const MAX_HOLD_DURATION: Duration = Duration::from_secs(60);
+/// The bounds of a loss probability in (1).
+const MIN_LOSS_PROBABILITY: f64 = 1.0e-6;
+
+/// The packets one transport feedback reports.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct PacketResult {
+    pub size: DataSize,
+    pub send_time: Instant,
+    /// When it arrived; `None`: reported lost.
+    pub received: Option<Instant>,
+}
+
+/// What the estimate is doing, for the caller (goog_cc probes while `Increasing`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LossBasedState {
+    Increasing,
+    /// Increasing, and the caller should pad to test the new rate (only with a padding duration).
+    IncreaseUsingPadding,
+    Decreasing,
+    /// The estimate is the delay-based estimate (or the maximum): loss is not limiting.
+    DelayBasedEstimate,
+}
+
+/// The estimate and its state.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct LossBasedResult {
+    pub bandwidth: Bitrate,
+    pub state: LossBasedState,
+}
+
+/// The parameters of `WebRTC-Bwe-LossBasedBweV2`. `Default` is libwebrtc's defaults (the field
+/// trial's key names are given for each).
+#[derive(Clone, Debug, PartialEq)]
+pub struct LossV2Config {
+    /// `Enabled` (true).
+    pub enabled: bool,
+    /// `BwRampupUpperBoundFactor` (10⁶): while loss-limited an increase is capped at this times
+    /// the acknowledged bitrate.
+    pub bandwidth_rampup_upper_bound_factor: f64,
+    /// `BwRampupUpperBoundInHoldFactor` (10⁶): the same while the acknowledged bitrate is below
+    /// `bandwidth_rampup_hold_threshold` times the rate of the last hold.
+    pub bandwidth_rampup_upper_bound_factor_in_hold: f64,
+    /// `BwRampupUpperBoundHoldThreshold` (1.3).
+    pub bandwidth_rampup_hold_threshold: f64,
+    /// `BwRampupAccelMaxFactor` (0): the candidates' cap grows by up to this times the
+    /// acknowledged bitrate with the time since the estimate last fell.
+    pub rampup_acceleration_max_factor: f64,
+    /// `BwRampupAccelMaxoutTime` (60 s).
+    pub rampup_acceleration_maxout_time: Duration,
+    /// `CandidateFactors` ({1.02, 1.0, 0.95}).
+    pub candidate_factors: Vec<f64>,
+    /// `HigherBwBiasFactor` (0.0002).
+    pub higher_bandwidth_bias_factor: f64,
+    /// `HigherLogBwBiasFactor` (0.02).
+    pub higher_log_bandwidth_bias_factor: f64,
+    /// `InherentLossLowerBound` (0.001).
+    pub inherent_loss_lower_bound: f64,
+    /// `LossThresholdOfHighBandwidthPreference` (0.15).
+    pub loss_threshold_of_high_bandwidth_preference: f64,
+    /// `BandwidthPreferenceSmoothingFactor` (0.002).
+    pub bandwidth_preference_smoothing_factor: f64,
+    /// `InherentLossUpperBoundBwBalance` (75 kbit/s).
+    pub inherent_loss_upper_bound_bandwidth_balance: Bitrate,
+    /// `InherentLossUpperBoundOffset` (0.05).
+    pub inherent_loss_upper_bound_offset: f64,
+    /// `InitialInherentLossEstimate` (0.01).
+    pub initial_inherent_loss_estimate: f64,
+    /// `NewtonIterations` (1).
+    pub newton_iterations: u32,
+    /// `NewtonStepSize` (0.75).
+    pub newton_step_size: f64,
+    /// `AckedRateCandidate` (true).
+    pub append_acknowledged_rate_candidate: bool,
+    /// `DelayBasedCandidate` (true).
+    pub append_delay_based_estimate_candidate: bool,
+    /// `UpperBoundCandidateInAlr` (false).
+    pub append_upper_bound_candidate_in_alr: bool,
+    /// `ObservationDurationLowerBound` (250 ms).
+    pub observation_duration_lower_bound: Duration,
+    /// `ObservationWindowSize` (20).
+    pub observation_window_size: usize,
+    /// `SendingRateSmoothingFactor` (0).
+    pub sending_rate_smoothing_factor: f64,
+    /// `InstantUpperBoundTemporalWeightFactor` (0.9).
+    pub instant_upper_bound_temporal_weight_factor: f64,
+    /// `InstantUpperBoundBwBalance` (75 kbit/s).
+    pub instant_upper_bound_bandwidth_balance: Bitrate,
+    /// `InstantUpperBoundLossOffset` (0.05).
+    pub instant_upper_bound_loss_offset: f64,
+    /// `TemporalWeightFactor` (0.9).
+    pub temporal_weight_factor: f64,
+    /// `BwBackoffLowerBoundFactor` (1.0): the acknowledged-bitrate candidate's factor.
+    pub bandwidth_backoff_lower_bound_factor: f64,
+    /// `MaxIncreaseFactor` (1.3).
+    pub max_increase_factor: f64,
+    /// `DelayedIncreaseWindow` (300 ms).
+    pub delayed_increase_window: Duration,
+    /// `NotIncreaseIfInherentLossLessThanAverageLoss` (true).
+    pub not_increase_if_inherent_loss_less_than_average_loss: bool,
+    /// `NotUseAckedRateInAlr` (true).
+    pub not_use_acked_rate_in_alr: bool,
+    /// `UseInStartPhase` (false).
+    pub use_in_start_phase: bool,
+    /// `MinNumObservations` (3).
+    pub min_num_observations: u64,
+    /// `LowerBoundByAckedRateFactor` (0): the instant lower bound is at least this times the
+    /// acknowledged bitrate.
+    pub lower_bound_by_acked_rate_factor: f64,
+    /// `HoldDurationFactor` (0: no hold).
+    pub hold_duration_factor: f64,
+    /// `PaddingDuration` (0: `Increasing`, never `IncreaseUsingPadding`).
+    pub padding_duration: Duration,
+    /// `BoundBestCandidate` (false).
+    pub bound_best_candidate: bool,
+    /// `PaceAtLossBasedEstimate` (false).
+    pub pace_at_loss_based_estimate: bool,
+}
+
+impl Default for LossV2Config {
+    fn default() -> Self {
+        LossV2Config {
+            enabled: true,
+            bandwidth_rampup_upper_bound_factor: 1_000_000.0,
+            bandwidth_rampup_upper_bound_factor_in_hold: 1_000_000.0,
+            bandwidth_rampup_hold_threshold: 1.3,
+            rampup_acceleration_max_factor: 0.0,
+            rampup_acceleration_maxout_time: Duration::from_secs(60),
+            candidate_factors: vec![1.02, 1.0, 0.95],
+            higher_bandwidth_bias_factor: 0.0002,
+            higher_log_bandwidth_bias_factor: 0.02,
+            inherent_loss_lower_bound: 1.0e-3,
+            loss_threshold_of_high_bandwidth_preference: 0.15,
+            bandwidth_preference_smoothing_factor: 0.002,
+            inherent_loss_upper_bound_bandwidth_balance: Bitrate::from_kbps(75),
+            inherent_loss_upper_bound_offset: 0.05,
+            initial_inherent_loss_estimate: 0.01,
+            newton_iterations: 1,
+            newton_step_size: 0.75,
+            append_acknowledged_rate_candidate: true,
+            append_delay_based_estimate_candidate: true,
+            append_upper_bound_candidate_in_alr: false,
+            observation_duration_lower_bound: Duration::from_millis(250),
+            observation_window_size: 20,
+            sending_rate_smoothing_factor: 0.0,
+            instant_upper_bound_temporal_weight_factor: 0.9,
+            instant_upper_bound_bandwidth_balance: Bitrate::from_kbps(75),
+            instant_upper_bound_loss_offset: 0.05,
+            temporal_weight_factor: 0.9,
+            bandwidth_backoff_lower_bound_factor: 1.0,
+            max_increase_factor: 1.3,
+            delayed_increase_window: Duration::from_millis(300),
+            not_increase_if_inherent_loss_less_than_average_loss: true,
+            not_use_acked_rate_in_alr: true,
+            use_in_start_phase: false,
+            min_num_observations: 3,
+            lower_bound_by_acked_rate_factor: 0.0,
+            hold_duration_factor: 0.0,
+            padding_duration: Duration::ZERO,
+            bound_best_candidate: false,
+            pace_at_loss_based_estimate: false,
+        }
+    }
+}
+
+/// `Err(what)` unless `ok`.
+fn check(ok: bool, what: &'static str) -> Result<(), &'static str> {
+    if ok { Ok(()) } else { Err(what) }
+}
+
+/// Whether `x` lies in [0, 1).
+fn unit(x: f64) -> bool {
+    (0.0..1.0).contains(&x)
+}
+
+impl LossV2Config {
+    /// libwebrtc's `IsConfigValid`: the first rule this configuration breaks.
+    pub fn validate(&self) -> Result<(), &'static str> {
+        check(
+            self.bandwidth_rampup_upper_bound_factor > 1.0
+                && self.bandwidth_rampup_upper_bound_factor_in_hold > 1.0,
+            "the rampup upper bound factors must be above 1",
+        )?;
+        check(
+            self.bandwidth_rampup_hold_threshold >= 0.0
+                && self.rampup_acceleration_max_factor >= 0.0,
+            "the rampup hold threshold and acceleration factor must not be negative",
+        )?;
+        check(
+            !self.rampup_acceleration_maxout_time.is_zero(),
+            "the rampup acceleration maxout time must be positive",
+        )?;
+        check(
+            self.candidate_factors.iter().all(|&f| f > 0.0),
+            "the candidate factors must be positive",
+        )?;
+        check(
+            self.append_acknowledged_rate_candidate
+                || self.append_delay_based_estimate_candidate
+                || self.candidate_factors.iter().any(|&f| f != 1.0),
+            "the configuration generates no candidate besides the current estimate",
+        )?;
+        check(
+            self.higher_bandwidth_bias_factor >= 0.0,
+            "the higher bandwidth bias factor must not be negative",
+        )?;
+        check(
+            unit(self.inherent_loss_lower_bound)
+                && unit(self.loss_threshold_of_high_bandwidth_preference)
+                && unit(self.initial_inherent_loss_estimate)
+                && unit(self.sending_rate_smoothing_factor)
+                && unit(self.instant_upper_bound_loss_offset),
+            "a loss bound, threshold, initial estimate or smoothing factor is outside [0, 1)",
+        )?;
+        check(
+            self.bandwidth_preference_smoothing_factor > 0.0
+                && self.bandwidth_preference_smoothing_factor <= 1.0
+                && self.instant_upper_bound_temporal_weight_factor > 0.0
+                && self.instant_upper_bound_temporal_weight_factor <= 1.0
+                && self.temporal_weight_factor > 0.0
+                && self.temporal_weight_factor <= 1.0,
+            "a smoothing or temporal weight factor is outside (0, 1]",
+        )?;
+        check(
+            self.inherent_loss_upper_bound_bandwidth_balance > Bitrate::ZERO
+                && self.instant_upper_bound_bandwidth_balance > Bitrate::ZERO,
+            "the bandwidth balances must be positive",
+        )?;
+        check(
+            self.inherent_loss_upper_bound_offset >= self.inherent_loss_lower_bound
+                && self.inherent_loss_upper_bound_offset < 1.0,
+            "the inherent loss upper bound offset must lie in [lower bound, 1)",
+        )?;
+        check(
+            self.newton_iterations > 0 && self.newton_step_size > 0.0,
+            "the Newton iterations and step size must be positive",
+        )?;
+        check(
+            !self.observation_duration_lower_bound.is_zero() && self.observation_window_size >= 2,
+            "the observation duration must be positive and the window at least 2",
+        )?;
+        check(
+            self.bandwidth_backoff_lower_bound_factor <= 1.0 && self.max_increase_factor > 0.0,
+            "the backoff lower bound factor must be at most 1 and the increase factor positive",
+        )?;
+        check(
+            !self.delayed_increase_window.is_zero() && self.min_num_observations > 0,
+            "the delayed increase window and the minimum number of observations must be positive",
+        )?;
+        check(
+            self.lower_bound_by_acked_rate_factor >= 0.0,
+            "the lower bound by acknowledged rate factor must not be negative",
+        )
+    }
+}
+
+/// A candidate (ι, B).
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct ChannelParameters {
+    inherent_loss: f64,
+    bandwidth: Bitrate,
+}
+
+/// One closed observation (or an empty slot of the window, `id == None`).
+#[derive(Clone, Copy, Debug, Default)]
+struct Observation {
+    num_packets: u64,
+    num_lost_packets: u64,
+    num_received_packets: u64,
+    sending_rate: Bitrate,
+    id: Option<u64>,
+}
+
+/// The feedback gathered since the last observation closed.
+#[derive(Clone, Copy, Debug, Default)]
+struct PartialObservation {
+    num_packets: u64,
+    num_lost_packets: u64,
+    size: DataSize,
+}
+
+/// The current hold: until `until` (None: none), the estimate stays at most at `rate` (None: +∞).
+#[derive(Clone, Copy, Debug)]
+struct HoldInfo {
+    until: Option<Instant>,
+    duration: Duration,
+    rate: Option<Bitrate>,
+}
+
+impl HoldInfo {
+    const RESET: HoldInfo = HoldInfo {
+        until: None,
+        duration: INIT_HOLD_DURATION,
+        rate: None,
+    };
+}
+
+/// The current padding period (None: none).
+#[derive(Clone, Copy, Debug, Default)]
+struct PaddingInfo {
+    rate: Option<Bitrate>,
+    since: Option<Instant>,
+}
+
+/// libwebrtc's `LossBasedBweV2`: see the module documentation.
+#[derive(Clone, Debug)]
+pub struct LossBasedBweV2 {
+    config: LossV2Config,
+    enabled: bool,
+    acknowledged_bitrate: Option<Bitrate>,
+    /// The current best (ι, B); B is meaningful once `have_estimate`.
+    current: ChannelParameters,
+    have_estimate: bool,
+    num_observations: u64,
+    /// The window, a ring indexed by `id % window`.
+    observations: Vec<Observation>,
+    partial: PartialObservation,
+    last_send_time_most_recent_observation: Option<Instant>,
+    last_time_estimate_reduced: Option<Instant>,
+    cached_instant_upper_bound: Option<Bitrate>,
+    cached_instant_lower_bound: Option<Bitrate>,
+    instant_upper_bound_temporal_weights: Vec<f64>,
+    temporal_weights: Vec<f64>,
+    recovering_after_loss_timestamp: Option<Instant>,
+    /// None: +∞.
+    bandwidth_limit_in_current_window: Option<Bitrate>,
+    min_bitrate: Bitrate,
+    max_bitrate: Bitrate,
+    /// None: +∞ (none yet).
+    delay_based_estimate: Option<Bitrate>,
+    loss_based_result: LossBasedResult,
+    last_hold_info: HoldInfo,
+    last_padding_info: PaddingInfo,
+    average_reported_loss_ratio: f64,
+    /// The candidates of the current update (kept to avoid allocating per update).
+    candidates: Vec<ChannelParameters>,
+}
+
+impl LossBasedBweV2 {
+    /// An estimator with `config`; disabled (always the delay-based estimate) if the
+    /// configuration is invalid or not enabled.
+    pub fn new(config: LossV2Config) -> Self {
+        let enabled = config.enabled && config.validate().is_ok();
+        let window = if enabled {
+            config.observation_window_size
+        } else {
+            0
+        };
+        let weights = |factor: f64| -> Vec<f64> {
+            (0..window)
+                .scan(1.0, |w, _| {
+                    let here = *w;
+                    *w *= factor;
+                    Some(here)
+                })
+                .collect()
+        };
+        LossBasedBweV2 {
+            temporal_weights: weights(config.temporal_weight_factor),
+            instant_upper_bound_temporal_weights: weights(
+                config.instant_upper_bound_temporal_weight_factor,
+            ),
+            candidates: Vec::with_capacity(config.candidate_factors.len() + 3),
+            current: ChannelParameters {
+                inherent_loss: config.initial_inherent_loss_estimate,
+                bandwidth: Bitrate::ZERO,
+            },
+            config,
+            enabled,
+            acknowledged_bitrate: None,
+            have_estimate: false,
+            num_observations: 0,
+            observations: vec![Observation::default(); window],
+            partial: PartialObservation::default(),
+            last_send_time_most_recent_observation: None,
+            last_time_estimate_reduced: None,
+            cached_instant_upper_bound: None,
+            cached_instant_lower_bound: None,
+            recovering_after_loss_timestamp: None,
+            bandwidth_limit_in_current_window: None,
+            min_bitrate: Bitrate::from_kbps(1),
+            max_bitrate: UNBOUNDED,
+            delay_based_estimate: None,
+            loss_based_result: LossBasedResult {
+                bandwidth: Bitrate::ZERO,
+                state: LossBasedState::DelayBasedEstimate,
+            },
+            last_hold_info: HoldInfo::RESET,
+            last_padding_info: PaddingInfo::default(),
+            average_reported_loss_ratio: 0.0,
+        }
+    }
+
+    /// Whether the configuration was valid and enabled.
+    pub fn is_enabled(&self) -> bool {
+        self.enabled
+    }
+
+    /// Whether [`result`](Self::result) is the estimator's own: it has an estimate and at least
+    /// `min_num_observations` observations.
+    pub fn is_ready(&self) -> bool {
+        self.enabled
+            && self.have_estimate
+            && self.num_observations >= self.config.min_num_observations
+    }
+
+    /// Ready, and configured to be used in the start phase (`UseInStartPhase`).
+    pub fn ready_to_use_in_start_phase(&self) -> bool {
+        self.is_ready() && self.config.use_in_start_phase
+    }
+
+    /// Whether the pacer should pace at the loss-based estimate (`PaceAtLossBasedEstimate`,
+    /// while loss-limited).
+    pub fn pace_at_loss_based_estimate(&self) -> bool {
+        self.config.pace_at_loss_based_estimate && self.is_loss_limited()
+    }
+
+    /// The estimate; the delay-based estimate (and `DelayBasedEstimate`) until ready.
+    pub fn result(&self) -> LossBasedResult {
+        if !self.is_ready() {
+            return LossBasedResult {
+                bandwidth: self.delay_based_estimate.unwrap_or(UNBOUNDED),
+                state: LossBasedState::DelayBasedEstimate,
+            };
+        }
+        self.loss_based_result
+    }
+
+    /// The acknowledged (received) bitrate, the source of a candidate and of the bounds.
+    pub fn set_acknowledged_bitrate(&mut self, rate: Bitrate) {
+        self.acknowledged_bitrate = Some(rate);
+        self.calculate_instant_lower_bound();
+    }
+
+    /// The range of the estimate ([`UNBOUNDED`] for no maximum).
+    pub fn set_min_max(&mut self, min: Bitrate, max: Bitrate) {
+        self.min_bitrate = min;
+        self.calculate_instant_lower_bound();
+        self.max_bitrate = max;
+    }
+
+    /// Sets the current estimate (libwebrtc's `SetBandwidthEstimate`, there for its unit tests;
+    /// otherwise the first update starts from the delay-based estimate).
+    pub fn set_bandwidth_estimate(&mut self, rate: Bitrate) {
+        self.current.bandwidth = rate;
+        self.have_estimate = true;
+        self.loss_based_result = LossBasedResult {
+            bandwidth: rate,
+            state: LossBasedState::DelayBasedEstimate,
+        };
+    }
+
+    /// One transport feedback: the packets it reports (received or lost), the delay-based
+    /// estimate ([`UNBOUNDED`]: none) and whether the sender is application-limited.
+    /// `UpdateBandwidthEstimate`.
+    pub fn update(
+        &mut self,
+        _now: Instant,
+        packets: &[PacketResult],
+        delay_based: Bitrate,
+        in_alr: bool,
+    ) {
+        self.delay_based_estimate = (delay_based != UNBOUNDED).then_some(delay_based);
+        if !self.enabled || !self.push_back_observation(packets) {
+            return;
+        }
+        if !self.have_estimate {
+            let Some(delay_based) = self.delay_based_estimate else {
+                return;
+            };
+            self.set_bandwidth_estimate(delay_based);
+        }
+        let best = self.best_candidate(in_alr);
+        let best = self.bound_increase(best);
+        let bounded = self.bounded_estimate(best.bandwidth);
+        if self.config.bound_best_candidate && bounded < best.bandwidth {
+            self.current = ChannelParameters {
+                inherent_loss: 0.0,
+                bandwidth: bounded,
+            };
+        } else {
+            self.current = best;
+            if self.config.lower_bound_by_acked_rate_factor > 0.0 {
+                self.current.bandwidth = self.current.bandwidth.max(self.instant_lower_bound());
+            }
+        }
+        if !self.hold(bounded) {
+            self.update_state(bounded);
+        }
+        self.open_increase_window();
+    }
+
+    /// The candidate with the highest objective after its Newton step, without an increase
+    /// while the average loss exceeds its inherent loss.
+    fn best_candidate(&mut self, in_alr: bool) -> ChannelParameters {
+        self.fill_candidates(in_alr);
+        let mut best = self.current;
+        let mut objective_max = f64::MIN;
+        for i in 0..self.candidates.len() {
+            let mut candidate = self.candidates[i];
+            self.newtons_method_update(&mut candidate);
+            let objective = self.objective(&candidate);
+            if objective > objective_max {
+                objective_max = objective;
+                best = candidate;
+            }
+        }
+        if best.bandwidth < self.current.bandwidth {
+            self.last_time_estimate_reduced = self.last_send_time_most_recent_observation;
+        }
+        if self.average_reported_loss_ratio > best.inherent_loss
+            && self
+                .config
+                .not_increase_if_inherent_loss_less_than_average_loss
+            && self.current.bandwidth < best.bandwidth
+        {
+            best.bandwidth = self.current.bandwidth;
+        }
+        best
+    }
+
+    /// While loss-limited: the increase-window bound and the acknowledged-bitrate bound.
+    fn bound_increase(&self, mut best: ChannelParameters) -> ChannelParameters {
+        if !self.is_loss_limited() {
+            return best;
+        }
+        if let (Some(since), Some(limit)) = (
+            self.recovering_after_loss_timestamp,
+            self.bandwidth_limit_in_current_window,
+        ) && self.within(since, self.config.delayed_increase_window)
+            && best.bandwidth > limit
+        {
+            best.bandwidth = limit;
+        }
+        let increasing =
+            self.is_increasing_when_loss_limited(self.current.bandwidth, best.bandwidth);
+        if let (true, Some(acked)) = (increasing, self.acknowledged_bitrate) {
+            let in_hold = self.last_hold_info.rate.is_some_and(|rate| {
+                acked < rate.mul_f64(self.config.bandwidth_rampup_hold_threshold)
+            });
+            let factor = if in_hold {
+                self.config.bandwidth_rampup_upper_bound_factor_in_hold
+            } else {
+                self.config.bandwidth_rampup_upper_bound_factor
+            };
+            best.bandwidth = self
+                .current
+                .bandwidth
+                .max(best.bandwidth.min(acked.mul_f64(factor)));
+            // At least 1 bit/s more, so that the state becomes `Increasing` (and pads).
+            if self.loss_based_result.state == LossBasedState::Decreasing
+                && best.bandwidth == self.current.bandwidth
+            {
+                best.bandwidth = saturating_add(self.current.bandwidth, Bitrate::from_bps(1));
+            }
+        }
+        best
+    }
+
+    /// The best candidate within the instant bounds and the delay-based estimate.
+    fn bounded_estimate(&self, bandwidth: Bitrate) -> Bitrate {
+        let mut upper = bandwidth.min(self.instant_upper_bound());
+        if let Some(delay_based) = self.delay_based_estimate {
+            upper = upper.min(delay_based);
+        }
+        self.instant_lower_bound().max(upper)
+    }
+
+    /// During a hold after a decrease the estimate stays at most at the hold's rate; `true` if
+    /// held (the state is left as it is).
+    fn hold(&mut self, bounded: Bitrate) -> bool {
+        let holding = self.loss_based_result.state == LossBasedState::Decreasing
+            && self
+                .last_hold_info
+                .until
+                .zip(self.last_send_time_most_recent_observation)
+                .is_some_and(|(until, last)| until > last)
+            && self.below_delay_based(bounded);
+        if !holding {
+            return false;
+        }
+        if self.config.lower_bound_by_acked_rate_factor > 0.0 {
+            let lower = self.instant_lower_bound();
+            self.last_hold_info.rate = self.last_hold_info.rate.map(|rate| rate.max(lower));
+        }
+        self.loss_based_result.bandwidth = match self.last_hold_info.rate {
+            Some(rate) => rate.min(bounded),
+            None => bounded,
+        };
+        true
+    }
+
+    /// The state machine: increasing, decreasing (and starting a hold), or delay-based.
+    fn update_state(&mut self, bounded: Bitrate) {
+        let last_send = self.last_send_time_most_recent_observation;
+        let limited = self.below_delay_based(bounded) && bounded < self.max_bitrate;
+        let padding = !self.config.padding_duration.is_zero();
+        if limited
+            && self.is_increasing_when_loss_limited(self.loss_based_result.bandwidth, bounded)
+            && self.can_keep_increasing(bounded)
+        {
+            if padding
+                && self
+                    .last_padding_info
+                    .rate
+                    .is_none_or(|rate| bounded > rate)
+            {
+                self.last_padding_info = PaddingInfo {
+                    rate: Some(bounded),
+                    since: last_send,
+                };
+            }
+            self.loss_based_result.state = if padding {
+                LossBasedState::IncreaseUsingPadding
+            } else {
+                LossBasedState::Increasing
+            };
+        } else if limited {
+            if self.loss_based_result.state != LossBasedState::Decreasing
+                && self.config.hold_duration_factor > 0.0
+            {
+                let duration = self.last_hold_info.duration;
+                self.last_hold_info = HoldInfo {
+                    until: last_send.map(|t| t + duration),
+                    duration: duration
+                        .mul_f64(self.config.hold_duration_factor)
+                        .min(MAX_HOLD_DURATION),
+                    rate: Some(bounded),
+                };
+            }
+            self.last_padding_info = PaddingInfo::default();
+            self.loss_based_result.state = LossBasedState::Decreasing;
+        } else {
+            // The delay-based estimate works: forget the hold, not to stay stuck low.
+            self.last_hold_info = HoldInfo::RESET;
+            self.last_padding_info = PaddingInfo::default();
+            self.loss_based_result.state = LossBasedState::DelayBasedEstimate;
+        }
+        self.loss_based_result.bandwidth = bounded;
+    }
+
+    /// While loss-limited, once per delayed-increase window: the next increase is capped at
+    /// `max_increase_factor` times the current estimate.
+    fn open_increase_window(&mut self) {
+        let expired = match self.recovering_after_loss_timestamp {
+            None => true,
+            Some(since) => self
+                .last_send_time_most_recent_observation
+                .is_some_and(|last| since + self.config.delayed_increase_window < last),
+        };
+        if self.is_loss_limited() && expired {
+            self.bandwidth_limit_in_current_window = Some(
+                CONGESTION_CONTROLLER_MIN_BITRATE.max(
+                    self.current
+                        .bandwidth
+                        .mul_f64(self.config.max_increase_factor),
+                ),
+            );
+            self.recovering_after_loss_timestamp = self.last_send_time_most_recent_observation;
+        }
+    }
+
+    /// Whether `since + window` is later than the send time of the latest observation.
+    fn within(&self, since: Instant, window: Duration) -> bool {
+        self.last_send_time_most_recent_observation
+            .is_none_or(|last| since + window > last)
+    }
+
+    fn below_delay_based(&self, rate: Bitrate) -> bool {
+        self.delay_based_estimate.is_none_or(|d| rate < d)
+    }
+
+    fn is_loss_limited(&self) -> bool {
+        self.loss_based_result.state != LossBasedState::DelayBasedEstimate
+    }
+
+    fn is_increasing_when_loss_limited(&self, old: Bitrate, new: Bitrate) -> bool {
+        let increasing_state = matches!(
+            self.loss_based_result.state,
+            LossBasedState::Increasing | LossBasedState::IncreaseUsingPadding
+        );
+        (old < new || (old == new && increasing_state)) && self.is_loss_limited()
+    }
+
+    /// Stay in `IncreaseUsingPadding` while the padding period lasts or the estimate rises.
+    fn can_keep_increasing(&self, estimate: Bitrate) -> bool {
+        if self.config.padding_duration.is_zero()
+            || self.loss_based_result.state != LossBasedState::IncreaseUsingPadding
+        {
+            return true;
+        }
+        self.padding_active() || self.last_padding_info.rate.is_none_or(|r| r < estimate)
+    }
+
+    /// Whether the padding period started within `padding_duration` of the latest observation.
+    fn padding_active(&self) -> bool {
+        match (
+            self.last_padding_info.since,
+            self.last_send_time_most_recent_observation,
+        ) {
+            (Some(since), Some(last)) => since + self.config.padding_duration >= last,
+            _ => false,
+        }
+    }
+
+    /// The candidates' bandwidths, capped, each with its feasible inherent loss.
+    fn fill_candidates(&mut self, in_alr: bool) {
+        let best = self.current;
+        let mut bandwidths = [Bitrate::ZERO; 3];
+        let mut extra = 0;
+        if let Some(acked) = self.acknowledged_bitrate
+            && self.config.append_acknowledged_rate_candidate
+            && (!(self.config.not_use_acked_rate_in_alr && in_alr)
+                || (!self.config.padding_duration.is_zero() && self.padding_active()))
+        {
+            bandwidths[extra] = acked.mul_f64(self.config.bandwidth_backoff_lower_bound_factor);
+            extra += 1;
+        }
+        if let Some(delay_based) = self.delay_based_estimate
+            && self.config.append_delay_based_estimate_candidate
+            && delay_based > best.bandwidth
+        {
+            bandwidths[extra] = delay_based;
+            extra += 1;
+        }
+        let instant_upper = self.instant_upper_bound();
+        if in_alr
+            && self.config.append_upper_bound_candidate_in_alr
+            && best.bandwidth > instant_upper
+        {
+            bandwidths[extra] = instant_upper;
+            extra += 1;
+        }
+        let cap = best.bandwidth.max(self.candidate_bandwidth_upper_bound());
+        let factors = self.config.candidate_factors.iter();
+        let all = factors
+            .map(|&f| best.bandwidth.mul_f64(f))
+            .chain(bandwidths[..extra].iter().copied());
+        let mut candidates = std::mem::take(&mut self.candidates);
+        candidates.clear();
+        for bandwidth in all {
+            let mut candidate = best;
+            candidate.bandwidth = bandwidth.min(cap);
+            candidate.inherent_loss = self.feasible_inherent_loss(&candidate);
+            candidates.push(candidate);
+        }
+        self.candidates = candidates;
+    }
+
+    /// The maximum bitrate, or while loss-limited the increase-window bound; plus the rampup
+    /// acceleration.
+    fn candidate_bandwidth_upper_bound(&self) -> Bitrate {
+        let mut upper = self.max_bitrate;
+        if self.is_loss_limited()
+            && let Some(limit) = self.bandwidth_limit_in_current_window
+        {
+            upper = limit;
+        }
+        let Some(acked) = self.acknowledged_bitrate else {
+            return upper;
+        };
+        if self.config.rampup_acceleration_max_factor > 0.0 {
+            let maxout = self.config.rampup_acceleration_maxout_time;
+            let since_reduced = match (
+                self.last_send_time_most_recent_observation,
+                self.last_time_estimate_reduced,
+            ) {
+                (Some(last), Some(reduced)) => last - reduced,
+                _ => maxout,
+            };
+            let acceleration = self.config.rampup_acceleration_max_factor
+                * since_reduced.min(maxout).as_secs_f64()
+                / maxout.as_secs_f64();
+            upper = saturating_add(upper, acked.mul_f64(acceleration));
+        }
+        upper
+    }
+
+    fn feasible_inherent_loss(&self, c: &ChannelParameters) -> f64 {
+        c.inherent_loss
+            .max(self.config.inherent_loss_lower_bound)
+            .min(self.inherent_loss_upper_bound(c.bandwidth))
+    }
+
+    /// min(1, 0.05 + 75 kbit/s / B).
+    fn inherent_loss_upper_bound(&self, bandwidth: Bitrate) -> f64 {
+        if bandwidth == Bitrate::ZERO {
+            return 1.0;
+        }
+        let balance = self.config.inherent_loss_upper_bound_bandwidth_balance;
+        let bound = self.config.inherent_loss_upper_bound_offset
+            + balance.bps() as f64 / bandwidth.bps() as f64;
+        bound.min(1.0)
+    }
+
+    /// a(λ, f) of (4).
+    fn adjust_bias_factor(&self, loss_rate: f64, bias_factor: f64) -> f64 {
+        let threshold = self.config.loss_threshold_of_high_bandwidth_preference;
+        bias_factor * (threshold - loss_rate)
+            / (self.config.bandwidth_preference_smoothing_factor + (threshold - loss_rate).abs())
+    }
+
+    /// β(B) of (3).
+    fn high_bandwidth_bias(&self, bandwidth: Bitrate) -> f64 {
+        if bandwidth == UNBOUNDED {
+            return 0.0;
+        }
+        let loss = self.average_reported_loss_ratio;
+        let kbps = bandwidth.kbps_f64();
+        self.adjust_bias_factor(loss, self.config.higher_bandwidth_bias_factor) * kbps
+            + self.adjust_bias_factor(loss, self.config.higher_log_bandwidth_bias_factor)
+                * (1.0 + kbps).ln()
+    }
+
+    /// The observations of the window with their temporal weights.
+    fn weighted(&self, weights: &[f64]) -> impl Iterator<Item = (f64, &Observation)> {
+        let newest = self.num_observations.saturating_sub(1);
+        self.observations.iter().filter_map(move |o| {
+            let age = newest - o.id?;
+            Some((weights.get(age as usize).copied().unwrap_or(0.0), o))
+        })
+    }
+
+    /// L(c) of (2).
+    fn objective(&self, c: &ChannelParameters) -> f64 {
+        let bias = self.high_bandwidth_bias(c.bandwidth);
+        self.weighted(&self.temporal_weights)
+            .map(|(w, o)| {
+                let p = loss_probability(c.inherent_loss, c.bandwidth, o.sending_rate);
+                w * (o.num_lost_packets as f64 * p.ln()
+                    + o.num_received_packets as f64 * (1.0 - p).ln())
+                    + w * bias * o.num_packets as f64
+            })
+            .sum()
+    }
+
+    /// ∂L/∂ι and ∂²L/∂ι² of the likelihood part of (2); the second is kept negative.
+    fn derivatives(&self, c: &ChannelParameters) -> (f64, f64) {
+        let (mut first, mut second) = (0.0, 0.0);
+        for (w, o) in self.weighted(&self.temporal_weights) {
+            let p = loss_probability(c.inherent_loss, c.bandwidth, o.sending_rate);
+            let (lost, received) = (o.num_lost_packets as f64, o.num_received_packets as f64);
+            first += w * (lost / p - received / (1.0 - p));
+            second -= w * (lost / (p * p) + received / ((1.0 - p) * (1.0 - p)));
+        }
+        if second >= 0.0 {
+            second = -1.0e-6;
+        }
+        (first, second)
+    }
+
+    /// (5), `newton_iterations` times.
+    fn newtons_method_update(&self, c: &mut ChannelParameters) {
+        if self.num_observations == 0 {
+            return;
+        }
+        for _ in 0..self.config.newton_iterations {
+            let (first, second) = self.derivatives(c);
+            c.inherent_loss -= self.config.newton_step_size * first / second;
+            c.inherent_loss = self.feasible_inherent_loss(c);
+        }
+    }
+
+    fn instant_upper_bound(&self) -> Bitrate {
+        self.cached_instant_upper_bound.unwrap_or(self.max_bitrate)
+    }
+
+    /// 75 kbit/s / (λ − 0.05) while λ > 0.05, else the maximum bitrate.
+    fn calculate_instant_upper_bound(&mut self) {
+        let offset = self.config.instant_upper_bound_loss_offset;
+        let mut limit = self.max_bitrate;
+        if self.average_reported_loss_ratio > offset {
+            let balance = self.config.instant_upper_bound_bandwidth_balance.bps() as f64;
+            limit = Bitrate::from_bps_f64(balance / (self.average_reported_loss_ratio - offset));
+        }
+        self.cached_instant_upper_bound = Some(limit);
+    }
+
+    fn instant_lower_bound(&self) -> Bitrate {
+        self.cached_instant_lower_bound.unwrap_or(Bitrate::ZERO)
+    }
+
+    /// The minimum bitrate, or `lower_bound_by_acked_rate_factor` × the acknowledged bitrate.
+    fn calculate_instant_lower_bound(&mut self) {
+        let mut lower = Bitrate::ZERO;
+        if let Some(acked) = self.acknowledged_bitrate
+            && self.config.lower_bound_by_acked_rate_factor > 0.0
+        {
+            lower = acked.mul_f64(self.config.lower_bound_by_acked_rate_factor);
+        }
+        self.cached_instant_lower_bound = Some(lower.max(self.min_bitrate));
+    }
+
+    /// λ: lost over sent packets of the window, weighed by the instant-upper-bound weights.
+    fn average_reported_packet_loss_ratio(&self) -> f64 {
+        if self.num_observations == 0 {
+            return 0.0;
+        }
+        let (mut packets, mut lost) = (0.0, 0.0);
+        for (w, o) in self.weighted(&self.instant_upper_bound_temporal_weights) {
+            packets += w * o.num_packets as f64;
+            lost += w * o.num_lost_packets as f64;
+        }
+        lost / packets
+    }
+
+    /// The sending rate of a new observation, smoothed with the previous one's.
+    fn sending_rate(&self, instantaneous: Bitrate) -> Bitrate {
+        let Some(newest) = self.num_observations.checked_sub(1) else {
+            return instantaneous;
+        };
+        let previous = self.observations[(newest % self.observations.len() as u64) as usize];
+        let k = self.config.sending_rate_smoothing_factor;
+        Bitrate::from_bps_f64(
+            k * previous.sending_rate.bps() as f64 + (1.0 - k) * instantaneous.bps() as f64,
+        )
+    }
+
+    /// Adds the packets to the partial observation and closes it once its send times span the
+    /// observation duration; `true` if an observation closed.
+    fn push_back_observation(&mut self, packets: &[PacketResult]) -> bool {
+        let (Some(first), Some(last)) = (
+            packets.iter().map(|p| p.send_time).min(),
+            packets.iter().map(|p| p.send_time).max(),
+        ) else {
+            return false;
+        };
+        self.partial.num_packets += packets.len() as u64;
+        for packet in packets {
+            if packet.received.is_none() {
+                self.partial.num_lost_packets += 1;
+            }
+            self.partial.size += packet.size;
+        }
+        let previous = *self
+            .last_send_time_most_recent_observation
+            .get_or_insert(first);
+        let duration = last - previous;
+        if duration.is_zero() || duration < self.config.observation_duration_lower_bound {
+            return false;
+        }
+        self.last_send_time_most_recent_observation = Some(last);
+        let id = self.num_observations;
+        let observation = Observation {
+            num_packets: self.partial.num_packets,
+            num_lost_packets: self.partial.num_lost_packets,
+            num_received_packets: self.partial.num_packets - self.partial.num_lost_packets,
+            sending_rate: self
+                .sending_rate(Bitrate::from_size_and_duration(self.partial.size, duration)),
+            id: Some(id),
+        };
+        let slot = (id % self.observations.len() as u64) as usize;
+        self.observations[slot] = observation;
+        self.num_observations += 1;
+        self.partial = PartialObservation::default();
+        self.average_reported_loss_ratio = self.average_reported_packet_loss_ratio();
+        self.calculate_instant_upper_bound();
+        true
+    }
+}
+
+/// p(ι, B, S) of (1).
+fn loss_probability(inherent_loss: f64, bandwidth: Bitrate, sending_rate: Bitrate) -> f64 {
+    let inherent_loss = inherent_loss.clamp(0.0, 1.0);
+    let mut p = inherent_loss;
+    if sending_rate > bandwidth {
+        let (s, b) = (sending_rate.bps() as f64, bandwidth.bps() as f64);
+        p += (1.0 - inherent_loss) * (s - b) / s;
+    }
+    p.clamp(MIN_LOSS_PROBABILITY, 1.0 - MIN_LOSS_PROBABILITY)
+}
+
+fn saturating_add(a: Bitrate, b: Bitrate) -> Bitrate {
+    Bitrate::from_bps(a.bps().saturating_add(b.bps()))
+}
