@@ -1062,3 +1062,568 @@ fn loss_probability(inherent_loss: f64, bandwidth: Bitrate, sending_rate: Bitrat
 fn saturating_add(a: Bitrate, b: Bitrate) -> Bitrate {
     Bitrate::from_bps(a.bps().saturating_add(b.bps()))
 }
+
+#[cfg(test)]
+mod tests {
+    //! Where an expectation is libwebrtc's, the test names the test of
+    //! `loss_based_bwe_v2_test.cc` it ports (same inputs: 15 000-byte packets, 250 ms
+    //! observations); the others work the model's maths by hand in their comments.
+
+    use super::*;
+    use crate::time::ms;
+
+    /// `kObservationDurationLowerBound` of libwebrtc's tests (the default, 250 ms).
+    const OBSERVATION: Duration = ms(250);
+    /// `kPacketSize` of libwebrtc's tests.
+    const PACKET: DataSize = DataSize::from_bytes(15_000);
+
+    fn kbps(k: u64) -> Bitrate {
+        Bitrate::from_kbps(k)
+    }
+
+    fn at(n: u64) -> Instant {
+        Instant::ZERO + OBSERVATION * n
+    }
+
+    /// `n` packets sent `OBSERVATION` apart from `first`, the last `lost` of them lost
+    /// (libwebrtc's `CreatePacketResultsWith…` helpers).
+    fn feedback(first: Instant, n: u64, lost: u64) -> Vec<PacketResult> {
+        (0..n)
+            .map(|i| PacketResult {
+                size: PACKET,
+                send_time: first + OBSERVATION * i,
+                received: (i < n - lost).then(|| first + OBSERVATION * (i + 1)),
+            })
+            .collect()
+    }
+
+    fn received(first: Instant) -> Vec<PacketResult> {
+        feedback(first, 2, 0)
+    }
+    fn loss_10p(first: Instant) -> Vec<PacketResult> {
+        feedback(first, 10, 1)
+    }
+    fn loss_50p(first: Instant) -> Vec<PacketResult> {
+        feedback(first, 2, 1)
+    }
+    fn loss_100p(first: Instant) -> Vec<PacketResult> {
+        feedback(first, 2, 2)
+    }
+
+    /// libwebrtc's `ShortObservationConfig`: one observation is enough, a window of two.
+    fn short() -> LossV2Config {
+        LossV2Config {
+            min_num_observations: 1,
+            observation_window_size: 2,
+            ..LossV2Config::default()
+        }
+    }
+
+    fn estimator(config: LossV2Config, start: Bitrate) -> LossBasedBweV2 {
+        let mut bwe = LossBasedBweV2::new(config);
+        bwe.set_bandwidth_estimate(start);
+        bwe
+    }
+
+    /// Feedback every 250 ms (one observation each) from a sender at a steady rate: 20
+    /// packets sent 12.5 ms apart, sized so that they carry `rate`; every `lost_every`-th
+    /// lost (0: none), and with a `capacity`, the fraction (rate − capacity)/rate of them
+    /// as well, spread evenly (a link that drops what exceeds it, with no queue for the
+    /// delay-based estimate to see). The first observation closes with the second feedback
+    /// (the first spans 237.5 ms of send time).
+    struct Steady {
+        feedbacks: u64,
+        sent: u64,
+        lost_every: u64,
+        capacity: Option<Bitrate>,
+        /// Of the excess loss, in bit/s: a packet is lost each time it reaches the rate.
+        credit: u64,
+        packets: Vec<PacketResult>,
+    }
+
+    impl Steady {
+        fn new(lost_every: u64) -> Self {
+            Steady {
+                feedbacks: 0,
+                sent: 0,
+                lost_every,
+                capacity: None,
+                credit: 0,
+                packets: Vec::new(),
+            }
+        }
+
+        fn over(capacity: Bitrate, lost_every: u64) -> Self {
+            Steady {
+                capacity: Some(capacity),
+                ..Steady::new(lost_every)
+            }
+        }
+
+        /// The next feedback, the sender at `rate`, given to `bwe`; its result.
+        fn step(
+            &mut self,
+            bwe: &mut LossBasedBweV2,
+            rate: Bitrate,
+            delay_based: Bitrate,
+        ) -> LossBasedResult {
+            let spacing = OBSERVATION / 20;
+            let size = DataSize::from_bytes(rate.bps() * spacing.as_nanos() / 8_000_000_000);
+            let start = at(self.feedbacks);
+            self.feedbacks += 1;
+            self.packets.clear();
+            let excess = self
+                .capacity
+                .map_or(0, |c| rate.bps().saturating_sub(c.bps()));
+            for j in 1..=20 {
+                self.sent += 1;
+                self.credit += excess;
+                let mut lost = self.lost_every > 0 && self.sent % self.lost_every == 0;
+                if excess > 0 && self.credit >= rate.bps() {
+                    self.credit -= rate.bps();
+                    lost = true;
+                }
+                let send_time = start + spacing * j;
+                self.packets.push(PacketResult {
+                    size,
+                    send_time,
+                    received: (!lost).then_some(send_time + ms(30)),
+                });
+            }
+            bwe.update(at(self.feedbacks), &self.packets, delay_based, false);
+            bwe.result()
+        }
+    }
+
+    #[test]
+    fn the_defaults_are_libwebrtcs_and_valid() {
+        let c = LossV2Config::default();
+        assert_eq!(c.candidate_factors, [1.02, 1.0, 0.95]);
+        assert_eq!(c.observation_window_size, 20);
+        assert_eq!(c.observation_duration_lower_bound, ms(250));
+        assert_eq!(c.min_num_observations, 3);
+        assert_eq!(c.instant_upper_bound_bandwidth_balance, kbps(75));
+        assert_eq!(c.inherent_loss_upper_bound_offset, 0.05);
+        assert_eq!(c.max_increase_factor, 1.3);
+        assert_eq!(c.delayed_increase_window, ms(300));
+        assert_eq!(c.newton_step_size, 0.75);
+        assert_eq!(c.validate(), Ok(()));
+        assert!(LossBasedBweV2::new(c).is_enabled());
+    }
+
+    /// `DisabledWhenGivenNonPositiveCandidateFactor`,
+    /// `DisabledWhenGivenConfigurationThatDoesNotAllowGeneratingCandidates`,
+    /// `ReturnsDelayBasedEstimateWhenDisabled`.
+    #[test]
+    fn an_invalid_or_disabled_configuration_reports_the_delay_based_estimate() {
+        for factors in [vec![-1.3, 1.1], vec![0.0, 1.1]] {
+            let c = LossV2Config {
+                candidate_factors: factors,
+                ..LossV2Config::default()
+            };
+            assert!(c.validate().is_err());
+            assert!(!LossBasedBweV2::new(c).is_enabled());
+        }
+        let no_candidates = LossV2Config {
+            candidate_factors: vec![1.0],
+            append_acknowledged_rate_candidate: false,
+            append_delay_based_estimate_candidate: false,
+            ..LossV2Config::default()
+        };
+        assert!(no_candidates.validate().is_err());
+        let disabled = LossV2Config {
+            enabled: false,
+            ..LossV2Config::default()
+        };
+        let mut bwe = LossBasedBweV2::new(disabled);
+        bwe.update(at(0), &[], kbps(100), false);
+        assert_eq!(bwe.result().bandwidth, kbps(100));
+        assert_eq!(bwe.result().state, LossBasedState::DelayBasedEstimate);
+    }
+
+    /// `NoBandwidthEstimateGivenNotEnoughFeedback`, `NoBandwidthEstimateGivenNoInitialization`
+    /// (libwebrtc's +∞ is `UNBOUNDED`).
+    #[test]
+    fn no_estimate_before_an_observation_spans_the_lower_bound() {
+        let mut bwe = estimator(short(), kbps(600));
+        let half = [
+            PacketResult {
+                size: PACKET,
+                send_time: at(0),
+                received: Some(at(0) + ms(125)),
+            },
+            PacketResult {
+                size: PACKET,
+                send_time: at(0) + ms(125),
+                received: Some(at(1)),
+            },
+        ];
+        bwe.update(at(1), &half, UNBOUNDED, false);
+        assert!(!bwe.is_ready());
+        assert_eq!(bwe.result().bandwidth, UNBOUNDED);
+
+        let mut uninitialised = LossBasedBweV2::new(short());
+        uninitialised.update(at(2), &received(at(0)), UNBOUNDED, false);
+        assert!(!uninitialised.is_ready());
+        assert_eq!(uninitialised.result().bandwidth, UNBOUNDED);
+    }
+
+    /// `NoBweChangeIfObservationDurationUnchanged`: the same feedback again closes no
+    /// observation (its send times span nothing new).
+    #[test]
+    fn the_same_feedback_twice_changes_nothing() {
+        let mut bwe = estimator(short(), kbps(600));
+        bwe.set_acknowledged_bitrate(kbps(300));
+        bwe.update(at(2), &received(at(0)), UNBOUNDED, false);
+        let first = bwe.result();
+        bwe.update(at(2), &received(at(0)), UNBOUNDED, false);
+        assert_eq!(bwe.result(), first);
+    }
+
+    /// `HasDecreaseStateBecauseOfUpperBound`: 10 % loss gives the instant upper bound
+    /// 10 kbit/s / (0.10 − 0.05) = 200 kbit/s, below the 500 kbit/s candidate.
+    #[test]
+    fn the_instant_upper_bound_cuts_at_high_loss() {
+        let mut bwe = estimator(
+            LossV2Config {
+                candidate_factors: vec![1.0],
+                instant_upper_bound_bandwidth_balance: kbps(10),
+                ..short()
+            },
+            kbps(500),
+        );
+        bwe.set_min_max(kbps(10), kbps(1_000_000));
+        bwe.set_acknowledged_bitrate(kbps(500));
+        bwe.update(at(10), &loss_10p(at(0)), UNBOUNDED, false);
+        assert_eq!(bwe.result().bandwidth, kbps(200));
+        assert_eq!(bwe.result().state, LossBasedState::Decreasing);
+    }
+
+    /// `BackOffToAckedRateIfNotInAlr` and `NotBackOffToAckedRateInAlr`: at 100 % loss the
+    /// acknowledged rate (100 kbit/s) is the best candidate, under the instant upper bound
+    /// 100/(1 − 0.05) = 105 kbit/s; in ALR it is no candidate, and the estimate falls less.
+    #[test]
+    fn at_total_loss_the_estimate_backs_off_to_the_acknowledged_rate_unless_in_alr() {
+        for in_alr in [false, true] {
+            let mut bwe = estimator(
+                LossV2Config {
+                    instant_upper_bound_bandwidth_balance: kbps(100),
+                    ..short()
+                },
+                kbps(600),
+            );
+            bwe.set_min_max(kbps(10), kbps(1_000_000));
+            bwe.set_acknowledged_bitrate(kbps(100));
+            bwe.update(at(2), &loss_100p(at(0)), kbps(5000), in_alr);
+            let estimate = bwe.result().bandwidth;
+            if in_alr {
+                assert!(estimate > kbps(100) && estimate < kbps(600), "{estimate}");
+            } else {
+                assert_eq!(estimate, kbps(100));
+            }
+        }
+    }
+
+    /// `HasDelayBasedStateIfLossBasedBweIsMax`: capped by the maximum (1000 kbit/s) the state
+    /// is `DelayBasedEstimate`; after 50 % loss it decreases, and within three loss-free
+    /// observations it is back at the maximum, delay-based.
+    #[test]
+    fn back_to_the_maximum_and_delay_based_after_the_loss_stops() {
+        let mut bwe = LossBasedBweV2::new(short());
+        bwe.set_min_max(kbps(10), kbps(1000));
+        bwe.update(at(2), &received(at(0)), kbps(2000), false);
+        assert_eq!(
+            bwe.result(),
+            LossBasedResult {
+                bandwidth: kbps(1000),
+                state: LossBasedState::DelayBasedEstimate
+            }
+        );
+        bwe.update(at(3), &loss_50p(at(1)), kbps(2000), false);
+        let result = bwe.result();
+        assert_eq!(result.state, LossBasedState::Decreasing);
+        assert!(result.bandwidth < kbps(1000));
+        let mut n = 2;
+        while n < 5 && bwe.result().state != LossBasedState::DelayBasedEstimate {
+            bwe.update(at(n + 2), &received(at(n)), kbps(2000), false);
+            n += 1;
+        }
+        assert_eq!(
+            bwe.result(),
+            LossBasedResult {
+                bandwidth: kbps(1000),
+                state: LossBasedState::DelayBasedEstimate
+            }
+        );
+    }
+
+    /// `IncreaseByMaxIncreaseFactorAfterLossBasedBweBacksOff`: after a back-off the first
+    /// increase is capped at `max_increase_factor` (1.5 here) times the backed-off estimate.
+    #[test]
+    fn the_first_increase_after_a_back_off_is_capped_by_the_max_increase_factor() {
+        let mut bwe = estimator(
+            LossV2Config {
+                candidate_factors: vec![1.2, 1.0, 0.5],
+                instant_upper_bound_bandwidth_balance: kbps(10_000),
+                max_increase_factor: 1.5,
+                not_increase_if_inherent_loss_less_than_average_loss: false,
+                ..short()
+            },
+            kbps(600),
+        );
+        bwe.set_acknowledged_bitrate(kbps(300));
+        bwe.update(at(2), &loss_100p(at(0)), kbps(5000), false);
+        let at_loss = bwe.result().bandwidth;
+        bwe.set_acknowledged_bitrate(kbps(600));
+        bwe.update(at(3), &received(at(1)), kbps(5000), false);
+        assert_eq!(bwe.result().bandwidth, at_loss.mul_f64(1.5));
+    }
+
+    /// `IncreaseEstimateIfNotHold`: with libwebrtc's default `hold_duration_factor` (0) the
+    /// estimate rises at the first loss-free observation after a decrease.
+    #[test]
+    fn without_hold_the_estimate_rises_at_once_after_the_loss_stops() {
+        let mut bwe = estimator(short(), kbps(2500));
+        bwe.update(at(2), &loss_50p(at(0)), UNBOUNDED, false);
+        assert_eq!(bwe.result().state, LossBasedState::Decreasing);
+        let estimate = bwe.result().bandwidth;
+        bwe.update(at(3), &received(at(1)), UNBOUNDED, false);
+        assert_eq!(bwe.result().state, LossBasedState::Increasing);
+        assert!(bwe.result().bandwidth > estimate);
+    }
+
+    /// `IncreaseEstimateAfterHoldDuration` (`HoldDurationFactor:3`). The first decrease holds
+    /// for 300 ms of send time: the loss observation ends at 250 ms, so the hold lasts until
+    /// 550 ms — the observation ending at 500 ms is held, the one ending at 750 ms is not. The
+    /// next decrease (observation ending at 1000 ms) holds 3·300 = 900 ms, until 1900 ms: the
+    /// observations ending at 1250, 1500 and 1750 ms are held, the one at 2000 ms is not.
+    #[test]
+    fn recovery_waits_for_the_hold_and_the_hold_grows() {
+        let mut bwe = estimator(
+            LossV2Config {
+                hold_duration_factor: 3.0,
+                ..short()
+            },
+            kbps(2500),
+        );
+        bwe.update(at(2), &loss_50p(at(0)), UNBOUNDED, false);
+        assert_eq!(bwe.result().state, LossBasedState::Decreasing);
+        let estimate = bwe.result().bandwidth;
+        bwe.update(at(3), &received(at(1)), UNBOUNDED, false);
+        assert_eq!(
+            bwe.result(),
+            LossBasedResult {
+                bandwidth: estimate,
+                state: LossBasedState::Decreasing
+            }
+        );
+        bwe.update(at(4), &received(at(2)), UNBOUNDED, false);
+        assert_eq!(bwe.result().state, LossBasedState::Increasing);
+        assert!(bwe.result().bandwidth >= estimate);
+
+        bwe.update(at(5), &loss_50p(at(3)), UNBOUNDED, false);
+        assert_eq!(bwe.result().state, LossBasedState::Decreasing);
+        let estimate = bwe.result().bandwidth;
+        for i in 4..=6 {
+            bwe.update(at(i + 2), &received(at(i)), UNBOUNDED, false);
+            assert_eq!(
+                bwe.result(),
+                LossBasedResult {
+                    bandwidth: estimate,
+                    state: LossBasedState::Decreasing
+                },
+                "observation {i}"
+            );
+        }
+        bwe.update(at(9), &received(at(7)), UNBOUNDED, false);
+        assert_eq!(bwe.result().state, LossBasedState::Increasing);
+        assert!(bwe.result().bandwidth >= estimate);
+    }
+
+    /// `EndHoldDurationIfDelayBasedEstimateWorks`: a delay-based estimate just above the held
+    /// estimate ends the hold at once.
+    #[test]
+    fn a_working_delay_based_estimate_ends_the_hold() {
+        let mut bwe = estimator(
+            LossV2Config {
+                hold_duration_factor: 3.0,
+                ..short()
+            },
+            kbps(2500),
+        );
+        bwe.update(at(2), &loss_50p(at(0)), UNBOUNDED, false);
+        assert_eq!(bwe.result().state, LossBasedState::Decreasing);
+        let delay_based = saturating_add(bwe.result().bandwidth, kbps(10));
+        bwe.update(at(3), &received(at(1)), delay_based, false);
+        assert_eq!(
+            bwe.result(),
+            LossBasedResult {
+                bandwidth: delay_based,
+                state: LossBasedState::DelayBasedEstimate
+            }
+        );
+    }
+
+    /// No loss: the estimate is the delay-based estimate, and follows it up and down at once.
+    /// By hand: with no loss the likelihood of (2) is n·ln(1 − ι) for every B ≥ S (p = ι),
+    /// and lower for B < S; with λ = 0 the bias (3) grows with B (a(0, f) = f·0.15/0.152 > 0),
+    /// so the highest candidate wins — the delay-based estimate when above B̂ (or 1.02·B̂),
+    /// capped by the delay-based estimate: B = delay-based, state `DelayBasedEstimate`
+    /// (B is not below it). Not loss-limited, nothing caps the rise (no 1.3× window).
+    #[test]
+    fn without_loss_the_estimate_follows_the_delay_based_estimate() {
+        let mut bwe = LossBasedBweV2::new(LossV2Config::default());
+        let mut sender = Steady::new(0);
+        let delay_based = |i: u64| match i {
+            0..10 => kbps(1000),
+            10..20 => kbps(3000),
+            _ => kbps(800),
+        };
+        for i in 0..30 {
+            let result = sender.step(&mut bwe, kbps(900), delay_based(i));
+            assert_eq!(
+                result,
+                LossBasedResult {
+                    bandwidth: delay_based(i),
+                    state: LossBasedState::DelayBasedEstimate
+                },
+                "feedback {i}"
+            );
+        }
+        assert!(bwe.is_ready());
+    }
+
+    /// Sustained 10 % loss at S = 1152 kbit/s, the delay-based estimate blind at
+    /// 2000 kbit/s, the acknowledged rate 0.9·S. By hand: λ = 0.10 > 0.05, so the instant
+    /// upper bound is 75 kbit/s / (0.10 − 0.05) = 1500 kbit/s — which is also the highest B
+    /// at which 10 % loss can be inherent (0.05 + 75/B ≥ 0.10 ⟺ B ≤ 1500): one sending rate
+    /// cannot tell inherent from congestion loss, so ι absorbs the loss for every B ≥ S and
+    /// the bias (λ < 0.15) prefers the highest B. Hence the estimate falls from 2000 to
+    /// 1500 kbit/s (±1 bit/s of rounding), `Decreasing` (below the delay-based estimate).
+    #[test]
+    fn sustained_loss_at_one_rate_falls_to_where_it_is_just_inherent() {
+        let mut bwe = LossBasedBweV2::new(LossV2Config::default());
+        bwe.set_acknowledged_bitrate(kbps(1037));
+        let mut sender = Steady::new(10);
+        for i in 0..40 {
+            let result = sender.step(&mut bwe, kbps(1152), kbps(2000));
+            if !bwe.is_ready() {
+                assert_eq!(result.bandwidth, kbps(2000), "feedback {i}");
+                continue;
+            }
+            let error = result.bandwidth.bps().abs_diff(1_500_000);
+            assert!(error <= 1, "feedback {i}: {result:?}");
+            assert_eq!(result.state, LossBasedState::Decreasing);
+        }
+    }
+
+    /// Inherent random loss, 2 % whatever the rate: the estimate is not cut. By hand:
+    /// λ = 0.02 is below the 0.05 offset (no instant upper bound) and below 0.15 (the bias
+    /// favours a higher B); ι ≤ 0.05 + 75/B covers 2 % at any B, so every B ≥ S fits as well
+    /// as any other and the highest candidate wins: the estimate stays at the delay-based
+    /// estimate, `DelayBasedEstimate`, at every feedback.
+    #[test]
+    fn inherent_loss_does_not_cut_the_estimate() {
+        let mut bwe = LossBasedBweV2::new(LossV2Config::default());
+        let mut sender = Steady::new(50);
+        for i in 0..60 {
+            bwe.set_acknowledged_bitrate(kbps(980));
+            let result = sender.step(&mut bwe, kbps(1000), kbps(1500));
+            assert_eq!(
+                result,
+                LossBasedResult {
+                    bandwidth: kbps(1500),
+                    state: LossBasedState::DelayBasedEstimate
+                },
+                "feedback {i}"
+            );
+        }
+        assert!(bwe.average_reported_loss_ratio > 0.015);
+    }
+
+    /// After a loss episode the estimate recovers, by at most 1.3× (`max_increase_factor`) per
+    /// 300 ms window of send time — one 250 ms observation at most 1.3× the previous
+    /// estimate, plus the 1 bit/s that turns `Decreasing` into `Increasing` — until it is the
+    /// delay-based estimate again. By hand: from the backed-off B₀ it takes at least
+    /// ⌈ln(2000/B₀)/ln 1.3⌉ observations.
+    #[test]
+    fn recovery_after_loss_is_bounded_by_the_increase_factor() {
+        let mut bwe = LossBasedBweV2::new(LossV2Config::default());
+        let mut lossy = Steady::new(2);
+        for _ in 0..6 {
+            bwe.set_acknowledged_bitrate(kbps(500));
+            lossy.step(&mut bwe, kbps(1000), kbps(2000));
+        }
+        let backed_off = bwe.result();
+        assert_eq!(backed_off.state, LossBasedState::Decreasing);
+        assert!(backed_off.bandwidth <= kbps(500), "{backed_off:?}");
+        let mut clean = Steady::new(0);
+        clean.feedbacks = lossy.feedbacks;
+        let mut previous = backed_off.bandwidth;
+        let mut steps = 0;
+        while bwe.result().state != LossBasedState::DelayBasedEstimate {
+            bwe.set_acknowledged_bitrate(previous);
+            let result = clean.step(&mut bwe, previous, kbps(2000));
+            let cap = previous.mul_f64(1.3).bps() + 1;
+            assert!(
+                result.bandwidth.bps() <= cap,
+                "{result:?} after {previous:?}"
+            );
+            previous = result.bandwidth;
+            steps += 1;
+            assert!(steps < 100, "no recovery");
+        }
+        assert_eq!(bwe.result().bandwidth, kbps(2000));
+        let least = (2000.0 / backed_off.bandwidth.kbps_f64()).ln() / 1.3f64.ln();
+        assert!(steps as f64 >= least.ceil(), "{steps} observations");
+    }
+
+    /// The sender at the estimate over a 1000 kbit/s link that drops what exceeds it (the
+    /// delay-based estimate blind at 2000), the acknowledged rate min(S, C). By hand: with
+    /// S = B the loss is ℓ = 1 − C/B, and the instant upper bound 75/(ℓ − 0.05) stays above B
+    /// only while 0.95·B − C ≤ 75 kbit/s, i.e. B ≤ (C + 75)/0.95 = 1131.6 kbit/s; below it
+    /// the loss is read as inherent (ι ≤ 0.05 + 75/B) and the bias pushes B up. So the
+    /// estimate falls from 2000 and hovers about 1131.6 kbit/s: its mean over the last 10 s
+    /// within 5 % of it, and no estimate above 1.3× it (the increase factor).
+    #[test]
+    fn over_a_dropping_link_the_estimate_settles_where_the_instant_bound_meets_the_rate() {
+        let mut bwe = LossBasedBweV2::new(LossV2Config::default());
+        let mut link = Steady::over(kbps(1000), 0);
+        let mut rate = kbps(2000);
+        let ceiling = 1075.0 / 0.95;
+        let mut last_10_s = Vec::new();
+        for i in 0..240 {
+            bwe.set_acknowledged_bitrate(rate.min(kbps(1000)));
+            rate = link.step(&mut bwe, rate, kbps(2000)).bandwidth;
+            if i >= 200 {
+                last_10_s.push(rate.kbps_f64());
+            }
+        }
+        let mean = last_10_s.iter().sum::<f64>() / last_10_s.len() as f64;
+        assert!((mean / ceiling - 1.0).abs() < 0.05, "mean {mean} kbit/s");
+        let highest = last_10_s.iter().copied().fold(0.0, f64::max);
+        assert!(highest <= 1.3 * ceiling, "{highest} kbit/s");
+    }
+
+    /// The same inputs give the same estimates: the loop above with 1 % inherent loss too.
+    #[test]
+    fn deterministic() {
+        let trace = || {
+            let mut bwe = LossBasedBweV2::new(LossV2Config::default());
+            let mut link = Steady::over(kbps(1000), 100);
+            let mut rate = kbps(1500);
+            (0..200)
+                .map(|_| {
+                    bwe.set_acknowledged_bitrate(rate.min(kbps(1000)));
+                    let result = link.step(&mut bwe, rate, kbps(3000));
+                    rate = result.bandwidth;
+                    result
+                })
+                .collect::<Vec<_>>()
+        };
+        let first = trace();
+        assert_eq!(first, trace());
+        assert!(first.iter().any(|r| r.state == LossBasedState::Decreasing));
+        assert!(first.iter().any(|r| r.state == LossBasedState::Increasing));
+    }
+}
