@@ -252,94 +252,90 @@ impl Default for LossV2Config {
     }
 }
 
-/// `Err(what)` unless `ok`.
-fn check(ok: bool, what: &'static str) -> Result<(), &'static str> {
-    if ok { Ok(()) } else { Err(what) }
-}
-
 /// Whether `x` lies in [0, 1).
 fn unit(x: f64) -> bool {
     (0.0..1.0).contains(&x)
 }
 
+/// Whether `x` lies in (0, 1].
+fn weight(x: f64) -> bool {
+    x > 0.0 && x <= 1.0
+}
+
 impl LossV2Config {
     /// libwebrtc's `IsConfigValid`: the first rule this configuration breaks.
     pub fn validate(&self) -> Result<(), &'static str> {
-        check(
-            self.bandwidth_rampup_upper_bound_factor > 1.0
-                && self.bandwidth_rampup_upper_bound_factor_in_hold > 1.0,
-            "the rampup upper bound factors must be above 1",
-        )?;
-        check(
-            self.bandwidth_rampup_hold_threshold >= 0.0
-                && self.rampup_acceleration_max_factor >= 0.0,
-            "the rampup hold threshold and acceleration factor must not be negative",
-        )?;
-        check(
-            !self.rampup_acceleration_maxout_time.is_zero(),
-            "the rampup acceleration maxout time must be positive",
-        )?;
-        check(
-            self.candidate_factors.iter().all(|&f| f > 0.0),
-            "the candidate factors must be positive",
-        )?;
-        check(
-            self.append_acknowledged_rate_candidate
-                || self.append_delay_based_estimate_candidate
-                || self.candidate_factors.iter().any(|&f| f != 1.0),
-            "the configuration generates no candidate besides the current estimate",
-        )?;
-        check(
-            self.higher_bandwidth_bias_factor >= 0.0,
-            "the higher bandwidth bias factor must not be negative",
-        )?;
-        check(
-            unit(self.inherent_loss_lower_bound)
-                && unit(self.loss_threshold_of_high_bandwidth_preference)
-                && unit(self.initial_inherent_loss_estimate)
-                && unit(self.sending_rate_smoothing_factor)
-                && unit(self.instant_upper_bound_loss_offset),
-            "a loss bound, threshold, initial estimate or smoothing factor is outside [0, 1)",
-        )?;
-        check(
-            self.bandwidth_preference_smoothing_factor > 0.0
-                && self.bandwidth_preference_smoothing_factor <= 1.0
-                && self.instant_upper_bound_temporal_weight_factor > 0.0
-                && self.instant_upper_bound_temporal_weight_factor <= 1.0
-                && self.temporal_weight_factor > 0.0
-                && self.temporal_weight_factor <= 1.0,
-            "a smoothing or temporal weight factor is outside (0, 1]",
-        )?;
-        check(
-            self.inherent_loss_upper_bound_bandwidth_balance > Bitrate::ZERO
-                && self.instant_upper_bound_bandwidth_balance > Bitrate::ZERO,
-            "the bandwidth balances must be positive",
-        )?;
-        check(
-            self.inherent_loss_upper_bound_offset >= self.inherent_loss_lower_bound
-                && self.inherent_loss_upper_bound_offset < 1.0,
-            "the inherent loss upper bound offset must lie in [lower bound, 1)",
-        )?;
-        check(
-            self.newton_iterations > 0 && self.newton_step_size > 0.0,
-            "the Newton iterations and step size must be positive",
-        )?;
-        check(
-            !self.observation_duration_lower_bound.is_zero() && self.observation_window_size >= 2,
-            "the observation duration must be positive and the window at least 2",
-        )?;
-        check(
-            self.bandwidth_backoff_lower_bound_factor <= 1.0 && self.max_increase_factor > 0.0,
-            "the backoff lower bound factor must be at most 1 and the increase factor positive",
-        )?;
-        check(
-            !self.delayed_increase_window.is_zero() && self.min_num_observations > 0,
-            "the delayed increase window and the minimum number of observations must be positive",
-        )?;
-        check(
-            self.lower_bound_by_acked_rate_factor >= 0.0,
-            "the lower bound by acknowledged rate factor must not be negative",
-        )
+        let factors = &self.candidate_factors;
+        let rules = [
+            (
+                self.bandwidth_rampup_upper_bound_factor > 1.0
+                    && self.bandwidth_rampup_upper_bound_factor_in_hold > 1.0,
+                "the rampup upper bound factors must be above 1",
+            ),
+            (
+                self.bandwidth_rampup_hold_threshold >= 0.0
+                    && self.rampup_acceleration_max_factor >= 0.0
+                    && !self.rampup_acceleration_maxout_time.is_zero(),
+                "the rampup hold threshold, acceleration factor and maxout time must not be \
+                 negative (the time not zero)",
+            ),
+            (
+                factors.iter().all(|&f| f > 0.0),
+                "the candidate factors must be positive",
+            ),
+            (
+                self.append_acknowledged_rate_candidate
+                    || self.append_delay_based_estimate_candidate
+                    || factors.iter().any(|&f| f != 1.0),
+                "the configuration generates no candidate besides the current estimate",
+            ),
+            (
+                unit(self.inherent_loss_lower_bound)
+                    && unit(self.loss_threshold_of_high_bandwidth_preference)
+                    && unit(self.initial_inherent_loss_estimate)
+                    && unit(self.sending_rate_smoothing_factor)
+                    && unit(self.instant_upper_bound_loss_offset),
+                "a loss bound, threshold, initial estimate or smoothing factor is outside [0, 1)",
+            ),
+            (
+                weight(self.bandwidth_preference_smoothing_factor)
+                    && weight(self.instant_upper_bound_temporal_weight_factor)
+                    && weight(self.temporal_weight_factor),
+                "a preference smoothing or temporal weight factor is outside (0, 1]",
+            ),
+            (
+                self.inherent_loss_upper_bound_offset >= self.inherent_loss_lower_bound
+                    && self.inherent_loss_upper_bound_offset < 1.0,
+                "the inherent loss upper bound offset must lie in [lower bound, 1)",
+            ),
+            (
+                self.higher_bandwidth_bias_factor >= 0.0
+                    && self.lower_bound_by_acked_rate_factor >= 0.0
+                    && self.inherent_loss_upper_bound_bandwidth_balance > Bitrate::ZERO
+                    && self.instant_upper_bound_bandwidth_balance > Bitrate::ZERO,
+                "a bias or lower-bound factor is negative, or a bandwidth balance zero",
+            ),
+            (
+                self.newton_iterations > 0
+                    && self.newton_step_size > 0.0
+                    && self.max_increase_factor > 0.0
+                    && self.bandwidth_backoff_lower_bound_factor <= 1.0,
+                "the Newton iterations, step or increase factor is not positive, or the \
+                 backoff lower bound factor above 1",
+            ),
+            (
+                !self.observation_duration_lower_bound.is_zero()
+                    && self.observation_window_size >= 2
+                    && !self.delayed_increase_window.is_zero()
+                    && self.min_num_observations > 0,
+                "the observation duration, delayed increase window or minimum number of \
+                 observations is zero, or the window below 2",
+            ),
+        ];
+        match rules.iter().find(|(ok, _)| !ok) {
+            Some(&(_, broken)) => Err(broken),
+            None => Ok(()),
+        }
     }
 }
 
@@ -1119,6 +1115,24 @@ mod tests {
         }
     }
 
+    fn outcome(bandwidth: Bitrate, state: LossBasedState) -> LossBasedResult {
+        LossBasedResult { bandwidth, state }
+    }
+
+    /// Started at 2500 kbit/s with `hold_duration_factor`, after one observation of 50 %
+    /// loss (`Decreasing`); and the estimate it fell to.
+    fn backed_off(hold_duration_factor: f64) -> (LossBasedBweV2, Bitrate) {
+        let config = LossV2Config {
+            hold_duration_factor,
+            ..short()
+        };
+        let mut bwe = estimator(config, kbps(2500));
+        bwe.update(at(2), &loss_50p(at(0)), UNBOUNDED, false);
+        assert_eq!(bwe.result().state, LossBasedState::Decreasing);
+        let estimate = bwe.result().bandwidth;
+        (bwe, estimate)
+    }
+
     fn estimator(config: LossV2Config, start: Bitrate) -> LossBasedBweV2 {
         let mut bwe = LossBasedBweV2::new(config);
         bwe.set_bandwidth_estimate(start);
@@ -1334,10 +1348,7 @@ mod tests {
         bwe.update(at(2), &received(at(0)), kbps(2000), false);
         assert_eq!(
             bwe.result(),
-            LossBasedResult {
-                bandwidth: kbps(1000),
-                state: LossBasedState::DelayBasedEstimate
-            }
+            outcome(kbps(1000), LossBasedState::DelayBasedEstimate)
         );
         bwe.update(at(3), &loss_50p(at(1)), kbps(2000), false);
         let result = bwe.result();
@@ -1350,10 +1361,7 @@ mod tests {
         }
         assert_eq!(
             bwe.result(),
-            LossBasedResult {
-                bandwidth: kbps(1000),
-                state: LossBasedState::DelayBasedEstimate
-            }
+            outcome(kbps(1000), LossBasedState::DelayBasedEstimate)
         );
     }
 
@@ -1383,10 +1391,7 @@ mod tests {
     /// estimate rises at the first loss-free observation after a decrease.
     #[test]
     fn without_hold_the_estimate_rises_at_once_after_the_loss_stops() {
-        let mut bwe = estimator(short(), kbps(2500));
-        bwe.update(at(2), &loss_50p(at(0)), UNBOUNDED, false);
-        assert_eq!(bwe.result().state, LossBasedState::Decreasing);
-        let estimate = bwe.result().bandwidth;
+        let (mut bwe, estimate) = backed_off(0.0);
         bwe.update(at(3), &received(at(1)), UNBOUNDED, false);
         assert_eq!(bwe.result().state, LossBasedState::Increasing);
         assert!(bwe.result().bandwidth > estimate);
@@ -1399,24 +1404,9 @@ mod tests {
     /// observations ending at 1250, 1500 and 1750 ms are held, the one at 2000 ms is not.
     #[test]
     fn recovery_waits_for_the_hold_and_the_hold_grows() {
-        let mut bwe = estimator(
-            LossV2Config {
-                hold_duration_factor: 3.0,
-                ..short()
-            },
-            kbps(2500),
-        );
-        bwe.update(at(2), &loss_50p(at(0)), UNBOUNDED, false);
-        assert_eq!(bwe.result().state, LossBasedState::Decreasing);
-        let estimate = bwe.result().bandwidth;
+        let (mut bwe, estimate) = backed_off(3.0);
         bwe.update(at(3), &received(at(1)), UNBOUNDED, false);
-        assert_eq!(
-            bwe.result(),
-            LossBasedResult {
-                bandwidth: estimate,
-                state: LossBasedState::Decreasing
-            }
-        );
+        assert_eq!(bwe.result(), outcome(estimate, LossBasedState::Decreasing));
         bwe.update(at(4), &received(at(2)), UNBOUNDED, false);
         assert_eq!(bwe.result().state, LossBasedState::Increasing);
         assert!(bwe.result().bandwidth >= estimate);
@@ -1428,10 +1418,7 @@ mod tests {
             bwe.update(at(i + 2), &received(at(i)), UNBOUNDED, false);
             assert_eq!(
                 bwe.result(),
-                LossBasedResult {
-                    bandwidth: estimate,
-                    state: LossBasedState::Decreasing
-                },
+                outcome(estimate, LossBasedState::Decreasing),
                 "observation {i}"
             );
         }
@@ -1444,23 +1431,12 @@ mod tests {
     /// estimate ends the hold at once.
     #[test]
     fn a_working_delay_based_estimate_ends_the_hold() {
-        let mut bwe = estimator(
-            LossV2Config {
-                hold_duration_factor: 3.0,
-                ..short()
-            },
-            kbps(2500),
-        );
-        bwe.update(at(2), &loss_50p(at(0)), UNBOUNDED, false);
-        assert_eq!(bwe.result().state, LossBasedState::Decreasing);
-        let delay_based = saturating_add(bwe.result().bandwidth, kbps(10));
+        let (mut bwe, estimate) = backed_off(3.0);
+        let delay_based = saturating_add(estimate, kbps(10));
         bwe.update(at(3), &received(at(1)), delay_based, false);
         assert_eq!(
             bwe.result(),
-            LossBasedResult {
-                bandwidth: delay_based,
-                state: LossBasedState::DelayBasedEstimate
-            }
+            outcome(delay_based, LossBasedState::DelayBasedEstimate)
         );
     }
 
@@ -1483,10 +1459,7 @@ mod tests {
             let result = sender.step(&mut bwe, kbps(900), delay_based(i));
             assert_eq!(
                 result,
-                LossBasedResult {
-                    bandwidth: delay_based(i),
-                    state: LossBasedState::DelayBasedEstimate
-                },
+                outcome(delay_based(i), LossBasedState::DelayBasedEstimate),
                 "feedback {i}"
             );
         }
@@ -1531,10 +1504,7 @@ mod tests {
             let result = sender.step(&mut bwe, kbps(1000), kbps(1500));
             assert_eq!(
                 result,
-                LossBasedResult {
-                    bandwidth: kbps(1500),
-                    state: LossBasedState::DelayBasedEstimate
-                },
+                outcome(kbps(1500), LossBasedState::DelayBasedEstimate),
                 "feedback {i}"
             );
         }
