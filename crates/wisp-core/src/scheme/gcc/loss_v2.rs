@@ -58,6 +58,13 @@
 //! estimator has an estimate and 3 observations (`min_num_observations`), [`result`] is the
 //! delay-based estimate.
 //!
+//! *What follows from the model* (worked by hand in the tests): one sending rate cannot tell
+//! inherent from congestion loss, and while λ < 15 % the bias prefers the higher B, so a loss
+//! ratio λ is read as inherent at every B up to 75 kbit/s / (λ − 0.05) — exactly the instant
+//! upper bound. Sustained 10 % loss at one rate thus brings the estimate to 1500 kbit/s,
+//! whatever the rate; a sender at the estimate over a link of capacity C that drops the excess
+//! hovers about (C + 75 kbit/s)/0.95, not at C; loss below 5 % never lowers the estimate.
+//!
 //! Deviations from libwebrtc (and choices where it leaves a value open):
 //! * [`PacketResult`] has no sequence number: a lost packet counts as lost in the observation
 //!   its report falls in. libwebrtc keys the lost packets of a partial observation by sequence
@@ -1062,8 +1069,9 @@ fn saturating_add(a: Bitrate, b: Bitrate) -> Bitrate {
 #[cfg(test)]
 mod tests {
     //! Where an expectation is libwebrtc's, the test names the test of
-    //! `loss_based_bwe_v2_test.cc` it ports (same inputs: 15 000-byte packets, 250 ms
-    //! observations); the others work the model's maths by hand in their comments.
+    //! `loss_based_bwe_v2_test.cc` it ports (ajune-wang/webrtc mirror, commit e357a16f; same
+    //! inputs: 15 000-byte packets, 250 ms observations, and its `ShortObservationConfig`);
+    //! the others work the model's maths by hand in their comments.
 
     use super::*;
     use crate::time::ms;
