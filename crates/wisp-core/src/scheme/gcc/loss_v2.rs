@@ -61,9 +61,10 @@
 //! *What follows from the model* (worked by hand in the tests): one sending rate cannot tell
 //! inherent from congestion loss, and while λ < 15 % the bias prefers the higher B, so a loss
 //! ratio λ is read as inherent at every B up to 75 kbit/s / (λ − 0.05) — exactly the instant
-//! upper bound. Sustained 10 % loss at one rate thus brings the estimate to 1500 kbit/s,
-//! whatever the rate; a sender at the estimate over a link of capacity C that drops the excess
-//! hovers about (C + 75 kbit/s)/0.95, not at C; loss below 5 % never lowers the estimate.
+//! upper bound. Sustained 10 % loss at one rate (below 1500 kbit/s, the delay-based estimate
+//! above) thus brings the estimate to 1500 kbit/s; a sender at the estimate over a link of capacity C that drops the excess
+//! hovers about (C + 75 kbit/s)/0.95, not at C; loss below 5 % that does not vary with the
+//! sending rate does not lower the estimate.
 //!
 //! Deviations from libwebrtc (and choices where it leaves a value open):
 //! * [`PacketResult`] has no sequence number: a lost packet counts as lost in the observation
