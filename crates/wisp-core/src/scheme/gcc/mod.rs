@@ -93,6 +93,7 @@
 pub mod arrival;
 pub mod grouping;
 pub mod kalman;
+pub mod loss_v2;
 pub mod overuse;
 pub mod rate;
 pub mod rate_control;
