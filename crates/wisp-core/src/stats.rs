@@ -33,6 +33,33 @@ pub fn quantiles(values: &mut [f64], qs: &[f64]) -> Vec<Option<f64>> {
     qs.iter().map(|&q| quantile_sorted(values, q)).collect()
 }
 
+/// The same quantiles as [`quantiles`] (nearest rank, the same values), found by selection
+/// rather than a full sort: O(n) per quantile instead of O(n log n). `values` is left
+/// partitioned, not sorted. For the long series of the metrics (one delay per millisecond of a
+/// day's trace).
+pub fn quantiles_unsorted(values: &mut [f64], qs: &[f64]) -> Vec<Option<f64>> {
+    let n = values.len();
+    if n == 0 {
+        return vec![None; qs.len()];
+    }
+    // The rank each quantile picks (as `quantile_sorted`), selected in increasing order, each
+    // within what the previous selection left above it.
+    let index = |q: f64| ((q.clamp(0.0, 1.0) * n as f64).ceil() as usize).clamp(1, n) - 1;
+    let mut order: Vec<usize> = (0..qs.len()).collect();
+    order.sort_by_key(|&i| index(qs[i]));
+    let mut out = vec![None; qs.len()];
+    let mut from = 0;
+    for i in order {
+        let k = index(qs[i]);
+        if k >= from {
+            values[from..].select_nth_unstable_by(k - from, f64::total_cmp);
+            from = k;
+        }
+        out[i] = Some(values[k]);
+    }
+    out
+}
+
 /// The `q`-quantile of `values` (in any order; copied and sorted) by the nearest-rank method
 /// ([`quantile_sorted`]).
 pub fn quantile_of(values: &[f64], q: f64) -> Option<f64> {
@@ -184,6 +211,30 @@ impl WindowedMin {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Selection gives what sorting gives, at every quantile, in any order of `qs`, with ties,
+    /// NaNs and the ends.
+    #[test]
+    fn selected_quantiles_are_the_sorted_ones() {
+        let mut x = 0x2545_f491_u64;
+        let mut next = || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            (x % 1000) as f64 / 10.0
+        };
+        let qs = [0.95, 0.0, 0.5, 1.0, 0.5, 0.01, 0.999];
+        for n in [1usize, 2, 3, 10, 101, 1000, 4097] {
+            let mut v: Vec<f64> = (0..n).map(|_| next()).collect();
+            if n > 3 {
+                v[1] = f64::NAN;
+            }
+            let want = quantiles(&mut v.clone(), &qs);
+            let got = quantiles_unsorted(&mut v, &qs);
+            assert_eq!(format!("{got:?}"), format!("{want:?}"), "n = {n}");
+        }
+        assert_eq!(quantiles_unsorted(&mut [], &[0.5]), vec![None]);
+    }
     use crate::time::{Duration, Instant};
 
     #[test]

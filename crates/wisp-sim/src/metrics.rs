@@ -22,7 +22,7 @@ use crate::link::LinkModel;
 use crate::log::RunLog;
 use crate::sim::{Cancel, SimError};
 use serde::Serialize;
-use wisp_core::stats::{quantile_sorted, quantiles};
+use wisp_core::stats::quantiles_unsorted;
 use wisp_core::{DataSize, Duration, Instant};
 
 /// The metrics of one flow.
@@ -105,8 +105,7 @@ pub fn e2e_delay_p95_ms_or_cancel(
     if stop() {
         return Err(SimError::Cancelled);
     }
-    ages.sort_unstable_by(f64::total_cmp);
-    Ok(quantile_sorted(&ages, 0.95))
+    Ok(quantiles_unsorted(&mut ages, &[0.95])[0])
 }
 
 /// The ideal sender's 95% end-to-end delay on `ctx.link` over `[from, to)`.
@@ -193,8 +192,8 @@ pub fn flow_metrics_or_cancel(
     } else {
         0.0
     };
-    let d = quantiles(&mut owd, &[0.5, 0.95]);
-    let q = quantiles(&mut qd, &[0.95]);
+    let d = quantiles_unsorted(&mut owd, &[0.5, 0.95]);
+    let q = quantiles_unsorted(&mut qd, &[0.95]);
     Ok(FlowMetrics {
         flow,
         scheme,
@@ -310,6 +309,7 @@ pub fn time_series(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use wisp_core::stats::quantile_sorted;
 
     fn at(ms: u64) -> Instant {
         Instant::from_millis(ms)
