@@ -196,12 +196,7 @@ pub fn browser_call(a: BrowserCallArgs) -> Result<(), CliError> {
     let dir = tmp.path();
     let clip_path = match &a.clip {
         Some(c) => c.canonicalize().map_err(io("--clip"))?,
-        None => {
-            say!("browser-call: writing the synthetic 640x480 clip");
-            let p = dir.join("clip.y4m");
-            clip::write_synthetic(&p)?;
-            p
-        }
+        None => dir.join("clip.y4m"),
     };
     let ways = crate::link::Ways {
         downlink_option: "--link",
@@ -221,6 +216,10 @@ pub fn browser_call(a: BrowserCallArgs) -> Result<(), CliError> {
     let receiver_log = dir.join("receiver.log");
     let command = receiver_command(&chromium, rflags, &ready, &receiver_log);
     let opts = crate::link::options(ways, a.seed, Some(logs.clone()), command)?;
+    if a.clip.is_none() {
+        say!("browser-call: writing the synthetic 640x480 clip");
+        clip::write_synthetic(&clip_path)?;
+    }
     let board = Arc::new(Mutex::new(signal::Board::default()));
     let call = conduct::Call {
         chromium,
