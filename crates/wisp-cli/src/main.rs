@@ -65,7 +65,7 @@ Examples:
   sudo wisp link --downlink traces/cellular/Verizon-LTE-short.down \
        --uplink traces/cellular/Verizon-LTE-short.up --log logs -- sh -c 'ping -c 10 $WISP_LINK_PEER'
   wisp analyze logs/downlink.log
-  sudo wisp browser-call --link const:2mbps --duration-s 60   # Chrome calling Chrome through the link
+  sudo wisp browser-call --link const:2mbps         # a real Chrome call through the link
   wisp pingpair --target 192.168.1.1 --count 20     # Wi-Fi downlink queueing (Ping-Pair)
   wisp saturate server                              # then, behind the link under test:
   wisp saturate client --server HOST:9500 --duration-s 30 --out rec/link   # rec/link.{up,down}

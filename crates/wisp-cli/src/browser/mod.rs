@@ -22,7 +22,6 @@ use crate::output;
 use clap::Args;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use wisp_core::Duration;
 use wisp_net::emulator::netns::Addresses;
@@ -231,11 +230,10 @@ pub fn browser_call(a: BrowserCallArgs) -> Result<(), CliError> {
         board: Arc::clone(&board),
     };
     let stop = crate::net::stop_flag()?;
-    let (result, addrs) = conduct::run(call, opts, &ready, Arc::clone(&stop))?;
-    let _: &AtomicBool = &stop;
+    let (result, addrs) = conduct::run(call, opts, &ready, stop)?;
     let outcome = result?;
-    if stop.load(Ordering::Relaxed) && !outcome.completed {
-        return Err(CliError::Io("interrupted".into()));
+    if !outcome.completed {
+        return Err(CliError::Io("interrupted before the call's end".into()));
     }
     let b = board.lock().unwrap_or_else(|e| e.into_inner());
     let summary = summarize(&a, &clip_path, addrs, &logs, &outcome, &b)?;
@@ -370,11 +368,18 @@ fn report(a: &BrowserCallArgs, s: &Summary) -> Result<(), CliError> {
         "link {} ({} ms each way), {} s call, clip {}",
         s.link, s.delay_ms, s.duration_s, s.clip
     );
+    // A wifi: link logs no delivery opportunities: no capacity to compare with.
+    let capacity = if d.capacity_kbps > 0.0 {
+        format!(
+            " of {:.0} (utilisation {:.3})",
+            d.capacity_kbps, d.utilization
+        )
+    } else {
+        String::new()
+    };
     println!(
-        "link (downlink log): throughput {:.0} kbit/s of {:.0} (utilisation {:.3}), queueing delay p50 {} p95 {}, loss {:.4}",
+        "link (downlink log): throughput {:.0} kbit/s{capacity}, queueing delay p50 {} p95 {}, loss {:.4}",
         d.throughput_kbps,
-        d.capacity_kbps,
-        d.utilization,
         ms(d.delay_p50_ms),
         ms(d.delay_p95_ms),
         s.downlink_loss
@@ -388,9 +393,10 @@ fn report(a: &BrowserCallArgs, s: &Summary) -> Result<(), CliError> {
             .map_or_else(|| "-".into(), |t| format!("{t:.1} s"))
     );
     println!(
-        "sender: {} sent ({} in the first 2 s, median {} from 10 s), encoder target median {}, {} ({}), rtt median {}",
+        "sender: {} sent ({} in the first 2 s, {} from 1 s to 2 s, median {} from 10 s), encoder target median {}, {} ({}), rtt median {}",
         kbps(f.send_kbps),
         kbps(f.send_first_2s_kbps),
+        kbps(f.send_1s_to_2s_kbps),
         kbps(f.send_median_10s_kbps),
         kbps(f.target_median_10s_kbps),
         f.sent_resolution.as_deref().unwrap_or("-"),

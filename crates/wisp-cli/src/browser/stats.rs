@@ -44,8 +44,9 @@ pub struct BrowserFigures {
     pub estimate_median_10s_kbps: Option<f64>,
     pub target_median_10s_kbps: Option<f64>,
     pub send_median_10s_kbps: Option<f64>,
-    /// What the sender sent in the first 2 s, per second.
+    /// What the sender sent in the first 2 s, and from 1 s to 2 s, per second.
     pub send_first_2s_kbps: Option<f64>,
+    pub send_1s_to_2s_kbps: Option<f64>,
     /// Over the whole call (bytes over time).
     pub send_kbps: Option<f64>,
     pub receive_kbps: Option<f64>,
@@ -141,7 +142,12 @@ pub fn figures(
     let est = |s: &Snapshot| s.estimate_bps.map(|b| b / 1e3);
     let target = |s: &Snapshot| s.target_bps.map(|b| b / 1e3);
     let sent = rates(sender, |s| s.bytes_sent);
-    let first_2s = at(sender, 2.0, |s| Some((s.t_s, s.bytes_sent?)));
+    let bytes_at = |t: f64| at(sender, t, |s| Some((s.t_s, s.bytes_sent?)));
+    let first_2s = bytes_at(2.0);
+    let second_s = bytes_at(1.0)
+        .zip(first_2s)
+        .filter(|(a, b)| b.0 > a.0)
+        .map(|(a, b)| (b.1 - a.1) * 8.0 / (b.0 - a.0) / 1e3);
     let jb = last(receiver, |s| {
         let n = s.jitter_buffer_emitted?;
         let delay = s.jitter_buffer_delay_s?;
@@ -160,6 +166,7 @@ pub fn figures(
         target_median_10s_kbps: median_from_10s(sender, target),
         send_median_10s_kbps: median(sent.iter().filter(|r| r.0 >= 10.0).map(|r| r.1).collect()),
         send_first_2s_kbps: first_2s.map(|(t, b)| b * 8.0 / t / 1e3),
+        send_1s_to_2s_kbps: second_s,
         send_kbps: mean_rate(sender, |s| s.bytes_sent),
         receive_kbps: mean_rate(receiver, |s| s.bytes_received),
         bytes_sent: last(sender, |s| s.bytes_sent),
@@ -217,6 +224,7 @@ mod tests {
         assert_eq!(f.time_to_80pct_s, Some(1.0));
         assert_eq!(f.estimate_median_10s_kbps, Some(1700.0));
         assert!((f.send_kbps.unwrap() - 2000.0).abs() < 1e-6);
+        assert!((f.send_1s_to_2s_kbps.unwrap() - 2000.0).abs() < 1e-6);
         assert!((f.send_median_10s_kbps.unwrap() - 2000.0).abs() < 1e-6);
         assert_eq!(f.quality_limitation_shares[0].0, "none");
         assert_eq!(figures(&sender, &[], Some(3000.0)).time_to_80pct_s, None);
