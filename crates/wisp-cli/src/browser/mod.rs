@@ -24,6 +24,7 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use wisp_core::Duration;
+use wisp_net::browser::BrowserFigures;
 use wisp_net::emulator::netns::Addresses;
 use wisp_net::mmlog::LogAnalysis;
 use wisp_sim::link::LinkSpec;
@@ -135,7 +136,7 @@ struct Summary {
     downlink_carried_bytes: f64,
     /// The uplink's figures over the call.
     uplink_log: LogAnalysis,
-    browser: stats::BrowserFigures,
+    browser: BrowserFigures,
 }
 
 /// Everything checked before anything runs: bad input is exit code 2 and leaves nothing.
@@ -253,36 +254,13 @@ fn const_rate(spec: &str) -> Option<f64> {
     }
 }
 
-/// The lines of a link log whose events fall in `window` (ms since the Unix epoch; the log's
-/// times count from its `init timestamp`), with its header lines.
-fn log_window(text: &str, window: (f64, f64)) -> String {
-    let init = text
-        .lines()
-        .find_map(|l| l.strip_prefix("# init timestamp:"))
-        .and_then(|v| v.trim().parse::<f64>().ok())
-        .unwrap_or(0.0);
-    let (from, to) = (window.0 - init, window.1 - init);
-    let mut out = String::with_capacity(text.len());
-    for l in text.lines() {
-        let t = l
-            .split_ascii_whitespace()
-            .next()
-            .and_then(|t| t.parse::<f64>().ok());
-        if l.starts_with('#') || t.is_some_and(|t| t >= from && t <= to) {
-            out.push_str(l);
-            out.push('\n');
-        }
-    }
-    out
-}
-
 /// `wisp analyze`'s figures of the link log `name` in `logs`, over `window` if given.
 fn analyze(logs: &Path, name: &str, window: Option<(f64, f64)>) -> Result<LogAnalysis, CliError> {
     let path = logs.join(name);
     let text = std::fs::read_to_string(&path)
         .map_err(|e| CliError::Io(format!("cannot read the link's {name}: {e}")))?;
     let text = match window {
-        Some(w) => log_window(&text, w),
+        Some((from, to)) => wisp_net::mmlog::window(&text, from, to),
         None => text,
     };
     wisp_net::mmlog::analyze(text.as_bytes(), name).map_err(|e| CliError::Io(e.to_string()))
@@ -323,7 +301,7 @@ fn summarize(
         downlink_carried_bytes: whole_downlink.throughput_kbps * whole_downlink.duration_s * 1e3
             / 8.0,
         uplink_log,
-        browser: stats::figures(&b.sender, &b.receiver, link_kbps),
+        browser: wisp_net::browser::figures(&b.sender, &b.receiver, link_kbps),
     })
 }
 
@@ -437,12 +415,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_log_window_keeps_the_header_and_the_events_in_the_call() {
-        let log = "# init timestamp: 1000\n# base timestamp: 0\n0 # 250\n5 + 100\n9 - 100 4.0\n12 # 250\n";
-        assert_eq!(
-            log_window(log, (1005.0, 1010.0)),
-            "# init timestamp: 1000\n# base timestamp: 0\n5 + 100\n9 - 100 4.0\n"
-        );
+    fn const_links_have_a_rate() {
         assert_eq!(const_rate("const:2mbps"), Some(2000.0));
         assert_eq!(const_rate("steps:1mbps@0s"), None);
     }

@@ -4,13 +4,13 @@
 //! the sender on the host), one on the link's host address (for the receiver in the
 //! namespace); they share one [`Board`].
 
-use crate::browser::stats::Snapshot;
 use std::io::Read;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use tiny_http::{Header, Method, Request, Response, Server};
+use wisp_net::browser::Snapshot;
 
 const PAGE: &str = include_str!("page.html");
 /// A POST body larger than this is refused (an SDP is a few kB, a snapshot a few hundred bytes).
