@@ -6,7 +6,7 @@
 # VP8 (libvpx) is optional: when pkg-config finds libvpx (Debian's libvpx-dev and pkg-config)
 # the tests build with `--features wisp-cli/vp8` and run the VP8 tests; otherwise they skip
 # with a message. In CI (CI=true) libvpx is required. The tests that need root, network
-# namespaces or tools (iproute2, ping, iperf3, tshark, Go) likewise skip with a message
+# namespaces or tools (iproute2, ping, iperf3, tshark, Go, Chromium) likewise skip with a message
 # elsewhere and fail in CI.
 # Arguments go to `cargo test` (e.g. scripts/test.sh --locked).
 set -euo pipefail
@@ -25,7 +25,7 @@ if [ "$(id -u)" != 0 ] || [ ! -e /dev/net/tun ]; then
   echo "test: not root (or no /dev/net/tun): the network-namespace tests (wisp link, interop, real paths) skip" >&2
 else
   missing=()
-  for tool in ip ping iperf3 tshark dumpcap setpriv go; do
+  for tool in ip ping iperf3 tshark dumpcap setpriv go chromium; do
     if [ "$tool" = go ] && [ -x /usr/local/go/bin/go ]; then continue; fi
     command -v "$tool" >/dev/null || missing+=("$tool")
   done

@@ -148,13 +148,31 @@ fn link_arg(option: &str, s: &str) -> Result<(Result<LinkModel, WifiSpec>, Strin
     Ok((Ok(model), s.to_string()))
 }
 
-pub fn link(a: LinkArgs) -> Result<u8, CliError> {
-    // Before the namespace and the command: a --log that cannot be a directory is bad input.
-    if let Some(dir) = &a.log {
-        output::check_out_dir("--log", dir)?;
-    }
-    let (down, down_name) = link_arg("--downlink", &a.downlink)?;
-    let (up, up_name) = match &a.uplink {
+/// The two directions of a link as given on a command line (`wisp link`, `wisp browser-call`).
+#[derive(Debug)]
+pub struct Ways<'a> {
+    /// The option that names the downlink, for messages.
+    pub downlink_option: &'static str,
+    pub downlink: &'a str,
+    pub uplink: Option<&'a str>,
+    pub delay: Duration,
+    pub downlink_queue: QueueSpec,
+    pub uplink_queue: QueueSpec,
+    pub downlink_loss: LossSpec,
+    pub uplink_loss: LossSpec,
+    pub wmm: Option<WmmMap>,
+}
+
+/// The emulator's options for `ways`, with the seed of `--seed` (else $WISP_SEED, else 1),
+/// writing its logs into `log_dir`, running `command`.
+pub fn options(
+    ways: Ways<'_>,
+    seed: Option<u64>,
+    log_dir: Option<PathBuf>,
+    command: Vec<OsString>,
+) -> Result<LinkOptions, CliError> {
+    let (down, down_name) = link_arg(ways.downlink_option, ways.downlink)?;
+    let (up, up_name) = match ways.uplink {
         Some(u) => link_arg("--uplink", u)?,
         None => match &down {
             Err(w) => (Err(w.clone()), down_name.clone()),
@@ -165,41 +183,73 @@ pub fn link(a: LinkArgs) -> Result<u8, CliError> {
             }
         },
     };
+    let seed = crate::args::seed(seed)?;
+    let (down_hop, up_hop) = wifi_hops(&down, &up, seed)?;
+    let up = up.unwrap_or(LinkModel::Unlimited);
+    let down = down.unwrap_or(LinkModel::Unlimited);
+    let command_line = std::env::args().collect::<Vec<_>>().join(" ");
+    Ok(LinkOptions {
+        uplink: DirectionSpec {
+            link: up,
+            delay: ways.delay,
+            queue: ways.uplink_queue,
+            loss: ways.uplink_loss,
+            wmm: ways.wmm.clone(),
+            wifi: up_hop,
+        },
+        downlink: DirectionSpec {
+            link: down,
+            delay: ways.delay,
+            queue: ways.downlink_queue,
+            loss: ways.downlink_loss,
+            wmm: ways.wmm,
+            wifi: down_hop,
+        },
+        uplink_name: up_name,
+        downlink_name: down_name,
+        log_dir,
+        seed,
+        spin: Duration::from_micros(50),
+        command,
+        command_line,
+    })
+}
+
+/// The emulator's error as the command's: a command that cannot run, or no permission to
+/// build the link, is bad input (exit code 2), as `wisp pingpair` without ICMP permission.
+pub fn link_error(e: LinkError) -> CliError {
+    match e {
+        LinkError::Setup(
+            wisp_net::emulator::netns::SetupError::Spawn { .. }
+            | wisp_net::emulator::netns::SetupError::NotPermitted(_),
+        ) => CliError::Input(e.to_string()),
+        e => CliError::Io(e.to_string()),
+    }
+}
+
+pub fn link(a: LinkArgs) -> Result<u8, CliError> {
+    // Before the namespace and the command: a --log that cannot be a directory is bad input.
+    if let Some(dir) = &a.log {
+        output::check_out_dir("--log", dir)?;
+    }
     let wmm = match (&a.wmm_map, a.wmm) {
         (Some(m), _) => Some(m.clone()),
         (None, true) => Some(WmmMap::default()),
         (None, false) => None,
     };
-    let seed = crate::args::seed(a.seed)?;
-    let (down_hop, up_hop) = wifi_hops(&down, &up, seed)?;
-    let up = up.unwrap_or(LinkModel::Unlimited);
-    let down = down.unwrap_or(LinkModel::Unlimited);
-    let command_line = std::env::args().collect::<Vec<_>>().join(" ");
-    let opts = LinkOptions {
-        uplink: DirectionSpec {
-            link: up,
-            delay: a.delay_ms,
-            queue: a.uplink_queue,
-            loss: a.uplink_loss.unwrap_or(a.loss),
-            wmm: wmm.clone(),
-            wifi: up_hop,
-        },
-        downlink: DirectionSpec {
-            link: down,
-            delay: a.delay_ms,
-            queue: a.downlink_queue,
-            loss: a.downlink_loss.unwrap_or(a.loss),
-            wmm,
-            wifi: down_hop,
-        },
-        uplink_name: up_name,
-        downlink_name: down_name,
-        log_dir: a.log.clone(),
-        seed,
-        spin: Duration::from_micros(u64::from(a.spin_us)),
-        command: a.command,
-        command_line,
+    let ways = Ways {
+        downlink_option: "--downlink",
+        downlink: &a.downlink,
+        uplink: a.uplink.as_deref(),
+        delay: a.delay_ms,
+        downlink_queue: a.downlink_queue,
+        uplink_queue: a.uplink_queue,
+        downlink_loss: a.downlink_loss.unwrap_or(a.loss),
+        uplink_loss: a.uplink_loss.unwrap_or(a.loss),
+        wmm,
     };
+    let mut opts = options(ways, a.seed, a.log.clone(), a.command)?;
+    opts.spin = Duration::from_micros(u64::from(a.spin_us));
     // Ctrl-C and SIGTERM end the command (it gets them too when it shares the terminal); the
     // link keeps running until it has exited, then cleans up.
     let stop = crate::net::stop_flag()?;
@@ -210,15 +260,7 @@ pub fn link(a: LinkArgs) -> Result<u8, CliError> {
             addrs.host
         );
     })
-    .map_err(|e| match e {
-        // A command that cannot run, or no permission to build the link: bad input (exit
-        // code 2), as `wisp pingpair` without ICMP permission.
-        LinkError::Setup(
-            wisp_net::emulator::netns::SetupError::Spawn { .. }
-            | wisp_net::emulator::netns::SetupError::NotPermitted(_),
-        ) => CliError::Input(e.to_string()),
-        e => CliError::Io(e.to_string()),
-    })?;
+    .map_err(link_error)?;
     let _: &AtomicBool = &stop;
     report(&summary);
     if let Some(dir) = &a.log {
@@ -268,7 +310,7 @@ fn wifi_hops(
 
 /// The closing lines on stderr: the command's exit, each direction's packets, the engine's
 /// lateness and CPU, and the packets it refused.
-fn report(summary: &wisp_net::emulator::LinkSummary) {
+pub fn report(summary: &wisp_net::emulator::LinkSummary) {
     say!(
         "wisp link: command exited with {}; uplink {} packets ({} dropped), downlink {} packets ({} dropped); writes late p50 {} p99 {}; cpu {:.2} s ({} per packet)",
         summary.exit_code,

@@ -17,6 +17,7 @@ macro_rules! say {
 
 mod args;
 mod bench;
+mod browser;
 mod error;
 mod forecast;
 mod link;
@@ -64,6 +65,7 @@ Examples:
   sudo wisp link --downlink traces/cellular/Verizon-LTE-short.down \
        --uplink traces/cellular/Verizon-LTE-short.up --log logs -- sh -c 'ping -c 10 $WISP_LINK_PEER'
   wisp analyze logs/downlink.log
+  sudo wisp browser-call --link const:2mbps         # a real Chrome call through the link
   wisp pingpair --target 192.168.1.1 --count 20     # Wi-Fi downlink queueing (Ping-Pair)
   wisp saturate server                              # then, behind the link under test:
   wisp saturate client --server HOST:9500 --duration-s 30 --out rec/link   # rec/link.{up,down}
@@ -184,6 +186,10 @@ enum Command {
     /// like Mahimahi's mm-link); needs root.
     #[command(after_long_help = LINK_HELP)]
     Link(link::LinkArgs),
+    /// A real WebRTC call between two headless Chromiums through an emulated link (`wisp link`):
+    /// the link's figures and the browsers' (bandwidth estimate, frames, freezes); needs root.
+    #[command(long_about = browser::LONG_ABOUT)]
+    BrowserCall(Box<browser::BrowserCallArgs>),
     /// Compute throughput, capacity, delays and what the trace offered from `wisp link` logs.
     #[command(after_long_help = link::ANALYZE_HELP)]
     Analyze(link::AnalyzeArgs),
@@ -285,6 +291,7 @@ fn main() -> ExitCode {
             Ok(code) => return ExitCode::from(code),
             Err(e) => Err(e),
         },
+        Command::BrowserCall(a) => browser::browser_call(*a),
         Command::Analyze(a) => link::analyze(a),
         Command::Forecast(a) => forecast::forecast(a),
         Command::Wifi { command } => wifi::wifi(command),

@@ -16,6 +16,8 @@
 //! * [`emulator`]: `wisp link` — a user-space, trace-driven link emulator between a network
 //!   namespace and the host, built on the simulator's own link, queue and loss code, with
 //!   Mahimahi-format logs ([`mmlog`]) that `wisp analyze` reads back.
+//! * [`browser`]: the figures of `wisp browser-call` (a WebRTC call between two headless
+//!   Chromiums through the emulator) from the browsers' getStats snapshots.
 //! * [`saturator`]: `wisp saturate` — the Sprout paper's Saturator, which records a link's
 //!   delivery opportunities as a Mahimahi trace (the sockets around
 //!   [`wisp_core::saturator`]'s sessions and packet format).
@@ -32,6 +34,7 @@
 //!
 //! Linux only (network namespaces, TUN, `epoll_pwait2`: kernel 5.11 or later).
 
+pub mod browser;
 pub mod emulator;
 pub mod icmp;
 pub mod mmlog;

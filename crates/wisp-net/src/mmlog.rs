@@ -215,6 +215,31 @@ enum Event {
     Drop(u64, u64),
 }
 
+/// The lines of a log whose events fall between `from` and `to` (ms since the Unix epoch; the
+/// log's times count from its `init timestamp` header), with its header lines: for
+/// [`analyze`] over part of a run (`wisp browser-call`: the call, without the browsers'
+/// start-up).
+pub fn window(text: &str, from: f64, to: f64) -> String {
+    let init = text
+        .lines()
+        .find_map(|l| l.strip_prefix("# init timestamp:"))
+        .and_then(|v| v.trim().parse::<f64>().ok())
+        .unwrap_or(0.0);
+    let (from, to) = (from - init, to - init);
+    let mut out = String::with_capacity(text.len());
+    for l in text.lines() {
+        let t = l
+            .split_ascii_whitespace()
+            .next()
+            .and_then(|t| t.parse::<f64>().ok());
+        if l.starts_with('#') || t.is_some_and(|t| t >= from && t <= to) {
+            out.push_str(l);
+            out.push('\n');
+        }
+    }
+    out
+}
+
 /// Reads a log (wisp's or Mahimahi's) and computes [`LogAnalysis`].
 pub fn analyze(reader: impl BufRead, file: &str) -> Result<LogAnalysis, LogError> {
     let events = read_events(reader, file)?;
@@ -526,6 +551,15 @@ mod tests {
     use super::*;
     use std::sync::Arc;
     use wisp_sim::trace::{Trace, TraceUnit};
+
+    #[test]
+    fn a_window_keeps_the_header_and_the_events_in_it() {
+        let log = "# init timestamp: 1000\n# base timestamp: 0\n0 # 250\n5 + 100\n9 - 100 4.0\n12 # 250\n";
+        assert_eq!(
+            window(log, 1005.0, 1010.0),
+            "# init timestamp: 1000\n# base timestamp: 0\n5 + 100\n9 - 100 4.0\n"
+        );
+    }
 
     #[test]
     fn writes_the_mahimahi_format() {
