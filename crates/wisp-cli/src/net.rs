@@ -25,7 +25,9 @@ answers only leaves the feedback figures empty.
 Output: one progress line a second on stderr (elapsed, sending rate, the scheme's target, RTT,
 loss), then a summary line. With --json, one object on stdout: role, scheme, to, and flows[0]
 with send_rate_kbps, packets_sent, bytes_sent, rtt_p50_ms, rtt_p95_ms, loss_rate,
-pacing_late_p50_us/p99/max (how late the sender's timer woke), feedback_messages,
+pacing_late_p50_us/p99/max (how late the sender's timer woke), probe_packets and
+probe_late_p50_us/p99/max (the probe and padding packets a scheme such as gcc sends outside its
+rate, and how late they left after the instant its timer asked for), feedback_messages,
 malformed_packets, foreign_packets; video schemes add video_coding_ms_mean and
 video_frames_coded.
 
@@ -369,6 +371,15 @@ pub fn send(a: SendArgs) -> Result<(), CliError> {
         wisp_net::report::fmt_opt(f.pacing_late_p50_us, "us"),
         wisp_net::report::fmt_opt(f.pacing_late_p99_us, "us"),
     );
+    if f.probe_packets > 0 {
+        say!(
+            "wisp send: {} probe and padding packets, late p50 {} p99 {} max {}",
+            f.probe_packets,
+            wisp_net::report::fmt_opt(f.probe_late_p50_us, "us"),
+            wisp_net::report::fmt_opt(f.probe_late_p99_us, "us"),
+            wisp_net::report::fmt_opt(f.probe_late_max_us, "us"),
+        );
+    }
     let coding = video_log.as_ref().and_then(|l| l.coding_time());
     if let (Some((mean, frames)), Some(log)) = (coding, &video_log) {
         say!(

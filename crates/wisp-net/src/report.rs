@@ -73,6 +73,12 @@ pub struct SenderMetrics {
     pub pacing_late_p50_us: Option<f64>,
     pub pacing_late_p99_us: Option<f64>,
     pub pacing_late_max_us: Option<f64>,
+    /// Probe and padding packets the scheme sent outside its allowance (probe clusters).
+    pub probe_packets: u64,
+    /// How late those left after the instant the scheme's timer asked for, µs.
+    pub probe_late_p50_us: Option<f64>,
+    pub probe_late_p99_us: Option<f64>,
+    pub probe_late_max_us: Option<f64>,
     pub feedback_messages: u64,
     pub malformed_packets: u64,
     pub foreign_packets: u64,

@@ -460,6 +460,7 @@ fn sender_report(s: &SendSession, opts: &SendOptions, stopped: Instant) -> Sende
     let secs = (stopped - s.start()).as_secs_f64();
     let rtt = percentiles(&mut st.rtt_ms.clone(), &[0.5, 0.95]);
     let late = percentiles(&mut st.late_us.clone(), &[0.5, 0.99, 1.0]);
+    let probe_late = percentiles(&mut st.probe_late_us.clone(), &[0.5, 0.99, 1.0]);
     SenderReport {
         role: "sender",
         scheme: spec.clone(),
@@ -481,6 +482,10 @@ fn sender_report(s: &SendSession, opts: &SendOptions, stopped: Instant) -> Sende
             pacing_late_p50_us: late[0],
             pacing_late_p99_us: late[1],
             pacing_late_max_us: late[2],
+            probe_packets: st.probe_late_us.len() as u64,
+            probe_late_p50_us: probe_late[0],
+            probe_late_p99_us: probe_late[1],
+            probe_late_max_us: probe_late[2],
             feedback_messages: st.feedback,
             malformed_packets: st.malformed,
             foreign_packets: st.foreign,

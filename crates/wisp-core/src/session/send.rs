@@ -5,7 +5,7 @@
 use super::{ReportBlock, RtcpItem, from_q16, ntp_middle};
 use crate::controller::WireSender;
 use crate::flow::FlowSender;
-use crate::packet::DataHeader;
+use crate::packet::{Content, DataHeader};
 use crate::scheme::AnySender;
 use crate::time::{Duration, Instant};
 
@@ -80,6 +80,10 @@ pub struct SendStats {
     pub loss: Option<f64>,
     /// How late each round of packets left after the instant the flow asked for, µs.
     pub late_us: Vec<f64>,
+    /// How late each probe or padding packet the scheme sent outside its allowance left (a
+    /// probe cluster's packets, each at the instant the scheme's timer asked for), µs: the
+    /// lateness of the round it left in.
+    pub probe_late_us: Vec<f64>,
     /// Feedback messages the scheme took.
     pub feedback: u64,
     /// RTCP that does not parse, or feedback the scheme cannot decode.
@@ -99,6 +103,8 @@ pub struct SendSession {
     /// The flow's wake-up instant when the driver last asked ([`SendSession::poll_timeout`]):
     /// the first packet sent after it tells how late the wake-up came.
     wanted_wake: Option<Instant>,
+    /// How late the current round of packets is, µs (see [`SendStats::probe_late_us`]).
+    round_late_us: f64,
     last_send_time: Instant,
     last_progress: (Instant, u64),
     stats: SendStats,
@@ -114,6 +120,7 @@ impl SendSession {
             next_report: now,
             next_progress: now + Duration::from_secs(1),
             wanted_wake: None,
+            round_late_us: 0.0,
             last_send_time: Instant::ZERO,
             last_progress: (now, 0),
             stats: SendStats::default(),
@@ -207,7 +214,11 @@ impl SendSession {
         // A scheme with a payload of its own (coded video's pieces of diffs) puts it first.
         let payload = self.flow.sender_mut().take_payload(header.seq);
         if let Some(w) = self.wanted_wake.take().filter(|&w| w <= now) {
-            self.stats.late_us.push((now - w).as_nanos() as f64 / 1e3);
+            self.round_late_us = (now - w).as_nanos() as f64 / 1e3;
+            self.stats.late_us.push(self.round_late_us);
+        }
+        if header.content == Content::Probe {
+            self.stats.probe_late_us.push(self.round_late_us);
         }
         self.stats.packets += 1;
         self.stats.bytes += header.size.bytes();
