@@ -155,15 +155,15 @@ fn run_over_the_wifi_medium_contends_with_its_stations() {
     }
     // GCC ramps from 300 kbit/s and stays below what 4 downloads leave it; 10 saturated
     // stations (an eleventh of the channel each, the AP too) vary its delay, and it sends less.
-    let (alone, _, p95_alone) = over_wifi("gcc", 0, "saturated");
-    let (shared, _, p95_shared) = over_wifi("gcc", 10, "saturated");
+    let (alone, _, p95_alone) = over_wifi("gcc-remb", 0, "saturated");
+    let (shared, _, p95_shared) = over_wifi("gcc-remb", 10, "saturated");
     assert!(
         shared < alone,
-        "gcc: {shared} with 10 saturated stations, {alone} alone"
+        "gcc-remb: {shared} with 10 saturated stations, {alone} alone"
     );
     assert!(
         p95_shared > p95_alone,
-        "gcc: p95 {p95_shared} vs {p95_alone}"
+        "gcc-remb: p95 {p95_shared} vs {p95_alone}"
     );
     // A 4 Mbit/s CBR fits either way, but waits for the medium behind the downloads.
     let (alone, d_alone, _) = over_wifi("cbr:rate-kbps=4000", 0, "tcp");
@@ -228,7 +228,7 @@ fn a_scenario_file_and_wisp_run_build_the_same_wifi_network() {
     let run = json(&[
         "run",
         "--scheme",
-        "gcc",
+        "gcc-remb",
         "--link",
         "wifi:std=11g,rate=54mbps,stations=10,load=saturated",
         "--duration-s",

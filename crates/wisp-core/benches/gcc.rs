@@ -67,7 +67,7 @@ fn bench(c: &mut Criterion) {
     let mut group = c.benchmark_group("gcc_receiver_per_packet");
     group.throughput(Throughput::Elements(packets.len() as u64));
     let variants = [
-        ("gcc", GccConfig::default()),
+        ("gcc-remb", GccConfig::default()),
         ("gcc-grouping", GccConfig::grouping()),
         (
             "gcc-grouping:prefilter=libwebrtc",

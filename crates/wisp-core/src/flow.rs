@@ -184,8 +184,8 @@ mod tests {
     #[test]
     fn late_wake_ups_neither_stall_nor_slow_the_flow() {
         // GCC's pacer sends only on its 5-ms ticks; a real clock is never exactly on one.
-        let exact = run("gcc", 2, Duration::ZERO);
-        let late = run("gcc", 2, Duration::from_micros(37));
+        let exact = run("gcc-remb", 2, Duration::ZERO);
+        let late = run("gcc-remb", 2, Duration::from_micros(37));
         assert!(exact > 50);
         assert!(late.abs_diff(exact) <= exact / 20, "{late} vs {exact}");
         // A constant-rate pacer keeps its rate: lateness is not lost from the schedule.

@@ -89,6 +89,8 @@ pub struct AimdRateControl {
     var_max_kbps: f64,
     latest_throughput: u64,
     state: RateControlState,
+    /// No increase while set (the send side in an application-limited region).
+    hold_increase: bool,
 }
 
 impl AimdRateControl {
@@ -104,6 +106,7 @@ impl AimdRateControl {
             var_max_kbps: 0.4,
             latest_throughput: INITIAL_BITRATE,
             state: RateControlState::Hold,
+            hold_increase: false,
         }
     }
 
@@ -147,6 +150,24 @@ impl AimdRateControl {
             return true;
         }
         self.initialized && (throughput.bps() as f64) < 0.5 * self.current as f64
+    }
+
+    /// The round-trip time the additive increase and [`Self::time_to_reduce_further`] use
+    /// (libwebrtc `AimdRateControl::SetRtt`; the configured one until set).
+    pub fn set_rtt(&mut self, rtt: Duration) {
+        self.config.rtt = rtt;
+    }
+
+    /// While `on`, A_r does not increase (libwebrtc's send side in an application-limited
+    /// region, `SetInApplicationLimitedRegion`: feedback cannot confirm a higher rate).
+    pub fn set_hold_increase(&mut self, on: bool) {
+        self.hold_increase = on;
+    }
+
+    /// The link-capacity estimate: the average rate at past decreases, once there is one
+    /// (libwebrtc `LinkCapacityEstimator::estimate`).
+    pub fn link_capacity(&self) -> Option<Bitrate> {
+        self.avg_max_kbps.map(|k| Bitrate::from_bps_f64(k * 1000.0))
     }
 
     /// Sets A_r directly (a known starting point, e.g. in tests).
@@ -252,6 +273,9 @@ impl AimdRateControl {
     }
 
     fn clamp(&self, new: u64, throughput: u64) -> u64 {
+        if self.hold_increase {
+            return new.min(self.current);
+        }
         let cap = (self.config.cap_factor * throughput as f64) as u64 + self.config.cap_slack.bps();
         new.min(cap.max(self.current))
     }
