@@ -188,6 +188,11 @@ mod tests {
         let late = run("gcc-remb", 2, Duration::from_micros(37));
         assert!(exact > 50);
         assert!(late.abs_diff(exact) <= exact / 20, "{late} vs {exact}");
+        // The same with probe clusters and padding sent through the seam's extra packets.
+        let exact = run("gcc:padding-kbps=500", 2, Duration::ZERO);
+        let late = run("gcc:padding-kbps=500", 2, Duration::from_micros(37));
+        assert!(exact > 100);
+        assert!(late.abs_diff(exact) <= exact / 20, "{late} vs {exact}");
         // A constant-rate pacer keeps its rate: lateness is not lost from the schedule.
         let exact = run("cbr:rate-kbps=1200", 1, Duration::ZERO);
         let late = run("cbr:rate-kbps=1200", 1, Duration::from_micros(370));

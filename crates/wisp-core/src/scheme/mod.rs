@@ -17,6 +17,7 @@ pub mod cbr;
 pub mod contract;
 pub mod example_aimd;
 pub mod gcc;
+pub mod goog_cc;
 pub mod ideal;
 pub mod opaque;
 pub mod params;
@@ -308,6 +309,7 @@ schemes! {
     Cbr(CbrConfig),
     Sprout(SproutConfig),
     Alfalfa(alfalfa::AlfalfaConfig),
+    GoogCc(goog_cc::GoogCcConfig),
     Gcc(GccConfig),
     GccTwcc(gcc::twcc::GccTwccConfig),
     Cubic(CubicConfig),
@@ -595,6 +597,7 @@ mod tests {
     #[test]
     fn gcc_rates_are_cross_checked_like_the_um_familys() {
         for name in [
+            "gcc",
             "gcc-remb",
             "gcc-grouping",
             "gcc-trendline",

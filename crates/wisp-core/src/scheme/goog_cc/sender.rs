@@ -1,0 +1,358 @@
+//! The sender of `gcc`: libwebrtc's `GoogCcNetworkController`
+//! (`modules/congestion_controller/goog_cc/goog_cc_network_control.cc`) wiring the pieces of
+//! this module together.
+//!
+//! On each packet sent: the feedback adapter remembers it (with its probe cluster), the ALR
+//! detector spends its budget, the prober counts it. On each transport-wide feedback, in
+//! arrival order: the acknowledged-bitrate estimator, the probe-result estimator for probe
+//! packets, and the delay-based estimator (grouping, trendline, over-use detector) take each
+//! received packet; then `DelayBasedBwe::MaybeUpdateEstimate`:
+//!
+//! * over-use: decrease on the acknowledged rate when `TimeToReduceFurther` allows, or, before
+//!   any acknowledged rate, halve the estimate at most every 200 ms;
+//! * otherwise a probe result sets the estimate; otherwise AIMD updates it (no increase in ALR);
+//!
+//! the loss-based controller takes the feedback ([`super::loss`]), the target is updated, the
+//! ALR detector and the probe controller learn it, and a probe is requested after a recovery
+//! from over-use or a back-off in ALR. On time: the probe controller's periodic work (the end of
+//! the wait for a result, ALR probes), and probe clusters move to the prober.
+
+use super::GoogCcConfig;
+use super::acked::AckedBitrate;
+use super::alr::AlrDetector;
+use super::loss::{LossInput, LossSample, SendSideBwe};
+use super::pacer::Prober;
+use super::probe_controller::{ProbeController, ProbeControllerConfig};
+use super::probe_estimator::ProbeBitrateEstimator;
+use crate::controller::{Allowance, ExtraPacket, SendContext, Sender, SenderStats};
+use crate::packet::{Content, DataHeader};
+use crate::scheme::gcc::adapter::{FeedbackAdapter, PacketFeedback, SentPacket};
+use crate::scheme::gcc::delay::DelayDetector;
+use crate::scheme::gcc::{AimdRateControl, BandwidthUsage, ThresholdConfig};
+use crate::time::{Duration, Instant};
+use crate::units::{Bitrate, DataSize};
+use crate::wire::TransportFeedback;
+
+/// Before an acknowledged rate exists, over-use halves the estimate at most this often
+/// (`InitialTimeToReduceFurther`).
+const INITIAL_REDUCE_INTERVAL: Duration = Duration::from_millis(200);
+
+/// What one feedback did to the delay-based estimate.
+#[derive(Clone, Copy, Debug, Default)]
+struct DelayResult {
+    updated: Option<Bitrate>,
+    probe: bool,
+    recovered_from_overuse: bool,
+}
+
+/// `gcc`'s sender.
+#[derive(Clone, Debug)]
+pub struct GoogCcSender {
+    start: Bitrate,
+    pace_factor: f64,
+    adapter: FeedbackAdapter,
+    reported: Vec<PacketFeedback>,
+    delay: DelayDetector,
+    aimd: AimdRateControl,
+    acked: AckedBitrate,
+    probe_results: ProbeBitrateEstimator,
+    probes: ProbeController,
+    prober: Prober,
+    alr: AlrDetector,
+    alr_ended_seen: Option<Instant>,
+    bwe: SendSideBwe,
+    probing: bool,
+    started: bool,
+    rtt: Option<Duration>,
+    feedbacks: u64,
+    probe_packets: u64,
+    last_probe_result: Option<Bitrate>,
+    last_initial_halving: Option<Instant>,
+}
+
+impl GoogCcSender {
+    pub fn new(config: &GoogCcConfig, mtu: DataSize) -> Self {
+        let probe_config = ProbeControllerConfig {
+            max_probe: config.max_probe,
+            ..ProbeControllerConfig::default()
+        };
+        let bwe = SendSideBwe::new(
+            config.loss,
+            config.call.start,
+            config.call.min,
+            config.max_estimate,
+        );
+        let mut alr = AlrDetector::default();
+        alr.set_estimate(config.call.start);
+        GoogCcSender {
+            start: config.call.start,
+            pace_factor: config.call.pace_factor,
+            adapter: FeedbackAdapter::new(),
+            reported: Vec::new(),
+            delay: DelayDetector::new(config.interval, ThresholdConfig::LIBWEBRTC),
+            aimd: AimdRateControl::new(config.aimd),
+            acked: AckedBitrate::default(),
+            probe_results: ProbeBitrateEstimator::default(),
+            probes: ProbeController::new(probe_config),
+            prober: Prober::new(mtu, config.padding),
+            alr,
+            alr_ended_seen: None,
+            bwe,
+            probing: config.probing,
+            started: false,
+            rtt: None,
+            feedbacks: 0,
+            probe_packets: 0,
+            last_probe_result: None,
+            last_initial_halving: None,
+        }
+    }
+
+    /// The target rate (the estimate the encoder and the pacer follow).
+    pub fn target(&self) -> Bitrate {
+        self.bwe.target()
+    }
+
+    /// The delay-based estimate, once there is one.
+    pub fn delay_based(&self) -> Option<Bitrate> {
+        self.aimd.estimate()
+    }
+
+    /// The loss-based controller's rate.
+    pub fn loss_based(&self) -> Bitrate {
+        self.bwe.loss_based()
+    }
+
+    /// The acknowledged bitrate.
+    pub fn acked_bitrate(&self) -> Option<Bitrate> {
+        self.acked.bitrate()
+    }
+
+    /// The last probe result.
+    pub fn last_probe_result(&self) -> Option<Bitrate> {
+        self.last_probe_result
+    }
+
+    /// Probe and padding packets sent.
+    pub fn probe_packets(&self) -> u64 {
+        self.probe_packets
+    }
+
+    /// Whether the sender is in an application-limited region.
+    pub fn in_alr(&self) -> bool {
+        self.alr.start().is_some()
+    }
+
+    pub fn usage(&self) -> BandwidthUsage {
+        self.delay.state()
+    }
+
+    pub fn rtt(&self) -> Option<Duration> {
+        self.rtt
+    }
+
+    pub fn feedbacks(&self) -> u64 {
+        self.feedbacks
+    }
+
+    /// Moves what the probe controller requested to the prober.
+    fn queue_probes(&mut self, now: Instant) {
+        for r in self.probes.take_requests() {
+            if self.probing {
+                self.prober.add(now, r);
+            }
+        }
+    }
+
+    /// Tells the ALR detector, the probe controller and the acknowledged-rate estimator of the
+    /// current target and ALR state.
+    fn share_state(&mut self, now: Instant) {
+        let target = self.target();
+        self.alr.set_estimate(target);
+        if let Some(ended) = self.alr.ended().filter(|&e| Some(e) != self.alr_ended_seen) {
+            self.alr_ended_seen = Some(ended);
+            self.acked.set_alr_ended(ended);
+        }
+        self.probes.set_alr(self.alr.start(), self.alr.ended());
+        self.probes.set_estimate(now, target);
+    }
+
+    fn on_transport_feedback(&mut self, now: Instant, fb: &TransportFeedback) {
+        let mut reported = std::mem::take(&mut self.reported);
+        self.adapter.adapt(fb, &mut reported);
+        if !reported.is_empty() {
+            self.feedbacks += 1;
+            self.on_reported(now, &mut reported);
+        }
+        self.reported = reported;
+    }
+
+    fn on_reported(&mut self, now: Instant, reported: &mut [PacketFeedback]) {
+        if let Some(p) = reported.iter().rev().find(|p| p.arrival.is_some()) {
+            let rtt = now.saturating_duration_since(p.sent.send);
+            self.rtt = Some(rtt);
+            self.aimd.set_rtt(rtt);
+        }
+        let previous = self.delay.state();
+        let samples: Vec<LossSample> = reported
+            .iter()
+            .map(|p| LossSample {
+                received: p.received,
+            })
+            .collect();
+        reported.sort_by_key(|p| (p.arrival, p.sent.send));
+        for p in reported.iter() {
+            if let Some(at) = p.arrival {
+                self.on_received(p.sent, at);
+            }
+        }
+        let probe = self.probe_results.take_last();
+        let before = self.delay_based();
+        let result = self.delay_based_update(now, probe, previous);
+        if let Some(rate) = result.updated {
+            self.bwe.set_delay_based(rate);
+            if result.probe {
+                self.bwe.set_send_bitrate(rate);
+            }
+        }
+        let input = LossInput {
+            packets: &samples,
+            delay_based: self.delay_based(),
+            acked: self.acked.bitrate(),
+            in_alr: self.in_alr(),
+            rtt: self.rtt.unwrap_or(Duration::ZERO),
+        };
+        self.bwe.on_feedback(now, input);
+        self.share_state(now);
+        let backoff_in_alr = self.in_alr()
+            && result
+                .updated
+                .is_some_and(|r| before.is_some_and(|b| r < b));
+        if result.recovered_from_overuse || backoff_in_alr {
+            self.probes.request_probe(now);
+        }
+        self.queue_probes(now);
+    }
+
+    /// One received packet through the estimators.
+    fn on_received(&mut self, sent: SentPacket, at: Instant) {
+        self.acked.on_packet(sent.send, at, sent.size);
+        if let Some(goal) = sent.probe.and_then(|id| self.prober.goal(id)) {
+            if let Some(r) = self
+                .probe_results
+                .on_probe_packet(goal, sent.send, at, sent.size)
+            {
+                self.last_probe_result = Some(r);
+            }
+        }
+        if !sent.audio {
+            self.delay.on_packet(sent.send, at, sent.size);
+        }
+    }
+
+    /// `DelayBasedBwe::MaybeUpdateEstimate`.
+    fn delay_based_update(
+        &mut self,
+        now: Instant,
+        probe: Option<Bitrate>,
+        previous: BandwidthUsage,
+    ) -> DelayResult {
+        let state = self.delay.state();
+        let acked = self.acked.bitrate();
+        let mut result = DelayResult::default();
+        self.aimd.set_hold_increase(self.in_alr());
+        if state == BandwidthUsage::Overusing {
+            match acked {
+                Some(r) if self.aimd.time_to_reduce_further(now, r) => {
+                    result.updated = self.aimd.update(state, Some(r), now);
+                }
+                None if self.last_initial_halving.is_none_or(|t| {
+                    now.saturating_duration_since(t) >= INITIAL_REDUCE_INTERVAL
+                }) =>
+                {
+                    let half = self.aimd.estimate().map(|e| e.mul_f64(0.5));
+                    if let Some(half) = half {
+                        self.aimd.set_estimate(half, now);
+                        self.last_initial_halving = Some(now);
+                        result.updated = Some(half);
+                    }
+                }
+                _ => {}
+            }
+        } else if let Some(p) = probe {
+            self.aimd.set_estimate(p, now);
+            result.updated = self.aimd.estimate();
+            result.probe = true;
+        } else {
+            result.updated = self.aimd.update(state, acked, now);
+            result.recovered_from_overuse =
+                previous == BandwidthUsage::Underusing && state == BandwidthUsage::Normal;
+        }
+        result
+    }
+}
+
+impl Sender for GoogCcSender {
+    type Feedback = TransportFeedback;
+    type Fields = ();
+
+    fn on_packet_sent(&mut self, now: Instant, packet: &DataHeader, _ctx: &SendContext) {
+        let media = packet.content != Content::Probe;
+        if !media {
+            self.probe_packets += 1;
+        }
+        let probe = self.prober.on_sent(now, packet.size, media);
+        self.adapter.on_sent(
+            packet.seq,
+            SentPacket {
+                send: packet.send_time,
+                size: packet.size,
+                audio: packet.content == Content::Audio,
+                probe,
+            },
+        );
+        self.alr.on_sent(now, packet.size);
+    }
+
+    fn on_feedback(&mut self, now: Instant, feedback: &TransportFeedback) {
+        self.on_transport_feedback(now, feedback);
+    }
+
+    fn on_time(&mut self, now: Instant) {
+        if !self.started {
+            self.started = true;
+            // libwebrtc `DelayBasedBwe::SetStartBitrate`, then the initial probes.
+            self.aimd.set_estimate(self.start, now);
+            self.probes.start(now, self.start);
+        }
+        self.probes.set_alr(self.alr.start(), self.alr.ended());
+        self.probes.process(now);
+        self.queue_probes(now);
+    }
+
+    fn allowance(&self, _now: Instant) -> Allowance {
+        let target = self.target();
+        Allowance::Rate {
+            target,
+            pacing: target.mul_f64(self.pace_factor),
+        }
+    }
+
+    fn poll_extra(&mut self, now: Instant) -> Option<ExtraPacket> {
+        self.prober.poll(now).map(|size| ExtraPacket {
+            size,
+            content: Content::Probe,
+        })
+    }
+
+    fn poll_timeout(&self) -> Option<Instant> {
+        self.prober.next_due()
+    }
+
+    fn stats(&self) -> SenderStats {
+        SenderStats {
+            target_rate: Some(self.target()),
+            window: None,
+        }
+    }
+}
