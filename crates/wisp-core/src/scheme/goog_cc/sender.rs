@@ -356,3 +356,88 @@ impl Sender for GoogCcSender {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The first 300 ms of a call: one media packet, then the initial probe clusters through
+    /// `poll_extra`; every packet crosses a 1 Mbit/s bottleneck 20 ms away. `(header, arrival)`.
+    fn initial_probes(s: &mut GoogCcSender) -> Vec<(DataHeader, Instant)> {
+        let mut out: Vec<(DataHeader, Instant)> = vec![];
+        let mut link_free = Instant::ZERO;
+        let mut send = |s: &mut GoogCcSender, t: Instant, size: DataSize, content| {
+            let h = DataHeader {
+                seq: out.len() as u64,
+                send_time: t,
+                size,
+                content,
+                ..Default::default()
+            };
+            s.on_packet_sent(t, &h, &SendContext::default());
+            link_free = link_free.max(t + Duration::from_millis(20))
+                + size.transmit_time(Bitrate::from_kbps(1000));
+            out.push((h, link_free));
+        };
+        s.on_time(Instant::ZERO);
+        let video = Content::Video {
+            frame: 0,
+            last: true,
+            key: true,
+        };
+        send(s, Instant::ZERO, DataSize::from_bytes(1000), video);
+        let mut t = Instant::ZERO;
+        while t < Instant::from_millis(300) {
+            s.on_time(t);
+            while let Some(x) = s.poll_extra(t) {
+                send(s, t, x.size, x.content);
+            }
+            let next = t + Duration::from_micros(1);
+            t = s
+                .poll_timeout()
+                .map_or(Instant::from_millis(300), |d| d.max(next));
+        }
+        out
+    }
+
+    /// The feedback on `packets`, arrivals in 250-µs ticks from the reference time 0.
+    fn feedback(packets: &[(DataHeader, Instant)]) -> TransportFeedback {
+        let mut prev = 0i64;
+        let deltas = packets
+            .iter()
+            .map(|(_, at)| {
+                let tick = (at.as_nanos() / 250_000) as i64;
+                let d = tick - prev;
+                prev = tick;
+                Some(d as i16)
+            })
+            .collect();
+        TransportFeedback {
+            base_seq: 0,
+            reference: 0,
+            fb_count: 0,
+            deltas,
+        }
+    }
+
+    #[test]
+    fn initial_probes_leave_as_extra_packets_and_their_result_sets_the_target() {
+        let mut s = GoogCcSender::new(&GoogCcConfig::default(), DataSize::from_bytes(1200));
+        let packets = initial_probes(&mut s);
+        // Two 100-ms clusters at 900 and 1800 kbit/s: ~11 and ~22 kB of probes.
+        let probe_bytes: u64 = packets
+            .iter()
+            .filter(|(h, _)| h.content == Content::Probe)
+            .map(|(h, _)| h.size.bytes())
+            .sum();
+        assert!((32_000..36_000).contains(&probe_bytes), "{probe_bytes}");
+        assert_eq!(s.probe_packets() as usize, packets.len() - 1);
+        assert_eq!(s.target(), Bitrate::from_kbps(300));
+        s.on_feedback(Instant::from_millis(400), &feedback(&packets));
+        // The 1800-kbit/s cluster saturates the link: 0.95 × ~1 Mbit/s.
+        let result = s.last_probe_result().unwrap().kbps_f64();
+        assert!((900.0..1000.0).contains(&result), "{result}");
+        assert_eq!(s.target(), s.delay_based().unwrap());
+        assert!(s.target().kbps_f64() > 850.0, "{}", s.target());
+    }
+}
