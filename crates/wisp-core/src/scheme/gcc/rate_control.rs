@@ -58,6 +58,12 @@ pub struct AimdConfig {
     pub rtt: Duration,
     /// A_r is initialised to R after R has been measured for longer than this.
     pub init_time: Duration,
+    /// Subtracted from α·R on a decrease (when α·R exceeds it): libwebrtc's
+    /// `WebRTC-Bwe-SubtractAdditionalBackoffTerm`, 5 kbit/s on the send side today; zero here.
+    pub backoff_term: Bitrate,
+    /// The response time of the additive increase is (RTT + 100 ms) times this: 1 in the
+    /// Kalman-filter era, 2 in libwebrtc today.
+    pub response_factor: f64,
 }
 
 impl Default for AimdConfig {
@@ -69,6 +75,8 @@ impl Default for AimdConfig {
             cap_slack: Bitrate::from_kbps(10),
             rtt: Duration::from_millis(200),
             init_time: Duration::from_secs(3),
+            backoff_term: Bitrate::ZERO,
+            response_factor: 1.0,
         }
     }
 }
@@ -245,6 +253,10 @@ impl AimdRateControl {
             }
             RateControlState::Decrease => {
                 new = (self.config.beta * throughput as f64).round_ties_even() as u64;
+                let term = self.config.backoff_term.bps();
+                if term > 0 && new > term {
+                    new -= term;
+                }
                 if new > self.current {
                     // Never raise A_r on over-use (libwebrtc: "avoid increasing the rate when
                     // over-using"): fall back to α times the rate seen at past decreases, if
@@ -298,7 +310,7 @@ impl AimdRateControl {
         let bits_per_frame = self.current as f64 / 30.0;
         let packets_per_frame = (bits_per_frame / (8.0 * 1200.0)).ceil();
         let avg_packet_bits = bits_per_frame / packets_per_frame;
-        let response_ms = self.config.rtt.as_millis_f64() + 100.0;
+        let response_ms = (self.config.rtt.as_millis_f64() + 100.0) * self.config.response_factor;
         ((avg_packet_bits * 1000.0 / response_ms) as u64).max(4000) as f64
     }
 

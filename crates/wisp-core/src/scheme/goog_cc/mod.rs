@@ -14,9 +14,10 @@
 //!   threshold (12.5 ms in [6, 600], k_up 0.0087, k_down 0.039, 10 ms) — [`crate::scheme::gcc`]'s
 //!   modules;
 //! * AIMD ([`crate::scheme::gcc::AimdRateControl`]): ×1.08/s, additive increase near the
-//!   link-capacity estimate (one average packet per RTT + 100 ms, at least 4 kbit/s per second),
-//!   back-off to 0.85 × the acknowledged rate, increases capped at 1.5 × acknowledged +
-//!   10 kbit/s, no increase in ALR, the RTT measured from the feedback;
+//!   link-capacity estimate (one average packet per 2 × (RTT + 100 ms), at least 4 kbit/s per
+//!   second), back-off to 0.85 × the acknowledged rate less 5 kbit/s, increases capped at
+//!   1.5 × acknowledged + 10 kbit/s, the RTT measured from the feedback (libwebrtc's increase
+//!   hold in ALR is a field trial, off by default, and off here);
 //! * the acknowledged bitrate ([`acked`]: `BitrateEstimator`, Bayesian, 150-ms windows);
 //! * the probe controller ([`probe_controller`]), the probe-result estimator
 //!   ([`probe_estimator`]), the prober and padding ([`pacer`]), the ALR detector ([`alr`]);
@@ -91,6 +92,10 @@ scheme_config! {
         pub max_estimate: Bitrate,
         #[serde(skip)]
         pub aimd: AimdConfig,
+        /// Hold the delay-based estimate in ALR (`WebRTC-DontIncreaseDelayBasedBweInAlr`, off
+        /// by default).
+        #[serde(skip)]
+        pub no_increase_in_alr: bool,
     }
 }
 
@@ -105,7 +110,12 @@ impl Default for GoogCcConfig {
             feedback_interval: Duration::from_millis(50),
             interval: Duration::from_millis(5),
             max_estimate: Bitrate::from_mbps(1000),
-            aimd: AimdConfig::default(),
+            aimd: AimdConfig {
+                backoff_term: Bitrate::from_kbps(5),
+                response_factor: 2.0,
+                ..AimdConfig::default()
+            },
+            no_increase_in_alr: false,
         }
     }
 }

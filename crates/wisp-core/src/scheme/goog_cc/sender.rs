@@ -10,7 +10,7 @@
 //!
 //! * over-use: decrease on the acknowledged rate when `TimeToReduceFurther` allows, or, before
 //!   any acknowledged rate, halve the estimate at most every 200 ms;
-//! * otherwise a probe result sets the estimate; otherwise AIMD updates it (no increase in ALR);
+//! * otherwise a probe result sets the estimate; otherwise AIMD updates it;
 //!
 //! the loss-based controller takes the feedback ([`super::loss`]), the target is updated, the
 //! ALR detector and the probe controller learn it, and a probe is requested after a recovery
@@ -62,6 +62,7 @@ pub struct GoogCcSender {
     alr_ended_seen: Option<Instant>,
     bwe: SendSideBwe,
     probing: bool,
+    no_increase_in_alr: bool,
     started: bool,
     rtt: Option<Duration>,
     feedbacks: u64,
@@ -99,6 +100,7 @@ impl GoogCcSender {
             alr_ended_seen: None,
             bwe,
             probing: config.probing,
+            no_increase_in_alr: config.no_increase_in_alr,
             started: false,
             rtt: None,
             feedbacks: 0,
@@ -260,7 +262,8 @@ impl GoogCcSender {
         let state = self.delay.state();
         let acked = self.acked.bitrate();
         let mut result = DelayResult::default();
-        self.aimd.set_hold_increase(self.in_alr());
+        self.aimd
+            .set_hold_increase(self.no_increase_in_alr && self.in_alr());
         if state == BandwidthUsage::Overusing {
             match acked {
                 Some(r) if self.aimd.time_to_reduce_further(now, r) => {
