@@ -3,7 +3,8 @@
 //!
 //! `SendSideBandwidthEstimation` keeps the target: at most the delay-based limit, bounded by the
 //! configured minimum and maximum, and lowered by the loss-based controller. Which loss-based
-//! controller runs is a parameter ([`LossKind`]); each is one arm of [`LossController`]:
+//! controller runs is a parameter ([`LossKind`]); each implements [`LossBased`] and is one arm
+//! of `loss_controller`'s match (libwebrtc's `LossBasedBweV2` plugs in as `loss=v2` so):
 //!
 //! * `v1`: the loss rule `gcc-twcc` uses, eq. (1) of the ANRW'16 paper at libwebrtc's cadence
 //!   (×1.05 at most once a second under 2 % loss, ×(1 − 0.5·f) at most once per 300 ms + RTT
@@ -18,7 +19,8 @@
 
 use crate::scheme::gcc::{GccConfig, GccSender};
 use crate::time::{Duration, Instant};
-use crate::units::Bitrate;
+use crate::units::{Bitrate, DataSize};
+use core::fmt;
 use serde::{Deserialize, Serialize};
 
 /// The loss-based controller's name, as the `loss` parameter gives it.
@@ -36,35 +38,10 @@ const LOSS_MIN_PACKETS: u64 = 20;
 /// One packet a feedback reported on, as the loss-based controllers see it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct LossSample {
-    pub received: bool,
-}
-
-/// The loss-based controller in use.
-#[derive(Clone, Debug)]
-pub enum LossController {
-    V1 {
-        rule: Box<GccSender>,
-        expected: u64,
-        lost: u64,
-    },
-}
-
-impl LossController {
-    fn new(kind: LossKind, start: Bitrate, min: Bitrate, max: Bitrate) -> Self {
-        match kind {
-            LossKind::V1 => {
-                let mut c = GccConfig::default();
-                c.call.start = start;
-                c.call.min = min;
-                c.call.max = max;
-                LossController::V1 {
-                    rule: Box::new(GccSender::new(&c)),
-                    expected: 0,
-                    lost: 0,
-                }
-            }
-        }
-    }
+    pub size: DataSize,
+    pub send: Instant,
+    /// When it arrived (receiver clock), or `None` if reported lost.
+    pub received: Option<Instant>,
 }
 
 /// The inputs of one feedback.
@@ -77,10 +54,96 @@ pub struct LossInput<'a> {
     pub rtt: Duration,
 }
 
+/// What `SendSideBandwidthEstimation` asks of a loss-based controller.
+pub trait LossBased: fmt::Debug + Send {
+    /// Its rate.
+    fn rate(&self) -> Bitrate;
+    /// A new delay-based estimate.
+    fn set_delay_based(&mut self, rate: Bitrate);
+    /// A probe's result: the controller continues from `rate`.
+    fn set_send_bitrate(&mut self, rate: Bitrate);
+    /// What one feedback reported.
+    fn on_feedback(&mut self, now: Instant, input: LossInput<'_>);
+    fn clone_box(&self) -> Box<dyn LossBased>;
+}
+
+impl Clone for Box<dyn LossBased> {
+    fn clone(&self) -> Self {
+        self.clone_box()
+    }
+}
+
+/// The loss-based controller `kind`, starting at `start`, within [min, max]: one arm per kind.
+fn loss_controller(
+    kind: LossKind,
+    start: Bitrate,
+    min: Bitrate,
+    max: Bitrate,
+) -> Box<dyn LossBased> {
+    match kind {
+        LossKind::V1 => Box::new(LossV1::new(start, min, max)),
+    }
+}
+
+/// `loss=v1`: eq. (1) at libwebrtc's cadence on the loss of at least 20 reported packets.
+#[derive(Clone, Debug)]
+struct LossV1 {
+    rule: GccSender,
+    expected: u64,
+    lost: u64,
+}
+
+impl LossV1 {
+    fn new(start: Bitrate, min: Bitrate, max: Bitrate) -> Self {
+        let mut c = GccConfig::default();
+        c.call.start = start;
+        c.call.min = min;
+        c.call.max = max;
+        LossV1 {
+            rule: GccSender::new(&c),
+            expected: 0,
+            lost: 0,
+        }
+    }
+}
+
+impl LossBased for LossV1 {
+    fn rate(&self) -> Bitrate {
+        self.rule.loss_based_rate()
+    }
+
+    fn set_delay_based(&mut self, rate: Bitrate) {
+        self.rule.set_delay_based_rate(rate);
+    }
+
+    fn set_send_bitrate(&mut self, rate: Bitrate) {
+        self.rule.set_loss_based_rate(rate);
+    }
+
+    fn on_feedback(&mut self, now: Instant, input: LossInput<'_>) {
+        self.rule.set_rtt(input.rtt);
+        self.expected += input.packets.len() as u64;
+        self.lost += input
+            .packets
+            .iter()
+            .filter(|p| p.received.is_none())
+            .count() as u64;
+        if self.expected >= LOSS_MIN_PACKETS {
+            let f = self.lost as f64 / self.expected as f64;
+            self.rule.on_fraction_lost(now, f);
+            (self.expected, self.lost) = (0, 0);
+        }
+    }
+
+    fn clone_box(&self) -> Box<dyn LossBased> {
+        Box::new(self.clone())
+    }
+}
+
 /// libwebrtc's `SendSideBandwidthEstimation`.
 #[derive(Clone, Debug)]
 pub struct SendSideBwe {
-    loss: LossController,
+    loss: Box<dyn LossBased>,
     delay_based: Option<Bitrate>,
     min: Bitrate,
     max: Bitrate,
@@ -89,7 +152,7 @@ pub struct SendSideBwe {
 impl SendSideBwe {
     pub fn new(kind: LossKind, start: Bitrate, min: Bitrate, max: Bitrate) -> Self {
         SendSideBwe {
-            loss: LossController::new(kind, start, min, max),
+            loss: loss_controller(kind, start, min, max),
             delay_based: None,
             min,
             max,
@@ -105,43 +168,23 @@ impl SendSideBwe {
 
     /// The loss-based controller's own rate.
     pub fn loss_based(&self) -> Bitrate {
-        match &self.loss {
-            LossController::V1 { rule, .. } => rule.loss_based_rate(),
-        }
+        self.loss.rate()
     }
 
     /// A new delay-based estimate (`UpdateDelayBasedEstimate`).
     pub fn set_delay_based(&mut self, rate: Bitrate) {
         self.delay_based = Some(rate);
-        match &mut self.loss {
-            LossController::V1 { rule, .. } => rule.set_delay_based_rate(rate),
-        }
+        self.loss.set_delay_based(rate);
     }
 
     /// A probe's result: the target jumps there (`SetSendBitrate`).
     pub fn set_send_bitrate(&mut self, rate: Bitrate) {
-        match &mut self.loss {
-            LossController::V1 { rule, .. } => rule.set_loss_based_rate(rate),
-        }
+        self.loss.set_send_bitrate(rate);
     }
 
     /// What one feedback reported.
     pub fn on_feedback(&mut self, now: Instant, input: LossInput<'_>) {
-        match &mut self.loss {
-            LossController::V1 {
-                rule,
-                expected,
-                lost,
-            } => {
-                rule.set_rtt(input.rtt);
-                *expected += input.packets.len() as u64;
-                *lost += input.packets.iter().filter(|p| !p.received).count() as u64;
-                if *expected >= LOSS_MIN_PACKETS {
-                    rule.on_fraction_lost(now, *lost as f64 / *expected as f64);
-                    (*expected, *lost) = (0, 0);
-                }
-            }
-        }
+        self.loss.on_feedback(now, input);
     }
 }
 
@@ -159,9 +202,11 @@ mod tests {
         b.set_delay_based(kbps(700));
         assert_eq!(b.target(), kbps(700));
         // Half of 40 packets lost: ×0.75 of the loss-based rate (capped at 700 by the delay-based).
-        let lost: Vec<LossSample> = (0..40)
+        let lost: Vec<LossSample> = (0..40u64)
             .map(|k| LossSample {
-                received: k % 2 == 0,
+                size: DataSize::from_bytes(1200),
+                send: Instant::from_millis(k),
+                received: (k % 2 == 0).then(|| Instant::from_millis(k + 20)),
             })
             .collect();
         let input = LossInput {

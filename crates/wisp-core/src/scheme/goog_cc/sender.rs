@@ -199,7 +199,9 @@ impl GoogCcSender {
         let samples: Vec<LossSample> = reported
             .iter()
             .map(|p| LossSample {
-                received: p.received,
+                size: p.sent.size,
+                send: p.sent.send,
+                received: p.arrival.filter(|_| p.received),
             })
             .collect();
         reported.sort_by_key(|p| (p.arrival, p.sent.send));
