@@ -201,8 +201,9 @@ fn the_wifi_scenario_gives_all_three_flows_deterministic_by_seed() {
     let names: Vec<&str> = flows.iter().map(|f| f["name"].as_str().unwrap()).collect();
     assert_eq!(names, ["call", "download", "upload"]);
     let get = |i: usize, k: &str| flows[i][k].as_f64().unwrap();
-    // The call ramps up (GCC starts at 300 kbit/s, at most 2.5 Mbit/s).
-    assert!(get(0, "throughput_kbps") > 300.0 && get(0, "throughput_kbps") <= 2600.0);
+    // The call ramps up (GCC starts at 300 kbit/s; its encoder gives at most 2.5 Mbit/s, plus
+    // audio, headers and, in the application-limited region it reaches, probes every 5 s).
+    assert!(get(0, "throughput_kbps") > 300.0 && get(0, "throughput_kbps") <= 2700.0);
     // The download takes what is left of 11g's ~30 Mbit/s of goodput.
     assert!(get(1, "throughput_kbps") > 5000.0 && get(1, "throughput_kbps") < 30_000.0);
     // The upload is a 2 Mbit/s CBR: all of it arrives.
