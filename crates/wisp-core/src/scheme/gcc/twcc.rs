@@ -19,12 +19,11 @@
 //!
 //! * maps the reported arrivals to the sends (16-bit sequence numbers unwrapped against the
 //!   highest sent; the 24-bit reference time unwrapped against the previous feedback's);
-//! * in arrival order (`DelayBasedBwe` sorts by receive time), groups the packets by send time
-//!   ([`Grouper`] with libwebrtc's rule, `InterArrivalDelta` with burst grouping:
-//!   [`Prefilter::Libwebrtc`], ΔT = 5 ms), and runs each group delta through the trendline
-//!   filter ([`ArrivalFilter`] with [`FilterKind::Trendline`]: `TrendlineEstimator`, 20 groups,
-//!   smoothing 0.9, gain 4) and the over-use detector with the adaptive threshold
-//!   ([`OveruseDetector`], libwebrtc's gains);
+//! * in arrival order (`DelayBasedBwe` sorts by receive time), runs the packets through the
+//!   send side's [`DelayDetector`]: groups by send time with libwebrtc's rule
+//!   (`InterArrivalDelta` with burst grouping, [`Prefilter::Libwebrtc`](super::Prefilter), ΔT =
+//!   5 ms), the trendline filter (`TrendlineEstimator`, 20 groups, smoothing 0.9, gain 4) and
+//!   the over-use detector with the adaptive threshold (libwebrtc's gains);
 //! * updates the delay-based rate with [`AimdRateControl`] fed with the acknowledged bitrate —
 //!   the bytes the feedback acknowledges over the last 500 ms of arrivals ([`RateCounter`]) — at
 //!   every feedback, except during over-use, where it decreases again only when
