@@ -114,6 +114,14 @@ impl Prober {
         }
     }
 
+    /// Drops the clusters and waits for media again (a new path), keeping the cluster ids
+    /// unique.
+    pub fn restart(&mut self) {
+        self.clusters.clear();
+        self.padding = None;
+        self.media_seen = false;
+    }
+
     /// The goal of cluster `id`, if recent.
     pub fn goal(&self, id: u32) -> Option<ClusterGoal> {
         self.history.iter().find(|g| g.id == id).copied()

@@ -48,6 +48,8 @@ struct DelayResult {
 /// `gcc`'s sender.
 #[derive(Clone, Debug)]
 pub struct GoogCcSender {
+    config: GoogCcConfig,
+    mtu: DataSize,
     start: Bitrate,
     pace_factor: f64,
     adapter: FeedbackAdapter,
@@ -86,6 +88,8 @@ impl GoogCcSender {
         let mut alr = AlrDetector::default();
         alr.set_estimate(config.call.start);
         GoogCcSender {
+            config: config.clone(),
+            mtu,
             start: config.call.start,
             pace_factor: config.call.pace_factor,
             adapter: FeedbackAdapter::new(),
@@ -155,6 +159,25 @@ impl GoogCcSender {
 
     pub fn feedbacks(&self) -> u64 {
         self.feedbacks
+    }
+
+    /// The path changed (libwebrtc `OnNetworkRouteChange` with its safe reset, which Chrome
+    /// runs): every estimator starts over from the smaller of the configured start and the
+    /// acknowledged rate (the target if there is none yet), and probes again from there. What
+    /// is in flight stays in the feedback adapter. The simulator has no route changes; a
+    /// transport that sees one calls this.
+    pub fn on_route_change(&mut self) {
+        let rate = self.acked.bitrate().unwrap_or_else(|| self.target());
+        let mut config = self.config.clone();
+        config.call.start = rate.min(self.config.call.start);
+        let mut fresh = GoogCcSender::new(&config, self.mtu);
+        fresh.config = self.config.clone();
+        fresh.adapter = std::mem::take(&mut self.adapter);
+        fresh.prober = self.prober.clone();
+        fresh.prober.restart();
+        fresh.probe_packets = self.probe_packets;
+        fresh.feedbacks = self.feedbacks;
+        *self = fresh;
     }
 
     /// Moves what the probe controller requested to the prober.
@@ -363,17 +386,23 @@ impl Sender for GoogCcSender {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
 
-    /// The first 300 ms of a call: one media packet, then the initial probe clusters through
-    /// `poll_extra`; every packet crosses a 1 Mbit/s bottleneck 20 ms away. `(header, arrival)`.
-    fn initial_probes(s: &mut GoogCcSender) -> Vec<(DataHeader, Instant)> {
+    /// 300 ms of a call from `from`, the first packet numbered `seq`: one media packet, then
+    /// the probe clusters through `poll_extra`; every packet crosses a bottleneck of `kbps` 20 ms
+    /// away. `(header, arrival)`.
+    pub(super) fn probe_phase(
+        s: &mut GoogCcSender,
+        from: Instant,
+        seq: u64,
+        kbps: u64,
+    ) -> Vec<(DataHeader, Instant)> {
         let mut out: Vec<(DataHeader, Instant)> = vec![];
-        let mut link_free = Instant::ZERO;
+        let mut link_free = from;
         let mut send = |s: &mut GoogCcSender, t: Instant, size: DataSize, content| {
             let h = DataHeader {
-                seq: out.len() as u64,
+                seq: seq + out.len() as u64,
                 send_time: t,
                 size,
                 content,
@@ -381,32 +410,30 @@ mod tests {
             };
             s.on_packet_sent(t, &h, &SendContext::default());
             link_free = link_free.max(t + Duration::from_millis(20))
-                + size.transmit_time(Bitrate::from_kbps(1000));
+                + size.transmit_time(Bitrate::from_kbps(kbps));
             out.push((h, link_free));
         };
-        s.on_time(Instant::ZERO);
+        s.on_time(from);
         let video = Content::Video {
             frame: 0,
             last: true,
             key: true,
         };
-        send(s, Instant::ZERO, DataSize::from_bytes(1000), video);
-        let mut t = Instant::ZERO;
-        while t < Instant::from_millis(300) {
+        send(s, from, DataSize::from_bytes(1000), video);
+        let (mut t, end) = (from, from + Duration::from_millis(300));
+        while t < end {
             s.on_time(t);
             while let Some(x) = s.poll_extra(t) {
                 send(s, t, x.size, x.content);
             }
             let next = t + Duration::from_micros(1);
-            t = s
-                .poll_timeout()
-                .map_or(Instant::from_millis(300), |d| d.max(next));
+            t = s.poll_timeout().map_or(end, |d| d.max(next));
         }
         out
     }
 
     /// The feedback on `packets`, arrivals in 250-µs ticks from the reference time 0.
-    fn feedback(packets: &[(DataHeader, Instant)]) -> TransportFeedback {
+    pub(super) fn feedback(packets: &[(DataHeader, Instant)]) -> TransportFeedback {
         let mut prev = 0i64;
         let deltas = packets
             .iter()
@@ -418,7 +445,7 @@ mod tests {
             })
             .collect();
         TransportFeedback {
-            base_seq: 0,
+            base_seq: packets[0].0.seq as u16,
             reference: 0,
             fb_count: 0,
             deltas,
@@ -428,7 +455,7 @@ mod tests {
     #[test]
     fn initial_probes_leave_as_extra_packets_and_their_result_sets_the_target() {
         let mut s = GoogCcSender::new(&GoogCcConfig::default(), DataSize::from_bytes(1200));
-        let packets = initial_probes(&mut s);
+        let packets = probe_phase(&mut s, Instant::ZERO, 0, 1000);
         // Two 100-ms clusters at 900 and 1800 kbit/s: ~11 and ~22 kB of probes.
         let probe_bytes: u64 = packets
             .iter()
@@ -444,5 +471,33 @@ mod tests {
         assert!((900.0..1000.0).contains(&result), "{result}");
         assert_eq!(s.target(), s.delay_based().unwrap());
         assert!(s.target().kbps_f64() > 850.0, "{}", s.target());
+    }
+}
+
+/// libwebrtc `goog_cc_network_control_unittest.cc`, `DetectsHighRateInSafeResetTrial`: on a
+/// 200 kbit/s path the estimate comes down to 200 ± 50; the route changes to an 800 kbit/s path
+/// and, within a second, probing finds more than 500 kbit/s.
+#[cfg(test)]
+mod route_change {
+    use super::tests::{feedback, probe_phase};
+    use super::*;
+
+    #[test]
+    fn a_new_path_is_probed_from_the_safe_start() {
+        let mut s = GoogCcSender::new(&GoogCcConfig::default(), DataSize::from_bytes(1200));
+        let first = probe_phase(&mut s, Instant::ZERO, 0, 200);
+        s.on_feedback(Instant::from_millis(900), &feedback(&first));
+        let low = s.target().kbps_f64();
+        assert!((low - 200.0).abs() <= 50.0, "{low}");
+        let t = Instant::from_secs(1);
+        s.on_route_change();
+        // The safe reset: from min(start, acknowledged rate), not from the 300 kbit/s start.
+        let reset = s.target().kbps_f64();
+        assert!((reset - 200.0).abs() <= 50.0, "{reset}");
+        let second = probe_phase(&mut s, t, first.len() as u64, 800);
+        s.on_feedback(t + Duration::from_millis(500), &feedback(&second));
+        let high = s.target().kbps_f64();
+        println!("200 kbit/s path: {low:.0}; reset to {reset:.0}; 800 kbit/s path: {high:.0}");
+        assert!(high > 500.0, "{low} → {high}");
     }
 }
