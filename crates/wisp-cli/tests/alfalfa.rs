@@ -278,7 +278,7 @@ fn other_rate_controls_write_the_same_video_csv() {
     let dir = tempfile::tempdir().unwrap();
     for (scheme, variant) in [
         ("sprout", "sprout-conventional"),
-        ("gcc", "gcc-video"),
+        ("gcc-remb", "gcc-video"),
         ("cbr:rate-kbps=500", "cbr-video"),
     ] {
         let out = dir.path().join(variant);

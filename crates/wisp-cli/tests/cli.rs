@@ -73,11 +73,11 @@ fn bad_input_is_one_line_and_exit_code_2() {
         &[
             "run",
             "--scheme",
-            "gcc:min-kbps=3000",
+            "gcc-remb:min-kbps=3000",
             "--link",
             "const:1mbps",
         ],
-        "scheme `gcc`: invalid value `3000` for `min-kbps`: expected min-kbps ≤ start-kbps ≤ max-kbps",
+        "scheme `gcc-remb`: invalid value `3000` for `min-kbps`: expected min-kbps ≤ start-kbps ≤ max-kbps",
     );
     assert_bad_input(
         &[
@@ -107,13 +107,13 @@ fn bad_input_is_one_line_and_exit_code_2() {
         &[
             "run",
             "--scheme",
-            "gcc",
+            "gcc-remb",
             "--link",
             "const:1mbps",
             "--param",
             "max-kbps=200",
         ],
-        "--param: scheme `gcc`: invalid value `200` for `max-kbps`",
+        "--param: scheme `gcc-remb`: invalid value `200` for `max-kbps`",
     );
     bad_cbr_run(&["--link", "const:1mbps", "--queue", "fifo"], "--queue");
     bad_cbr_run(

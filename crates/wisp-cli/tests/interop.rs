@@ -284,7 +284,7 @@ fn pion_parses_every_packet_of_a_wisp_gcc_session() {
     ]));
     std::thread::sleep(std::time::Duration::from_millis(300));
     let script = format!(
-        "{} send --scheme gcc --to $WISP_LINK_PEER:{relay_port} --duration-s 8 --rtcp-interval-ms 500 --json",
+        "{} send --scheme gcc-remb --to $WISP_LINK_PEER:{relay_port} --duration-s 8 --rtcp-interval-ms 500 --json",
         bin()
     );
     let o = link(
@@ -525,7 +525,7 @@ fn pion_and_wisp_recv_twcc_over_loopback() {
 #[test]
 fn twcc_mode_refuses_a_scheme_and_a_bad_extension_id() {
     for args in [
-        &["--twcc", "--scheme", "gcc"][..],
+        &["--twcc", "--scheme", "gcc-remb"][..],
         &["--twcc=15"][..],
         &["--twcc=0"][..],
     ] {

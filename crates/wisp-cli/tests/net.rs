@@ -1154,7 +1154,7 @@ fn gcc_agrees_over_many_flows_between_the_simulator_and_the_real_path() {
     if !privileged("gcc_agrees_over_many_flows_between_the_simulator_and_the_real_path") {
         return;
     }
-    sim_and_real_agree("gcc", 60, &[(12, 0.15), (24, 0.20)], 2);
+    sim_and_real_agree("gcc-remb", 60, &[(12, 0.15), (24, 0.20)], 2);
 }
 
 /// What a video.csv says of the shown frames: (pictures captured, frames shown, mean SSIM dB,

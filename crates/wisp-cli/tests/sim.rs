@@ -155,15 +155,15 @@ fn run_over_the_wifi_medium_contends_with_its_stations() {
     }
     // GCC ramps from 300 kbit/s and stays below what 4 downloads leave it; 10 saturated
     // stations (an eleventh of the channel each, the AP too) vary its delay, and it sends less.
-    let (alone, _, p95_alone) = over_wifi("gcc", 0, "saturated");
-    let (shared, _, p95_shared) = over_wifi("gcc", 10, "saturated");
+    let (alone, _, p95_alone) = over_wifi("gcc-remb", 0, "saturated");
+    let (shared, _, p95_shared) = over_wifi("gcc-remb", 10, "saturated");
     assert!(
         shared < alone,
-        "gcc: {shared} with 10 saturated stations, {alone} alone"
+        "gcc-remb: {shared} with 10 saturated stations, {alone} alone"
     );
     assert!(
         p95_shared > p95_alone,
-        "gcc: p95 {p95_shared} vs {p95_alone}"
+        "gcc-remb: p95 {p95_shared} vs {p95_alone}"
     );
     // A 4 Mbit/s CBR fits either way, but waits for the medium behind the downloads.
     let (alone, d_alone, _) = over_wifi("cbr:rate-kbps=4000", 0, "tcp");
@@ -201,8 +201,9 @@ fn the_wifi_scenario_gives_all_three_flows_deterministic_by_seed() {
     let names: Vec<&str> = flows.iter().map(|f| f["name"].as_str().unwrap()).collect();
     assert_eq!(names, ["call", "download", "upload"]);
     let get = |i: usize, k: &str| flows[i][k].as_f64().unwrap();
-    // The call ramps up (GCC starts at 300 kbit/s, at most 2.5 Mbit/s).
-    assert!(get(0, "throughput_kbps") > 300.0 && get(0, "throughput_kbps") <= 2600.0);
+    // The call ramps up (GCC starts at 300 kbit/s; its encoder gives at most 2.5 Mbit/s, plus
+    // audio, headers and, in the application-limited region it reaches, probes every 5 s).
+    assert!(get(0, "throughput_kbps") > 300.0 && get(0, "throughput_kbps") <= 2700.0);
     // The download takes what is left of 11g's ~30 Mbit/s of goodput.
     assert!(get(1, "throughput_kbps") > 5000.0 && get(1, "throughput_kbps") < 30_000.0);
     // The upload is a 2 Mbit/s CBR: all of it arrives.
@@ -228,7 +229,7 @@ fn a_scenario_file_and_wisp_run_build_the_same_wifi_network() {
     let run = json(&[
         "run",
         "--scheme",
-        "gcc",
+        "gcc-remb",
         "--link",
         "wifi:std=11g,rate=54mbps,stations=10,load=saturated",
         "--duration-s",

@@ -1,14 +1,19 @@
 //! Receiver cost per packet of GCC (grouping + arrival-time filter + over-use detector + remote
-//! rate controller + feedback) on a 2 Mbit/s, 30 frames/s stream.
+//! rate controller + feedback) on a 2 Mbit/s, 30 frames/s stream; and sender cost per packet of
+//! the send-side forms (`gcc`, `gcc-twcc`): each packet sent, the wake-up before it, and the
+//! transport-wide feedback on the same stream (every 50 ms).
 //!
 //! `cargo bench -p wisp-core --bench gcc`; criterion reports the time per packet ("thrpt" in
 //! elements/s, and the time of one batch of `PACKETS` packets).
 
 use criterion::{BatchSize, Criterion, Throughput, criterion_group, criterion_main};
 use std::hint::black_box;
-use wisp_core::controller::Receiver;
+use wisp_core::controller::{Receiver, SendContext, Sender};
 use wisp_core::packet::{Content, DataHeader};
+use wisp_core::scheme::gcc::twcc::{GccTwccConfig, GccTwccReceiver, GccTwccSender};
 use wisp_core::scheme::gcc::{GccConfig, GccReceiver, Prefilter};
+use wisp_core::scheme::goog_cc::{GoogCcConfig, GoogCcSender};
+use wisp_core::wire::TransportFeedback;
 use wisp_core::{DataSize, Duration, Instant};
 
 /// 20 s of a 2 Mbit/s, 30 frames/s call: frames of ~8.3 kB in packets of at most 1240 bytes,
@@ -67,7 +72,7 @@ fn bench(c: &mut Criterion) {
     let mut group = c.benchmark_group("gcc_receiver_per_packet");
     group.throughput(Throughput::Elements(packets.len() as u64));
     let variants = [
-        ("gcc", GccConfig::default()),
+        ("gcc-remb", GccConfig::default()),
         ("gcc-grouping", GccConfig::grouping()),
         (
             "gcc-grouping:prefilter=libwebrtc",
@@ -103,5 +108,70 @@ fn bench(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, bench);
+/// What the sender meets, in time order.
+enum Event {
+    Sent(DataHeader),
+    Feedback(TransportFeedback),
+}
+
+/// The stream's sends, and the transport-wide feedback `gcc`'s receiver sends on its arrivals
+/// (20 ms back), in time order.
+fn sender_events(packets: &[(Instant, DataHeader)]) -> Vec<(Instant, Event)> {
+    let mut events: Vec<(Instant, Event)> = packets
+        .iter()
+        .map(|(_, h)| (h.send_time, Event::Sent(*h)))
+        .collect();
+    let mut receiver = GccTwccReceiver::new(&GccTwccConfig::default());
+    for (at, h) in packets {
+        if receiver.poll_timeout().is_some_and(|t| t <= *at) {
+            receiver.on_timeout(*at);
+        }
+        receiver.on_packet_received(*at, h, &());
+        while let Some(fb) = receiver.poll_feedback(*at) {
+            events.push((*at + Duration::from_millis(20), Event::Feedback(fb)));
+        }
+    }
+    events.sort_by_key(|e| e.0);
+    events
+}
+
+fn drive<S: Sender<Feedback = TransportFeedback, Fields = ()>>(
+    s: &mut S,
+    events: &[(Instant, Event)],
+) {
+    let ctx = SendContext::default();
+    for (t, e) in events {
+        match e {
+            Event::Sent(h) => {
+                s.on_time(*t);
+                black_box(s.poll_extra(*t));
+                s.on_packet_sent(*t, h, &ctx);
+            }
+            Event::Feedback(fb) => s.on_feedback(*t, fb),
+        }
+    }
+}
+
+fn bench_sender(c: &mut Criterion) {
+    let packets = stream();
+    let events = sender_events(&packets);
+    let mut group = c.benchmark_group("gcc_sender_per_packet");
+    group.throughput(Throughput::Elements(packets.len() as u64));
+    let mtu = DataSize::from_bytes(1240);
+    let gcc = GoogCcSender::new(&GoogCcConfig::default(), mtu);
+    group.bench_function("gcc", |b| {
+        b.iter_batched_ref(|| gcc.clone(), |s| drive(s, &events), BatchSize::SmallInput)
+    });
+    let twcc = GccTwccSender::new(&GccTwccConfig::default());
+    group.bench_function("gcc-twcc", |b| {
+        b.iter_batched_ref(
+            || twcc.clone(),
+            |s| drive(s, &events),
+            BatchSize::SmallInput,
+        )
+    });
+    group.finish();
+}
+
+criterion_group!(benches, bench, bench_sender);
 criterion_main!(benches);

@@ -184,9 +184,14 @@ mod tests {
     #[test]
     fn late_wake_ups_neither_stall_nor_slow_the_flow() {
         // GCC's pacer sends only on its 5-ms ticks; a real clock is never exactly on one.
-        let exact = run("gcc", 2, Duration::ZERO);
-        let late = run("gcc", 2, Duration::from_micros(37));
+        let exact = run("gcc-remb", 2, Duration::ZERO);
+        let late = run("gcc-remb", 2, Duration::from_micros(37));
         assert!(exact > 50);
+        assert!(late.abs_diff(exact) <= exact / 20, "{late} vs {exact}");
+        // The same with probe clusters and padding sent through the seam's extra packets.
+        let exact = run("gcc:padding-kbps=500", 2, Duration::ZERO);
+        let late = run("gcc:padding-kbps=500", 2, Duration::from_micros(37));
+        assert!(exact > 100);
         assert!(late.abs_diff(exact) <= exact / 20, "{late} vs {exact}");
         // A constant-rate pacer keeps its rate: lateness is not lost from the schedule.
         let exact = run("cbr:rate-kbps=1200", 1, Duration::ZERO);

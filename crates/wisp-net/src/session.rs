@@ -1097,7 +1097,7 @@ mod tests {
 
     /// A sending session of `gcc` with our SSRC `ssrc`.
     fn sending(ssrc: u32) -> SendSession {
-        let (flow, _) = "gcc"
+        let (flow, _) = "gcc-remb"
             .parse::<SchemeConfig>()
             .unwrap()
             .build(SchemeContext::new())
@@ -1105,7 +1105,7 @@ mod tests {
         let config = SendConfig {
             ssrc,
             cname: "1@x".into(),
-            scheme: "gcc".into(),
+            scheme: "gcc-remb".into(),
             clip_fingerprint: None,
             duration: Duration::from_secs(30),
             rtcp_interval: Duration::from_secs(1),

@@ -28,9 +28,9 @@ def _same(table, df: pd.DataFrame) -> None:
 
 
 def test_a_runs_tables() -> None:
-    r = wisp.run(scheme=["gcc", "cbr:rate-kbps=1000"], link="const:4mbps", duration_s=10, loss=0.01)
+    r = wisp.run(scheme=["gcc-remb", "cbr:rate-kbps=1000"], link="const:4mbps", duration_s=10, loss=0.01)
     _same(r.to_arrow(), r.to_pandas())
-    assert r.to_arrow().column("scheme").to_pylist() == ["gcc", "cbr:rate-kbps=1000"]
+    assert r.to_arrow().column("scheme").to_pylist() == ["gcc-remb", "cbr:rate-kbps=1000"]
     assert pa.types.is_int64(r.to_arrow().schema.field("packets_sent").type)
     _same(r.to_arrow("timeseries"), r.timeseries)
     packets = r.to_arrow("packets")
@@ -47,7 +47,7 @@ def test_bench_and_grid_as_arrow() -> None:
     kwargs = dict(duration_s=10, jobs=1)
     df = wisp.bench("cbr:rate-kbps=1000,gcc", TRACE, **kwargs)
     _same(wisp.bench("cbr:rate-kbps=1000,gcc", TRACE, output="arrow", **kwargs), df)
-    grid = {"schemes": ["cbr", "gcc"], "links": ["const:2mbps"], "seeds": [1, 2], "duration_s": 5,
+    grid = {"schemes": ["cbr", "gcc-remb"], "links": ["const:2mbps"], "seeds": [1, 2], "duration_s": 5,
             "loss": [0, 0.01]}
     sdf = wisp.run_grid(grid, jobs=1)
     _same(wisp.run_grid(grid, jobs=1, output="arrow"), sdf)

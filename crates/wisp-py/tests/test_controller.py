@@ -39,14 +39,14 @@ def test_a_python_controller_shares_the_bottleneck_with_built_in_schemes() -> No
     """One flow each of the Python example, GCC and a 1-Mbit/s CBR on one link: the same figures
     as with the Rust twin in its place, to the last bit."""
     kw = dict(link="const:6mbps", duration_s=20, seed=3, queue="droptail:packets=60")
-    py = wisp.run(scheme=[aimd.controller(), "gcc", "cbr:rate-kbps=1000"], **kw)
-    rust = wisp.run(scheme=[wisp.Controller.rust_example_aimd(), "gcc", "cbr:rate-kbps=1000"], **kw)
-    assert [f["scheme"] for f in py.flows][1:] == ["gcc", "cbr:rate-kbps=1000"]
+    py = wisp.run(scheme=[aimd.controller(), "gcc-remb", "cbr:rate-kbps=1000"], **kw)
+    rust = wisp.run(scheme=[wisp.Controller.rust_example_aimd(), "gcc-remb", "cbr:rate-kbps=1000"], **kw)
+    assert [f["scheme"] for f in py.flows][1:] == ["gcc-remb", "cbr:rate-kbps=1000"]
     assert all(f["packets_delivered"] > 100 for f in py.flows)
     assert _metrics(py) == _metrics(rust)
     pd.testing.assert_frame_equal(py.packets, rust.packets, check_exact=True)
     with pytest.raises(ValueError, match="one flow each"):
-        wisp.run(scheme=["gcc", "cubic"], link="const:6mbps", flows=2)
+        wisp.run(scheme=["gcc-remb", "cubic"], link="const:6mbps", flows=2)
 
 
 def test_the_twin_comparison_can_fail() -> None:

@@ -9,7 +9,7 @@ import wisp
 from wisp._grid import expand
 
 GRID = {
-    "schemes": ["cbr:rate-kbps=2000", "gcc"],
+    "schemes": ["cbr:rate-kbps=2000", "gcc-remb"],
     "links": ["trace:traces/cellular/Verizon-LTE-short.down", "trace:traces/cellular/TMobile-LTE-short.down"],
     "seeds": range(1, 11),
     "duration_s": 5,
@@ -54,22 +54,22 @@ def test_bad_grids_and_bad_runs() -> None:
     with pytest.raises(ValueError, match="unknown key"):
         wisp.run_grid({**GRID, "sedes": [1]})
     with pytest.raises(ValueError, match="links"):
-        wisp.run_grid({"schemes": ["gcc"], "links": []})
+        wisp.run_grid({"schemes": ["gcc-remb"], "links": []})
     with pytest.raises(ValueError, match="unknown scheme `nope`"):
         wisp.run_grid({**GRID, "schemes": ["nope"]})
 
 
 def test_run_results_as_pandas() -> None:
-    r = wisp.run(scheme="gcc", link="const:2mbps", duration_s=5, flows=2)
+    r = wisp.run(scheme="gcc-remb", link="const:2mbps", duration_s=5, flows=2)
     df = r.to_pandas()
     assert len(df) == 2
     assert list(df["throughput_kbps"]) == [f["throughput_kbps"] for f in r.flows]
-    assert (df["scheme"] == "gcc").all()
+    assert (df["scheme"] == "gcc-remb").all()
     # A list of schemes: each row carries its flow's scheme, not the run's joined name.
-    r = wisp.run(scheme=["gcc", "cbr:rate-kbps=1000"], link="const:6mbps", duration_s=5)
+    r = wisp.run(scheme=["gcc-remb", "cbr:rate-kbps=1000"], link="const:6mbps", duration_s=5)
     assert r.scheme == "gcc+cbr:rate-kbps=1000"
     df = r.to_pandas()
-    assert list(df["scheme"]) == ["gcc", "cbr:rate-kbps=1000"]
+    assert list(df["scheme"]) == ["gcc-remb", "cbr:rate-kbps=1000"]
     assert list(df.columns) == list(wisp.bench("cbr", "traces/cellular/Verizon-LTE-short.down", duration_s=1).columns)
 
 

@@ -50,9 +50,9 @@ def test_options_reach_the_run_as_on_the_command_line(cli) -> None:
 
 def test_reverse_trace_and_flows(cli) -> None:
     up = "traces/cellular/Verizon-LTE-short.up"
-    r = wisp.run(scheme="gcc", link=f"trace:{VERIZON}", reverse=up, flows=2, duration_s=30)
+    r = wisp.run(scheme="gcc-remb", link=f"trace:{VERIZON}", reverse=up, flows=2, duration_s=30)
     j = cli_json(
-        cli, "run", "--scheme", "gcc", "--link", f"trace:{VERIZON}", "--reverse-trace", up,
+        cli, "run", "--scheme", "gcc-remb", "--link", f"trace:{VERIZON}", "--reverse-trace", up,
         "--flows", "2", "--duration-s", "30", "--json",
     )
     assert r.as_dict() == j

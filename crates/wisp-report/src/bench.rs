@@ -568,7 +568,7 @@ mod tests {
             "ideal",
             "sprout",
             "sprout-ewma",
-            "gcc",
+            "gcc-remb",
             "gcc-grouping:prefilter=libwebrtc",
             "cubic",
             "newreno",

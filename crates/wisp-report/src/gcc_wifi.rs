@@ -26,7 +26,7 @@ type Chart<'a, 'b> = ChartContext<
 
 fn label(scheme: &str) -> &str {
     match scheme {
-        WITHOUT => "without pre-filter (gcc)",
+        WITHOUT => "without pre-filter (gcc-remb)",
         WITH => "with Algorithm 1 (gcc-grouping)",
         _ => "with libwebrtc's pre-filter",
     }
@@ -34,7 +34,7 @@ fn label(scheme: &str) -> &str {
 
 fn short(scheme: &str) -> &str {
     match scheme {
-        WITHOUT => "gcc",
+        WITHOUT => "gcc-remb",
         WITH => "Algorithm 1",
         _ => "libwebrtc form",
     }

@@ -1,65 +1,17 @@
 //! Scenario tests of GCC and the packet-grouping pre-filter (run them with `--release`).
 
+#[path = "common/gcc.rs"]
+mod gcc_common;
+
+use gcc_common::{link, queue_p95, step_run, utilisation};
 use std::path::PathBuf;
+use wisp_core::Duration;
 use wisp_core::scheme::gcc::Prefilter;
 use wisp_core::stats::quantiles;
-use wisp_core::{Duration, Instant};
-use wisp_sim::link::{LinkModel, LinkSpec};
 use wisp_sim::queue::QueueSpec;
 use wisp_sim::reproduce::gcc_wifi::delay_variations;
-use wisp_sim::run::{RunResult, run};
+use wisp_sim::run::run;
 use wisp_sim::sim::Scenario;
-
-fn link(spec: &str) -> LinkModel {
-    spec.parse::<LinkSpec>().unwrap().load().unwrap()
-}
-
-/// Delivered bytes / offered bytes over [from, to) (seconds).
-fn utilisation(r: &RunResult, model: &LinkModel, from: f64, to: f64) -> f64 {
-    let (a, b) = (
-        Instant::ZERO + Duration::from_secs_f64(from),
-        Instant::ZERO + Duration::from_secs_f64(to),
-    );
-    let delivered: u64 = r
-        .log
-        .packets
-        .iter()
-        .filter(|p| p.delivered.is_some_and(|d| d >= a && d < b))
-        .map(|p| p.header.size.bytes())
-        .sum();
-    let offered: f64 = model.capacity_bins(a, b, b - a).iter().sum();
-    delivered as f64 / offered
-}
-
-/// 95th percentile of the queueing delay (bottleneck queue → delivery) of the packets
-/// delivered in [from, to), ms.
-fn queue_p95(r: &RunResult, from: f64, to: f64) -> f64 {
-    let (a, b) = (
-        Instant::ZERO + Duration::from_secs_f64(from),
-        Instant::ZERO + Duration::from_secs_f64(to),
-    );
-    let mut q: Vec<f64> = r
-        .log
-        .packets
-        .iter()
-        .filter_map(|p| Some((p.delivered?, p.enqueued?)))
-        .filter(|&(d, _)| d >= a && d < b)
-        .map(|(d, e)| (d - e).as_millis_f64())
-        .collect();
-    quantiles(&mut q, &[0.95])[0].unwrap()
-}
-
-const STEPS: &str = "steps:1mbps@0,2.5mbps@25s,0.6mbps@50s,1mbps@75s";
-
-fn step_run(scheme: &str, queue: QueueSpec, seed: u64) -> (RunResult, LinkModel) {
-    let model = link(STEPS);
-    let mut s = Scenario::new(model.clone(), scheme.parse().unwrap());
-    s.delay = Duration::from_millis(50);
-    s.run.duration = Duration::from_secs(100);
-    s.queue = queue;
-    s.run.seed = seed;
-    (run(&s, None).unwrap(), model)
-}
 
 /// RFC 8867 §5.1-style variable capacity: 1 → 2.5 → 0.6 → 1 Mbit/s every 25 s, 50 ms one-way
 /// delay, and the test case's 300-ms bottleneck queue (drop-tail, sized as ns3-rmcat sizes it:
@@ -76,7 +28,11 @@ fn step_run(scheme: &str, queue: QueueSpec, seed: u64) -> (RunResult, LinkModel)
 /// 103 ms (others 32–56 ms). Before, every seed met both targets.
 #[test]
 fn gcc_tracks_rfc8867_capacity_steps() {
-    for scheme in ["gcc", "gcc-grouping", "gcc-grouping:prefilter=libwebrtc"] {
+    for scheme in [
+        "gcc-remb",
+        "gcc-grouping",
+        "gcc-grouping:prefilter=libwebrtc",
+    ] {
         let mut first = vec![];
         let mut second = vec![];
         let mut drops = vec![];
@@ -98,7 +54,7 @@ fn gcc_tracks_rfc8867_capacity_steps() {
             second.push(after_increase[1]);
             drops.push(after_drop);
         }
-        if scheme == "gcc" {
+        if scheme == "gcc-remb" {
             assert!(
                 tracking >= 4 && draining >= 4,
                 "{scheme}: utilisation met with {tracking} of 5 seeds, delay with {draining}"
@@ -119,7 +75,7 @@ fn gcc_tracks_rfc8867_capacity_steps() {
 /// before the cadence was fixed): the first increase is checked over 20–25 s, against 0.75.
 #[test]
 fn gcc_on_capacity_steps_with_an_infinite_queue() {
-    let (r, model) = step_run("gcc", QueueSpec::Infinite, 1);
+    let (r, model) = step_run("gcc-remb", QueueSpec::Infinite, 1);
     let u = [
         utilisation(&r, &model, 45.0, 50.0),
         utilisation(&r, &model, 90.0, 100.0),
@@ -166,7 +122,7 @@ fn call(scheme: &str, link_spec: &str, secs: f64) -> (f64, [f64; 3]) {
 #[test]
 fn prefilter_raises_gcc_rate_on_the_wifi_trace() {
     let trace = wifi_trace();
-    let (base, base_owd) = call("gcc", &trace, 299.0);
+    let (base, base_owd) = call("gcc-remb", &trace, 299.0);
     for scheme in ["gcc-grouping", "gcc-grouping:prefilter=libwebrtc"] {
         let (rate, owd) = call(scheme, &trace, 299.0);
         println!(
@@ -183,8 +139,8 @@ fn prefilter_raises_gcc_rate_on_the_wifi_trace() {
 /// (+9 %), since the outages cost plain GCC, which regulates against the link anyway, only 8 %.
 #[test]
 fn prefilter_helps_only_when_there_are_outages() {
-    let (base, _) = call("gcc", "wifi-outage", 300.0);
-    let (calm, calm_owd) = call("gcc", "wifi-outage:length=0", 300.0);
+    let (base, _) = call("gcc-remb", "wifi-outage", 300.0);
+    let (calm, calm_owd) = call("gcc-remb", "wifi-outage:length=0", 300.0);
     for scheme in ["gcc-grouping", "gcc-grouping:prefilter=libwebrtc"] {
         let (with, with_owd) = call(scheme, "wifi-outage", 300.0);
         let (without, without_owd) = call(scheme, "wifi-outage:length=0", 300.0);
@@ -214,9 +170,9 @@ fn prefilter_helps_only_when_there_are_outages() {
             );
         }
     }
-    let (base, _) = call("gcc", "wifi-outage:rate=2mbps", 300.0);
+    let (base, _) = call("gcc-remb", "wifi-outage:rate=2mbps", 300.0);
     let (with, _) = call("gcc-grouping", "wifi-outage:rate=2mbps", 300.0);
-    let (calm, _) = call("gcc", "wifi-outage:rate=2mbps,length=0", 300.0);
+    let (calm, _) = call("gcc-remb", "wifi-outage:rate=2mbps,length=0", 300.0);
     let (without, _) = call("gcc-grouping", "wifi-outage:rate=2mbps,length=0", 300.0);
     println!("Algorithm 1, 2 Mbit/s: outages {base:.0} → {with:.0}; none {calm:.0} → {without:.0}");
     assert!((without / calm - 1.0).abs() <= 0.03, "{calm} vs {without}");
@@ -234,7 +190,7 @@ fn algorithm_1_keeps_working_on_a_link_gcc_can_fill() {
     let link = "const:2mbps";
     let (r1, a1) = call("gcc-grouping", link, 120.0);
     let (rl, lw) = call("gcc-grouping:prefilter=libwebrtc", link, 120.0);
-    let (rp, plain) = call("gcc", link, 120.0);
+    let (rp, plain) = call("gcc-remb", link, 120.0);
     println!(
         "kbit/s and OWD p50/p75/p95: gcc {rp:.0} {plain:?}, Algorithm 1 {r1:.0} {a1:?}, \
          libwebrtc form {rl:.0} {lw:?}"
@@ -269,7 +225,7 @@ fn groups_per_second(scheme: &str, prefilter: Prefilter, jitter_us: u64) -> f64 
 #[test]
 fn gcc_groups_do_not_depend_on_timer_jitter() {
     for (scheme, prefilter) in [
-        ("gcc", Prefilter::Off),
+        ("gcc-remb", Prefilter::Off),
         ("gcc-grouping:prefilter=libwebrtc", Prefilter::Libwebrtc),
     ] {
         let exact = groups_per_second(scheme, prefilter, 0);

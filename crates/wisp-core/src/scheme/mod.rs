@@ -18,6 +18,7 @@ pub mod cbr;
 pub mod contract;
 pub mod example_aimd;
 pub mod gcc;
+pub mod goog_cc;
 pub mod ideal;
 pub mod opaque;
 pub mod params;
@@ -309,6 +310,7 @@ schemes! {
     Cbr(CbrConfig),
     Sprout(SproutConfig),
     Alfalfa(alfalfa::AlfalfaConfig),
+    GoogCc(goog_cc::GoogCcConfig),
     Gcc(GccConfig),
     GccTwcc(gcc::twcc::GccTwccConfig),
     Cubic(CubicConfig),
@@ -421,7 +423,7 @@ mod tests {
              min-intact=0.9,closed-ticks=0,hold=off,encode-ms=0,parity=off,codec=model",
         ),
         (
-            "gcc",
+            "gcc-remb",
             "prefilter=off,filter=kalman,threshold=libwebrtc,interval-ms=5,rate-window-ms=500,\
              start-kbps=300,min-kbps=50,max-kbps=2500,pace-factor=2.5,audio-kbps=32",
         ),
@@ -587,16 +589,17 @@ mod tests {
 
     #[test]
     fn snake_case_keys_are_read_as_kebab_case() {
-        let a: SchemeConfig = "gcc:start_kbps=400,pace_factor=2".parse().unwrap();
-        let b: SchemeConfig = "gcc:start-kbps=400,pace-factor=2".parse().unwrap();
+        let a: SchemeConfig = "gcc-remb:start_kbps=400,pace_factor=2".parse().unwrap();
+        let b: SchemeConfig = "gcc-remb:start-kbps=400,pace-factor=2".parse().unwrap();
         assert_eq!(a, b);
-        assert_eq!(a.to_string(), "gcc:start-kbps=400,pace-factor=2");
+        assert_eq!(a.to_string(), "gcc-remb:start-kbps=400,pace-factor=2");
     }
 
     #[test]
     fn gcc_rates_are_cross_checked_like_the_um_familys() {
         for name in [
             "gcc",
+            "gcc-remb",
             "gcc-grouping",
             "gcc-trendline",
             "um",
@@ -636,11 +639,11 @@ mod tests {
                 format!("{name}:start-kbps=3500,min-kbps=3000,max-kbps=4000")
             );
         }
-        let mut c: SchemeConfig = "gcc".parse().unwrap();
+        let mut c: SchemeConfig = "gcc-remb".parse().unwrap();
         assert!(c.set_param("min-kbps", "3000").is_err());
         assert_eq!(
             c,
-            "gcc".parse().unwrap(),
+            "gcc-remb".parse().unwrap(),
             "a rejected value changes nothing"
         );
     }
@@ -661,12 +664,12 @@ mod tests {
                 "gcc-grouping:prefilter=libwebrtc",
                 "gcc-grouping:prefilter=libwebrtc",
             ),
-            ("gcc:prefilter=algorithm1", "gcc-grouping"),
-            ("gcc-grouping:prefilter=none", "gcc"),
-            ("gcc:filter=trendline", "gcc-trendline"),
+            ("gcc-remb:prefilter=algorithm1", "gcc-grouping"),
+            ("gcc-grouping:prefilter=none", "gcc-remb"),
+            ("gcc-remb:filter=trendline", "gcc-trendline"),
             (
-                "gcc:threshold=draft,filter=scalar",
-                "gcc:filter=scalar,threshold=draft",
+                "gcc-remb:threshold=draft,filter=scalar",
+                "gcc-remb:filter=scalar,threshold=draft",
             ),
             (
                 "sprout:sigmas=50/100/200/400/800",
@@ -773,7 +776,10 @@ mod tests {
             ("cbr:rate-kbps=1000,rate-kbps=2000", "rate-kbps"),
             ("cbr:rate-kbps=1000,rate_kbps=2000", "rate_kbps"),
             ("cbr:rate=1mbps, rate =2mbps", "rate"),
-            ("gcc:min-kbps=100,max-kbps=900,min_kbps=200", "min_kbps"),
+            (
+                "gcc-remb:min-kbps=100,max-kbps=900,min_kbps=200",
+                "min_kbps",
+            ),
             ("sprout-ewma:alpha=0.5,alpha=x", "alpha"),
         ] {
             let e = spec.parse::<SchemeConfig>().unwrap_err();

@@ -408,12 +408,12 @@ mod tests {
 
     #[test]
     fn packets_feedback_and_bye_cross_a_delayed_path() {
-        let mut h = Harness::new("gcc", Duration::from_secs(5), ms(20));
+        let mut h = Harness::new("gcc-remb", Duration::from_secs(5), ms(20));
         h.run_until(at(10_000));
         let sent = h.sender.stats().clone();
         let r = &h.receiver;
         // The announcement came before the first packet: the scheme is the sender's.
-        assert_eq!(r.scheme(), Some("gcc"));
+        assert_eq!(r.scheme(), Some("gcc-remb"));
         assert_eq!(r.peer(), Some(addr(SENDER)));
         assert!(sent.packets > 300, "{sent:?}");
         assert_eq!(r.stats().deliveries().len() as u64, sent.packets);

@@ -86,7 +86,7 @@ pub fn load_trace(path: &Path) -> Result<Arc<Trace>, TraceError> {
 }
 
 /// The schemes compared.
-pub const WITHOUT: &str = "gcc";
+pub const WITHOUT: &str = "gcc-remb";
 pub const WITH: &str = "gcc-grouping";
 pub const WITH_LIBWEBRTC: &str = "gcc-grouping:prefilter=libwebrtc";
 

@@ -1449,9 +1449,9 @@ mod wifi_tests {
     #[test]
     fn wifi_runs_are_deterministic_by_seed() {
         let spec = "std=11g,rate=54mbps,stations=4,load=tcp";
-        let a = over_wifi(spec, "gcc", 10, 1);
-        let b = over_wifi(spec, "gcc", 10, 1);
-        let c = over_wifi(spec, "gcc", 10, 2);
+        let a = over_wifi(spec, "gcc-remb", 10, 1);
+        let b = over_wifi(spec, "gcc-remb", 10, 1);
+        let c = over_wifi(spec, "gcc-remb", 10, 2);
         assert_eq!(a.packets, b.packets);
         assert_ne!(a.packets, c.packets);
     }

@@ -1,5 +1,7 @@
-//! `gcc`, `gcc-grouping`, `gcc-trendline` — Google Congestion Control and the packet-grouping
-//! pre-filter.
+//! `gcc-remb`, `gcc-grouping`, `gcc-trendline` — Google Congestion Control as the ANRW'16 paper
+//! ran it (receiver-side estimation, REMB), and the packet-grouping pre-filter. (`gcc` is
+//! libwebrtc's current send-side controller, [`crate::scheme::goog_cc`], built on this module's
+//! pieces.)
 //!
 //! Carlucci, De Cicco, Holmer, Mascolo, "Making Google Congestion Control robust over Wi-Fi
 //! networks using packet grouping", ANRW 2016 (GCC as its §3 describes it, after Carlucci et
@@ -48,14 +50,15 @@
 //! * [`overuse`]: the adaptive threshold γ and the over-use detector;
 //! * [`rate`]: the windowed counter of the receiving rate R; [`rate_control`]: A_r;
 //! * [`receiver`], [`sender`]: the two halves;
-//! * [`twcc`]: `gcc-twcc`, the send-side form libwebrtc runs today (the same grouping, trendline
-//!   filter, detector and rate controller at the sender, on transport-wide feedback).
+//! * [`twcc`]: `gcc-twcc`, the 2016 send-side form (the same grouping, trendline filter, detector
+//!   and rate controller at the sender, on transport-wide feedback), and what it shares with
+//!   `gcc`: the feedback [`adapter`] and the [`delay`] detector.
 //!
 //! Schemes and parameters (`NAME[:KEY=VALUE,…]`):
 //!
 //! | name | default |
 //! |---|---|
-//! | `gcc` | Kalman filter, no pre-filter |
+//! | `gcc-remb` | Kalman filter, no pre-filter |
 //! | `gcc-grouping` | Kalman filter, Algorithm 1 |
 //! | `gcc-trendline` | libwebrtc's trendline estimator, no pre-filter |
 //!
@@ -90,7 +93,9 @@
 //!   paper gives no start value. Receiver reports go out every second and with every REMB.
 //! * The pacing rate is 2.5·A (libwebrtc); the paper only says groups leave every ΔT.
 
+pub mod adapter;
 pub mod arrival;
+pub mod delay;
 pub mod grouping;
 pub mod kalman;
 pub mod loss_v2;
@@ -121,7 +126,7 @@ use crate::time::Duration;
 use crate::units::serde_as::ms;
 
 scheme_config! {
-    /// Configuration of GCC. `Default` is `gcc`; see [`GccConfig::grouping`] and
+    /// Configuration of GCC. `Default` is `gcc-remb`; see [`GccConfig::grouping`] and
     /// [`GccConfig::trendline`] for the other two names (the names differ only in their
     /// defaults).
     #[derive(Clone, Debug, PartialEq)]
@@ -198,7 +203,7 @@ impl GccConfig {
         } else if self.prefilter != Prefilter::Off {
             "gcc-grouping"
         } else {
-            "gcc"
+            "gcc-remb"
         }
     }
 }
@@ -239,8 +244,8 @@ impl Scheme for GccConfig {
     type Receiver = Box<GccReceiver>;
     const NAMES: &'static [SchemeInfo] = &[
         SchemeInfo {
-            name: "gcc",
-            summary: "Google Congestion Control (ANRW'16 §3): Kalman delay-based receiver + loss-based sender, video call",
+            name: "gcc-remb",
+            summary: "Google Congestion Control as the ANRW'16 paper ran it (§3): Kalman delay-based receiver with REMB + loss-based sender, video call",
         },
         SchemeInfo {
             name: "gcc-grouping",
@@ -254,7 +259,7 @@ impl Scheme for GccConfig {
 
     fn named(name: &str) -> Option<Self> {
         match name {
-            "gcc" => Some(GccConfig::default()),
+            "gcc-remb" => Some(GccConfig::default()),
             "gcc-grouping" => Some(GccConfig::grouping()),
             "gcc-trendline" => Some(GccConfig::trendline()),
             _ => None,

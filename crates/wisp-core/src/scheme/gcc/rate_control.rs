@@ -58,6 +58,12 @@ pub struct AimdConfig {
     pub rtt: Duration,
     /// A_r is initialised to R after R has been measured for longer than this.
     pub init_time: Duration,
+    /// Subtracted from α·R on a decrease (when α·R exceeds it): libwebrtc's
+    /// `WebRTC-Bwe-SubtractAdditionalBackoffTerm`, 5 kbit/s on the send side today; zero here.
+    pub backoff_term: Bitrate,
+    /// The response time of the additive increase is (RTT + 100 ms) times this: 1 in the
+    /// Kalman-filter era, 2 in libwebrtc today.
+    pub response_factor: f64,
 }
 
 impl Default for AimdConfig {
@@ -69,6 +75,8 @@ impl Default for AimdConfig {
             cap_slack: Bitrate::from_kbps(10),
             rtt: Duration::from_millis(200),
             init_time: Duration::from_secs(3),
+            backoff_term: Bitrate::ZERO,
+            response_factor: 1.0,
         }
     }
 }
@@ -89,6 +97,8 @@ pub struct AimdRateControl {
     var_max_kbps: f64,
     latest_throughput: u64,
     state: RateControlState,
+    /// No increase while set (the send side in an application-limited region).
+    hold_increase: bool,
 }
 
 impl AimdRateControl {
@@ -104,6 +114,7 @@ impl AimdRateControl {
             var_max_kbps: 0.4,
             latest_throughput: INITIAL_BITRATE,
             state: RateControlState::Hold,
+            hold_increase: false,
         }
     }
 
@@ -147,6 +158,24 @@ impl AimdRateControl {
             return true;
         }
         self.initialized && (throughput.bps() as f64) < 0.5 * self.current as f64
+    }
+
+    /// The round-trip time the additive increase and [`Self::time_to_reduce_further`] use
+    /// (libwebrtc `AimdRateControl::SetRtt`; the configured one until set).
+    pub fn set_rtt(&mut self, rtt: Duration) {
+        self.config.rtt = rtt;
+    }
+
+    /// While `on`, A_r does not increase (libwebrtc's send side in an application-limited
+    /// region, `SetInApplicationLimitedRegion`: feedback cannot confirm a higher rate).
+    pub fn set_hold_increase(&mut self, on: bool) {
+        self.hold_increase = on;
+    }
+
+    /// The link-capacity estimate: the average rate at past decreases, once there is one
+    /// (libwebrtc `LinkCapacityEstimator::estimate`).
+    pub fn link_capacity(&self) -> Option<Bitrate> {
+        self.avg_max_kbps.map(|k| Bitrate::from_bps_f64(k * 1000.0))
     }
 
     /// Sets A_r directly (a known starting point, e.g. in tests).
@@ -224,6 +253,10 @@ impl AimdRateControl {
             }
             RateControlState::Decrease => {
                 new = (self.config.beta * throughput as f64).round_ties_even() as u64;
+                let term = self.config.backoff_term.bps();
+                if term > 0 && new > term {
+                    new -= term;
+                }
                 if new > self.current {
                     // Never raise A_r on over-use (libwebrtc: "avoid increasing the rate when
                     // over-using"): fall back to α times the rate seen at past decreases, if
@@ -252,6 +285,9 @@ impl AimdRateControl {
     }
 
     fn clamp(&self, new: u64, throughput: u64) -> u64 {
+        if self.hold_increase {
+            return new.min(self.current);
+        }
         let cap = (self.config.cap_factor * throughput as f64) as u64 + self.config.cap_slack.bps();
         new.min(cap.max(self.current))
     }
@@ -274,7 +310,7 @@ impl AimdRateControl {
         let bits_per_frame = self.current as f64 / 30.0;
         let packets_per_frame = (bits_per_frame / (8.0 * 1200.0)).ceil();
         let avg_packet_bits = bits_per_frame / packets_per_frame;
-        let response_ms = self.config.rtt.as_millis_f64() + 100.0;
+        let response_ms = (self.config.rtt.as_millis_f64() + 100.0) * self.config.response_factor;
         ((avg_packet_bits * 1000.0 / response_ms) as u64).max(4000) as f64
     }
 

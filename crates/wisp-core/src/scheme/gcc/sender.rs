@@ -118,6 +118,12 @@ impl GccSender {
         self.cap();
     }
 
+    /// Sets A_s (the send side's probe result, libwebrtc `SetSendBitrate`), within its caps.
+    pub fn set_loss_based_rate(&mut self, rate: Bitrate) {
+        self.a_s = rate.bps() as f64;
+        self.cap();
+    }
+
     /// Eq. (1) for a report carrying fraction lost `f` that arrived at `now`, at libwebrtc's
     /// cadence.
     pub fn on_fraction_lost(&mut self, now: Instant, f: f64) {

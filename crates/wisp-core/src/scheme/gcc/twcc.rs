@@ -1,8 +1,10 @@
 //! `gcc-twcc` — send-side GCC on transport-wide feedback: the delay-based estimator with
 //! libwebrtc's trendline filter, run at the sender on what the receiver reports of every packet.
 //!
-//! This is GCC as libwebrtc's `goog_cc` runs it today (after Carlucci et al., MMSys 2016, whose
-//! receiver-side estimator it moved to the sender), built from the same pieces as `gcc`:
+//! This is the send-side GCC of 2016 (libwebrtc after Carlucci et al., MMSys 2016, moved the
+//! receiver-side estimator to the sender), before probing, ALR detection and the Bayesian
+//! acknowledged bitrate; `gcc` ([`crate::scheme::goog_cc`]) is the controller libwebrtc runs
+//! today. It is built from the same pieces as `gcc-remb`:
 //!
 //! **Receiver** ([`GccTwccReceiver`]), libwebrtc's `RemoteEstimatorProxy`: records each packet's
 //! transport-wide sequence number (16 bits on the wire, RTP header extension
@@ -17,12 +19,11 @@
 //!
 //! * maps the reported arrivals to the sends (16-bit sequence numbers unwrapped against the
 //!   highest sent; the 24-bit reference time unwrapped against the previous feedback's);
-//! * in arrival order (`DelayBasedBwe` sorts by receive time), groups the packets by send time
-//!   ([`Grouper`] with libwebrtc's rule, `InterArrivalDelta` with burst grouping:
-//!   [`Prefilter::Libwebrtc`], ΔT = 5 ms), and runs each group delta through the trendline
-//!   filter ([`ArrivalFilter`] with [`FilterKind::Trendline`]: `TrendlineEstimator`, 20 groups,
-//!   smoothing 0.9, gain 4) and the over-use detector with the adaptive threshold
-//!   ([`OveruseDetector`], libwebrtc's gains);
+//! * in arrival order (`DelayBasedBwe` sorts by receive time), runs the packets through the
+//!   send side's [`DelayDetector`]: groups by send time with libwebrtc's rule
+//!   (`InterArrivalDelta` with burst grouping, [`Prefilter::Libwebrtc`](super::Prefilter), ΔT =
+//!   5 ms), the trendline filter (`TrendlineEstimator`, 20 groups, smoothing 0.9, gain 4) and
+//!   the over-use detector with the adaptive threshold (libwebrtc's gains);
 //! * updates the delay-based rate with [`AimdRateControl`] fed with the acknowledged bitrate —
 //!   the bytes the feedback acknowledges over the last 500 ms of arrivals ([`RateCounter`]) — at
 //!   every feedback, except during over-use, where it decreases again only when
@@ -30,7 +31,7 @@
 //! * runs the loss-based controller of eq. (1) on the fraction of packets the feedbacks report
 //!   lost, over at least 20 packets (`SendSideBandwidthEstimation`'s `kLimitNumPackets`), at
 //!   libwebrtc's cadence (increase at most once a second, decrease at most once per
-//!   300 ms + RTT: `gcc`'s [`GccSender`], which this sender drives);
+//!   300 ms + RTT: `gcc-remb`'s [`GccSender`], which this sender drives);
 //! * target A = min(loss-based, delay-based), at least `min-kbps`.
 //!
 //! The RTT is measured on each feedback as its arrival minus the send time of the newest packet
@@ -40,9 +41,9 @@
 //! the minimum over the acknowledged packets); libwebrtc likewise separates a propagation RTT
 //! from the feedback RTT. Here it serves the loss-based decrease interval (300 ms + RTT) only:
 //! an RTT too long by up to 50 ms delays a loss-based decrease by as much. (The rate
-//! controller's `TimeToReduceFurther` keeps its configured 200 ms, as in `gcc`.)
+//! controller's `TimeToReduceFurther` keeps its configured 200 ms, as in `gcc-remb`.)
 //!
-//! The media source and the pacer are `gcc`'s: a video call (30 frames/s, 50–2500 kbit/s, audio
+//! The media source and the pacer are `gcc-remb`'s: a video call (30 frames/s, 50–2500 kbit/s, audio
 //! 32 kbit/s) encoded at A, released every ΔT = 5 ms at 2.5·A.
 //!
 //! Deviations:
@@ -53,15 +54,15 @@
 //!   rate get there in a second or two).
 //! * The acknowledged bitrate is a 500-ms windowed rate over arrivals, not libwebrtc's Bayesian
 //!   `BitrateEstimator` (150-ms windows with uncertainty).
-//! * Audio packets count towards the acknowledged rate but are not delay samples, as in `gcc`'s
+//! * Audio packets count towards the acknowledged rate but are not delay samples, as in `gcc-remb`'s
 //!   receiver (see [`super::receiver`] for why); libwebrtc's default feeds audio into the same
 //!   inter-arrival unless `WebRTC-Bwe-SeparateAudioPackets` is on.
 //! * Loss is counted on what the feedback reports: a packet reported lost that arrives later is
 //!   not re-reported by wisp's receiver and stays lost.
 
-use super::arrival::{ArrivalFilter, FilterKind};
-use super::grouping::{Grouper, Prefilter};
-use super::overuse::{BandwidthUsage, OveruseDetector, ThresholdConfig};
+use super::adapter::{FeedbackAdapter, PacketFeedback, SentPacket};
+use super::delay::DelayDetector;
+use super::overuse::{BandwidthUsage, ThresholdConfig};
 use super::rate::RateCounter;
 use super::rate_control::{AimdConfig, AimdRateControl};
 use super::{CallRates, GccConfig, GccSender};
@@ -72,10 +73,10 @@ use crate::scheme::params::{Checked, Given, Validate, scheme_config};
 use crate::scheme::registry::{Halves, Scheme, SchemeInfo};
 use crate::scheme::{BuildError, SchemeContext};
 use crate::time::{Duration, Instant};
+use crate::units::Bitrate;
 use crate::units::serde_as::ms;
-use crate::units::{Bitrate, DataSize};
 use crate::wire::{TransportFeedback, TransportFeedbackRecorder};
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::VecDeque;
 
 scheme_config! {
     /// Configuration of `gcc-twcc`.
@@ -115,7 +116,7 @@ impl Default for GccTwccConfig {
 }
 
 impl GccTwccConfig {
-    /// The `gcc` configuration whose loss-based controller this sender drives.
+    /// The `gcc-remb` configuration whose loss-based controller this sender drives.
     fn loss_config(&self) -> GccConfig {
         GccConfig {
             call: self.call.clone(),
@@ -142,7 +143,7 @@ impl Scheme for GccTwccConfig {
     type Receiver = GccTwccReceiver;
     const NAMES: &'static [SchemeInfo] = &[SchemeInfo {
         name: "gcc-twcc",
-        summary: "send-side GCC as libwebrtc runs it: transport-wide feedback, trendline estimator and AIMD on the acknowledged rate at the sender, loss-based eq. (1), video call",
+        summary: "send-side GCC of 2016 (no probing, no ALR): transport-wide feedback, trendline estimator and AIMD on the acknowledged rate at the sender, loss-based eq. (1), video call",
     }];
 
     fn named(name: &str) -> Option<Self> {
@@ -154,7 +155,7 @@ impl Scheme for GccTwccConfig {
     }
 
     /// A video call (frames at the target rate, plus audio) through the pacer's ΔT ticks, as
-    /// `gcc`'s.
+    /// `gcc-remb`'s.
     fn build(
         &self,
         mut ctx: SchemeContext,
@@ -229,20 +230,9 @@ impl Receiver for GccTwccReceiver {
     }
 }
 
-/// What the sender remembers of a packet until feedback covers it.
-#[derive(Clone, Copy, Debug)]
-struct SentPacket {
-    send: Instant,
-    size: DataSize,
-    audio: bool,
-}
-
 /// `SendSideBandwidthEstimation`'s `kLimitNumPackets`: the loss fraction is computed over at
 /// least this many reported packets.
 const LOSS_MIN_PACKETS: u64 = 20;
-
-/// How many packets the sender remembers at most (beyond, the oldest are forgotten).
-const HISTORY: usize = 1 << 14;
 
 /// `gcc-twcc`'s sender: the delay-based estimator on transport-wide feedback and the loss-based
 /// controller.
@@ -250,13 +240,10 @@ const HISTORY: usize = 1 << 14;
 pub struct GccTwccSender {
     loss: GccSender,
     start_rate: Bitrate,
-    sent: BTreeMap<u64, SentPacket>,
-    highest_sent: Option<u64>,
-    /// The unwrapped reference time of the previous feedback (units of 64 ms).
-    reference: Option<i64>,
-    grouper: Grouper,
-    filter: ArrivalFilter,
-    detector: OveruseDetector,
+    adapter: FeedbackAdapter,
+    /// What the last feedback reported (kept for its allocation).
+    reported: Vec<PacketFeedback>,
+    delay: DelayDetector,
     rate_control: AimdRateControl,
     acked: RateCounter,
     /// The latest arrival added to `acked` (receiver clock).
@@ -273,12 +260,9 @@ impl GccTwccSender {
         GccTwccSender {
             loss: GccSender::new(&config.loss_config()),
             start_rate: config.call.start,
-            sent: BTreeMap::new(),
-            highest_sent: None,
-            reference: None,
-            grouper: Grouper::new(Prefilter::Libwebrtc, config.interval),
-            filter: ArrivalFilter::new(FilterKind::Trendline),
-            detector: OveruseDetector::new(config.threshold),
+            adapter: FeedbackAdapter::new(),
+            reported: Vec::new(),
+            delay: DelayDetector::new(config.interval, config.threshold),
             rate_control: AimdRateControl::new(config.aimd),
             acked: RateCounter::new(config.rate_window.as_millis().max(1)),
             acked_until: None,
@@ -307,7 +291,7 @@ impl GccTwccSender {
 
     /// The over-use detector's state.
     pub fn usage(&self) -> BandwidthUsage {
-        self.detector.state()
+        self.delay.state()
     }
 
     /// The last RTT measured (feedback arrival − send time of the newest packet it acknowledges).
@@ -320,73 +304,23 @@ impl GccTwccSender {
         self.feedbacks
     }
 
-    /// The sequence number `seq` (16 bits) stands for: the one nearest the highest sent.
-    fn unwrap_seq(&self, seq: u16) -> Option<u64> {
-        let highest = self.highest_sent?;
-        let back = i64::from((highest as u16).wrapping_sub(seq) as i16);
-        u64::try_from(highest as i64 - back).ok()
-    }
-
-    /// The reference time (24 bits of 64 ms) unwrapped against the previous one.
-    fn unwrap_reference(&mut self, reference: u32) -> i64 {
-        const MOD: i64 = 1 << 24;
-        let r = i64::from(reference);
-        let unwrapped = match self.reference {
-            None => r,
-            Some(prev) => {
-                let mut d = (r - prev).rem_euclid(MOD);
-                if d >= MOD / 2 {
-                    d -= MOD;
-                }
-                prev + d
-            }
-        };
-        self.reference = Some(unwrapped);
-        unwrapped
-    }
-
     fn on_transport_feedback(&mut self, now: Instant, fb: &TransportFeedback) {
-        let Some(base) = self.unwrap_seq(fb.base_seq) else {
-            return;
-        };
-        let reference = self.unwrap_reference(fb.reference);
-        // Arrivals on the receiver's clock, ns from its (unwrapped) reference origin.
-        let mut t_ns = reference * 64_000_000;
-        let mut acked: Vec<(Instant, SentPacket)> = Vec::with_capacity(fb.deltas.len());
-        let mut newest: Option<(u64, Instant)> = None;
-        let (mut expected, mut lost) = (0u64, 0u64);
-        for (k, d) in fb.deltas.iter().enumerate() {
-            let seq = base + k as u64;
-            let Some(sent) = self.sent.remove(&seq) else {
-                // Not sent by us, or already reported: nothing to learn.
-                if let Some(d) = d {
-                    t_ns += i64::from(*d) * 250_000;
-                }
-                continue;
-            };
-            expected += 1;
-            match d {
-                None => lost += 1,
-                Some(d) => {
-                    t_ns += i64::from(*d) * 250_000;
-                    let Ok(at) = u64::try_from(t_ns) else {
-                        continue;
-                    };
-                    acked.push((Instant::from_nanos(at), sent));
-                    if newest.is_none_or(|(s, _)| seq > s) {
-                        newest = Some((seq, sent.send));
-                    }
-                }
-            }
-        }
-        // Forget what this feedback covered and anything older.
-        let end = base + fb.deltas.len() as u64;
-        self.sent = self.sent.split_off(&end);
+        let mut reported = std::mem::take(&mut self.reported);
+        self.adapter.adapt(fb, &mut reported);
+        let mut acked: Vec<(Instant, SentPacket)> = reported
+            .iter()
+            .filter_map(|p| Some((p.arrival?, p.sent)))
+            .collect();
+        let expected = reported.len() as u64;
+        let lost = reported.iter().filter(|p| !p.received).count() as u64;
+        let newest = reported.iter().rev().find(|p| p.arrival.is_some());
+        let newest = newest.map(|p| p.sent.send);
+        self.reported = reported;
         if expected == 0 {
             return;
         }
         self.feedbacks += 1;
-        if let Some((_, send)) = newest {
+        if let Some(send) = newest {
             let rtt = now.saturating_duration_since(send);
             self.rtt = Some(rtt);
             self.loss.set_rtt(rtt);
@@ -407,17 +341,12 @@ impl GccTwccSender {
             let at_rate = self.acked_until.map_or(at, |u| u.max(at));
             self.acked.add(p.size, at_rate);
             self.acked_until = Some(at_rate);
-            if p.audio {
-                continue;
-            }
-            if let Some(delta) = self.grouper.on_packet(p.send, at, p.size) {
-                let m = self.filter.update(&delta, self.detector.state());
-                self.detector
-                    .detect(m, delta.send_delta_ms, self.filter.num_deltas(), at);
+            if !p.audio {
+                self.delay.on_packet(p.send, at, p.size);
             }
         }
         let acked_rate = self.acked_until.and_then(|u| self.acked.rate(u));
-        let update = if self.detector.state() == BandwidthUsage::Overusing {
+        let update = if self.delay.state() == BandwidthUsage::Overusing {
             acked_rate.is_some_and(|r| self.rate_control.time_to_reduce_further(now, r))
         } else {
             true
@@ -425,7 +354,7 @@ impl GccTwccSender {
         if update {
             if let Some(r) = self
                 .rate_control
-                .update(self.detector.state(), acked_rate, now)
+                .update(self.delay.state(), acked_rate, now)
             {
                 self.delay_based = Some(r);
                 self.loss.set_delay_based_rate(r);
@@ -451,18 +380,15 @@ impl Sender for GccTwccSender {
     type Fields = ();
 
     fn on_packet_sent(&mut self, _now: Instant, packet: &DataHeader, _ctx: &SendContext) {
-        self.sent.insert(
+        self.adapter.on_sent(
             packet.seq,
             SentPacket {
                 send: packet.send_time,
                 size: packet.size,
                 audio: packet.content == Content::Audio,
+                probe: None,
             },
         );
-        self.highest_sent = Some(self.highest_sent.map_or(packet.seq, |h| h.max(packet.seq)));
-        while self.sent.len() > HISTORY {
-            self.sent.pop_first();
-        }
     }
 
     fn on_feedback(&mut self, now: Instant, feedback: &TransportFeedback) {
@@ -484,6 +410,7 @@ impl Sender for GccTwccSender {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::units::DataSize;
     use crate::wire::{Feedback, Message};
 
     /// A sender and receiver over a synthetic path: packets of 1200 bytes at the target rate,
@@ -706,10 +633,13 @@ mod tests {
             };
             sender.on_packet_sent(h.send_time, &h, &SendContext::default());
         }
-        assert_eq!(sender.unwrap_seq(65_535), Some(65_535));
-        assert_eq!(sender.unwrap_seq(3), Some(65_539));
-        assert_eq!(sender.unwrap_reference((1 << 24) - 1), (1 << 24) - 1);
-        assert_eq!(sender.unwrap_reference(1), (1 << 24) + 1);
+        assert_eq!(sender.adapter.unwrap_seq(65_535), Some(65_535));
+        assert_eq!(sender.adapter.unwrap_seq(3), Some(65_539));
+        assert_eq!(
+            sender.adapter.unwrap_reference((1 << 24) - 1),
+            (1 << 24) - 1
+        );
+        assert_eq!(sender.adapter.unwrap_reference(1), (1 << 24) + 1);
         // A feedback whose base wrapped acknowledges the packets past 2^16.
         let fb = TransportFeedback {
             base_seq: 65_534,
@@ -719,6 +649,6 @@ mod tests {
         };
         sender.on_feedback(Instant::from_millis(700), &fb);
         assert_eq!(sender.feedbacks(), 1);
-        assert!(sender.sent.keys().all(|&s| s >= 65_544));
+        assert!(sender.adapter.outstanding().all(|s| s >= 65_544));
     }
 }

@@ -1,0 +1,175 @@
+//! The sender's side of transport-wide feedback (libwebrtc
+//! `modules/congestion_controller/rtp/transport_feedback_adapter.cc`): what was sent, by
+//! transport-wide sequence number, until a [`TransportFeedback`] reports it received or lost.
+//!
+//! Shared by `gcc-twcc` ([`super::twcc`]) and the current `gcc` ([`crate::scheme::goog_cc`]).
+//!
+//! Deviations: the 16-bit sequence numbers are unwrapped against the highest sent (libwebrtc
+//! unwraps against the previous feedback's); a packet reported once is forgotten, so a packet
+//! reported lost that a later feedback reports received stays lost.
+
+use crate::time::Instant;
+use crate::units::DataSize;
+use crate::wire::TransportFeedback;
+use std::collections::BTreeMap;
+
+/// What the sender remembers of a packet until feedback covers it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SentPacket {
+    pub send: Instant,
+    pub size: DataSize,
+    pub audio: bool,
+    /// The probe cluster it was sent in, if any (libwebrtc `PacedPacketInfo::probe_cluster_id`).
+    pub probe: Option<u32>,
+}
+
+/// One packet a feedback reports on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PacketFeedback {
+    pub seq: u64,
+    pub sent: SentPacket,
+    /// Reported received (with `arrival`, unless its arrival falls before the receiver clock's
+    /// origin) or lost.
+    pub received: bool,
+    /// The arrival on the receiver's clock.
+    pub arrival: Option<Instant>,
+}
+
+/// How many packets the adapter remembers at most (beyond, the oldest are forgotten).
+const HISTORY: usize = 1 << 14;
+
+/// Sent packets by sequence number, matched with the feedback that reports them.
+#[derive(Clone, Debug, Default)]
+pub struct FeedbackAdapter {
+    sent: BTreeMap<u64, SentPacket>,
+    highest_sent: Option<u64>,
+    /// The unwrapped reference time of the previous feedback (units of 64 ms).
+    reference: Option<i64>,
+}
+
+impl FeedbackAdapter {
+    pub fn new() -> Self {
+        FeedbackAdapter::default()
+    }
+
+    /// Packet `seq` left.
+    pub fn on_sent(&mut self, seq: u64, packet: SentPacket) {
+        self.sent.insert(seq, packet);
+        self.highest_sent = Some(self.highest_sent.map_or(seq, |h| h.max(seq)));
+        while self.sent.len() > HISTORY {
+            self.sent.pop_first();
+        }
+    }
+
+    /// The packets sent and not yet reported (sequence numbers).
+    pub fn outstanding(&self) -> impl Iterator<Item = u64> + '_ {
+        self.sent.keys().copied()
+    }
+
+    /// The sequence number `seq` (16 bits) stands for: the one nearest the highest sent.
+    pub fn unwrap_seq(&self, seq: u16) -> Option<u64> {
+        let highest = self.highest_sent?;
+        let back = i64::from((highest as u16).wrapping_sub(seq) as i16);
+        u64::try_from(highest as i64 - back).ok()
+    }
+
+    /// The reference time (24 bits of 64 ms) unwrapped against the previous one.
+    pub fn unwrap_reference(&mut self, reference: u32) -> i64 {
+        const MOD: i64 = 1 << 24;
+        let r = i64::from(reference);
+        let unwrapped = match self.reference {
+            None => r,
+            Some(prev) => {
+                let mut d = (r - prev).rem_euclid(MOD);
+                if d >= MOD / 2 {
+                    d -= MOD;
+                }
+                prev + d
+            }
+        };
+        self.reference = Some(unwrapped);
+        unwrapped
+    }
+
+    /// Matches a feedback with the packets sent: appends what it reports of packets this sender
+    /// sent and has not seen reported, in sequence order, to `out` (cleared first), and forgets
+    /// them and every older packet.
+    pub fn adapt(&mut self, fb: &TransportFeedback, out: &mut Vec<PacketFeedback>) {
+        out.clear();
+        let Some(base) = self.unwrap_seq(fb.base_seq) else {
+            return;
+        };
+        let reference = self.unwrap_reference(fb.reference);
+        // Arrivals on the receiver's clock, ns from its (unwrapped) reference origin.
+        let mut t_ns = reference * 64_000_000;
+        for (k, d) in fb.deltas.iter().enumerate() {
+            if let Some(d) = d {
+                t_ns += i64::from(*d) * 250_000;
+            }
+            let seq = base + k as u64;
+            // Not sent by us, or already reported: nothing to learn.
+            let Some(sent) = self.sent.remove(&seq) else {
+                continue;
+            };
+            let arrival = d
+                .and_then(|_| u64::try_from(t_ns).ok())
+                .map(Instant::from_nanos);
+            out.push(PacketFeedback {
+                seq,
+                sent,
+                received: d.is_some(),
+                arrival,
+            });
+        }
+        // Forget what this feedback covered and anything older.
+        let end = base + fb.deltas.len() as u64;
+        self.sent = self.sent.split_off(&end);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn packet(ms: u64) -> SentPacket {
+        SentPacket {
+            send: Instant::from_millis(ms),
+            size: DataSize::from_bytes(1200),
+            audio: false,
+            probe: None,
+        }
+    }
+
+    #[test]
+    fn sequence_numbers_and_reference_times_unwrap() {
+        let mut a = FeedbackAdapter::new();
+        for seq in 65_530..65_560u64 {
+            a.on_sent(seq, packet(seq - 65_000));
+        }
+        assert_eq!(a.unwrap_seq(65_535), Some(65_535));
+        assert_eq!(a.unwrap_seq(3), Some(65_539));
+        assert_eq!(a.unwrap_reference((1 << 24) - 1), (1 << 24) - 1);
+        assert_eq!(a.unwrap_reference(1), (1 << 24) + 1);
+        let fb = TransportFeedback {
+            base_seq: 65_534,
+            reference: 2,
+            fb_count: 0,
+            deltas: vec![Some(1), None, Some(4)],
+        };
+        let mut out = vec![];
+        a.adapt(&fb, &mut out);
+        assert_eq!(out.len(), 3);
+        assert_eq!(out[0].seq, 65_534);
+        assert!(!out[1].received && out[1].arrival.is_none());
+        // 2 × 64 ms past the origin (2^24 units after the wrap) + 5 × 250 µs.
+        let origin = ((1i64 << 24) + 2) * 64_000_000;
+        assert_eq!(
+            out[2].arrival,
+            Some(Instant::from_nanos((origin + 1_250_000) as u64))
+        );
+        assert!(a.outstanding().all(|s| s >= 65_537));
+        // Reported once: the same feedback again adds nothing.
+        a.adapt(&fb, &mut out);
+        assert!(out.is_empty());
+    }
+}

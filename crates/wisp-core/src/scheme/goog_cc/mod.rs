@@ -1,0 +1,199 @@
+//! `gcc` — Google Congestion Control as libwebrtc's `goog_cc` runs it today: send-side
+//! estimation on transport-wide feedback, with probing, the application-limited region and the
+//! acknowledged bitrate (libwebrtc `modules/congestion_controller/goog_cc/`, `modules/pacing/`,
+//! `modules/remote_bitrate_estimator/aimd_rate_control.cc`; read for behaviour and constants,
+//! no code taken).
+//!
+//! The receiver is `gcc-twcc`'s ([`GccTwccReceiver`], libwebrtc's `RemoteEstimatorProxy`):
+//! transport-wide feedback every 50 ms, nothing estimated. The sender ([`sender`]) is
+//! `GoogCcNetworkController` with:
+//!
+//! * the feedback adapter shared with `gcc-twcc` ([`crate::scheme::gcc::adapter`]);
+//! * the delay-based estimator: libwebrtc's burst grouping (`InterArrivalDelta`), the trendline
+//!   filter (window 20, smoothing 0.9, gain 4) and the over-use detector with the adaptive
+//!   threshold (12.5 ms in [6, 600], k_up 0.0087, k_down 0.039, 10 ms) — [`crate::scheme::gcc`]'s
+//!   modules;
+//! * AIMD ([`crate::scheme::gcc::AimdRateControl`]): ×1.08/s, additive increase near the
+//!   link-capacity estimate (one average packet per 2 × (RTT + 100 ms), at least 4 kbit/s per
+//!   second), back-off to 0.85 × the acknowledged rate less 5 kbit/s, increases capped at
+//!   1.5 × acknowledged + 10 kbit/s, the RTT measured from the feedback (libwebrtc's increase
+//!   hold in ALR is a field trial, off by default, and off here);
+//! * the acknowledged bitrate ([`acked`]: `BitrateEstimator`, Bayesian, 150-ms windows);
+//! * the probe controller ([`probe_controller`]), the probe-result estimator
+//!   ([`probe_estimator`]), the prober and padding ([`pacer`]), the ALR detector ([`alr`]);
+//! * the target from the delay-based estimate and the loss-based controller ([`loss`],
+//!   `SendSideBandwidthEstimation`; `loss=v1`).
+//!
+//! The media source is `gcc-remb`'s (a video call at the target within the encoder's range,
+//! 50–2500 kbit/s by default, audio 32 kbit/s), its packets paced every 5 ms at 2.5 × the target
+//! (`kDefaultPaceMultiplier`); probes and padding leave through the scheme seam's extra packets.
+//!
+//! | key | default |
+//! |---|---|
+//! | `start-kbps`, `min-kbps`, `max-kbps` | 300 (libwebrtc's start), 50, 2500: the start, and the encoder's range (the estimate is not capped by `max-kbps`) |
+//! | `pace-factor`, `audio-kbps` | 2.5, 32 |
+//! | `loss` | `v1` |
+//! | `max-probe-kbps` | 5000 (`kDefaultMaxProbingBitrate`) |
+//! | `padding-kbps` | 0 (libwebrtc pads only when the application asks) |
+//! | `probing` | `true` (`false`: no probe clusters, for comparisons) |
+//! | `feedback-interval-ms` | 50 |
+//!
+//! Deviations (each module lists its own):
+//! * The estimate's range is [`min-kbps`, 1 Gbit/s] (libwebrtc: [5 kbit/s, 1 Gbit/s] unless the
+//!   application sets bounds; wisp's call uses the encoder's minimum).
+//! * Audio packets are acknowledged-rate samples but not delay samples (as `gcc-twcc`).
+//! * No congestion-window pushback, no network-state estimator, no RFC 8888 feedback.
+
+pub mod acked;
+pub mod alr;
+pub mod loss;
+pub mod pacer;
+pub mod probe_controller;
+pub mod probe_estimator;
+pub mod sender;
+
+pub use loss::LossKind;
+pub use sender::GoogCcSender;
+
+use super::gcc::twcc::{GccTwccConfig, GccTwccReceiver};
+use super::gcc::{AimdConfig, CallRates};
+use super::params::{Checked, Given, Validate, scheme_config};
+use super::registry::{Halves, Scheme, SchemeInfo};
+use super::{BuildError, SchemeContext};
+use crate::pacer::Pacer;
+use crate::time::Duration;
+use crate::units::Bitrate;
+use crate::units::serde_as::{kbps, ms};
+
+scheme_config! {
+    /// Configuration of `gcc`.
+    #[derive(Clone, Debug, PartialEq)]
+    pub struct GoogCcConfig {
+        #[group]
+        pub call: CallRates,
+        /// The loss-based controller: `v1`.
+        pub loss: LossKind,
+        /// The largest probing rate, kbit/s.
+        #[serde(rename = "max-probe-kbps", with = "kbps")]
+        pub max_probe: Bitrate,
+        /// The padding rate the encoder's packets are topped up to, kbit/s (0: none).
+        #[serde(rename = "padding-kbps", with = "kbps")]
+        pub padding: Bitrate,
+        /// Probe clusters on or off.
+        pub probing: bool,
+        /// The receiver's feedback interval, ms.
+        #[serde(rename = "feedback-interval-ms", with = "ms")]
+        pub feedback_interval: Duration,
+        /// The pacer's interval and the grouping interval (5 ms).
+        #[serde(skip)]
+        pub interval: Duration,
+        /// The largest estimate (libwebrtc's 1 Gbit/s).
+        #[serde(skip)]
+        pub max_estimate: Bitrate,
+        #[serde(skip)]
+        pub aimd: AimdConfig,
+        /// Hold the delay-based estimate in ALR (`WebRTC-DontIncreaseDelayBasedBweInAlr`, off
+        /// by default).
+        #[serde(skip)]
+        pub no_increase_in_alr: bool,
+    }
+}
+
+impl Default for GoogCcConfig {
+    fn default() -> Self {
+        GoogCcConfig {
+            call: CallRates::default(),
+            loss: LossKind::V1,
+            max_probe: Bitrate::from_kbps(5000),
+            padding: Bitrate::ZERO,
+            probing: true,
+            feedback_interval: Duration::from_millis(50),
+            interval: Duration::from_millis(5),
+            max_estimate: Bitrate::from_mbps(1000),
+            aimd: AimdConfig {
+                backoff_term: Bitrate::from_kbps(5),
+                response_factor: 2.0,
+                ..AimdConfig::default()
+            },
+            no_increase_in_alr: false,
+        }
+    }
+}
+
+impl Validate for GoogCcConfig {
+    fn validate(&self, given: &Given<'_>) -> Checked {
+        given.time_ms(
+            "feedback-interval-ms",
+            self.feedback_interval,
+            1.0,
+            1000.0,
+            "a time in ms, 1 to 1000",
+        )?;
+        let rate = "a rate in kbit/s, 0 to 1e6";
+        given.rate_kbps("max-probe-kbps", self.max_probe, 0.0, 1e6, rate)?;
+        given.rate_kbps("padding-kbps", self.padding, 0.0, 1e6, rate)?;
+        self.call.check(given)
+    }
+}
+
+impl Scheme for GoogCcConfig {
+    type Sender = Box<GoogCcSender>;
+    type Receiver = GccTwccReceiver;
+    const NAMES: &'static [SchemeInfo] = &[SchemeInfo {
+        name: "gcc",
+        summary: "Google Congestion Control as libwebrtc's goog_cc runs it today: send-side trendline + AIMD on transport-wide feedback, probing, ALR, acknowledged bitrate, loss-based controller, video call",
+    }];
+
+    fn named(name: &str) -> Option<Self> {
+        (name == "gcc").then(GoogCcConfig::default)
+    }
+
+    fn name(&self) -> &'static str {
+        "gcc"
+    }
+
+    fn build(
+        &self,
+        mut ctx: SchemeContext,
+    ) -> Result<Halves<Box<GoogCcSender>, GccTwccReceiver>, BuildError> {
+        let mtu = ctx.mtu();
+        let feedback = GccTwccConfig {
+            feedback_interval: self.feedback_interval,
+            ..GccTwccConfig::default()
+        };
+        Ok(Halves {
+            sender: Box::new(GoogCcSender::new(self, mtu)),
+            receiver: GccTwccReceiver::new(&feedback),
+            source: ctx.media_source(self.call.media()),
+            pacer: Pacer::periodic(self.interval),
+            mtu,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::scheme::SchemeConfig;
+
+    #[test]
+    fn parameters_parse_check_and_print() {
+        let c: SchemeConfig = "gcc:max-probe-kbps=3000,padding-kbps=200,probing=false"
+            .parse()
+            .unwrap();
+        assert_eq!(
+            c.to_string(),
+            "gcc:max-probe-kbps=3000,padding-kbps=200,probing=false"
+        );
+        assert_eq!(
+            "gcc:loss=v1".parse::<SchemeConfig>().unwrap().to_string(),
+            "gcc"
+        );
+        for bad in [
+            "gcc:loss=v9",
+            "gcc:feedback-interval-ms=0",
+            "gcc:padding-kbps=-1",
+        ] {
+            assert!(bad.parse::<SchemeConfig>().is_err(), "{bad}");
+        }
+    }
+}
