@@ -453,6 +453,22 @@ mod tests {
         assert!(in_flight <= 2, "{in_flight}");
     }
 
+    /// A scheme's probe packets are counted with how late they left: `gcc`'s initial probe
+    /// clusters, polled at the very instants its timer asks for, are never late; a scheme
+    /// without probes sends none.
+    #[test]
+    fn probes_are_counted_with_their_lateness() {
+        let mut h = Harness::new("gcc", Duration::from_secs(2), ms(20));
+        h.run_until(at(3000));
+        let probes = &h.sender.stats().probe_late_us;
+        assert!(probes.len() >= 10, "{probes:?}");
+        assert!(probes.iter().all(|&l| l == 0.0), "{probes:?}");
+        let mut h = Harness::new("gcc-remb", Duration::from_secs(2), ms(20));
+        h.run_until(at(3000));
+        assert!(h.sender.stats().probe_late_us.is_empty());
+        assert!(h.sender.stats().packets > 100);
+    }
+
     #[test]
     fn a_foreign_datagram_is_counted_and_ignored() {
         let mut h = Harness::new("cbr:rate-kbps=1200", Duration::from_secs(2), ms(10));

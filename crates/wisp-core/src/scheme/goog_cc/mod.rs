@@ -22,7 +22,7 @@
 //! * the probe controller ([`probe_controller`]), the probe-result estimator
 //!   ([`probe_estimator`]), the prober and padding ([`pacer`]), the ALR detector ([`alr`]);
 //! * the target from the delay-based estimate and the loss-based controller ([`loss`],
-//!   `SendSideBandwidthEstimation`; `loss=v1`).
+//!   `SendSideBandwidthEstimation`; `loss=v2`, libwebrtc's loss-based BWE v2, by default).
 //!
 //! The media source is `gcc-remb`'s (a video call at the target within the encoder's range,
 //! 50–2500 kbit/s by default, audio 32 kbit/s), its packets paced every 5 ms at 2.5 × the target
@@ -32,7 +32,7 @@
 //! |---|---|
 //! | `start-kbps`, `min-kbps`, `max-kbps` | 300 (libwebrtc's start), 50, 2500: the start, and the encoder's range (the estimate is not capped by `max-kbps`) |
 //! | `pace-factor`, `audio-kbps` | 2.5, 32 |
-//! | `loss` | `v1` |
+//! | `loss` | `v2` (libwebrtc's `LossBasedBweV2`, with the `v1` rule until it is ready), `v1` (eq. (1) at libwebrtc's cadence) |
 //! | `max-probe-kbps` | 5000 (`kDefaultMaxProbingBitrate`) |
 //! | `padding-kbps` | 0 (libwebrtc pads only when the application asks) |
 //! | `probing` | `true` (`false`: no probe clusters, for comparisons) |
@@ -71,7 +71,7 @@ scheme_config! {
     pub struct GoogCcConfig {
         #[group]
         pub call: CallRates,
-        /// The loss-based controller: `v1`.
+        /// The loss-based controller: `v2` (libwebrtc's loss-based BWE v2) or `v1` (eq. (1)).
         pub loss: LossKind,
         /// The largest probing rate, kbit/s.
         #[serde(rename = "max-probe-kbps", with = "kbps")]
@@ -103,7 +103,7 @@ impl Default for GoogCcConfig {
     fn default() -> Self {
         GoogCcConfig {
             call: CallRates::default(),
-            loss: LossKind::V1,
+            loss: LossKind::V2,
             max_probe: Bitrate::from_kbps(5000),
             padding: Bitrate::ZERO,
             probing: true,
@@ -185,8 +185,12 @@ mod tests {
             "gcc:max-probe-kbps=3000,padding-kbps=200,probing=false"
         );
         assert_eq!(
-            "gcc:loss=v1".parse::<SchemeConfig>().unwrap().to_string(),
+            "gcc:loss=v2".parse::<SchemeConfig>().unwrap().to_string(),
             "gcc"
+        );
+        assert_eq!(
+            "gcc:loss=v1".parse::<SchemeConfig>().unwrap().to_string(),
+            "gcc:loss=v1"
         );
         for bad in [
             "gcc:loss=v9",

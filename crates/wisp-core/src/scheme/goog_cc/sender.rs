@@ -223,7 +223,7 @@ impl GoogCcSender {
             .iter()
             .map(|p| LossSample {
                 size: p.sent.size,
-                send: p.sent.send,
+                send_time: p.sent.send,
                 received: p.arrival.filter(|_| p.received),
             })
             .collect();
