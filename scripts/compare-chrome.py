@@ -29,6 +29,7 @@ from __future__ import annotations
 import argparse
 import csv
 import json
+import math
 import socket
 import statistics
 import subprocess
@@ -69,7 +70,8 @@ def links(case: dict) -> tuple[str, str | None]:
 def run(cmd: list[str], secs: float) -> subprocess.CompletedProcess:
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=secs + SLACK_S, cwd=ROOT)
     if p.returncode != 0:
-        sys.exit(f"compare-chrome: {' '.join(cmd[:3])} failed ({p.returncode}):\n{p.stderr[-2000:]}")
+        what = " ".join(cmd[1:3])
+        sys.exit(f"compare-chrome: wisp {what} failed ({p.returncode}):\n{p.stderr[-2000:]}")
     return p
 
 
@@ -143,7 +145,8 @@ def real(wisp: str, case: dict, secs: int, out: Path) -> dict:
     cmd = [wisp, "link", "--downlink", down, "--delay-ms", DELAY_MS, "--log", str(out)]
     cmd += ["--uplink", up] if up else ([] if down.startswith("wifi") else ["--uplink", down])
     cmd += ["--", wisp, "recv", "--listen", f"0.0.0.0:{port}", "--json"]
-    link = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT)
+    pipe = subprocess.PIPE
+    link = subprocess.Popen(cmd, stdout=pipe, stderr=pipe, text=True, cwd=ROOT)
     lines: list[str] = []
     try:
         ns = namespace_address(link, lines)
@@ -202,7 +205,7 @@ def figures(raw: dict, case: dict, secs: int) -> dict:
     }
     if "const_kbps" in case:
         hit = [t for t, k in s if k >= 0.8 * case["const_kbps"]]
-        f["time_to_80pct_s"] = hit[0] if hit else None
+        f["time_to_80pct_s"] = hit[0] if hit else math.inf  # never, within the run
     for i, (a, b) in enumerate(case.get("phases", [])):
         if a < secs:
             f[f"phase{i + 1}_kbps"] = median_in(s, a + PHASE_GUARD_S, min(b, secs))
@@ -228,8 +231,8 @@ def checks(case: dict, wisp: dict, ch: dict) -> dict:
     """The acceptance comparisons of one of wisp's medians against Chrome's."""
     c = {}
     if "const_kbps" in case:
-        t, tc = wisp.get("time_to_80pct_s"), ch.get("time_to_80pct_s")
-        c["time_to_80pct_s"] = None if t is None else (t < 1.0 or within(t, tc, 0.0, 0.5))
+        t, tc = wisp["time_to_80pct_s"], ch["time_to_80pct_s"]
+        c["time_to_80pct_s"] = t < 1.0 or within(t, tc, 0.0, 0.5)
         c["estimate_median_10s_kbps"] = within(
             wisp["estimate_median_10s_kbps"], ch["estimate_median_10s_kbps"], 0.15
         )
@@ -270,7 +273,24 @@ def fmt(v) -> str:
         return "-"
     if isinstance(v, bool):
         return "pass" if v else "FAIL"
+    if math.isinf(v):
+        return "never"
     return f"{v:.1f}" if abs(v) < 100 else f"{v:.0f}"
+
+
+def finite(v):
+    """`v` with every infinite figure (never reached) as null, for strict JSON."""
+    if isinstance(v, dict):
+        return {k: finite(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return [finite(x) for x in v]
+    return None if isinstance(v, float) and math.isinf(v) else v
+
+
+def limitation(run: dict) -> str:
+    """Chrome's last quality-limitation reason and the share of snapshots per reason."""
+    shares = ", ".join(f"{k} {v:.0%}" for k, v in run.get("limitation_shares") or [])
+    return f"{run.get('limitation')} ({shares})"
 
 
 def table(results: list[dict], runs: int) -> str:
@@ -286,9 +306,7 @@ def table(results: list[dict], runs: int) -> str:
             cr, cs = r["checks"]["real"].get(k), r["checks"]["sim"].get(k)
             row = [r["case"], k, fmt(ch[k]), fmt(re[k]), fmt(cr), fmt(si[k]), fmt(cs)]
             lines.append("| " + " | ".join(row) + " |")
-        reasons = "; ".join(
-            f"{x.get('limitation')} {x.get('limitation_shares')}" for x in r["chrome"]["runs"]
-        )
+        reasons = "; ".join(limitation(x) for x in r["chrome"]["runs"])
         lines.append(f"| {r['case']} | Chrome's quality limitation (per run) | {reasons} | | | | |")
     return "\n".join(lines)
 
@@ -315,7 +333,7 @@ def main() -> int:
             secs = a.secs or (20 if a.quick else CASES[n]["secs"])
             results.append(run_case(a.wisp, n, secs, runs, keep))
     if a.json:
-        print(json.dumps({"runs": runs, "results": results}, indent=1))
+        print(json.dumps(finite({"runs": runs, "results": results}), indent=1))
     else:
         print(table(results, runs))
     return 0
