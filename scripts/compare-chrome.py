@@ -12,7 +12,7 @@ All with 20 ms each way and the link's default (infinite) queue. Prints a Markdo
 figures and of each acceptance comparison against Chrome (or one JSON object with --json).
 
     sudo python3 scripts/compare-chrome.py --quick          # const links, 20 s, one run
-    sudo python3 scripts/compare-chrome.py                  # every case, 3 runs (about 1.5 h)
+    sudo python3 scripts/compare-chrome.py                  # every case, 3 runs (about 50 min)
     sudo python3 scripts/compare-chrome.py --cases const1,variable --runs 5 --keep /tmp/cmp
 
 The estimate: Chrome's `availableOutgoingBitrate` every 200 ms (browser-call's stats.csv); for
