@@ -67,11 +67,17 @@ def links(case: dict) -> tuple[str, str | None]:
     return case["link"], None
 
 
+class Failed(Exception):
+    """One run failed: it is reported and left out of the medians."""
+
+
 def run(cmd: list[str], secs: float) -> subprocess.CompletedProcess:
-    p = subprocess.run(cmd, capture_output=True, text=True, timeout=secs + SLACK_S, cwd=ROOT)
+    try:
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=secs + SLACK_S, cwd=ROOT)
+    except subprocess.TimeoutExpired as e:
+        raise Failed(f"wisp {cmd[1]} took over {e.timeout:.0f} s") from e
     if p.returncode != 0:
-        what = " ".join(cmd[1:3])
-        sys.exit(f"compare-chrome: wisp {what} failed ({p.returncode}):\n{p.stderr[-2000:]}")
+        raise Failed(f"wisp {cmd[1]} exited {p.returncode}: {p.stderr.strip()[-600:]}")
     return p
 
 
@@ -151,7 +157,7 @@ def real(wisp: str, case: dict, secs: int, out: Path) -> dict:
     try:
         ns = namespace_address(link, lines)
         if ns is None:
-            sys.exit("compare-chrome: wisp link named no namespace:\n" + "".join(lines)[-2000:])
+            raise Failed("wisp link named no namespace: " + "".join(lines)[-600:])
         send = [wisp, "send", "--scheme", "gcc", "--to", f"{ns}:{port}"]
         sent = run(send + ["--duration-s", str(secs), "--json"], secs)
         recv_out, _ = link.communicate(timeout=SLACK_S)
@@ -160,7 +166,7 @@ def real(wisp: str, case: dict, secs: int, out: Path) -> dict:
             link.kill()
             link.wait(10)
     if link.returncode != 0:
-        sys.exit("compare-chrome: wisp link failed:\n" + "".join(lines)[-2000:])
+        raise Failed(f"wisp link exited {link.returncode}: " + "".join(lines)[-600:])
     flow = json.loads(recv_out)["flows"][0]
     logs = json.loads(run([wisp, "analyze", "--json", str(out / "downlink.log")], 0).stdout)
     return {
@@ -213,7 +219,7 @@ def figures(raw: dict, case: dict, secs: int) -> dict:
 
 
 def medians(runs: list[dict]) -> dict:
-    keys = runs[0].keys()
+    keys = runs[0].keys() if runs else []
     out = {}
     for k in keys:
         v = [r[k] for r in runs if r.get(k) is not None]
@@ -230,6 +236,8 @@ def within(x, c, rel: float, abs_: float = 0.0) -> bool | None:
 def checks(case: dict, wisp: dict, ch: dict) -> dict:
     """The acceptance comparisons of one of wisp's medians against Chrome's."""
     c = {}
+    if not wisp or not ch:
+        return c
     if "const_kbps" in case:
         t, tc = wisp["time_to_80pct_s"], ch["time_to_80pct_s"]
         c["time_to_80pct_s"] = t < 1.0 or within(t, tc, 0.0, 0.5)
@@ -246,22 +254,32 @@ def checks(case: dict, wisp: dict, ch: dict) -> dict:
     return c
 
 
-def run_case(wisp: str, name: str, secs: int, runs: int, keep: Path) -> dict:
+def run_many(wisp: str, name: str, who: str, secs: int, runs: int, keep: Path) -> dict:
+    """`runs` runs of one of the three on case `name`: each run's figures, the failures, medians."""
     case = CASES[name]
-    result = {"case": name, "link": links(case)[0], "secs": secs}
-    for who, runner in RUNNERS.items():
-        per_run = []
-        for i in range(runs):
-            out = keep / name / f"{who}-{i + 1}"
-            out.mkdir(parents=True, exist_ok=True)
-            print(f"compare-chrome: {name} {who} run {i + 1}/{runs} ({secs} s)", file=sys.stderr)
-            raw = runner(wisp, case, secs, out)
-            extra = {k: v for k, v in raw.items() if k.startswith("limitation")}
-            per_run.append({**figures(raw, case, secs), **extra})
-        numeric = [{k: v for k, v in r.items() if not k.startswith("limitation")} for r in per_run]
-        result[who] = {"runs": per_run, "median": medians(numeric)}
+    per_run, failed = [], []
+    for i in range(runs):
+        out = keep / name / f"{who}-{i + 1}"
+        out.mkdir(parents=True, exist_ok=True)
+        print(f"compare-chrome: {name} {who} run {i + 1}/{runs} ({secs} s)", file=sys.stderr)
+        try:
+            raw = RUNNERS[who](wisp, case, secs, out)
+        except (Failed, ValueError, KeyError, OSError) as e:
+            print(f"compare-chrome: {name} {who} run {i + 1} failed: {e}", file=sys.stderr)
+            failed.append(f"run {i + 1}: " + " ".join(str(e).split()).replace("|", "/"))
+            continue
+        extra = {k: v for k, v in raw.items() if k.startswith("limitation")}
+        per_run.append({**figures(raw, case, secs), **extra})
+    numeric = [{k: v for k, v in r.items() if not k.startswith("limitation")} for r in per_run]
+    return {"runs": per_run, "failed": failed, "median": medians(numeric)}
+
+
+def run_case(wisp: str, name: str, secs: int, runs: int, keep: Path) -> dict:
+    result = {"case": name, "link": links(CASES[name])[0], "secs": secs}
+    for who in RUNNERS:
+        result[who] = run_many(wisp, name, who, secs, runs, keep)
     ch = result["chrome"]["median"]
-    result["checks"] = {w: checks(case, result[w]["median"], ch) for w in ("real", "sim")}
+    result["checks"] = {w: checks(CASES[name], result[w]["median"], ch) for w in ("real", "sim")}
     return result
 
 
@@ -302,10 +320,12 @@ def table(results: list[dict], runs: int) -> str:
     ]
     for r in results:
         ch, re, si = (r[w]["median"] for w in ("chrome", "real", "sim"))
-        for k in ch:
+        for k in dict.fromkeys([*ch, *re, *si]):
             cr, cs = r["checks"]["real"].get(k), r["checks"]["sim"].get(k)
-            row = [r["case"], k, fmt(ch[k]), fmt(re[k]), fmt(cr), fmt(si[k]), fmt(cs)]
+            row = [r["case"], k, fmt(ch.get(k)), fmt(re.get(k)), fmt(cr), fmt(si.get(k)), fmt(cs)]
             lines.append("| " + " | ".join(row) + " |")
+        for w in ("chrome", "real", "sim"):
+            lines += [f"| {r['case']} | {w} failed | {e} | | | | |" for e in r[w]["failed"]]
         reasons = "; ".join(limitation(x) for x in r["chrome"]["runs"])
         lines.append(f"| {r['case']} | Chrome's quality limitation (per run) | {reasons} | | | | |")
     return "\n".join(lines)
