@@ -160,7 +160,11 @@ def real(wisp: str, case: dict, secs: int, out: Path) -> dict:
             raise Failed("wisp link named no namespace: " + "".join(lines)[-600:])
         send = [wisp, "send", "--scheme", "gcc", "--to", f"{ns}:{port}"]
         sent = run(send + ["--duration-s", str(secs), "--json"], secs)
-        recv_out, _ = link.communicate(timeout=SLACK_S)
+        try:  # stderr is the drain thread's; recv's JSON is far below a pipe's buffer
+            link.wait(timeout=SLACK_S)
+            recv_out = link.stdout.read()
+        except subprocess.TimeoutExpired as e:
+            raise Failed(f"wisp recv did not end {SLACK_S} s after the sender") from e
     finally:
         if link.poll() is None:
             link.kill()
