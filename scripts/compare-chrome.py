@@ -17,8 +17,8 @@ figures and of each acceptance comparison against Chrome (or one JSON object wit
 
 The estimate: Chrome's `availableOutgoingBitrate` every 200 ms (browser-call's stats.csv); for
 `wisp send` the scheme's target from its progress lines, once a second (the only target series
-the CLI exposes over real sockets); for `wisp run` the sending rate per 100 ms of its
-timeseries.csv (the simulator does not expose the target; `gcc` sends at its target). The p95
+the CLI exposes over real sockets); for `wisp run` the target every 100 ms from its
+controller.csv. The p95
 queueing delay comes from each one's link log: browser-call's `downlink` (over the call),
 `wisp analyze --json` of the real flow's downlink.log, the simulator's queue_delay_p95_ms.
 Per-phase medians of the variable case leave out the first 5 s of each phase (the calls start
@@ -186,8 +186,9 @@ def sim(wisp: str, case: dict, secs: int, out: Path) -> dict:
     cmd += ["--reverse-trace", up] if up else []
     cmd += ["--delay-ms", DELAY_MS, "--duration-s", str(secs), "--json", "--out", str(out)]
     flow = json.loads(run(cmd, secs).stdout)["flows"][0]
-    with open(out / "timeseries.csv", newline="") as f:
-        series = [(float(r["t_s"]), float(r["f0_send_kbps"])) for r in csv.DictReader(f)]
+    with open(out / "controller.csv", newline="") as f:
+        rows = [r for r in csv.DictReader(f) if r["flow"] == "0" and r["target_kbps"]]
+        series = [(float(r["t_s"]), float(r["target_kbps"])) for r in rows]
     return {
         "series": series,
         "throughput_kbps": flow["throughput_kbps"],

@@ -62,7 +62,8 @@ pub struct RunArgs {
     #[arg(long)]
     pub json: bool,
 
-    /// Also write run.json, timeseries.csv, packets.csv and report.html into DIR.
+    /// Also write run.json, timeseries.csv, packets.csv, controller.csv (each flow's target
+    /// rate, window and delay target every 100 ms) and report.html into DIR.
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
 
@@ -605,7 +606,7 @@ fn run_wifi(a: &RunArgs, spec: &WifiSpec, scheme: SchemeConfig) -> Result<(), Cl
 }
 
 /// The files of `wisp run --out` (and `wisp sim --out`): `report` as run.json, then the series,
-/// the packets and the HTML report of `r`.
+/// the packets, the controllers' samples and the HTML report of `r`.
 pub fn write_run_files(
     r: &RunResult,
     report: &impl serde::Serialize,
@@ -619,6 +620,7 @@ pub fn write_run_files(
         .write_csv(&mut packets)
         .map_err(|e| CliError::Io(e.to_string()))?;
     out.add("packets.csv", packets);
+    out.add("controller.csv", wisp_report::controller_csv(r));
     out.add("report.html", wisp_report::run_html(r));
     Ok(out)
 }

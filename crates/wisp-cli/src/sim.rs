@@ -31,7 +31,8 @@ pub struct SimArgs {
     #[arg(long)]
     pub json: bool,
 
-    /// Also write run.json, timeseries.csv, packets.csv and report.html into DIR.
+    /// Also write run.json, timeseries.csv, packets.csv, controller.csv (each flow's target
+    /// rate, window and delay target every 100 ms) and report.html into DIR.
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
 }

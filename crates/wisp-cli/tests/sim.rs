@@ -96,7 +96,13 @@ fn a_scenario_is_deterministic_by_seed_and_writes_run_files() {
         .collect();
     assert_eq!(
         names,
-        ["packets.csv", "report.html", "run.json", "timeseries.csv"]
+        [
+            "controller.csv",
+            "packets.csv",
+            "report.html",
+            "run.json",
+            "timeseries.csv"
+        ]
     );
     let run: serde_json::Value =
         serde_json::from_slice(&std::fs::read(out.join("run.json")).unwrap()).unwrap();

@@ -750,6 +750,31 @@ pub(crate) fn metrics_table(rows: &[(usize, &RunReport)]) -> Markup {
     }
 }
 
+/// `controller.csv` of `wisp run --out`: each flow's controller as the engine sampled it (every
+/// 100 ms of its activity): the target rate, the window and the delay target it aims at, each
+/// empty where the scheme has none. `gcc`'s target is its bandwidth estimate, the figure a
+/// browser reports as `availableOutgoingBitrate`.
+pub fn controller_csv(result: &RunResult) -> String {
+    let mut out = Csv::new(&[
+        "flow",
+        "t_s",
+        "target_kbps",
+        "window_bytes",
+        "delay_target_ms",
+    ]);
+    let opt = |v: Option<String>| v.unwrap_or_default();
+    for s in &result.log.sender_samples {
+        out.row(&[
+            &s.flow,
+            &format!("{:.3}", s.at.as_secs_f64()),
+            &opt(s.target_rate.map(|r| format!("{:.3}", r.kbps_f64()))),
+            &opt(s.window.map(|w| w.bytes().to_string())),
+            &opt(s.delay_target.map(|d| format!("{:.3}", d.as_millis_f64()))),
+        ]);
+    }
+    out.finish()
+}
+
 /// The report of one run: its metrics and time series.
 pub fn run_html(result: &RunResult) -> String {
     let r = &result.report;
