@@ -271,7 +271,7 @@ struct Ending {
 
 impl ClientSession {
     /// A session whose handshake starts at `now` (the settings as
-    /// [`ClientSettings::validate`] accepts them).
+    /// [`RecordingSettings::validate`] accepts them).
     pub fn new(settings: ClientSettings, now: Instant) -> Self {
         ClientSession {
             phase: Phase::Handshake(Handshake {
