@@ -349,10 +349,6 @@ impl Scheme for MiRateConfig {
         })
     }
 
-    fn name(&self) -> &'static str {
-        "mi-rate"
-    }
-
     fn build(&self, ctx: SchemeContext) -> Result<Halves<MiRateSender, AckReceiver>, BuildError> {
         let mtu = ctx.mtu();
         Ok(Halves {

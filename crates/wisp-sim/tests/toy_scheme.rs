@@ -63,10 +63,6 @@ mod toy {
             })
         }
 
-        fn name(&self) -> &'static str {
-            "toy"
-        }
-
         fn build(&self, ctx: SchemeContext) -> Result<Halves<ToySender, ToyReceiver>, BuildError> {
             let mtu = ctx.mtu();
             Ok(Halves {

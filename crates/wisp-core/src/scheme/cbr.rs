@@ -158,10 +158,6 @@ impl Scheme for CbrConfig {
         (name == "cbr").then(CbrConfig::default)
     }
 
-    fn name(&self) -> &'static str {
-        "cbr"
-    }
-
     /// Packets of `packet-bytes` (default: the MTU) from a bulk source, paced at the rate.
     fn build(&self, ctx: SchemeContext) -> Result<Halves<CbrSender, SilentReceiver>, BuildError> {
         let size = self.packet_size.unwrap_or(ctx.mtu());

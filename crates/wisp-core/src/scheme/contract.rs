@@ -218,8 +218,12 @@ pub trait Scheme: Parameters + Clone + PartialEq + fmt::Debug + Send + Sync + 's
     /// The default configuration of `name`, one of [`Scheme::NAMES`].
     fn named(name: &str) -> Option<Self>;
 
-    /// The name this configuration is listed under.
-    fn name(&self) -> &'static str;
+    /// The name this configuration is listed under. By default the first of [`Scheme::NAMES`],
+    /// which is right for a configuration listed under one name; a type with presets overrides
+    /// it.
+    fn name(&self) -> &'static str {
+        Self::NAMES[0].name
+    }
 
     /// Builds the two halves for a flow in `ctx`.
     fn build(&self, ctx: SchemeContext)

@@ -76,10 +76,6 @@ impl Scheme for AimdConfig {
         })
     }
 
-    fn name(&self) -> &'static str {
-        "example-aimd"
-    }
-
     fn build(&self, ctx: SchemeContext) -> Result<Halves<AimdSender, AimdReceiver>, BuildError> {
         let mtu = ctx.mtu();
         Ok(Halves {

@@ -118,10 +118,6 @@ impl Scheme for IdealConfig {
         (name == "ideal").then_some(IdealConfig)
     }
 
-    fn name(&self) -> &'static str {
-        "ideal"
-    }
-
     /// A bulk source, unpaced: the sender's credit is the pacing. Needs the link's schedule.
     /// The schedule is the link's own: the sender is woken at exactly its instants.
     fn needs(&self) -> Needs {

@@ -150,10 +150,6 @@ impl Scheme for GccTwccConfig {
         (name == "gcc-twcc").then(GccTwccConfig::default)
     }
 
-    fn name(&self) -> &'static str {
-        "gcc-twcc"
-    }
-
     /// A video call (frames at the target rate, plus audio) through the pacer's ΔT ticks, as
     /// `gcc-remb`'s.
     fn build(

@@ -148,10 +148,6 @@ impl Scheme for GoogCcConfig {
         (name == "gcc").then(GoogCcConfig::default)
     }
 
-    fn name(&self) -> &'static str {
-        "gcc"
-    }
-
     fn build(
         &self,
         mut ctx: SchemeContext,
