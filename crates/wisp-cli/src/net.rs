@@ -115,6 +115,12 @@ pub struct SendArgs {
     /// Print one JSON summary on stdout at the end.
     #[arg(long)]
     pub json: bool,
+
+    /// Write controller.csv into DIR at the end: the scheme's target rate, window and delay
+    /// target every 100 ms, columns as `wisp run --out`'s, `t_s` counted from the session's
+    /// start (for `gcc`, its bandwidth estimate as a browser's `availableOutgoingBitrate`).
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
 }
 
 #[derive(Args, Debug)]
@@ -341,6 +347,10 @@ pub fn send(a: SendArgs) -> Result<(), CliError> {
     let (clip_fingerprint, video_log) = send_video(&a, &mut scheme)?;
     let to = resolve("--to", &a.to)?;
     check_port("--to", to)?;
+    // Written after the flow: a folder that cannot take it is refused now.
+    if let Some(dir) = &a.out {
+        output::check_out_dir("--out", dir)?;
+    }
     let mut o = SendOptions::new(scheme, to);
     o.duration = a.duration_s;
     o.rtcp_interval = a.rtcp_interval_ms;
@@ -379,6 +389,14 @@ pub fn send(a: SendArgs) -> Result<(), CliError> {
             wisp_net::report::fmt_opt(f.probe_late_p99_us, "us"),
             wisp_net::report::fmt_opt(f.probe_late_max_us, "us"),
         );
+    }
+    if let Some(dir) = &a.out {
+        let mut files = output::OutputDir::default();
+        files.add(
+            "controller.csv",
+            wisp_report::controller_csv(&report.samples),
+        );
+        files.commit(dir)?;
     }
     let coding = video_log.as_ref().and_then(|l| l.coding_time());
     if let (Some((mean, frames)), Some(log)) = (coding, &video_log) {

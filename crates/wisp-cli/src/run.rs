@@ -620,7 +620,10 @@ pub fn write_run_files(
         .write_csv(&mut packets)
         .map_err(|e| CliError::Io(e.to_string()))?;
     out.add("packets.csv", packets);
-    out.add("controller.csv", wisp_report::controller_csv(r));
+    out.add(
+        "controller.csv",
+        wisp_report::controller_csv(&r.log.sender_samples),
+    );
     out.add("report.html", wisp_report::run_html(r));
     Ok(out)
 }

@@ -77,6 +77,37 @@ pub struct SenderStats {
     pub window: Option<DataSize>,
 }
 
+/// What a flow's controller reported at one instant: the simulator's log and `wisp send --out`
+/// sample it every [`SENDER_SAMPLE_INTERVAL`] of the flow's activity.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SenderSample {
+    pub flow: u16,
+    pub at: Instant,
+    /// The rate the controller targets, if it has one.
+    pub target_rate: Option<Bitrate>,
+    /// The controller's window, if it has one.
+    pub window: Option<DataSize>,
+    /// The queueing delay the controller aims at, if it has one.
+    pub delay_target: Option<crate::time::Duration>,
+}
+
+impl SenderSample {
+    /// `sender`'s figures at `at`.
+    pub fn of(flow: u16, at: Instant, sender: &(impl WireSender + ?Sized)) -> Self {
+        let stats = sender.stats();
+        SenderSample {
+            flow,
+            at,
+            target_rate: stats.target_rate,
+            window: stats.window,
+            delay_target: sender.delay_target(),
+        }
+    }
+}
+
+/// How often a flow's controller is sampled (at its first activity after each interval).
+pub const SENDER_SAMPLE_INTERVAL: crate::time::Duration = crate::time::Duration::from_millis(100);
+
 /// The sending half of a scheme. Hooks a scheme may ignore have no-op defaults.
 pub trait Sender {
     /// The messages this scheme's receiver sends ([`crate::wire::NoFeedback`] if none).

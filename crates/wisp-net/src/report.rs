@@ -131,6 +131,9 @@ pub struct SenderReport {
     pub scheme: String,
     pub to: String,
     pub flows: Vec<SenderMetrics>,
+    /// The scheme's figures every 100 ms (`wisp send --out`'s controller.csv); not in the JSON.
+    #[serde(skip)]
+    pub samples: Vec<wisp_core::controller::SenderSample>,
 }
 
 /// A link the receiver knows the path to be (for capacity and the ideal sender's delay).

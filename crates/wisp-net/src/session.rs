@@ -490,6 +490,7 @@ fn sender_report(s: &SendSession, opts: &SendOptions, stopped: Instant) -> Sende
             malformed_packets: st.malformed,
             foreign_packets: st.foreign,
         }],
+        samples: st.samples.clone(),
     }
 }
 

@@ -750,11 +750,12 @@ pub(crate) fn metrics_table(rows: &[(usize, &RunReport)]) -> Markup {
     }
 }
 
-/// `controller.csv` of `wisp run --out`: each flow's controller as the engine sampled it (every
-/// 100 ms of its activity): the target rate, the window and the delay target it aims at, each
-/// empty where the scheme has none. `gcc`'s target is its bandwidth estimate, the figure a
-/// browser reports as `availableOutgoingBitrate`.
-pub fn controller_csv(result: &RunResult) -> String {
+/// `controller.csv` of `wisp run --out` and `wisp send --out`: each flow's controller as it was
+/// sampled (every 100 ms of its activity, [`wisp_core::controller::SENDER_SAMPLE_INTERVAL`]):
+/// the target rate, the window and the delay target it aims at, each empty where the scheme has
+/// none. `gcc`'s target is its bandwidth estimate, the figure a browser reports as
+/// `availableOutgoingBitrate`.
+pub fn controller_csv(samples: &[wisp_core::controller::SenderSample]) -> String {
     let mut out = Csv::new(&[
         "flow",
         "t_s",
@@ -763,7 +764,7 @@ pub fn controller_csv(result: &RunResult) -> String {
         "delay_target_ms",
     ]);
     let opt = |v: Option<String>| v.unwrap_or_default();
-    for s in &result.log.sender_samples {
+    for s in samples {
         out.row(&[
             &s.flow,
             &format!("{:.3}", s.at.as_secs_f64()),

@@ -5,7 +5,7 @@
 
 use std::io::{self, Write};
 use wisp_core::packet::DataHeader;
-use wisp_core::{Bitrate, DataSize, Duration, Instant};
+use wisp_core::{Bitrate, Duration, Instant};
 
 /// Why a packet was dropped.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -71,22 +71,7 @@ impl PacketRecord {
     }
 }
 
-/// What a flow's controller reported at one instant (sampled every
-/// [`SENDER_SAMPLE_INTERVAL`] of its activity).
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct SenderSample {
-    pub flow: u16,
-    pub at: Instant,
-    /// The rate the controller targets, if it has one.
-    pub target_rate: Option<Bitrate>,
-    /// The controller's window, if it has one.
-    pub window: Option<DataSize>,
-    /// The queueing delay the controller aims at, if it has one.
-    pub delay_target: Option<Duration>,
-}
-
-/// How often a flow's controller is sampled (at its first activity after each interval).
-pub const SENDER_SAMPLE_INTERVAL: Duration = Duration::from_millis(100);
+pub use wisp_core::controller::{SENDER_SAMPLE_INTERVAL, SenderSample};
 
 /// The log of a run.
 #[derive(Clone, Debug, Default)]

@@ -469,6 +469,28 @@ mod tests {
         assert!(h.sender.stats().packets > 100);
     }
 
+    /// The controller is sampled every 100 ms from the session's start (`wisp send --out`'s
+    /// controller.csv): `gcc`'s target starts at its 300 kbit/s and its initial probes over a
+    /// lossless, unlimited path raise it within the first second.
+    #[test]
+    fn the_controller_is_sampled_every_100_ms() {
+        let mut h = Harness::new("gcc", Duration::from_secs(3), ms(20));
+        h.run_until(at(4000));
+        let s = &h.sender.stats().samples;
+        assert!((29..=31).contains(&s.len()), "{}", s.len());
+        assert_eq!(s[0].at, Instant::ZERO);
+        for w in s.windows(2) {
+            let gap = w[1].at - w[0].at;
+            assert!(gap >= ms(100) && gap < ms(110), "{gap:?}");
+        }
+        let kbps = |i: usize| s[i].target_rate.unwrap().kbps_f64();
+        assert_eq!(kbps(0), 300.0);
+        let at_1s = s
+            .iter()
+            .position(|x| x.at >= Instant::ZERO + ms(1000))
+            .unwrap();
+        assert!(kbps(at_1s) > 600.0, "{}", kbps(at_1s));
+    }
     #[test]
     fn a_foreign_datagram_is_counted_and_ignored() {
         let mut h = Harness::new("cbr:rate-kbps=1200", Duration::from_secs(2), ms(10));

@@ -3,7 +3,7 @@
 //! receiver's feedback and reports come back (RFC 3550 §6.4.1 for the RTT), and BYE ends it.
 
 use super::{ReportBlock, RtcpItem, from_q16, ntp_middle};
-use crate::controller::WireSender;
+use crate::controller::{SENDER_SAMPLE_INTERVAL, SenderSample, WireSender};
 use crate::flow::FlowSender;
 use crate::packet::{Content, DataHeader};
 use crate::scheme::AnySender;
@@ -90,6 +90,9 @@ pub struct SendStats {
     pub malformed: u64,
     /// Datagrams that are not RTCP.
     pub foreign: u64,
+    /// The scheme's figures every [`SENDER_SAMPLE_INTERVAL`], timed from the session's start
+    /// (`wisp send --out`'s controller.csv).
+    pub samples: Vec<SenderSample>,
 }
 
 /// The sending side of one flow, from its start until [`SendSession::close`].
@@ -100,6 +103,7 @@ pub struct SendSession {
     start: Instant,
     next_report: Instant,
     next_progress: Instant,
+    next_sample: Instant,
     /// The flow's wake-up instant when the driver last asked ([`SendSession::poll_timeout`]):
     /// the first packet sent after it tells how late the wake-up came.
     wanted_wake: Option<Instant>,
@@ -119,6 +123,7 @@ impl SendSession {
             start: now,
             next_report: now,
             next_progress: now + Duration::from_secs(1),
+            next_sample: now,
             wanted_wake: None,
             round_late_us: 0.0,
             last_send_time: Instant::ZERO,
@@ -210,7 +215,10 @@ impl SendSession {
             self.next_report = now + self.config.rtcp_interval;
             return Some(SendTransmit::Compound(self.compound(now, false)));
         }
-        let header = self.flow.poll_transmit(now)?;
+        let Some(header) = self.flow.poll_transmit(now) else {
+            self.sample(now);
+            return None;
+        };
         // A scheme with a payload of its own (coded video's pieces of diffs) puts it first.
         let payload = self.flow.sender_mut().take_payload(header.seq);
         if let Some(w) = self.wanted_wake.take().filter(|&w| w <= now) {
@@ -228,6 +236,17 @@ impl SendSession {
             header,
             payload,
         })
+    }
+
+    /// The scheme's figures, when a sample is due (after a round of packets, as the simulator
+    /// samples a flow after its activity).
+    fn sample(&mut self, now: Instant) {
+        if now >= self.next_sample {
+            self.next_sample = now + SENDER_SAMPLE_INTERVAL;
+            let at = Instant::ZERO + (now - self.start);
+            let sample = SenderSample::of(0, at, self.flow.sender());
+            self.stats.samples.push(sample);
+        }
     }
 
     /// The figures of a progress line, once a second.
@@ -259,6 +278,7 @@ impl SendSession {
             self.wanted_wake,
             Some(self.next_report),
             Some(self.next_progress),
+            Some(self.next_sample),
             Some(self.start + self.config.duration),
         ]
         .into_iter()

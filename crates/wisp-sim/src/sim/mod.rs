@@ -55,7 +55,7 @@ use events::{AgentId, Ev, Events, FlowId, LinkId, MediumId, Packet, PacketId};
 use pingpair::PingPairAgent;
 use rand::RngExt;
 use rand_chacha::ChaCha8Rng;
-use wisp_core::controller::{WireReceiver, WireSender};
+use wisp_core::controller::WireReceiver;
 use wisp_core::flow::FlowSender;
 use wisp_core::packet::{DEFAULT_MTU, IP_UDP_OVERHEAD};
 use wisp_core::scheme::{AnyReceiver, AnySender, BuildError, SchemeConfig, SchemeContext};
@@ -677,15 +677,8 @@ impl Simulation {
         let flow = &mut self.flows[f.index()];
         if now >= flow.next_sample {
             flow.next_sample = now + SENDER_SAMPLE_INTERVAL;
-            let sender = flow.sender.sender();
-            let stats = sender.stats();
-            self.log.sender_samples.push(SenderSample {
-                flow: f.0,
-                at: now,
-                target_rate: stats.target_rate,
-                window: stats.window,
-                delay_target: sender.delay_target(),
-            });
+            let sample = SenderSample::of(f.0, now, flow.sender.sender());
+            self.log.sender_samples.push(sample);
         }
         if let Some(t) = flow.sender.poll_timeout() {
             // A wake-up that is not in the future would never let time advance.
