@@ -2,7 +2,7 @@
 
 use crate::output::{OutputDir, OutputError};
 use crate::reproduce::{
-    Done, Inputs, Outcome, Paper, add_report, to_json, write_each,
+    Done, Inputs, Outcome, Paper, report_folder, write_each,
 };
 use wisp_sim::reproduce::Check;
 use crate::{Csv, claims_table, color, inline_svg, page, swatch};
@@ -600,13 +600,13 @@ impl Outcome for Done<GccWifi> {
 
     fn files(&self) -> Result<OutputDir, OutputError> {
         let r = &self.result;
-        let mut files = OutputDir::default();
-        add_report(&mut files, html(r), figures(r));
-        files.add("dm_pdf.csv", dm_pdf_csv(r));
-        files.add("timeseries.csv", timeseries_csv(r));
-        files.add("summary.csv", summary_csv(r));
-        files.add("summary.json", to_json(&r.summary(self.quick))?);
-        Ok(files)
+        let tables = [
+            ("dm_pdf.csv", dm_pdf_csv(r)),
+            ("timeseries.csv", timeseries_csv(r)),
+            ("summary.csv", summary_csv(r)),
+        ];
+        let summary = r.summary(self.quick);
+        report_folder((html(r), figures(r)), tables, ("summary.json", &summary))
     }
 
     /// The checks (without a count).

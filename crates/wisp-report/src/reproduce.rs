@@ -330,6 +330,22 @@ pub fn to_json(value: &impl serde::Serialize) -> Result<Vec<u8>, OutputError> {
         .map_err(|e| OutputError::Io(format!("cannot serialise results: {e}")))
 }
 
+/// The folder of a paper drawn as a page with figures ([`add_report`]), then its tables
+/// `(name, csv)` in order, then one JSON file `(name, value)` ([`to_json`]).
+pub fn report_folder<const N: usize>(
+    (html, figures): (String, Vec<(String, String)>),
+    tables: [(&str, String); N],
+    (json_name, json): (&str, &impl serde::Serialize),
+) -> Result<OutputDir, OutputError> {
+    let mut files = OutputDir::default();
+    add_report(&mut files, html, figures);
+    for (name, csv) in tables {
+        files.add(name, csv);
+    }
+    files.add(json_name, to_json(json)?);
+    Ok(files)
+}
+
 /// The output folder of a reproduction, holding `summary.json`: the paper, `--quick` (where
 /// given), the result, its checks and the `extra` fields.
 pub fn with_summary<const N: usize>(

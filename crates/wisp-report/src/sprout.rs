@@ -3,7 +3,7 @@
 
 use crate::output::{OutputDir, OutputError};
 use crate::reproduce::{Request, RunError, 
-    Done, Inputs, Outcome, Paper, add_report, to_json, write_checks,
+    Done, Inputs, Outcome, Paper, report_folder, write_checks,
 };
 use std::fmt::Write as _;
 use crate::{Csv, ScatterPoint, color, inline_svg, page, scatter_svg, swatch};
@@ -453,13 +453,12 @@ impl Outcome for Done<Reproduction> {
 
     fn files(&self) -> Result<OutputDir, OutputError> {
         let r = &self.result;
-        let mut files = OutputDir::default();
-        add_report(&mut files, html(r), figures(r));
-        files.add("results.csv", results_csv(r));
-        files.add("summary.csv", summary_csv(r));
-        files.add("loss.csv", loss_csv(r));
-        files.add("results.json", to_json(&r.results())?);
-        Ok(files)
+        let tables = [
+            ("results.csv", results_csv(r)),
+            ("summary.csv", summary_csv(r)),
+            ("loss.csv", loss_csv(r)),
+        ];
+        report_folder((html(r), figures(r)), tables, ("results.json", &r.results()))
     }
 
     /// The per-trace tables, the summary, the loss table and the claims.

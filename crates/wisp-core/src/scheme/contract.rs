@@ -10,9 +10,9 @@ use super::params::Parameters;
 use crate::controller::{Receiver, Sender};
 use crate::pacer::Pacer;
 use crate::packet::DEFAULT_MTU;
-use crate::source::{Source, SourceRng};
+use crate::source::{MediaConfig, Source, SourceRng};
 use crate::tables::Tables;
-use crate::time::Instant;
+use crate::time::{Duration, Instant};
 use crate::units::DataSize;
 use core::fmt;
 
@@ -164,8 +164,28 @@ impl SchemeContext {
     /// The flow's media source (see [`MediaSource`](crate::source::MediaSource)): packets of
     /// at most [`mtu`](Self::mtu) with this path's [`ip_udp_header`](Self::ip_udp_header),
     /// drawing from the context's random stream (taken: one source per context).
-    pub fn media_source(&mut self, config: crate::source::MediaConfig) -> crate::source::Source {
-        crate::source::Source::media(config, self.rng.take(), self.mtu(), self.ip_udp_header())
+    pub fn media_source(&mut self, config: MediaConfig) -> Source {
+        Source::media(config, self.rng.take(), self.mtu(), self.ip_udp_header())
+    }
+
+    /// The halves of a flow that sends `media` ([`media_source`](Self::media_source)) through a
+    /// pacer ticking every `interval`, in packets of at most the [`mtu`](Self::mtu): how the
+    /// schemes of a call (`gcc`, `gcc-remb`, `gcc-twcc`, `skype-ukf`, the Mehrotra family) are
+    /// built.
+    pub fn media_halves<S, R>(
+        mut self,
+        sender: S,
+        receiver: R,
+        media: MediaConfig,
+        interval: Duration,
+    ) -> Halves<S, R> {
+        Halves {
+            sender,
+            receiver,
+            source: self.media_source(media),
+            pacer: Pacer::periodic(interval),
+            mtu: self.mtu(),
+        }
     }
 
     pub fn new() -> Self {

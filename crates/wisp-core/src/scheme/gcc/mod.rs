@@ -121,7 +121,6 @@ pub use super::call::CallRates;
 use super::params::{Checked, Given, Validate, scheme_config};
 use super::registry::{Halves, Scheme, SchemeInfo};
 use super::{BuildError, SchemeContext};
-use crate::pacer::Pacer;
 use crate::time::Duration;
 use crate::units::serde_as::ms;
 
@@ -271,17 +270,9 @@ impl Scheme for GccConfig {
     }
 
     /// A video call (frames at the target rate, plus audio) through the pacer's ΔT ticks.
-    fn build(
-        &self,
-        mut ctx: SchemeContext,
-    ) -> Result<Halves<GccSender, Box<GccReceiver>>, BuildError> {
-        let mtu = ctx.mtu();
-        Ok(Halves {
-            sender: GccSender::new(self),
-            receiver: Box::new(GccReceiver::new(self)),
-            source: ctx.media_source(self.call.media()),
-            pacer: Pacer::periodic(self.interval),
-            mtu,
-        })
+    fn build(&self, ctx: SchemeContext) -> Result<Halves<GccSender, Box<GccReceiver>>, BuildError> {
+        let sender = GccSender::new(self);
+        let receiver = Box::new(GccReceiver::new(self));
+        Ok(ctx.media_halves(sender, receiver, self.call.media(), self.interval))
     }
 }

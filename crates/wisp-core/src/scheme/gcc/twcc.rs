@@ -67,7 +67,6 @@ use super::rate::RateCounter;
 use super::rate_control::{AimdConfig, AimdRateControl};
 use super::{CallRates, GccConfig, GccSender};
 use crate::controller::{Allowance, Receiver, SendContext, Sender, SenderStats};
-use crate::pacer::Pacer;
 use crate::packet::{Content, DataHeader};
 use crate::scheme::params::{Checked, Given, Validate, scheme_config};
 use crate::scheme::registry::{Halves, Scheme, SchemeInfo};
@@ -154,16 +153,11 @@ impl Scheme for GccTwccConfig {
     /// `gcc-remb`'s.
     fn build(
         &self,
-        mut ctx: SchemeContext,
+        ctx: SchemeContext,
     ) -> Result<Halves<Box<GccTwccSender>, GccTwccReceiver>, BuildError> {
-        let mtu = ctx.mtu();
-        Ok(Halves {
-            sender: Box::new(GccTwccSender::new(self)),
-            receiver: GccTwccReceiver::new(self),
-            source: ctx.media_source(self.call.media()),
-            pacer: Pacer::periodic(self.interval),
-            mtu,
-        })
+        let sender = Box::new(GccTwccSender::new(self));
+        let receiver = GccTwccReceiver::new(self);
+        Ok(ctx.media_halves(sender, receiver, self.call.media(), self.interval))
     }
 }
 

@@ -60,7 +60,6 @@ use super::gcc::{AimdConfig, CallRates};
 use super::params::{Checked, Given, Validate, scheme_config};
 use super::registry::{Halves, Scheme, SchemeInfo};
 use super::{BuildError, SchemeContext};
-use crate::pacer::Pacer;
 use crate::time::Duration;
 use crate::units::Bitrate;
 use crate::units::serde_as::{kbps, ms};
@@ -150,20 +149,15 @@ impl Scheme for GoogCcConfig {
 
     fn build(
         &self,
-        mut ctx: SchemeContext,
+        ctx: SchemeContext,
     ) -> Result<Halves<Box<GoogCcSender>, GccTwccReceiver>, BuildError> {
-        let mtu = ctx.mtu();
         let feedback = GccTwccConfig {
             feedback_interval: self.feedback_interval,
             ..GccTwccConfig::default()
         };
-        Ok(Halves {
-            sender: Box::new(GoogCcSender::new(self, mtu)),
-            receiver: GccTwccReceiver::new(&feedback),
-            source: ctx.media_source(self.call.media()),
-            pacer: Pacer::periodic(self.interval),
-            mtu,
-        })
+        let sender = Box::new(GoogCcSender::new(self, ctx.mtu()));
+        let receiver = GccTwccReceiver::new(&feedback);
+        Ok(ctx.media_halves(sender, receiver, self.call.media(), self.interval))
     }
 }
 

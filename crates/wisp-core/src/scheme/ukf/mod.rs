@@ -74,7 +74,6 @@ use super::params::{Checked, Given, Validate, range, scheme_config, time_ms};
 use super::registry::{Halves, Scheme, SchemeInfo};
 use super::{BuildError, Needs, SchemeContext};
 use crate::controller::{Allowance, Receiver, SendContext, Sender, SenderStats};
-use crate::pacer::Pacer;
 use crate::packet::DataHeader;
 use crate::pingpair::{self, Attribution, KwikrSignal, PairReplies, PingPairUse, Sandwich};
 use crate::time::{Duration, Instant};
@@ -254,18 +253,10 @@ impl Scheme for UkfConfig {
         }
     }
 
-    fn build(
-        &self,
-        mut ctx: SchemeContext,
-    ) -> Result<Halves<UkfSender, Box<UkfReceiver>>, BuildError> {
-        let mtu = ctx.mtu();
-        Ok(Halves {
-            sender: UkfSender::new(self),
-            receiver: Box::new(UkfReceiver::new(self)),
-            source: ctx.media_source(self.call.media()),
-            pacer: Pacer::periodic(self.pacer_interval),
-            mtu,
-        })
+    fn build(&self, ctx: SchemeContext) -> Result<Halves<UkfSender, Box<UkfReceiver>>, BuildError> {
+        let sender = UkfSender::new(self);
+        let receiver = Box::new(UkfReceiver::new(self));
+        Ok(ctx.media_halves(sender, receiver, self.call.media(), self.pacer_interval))
     }
 }
 

@@ -63,7 +63,6 @@ use super::registry::{Halves, Scheme, SchemeInfo};
 use super::tcp::TcpReceiver;
 use super::{BuildError, SchemeContext};
 use crate::controller::{Allowance, SendContext, Sender, SenderStats};
-use crate::pacer::Pacer;
 use crate::packet::DataHeader;
 use crate::scheme::tcp::ack::TcpAck;
 use crate::source::MediaConfig;
@@ -340,18 +339,11 @@ impl Scheme for UmFamilyConfig {
     }
 
     /// A media call with per-packet ACKs, through GCC's 5-ms pacer.
-    fn build(
-        &self,
-        mut ctx: SchemeContext,
-    ) -> Result<Halves<Box<UmSender>, TcpReceiver>, BuildError> {
-        let mtu = ctx.mtu();
-        Ok(Halves {
-            sender: Box::new(self.sender()),
-            receiver: TcpReceiver::new(),
-            source: ctx.media_source(self.rate_params().media()),
-            pacer: Pacer::periodic(Duration::from_millis(5)),
-            mtu,
-        })
+    fn build(&self, ctx: SchemeContext) -> Result<Halves<Box<UmSender>, TcpReceiver>, BuildError> {
+        let sender = Box::new(self.sender());
+        let receiver = TcpReceiver::new();
+        let media = self.rate_params().media();
+        Ok(ctx.media_halves(sender, receiver, media, Duration::from_millis(5)))
     }
 }
 
