@@ -22,7 +22,6 @@ use crate::link::LinkModel;
 use crate::log::RunLog;
 use crate::sim::{Cancel, SimError};
 use serde::Serialize;
-use wisp_core::stats::quantiles_unsorted;
 use wisp_core::{DataSize, Duration, Instant};
 
 /// The metrics of one flow.
@@ -79,10 +78,27 @@ pub fn e2e_delay_p95_ms_or_cancel(
     to: Instant,
     cancel: Option<Cancel<'_>>,
 ) -> Result<Option<f64>, SimError> {
+    e2e_delay_p95_ms_in(&mut Vec::new(), deliveries, from, to, cancel)
+}
+
+/// [`e2e_delay_p95_ms_or_cancel`] with the ages kept in `ages` (cleared first), so that the
+/// flow's and the ideal sender's share one buffer.
+///
+/// The ages are kept as nanoseconds and the percentile selected among them: milliseconds are a
+/// non-decreasing function of nanoseconds, so the selected age in milliseconds is the one a
+/// selection among the milliseconds picks, and integers compare faster than `f64::total_cmp`.
+fn e2e_delay_p95_ms_in(
+    ages: &mut Vec<u64>,
+    deliveries: impl IntoIterator<Item = (Instant, Instant)>,
+    from: Instant,
+    to: Instant,
+    cancel: Option<Cancel<'_>>,
+) -> Result<Option<f64>, SimError> {
     let stop = || cancel.is_some_and(|c| c());
     let mut it = deliveries.into_iter().peekable();
     let mut newest_sent: Option<Instant> = None;
-    let mut ages = Vec::with_capacity(((to - from).as_millis()) as usize);
+    ages.clear();
+    ages.reserve(((to - from).as_millis()) as usize);
     let mut t = from;
     let mut n = 0u64;
     while t < to {
@@ -94,7 +110,7 @@ pub fn e2e_delay_p95_ms_or_cancel(
             it.next();
         }
         if let Some(s) = newest_sent {
-            ages.push((t - s).as_millis_f64());
+            ages.push((t - s).as_nanos());
         }
         t += Duration::from_millis(1);
         n += 1;
@@ -105,7 +121,32 @@ pub fn e2e_delay_p95_ms_or_cancel(
     if stop() {
         return Err(SimError::Cancelled);
     }
-    Ok(quantiles_unsorted(&mut ages, &[0.95])[0])
+    Ok(quantiles_of_nanos(ages, &[0.95])[0])
+}
+
+/// The nearest-rank quantiles ([`wisp_core::stats::quantile_sorted`]'s ranks) of durations
+/// given in nanoseconds, in milliseconds, found by selection ([`wisp_core::stats::quantiles_unsorted`], on
+/// integers): the same values as the quantiles of the durations' `as_millis_f64`, since that is
+/// non-decreasing in the nanoseconds. `values` is left partitioned.
+fn quantiles_of_nanos(values: &mut [u64], qs: &[f64]) -> Vec<Option<f64>> {
+    let n = values.len();
+    if n == 0 {
+        return vec![None; qs.len()];
+    }
+    let index = |q: f64| ((q.clamp(0.0, 1.0) * n as f64).ceil() as usize).clamp(1, n) - 1;
+    let mut order: Vec<usize> = (0..qs.len()).collect();
+    order.sort_by_key(|&i| index(qs[i]));
+    let mut out = vec![None; qs.len()];
+    let mut from = 0;
+    for i in order {
+        let k = index(qs[i]);
+        if k >= from {
+            values[from..].select_nth_unstable(k - from);
+            from = k;
+        }
+        out[i] = Some(Duration::from_nanos(values[k]).as_millis_f64());
+    }
+    out
 }
 
 /// The ideal sender's 95% end-to-end delay on `ctx.link` over `[from, to)`.
@@ -119,12 +160,23 @@ fn ideal_e2e_delay_p95_ms_or_cancel(
     to: Instant,
     cancel: Option<Cancel<'_>>,
 ) -> Result<Option<f64>, SimError> {
+    ideal_e2e_delay_p95_ms_in(&mut Vec::new(), ctx, from, to, cancel)
+}
+
+/// [`ideal_e2e_delay_p95_ms_or_cancel`] with its ages in `ages` ([`e2e_delay_p95_ms_in`]).
+fn ideal_e2e_delay_p95_ms_in(
+    ages: &mut Vec<u64>,
+    ctx: &MetricsContext<'_>,
+    from: Instant,
+    to: Instant,
+    cancel: Option<Cancel<'_>>,
+) -> Result<Option<f64>, SimError> {
     let ideal = ctx
         .link
         .ideal_deliveries(ctx.delay, ctx.mtu)
         .map(|p| (p.delivered, p.sent))
         .take_while(|&(d, _)| d < to);
-    e2e_delay_p95_ms_or_cancel(ideal, from, to, cancel)
+    e2e_delay_p95_ms_in(ages, ideal, from, to, cancel)
 }
 
 /// Computes [`FlowMetrics`] for flow `flow` whose sending interval is `[start, stop)`.
@@ -171,16 +223,18 @@ pub fn flow_metrics_or_cancel(
             if d >= from && d < to {
                 delivered += 1;
                 delivered_bytes += p.header.size.bytes();
-                owd.push((d - s).as_millis_f64());
+                owd.push((d - s).as_nanos());
                 if let Some(e) = p.enqueued {
-                    qd.push((d - e).as_millis_f64());
+                    qd.push((d - e).as_nanos());
                 }
             }
         }
     }
     deliveries.sort_unstable();
-    let e2e = e2e_delay_p95_ms_or_cancel(deliveries.iter().copied(), from, to, cancel)?;
-    let ideal = ideal_e2e_delay_p95_ms_or_cancel(ctx, from, to, cancel)?;
+    let mut ages = Vec::new();
+    let e2e = e2e_delay_p95_ms_in(&mut ages, deliveries.iter().copied(), from, to, cancel)?;
+    let ideal = ideal_e2e_delay_p95_ms_in(&mut ages, ctx, from, to, cancel)?;
+    drop(ages);
     let capacity_bytes: f64 = ctx.link.capacity_bins(from, to, to - from).iter().sum();
     let throughput_kbps = if w > 0.0 {
         delivered_bytes as f64 * 8.0 / w / 1e3
@@ -192,8 +246,8 @@ pub fn flow_metrics_or_cancel(
     } else {
         0.0
     };
-    let d = quantiles_unsorted(&mut owd, &[0.5, 0.95]);
-    let q = quantiles_unsorted(&mut qd, &[0.95]);
+    let d = quantiles_of_nanos(&mut owd, &[0.5, 0.95]);
+    let q = quantiles_of_nanos(&mut qd, &[0.95]);
     Ok(FlowMetrics {
         flow,
         scheme,
@@ -325,6 +379,23 @@ mod tests {
         ages.sort_by(f64::total_cmp);
         assert_eq!(Some(p95), quantile_sorted(&ages, 0.95));
         assert_eq!(e2e_delay_p95_ms([], at(0), at(30)), None);
+    }
+
+    /// Selecting among nanoseconds gives the quantiles of the milliseconds.
+    #[test]
+    fn quantiles_of_nanos_are_those_of_the_milliseconds() {
+        let nanos: Vec<u64> = (0..1000u64)
+            .map(|i| (i * 7_919_993 + 1_234_567) % 97_000_003)
+            .chain([0, 1, 999_999, 1_000_000, 1_000_001])
+            .collect();
+        let qs = [0.95, 0.0, 0.5, 1.0, 0.999];
+        let mut ms: Vec<f64> = nanos
+            .iter()
+            .map(|&n| Duration::from_nanos(n).as_millis_f64())
+            .collect();
+        let want = wisp_core::stats::quantiles_unsorted(&mut ms, &qs);
+        assert_eq!(quantiles_of_nanos(&mut nanos.clone(), &qs), want);
+        assert_eq!(quantiles_of_nanos(&mut [], &qs), vec![None; 5]);
     }
 
     #[test]
