@@ -319,7 +319,8 @@ mod tests {
         // example: "an ATO value of 512 indicates that the corresponding RTP packet arrived
         // exactly half a second before" the RTS).
         let m = MetricBlock::received(0b10, 512);
-        assert_eq!(m.bits(), 0b1_10_0001000000000);
+        // 1 | 10 | 0 0010 0000 0000
+        assert_eq!(m.bits(), 0b1100_0010_0000_0000);
         assert_eq!(m.bits().to_be_bytes(), [0xC2, 0x00]);
         assert_eq!(m.offset(), Some(Duration::from_millis(500)));
         assert_eq!(

@@ -52,7 +52,7 @@ use rtcp::transport_feedbacks::transport_layer_cc::TransportLayerCc;
 use wisp_core::ccfb::{CongestionControlFeedback, MetricBlock};
 pub use wisp_core::session::{Arrivals, ReportBlock, RtcpItem, from_q16, ntp, ntp_middle, to_q16};
 use wisp_core::wire::{Feedback, Remb, TransportFeedback, kind as wire_kind};
-use wisp_core::{Bitrate, Duration, Instant};
+use wisp_core::{Bitrate, Instant};
 
 /// The APP packet name wisp uses.
 pub const APP_NAME: [u8; 4] = *b"WISP";
@@ -489,6 +489,7 @@ pub fn decode(buf: &[u8]) -> Result<Vec<RtcpItem>, RtcpError> {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+    use wisp_core::Duration;
     use wisp_core::wire::ReceiverReport as Rr;
 
     fn feedback_samples() -> Vec<Feedback> {
@@ -771,34 +772,19 @@ mod tests {
         assert_eq!(
             out,
             [
-                0b10_0_01011, // V=2, P=0, FMT=11
-                205,          // PT: RTPFB
-                0,
-                6, // 7 words of 32 bits, minus one
-                1,
-                2,
-                3,
-                4, // SSRC of the RTCP packet sender
-                0x0a,
-                0x0b,
-                0x0c,
-                0x0d, // SSRC of the RTP stream
-                0xFF,
-                0xFE, // begin_seq
-                0,
-                3, // num_reports
-                0b1_00_00010,
-                0, // R=1, ECN=00, ATO=512
-                0,
-                0, // R=0: not received, the other bits zero
-                0b1_11_11111,
-                0xFF, // R=1, ECN=11 (CE), ATO=0x1FFF (unavailable)
-                0,
-                0, // padding to 32 bits (num_reports is odd)
-                0x12,
-                0x34,
-                0x56,
-                0x78, // report timestamp
+                0x8B, // 0b10_0_01011: V=2, P=0, FMT=11
+                205,  // PT: RTPFB
+                0, 6, // 7 words of 32 bits, minus one
+                1, 2, 3, 4, // SSRC of the RTCP packet sender
+                0x0a, 0x0b, 0x0c, 0x0d, // SSRC of the RTP stream
+                0xFF, 0xFE, // begin_seq
+                0, 3,    // num_reports
+                0x82, // 0b1_00_00010: R=1, ECN=00, the top of ATO=512
+                0,    // R=1, ECN=00, ATO=512
+                0, 0, // R=0: not received, the other bits zero
+                0xFF, 0xFF, // R=1, ECN=11 (CE), ATO=0x1FFF (unavailable)
+                0, 0, // padding to 32 bits (num_reports is odd)
+                0x12, 0x34, 0x56, 0x78, // report timestamp
             ]
         );
     }
