@@ -135,10 +135,10 @@ fn sender_events(packets: &[(Instant, DataHeader)]) -> Vec<(Instant, Event)> {
     events
 }
 
-fn drive<S: Sender<Feedback = TransportFeedback, Fields = ()>>(
-    s: &mut S,
-    events: &[(Instant, Event)],
-) {
+fn drive<S: Sender<Fields = ()>>(s: &mut S, events: &[(Instant, Event)])
+where
+    S::Feedback: From<TransportFeedback>,
+{
     let ctx = SendContext::default();
     for (t, e) in events {
         match e {
@@ -147,7 +147,7 @@ fn drive<S: Sender<Feedback = TransportFeedback, Fields = ()>>(
                 black_box(s.poll_extra(*t));
                 s.on_packet_sent(*t, h, &ctx);
             }
-            Event::Feedback(fb) => s.on_feedback(*t, fb),
+            Event::Feedback(fb) => s.on_feedback(*t, &fb.clone().into()),
         }
     }
 }

@@ -6,7 +6,8 @@
 //! (`wisp-net`) drive the same objects.
 //!
 //! * [`time`], [`units`]: [`Instant`]/[`Duration`] in nanoseconds, [`Bitrate`], [`DataSize`].
-//! * [`packet`], [`wire`]: the data header and the feedback messages with their byte encoding.
+//! * [`packet`], [`wire`]: the data header and the feedback messages with their byte encoding;
+//!   [`ccfb`]: RFC 8888 congestion control feedback and the receiver's record that builds it.
 //! * [`controller`]: the [`Sender`]/[`Receiver`] contract every scheme implements.
 //! * [`flow`], [`source`], [`pacer`]: turning a sender's allowance into packets (bulk or a media
 //!   call).
@@ -22,6 +23,7 @@
 //!   `wisp send`/`wisp recv` over typed packets (the bytes are wisp-net's).
 //! * [`scheme`]: the registry (`"cbr"` → [`scheme::SchemeConfig`] → halves) and the schemes.
 
+pub mod ccfb;
 pub mod controller;
 pub mod flow;
 pub mod frame;

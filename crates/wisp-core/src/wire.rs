@@ -11,9 +11,10 @@
 //! big-endian. Parsing never panics: truncated input, unknown kinds and trailing bytes are errors.
 //!
 //! Kinds 1–9 are the **standard** messages defined here ([`ReceiverReport`], [`Remb`],
-//! [`TransportFeedback`]), which a scheme's message type may include; `wisp-net` sends REMB and
-//! transport-wide feedback as their standard RTCP packets (PSFB REMB, RTPFB TransportLayerCC) and
-//! everything else in an RTCP APP block. Scheme kinds are allocated by family
+//! [`TransportFeedback`]) and RFC 8888's ([`crate::ccfb::CongestionControlFeedback`], kind 5),
+//! which a scheme's message type may include; `wisp-net` sends REMB, transport-wide feedback and
+//! RFC 8888 feedback as their standard RTCP packets (PSFB REMB, RTPFB TransportLayerCC, RTPFB
+//! CCFB) and everything else in an RTCP APP block. Scheme kinds are allocated by family
 //! (a receiver only ever talks to the sender of its own scheme, so the ranges only keep the
 //! logs readable): 10–19 Sprout, 20–29 GCC, 30–39 TCP baselines, 40–49 utility-maximisation
 //! controllers, 50–59 Ping-Pair/Kwikr, 60–69 WBest and other probers, 200–254 for schemes outside
@@ -226,6 +227,8 @@ pub mod kind {
     pub const RECEIVER_REPORT: u8 = 2;
     pub const REMB: u8 = 3;
     pub const TRANSPORT_FEEDBACK: u8 = 4;
+    /// RFC 8888 feedback ([`crate::ccfb::CongestionControlFeedback`]).
+    pub const CONGESTION_CONTROL_FEEDBACK: u8 = 5;
 }
 
 /// A periodic receiver report (RTCP RR-like, RFC 3550 §6.4.2), kind 2.

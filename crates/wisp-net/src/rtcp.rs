@@ -10,14 +10,18 @@
 //! | end of the flow | BYE (PT 203) | sender → receiver |
 //! | a scheme's REMB ([`Remb`], kind 3) | PSFB REMB (PT 206, FMT 15), reduced-size | receiver → sender |
 //! | a scheme's transport-wide feedback ([`TransportFeedback`], kind 4) | RTPFB TransportLayerCC (PT 205, FMT 15, draft-holmer-rmcat-transport-wide-cc-extensions-01), reduced-size ([`crate::twcc`]) | receiver → sender |
+//! | a scheme's RFC 8888 feedback ([`CongestionControlFeedback`], kind 5) | RTPFB CCFB (PT 205, FMT 11, RFC 8888 §3.1), one report block for the media SSRC, reduced-size | receiver → sender |
 //! | every other scheme [`Feedback`] message | APP (PT 204), name `WISP`, subtype 0, data = the message's bytes ([`Feedback::as_bytes`]) padded with zeros to 32 bits, reduced-size | receiver → sender |
-//! | per-packet arrival feedback ([`Arrivals`]) | RTPFB CCFB (PT 205, FMT 11, RFC 8888) | receiver → sender |
+//! | per-packet arrival feedback ([`Arrivals`], [`encode_arrivals`]) | RTPFB CCFB (PT 205, FMT 11, RFC 8888); it decodes as RFC 8888 feedback (kind 5) | receiver → sender |
 //!
 //! A REMB always goes as the standard packet: the core already holds A_r as REMB's 18-bit
 //! mantissa and exponent, so the sender half receives exactly what the receiver half emitted, as
 //! in the simulator. So does transport-wide feedback: the core's message is already on the
 //! packet's 64-ms and 250-µs grids, and any TransportLayerCC a foreign receiver sends (pion's,
-//! libwebrtc's) decodes to the same message. Every other message is opaque here: a new scheme's messages need no change
+//! libwebrtc's) decodes to the same message. So does RFC 8888 feedback: the core's message is
+//! the packet's report block with its 16-bit metric blocks and 32-bit report timestamp as they
+//! are on the wire, so it survives encode → decode exactly; a foreign CCFB decodes to one
+//! message per report block. Every other message is opaque here: a new scheme's messages need no change
 //! in this module; they travel as APP.
 //!
 //! The NTP timestamps of SR and the report timestamp of RFC 8888 are read from the sender's own
@@ -45,9 +49,10 @@ use rtcp::transport_feedbacks::cc_feedback_report::{
     CcFeedbackMetricBlock, CcFeedbackReport, CcFeedbackReportBlock, Ecn,
 };
 use rtcp::transport_feedbacks::transport_layer_cc::TransportLayerCc;
+use wisp_core::ccfb::{CongestionControlFeedback, MetricBlock};
 pub use wisp_core::session::{Arrivals, ReportBlock, RtcpItem, from_q16, ntp, ntp_middle, to_q16};
 use wisp_core::wire::{Feedback, Remb, TransportFeedback, kind as wire_kind};
-use wisp_core::{Bitrate, Duration, Instant};
+use wisp_core::{Bitrate, Instant};
 
 /// The APP packet name wisp uses.
 pub const APP_NAME: [u8; 4] = *b"WISP";
@@ -188,9 +193,77 @@ pub fn encode_feedback(
         let tf = fb.decode::<TransportFeedback>()?;
         return marshal(&crate::twcc::to_rtcp(&tf, sender_ssrc, media_ssrc), out);
     }
+    if fb.kind() == wire_kind::CONGESTION_CONTROL_FEEDBACK {
+        let cc = fb.decode::<CongestionControlFeedback>()?;
+        return marshal(&ccfb_packet(&cc, sender_ssrc, media_ssrc), out);
+    }
     let mut data = fb.as_bytes().to_vec();
     data.resize(data.len().next_multiple_of(4), 0);
     encode_app(sender_ssrc, APP_SUBTYPE_FEEDBACK, APP_NAME, &data, out)
+}
+
+/// The RFC 8888 packet for `cc`: one report block on `media_ssrc`, the metric blocks' bits and
+/// the report timestamp as the core holds them.
+fn ccfb_packet(
+    cc: &CongestionControlFeedback,
+    sender_ssrc: u32,
+    media_ssrc: u32,
+) -> CcFeedbackReport {
+    let metric_blocks = cc
+        .reports
+        .iter()
+        .map(|m| match m.ato() {
+            None => CcFeedbackMetricBlock::default(),
+            Some(ato) => CcFeedbackMetricBlock {
+                received: true,
+                ecn: match m.ecn() {
+                    0 => Ecn::NotEct,
+                    1 => Ecn::Ect1,
+                    2 => Ecn::Ect0,
+                    _ => Ecn::Ce,
+                },
+                arrival_time_offset: ato,
+            },
+        })
+        .collect();
+    CcFeedbackReport {
+        sender_ssrc,
+        report_blocks: vec![CcFeedbackReportBlock {
+            media_ssrc,
+            begin_sequence: cc.begin_seq,
+            metric_blocks,
+        }],
+        report_timestamp: cc.report_timestamp,
+    }
+}
+
+/// The core's RFC 8888 messages for a CCFB packet: one per report block, each with the packet's
+/// report timestamp.
+fn ccfb_messages(p: &CcFeedbackReport) -> Result<Vec<RtcpItem>, RtcpError> {
+    p.report_blocks
+        .iter()
+        .map(|b| {
+            if b.metric_blocks.len() > CongestionControlFeedback::MAX_REPORTS {
+                return Err(RtcpError::Malformed("CCFB: more than 16384 reports".into()));
+            }
+            let cc = CongestionControlFeedback {
+                begin_seq: b.begin_sequence,
+                reports: b
+                    .metric_blocks
+                    .iter()
+                    .map(|m| {
+                        if m.received {
+                            MetricBlock::received(m.ecn as u8, m.arrival_time_offset)
+                        } else {
+                            MetricBlock::LOST
+                        }
+                    })
+                    .collect(),
+                report_timestamp: p.report_timestamp,
+            };
+            Ok(RtcpItem::Feedback(Feedback::encode(&cc)))
+        })
+        .collect()
 }
 
 /// An APP packet (RFC 3550 §6.7); `data` must be a multiple of 4 bytes.
@@ -337,33 +410,6 @@ fn decode_app(raw: &[u8]) -> Result<RtcpItem, RtcpError> {
     Ok(RtcpItem::Feedback(Feedback::from_bytes(msg)?))
 }
 
-fn decode_arrivals(p: &CcFeedbackReport) -> Vec<RtcpItem> {
-    // The 32-bit report timestamp is mapped back onto the full clock by the receiver of the
-    // report ([`Arrivals::report_time`] is relative to 0 here; see `session`).
-    let report_time = Instant::ZERO + from_q16(p.report_timestamp);
-    p.report_blocks
-        .iter()
-        .map(|b| {
-            RtcpItem::Arrivals(Arrivals {
-                media_ssrc: b.media_ssrc,
-                begin_seq: b.begin_sequence,
-                report_time,
-                packets: b
-                    .metric_blocks
-                    .iter()
-                    .map(|m| {
-                        m.received.then(|| {
-                            report_time.saturating_sub(Duration::from_nanos(
-                                u64::from(m.arrival_time_offset) * 1_000_000_000 / 1024,
-                            ))
-                        })
-                    })
-                    .collect(),
-            })
-        })
-        .collect()
-}
-
 /// Decodes one RTCP datagram (compound or reduced-size). Never panics.
 pub fn decode(buf: &[u8]) -> Result<Vec<RtcpItem>, RtcpError> {
     let packets =
@@ -424,7 +470,7 @@ pub fn decode(buf: &[u8]) -> Result<Vec<RtcpItem>, RtcpError> {
                 crate::twcc::from_rtcp(tcc).map_err(|e| RtcpError::Malformed(e.to_string()))?;
             items.push(RtcpItem::Feedback(Feedback::encode(&tf)));
         } else if let Some(cc) = any.downcast_ref::<CcFeedbackReport>() {
-            items.extend(decode_arrivals(cc));
+            items.extend(ccfb_messages(cc)?);
         } else if let Some(raw) = any.downcast_ref::<RawPacket>() {
             let pt = raw.0.get(1).copied().unwrap_or(0);
             if pt == PacketType::ApplicationDefined as u8 {
@@ -443,6 +489,7 @@ pub fn decode(buf: &[u8]) -> Result<Vec<RtcpItem>, RtcpError> {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+    use wisp_core::Duration;
     use wisp_core::wire::ReceiverReport as Rr;
 
     fn feedback_samples() -> Vec<Feedback> {
@@ -664,8 +711,10 @@ mod tests {
         );
     }
 
+    /// `encode_arrivals`' CCFB packets decode as the core's RFC 8888 message: the report
+    /// timestamp is the middle 32 bits of the NTP time, each ATO the offset in 1/1024 s.
     #[test]
-    fn rfc8888_arrivals_round_trip_at_1024th_of_a_second() {
+    fn rfc8888_arrivals_decode_as_the_core_message() {
         let report_time = Instant::from_secs(10);
         let a = Arrivals {
             media_ssrc: 5,
@@ -682,19 +731,83 @@ mod tests {
         assert_eq!(out[1], 205);
         assert_eq!(out[0] & 0x1f, 11);
         let items = decode(&out).unwrap();
-        let [RtcpItem::Arrivals(b)] = &items[..] else {
+        let [RtcpItem::Feedback(fb)] = &items[..] else {
             panic!("{items:?}")
         };
-        assert_eq!((b.media_ssrc, b.begin_seq), (5, 65534));
-        assert_eq!(b.report_time.as_nanos(), 10_000_000_000);
+        let cc = fb.decode::<CongestionControlFeedback>().unwrap();
+        assert_eq!(cc.begin_seq, 65534);
+        assert_eq!(cc.report_timestamp, ntp_middle(report_time));
+        assert_eq!(from_q16(cc.report_timestamp), Duration::from_secs(10));
+        let atos: Vec<Option<u16>> = cc.reports.iter().map(|m| m.ato()).collect();
+        assert_eq!(atos, [Some(512), None, Some(0)]);
+    }
+
+    fn ccfb_sample() -> CongestionControlFeedback {
+        CongestionControlFeedback {
+            begin_seq: 0xFFFE,
+            reports: vec![
+                MetricBlock::received(0, 512),
+                MetricBlock::LOST,
+                MetricBlock::received(0b11, 0x1FFF),
+            ],
+            report_timestamp: 0x1234_5678,
+        }
+    }
+
+    /// The CCFB packet as RFC 8888 §3.1 draws it: V=2, P=0, FMT=11, PT=205, length in 32-bit
+    /// words minus one; the sender's SSRC; per media source its SSRC, begin_seq and
+    /// num_reports, one 16-bit R|ECN|ATO block per packet (R the most significant bit, then
+    /// the two ECN bits, then the 13-bit ATO), zero-padded to 32 bits when num_reports is odd;
+    /// then the 32-bit report timestamp.
+    #[test]
+    fn rfc8888_fixed_bytes_as_the_rfc_lays_them_out() {
+        let mut out = Vec::new();
+        encode_feedback(
+            &Feedback::encode(&ccfb_sample()),
+            0x0102_0304,
+            0x0a0b_0c0d,
+            &mut out,
+        )
+        .unwrap();
         assert_eq!(
-            b.packets,
-            vec![
-                Some(Instant::from_millis(9500)),
-                None,
-                Some(Instant::from_secs(10))
+            out,
+            [
+                0x8B, // 0b10_0_01011: V=2, P=0, FMT=11
+                205,  // PT: RTPFB
+                0, 6, // 7 words of 32 bits, minus one
+                1, 2, 3, 4, // SSRC of the RTCP packet sender
+                0x0a, 0x0b, 0x0c, 0x0d, // SSRC of the RTP stream
+                0xFF, 0xFE, // begin_seq
+                0, 3,    // num_reports
+                0x82, // 0b1_00_00010: R=1, ECN=00, the top of ATO=512
+                0,    // R=1, ECN=00, ATO=512
+                0, 0, // R=0: not received, the other bits zero
+                0xFF, 0xFF, // R=1, ECN=11 (CE), ATO=0x1FFF (unavailable)
+                0, 0, // padding to 32 bits (num_reports is odd)
+                0x12, 0x34, 0x56, 0x78, // report timestamp
             ]
         );
+    }
+
+    #[test]
+    fn rfc8888_feedback_round_trips_exactly() {
+        let cc = ccfb_sample();
+        let fb = Feedback::encode(&cc);
+        let mut out = Vec::new();
+        encode_feedback(&fb, 1, 2, &mut out).unwrap();
+        assert_eq!(decode(&out).unwrap(), vec![RtcpItem::Feedback(fb)]);
+        // Even: no padding; empty: a block with no reports.
+        for n in [0usize, 2, 500] {
+            let cc = CongestionControlFeedback {
+                reports: (0..n).map(|k| MetricBlock::received(0, k as u16)).collect(),
+                ..ccfb_sample()
+            };
+            let fb = Feedback::encode(&cc);
+            let mut out = Vec::new();
+            encode_feedback(&fb, 1, 2, &mut out).unwrap();
+            assert_eq!(out.len(), 20 + 2 * n);
+            assert_eq!(decode(&out).unwrap(), vec![RtcpItem::Feedback(fb)]);
+        }
     }
 
     #[test]
@@ -749,6 +862,22 @@ mod tests {
             for (i, b) in flips { if i < out.len() { out[i] ^= b; } }
             out.truncate(cut);
             let _ = decode(&out);
+        }
+
+        #[test]
+        fn rfc8888_round_trips(
+            begin in any::<u16>(), rts in any::<u32>(),
+            bits in proptest::collection::vec(any::<u16>(), 0..200),
+        ) {
+            let cc = CongestionControlFeedback {
+                begin_seq: begin,
+                reports: bits.into_iter().map(MetricBlock::from_bits).collect(),
+                report_timestamp: rts,
+            };
+            let fb = Feedback::encode(&cc);
+            let mut out = Vec::new();
+            encode_feedback(&fb, 1, 2, &mut out).unwrap();
+            prop_assert_eq!(decode(&out).unwrap(), vec![RtcpItem::Feedback(fb)]);
         }
 
         #[test]

@@ -4,10 +4,19 @@
 //!
 //! Shared by `gcc-twcc` ([`super::twcc`]) and the current `gcc` ([`crate::scheme::goog_cc`]).
 //!
+//! RFC 8888 feedback ([`CongestionControlFeedback`], `gcc:feedback=rfc8888`) is matched to the
+//! same record and yields the same packet results ([`FeedbackAdapter::adapt_ccfb`], as
+//! libwebrtc's adapter does for `CongestionControlFeedback`): the report block's RTP sequence
+//! numbers are the flow's (one SSRC), and a received packet's arrival on the receiver's clock is
+//! the report timestamp (unwrapped against the previous one) less its arrival time offset
+//! (RFC 8888 §3.1). A packet received with the ATO `0x1FFE` (over-range) or `0x1FFF`
+//! (unavailable) is reported received without an arrival.
+//!
 //! Deviations: the 16-bit sequence numbers are unwrapped against the highest sent (libwebrtc
 //! unwraps against the previous feedback's); a packet reported once is forgotten, so a packet
 //! reported lost that a later feedback reports received stays lost.
 
+use crate::ccfb::{CongestionControlFeedback, MetricBlock};
 use crate::time::Instant;
 use crate::units::DataSize;
 use crate::wire::TransportFeedback;
@@ -45,6 +54,8 @@ pub struct FeedbackAdapter {
     highest_sent: Option<u64>,
     /// The unwrapped reference time of the previous feedback (units of 64 ms).
     reference: Option<i64>,
+    /// The unwrapped report timestamp of the previous RFC 8888 feedback (1/65536 s).
+    report_timestamp: Option<i64>,
 }
 
 impl FeedbackAdapter {
@@ -89,6 +100,51 @@ impl FeedbackAdapter {
         };
         self.reference = Some(unwrapped);
         unwrapped
+    }
+
+    /// The RFC 8888 report timestamp (32 bits of 1/65536 s) unwrapped against the previous one.
+    pub fn unwrap_report_timestamp(&mut self, ts: u32) -> i64 {
+        let unwrapped = match self.report_timestamp {
+            None => i64::from(ts),
+            Some(prev) => prev + i64::from(ts.wrapping_sub(prev as u32) as i32),
+        };
+        self.report_timestamp = Some(unwrapped);
+        unwrapped
+    }
+
+    /// Matches RFC 8888 feedback with the packets sent, as [`FeedbackAdapter::adapt`] does
+    /// transport-wide feedback: appends what it reports of packets this sender sent and has not
+    /// seen reported, in sequence order, to `out` (cleared first), and forgets them and every
+    /// older packet.
+    pub fn adapt_ccfb(&mut self, fb: &CongestionControlFeedback, out: &mut Vec<PacketFeedback>) {
+        out.clear();
+        let Some(base) = self.unwrap_seq(fb.begin_seq) else {
+            return;
+        };
+        let rts = self.unwrap_report_timestamp(fb.report_timestamp);
+        let per_ato = i64::from(CongestionControlFeedback::RTS_PER_ATO);
+        for (k, m) in fb.reports.iter().enumerate() {
+            let seq = base + k as u64;
+            let Some(sent) = self.sent.remove(&seq) else {
+                continue;
+            };
+            // Arrival = RTS − ATO, in 1/65536 s on the receiver's clock (§3.1).
+            let arrival = m
+                .ato()
+                .filter(|&a| a <= MetricBlock::MAX_ATO)
+                .and_then(|a| u64::try_from(rts - i64::from(a) * per_ato).ok())
+                .map(|units| {
+                    Instant::from_nanos(((u128::from(units) * 1_000_000_000) >> 16) as u64)
+                });
+            out.push(PacketFeedback {
+                seq,
+                sent,
+                received: m.is_received(),
+                arrival,
+            });
+        }
+        let end = base + fb.reports.len() as u64;
+        self.sent = self.sent.split_off(&end);
     }
 
     /// Matches a feedback with the packets sent: appends what it reports of packets this sender
@@ -170,6 +226,67 @@ mod tests {
         assert!(a.outstanding().all(|s| s >= 65_537));
         // Reported once: the same feedback again adds nothing.
         a.adapt(&fb, &mut out);
+        assert!(out.is_empty());
+    }
+
+    /// RFC 8888 feedback: arrival = RTS − ATO (1/1024 s = 64 RTS units), losses, the
+    /// sequence-number wrap, the 0x1FFE/0x1FFF rule and the report timestamp's wrap.
+    #[test]
+    fn rfc8888_feedback_maps_to_the_same_packet_results() {
+        let mut a = FeedbackAdapter::new();
+        for seq in 65_530..65_560u64 {
+            a.on_sent(seq, packet(seq - 65_000));
+        }
+        // Just below the 32-bit wrap of the report timestamp.
+        let rts = u32::MAX - 99;
+        let fb = CongestionControlFeedback {
+            begin_seq: 65_534,
+            reports: vec![
+                MetricBlock::received(0, 512),
+                MetricBlock::LOST,
+                MetricBlock::received(0, 0),
+                MetricBlock::received(0, MetricBlock::ATO_OVER_RANGE),
+                MetricBlock::received(0, MetricBlock::ATO_UNAVAILABLE),
+            ],
+            report_timestamp: rts,
+        };
+        let mut out = vec![];
+        a.adapt_ccfb(&fb, &mut out);
+        let seqs: Vec<u64> = out.iter().map(|p| p.seq).collect();
+        assert_eq!(seqs, [65_534, 65_535, 65_536, 65_537, 65_538]);
+        let at = |units: i64| {
+            Some(Instant::from_nanos(
+                ((units as u128 * 1_000_000_000) >> 16) as u64,
+            ))
+        };
+        let rts = i64::from(rts);
+        assert_eq!(out[0].arrival, at(rts - 512 * 64));
+        assert!(out[0].received);
+        assert!(!out[1].received && out[1].arrival.is_none());
+        assert_eq!(out[2].arrival, at(rts));
+        for p in &out[3..] {
+            assert!(p.received && p.arrival.is_none(), "{p:?}");
+        }
+        assert_eq!(out[0].sent, packet(534));
+        assert!(a.outstanding().all(|s| s >= 65_539));
+        // The report timestamp wrapped: 200 units later, not 2^32 − 99 units earlier.
+        let next = CongestionControlFeedback {
+            begin_seq: 3, // 65_539
+            reports: vec![MetricBlock::received(0, 1)],
+            report_timestamp: 100,
+        };
+        a.adapt_ccfb(&next, &mut out);
+        assert_eq!(out.len(), 1);
+        assert_eq!(out[0].arrival, at(rts + 200 - 64));
+        // Reported once: again adds nothing; an empty report adds nothing.
+        a.adapt_ccfb(&next, &mut out);
+        assert!(out.is_empty());
+        let empty = CongestionControlFeedback {
+            begin_seq: 10,
+            reports: vec![],
+            report_timestamp: 300,
+        };
+        a.adapt_ccfb(&empty, &mut out);
         assert!(out.is_empty());
     }
 }

@@ -4,9 +4,12 @@
 //! `modules/remote_bitrate_estimator/aimd_rate_control.cc`; read for behaviour and constants,
 //! no code taken).
 //!
-//! The receiver is `gcc-twcc`'s ([`GccTwccReceiver`], libwebrtc's `RemoteEstimatorProxy`):
-//! transport-wide feedback every 50 ms, nothing estimated. The sender ([`sender`]) is
-//! `GoogCcNetworkController` with:
+//! The receiver ([`feedback`]) estimates nothing: by default it is `gcc-twcc`'s
+//! ([`GccTwccReceiver`](crate::scheme::gcc::twcc::GccTwccReceiver), libwebrtc's
+//! `RemoteEstimatorProxy`), transport-wide feedback every 50 ms; with `feedback=rfc8888` it sends
+//! RFC 8888 congestion control feedback instead ([`crate::ccfb`], libwebrtc's
+//! `CongestionControlFeedbackGenerator`), which the sender's adapter turns into the same
+//! per-packet results. The sender ([`sender`]) is `GoogCcNetworkController` with:
 //!
 //! * the feedback adapter shared with `gcc-twcc` ([`crate::scheme::gcc::adapter`]);
 //! * the delay-based estimator: libwebrtc's burst grouping (`InterArrivalDelta`), the trendline
@@ -37,25 +40,30 @@
 //! | `padding-kbps` | 0 (libwebrtc pads only when the application asks) |
 //! | `probing` | `true` (`false`: no probe clusters, for comparisons) |
 //! | `feedback-interval-ms` | 50 |
+//! | `feedback` | `twcc` (transport-wide feedback, TransportLayerCC), `rfc8888` (RFC 8888 CCFB) |
 //!
 //! Deviations (each module lists its own):
 //! * The estimate's range is [`min-kbps`, 1 Gbit/s] (libwebrtc: [5 kbit/s, 1 Gbit/s] unless the
 //!   application sets bounds; wisp's call uses the encoder's minimum).
 //! * Audio packets are acknowledged-rate samples but not delay samples (as `gcc-twcc`).
-//! * No congestion-window pushback, no network-state estimator, no RFC 8888 feedback.
+//! * No congestion-window pushback, no network-state estimator.
+//! * RFC 8888 feedback (`feedback=rfc8888`): ECN always Not-ECT, the arrivals on its 1/1024-s
+//!   grid (transport-wide feedback's is 250 µs), sent on the fixed interval rather than
+//!   libwebrtc's generator's rule; [`crate::ccfb`] lists the rest.
 
 pub mod acked;
 pub mod alr;
+pub mod feedback;
 pub mod loss;
 pub mod pacer;
 pub mod probe_controller;
 pub mod probe_estimator;
 pub mod sender;
 
+pub use feedback::{FeedbackKind, GoogCcFeedback, GoogCcReceiver};
 pub use loss::LossKind;
 pub use sender::GoogCcSender;
 
-use super::gcc::twcc::{GccTwccConfig, GccTwccReceiver};
 use super::gcc::{AimdConfig, CallRates};
 use super::params::{Checked, Given, Validate, scheme_config};
 use super::registry::{Halves, Scheme, SchemeInfo};
@@ -83,6 +91,9 @@ scheme_config! {
         /// The receiver's feedback interval, ms.
         #[serde(rename = "feedback-interval-ms", with = "ms")]
         pub feedback_interval: Duration,
+        /// The receiver's feedback: `twcc` (transport-wide, TransportLayerCC) or `rfc8888`
+        /// (RFC 8888 congestion control feedback).
+        pub feedback: FeedbackKind,
         /// The pacer's interval and the grouping interval (5 ms).
         #[serde(skip)]
         pub interval: Duration,
@@ -107,6 +118,7 @@ impl Default for GoogCcConfig {
             padding: Bitrate::ZERO,
             probing: true,
             feedback_interval: Duration::from_millis(50),
+            feedback: FeedbackKind::Twcc,
             interval: Duration::from_millis(5),
             max_estimate: Bitrate::from_mbps(1000),
             aimd: AimdConfig {
@@ -137,7 +149,7 @@ impl Validate for GoogCcConfig {
 
 impl Scheme for GoogCcConfig {
     type Sender = Box<GoogCcSender>;
-    type Receiver = GccTwccReceiver;
+    type Receiver = GoogCcReceiver;
     const NAMES: &'static [SchemeInfo] = &[SchemeInfo {
         name: "gcc",
         summary: "Google Congestion Control as libwebrtc's goog_cc runs it today: send-side trendline + AIMD on transport-wide feedback, probing, ALR, acknowledged bitrate, loss-based controller, video call",
@@ -150,13 +162,9 @@ impl Scheme for GoogCcConfig {
     fn build(
         &self,
         ctx: SchemeContext,
-    ) -> Result<Halves<Box<GoogCcSender>, GccTwccReceiver>, BuildError> {
-        let feedback = GccTwccConfig {
-            feedback_interval: self.feedback_interval,
-            ..GccTwccConfig::default()
-        };
+    ) -> Result<Halves<Box<GoogCcSender>, GoogCcReceiver>, BuildError> {
         let sender = Box::new(GoogCcSender::new(self, ctx.mtu()));
-        let receiver = GccTwccReceiver::new(&feedback);
+        let receiver = GoogCcReceiver::new(self.feedback, self.feedback_interval);
         Ok(ctx.media_halves(sender, receiver, self.call.media(), self.interval))
     }
 }
@@ -182,7 +190,22 @@ mod tests {
             "gcc:loss=v1".parse::<SchemeConfig>().unwrap().to_string(),
             "gcc:loss=v1"
         );
+        assert_eq!(
+            "gcc:feedback=twcc"
+                .parse::<SchemeConfig>()
+                .unwrap()
+                .to_string(),
+            "gcc"
+        );
+        assert_eq!(
+            "gcc:feedback=rfc8888,feedback-interval-ms=100"
+                .parse::<SchemeConfig>()
+                .unwrap()
+                .to_string(),
+            "gcc:feedback-interval-ms=100,feedback=rfc8888"
+        );
         for bad in [
+            "gcc:feedback=ccfb",
             "gcc:loss=v9",
             "gcc:feedback-interval-ms=0",
             "gcc:padding-kbps=-1",

@@ -4,7 +4,7 @@
 //!
 //! On each packet sent: the feedback adapter remembers it (with its probe cluster), the ALR
 //! detector spends its budget, the prober counts it. On each transport-wide feedback, in
-//! arrival order: the acknowledged-bitrate estimator, the probe-result estimator for probe
+//! arrival order (transport-wide or RFC 8888 feedback, matched by the same adapter: [`super::feedback`]): the acknowledged-bitrate estimator, the probe-result estimator for probe
 //! packets, and the delay-based estimator (grouping, trendline, over-use detector) take each
 //! received packet; then `DelayBasedBwe::MaybeUpdateEstimate`:
 //!
@@ -20,10 +20,12 @@
 use super::GoogCcConfig;
 use super::acked::AckedBitrate;
 use super::alr::AlrDetector;
+use super::feedback::GoogCcFeedback;
 use super::loss::{LossInput, LossSample, SendSideBwe};
 use super::pacer::Prober;
 use super::probe_controller::{ProbeController, ProbeControllerConfig};
 use super::probe_estimator::ProbeBitrateEstimator;
+use crate::ccfb::CongestionControlFeedback;
 use crate::controller::{Allowance, ExtraPacket, SendContext, Sender, SenderStats};
 use crate::packet::{Content, DataHeader};
 use crate::scheme::gcc::adapter::{FeedbackAdapter, PacketFeedback, SentPacket};
@@ -212,6 +214,17 @@ impl GoogCcSender {
         self.reported = reported;
     }
 
+    /// RFC 8888 feedback: the same per-packet results through the same adapter.
+    fn on_ccfb(&mut self, now: Instant, fb: &CongestionControlFeedback) {
+        let mut reported = std::mem::take(&mut self.reported);
+        self.adapter.adapt_ccfb(fb, &mut reported);
+        if !reported.is_empty() {
+            self.feedbacks += 1;
+            self.on_reported(now, &mut reported);
+        }
+        self.reported = reported;
+    }
+
     fn on_reported(&mut self, now: Instant, reported: &mut [PacketFeedback]) {
         if let Some(p) = reported.iter().rev().find(|p| p.arrival.is_some()) {
             let rtt = now.saturating_duration_since(p.sent.send);
@@ -321,7 +334,7 @@ impl GoogCcSender {
 }
 
 impl Sender for GoogCcSender {
-    type Feedback = TransportFeedback;
+    type Feedback = GoogCcFeedback;
     type Fields = ();
 
     fn on_packet_sent(&mut self, now: Instant, packet: &DataHeader, _ctx: &SendContext) {
@@ -342,8 +355,11 @@ impl Sender for GoogCcSender {
         self.alr.on_sent(now, packet.size);
     }
 
-    fn on_feedback(&mut self, now: Instant, feedback: &TransportFeedback) {
-        self.on_transport_feedback(now, feedback);
+    fn on_feedback(&mut self, now: Instant, feedback: &GoogCcFeedback) {
+        match feedback {
+            GoogCcFeedback::Twcc(fb) => self.on_transport_feedback(now, fb),
+            GoogCcFeedback::Rfc8888(fb) => self.on_ccfb(now, fb),
+        }
     }
 
     fn on_time(&mut self, now: Instant) {
@@ -433,7 +449,7 @@ pub(super) mod tests {
     }
 
     /// The feedback on `packets`, arrivals in 250-µs ticks from the reference time 0.
-    pub(super) fn feedback(packets: &[(DataHeader, Instant)]) -> TransportFeedback {
+    pub(super) fn feedback(packets: &[(DataHeader, Instant)]) -> GoogCcFeedback {
         let mut prev = 0i64;
         let deltas = packets
             .iter()
@@ -444,12 +460,12 @@ pub(super) mod tests {
                 Some(d as i16)
             })
             .collect();
-        TransportFeedback {
+        GoogCcFeedback::Twcc(TransportFeedback {
             base_seq: packets[0].0.seq as u16,
             reference: 0,
             fb_count: 0,
             deltas,
-        }
+        })
     }
 
     #[test]
