@@ -53,17 +53,29 @@ enum Opportunities {
     None,
 }
 
-/// Writes one direction's log.
+/// Writes one direction's log, in time order: an event learnt of after a later one was written
+/// (across the emulated 802.11 medium an arrival is written when the packet reaches the AP,
+/// while a frame the medium gave up on, or a departure, is known only when the medium is next
+/// advanced) is written at the millisecond of the latest line instead, so `wisp analyze` and
+/// Mahimahi's tools read the log.
 #[derive(Debug)]
 pub struct LogWriter<W: Write> {
     out: W,
     opportunities: Opportunities,
+    /// The millisecond of the latest line written.
+    last_ms: u64,
     /// Opportunities are written up to (excluding) this instant.
     written_to: Instant,
 }
 
 fn ms(t: Instant) -> u64 {
     t.as_millis()
+}
+
+/// The millisecond to write an event at `t` at: `t`'s, or the latest line's if that is later.
+fn in_order(last_ms: &mut u64, t: Instant) -> u64 {
+    *last_ms = ms(t).max(*last_ms);
+    *last_ms
 }
 
 impl<W: Write> LogWriter<W> {
@@ -84,6 +96,7 @@ impl<W: Write> LogWriter<W> {
             out,
             opportunities,
             written_to: Instant::ZERO,
+            last_ms: 0,
         })
     }
 
@@ -98,8 +111,9 @@ impl<W: Write> LogWriter<W> {
                 if at >= t {
                     break;
                 }
+                let at = in_order(&mut self.last_ms, at);
                 for _ in 0..n {
-                    writeln!(self.out, "{} # {}", ms(at), per_line)?;
+                    writeln!(self.out, "{at} # {per_line}")?;
                 }
                 c.advance();
             },
@@ -112,7 +126,8 @@ impl<W: Write> LogWriter<W> {
                     );
                     let bytes = b.first().copied().unwrap_or(0.0).round() as u64;
                     if bytes > 0 {
-                        writeln!(self.out, "{} # {}", ms(*next), bytes)?;
+                        let at = in_order(&mut self.last_ms, *next);
+                        writeln!(self.out, "{at} # {bytes}")?;
                     }
                     *next += Duration::from_millis(1);
                 }
@@ -125,25 +140,21 @@ impl<W: Write> LogWriter<W> {
 
     pub fn arrival(&mut self, t: Instant, bytes: usize) -> io::Result<()> {
         self.opportunities_until(t + Duration::from_nanos(1))?;
-        writeln!(self.out, "{} + {}", ms(t), bytes)
+        let at = in_order(&mut self.last_ms, t);
+        writeln!(self.out, "{at} + {bytes}")
     }
 
     pub fn departure(&mut self, t: Instant, bytes: usize, delay: Duration) -> io::Result<()> {
         self.opportunities_until(t + Duration::from_nanos(1))?;
         let us = delay.as_micros();
-        writeln!(
-            self.out,
-            "{} - {} {}.{:03}",
-            ms(t),
-            bytes,
-            us / 1000,
-            us % 1000
-        )
+        let at = in_order(&mut self.last_ms, t);
+        writeln!(self.out, "{at} - {bytes} {}.{:03}", us / 1000, us % 1000)
     }
 
     pub fn drop_packets(&mut self, t: Instant, packets: usize, bytes: usize) -> io::Result<()> {
         self.opportunities_until(t + Duration::from_nanos(1))?;
-        writeln!(self.out, "{} d {} {}", ms(t), packets, bytes)
+        let at = in_order(&mut self.last_ms, t);
+        writeln!(self.out, "{at} d {packets} {bytes}")
     }
 
     /// The underlying writer.
@@ -577,6 +588,29 @@ mod tests {
             s,
             "# queue: infinite\n0 + 1500\n1 # 1500\n1 # 1500\n1 - 1500 0.500\n2 d 1 100\n3 # 1500\n4 # 1500\n4 # 1500\n6 # 1500\n"
         );
+    }
+
+    /// An event learnt of late (the 802.11 medium's drop at 9.5 ms, after an arrival at 10.2 ms
+    /// was written) goes at the latest line's millisecond: the log stays in time order and
+    /// reads back.
+    #[test]
+    fn an_event_learnt_late_keeps_the_log_in_order() {
+        let link = LinkModel::Unlimited;
+        let mut w = LogWriter::new(Vec::new(), &link, &[]).unwrap();
+        w.arrival(Instant::from_micros(9_000), 100).unwrap();
+        w.arrival(Instant::from_micros(10_200), 200).unwrap();
+        w.drop_packets(Instant::from_micros(9_500), 1, 100).unwrap();
+        w.departure(
+            Instant::from_micros(11_000),
+            200,
+            Duration::from_micros(800),
+        )
+        .unwrap();
+        w.finish(Instant::from_millis(12)).unwrap();
+        let s = String::from_utf8(w.out).unwrap();
+        assert_eq!(s, "9 + 100\n10 + 200\n10 d 1 100\n11 - 200 0.800\n");
+        let a = analyze(s.as_bytes(), "log").unwrap();
+        assert_eq!(a.packets_dropped, 1);
     }
 
     #[test]
