@@ -38,6 +38,17 @@ pub fn quantiles(values: &mut [f64], qs: &[f64]) -> Vec<Option<f64>> {
 /// partitioned, not sorted. For the long series of the metrics (one delay per millisecond of a
 /// day's trace).
 pub fn quantiles_unsorted(values: &mut [f64], qs: &[f64]) -> Vec<Option<f64>> {
+    select_quantiles(values, qs, f64::total_cmp)
+}
+
+/// The nearest-rank quantiles of `values` in the order `cmp` gives (the ranks
+/// [`quantile_sorted`] picks), found by selection: [`quantiles_unsorted`] for any ordered
+/// type, e.g. durations as integer nanoseconds. `values` is left partitioned.
+pub fn select_quantiles<T: Copy>(
+    values: &mut [T],
+    qs: &[f64],
+    cmp: impl Fn(&T, &T) -> core::cmp::Ordering + Copy,
+) -> Vec<Option<T>> {
     let n = values.len();
     if n == 0 {
         return vec![None; qs.len()];
@@ -52,7 +63,7 @@ pub fn quantiles_unsorted(values: &mut [f64], qs: &[f64]) -> Vec<Option<f64>> {
     for i in order {
         let k = index(qs[i]);
         if k >= from {
-            values[from..].select_nth_unstable_by(k - from, f64::total_cmp);
+            values[from..].select_nth_unstable_by(k - from, cmp);
             from = k;
         }
         out[i] = Some(values[k]);

@@ -125,28 +125,14 @@ fn e2e_delay_p95_ms_in(
 }
 
 /// The nearest-rank quantiles ([`wisp_core::stats::quantile_sorted`]'s ranks) of durations
-/// given in nanoseconds, in milliseconds, found by selection ([`wisp_core::stats::quantiles_unsorted`], on
+/// given in nanoseconds, in milliseconds, found by selection ([`wisp_core::stats::select_quantiles`] on
 /// integers): the same values as the quantiles of the durations' `as_millis_f64`, since that is
 /// non-decreasing in the nanoseconds. `values` is left partitioned.
 fn quantiles_of_nanos(values: &mut [u64], qs: &[f64]) -> Vec<Option<f64>> {
-    let n = values.len();
-    if n == 0 {
-        return vec![None; qs.len()];
-    }
-    let index = |q: f64| ((q.clamp(0.0, 1.0) * n as f64).ceil() as usize).clamp(1, n) - 1;
-    let mut order: Vec<usize> = (0..qs.len()).collect();
-    order.sort_by_key(|&i| index(qs[i]));
-    let mut out = vec![None; qs.len()];
-    let mut from = 0;
-    for i in order {
-        let k = index(qs[i]);
-        if k >= from {
-            values[from..].select_nth_unstable(k - from);
-            from = k;
-        }
-        out[i] = Some(Duration::from_nanos(values[k]).as_millis_f64());
-    }
-    out
+    wisp_core::stats::select_quantiles(values, qs, u64::cmp)
+        .into_iter()
+        .map(|v| v.map(|ns| Duration::from_nanos(ns).as_millis_f64()))
+        .collect()
 }
 
 /// The ideal sender's 95% end-to-end delay on `ctx.link` over `[from, to)`.

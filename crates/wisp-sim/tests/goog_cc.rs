@@ -6,7 +6,7 @@
 #[path = "common/gcc.rs"]
 mod gcc_common;
 
-use gcc_common::{link, queue_p95, step_run, utilisation};
+use gcc_common::{delivered_bytes, link, queue_p95, step_run, utilisation};
 use wisp_core::{Duration, Instant};
 use wisp_sim::run::{RunResult, run};
 use wisp_sim::sim::Scenario;
@@ -133,18 +133,7 @@ fn gcc_holds_the_rfc8867_capacity_steps_on_every_seed() {
 
 /// Delivered kbit/s over [from, to) s.
 fn throughput_kbps(r: &RunResult, from: f64, to: f64) -> f64 {
-    let (a, b) = (
-        Instant::ZERO + Duration::from_secs_f64(from),
-        Instant::ZERO + Duration::from_secs_f64(to),
-    );
-    let bytes: u64 = r
-        .log
-        .packets
-        .iter()
-        .filter(|p| p.delivered.is_some_and(|d| d >= a && d < b))
-        .map(|p| p.header.size.bytes())
-        .sum();
-    bytes as f64 * 8.0 / 1000.0 / (to - from)
+    delivered_bytes(r, from, to) as f64 * 8.0 / 1000.0 / (to - from)
 }
 
 /// `gcc:feedback=rfc8888` (RFC 8888 congestion control feedback instead of transport-wide

@@ -12,21 +12,29 @@ pub fn link(spec: &str) -> LinkModel {
     spec.parse::<LinkSpec>().unwrap().load().unwrap()
 }
 
-/// Delivered bytes / offered bytes over [from, to) (seconds).
-pub fn utilisation(r: &RunResult, model: &LinkModel, from: f64, to: f64) -> f64 {
-    let (a, b) = (
-        Instant::ZERO + Duration::from_secs_f64(from),
-        Instant::ZERO + Duration::from_secs_f64(to),
-    );
-    let delivered: u64 = r
-        .log
+/// The bytes delivered over [from, to) (seconds).
+pub fn delivered_bytes(r: &RunResult, from: f64, to: f64) -> u64 {
+    let (a, b) = window(from, to);
+    r.log
         .packets
         .iter()
         .filter(|p| p.delivered.is_some_and(|d| d >= a && d < b))
         .map(|p| p.header.size.bytes())
-        .sum();
+        .sum()
+}
+
+fn window(from: f64, to: f64) -> (Instant, Instant) {
+    (
+        Instant::ZERO + Duration::from_secs_f64(from),
+        Instant::ZERO + Duration::from_secs_f64(to),
+    )
+}
+
+/// Delivered bytes / offered bytes over [from, to) (seconds).
+pub fn utilisation(r: &RunResult, model: &LinkModel, from: f64, to: f64) -> f64 {
+    let (a, b) = window(from, to);
     let offered: f64 = model.capacity_bins(a, b, b - a).iter().sum();
-    delivered as f64 / offered
+    delivered_bytes(r, from, to) as f64 / offered
 }
 
 /// 95th percentile of the queueing delay (bottleneck queue → delivery) of the packets
