@@ -67,7 +67,7 @@ def test_run_results_as_pandas() -> None:
     assert (df["scheme"] == "gcc-remb").all()
     # A list of schemes: each row carries its flow's scheme, not the run's joined name.
     r = wisp.run(scheme=["gcc-remb", "cbr:rate-kbps=1000"], link="const:6mbps", duration_s=5)
-    assert r.scheme == "gcc+cbr:rate-kbps=1000"
+    assert r.scheme == "gcc-remb+cbr:rate-kbps=1000"
     df = r.to_pandas()
     assert list(df["scheme"]) == ["gcc-remb", "cbr:rate-kbps=1000"]
     assert list(df.columns) == list(wisp.bench("cbr", "traces/cellular/Verizon-LTE-short.down", duration_s=1).columns)
