@@ -491,6 +491,7 @@ mod tests {
             .unwrap();
         assert!(kbps(at_1s) > 600.0, "{}", kbps(at_1s));
     }
+
     #[test]
     fn a_foreign_datagram_is_counted_and_ignored() {
         let mut h = Harness::new("cbr:rate-kbps=1200", Duration::from_secs(2), ms(10));
