@@ -56,6 +56,8 @@ pub struct FeedbackAdapter {
     reference: Option<i64>,
     /// The unwrapped report timestamp of the previous RFC 8888 feedback (1/65536 s).
     report_timestamp: Option<i64>,
+    /// Bytes of the packets in `sent` (libwebrtc's data in flight).
+    in_flight: DataSize,
 }
 
 impl FeedbackAdapter {
@@ -65,11 +67,37 @@ impl FeedbackAdapter {
 
     /// Packet `seq` left.
     pub fn on_sent(&mut self, seq: u64, packet: SentPacket) {
-        self.sent.insert(seq, packet);
+        self.in_flight += packet.size;
+        if let Some(old) = self.sent.insert(seq, packet) {
+            self.in_flight -= old.size;
+        }
         self.highest_sent = Some(self.highest_sent.map_or(seq, |h| h.max(seq)));
         while self.sent.len() > HISTORY {
-            self.sent.pop_first();
+            if let Some((_, old)) = self.sent.pop_first() {
+                self.in_flight -= old.size;
+            }
         }
+    }
+
+    /// Bytes sent that no feedback has reported yet (libwebrtc's data in flight).
+    pub fn in_flight(&self) -> DataSize {
+        self.in_flight
+    }
+
+    /// Takes packet `seq` out of the record, if it is there.
+    fn take(&mut self, seq: u64) -> Option<SentPacket> {
+        let p = self.sent.remove(&seq)?;
+        self.in_flight -= p.size;
+        Some(p)
+    }
+
+    /// Forgets every packet before `end`.
+    fn forget_before(&mut self, end: u64) {
+        let kept = self.sent.split_off(&end);
+        for p in self.sent.values() {
+            self.in_flight -= p.size;
+        }
+        self.sent = kept;
     }
 
     /// The packets sent and not yet reported (sequence numbers).
@@ -125,7 +153,7 @@ impl FeedbackAdapter {
         let per_ato = i64::from(CongestionControlFeedback::RTS_PER_ATO);
         for (k, m) in fb.reports.iter().enumerate() {
             let seq = base + k as u64;
-            let Some(sent) = self.sent.remove(&seq) else {
+            let Some(sent) = self.take(seq) else {
                 continue;
             };
             // Arrival = RTS − ATO, in 1/65536 s on the receiver's clock (§3.1).
@@ -143,8 +171,7 @@ impl FeedbackAdapter {
                 arrival,
             });
         }
-        let end = base + fb.reports.len() as u64;
-        self.sent = self.sent.split_off(&end);
+        self.forget_before(base + fb.reports.len() as u64);
     }
 
     /// Matches a feedback with the packets sent: appends what it reports of packets this sender
@@ -164,7 +191,7 @@ impl FeedbackAdapter {
             }
             let seq = base + k as u64;
             // Not sent by us, or already reported: nothing to learn.
-            let Some(sent) = self.sent.remove(&seq) else {
+            let Some(sent) = self.take(seq) else {
                 continue;
             };
             let arrival = d
@@ -178,8 +205,7 @@ impl FeedbackAdapter {
             });
         }
         // Forget what this feedback covered and anything older.
-        let end = base + fb.deltas.len() as u64;
-        self.sent = self.sent.split_off(&end);
+        self.forget_before(base + fb.deltas.len() as u64);
     }
 }
 
@@ -224,9 +250,12 @@ mod tests {
             Some(Instant::from_nanos((origin + 1_250_000) as u64))
         );
         assert!(a.outstanding().all(|s| s >= 65_537));
+        // 30 sent, 7 reported or older: 23 packets of 1200 B in flight.
+        assert_eq!(a.in_flight(), DataSize::from_bytes(23 * 1200));
         // Reported once: the same feedback again adds nothing.
         a.adapt(&fb, &mut out);
         assert!(out.is_empty());
+        assert_eq!(a.in_flight(), DataSize::from_bytes(23 * 1200));
     }
 
     /// RFC 8888 feedback: arrival = RTS − ATO (1/1024 s = 64 RTS units), losses, the
@@ -269,6 +298,7 @@ mod tests {
         }
         assert_eq!(out[0].sent, packet(534));
         assert!(a.outstanding().all(|s| s >= 65_539));
+        assert_eq!(a.in_flight(), DataSize::from_bytes(21 * 1200));
         // The report timestamp wrapped: 200 units later, not 2^32 − 99 units earlier.
         let next = CongestionControlFeedback {
             begin_seq: 3, // 65_539

@@ -25,7 +25,9 @@
 //! * the probe controller ([`probe_controller`]), the probe-result estimator
 //!   ([`probe_estimator`]), the prober and padding ([`pacer`]), the ALR detector ([`alr`]);
 //! * the target from the delay-based estimate and the loss-based controller ([`loss`],
-//!   `SendSideBandwidthEstimation`; `loss=v2`, libwebrtc's loss-based BWE v2, by default).
+//!   `SendSideBandwidthEstimation`; `loss=v2`, libwebrtc's loss-based BWE v2, by default);
+//! * the congestion window and its pushback on the encoder, with frame dropping ([`cwnd`]:
+//!   Chrome's default `WebRTC-CongestionWindow`, `QueueSize:350,MinBitrate:30000,DropFrame:true`).
 //!
 //! The media source is `gcc-remb`'s (a video call at the target within the encoder's range,
 //! 50–2500 kbit/s by default, audio 32 kbit/s), its packets paced every 5 ms at 2.5 × the target
@@ -41,18 +43,20 @@
 //! | `probing` | `true` (`false`: no probe clusters, for comparisons) |
 //! | `feedback-interval-ms` | 50 |
 //! | `feedback` | `twcc` (transport-wide feedback, TransportLayerCC), `rfc8888` (RFC 8888 CCFB) |
+//! | `cwnd-queue-ms` | 350 (the congestion window's `QueueSize`; 0: no window, no pushback) |
 //!
 //! Deviations (each module lists its own):
 //! * The estimate's range is [`min-kbps`, 1 Gbit/s] (libwebrtc: [5 kbit/s, 1 Gbit/s] unless the
 //!   application sets bounds; wisp's call uses the encoder's minimum).
 //! * Audio packets are acknowledged-rate samples but not delay samples (as `gcc-twcc`).
-//! * No congestion-window pushback, no network-state estimator.
+//! * No network-state estimator.
 //! * RFC 8888 feedback (`feedback=rfc8888`): ECN always Not-ECT, the arrivals on its 1/1024-s
 //!   grid (transport-wide feedback's is 250 µs), sent on the fixed interval rather than
 //!   libwebrtc's generator's rule; [`crate::ccfb`] lists the rest.
 
 pub mod acked;
 pub mod alr;
+pub mod cwnd;
 pub mod feedback;
 pub mod loss;
 pub mod pacer;
@@ -94,6 +98,10 @@ scheme_config! {
         /// The receiver's feedback: `twcc` (transport-wide, TransportLayerCC) or `rfc8888`
         /// (RFC 8888 congestion control feedback).
         pub feedback: FeedbackKind,
+        /// The congestion window's time beyond the RTT, ms (`WebRTC-CongestionWindow`'s
+        /// `QueueSize`; 0: no congestion window and no pushback).
+        #[serde(rename = "cwnd-queue-ms", with = "ms")]
+        pub cwnd_queue: Duration,
         /// The pacer's interval and the grouping interval (5 ms).
         #[serde(skip)]
         pub interval: Duration,
@@ -119,6 +127,7 @@ impl Default for GoogCcConfig {
             probing: true,
             feedback_interval: Duration::from_millis(50),
             feedback: FeedbackKind::Twcc,
+            cwnd_queue: Duration::from_millis(350),
             interval: Duration::from_millis(5),
             max_estimate: Bitrate::from_mbps(1000),
             aimd: AimdConfig {
@@ -139,6 +148,13 @@ impl Validate for GoogCcConfig {
             1.0,
             1000.0,
             "a time in ms, 1 to 1000",
+        )?;
+        given.time_ms(
+            "cwnd-queue-ms",
+            self.cwnd_queue,
+            0.0,
+            10_000.0,
+            "a time in ms, 0 (off) to 10000",
         )?;
         let rate = "a rate in kbit/s, 0 to 1e6";
         given.rate_kbps("max-probe-kbps", self.max_probe, 0.0, 1e6, rate)?;

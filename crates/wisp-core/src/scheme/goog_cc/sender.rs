@@ -14,12 +14,24 @@
 //!
 //! the loss-based controller takes the feedback ([`super::loss`]), the target is updated, the
 //! ALR detector and the probe controller learn it, and a probe is requested after a recovery
-//! from over-use or a back-off in ALR. On time: the probe controller's periodic work (the end of
-//! the wait for a result, ALR probes), and probe clusters move to the prober.
+//! from over-use or a back-off in ALR; then the congestion window is updated
+//! ([`super::cwnd`]). On time: the probe controller's periodic work (the end of the wait for a
+//! result, ALR probes), probe clusters move to the prober, and every 25 ms
+//! (`OnProcessInterval`) the congestion window is updated.
+//!
+//! The round-trip times are libwebrtc's: AIMD's is the mean of the last 32 feedbacks' largest
+//! feedback RTTs (`OnRttUpdate`), the loss controller's the feedback's smallest RTT less each
+//! packet's wait at the receiver (`UpdateRtt`).
+//!
+//! The encoder is given the target after the congestion window's pushback and frame dropping
+//! ([`super::cwnd::encoder_rate`]); the pacer paces at 2.5 × the target before it. The
+//! pushback is recomputed where libwebrtc's `MaybeTriggerOnNetworkChanged` runs: on every
+//! packet sent, every process interval and every feedback that updated the estimate.
 
 use super::GoogCcConfig;
 use super::acked::AckedBitrate;
 use super::alr::AlrDetector;
+use super::cwnd::{self, CongestionWindow};
 use super::feedback::GoogCcFeedback;
 use super::loss::{LossInput, LossSample, SendSideBwe};
 use super::pacer::Prober;
@@ -38,6 +50,8 @@ use crate::wire::TransportFeedback;
 /// Before an acknowledged rate exists, over-use halves the estimate at most this often
 /// (`InitialTimeToReduceFurther`).
 const INITIAL_REDUCE_INTERVAL: Duration = Duration::from_millis(200);
+/// The controller's process interval (`GoogCcNetworkControllerFactory::GetProcessInterval`).
+const PROCESS_INTERVAL: Duration = Duration::from_millis(25);
 
 /// What one feedback did to the delay-based estimate.
 #[derive(Clone, Copy, Debug, Default)]
@@ -73,6 +87,11 @@ pub struct GoogCcSender {
     probe_packets: u64,
     last_probe_result: Option<Bitrate>,
     last_initial_halving: Option<Instant>,
+    /// The congestion window (`None`: `cwnd-queue-ms=0`) and the RTTs of recent feedbacks.
+    cwnd: Option<CongestionWindow>,
+    /// The encoder's rate: the target after pushback and frame dropping.
+    encoder: Bitrate,
+    next_process: Option<Instant>,
 }
 
 impl GoogCcSender {
@@ -113,6 +132,44 @@ impl GoogCcSender {
             probe_packets: 0,
             last_probe_result: None,
             last_initial_halving: None,
+            cwnd: (!config.cwnd_queue.is_zero()).then(|| CongestionWindow::new(config.cwnd_queue)),
+            encoder: config.call.start,
+            next_process: None,
+        }
+    }
+
+    /// The rate the encoder is asked for: the target after the congestion window's pushback.
+    pub fn encoder_target(&self) -> Bitrate {
+        self.encoder
+    }
+
+    /// The congestion window, once there is one.
+    pub fn congestion_window(&self) -> Option<DataSize> {
+        self.cwnd.as_ref().and_then(CongestionWindow::window)
+    }
+
+    /// Bytes sent that no feedback has reported yet.
+    pub fn in_flight(&self) -> DataSize {
+        self.adapter.in_flight()
+    }
+
+    /// `MaybeTriggerOnNetworkChanged`'s pushback: the encoder's rate for the current target.
+    fn update_pushback(&mut self) {
+        let target = self.target();
+        self.encoder = match self.cwnd.as_mut() {
+            Some(c) => {
+                c.set_in_flight(self.adapter.in_flight());
+                cwnd::encoder_rate(target, c.pushback(target, self.config.call.min))
+            }
+            None => target,
+        };
+    }
+
+    /// `UpdateCongestionWindowSize` with the current target.
+    fn update_window(&mut self) {
+        let target = self.target();
+        if let Some(c) = self.cwnd.as_mut() {
+            c.update_window(target);
         }
     }
 
@@ -225,12 +282,41 @@ impl GoogCcSender {
         self.reported = reported;
     }
 
-    fn on_reported(&mut self, now: Instant, reported: &mut [PacketFeedback]) {
-        if let Some(p) = reported.iter().rev().find(|p| p.arrival.is_some()) {
-            let rtt = now.saturating_duration_since(p.sent.send);
-            self.rtt = Some(rtt);
-            self.aimd.set_rtt(rtt);
+    /// The feedback's RTTs (`OnTransportPacketsFeedback`): the largest feedback RTT to the
+    /// window's record and its mean to AIMD; the smallest less each packet's wait at the
+    /// receiver to the loss controller.
+    fn on_feedback_rtts(&mut self, now: Instant, reported: &[PacketFeedback]) {
+        let received = || reported.iter().filter_map(|p| p.arrival.map(|at| (p, at)));
+        let Some(last_arrival) = received().map(|(_, at)| at).max() else {
+            return;
+        };
+        let max_rtt = received()
+            .map(|(p, _)| now.saturating_duration_since(p.sent.send))
+            .max()
+            .unwrap_or(Duration::ZERO);
+        let min_rtt = received()
+            .map(|(p, at)| {
+                let pending = last_arrival.saturating_duration_since(at);
+                now.saturating_duration_since(p.sent.send)
+                    .saturating_sub(pending)
+            })
+            .min()
+            .unwrap_or(Duration::ZERO);
+        self.rtt = Some(min_rtt);
+        let mean = match self.cwnd.as_mut() {
+            Some(c) => {
+                c.on_feedback_rtt(max_rtt);
+                c.mean_rtt()
+            }
+            None => Some(max_rtt),
+        };
+        if let Some(mean) = mean {
+            self.aimd.set_rtt(mean);
         }
+    }
+
+    fn on_reported(&mut self, now: Instant, reported: &mut [PacketFeedback]) {
+        self.on_feedback_rtts(now, reported);
         let previous = self.delay.state();
         let samples: Vec<LossSample> = reported
             .iter()
@@ -268,10 +354,14 @@ impl GoogCcSender {
             && result
                 .updated
                 .is_some_and(|r| before.is_some_and(|b| r < b));
+        if result.updated.is_some() {
+            self.update_pushback();
+        }
         if result.recovered_from_overuse || backoff_in_alr {
             self.probes.request_probe(now);
         }
         self.queue_probes(now);
+        self.update_window();
     }
 
     /// One received packet through the estimators.
@@ -353,6 +443,7 @@ impl Sender for GoogCcSender {
             },
         );
         self.alr.on_sent(now, packet.size);
+        self.update_pushback();
     }
 
     fn on_feedback(&mut self, now: Instant, feedback: &GoogCcFeedback) {
@@ -372,13 +463,18 @@ impl Sender for GoogCcSender {
         self.probes.set_alr(self.alr.start(), self.alr.ended());
         self.probes.process(now);
         self.queue_probes(now);
+        let next = *self.next_process.get_or_insert(now);
+        if now >= next {
+            self.next_process = Some(next.max(now - PROCESS_INTERVAL) + PROCESS_INTERVAL);
+            self.update_window();
+            self.update_pushback();
+        }
     }
 
     fn allowance(&self, _now: Instant) -> Allowance {
-        let target = self.target();
         Allowance::Rate {
-            target,
-            pacing: target.mul_f64(self.pace_factor),
+            target: self.encoder,
+            pacing: self.target().mul_f64(self.pace_factor),
         }
     }
 
@@ -396,7 +492,7 @@ impl Sender for GoogCcSender {
     fn stats(&self) -> SenderStats {
         SenderStats {
             target_rate: Some(self.target()),
-            window: None,
+            window: self.congestion_window(),
         }
     }
 }
