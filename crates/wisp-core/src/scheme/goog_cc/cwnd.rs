@@ -55,52 +55,61 @@ const MIN_PUSHBACK: Bitrate = Bitrate::from_kbps(30);
 /// (`kDefaultMinVideoBitrateBps`).
 const CODEC_MIN: Bitrate = Bitrate::from_kbps(30);
 
+/// The largest feedback RTT of each of the last 32 feedbacks (`feedback_max_rtts_`), in whole
+/// milliseconds as libwebrtc keeps them. libwebrtc records them whether or not the congestion
+/// window is on; AIMD takes their mean.
+#[derive(Clone, Debug, Default)]
+pub struct FeedbackRtts(VecDeque<Duration>);
+
+impl FeedbackRtts {
+    /// A feedback's largest RTT.
+    pub fn push(&mut self, max_rtt: Duration) {
+        self.0.push_back(Duration::from_millis(max_rtt.as_millis()));
+        if self.0.len() > RTT_WINDOW {
+            self.0.pop_front();
+        }
+    }
+
+    /// Their mean (whole milliseconds), once there is one.
+    pub fn mean(&self) -> Option<Duration> {
+        let n = self.0.len() as u64;
+        (n > 0).then(|| {
+            let sum: u64 = self.0.iter().map(|r| r.as_millis()).sum();
+            Duration::from_millis(sum / n)
+        })
+    }
+
+    /// The smallest, once there is one.
+    pub fn min(&self) -> Option<Duration> {
+        self.0.iter().min().copied()
+    }
+}
+
 /// The congestion window, the pushback controller and the encoder rate they leave.
 #[derive(Clone, Debug)]
 pub struct CongestionWindow {
     /// `QueueSize`: the time beyond the RTT the window holds.
     queue: Duration,
-    rtts: VecDeque<Duration>,
     window: Option<DataSize>,
-    in_flight: DataSize,
     ratio: f64,
+    /// The encoder's rate from the last pushback.
+    encoder: Option<Bitrate>,
 }
 
 impl CongestionWindow {
     pub fn new(queue: Duration) -> Self {
         CongestionWindow {
             queue,
-            rtts: VecDeque::with_capacity(RTT_WINDOW + 1),
             window: None,
-            in_flight: DataSize::ZERO,
             ratio: 1.0,
+            encoder: None,
         }
     }
 
-    /// A feedback's largest RTT (libwebrtc keeps whole milliseconds).
-    pub fn on_feedback_rtt(&mut self, max_rtt: Duration) {
-        self.rtts
-            .push_back(Duration::from_millis(max_rtt.as_millis()));
-        if self.rtts.len() > RTT_WINDOW {
-            self.rtts.pop_front();
-        }
-    }
-
-    /// The mean of the kept feedback RTTs (whole milliseconds), once there is one.
-    pub fn mean_rtt(&self) -> Option<Duration> {
-        let n = self.rtts.len() as u64;
-        (n > 0).then(|| {
-            let sum: u64 = self.rtts.iter().map(|r| r.as_millis()).sum();
-            Duration::from_millis(sum / n)
-        })
-    }
-
-    /// `UpdateCongestionWindowSize` with the current target; nothing before the first RTT.
-    pub fn update_window(&mut self, target: Bitrate) {
-        let Some(min_rtt) = self.rtts.iter().min() else {
-            return;
-        };
-        let w = target * (*min_rtt + self.queue);
+    /// `UpdateCongestionWindowSize` with the current target and the smallest recent feedback
+    /// RTT.
+    pub fn update_window(&mut self, target: Bitrate, min_rtt: Duration) {
+        let w = target * (min_rtt + self.queue);
         let w = match self.window {
             Some(old) => DataSize::from_bytes((w.bytes() + old.bytes()) / 2),
             None => w,
@@ -108,22 +117,28 @@ impl CongestionWindow {
         self.window = Some(w.max(MIN_WINDOW));
     }
 
-    /// Data in flight now.
-    pub fn set_in_flight(&mut self, bytes: DataSize) {
-        self.in_flight = bytes;
-    }
-
     pub fn window(&self) -> Option<DataSize> {
         self.window
     }
 
+    /// `MaybeTriggerOnNetworkChanged`'s pushback with `in_flight` bytes outstanding: the
+    /// encoder's rate for `target` from now on ([`CongestionWindow::encoder`]).
+    pub fn push_back(&mut self, target: Bitrate, in_flight: DataSize, min: Bitrate) {
+        self.encoder = Some(encoder_rate(target, self.pushback(target, in_flight, min)));
+    }
+
+    /// The encoder's rate from the last [`CongestionWindow::push_back`], if any.
+    pub fn encoder(&self) -> Option<Bitrate> {
+        self.encoder
+    }
+
     /// `UpdateTargetBitrate`, then the controller's floor `min`: the pushback rate for `target`.
     /// Moves the encoding ratio, so call it where libwebrtc recomputes its target.
-    pub fn pushback(&mut self, target: Bitrate, min: Bitrate) -> Bitrate {
+    fn pushback(&mut self, target: Bitrate, in_flight: DataSize, min: Bitrate) -> Bitrate {
         let Some(window) = self.window.filter(|w| *w > DataSize::ZERO) else {
             return target;
         };
-        let fill = self.in_flight.bytes() as f64 / window.bytes() as f64;
+        let fill = in_flight.bytes() as f64 / window.bytes() as f64;
         self.ratio = if fill > 1.5 {
             self.ratio * 0.9
         } else if fill > 1.0 {
@@ -169,64 +184,81 @@ mod tests {
 
     #[test]
     fn the_window_is_the_target_over_the_rtt_and_the_queue_averaged() {
-        let mut c = CongestionWindow::new(MS(350));
-        c.update_window(Bitrate::from_kbps(1000));
-        assert_eq!(c.window(), None, "no RTT yet");
+        let mut rtts = FeedbackRtts::default();
+        assert_eq!((rtts.mean(), rtts.min()), (None, None), "no RTT yet");
         for rtt in [80, 50, 120] {
-            c.on_feedback_rtt(MS(rtt));
+            rtts.push(MS(rtt));
         }
-        assert_eq!(c.mean_rtt(), Some(MS(83)));
+        assert_eq!(rtts.mean(), Some(MS(83)));
+        assert_eq!(rtts.min(), Some(MS(50)));
+        let mut c = CongestionWindow::new(MS(350));
+        assert_eq!(c.window(), None);
         // 1 Mbit/s × (50 + 350) ms = 50,000 B.
-        c.update_window(Bitrate::from_kbps(1000));
+        c.update_window(Bitrate::from_kbps(1000), MS(50));
         assert_eq!(c.window(), Some(DataSize::from_bytes(50_000)));
         // Halfway to 0.5 Mbit/s × 0.4 s.
-        c.update_window(Bitrate::from_kbps(500));
+        c.update_window(Bitrate::from_kbps(500), MS(50));
         assert_eq!(c.window(), Some(DataSize::from_bytes(37_500)));
         // Never below two packets.
         for _ in 0..20 {
-            c.update_window(Bitrate::from_kbps(10));
+            c.update_window(Bitrate::from_kbps(10), MS(50));
         }
         assert_eq!(c.window(), Some(MIN_WINDOW));
         // Only the last 32 RTTs count.
         for _ in 0..32 {
-            c.on_feedback_rtt(MS(200));
+            rtts.push(MS(200));
         }
-        assert_eq!(c.mean_rtt(), Some(MS(200)));
+        assert_eq!(rtts.mean(), Some(MS(200)));
+        assert_eq!(rtts.min(), Some(MS(200)));
     }
 
     #[test]
     fn the_pushback_follows_the_fill_of_the_window() {
         let target = Bitrate::from_kbps(1000);
         let min = Bitrate::from_kbps(5);
+        let bytes = DataSize::from_bytes;
         let mut c = CongestionWindow::new(MS(350));
-        assert_eq!(c.pushback(target, min), target, "no window yet");
-        c.on_feedback_rtt(MS(50));
-        c.update_window(target);
-        // Half full: the ratio stays at 1.
-        c.set_in_flight(DataSize::from_bytes(25_000));
-        assert_eq!(c.pushback(target, min), target);
-        // Overfull by more than half: × 0.9 each time, then × 0.95 once less full.
-        c.set_in_flight(DataSize::from_bytes(80_000));
-        assert_eq!(c.pushback(target, min), Bitrate::from_kbps(900));
-        assert_eq!(c.pushback(target, min), Bitrate::from_kbps(810));
-        c.set_in_flight(DataSize::from_bytes(60_000));
-        assert_eq!(c.pushback(target, min), Bitrate::from_bps(769_500));
-        // Back within the window: × 1.05.
-        c.set_in_flight(DataSize::from_bytes(40_000));
-        assert_eq!(c.pushback(target, min), Bitrate::from_bps(807_975));
-        // Nearly empty: back to the target at once.
-        c.set_in_flight(DataSize::from_bytes(1_000));
-        assert_eq!(c.pushback(target, min), target);
-        // Never below 30 kbit/s unless the target is.
-        c.set_in_flight(DataSize::from_bytes(1_000_000));
-        for _ in 0..100 {
-            c.pushback(target, min);
-        }
-        assert_eq!(c.pushback(target, min), MIN_PUSHBACK);
         assert_eq!(
-            c.pushback(Bitrate::from_kbps(20), min),
+            c.pushback(target, bytes(80_000), min),
+            target,
+            "no window yet"
+        );
+        c.update_window(target, MS(50));
+        // Half full: the ratio stays at 1.
+        assert_eq!(c.pushback(target, bytes(25_000), min), target);
+        // Overfull by more than half: × 0.9 each time, then × 0.95 once less full.
+        assert_eq!(
+            c.pushback(target, bytes(80_000), min),
+            Bitrate::from_kbps(900)
+        );
+        assert_eq!(
+            c.pushback(target, bytes(80_000), min),
+            Bitrate::from_kbps(810)
+        );
+        assert_eq!(
+            c.pushback(target, bytes(60_000), min),
+            Bitrate::from_bps(769_500)
+        );
+        // Back within the window: × 1.05.
+        assert_eq!(
+            c.pushback(target, bytes(40_000), min),
+            Bitrate::from_bps(807_975)
+        );
+        // Nearly empty: back to the target at once.
+        assert_eq!(c.pushback(target, bytes(1_000), min), target);
+        // Never below 30 kbit/s unless the target is.
+        for _ in 0..100 {
+            c.pushback(target, bytes(1_000_000), min);
+        }
+        assert_eq!(c.pushback(target, bytes(1_000_000), min), MIN_PUSHBACK);
+        assert_eq!(
+            c.pushback(Bitrate::from_kbps(20), bytes(1_000_000), min),
             Bitrate::from_kbps(20)
         );
+        // What the encoder is given: the pushback through the frame dropping.
+        assert_eq!(c.encoder(), None);
+        c.push_back(target, bytes(1_000_000), min);
+        assert_eq!(c.encoder(), Some(Bitrate::from_kbps(500)));
     }
 
     #[test]

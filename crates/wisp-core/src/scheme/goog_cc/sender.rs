@@ -31,7 +31,7 @@
 use super::GoogCcConfig;
 use super::acked::AckedBitrate;
 use super::alr::AlrDetector;
-use super::cwnd::{self, CongestionWindow};
+use super::cwnd::{CongestionWindow, FeedbackRtts};
 use super::feedback::GoogCcFeedback;
 use super::loss::{LossInput, LossSample, SendSideBwe};
 use super::pacer::Prober;
@@ -87,10 +87,10 @@ pub struct GoogCcSender {
     probe_packets: u64,
     last_probe_result: Option<Bitrate>,
     last_initial_halving: Option<Instant>,
-    /// The congestion window (`None`: `cwnd-queue-ms=0`) and the RTTs of recent feedbacks.
+    /// The largest RTTs of recent feedbacks.
+    rtts: FeedbackRtts,
+    /// The congestion window (`None`: `cwnd-queue-ms=0`).
     cwnd: Option<CongestionWindow>,
-    /// The encoder's rate: the target after pushback and frame dropping.
-    encoder: Bitrate,
     next_process: Option<Instant>,
 }
 
@@ -132,15 +132,19 @@ impl GoogCcSender {
             probe_packets: 0,
             last_probe_result: None,
             last_initial_halving: None,
+            rtts: FeedbackRtts::default(),
             cwnd: (!config.cwnd_queue.is_zero()).then(|| CongestionWindow::new(config.cwnd_queue)),
-            encoder: config.call.start,
             next_process: None,
         }
     }
 
-    /// The rate the encoder is asked for: the target after the congestion window's pushback.
+    /// The rate the encoder is asked for: the target after the congestion window's pushback
+    /// (the target itself before the first pushback and without the window).
     pub fn encoder_target(&self) -> Bitrate {
-        self.encoder
+        self.cwnd
+            .as_ref()
+            .and_then(CongestionWindow::encoder)
+            .unwrap_or_else(|| self.target())
     }
 
     /// The congestion window, once there is one.
@@ -148,28 +152,19 @@ impl GoogCcSender {
         self.cwnd.as_ref().and_then(CongestionWindow::window)
     }
 
-    /// Bytes sent that no feedback has reported yet.
-    pub fn in_flight(&self) -> DataSize {
-        self.adapter.in_flight()
-    }
-
     /// `MaybeTriggerOnNetworkChanged`'s pushback: the encoder's rate for the current target.
     fn update_pushback(&mut self) {
         let target = self.target();
-        self.encoder = match self.cwnd.as_mut() {
-            Some(c) => {
-                c.set_in_flight(self.adapter.in_flight());
-                cwnd::encoder_rate(target, c.pushback(target, self.config.call.min))
-            }
-            None => target,
-        };
+        if let Some(c) = self.cwnd.as_mut() {
+            c.push_back(target, self.adapter.in_flight(), self.config.call.min);
+        }
     }
 
-    /// `UpdateCongestionWindowSize` with the current target.
+    /// `UpdateCongestionWindowSize` with the current target; nothing before the first RTT.
     fn update_window(&mut self) {
         let target = self.target();
-        if let Some(c) = self.cwnd.as_mut() {
-            c.update_window(target);
+        if let (Some(c), Some(min_rtt)) = (self.cwnd.as_mut(), self.rtts.min()) {
+            c.update_window(target, min_rtt);
         }
     }
 
@@ -286,31 +281,21 @@ impl GoogCcSender {
     /// window's record and its mean to AIMD; the smallest less each packet's wait at the
     /// receiver to the loss controller.
     fn on_feedback_rtts(&mut self, now: Instant, reported: &[PacketFeedback]) {
-        let received = || reported.iter().filter_map(|p| p.arrival.map(|at| (p, at)));
-        let Some(last_arrival) = received().map(|(_, at)| at).max() else {
+        let received = reported
+            .iter()
+            .filter_map(|p| Some((p.sent.send, p.arrival?)));
+        let Some(last_arrival) = received.clone().map(|(_, at)| at).max() else {
             return;
         };
-        let max_rtt = received()
-            .map(|(p, _)| now.saturating_duration_since(p.sent.send))
-            .max()
-            .unwrap_or(Duration::ZERO);
-        let min_rtt = received()
-            .map(|(p, at)| {
-                let pending = last_arrival.saturating_duration_since(at);
-                now.saturating_duration_since(p.sent.send)
-                    .saturating_sub(pending)
-            })
-            .min()
-            .unwrap_or(Duration::ZERO);
+        let (mut max_rtt, mut min_rtt) = (Duration::ZERO, Duration::MAX);
+        for (send, at) in received {
+            let rtt = now.saturating_duration_since(send);
+            max_rtt = max_rtt.max(rtt);
+            min_rtt = min_rtt.min(rtt.saturating_sub(last_arrival.saturating_duration_since(at)));
+        }
         self.rtt = Some(min_rtt);
-        let mean = match self.cwnd.as_mut() {
-            Some(c) => {
-                c.on_feedback_rtt(max_rtt);
-                c.mean_rtt()
-            }
-            None => Some(max_rtt),
-        };
-        if let Some(mean) = mean {
+        self.rtts.push(max_rtt);
+        if let Some(mean) = self.rtts.mean() {
             self.aimd.set_rtt(mean);
         }
     }
@@ -465,7 +450,8 @@ impl Sender for GoogCcSender {
         self.queue_probes(now);
         let next = *self.next_process.get_or_insert(now);
         if now >= next {
-            self.next_process = Some(next.max(now - PROCESS_INTERVAL) + PROCESS_INTERVAL);
+            self.next_process =
+                Some(next.max(now.saturating_sub(PROCESS_INTERVAL)) + PROCESS_INTERVAL);
             self.update_window();
             self.update_pushback();
         }
@@ -473,7 +459,7 @@ impl Sender for GoogCcSender {
 
     fn allowance(&self, _now: Instant) -> Allowance {
         Allowance::Rate {
-            target: self.encoder,
+            target: self.encoder_target(),
             pacing: self.target().mul_f64(self.pace_factor),
         }
     }
