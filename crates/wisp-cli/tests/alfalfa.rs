@@ -271,14 +271,15 @@ fn send_and_recv_write_video_csv_over_loopback() {
     }
 }
 
-/// `--video` with `sprout`, `gcc` and `cbr`: the same video layer under their rate control,
-/// the same video.csv; the run names the video variant.
+/// `--video` with `sprout`, `gcc`, `gcc-remb` and `cbr`: the same video layer under their rate
+/// control, the same video.csv; the run names the video variant.
 #[test]
 fn other_rate_controls_write_the_same_video_csv() {
     let dir = tempfile::tempdir().unwrap();
     for (scheme, variant) in [
         ("sprout", "sprout-conventional"),
-        ("gcc-remb", "gcc-video"),
+        ("gcc", "gcc-video"),
+        ("gcc-remb", "gcc-video:rate=gcc-remb"),
         ("cbr:rate-kbps=500", "cbr-video"),
     ] {
         let out = dir.path().join(variant);

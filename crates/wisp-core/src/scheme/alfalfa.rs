@@ -20,14 +20,17 @@
 //! - `sprout-conventional`: Sprout's window as the budget, but a conventional codec: every diff
 //!   from the previous one, whatever the forecast, and after a reported break in the chain an
 //!   intra frame (from the black state 0, which both sides hold; RTCP's PLI → key frame).
-//! - `gcc-video`: GCC's target rate × the frame interval as the budget (a conventional encoder's
-//!   per-frame rate control), conventional base.
+//! - `gcc-video`: `gcc`'s encoder target (libwebrtc's goog_cc, [`super::goog_cc`], with its
+//!   congestion-window pushback) × the frame interval as the budget (a conventional encoder's
+//!   per-frame rate control), conventional base. The frame's packets are paced as `gcc`'s own
+//!   call paces them, at its pacing rate (2.5 × the target) on 5-ms ticks, and `gcc`'s probe
+//!   clusters leave between them, through the same extra packets. `rate=gcc-remb` puts the same
+//!   video under `gcc-remb` (the 2016 receiver-side form, the comparison before goog_cc came).
 //! - `cbr-video`: a constant rate × the frame interval, conventional base.
 //!
-//! `wisp run --scheme gcc|cbr|sprout --video CLIP` runs these (the CLI maps the scheme onto its
-//! video variant). Under `gcc` and `cbr` a frame's packets leave at its capture, unpaced, as
-//! under Sprout (a conventional sender would pace them at 2.5× the target; frames here are one
-//! to three packets).
+//! `wisp run --scheme gcc|gcc-remb|cbr|sprout --video CLIP` runs these (the CLI maps the scheme
+//! onto its video variant). Under `gcc-remb` and `cbr` a frame's packets leave at its capture,
+//! unpaced, as under Sprout (frames here are one to three packets); under `gcc` they are paced.
 //!
 //! **The diff's bytes are each packet's payload** ([`Piece`]: the state, the piece's index and
 //! count, the picture's age when the packet left, the length, then the piece of the diff). The
@@ -72,6 +75,7 @@
 
 use super::cbr::CbrConfig;
 use super::gcc::GccConfig;
+use super::goog_cc::GoogCcConfig;
 use super::params::{Checked, Given, Validate, check, range, scheme_config};
 use super::registry::{Halves, Scheme, SchemeInfo};
 use super::sprout::{SproutConfig, SproutReceiver, SproutSender};
@@ -180,8 +184,10 @@ pub enum VideoRate {
     /// Sprout's window (eq. 6).
     #[default]
     Sprout,
-    /// GCC's target rate × the frame interval.
+    /// `gcc`'s (goog_cc's) encoder target × the frame interval; the packets paced as `gcc`'s.
     Gcc,
+    /// `gcc-remb`'s (the 2016 receiver-side GCC's) target × the frame interval.
+    GccRemb,
     /// `cbr`'s rate × the frame interval.
     Cbr,
 }
@@ -237,7 +243,8 @@ scheme_config! {
         /// The share of Sprout's window one frame may take (1: all of it).
         // 1 by default, as §4 reads.
         pub frame_share: f64,
-        /// Who sets the budget: `sprout` (its window), `gcc` or `cbr` (rate × frame interval).
+        /// Who sets the budget: `sprout` (its window), `gcc`, `gcc-remb` or `cbr` (rate ×
+        /// frame interval).
         pub rate: VideoRate,
         /// `paper` (§4's base choice), `loss-aware` (§4's unless the chain is likely broken)
         /// or `conventional` (previous frame, intra on a break).
@@ -272,9 +279,12 @@ scheme_config! {
         /// Sprout's configuration under `rate=sprout`.
         #[serde(skip)]
         pub sprout: SproutConfig,
-        /// GCC's configuration under `rate=gcc`.
+        /// `gcc`'s configuration under `rate=gcc`.
         #[serde(skip)]
-        pub gcc: GccConfig,
+        pub gcc: GoogCcConfig,
+        /// `gcc-remb`'s configuration under `rate=gcc-remb`.
+        #[serde(skip)]
+        pub gcc_remb: GccConfig,
         /// The implementation of `codec` when it is not the model (whose is built in): its
         /// [`VideoCodecs::name`] must be the codec's.
         #[serde(skip)]
@@ -301,7 +311,8 @@ impl Default for AlfalfaConfig {
             parity: Parity::Auto,
             codec: VideoCodec::Model,
             sprout: SproutConfig::default(),
-            gcc: GccConfig::default(),
+            gcc: GoogCcConfig::default(),
+            gcc_remb: GccConfig::default(),
             codecs: None,
             log: None,
         }
@@ -363,8 +374,9 @@ impl Validate for AlfalfaConfig {
 }
 
 /// The video layer driven by `scheme`'s rate control, for `--video`: `alfalfa` and its variants
-/// as they are; `sprout` → `sprout-conventional` (with its Sprout parameters); `gcc` (any of its
-/// presets) → `gcc-video`; `cbr` → `cbr-video` (with its rate). `None` for any other scheme.
+/// as they are; `sprout` → `sprout-conventional` (with its Sprout parameters); `gcc` →
+/// `gcc-video`, `gcc-remb` (any of its presets) → `gcc-video:rate=gcc-remb` (with their
+/// parameters); `cbr` → `cbr-video` (with its rate). `None` for any other scheme.
 pub fn video_variant(scheme: &super::SchemeConfig) -> Option<AlfalfaConfig> {
     use super::SchemeConfig as S;
     let base = AlfalfaConfig::default();
@@ -376,9 +388,17 @@ pub fn video_variant(scheme: &super::SchemeConfig) -> Option<AlfalfaConfig> {
             parity: Parity::Off,
             ..base
         },
-        S::Gcc(c) => AlfalfaConfig {
+        S::GoogCc(c) => AlfalfaConfig {
             gcc: (**c).clone(),
             rate: VideoRate::Gcc,
+            base: VideoBase::Conventional,
+            parity: Parity::Off,
+            hold: Hold::Off,
+            ..base
+        },
+        S::Gcc(c) => AlfalfaConfig {
+            gcc_remb: (**c).clone(),
+            rate: VideoRate::GccRemb,
             base: VideoBase::Conventional,
             parity: Parity::Off,
             hold: Hold::Off,
@@ -398,15 +418,16 @@ pub fn video_variant(scheme: &super::SchemeConfig) -> Option<AlfalfaConfig> {
 
 /// A scheme in its video form, as the tools see a scheme that codes a clip (`wisp run --video`,
 /// `wisp send --video`) without naming it: the video layer under that scheme's rate control.
-/// `alfalfa` and its variants are their own video form; `sprout`, `gcc` and `cbr` become
-/// `sprout-conventional`, `gcc-video` and `cbr-video` with their parameters.
+/// `alfalfa` and its variants are their own video form; `sprout`, `gcc`, `gcc-remb` and `cbr`
+/// become `sprout-conventional`, `gcc-video` (`rate=gcc-remb` for `gcc-remb`) and `cbr-video`
+/// with their parameters.
 #[derive(Clone, Debug, PartialEq)]
 pub struct VideoForm(AlfalfaConfig);
 
 impl VideoForm {
     /// The schemes that have a video form, for messages.
     pub const SCHEMES: &'static str =
-        "alfalfa, sprout-conventional, gcc-video, cbr-video, sprout, gcc or cbr";
+        "alfalfa, sprout-conventional, gcc-video, cbr-video, sprout, gcc, gcc-remb or cbr";
 
     /// The video form of `scheme`, if it has one.
     pub fn of(scheme: &super::SchemeConfig) -> Option<VideoForm> {
@@ -545,6 +566,42 @@ pub struct AlfalfaSender {
     /// Each packet's bytes besides its piece of the diff ([`wire_overhead`] of the path's
     /// IP/UDP headers).
     overhead: u64,
+    /// The pacer of the frames' packets under `rate=gcc` (at the control's pacing rate).
+    pacing: Option<FramePacer>,
+}
+
+/// Paces the frames' packets at the control's pacing rate, as the flow's own pacer paces a
+/// media source: a periodic pacer (`gcc`'s 5-ms ticks) and the wake-up the sender asked for,
+/// which a real clock reaches a little late (a packet due then is due now; see
+/// [`crate::flow::FlowSender::poll_transmit`]).
+#[derive(Debug)]
+struct FramePacer {
+    pacer: Pacer,
+    wake: Option<Instant>,
+}
+
+impl FramePacer {
+    /// May a packet of `size` leave at `now`, paced at `rate`? If so it is counted as sent.
+    fn admit(&mut self, now: Instant, size: DataSize, rate: Bitrate) -> bool {
+        let at = self.wake.filter(|&w| w <= now).unwrap_or(now);
+        if !self.pacer.can_send(at) {
+            self.wake = Some(self.pacer.next_send_time_after(now));
+            return false;
+        }
+        self.pacer.on_sent(at, size, rate);
+        // Serving a past wake-up: kept, so the rest of its tick's packets leave too.
+        if at == now {
+            self.wake = None;
+        }
+        true
+    }
+
+    /// Nothing is waiting: a wake-up that has come is not asked for again.
+    fn idle(&mut self, now: Instant) {
+        if self.wake.is_some_and(|w| w <= now) {
+            self.wake = None;
+        }
+    }
 }
 
 /// A captured picture to code.
@@ -785,11 +842,20 @@ impl Sender for AlfalfaSender {
         if let Some(x) = self.control.wire().poll_extra(now) {
             return Some(x);
         }
-        if self.queue.front()?.3 > now {
+        let Some(front) = self.queue.front().filter(|q| q.3 <= now) else {
+            if let Some(pacing) = &mut self.pacing {
+                pacing.idle(now);
+            }
+            return None;
+        };
+        let size = front.0.len as u64 + self.overhead;
+        if let Some(pacing) = &mut self.pacing
+            && let Some(rate) = self.control.wire_ref().allowance(now).pacing()
+            && !pacing.admit(now, DataSize::from_bytes(size), rate)
+        {
             return None;
         }
         let (p, bytes, capture, _) = self.queue.pop_front()?;
-        let size = p.len as u64 + self.overhead;
         self.queued_bytes -= size;
         let content = Content::Video {
             frame: p.state.0,
@@ -805,8 +871,10 @@ impl Sender for AlfalfaSender {
 
     fn poll_timeout(&self) -> Option<Instant> {
         let frame = Some(self.next_frame.unwrap_or(Instant::ZERO));
-        // The next coded frame's packets, once its coding time has passed.
-        let ready = self.queue.front().map(|q| q.3);
+        // The next coded frame's packets, once its coding time has passed (and the pacer lets
+        // the next one go).
+        let wake = self.pacing.as_ref().and_then(|p| p.wake);
+        let ready = self.queue.front().map(|q| wake.map_or(q.3, |w| w.max(q.3)));
         [self.control.wire_ref().poll_timeout(), frame, ready]
             .into_iter()
             .flatten()
@@ -1024,7 +1092,7 @@ impl Scheme for AlfalfaConfig {
         },
         SchemeInfo {
             name: "gcc-video",
-            summary: "the same video at GCC's target rate, conventional codec",
+            summary: "the same video at gcc's encoder target, paced as gcc's (rate=gcc-remb: gcc-remb's target), conventional codec",
         },
         SchemeInfo {
             name: "cbr-video",
@@ -1066,7 +1134,7 @@ impl Scheme for AlfalfaConfig {
         match (self.rate, self.base) {
             (VideoRate::Sprout, VideoBase::Paper | VideoBase::LossAware) => "alfalfa",
             (VideoRate::Sprout, VideoBase::Conventional) => "sprout-conventional",
-            (VideoRate::Gcc, _) => "gcc-video",
+            (VideoRate::Gcc | VideoRate::GccRemb, _) => "gcc-video",
             (VideoRate::Cbr, _) => "cbr-video",
         }
     }
@@ -1113,6 +1181,10 @@ impl Scheme for AlfalfaConfig {
                 let h = self.gcc.build(ctx)?;
                 (Control::Rate(Box::new(h.sender)), Box::new(h.receiver))
             }
+            VideoRate::GccRemb => {
+                let h = self.gcc_remb.build(ctx)?;
+                (Control::Rate(Box::new(h.sender)), Box::new(h.receiver))
+            }
             VideoRate::Cbr => {
                 let h = CbrConfig::default().rate(self.cbr_rate).build(ctx)?;
                 (Control::Rate(Box::new(h.sender)), Box::new(h.receiver))
@@ -1136,6 +1208,10 @@ impl Scheme for AlfalfaConfig {
             store: store.clone(),
             log: log.clone(),
             overhead,
+            pacing: (self.rate == VideoRate::Gcc).then(|| FramePacer {
+                pacer: Pacer::periodic(self.gcc.interval),
+                wake: None,
+            }),
         };
         let receiver = AlfalfaReceiver {
             control: control_rx,
@@ -1507,5 +1583,90 @@ mod tests {
             assert_eq!(log.frames().len(), 1);
             assert_eq!(log.coding_time().map(|(_, n)| n), measured.then_some(1));
         }
+    }
+
+    /// The packets `scheme` sends in its first second with no feedback, polled at its wake-ups
+    /// (`late` after each, as a real clock).
+    fn first_second(scheme: &str, late: Duration) -> Vec<DataHeader> {
+        let c: SchemeConfig = scheme.parse().unwrap();
+        let (mut flow, _rx) = c.build(crate::scheme::SchemeContext::new()).unwrap();
+        let (mut now, end) = (Instant::ZERO, Instant::from_secs(1));
+        let mut sent = vec![];
+        while now < end {
+            while let Some(h) = flow.poll_transmit(now) {
+                sent.push(h);
+            }
+            let wake = flow.poll_timeout().unwrap();
+            now = wake.max(now + Duration::from_nanos(1)) + late;
+        }
+        sent
+    }
+
+    /// `gcc-video` is `gcc`'s video form: its initial probe clusters leave among the frames,
+    /// and each frame's packets are paced on 5-ms ticks at 2.5 × the target (300 kbit/s before
+    /// any feedback), where under `gcc-remb` a frame leaves at once.
+    #[test]
+    fn gcc_video_probes_and_paces_its_frames_as_gcc_does() {
+        let video = |h: &&DataHeader| matches!(h.content, Content::Video { .. });
+        // Each frame's spread: from its first packet's departure to its last's, ms.
+        let spreads = |sent: &[DataHeader]| {
+            let mut frames: BTreeMap<u32, (Instant, Instant)> = BTreeMap::new();
+            for h in sent.iter().filter(video) {
+                let Content::Video { frame, .. } = h.content else {
+                    continue;
+                };
+                let e = frames.entry(frame).or_insert((h.send_time, h.send_time));
+                e.1 = h.send_time;
+            }
+            frames
+                .values()
+                .map(|(a, b)| (*b - *a).as_secs_f64() * 1e3)
+                .collect::<Vec<f64>>()
+        };
+        let sent = first_second("gcc-video", Duration::ZERO);
+        let probes = sent.iter().filter(|h| h.content == Content::Probe).count();
+        let frames = spreads(&sent);
+        assert!(probes >= 10, "{probes} probe packets");
+        assert!(frames.len() >= 24, "{} frames", frames.len());
+        assert!(
+            sent.iter()
+                .filter(video)
+                .all(|h| h.send_time.as_nanos() % 5_000_000 == 0)
+        );
+        // No 100 ms carries more video than 750 kbit/s allows, with a tick's burst and a packet.
+        let bytes: Vec<(Instant, u64)> = sent
+            .iter()
+            .filter(video)
+            .map(|h| (h.send_time, h.size.bytes()))
+            .collect();
+        for (i, &(t, _)) in bytes.iter().enumerate() {
+            let window: u64 = bytes[i..]
+                .iter()
+                .take_while(|(u, _)| *u < t + Duration::from_millis(100))
+                .map(|(_, b)| b)
+                .sum();
+            assert!(
+                window <= 9375 + 469 + 1300,
+                "{window} B in 100 ms from {t:?}"
+            );
+        }
+        // Every frame of several packets takes a tick or more (1 of 25 here is one packet).
+        let several: Vec<f64> = frames.iter().copied().filter(|&s| s > 0.0).collect();
+        assert!(several.len() >= 20, "{frames:?}");
+        assert!(several.iter().all(|&s| s >= 5.0), "{frames:?}");
+        // The 2016 form: no probes, each frame's packets at once.
+        let remb = first_second("gcc-video:rate=gcc-remb", Duration::ZERO);
+        assert!(remb.iter().all(|h| h.content != Content::Probe));
+        assert!(remb.iter().filter(video).count() >= 40);
+        assert!(spreads(&remb).iter().all(|&s| s == 0.0));
+        // A real clock's late wake-ups neither stall the paced frames nor lose them.
+        let late = first_second("gcc-video", Duration::from_micros(37));
+        let n = |s: &[DataHeader]| s.iter().filter(video).count();
+        assert!(
+            n(&late).abs_diff(n(&sent)) <= n(&sent) / 20,
+            "{} vs {}",
+            n(&late),
+            n(&sent)
+        );
     }
 }
