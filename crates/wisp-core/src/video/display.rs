@@ -196,10 +196,92 @@ pub fn summarize(samples: &[ScreenSample], frozen: Duration) -> Displayed {
     }
 }
 
+/// Freezes as libwebrtc counts them (`video/video_quality_observer2.cc`, and W3C
+/// webrtc-stats' `freezeCount` / `totalFreezesDuration`, which Chrome reports from it).
+#[derive(Clone, Copy, Debug, Default, PartialEq, serde::Serialize)]
+pub struct Freezes {
+    /// Inter-frame gaps that were freezes.
+    pub count: u64,
+    /// Their total, s.
+    pub total_s: f64,
+}
+
+/// Gaps averaged before a freeze can be detected (`kMinFrameSamplesToDetectFreeze`).
+const FREEZE_MIN_SAMPLES: usize = 5;
+/// The average's window, frames (`kAvgInterframeDelaysWindowSizeFrames`).
+const FREEZE_WINDOW: usize = 30;
+/// A freeze is at least this much over the average gap (`kMinIncreaseForFreezeMs`).
+const FREEZE_MIN_INCREASE: Duration = Duration::from_millis(150);
+
+/// The freezes of a run, from its frame log: the frames *rendered* are those displayed while
+/// newer than the picture on screen (in display order); each gap between two rendered frames is
+/// a freeze when it is at least max(3 × avg, avg + 150 ms), avg the mean of the previous gaps
+/// (the last 30, once there are 5), and then counts in the total. Deviation: libwebrtc leaves
+/// out periods the stream was paused; a wisp run never pauses.
+pub fn freezes(frames: &[FrameRecord]) -> Freezes {
+    let mut shown: Vec<(Instant, crate::video::StateId)> = frames
+        .iter()
+        .filter_map(|f| f.display.map(|d| (d, f.state)))
+        .collect();
+    shown.sort_unstable();
+    let mut out = Freezes::default();
+    let mut on_screen = None;
+    let mut last = None;
+    let mut gaps: std::collections::VecDeque<Duration> = Default::default();
+    for (at, state) in shown {
+        if on_screen.is_some_and(|s| state <= s) {
+            continue;
+        }
+        on_screen = Some(state);
+        if let Some(prev) = last.replace(at) {
+            let gap = at.saturating_duration_since(prev);
+            if gaps.len() >= FREEZE_MIN_SAMPLES {
+                let sum: u64 = gaps.iter().map(|g| g.as_nanos()).sum();
+                let avg = Duration::from_nanos(sum / gaps.len() as u64);
+                if gap >= (avg * 3).max(avg + FREEZE_MIN_INCREASE) {
+                    out.count += 1;
+                    out.total_s += gap.as_secs_f64();
+                }
+            }
+            gaps.push_back(gap);
+            if gaps.len() > FREEZE_WINDOW {
+                gaps.pop_front();
+            }
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::video::StateId;
+
+    /// 40-ms frames; a 200-ms gap after six of them is a freeze (≥ 40 + 150); a 170-ms gap
+    /// after the third is not counted (fewer than 5 gaps averaged); a stale frame displayed late
+    /// renders nothing.
+    #[test]
+    fn freezes_are_counted_as_libwebrtc_counts_them() {
+        let at = |ms: &[u64]| -> Vec<FrameRecord> {
+            ms.iter()
+                .enumerate()
+                .map(|(i, &d)| frame(i as u32 + 1, i as u32, 0, Some(d), 10.0))
+                .collect()
+        };
+        let mut f = at(&[0, 40, 80, 120, 160, 200, 400, 440]);
+        assert_eq!(freezes(&f).count, 1);
+        assert!((freezes(&f).total_s - 0.2).abs() < 1e-9);
+        // Below the bar: 189 ms after 40-ms gaps (3 × 40 = 120, 40 + 150 = 190).
+        f[6].display = Some(Instant::from_nanos(389 * MS));
+        f[7].display = Some(Instant::from_nanos(429 * MS));
+        assert_eq!(freezes(&f).count, 0);
+        assert_eq!(freezes(&at(&[0, 40, 80, 250, 290])).count, 0);
+        // An older state displayed after a newer one is not rendered.
+        let mut g = at(&[0, 40, 80, 120, 160, 200, 240]);
+        g.push(frame(2, 1, 0, Some(600), 10.0));
+        assert_eq!(freezes(&g).count, 0);
+        assert_eq!(freezes(&[]), Freezes::default());
+    }
 
     const MS: u64 = 1_000_000;
 
