@@ -164,9 +164,7 @@ pub fn html(r: &Reproduction) -> String {
             @if r.quick { ", --quick (the two LTE pairs)" } ". See docs/alfalfa.md."
         }
         h2 { "The checks" }
-        (claims_table(checks.iter().map(|c| {
-            (c.claim.as_str(), c.expected.as_str(), c.measured.as_str(), c.met)
-        })))
+        (claims_table(&checks))
         @let (over_gcc, over_cbr, both, n) = r.displayed_wins();
         p {
             "Informational, not one of the checks: by the displayed metric (below), alfalfa has a \

@@ -236,7 +236,11 @@ pub fn html(r: &Reproduction, checks: &[Check]) -> String {
                             td { (c.expected) }
                             td { (c.measured) }
                             td class=(if c.met { "ok" } else { "no" }) {
-                                (if c.met { "met" } else { "not met" })
+                                @if let Some(why) = &c.not_applicable {
+                                    "not applicable: " (why)
+                                } @else {
+                                    (if c.met { "met" } else { "not met" })
+                                }
                             }
                         }
                     }

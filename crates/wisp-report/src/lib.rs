@@ -635,19 +635,24 @@ fn draw_queueing(
     Ok(())
 }
 
-/// The table of a reproduction's claims: one row per (claim, expected, measured, met).
+/// The table of a reproduction's claims: one row per check (claim, expected, measured, met:
+/// yes, no, or "n/a" with the reason it cannot fail on its data).
 pub(crate) fn claims_table<'a>(
-    rows: impl IntoIterator<Item = (&'a str, &'a str, &'a str, bool)>,
+    checks: impl IntoIterator<Item = &'a wisp_sim::reproduce::Check>,
 ) -> Markup {
     html! {
         // The claims wrap (other tables keep their first column on one line): unwrapped, they
         // pushed `measured` and `met` off the page's width.
         table.claims {
             tr { th { "claim" } th { "expected" } th { "measured" } th { "met" } }
-            @for (claim, expected, measured, met) in rows {
+            @for c in checks {
                 tr {
-                    td { (claim) } td { (expected) } td { (measured) }
-                    td { @if met { "yes" } @else { b { "no" } } }
+                    td { (c.claim) } td { (c.expected) } td { (c.measured) }
+                    td {
+                        @if let Some(why) = &c.not_applicable {
+                            "n/a: " (why)
+                        } @else if c.met { "yes" } @else { b { "no" } }
+                    }
                 }
             }
         }
@@ -905,8 +910,21 @@ mod tests {
     fn claims_wrap_so_their_verdicts_stay_on_the_page() {
         let claim = "explicit state: alfalfa loses fewer frames to missing references than \
                      sprout-conventional on Verizon-LTE-short.down, 5% loss";
-        let html = page("t", claims_table([(claim, "< 1", "0", true)]));
+        let c = wisp_sim::reproduce::Check {
+            claim: claim.into(),
+            expected: "< 1".into(),
+            measured: "0".into(),
+            met: true,
+            ..Default::default()
+        };
+        let na = c.clone().not_applicable("the runs are identical");
+        let html = page("t", claims_table([&c, &na]));
         assert!(html.contains("<table class=\"claims\">"), "{html}");
+        assert!(html.contains("<td>yes</td>"), "{html}");
+        assert!(
+            html.contains("<td>n/a: the runs are identical</td>"),
+            "{html}"
+        );
         assert!(STYLE.contains("table.claims td:first-child{white-space:normal}"));
         // The rule comes after the general one, which it overrides.
         let general = STYLE.find("td:first-child,th:first-child{").unwrap();

@@ -514,16 +514,9 @@ fn table_html(r: &Mehrotra, link: &str, title: &str) -> Markup {
     }
 }
 
-/// A table of checks, one row per (claim, expected, measured, met).
+/// A table of checks, one row per check.
 fn checks_table(checks: &[wisp_sim::reproduce::Check]) -> Markup {
-    claims_table(checks.iter().map(|c| {
-        (
-            c.claim.as_str(),
-            c.expected.as_str(),
-            c.measured.as_str(),
-            c.met,
-        )
-    }))
+    claims_table(checks)
 }
 
 /// The page: the claims checked, then every figure and table.
@@ -545,7 +538,8 @@ pub fn html(r: &Mehrotra) -> String {
             "."
         }
         h2 { "The claims, measured" }
-        p { (checks.iter().filter(|c| c.met).count()) " of " (checks.len()) " claims met." }
+        @let t = wisp_sim::reproduce::Tally::of(&checks);
+        p { (t.met) " of " (t.applicable) " claims met" (t.na_note()) "." }
         (checks_table(&checks))
         h2 { "Calibration of the profiles" }
         p {
@@ -736,11 +730,14 @@ impl Outcome for Done<Mehrotra> {
         let (checks, calibration) = (r.checks(), r.calibration_checks());
         let mut out = String::new();
         let calibrated = write_each(&mut out, "calibration (not a claim): ", &calibration);
-        let met = write_each(&mut out, "", &checks);
+        write_each(&mut out, "", &checks);
+        let t = wisp_sim::reproduce::Tally::of(&checks);
         let _ = writeln!(
             out,
-            "{met} of {} claims met (calibration checks apart: {calibrated} of {} met)",
-            checks.len(),
+            "{} of {} claims met{} (calibration checks apart: {calibrated} of {} met)",
+            t.met,
+            t.applicable,
+            t.na_note(),
             calibration.len()
         );
         out

@@ -294,20 +294,31 @@ impl CheckKind {
     }
 }
 
-/// Every check, then how many are met (`wisp reproduce`'s last lines).
+/// Every check, then how many are met of those that apply (`wisp reproduce`'s last lines).
 pub fn write_checks(out: &mut String, checks: &[Check]) {
-    let met = write_each(out, "", checks);
-    let _ = writeln!(out, "{met} of {} checks met", checks.len());
+    write_each(out, "", checks);
+    let t = wisp_sim::reproduce::Tally::of(checks);
+    let _ = writeln!(
+        out,
+        "{} of {} checks met{}",
+        t.met,
+        t.applicable,
+        t.na_note()
+    );
 }
 
-/// Every check, a line each: `ok`/`NO`, the claim after `prefix`, the figure, the expectation.
-/// Returns how many are met.
+/// Every check, a line each: `ok`/`NO`/`n/a`, the claim after `prefix`, the figure, the
+/// expectation (and, for one that cannot fail on its data, why). Returns how many are met.
 pub fn write_each(out: &mut String, prefix: &str, checks: &[Check]) -> usize {
     for c in checks {
+        let why = c
+            .not_applicable
+            .as_ref()
+            .map_or(String::new(), |w| format!(" — not applicable: {w}"));
         let _ = writeln!(
             out,
-            "{:3}  {prefix}{}: {} (expected {})",
-            if c.met { "ok" } else { "NO" },
+            "{:3}  {prefix}{}: {} (expected {}){why}",
+            c.status(),
             c.claim,
             c.measured,
             c.expected

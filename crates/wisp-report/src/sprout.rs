@@ -219,20 +219,13 @@ fn sw(entry: &str) -> Markup {
 }
 
 fn claims(checks: &[Check]) -> Markup {
-    let met = checks.iter().filter(|c| c.met).count();
+    let t = wisp_sim::reproduce::Tally::of(checks);
     html! {
         p {
-            (met) " of " (checks.len()) " checks met. Each claim is checked on every trace on its \
-             own; the paper's wording is quoted with its section."
+            (t.met) " of " (t.applicable) " checks met" (t.na_note()) ". Each claim is checked \
+             on every trace on its own; the paper's wording is quoted with its section."
         }
-        (crate::claims_table(checks.iter().map(|c| {
-            (
-                c.claim.as_str(),
-                c.expected.as_str(),
-                c.measured.as_str(),
-                c.met,
-            )
-        })))
+        (crate::claims_table(checks))
     }
 }
 

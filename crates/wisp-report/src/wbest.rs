@@ -142,9 +142,7 @@ pub fn html(r: &Reproduction) -> String {
              mode of 100 pairs), whose bytes and time count in its cost."
         }
         h2 { "The claims, measured" }
-        (claims_table(r.checks().iter().map(|c| {
-            (c.claim.as_str(), c.expected.as_str(), c.measured.as_str(), c.met)
-        })))
+        (claims_table(&r.checks()))
         h2 { "Table II: median estimated available bandwidth (Mbit/s)" }
         p.meta {
             "Each cell: the median estimate over the runs, and in brackets the median absolute \

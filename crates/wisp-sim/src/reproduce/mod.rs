@@ -67,6 +67,74 @@ pub struct Check {
     pub expected: String,
     pub measured: String,
     pub met: bool,
+    /// Why the check cannot fail on its data, if it cannot (the runs compared are identical, the
+    /// set it ranges over is empty, it holds by construction): it is then reported "not
+    /// applicable" and counted neither met nor not met (`met` is false).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub not_applicable: Option<String>,
+}
+
+impl Check {
+    /// The check as one that cannot fail on its data, for `why`.
+    pub fn not_applicable(mut self, why: impl Into<String>) -> Self {
+        self.met = false;
+        self.not_applicable = Some(why.into());
+        self
+    }
+
+    /// `why` makes the check unable to fail, if it is given.
+    pub fn unless(self, why: Option<String>) -> Self {
+        match why {
+            Some(w) => self.not_applicable(w),
+            None => self,
+        }
+    }
+
+    /// It can fail on its data.
+    pub fn applies(&self) -> bool {
+        self.not_applicable.is_none()
+    }
+
+    /// `ok`, `NO` or `n/a`.
+    pub fn status(&self) -> &'static str {
+        match (self.applies(), self.met) {
+            (false, _) => "n/a",
+            (true, true) => "ok",
+            (true, false) => "NO",
+        }
+    }
+}
+
+/// How many checks are met of those that apply, and how many do not apply.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Tally {
+    pub met: usize,
+    pub applicable: usize,
+    pub not_applicable: usize,
+}
+
+impl Tally {
+    pub fn of<'a>(checks: impl IntoIterator<Item = &'a Check>) -> Tally {
+        let mut t = Tally::default();
+        for c in checks {
+            if c.applies() {
+                t.applicable += 1;
+                t.met += usize::from(c.met);
+            } else {
+                t.not_applicable += 1;
+            }
+        }
+        t
+    }
+
+    /// `" (N not applicable)"`, or nothing when every check applies.
+    pub fn na_note(&self) -> String {
+        if self.not_applicable == 0 {
+            String::new()
+        } else {
+            format!(" ({} not applicable)", self.not_applicable)
+        }
+    }
 }
 
 /// Mean and (population) standard deviation; `(0, 0)` for no values.
@@ -89,6 +157,36 @@ pub fn five_percentiles(values: &mut [f64]) -> [f64; 5] {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_check_that_cannot_fail_is_counted_apart() {
+        let met = Check {
+            met: true,
+            ..Default::default()
+        };
+        let not = Check::default();
+        let na = met.clone().not_applicable("the two runs are identical");
+        assert_eq!(
+            (met.status(), not.status(), na.status()),
+            ("ok", "NO", "n/a")
+        );
+        assert!(!na.met && !na.applies());
+        let t = Tally::of([&met, &not, &na]);
+        assert_eq!((t.met, t.applicable, t.not_applicable), (1, 2, 1));
+        assert_eq!(t.na_note(), " (1 not applicable)");
+        assert_eq!(Tally::of([&met]).na_note(), "");
+        assert_eq!(met.clone().unless(None), met);
+        let json = serde_json::to_string(&na).unwrap();
+        assert!(
+            json.contains(r#""not_applicable":"the two runs are identical""#),
+            "{json}"
+        );
+        assert!(
+            !serde_json::to_string(&met)
+                .unwrap()
+                .contains("not_applicable")
+        );
+    }
 
     #[test]
     fn summary_statistics() {
