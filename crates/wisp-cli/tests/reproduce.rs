@@ -186,7 +186,9 @@ const GCC_WIFI_QUICK_MET: &[&str] = &[
     // The EDCA medium. With 10 saturated stations (60 s, seed 3) the pre-filter
     // raises GCC's rate (224 -> 341 kbit/s with Algorithm 1, -> 293 with libwebrtc's form)
     // without growing the median and p75 delay, but does not remove the side modes of d_m.
-    // With 4 bulk downloads plain GCC has no side modes and the pre-filter changes nothing.
+    // With 4 bulk downloads plain GCC has no side modes and the pre-filter changes nothing: its
+    // runs send the same traffic, so the four delay checks there cannot fail and are reported
+    // not applicable (issue 35), neither met nor not met.
     // (Before the medium's EDCA slot-boundary rule, merged from h-medium, the rate claims were
     // not met there: -14 % and -22 %. Before the other stations deferred AIFS, not EIFS, after
     // a collision: 234 -> 320 and -> 427 kbit/s, the same claims met.)
@@ -196,10 +198,6 @@ const GCC_WIFI_QUICK_MET: &[&str] = &[
     "edca-saturated, Algorithm 1: the 75th-percentile one-way delay grows little",
     "edca-saturated, libwebrtc form: the median one-way delay grows little",
     "edca-saturated, libwebrtc form: the 75th-percentile one-way delay grows little",
-    "edca-tcp, Algorithm 1: the median one-way delay grows little",
-    "edca-tcp, Algorithm 1: the 75th-percentile one-way delay grows little",
-    "edca-tcp, libwebrtc form: the median one-way delay grows little",
-    "edca-tcp, libwebrtc form: the 75th-percentile one-way delay grows little",
 ];
 // ---- end of the gcc-wifi expected set -------------------------------------------------------
 

@@ -219,6 +219,20 @@ pub struct RunData {
     pub dm: Vec<f64>,
 }
 
+impl RunData {
+    /// The two runs sent the same traffic: their rate and delay series and figures are equal
+    /// (the d_m the receiver measures may still differ: the pre-filter groups the same
+    /// arrivals differently).
+    pub fn same_run(&self, other: &RunData) -> bool {
+        let (a, b) = (&self.summary, &other.summary);
+        self.rate == other.rate
+            && self.owd == other.owd
+            && a.owd_ms == b.owd_ms
+            && a.mean_rate_kbps == b.mean_rate_kbps
+            && a.loss_rate == b.loss_rate
+    }
+}
+
 /// A link case: the runs without the pre-filter, with Algorithm 1 and with libwebrtc's form.
 #[derive(Clone, Debug)]
 pub struct Case {
@@ -364,22 +378,30 @@ impl GccWifi {
                     met: c.rate_gain > RATE_GAIN_PAPER,
                     ..Default::default()
                 });
+                // Where the pre-filter changed nothing (the runs are the same, packet for
+                // packet), "the delay grows little" holds whatever the pre-filter does.
+                let same = a.same_run(b).then(|| {
+                    "the run with the pre-filter sent what the run without it sent".to_string()
+                });
                 for (q, i, g) in [
                     ("median", 2, c.owd_p50_growth),
                     ("75th-percentile", 3, c.owd_p75_growth),
                 ] {
-                    out.push(Check {
-                        claim: format!("{id}, {form}: the {q} one-way delay grows little"),
-                        expected: "< +10 %".into(),
-                        measured: format!(
-                            "{} ({:.0} → {:.0} ms)",
-                            pct(g),
-                            a.summary.owd_ms[i],
-                            b.summary.owd_ms[i]
-                        ),
-                        met: g < 0.10,
-                        ..Default::default()
-                    });
+                    out.push(
+                        Check {
+                            claim: format!("{id}, {form}: the {q} one-way delay grows little"),
+                            expected: "< +10 %".into(),
+                            measured: format!(
+                                "{} ({:.0} → {:.0} ms)",
+                                pct(g),
+                                a.summary.owd_ms[i],
+                                b.summary.owd_ms[i]
+                            ),
+                            met: g < 0.10,
+                            ..Default::default()
+                        }
+                        .unless(same.clone()),
+                    );
                 }
                 let (ma, mb) = (a.summary.dm_modes, b.summary.dm_modes);
                 // Where plain GCC shows no side mode (under 1 % of its samples outside
