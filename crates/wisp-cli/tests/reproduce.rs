@@ -370,8 +370,10 @@ fn quick_wbest_writes_its_summary_and_table_deterministically() {
     // 6 UDP cases, 7 TCP cases, time, bytes, one per baseline (4).
     assert_eq!(summary["checks"].as_array().unwrap().len(), 19);
     // Exactly the claims met at --quick with seed 2 (the acceptance targets; this list pins what
-    // wisp meets today). Not met: TCP cases 3, 4, 7, 11 and 12 (WBest's train still gets more
-    // than half of C_e through beside CUBIC on a FIFO AP: docs/wbest.md).
+    // wisp meets today). Not met: crossing-TCP cases 3, 7 and 12, with the TCP window at Linux
+    // 2.6.11's 128 KB too (WBest's train still gets much of C_e through beside CUBIC on a FIFO
+    // AP: docs/wbest.md). Not applicable: the contending-TCP cases 4, 8 and 11
+    // (testbed-dependent: what DCF leaves between the pairs).
     assert_claims_met(
         &summary["checks"],
         |c| c["claim"].as_str().unwrap().to_string(),
@@ -382,7 +384,6 @@ fn quick_wbest_writes_its_summary_and_table_deterministically() {
             "WBest, UDP case 5: median absolute error",
             "WBest, UDP case 9: median absolute error",
             "WBest, UDP case 13: median absolute error",
-            "WBest, TCP case 8 (the paper's ground truth 0): median estimate",
             "WBest, TCP case 10 (the paper's ground truth 0): median estimate",
             "WBest: time per estimate (median, worst case)",
             "WBest: bytes per estimate",

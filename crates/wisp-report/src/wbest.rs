@@ -191,6 +191,31 @@ pub fn html(r: &Reproduction) -> String {
                 }
             }
         }
+        h2 { "The TCP window: WBest's median estimate (Mbit/s) per TCP case" }
+        p.meta {
+            "The TCP flows' window is Linux 2.6.11's (131,070 B, about 128 KB: the paper's \
+             kernel's buffer defaults) in every other table; here 64 and 256 KB, and no limit \
+             (the testbed before the window was modelled). Crossing cases (3, 7, 10, 12) are \
+             judged at A < 1.5 Mbit/s; contending ones (4, 8, 11) are testbed-dependent."
+        }
+        table {
+            tr {
+                th { "case" } th { "64 KB" } th { "128 KB (default)" } th { "256 KB" }
+                th { "no limit" }
+            }
+            @for c in r.cases.iter().filter(|c| r.window_sensitivity.iter().any(|w| w.case == c.case)) {
+                @let at = |w: Option<u64>| r.window_sensitivity.iter()
+                    .find(|x| x.case == c.case && x.window_bytes == w)
+                    .map_or("–".to_string(), |x| mbps(x.wbest_mbps));
+                tr {
+                    td { (c.case) }
+                    td { (at(Some(65_536))) }
+                    td { (c.tools.first().map_or("–".to_string(), |t| mbps(t.median_mbps))) }
+                    td { (at(Some(262_144))) }
+                    td { (at(None)) }
+                }
+            }
+        }
         h2 { "Box plots per case" }
         p.meta {
             "Box: 25th to 75th percentile of the runs' estimates; red: median; whiskers: minimum \
@@ -271,6 +296,22 @@ impl Outcome for Done<Reproduction> {
                 c.ground_truth_mbps,
                 cols.join("  ")
             );
+        }
+        let _ = writeln!(out, "\nWBest per TCP case at the TCP window (Mbit/s):");
+        let _ = writeln!(out, "{:>4} {:>8} {:>8} {:>8} {:>8}", "case", "64 KB", "128 KB", "256 KB", "none");
+        for c in &self.result.cases {
+            let at = |w: Option<u64>| {
+                self.result
+                    .window_sensitivity
+                    .iter()
+                    .find(|x| x.case == c.case && x.window_bytes == w)
+                    .map(|x| x.wbest_mbps)
+            };
+            let (Some(a), Some(b), Some(d)) = (at(Some(65_536)), at(Some(262_144)), at(None)) else {
+                continue;
+            };
+            let m = c.tools.first().map_or(f64::NAN, |t| t.median_mbps);
+            let _ = writeln!(out, "{:>4} {a:>8.2} {m:>8.2} {b:>8.2} {d:>8.2}", c.case);
         }
         write_checks(&mut out, &self.result.checks());
         out

@@ -35,8 +35,9 @@
 //! in `docs/wbest.md` and `wisp reproduce wbest`.
 //!
 //! Deviations (see also `docs/wbest.md`):
-//! - TCP is CUBIC (RFC 9438) where the paper's Linux 2.6.11 ran BIC; initial window 3 and a
-//!   200-ms minimum RTO (that kernel's), no receive-window limit, SACK-based loss detection
+//! - TCP is CUBIC (RFC 9438) where the paper's Linux 2.6.11 ran BIC; initial window 3, a
+//!   200-ms minimum RTO and a window of 131,070 B (that kernel's defaults,
+//!   [`LINUX_2_6_11_WINDOW`]; [`Case::tcp_window`]), SACK-based loss detection
 //!   (the shared sender's); the wired LAN is a constant delay (no 100 Mbit/s serialisation,
 //!   no switch queue), and the probes enter the AP's queue directly.
 //! - The saturating flow keeps the AP's queue for A non-empty instead of overflowing it with a
@@ -94,7 +95,16 @@ pub struct Case {
     pub flows: Vec<Flow>,
     /// Case 13: Minstrel rate adaptation at a low SNR.
     pub rate_adaptation: bool,
+    /// The TCP flows' window limit, bytes ([`LINUX_2_6_11_WINDOW`]; `None`: no limit).
+    pub tcp_window: Option<u64>,
 }
+
+/// The TCP window of the paper's hosts (Linux 2.6.11's defaults): the receive buffer grows to
+/// at most `tcp_rmem[2]` = 174,760 B (2 × 87,380), of which `tcp_adv_win_scale` = 2 advertises
+/// three quarters, 131,070 B (and the send buffer's `tcp_wmem[2]` = 131,072 B bounds what is
+/// unacknowledged alike): about 128 KB, 87 segments of 1500 bytes, against the AP's queue of
+/// 100 frames. With no limit a CUBIC flow fills the AP's queue and its tail drops.
+pub const LINUX_2_6_11_WINDOW: u64 = 131_070;
 
 const UDP_46: Traffic = Traffic::Udp(Bitrate::from_kbps(4600));
 const UDP_23: Traffic = Traffic::Udp(Bitrate::from_kbps(2300));
@@ -133,6 +143,7 @@ impl Case {
             id,
             flows,
             rate_adaptation: id == 13,
+            tcp_window: Some(LINUX_2_6_11_WINDOW),
         })
     }
 
@@ -219,13 +230,15 @@ struct TcpFlow {
 }
 
 impl TcpFlow {
-    fn new() -> Self {
+    fn new(window: Option<u64>) -> Self {
         let config = CubicConfig {
             tcp: TcpParams {
                 // Linux 2.6.11 (the paper's kernel): RFC 3390's initial window of 3 segments
-                // of 1460 bytes and a 200-ms minimum retransmission timeout.
+                // of 1460 bytes, a 200-ms minimum retransmission timeout, and its buffers'
+                // window ([`LINUX_2_6_11_WINDOW`]).
                 initial_window: 3,
                 rto_min: Duration::from_millis(200),
+                rwnd: window,
                 ..TcpParams::default()
             },
             ..CubicConfig::default()
@@ -335,7 +348,7 @@ impl Testbed {
                         until: None,
                     }
                 }
-                Traffic::Tcp => SourceState::Tcp(Box::new(TcpFlow::new())),
+                Traffic::Tcp => SourceState::Tcp(Box::new(TcpFlow::new(case.tcp_window))),
             };
             sources.push(Source { from, to, state });
         }
@@ -823,26 +836,36 @@ mod tests {
     #[test]
     fn a_crossing_tcp_flow_takes_the_link_and_fills_the_fifo() {
         // Case 3: CUBIC from the wired server to B, no other traffic after the warm-up's
-        // light flow to A. A loss-based TCP fills the AP's 100-frame FIFO (losses, a standing
-        // queue) and takes most of what one saturated sender gets (Bianchi, n = 1; B's delayed
-        // Acks take their own airtime).
-        let case = Case::table1(3).unwrap();
-        let mut tb = Testbed::new(&case, 1);
-        tb.run_until(Instant::ZERO + Duration::from_secs(2), &mut vec![]);
-        let phy = crate::wifi::phy::Phy::new(crate::wifi::phy::Standard::G);
-        let model = bianchi_difs_mbps(&phy, case.spec().rate, 1, PACKET_BYTES);
-        let tcp_mbps = tb.delivered[0] as f64 * 8.0 / 2.0 / 1e6;
-        assert!(
-            tcp_mbps > 0.7 * model && tcp_mbps < model,
-            "{tcp_mbps} vs {model}"
-        );
-        let SourceState::Tcp(f) = &tb.sources[0].state else {
-            panic!("case 3's flow is TCP");
-        };
-        assert!(f.sender.counters().congestion_events > 0);
-        let queued =
-            tb.link.medium().stations()[AP as usize].queued(crate::wifi::edca::AccessCategory::Be);
-        assert!(queued > 20, "AP queue {queued}");
+        // light flow to A. TCP takes most of what one saturated sender gets (Bianchi, n = 1;
+        // B's delayed Acks take their own airtime) and keeps a standing queue in the AP's
+        // 100-frame FIFO. With Linux 2.6.11's window (87 segments) it stays within the FIFO,
+        // without a loss; with no window limit it overflows it (losses).
+        for (window, losses) in [(Some(LINUX_2_6_11_WINDOW), false), (None, true)] {
+            let case = Case {
+                tcp_window: window,
+                ..Case::table1(3).unwrap()
+            };
+            let mut tb = Testbed::new(&case, 1);
+            tb.run_until(Instant::ZERO + Duration::from_secs(2), &mut vec![]);
+            let phy = crate::wifi::phy::Phy::new(crate::wifi::phy::Standard::G);
+            let model = bianchi_difs_mbps(&phy, case.spec().rate, 1, PACKET_BYTES);
+            let tcp_mbps = tb.delivered[0] as f64 * 8.0 / 2.0 / 1e6;
+            assert!(
+                tcp_mbps > 0.7 * model && tcp_mbps < model,
+                "{window:?}: {tcp_mbps} vs {model}"
+            );
+            let SourceState::Tcp(f) = &tb.sources[0].state else {
+                panic!("case 3's flow is TCP");
+            };
+            assert_eq!(
+                f.sender.counters().congestion_events > 0,
+                losses,
+                "{window:?}"
+            );
+            let queued = tb.link.medium().stations()[AP as usize]
+                .queued(crate::wifi::edca::AccessCategory::Be);
+            assert!(queued > 20, "{window:?}: AP queue {queued}");
+        }
     }
 
     #[test]
