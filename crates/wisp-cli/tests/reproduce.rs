@@ -423,10 +423,9 @@ fn quick_kwikr_writes_its_report_and_pins_the_claims_met() {
     let calls = summary["calls"]["checks"].as_array().unwrap().len();
     assert!(calls > 0);
     assert_eq!(summary["checks"].as_array().unwrap().len(), 8 + calls);
-    // Exactly the claims met at --quick with seed 1 (the acceptance targets). Not met: T_q within
-    // 1 ms of the AP queue's ground truth at the median (5.7 and 2.4 ms; 2.4 and 1.3 before the
-    // medium's other stations deferred AIFS, not EIFS, after a collision: the normal request
-    // reaches the AP after the high one); with the call scenarios' AP queue one FIFO
+    // Exactly the claims met at --quick with seed 1 (the acceptance targets). Not met: T_q against
+    // the AP's delay between the two replies within max(10 %, 2 ms) on 802.11ac 5 GHz (issue
+    // 35: §5.2's definition; met on 2.4 GHz); with the call scenarios' AP queue one FIFO
     // (`ap-queue=fifo`, the paper's Fig. 1(d)), Table 2's mixed pairing (kwikr 922, skype-ukf
     // 508 kbit/s: eq. (3) counts the neighbour's frames in the shared FIFO as cross traffic;
     // docs/kwikr.md) and the two comparisons across pairings that follow from it. The calls
@@ -437,6 +436,7 @@ fn quick_kwikr_writes_its_report_and_pins_the_claims_met() {
         &[
             "Table 1, 802.11n 2.4 GHz: Ping-Pair classifies persistent AP queues correctly",
             "Table 1, 802.11n 2.4 GHz: Ping-Pair classifies non-persistent AP queues correctly",
+            "Table 1, 802.11n 2.4 GHz: T_q against the AP's delay between the two replies (normal less high), median |error|",
             "Table 1, 802.11ac 5 GHz: Ping-Pair classifies persistent AP queues correctly",
             "Table 1, 802.11ac 5 GHz: Ping-Pair classifies non-persistent AP queues correctly",
             "Fig. 5: co-channel interference from a congested neighbouring AP raises the flow's one-way delay",

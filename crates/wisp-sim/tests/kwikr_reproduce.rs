@@ -46,10 +46,22 @@ fn table1_and_fig5_meet_the_pinned_claims() {
         );
     }
     let met: Vec<bool> = checks.iter().map(|c| c.met).collect();
-    // Per setting: persistent accuracy, non-persistent accuracy, T_q within 1 ms (not met: the
-    // normal request reaches the AP after the high one, a median 1.6 ms (2.4 GHz) and 2.5 ms
-    // (5 GHz) later); then Fig. 5's two checks.
-    assert_eq!(met, [true, true, false, true, true, false, true, true]);
+    // Per setting: persistent accuracy, non-persistent accuracy, T_q against the AP's delay
+    // between the two replies within max(10 %, 2 ms) (§5.2's definition, issue 35; its error
+    // is the normal request's lag behind the high one on the uplink, a median 1.6 ms on
+    // 2.4 GHz: met, and 2.5 ms on 5 GHz: not met); then Fig. 5's two checks.
+    assert_eq!(met, [true, true, true, true, true, false, true, true]);
+    for s in &r.settings {
+        let (e, u) = (
+            s.reply_gap_error_median_ms.unwrap(),
+            s.request_gap_median_ms.unwrap(),
+        );
+        assert!(
+            (e - u).abs() < 0.05,
+            "{}: {e} vs the uplink lag {u}",
+            s.name
+        );
+    }
     // The figures behind them, with margins that can fail.
     let acc = |i: usize| r.settings[i].confusion.persistent_accuracy().unwrap();
     assert!(acc(0) > 0.95 && acc(1) > 0.90, "{} {}", acc(0), acc(1));

@@ -145,6 +145,9 @@ pub struct Setting {
     pub request_gap_median_ms: Option<f64>,
     /// Median over valid pairs of |T_q − the AP's part of it (the replies' AP delays' gap)|.
     pub reply_gap_error_median_ms: Option<f64>,
+    /// Median over valid pairs of that gap (the normal reply's AP delay less the high one's):
+    /// T_q as §5.2 defines it, the delay at the Wi-Fi downlink.
+    pub reply_gap_median_ms: Option<f64>,
     pub valid_pairs: usize,
 }
 
@@ -292,6 +295,7 @@ pub fn setting(name: &str, spec: &str, pairs: Vec<Pair>) -> Setting {
             .collect(),
     );
     let request_gap = median(valid.iter().filter_map(|p| p.request_gap_ms).collect());
+    let reply_gap = median(valid.iter().filter_map(|p| p.truth_reply_gap_ms).collect());
     let reply_gap_err = median(
         valid
             .iter()
@@ -301,6 +305,7 @@ pub fn setting(name: &str, spec: &str, pairs: Vec<Pair>) -> Setting {
     Setting {
         request_gap_median_ms: request_gap,
         reply_gap_error_median_ms: reply_gap_err,
+        reply_gap_median_ms: reply_gap,
         name: name.into(),
         spec: spec.into(),
         valid_pairs: valid.len(),
@@ -603,22 +608,36 @@ impl Reproduction {
                     ..Default::default()
                 });
             }
+            // §5.2 defines T_q as the delay at the Wi-Fi downlink, the normal reply's own
+            // contention included, and validates no accuracy for it: so it is judged against
+            // the AP's delay between the two replies (normal less high) within max(10 %, 2 ms),
+            // as the real tool's check is. The normal request's lag behind the high one on the
+            // uplink, which T_q also holds, is reported beside.
+            let bar = s.reply_gap_median_ms.map(|g| (0.1 * g.abs()).max(2.0));
             out.push(Check {
                 claim: format!(
-                    "Table 1, {}: T_q against the AP queue's ground truth (the normal reply's wait), median |error|",
+                    "Table 1, {}: T_q against the AP's delay between the two replies (normal less high), median |error|",
                     s.name
                 ),
-                expected: "within 1 ms".into(),
+                expected: format!(
+                    "within max(10 %, 2 ms){}",
+                    bar.map_or(String::new(), |b| format!(": {b:.2} ms"))
+                ),
                 measured: format!(
-                    "{} over {} valid pairs (median T_q {}, median truth {}; the normal request \
-                     reaches the AP a median {} after the high one)",
-                    ms_opt(s.abs_error_median_ms),
+                    "{} over {} valid pairs (median T_q {}, median reply gap {}; against the \
+                     normal reply's whole wait {}; the normal request reaches the AP a median \
+                     {} after the high one)",
+                    ms_opt(s.reply_gap_error_median_ms),
                     s.valid_pairs,
                     ms_opt(s.t_q_median_ms),
-                    ms_opt(s.truth_median_ms),
+                    ms_opt(s.reply_gap_median_ms),
+                    ms_opt(s.abs_error_median_ms),
                     ms_opt(s.request_gap_median_ms)
                 ),
-                met: s.abs_error_median_ms.is_some_and(|e| e <= 1.0),
+                met: matches!(
+                    (s.reply_gap_error_median_ms, bar),
+                    (Some(e), Some(b)) if e <= b
+                ),
                 ..Default::default()
             });
         }
@@ -675,7 +694,7 @@ mod tests {
             t_q_ms: measured.map(|m| if m { 9.0 } else { 1.0 }),
             valid: measured.is_some(),
             truth_queueing_ms: measured.map(|m| if m { 8.5 } else { 0.5 }),
-            truth_reply_gap_ms: None,
+            truth_reply_gap_ms: measured.map(|m| if m { 8.5 } else { 0.5 }),
             request_gap_ms: None,
             nonempty: if truth { 1.0 } else { 0.0 },
             samples: 200,
