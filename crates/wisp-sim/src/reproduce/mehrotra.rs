@@ -68,6 +68,24 @@ pub const PAPER_TABLE_II: [(&str, f64, f64, f64); 6] = [
     ("adaptive-um", 3901.0, 0.042, 0.059),
 ];
 
+/// The WiMAX downlink's capacity as the paper gives it, kbit/s: §IV, "the WiMAX link is only
+/// about 12% utilized" by newreno-like's 585 kbit/s (Table II), about 5 Mbit/s; the §III sweep
+/// turns congested between 4,900 and 5,100 kbit/s.
+pub const WIMAX_KBPS: f64 = 5000.0;
+
+/// The paper's row of `scheme` on `link`: its table's name and (throughput kbit/s, delay s,
+/// loss) — Table I for 3g-up, Table II for wimax-down.
+pub fn paper_row(link: &str, scheme: &str) -> Option<(&'static str, (f64, f64, f64))> {
+    let (table, rows) = match link {
+        "3g-up" => ("Table I", &PAPER_TABLE_I),
+        "wimax-down" => ("Table II", &PAPER_TABLE_II),
+        _ => return None,
+    };
+    rows.iter()
+        .find(|r| r.0 == scheme)
+        .map(|r| (table, (r.1, r.2, r.3)))
+}
+
 /// A network of the reproduction.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 pub struct Network {
@@ -861,37 +879,69 @@ impl Mehrotra {
         out
     }
 
-    /// Tables I and II: adaptive-um against the other controllers.
+    /// Tables I and II: adaptive-um against the other controllers, each claim as the paper's
+    /// own table shows it ([`paper_row`]):
+    /// - throughput at least the other's where the table has it so; at least 0.95× where the
+    ///   table has adaptive-um a little below (3g-up, vegas-like: 207 against 209 kbit/s, 1%
+    ///   below; the 5% allows that and a run's noise);
+    /// - loss at most a fifth of the other's where the table has it so, else below it
+    ///   (wimax-down, ctcp-like: 5.9% against 9.7%).
     fn controller_checks(&self) -> Vec<Check> {
         let mut out = vec![];
         for l in ["3g-up", "wimax-down"] {
-            let Some(a) = self.run_of(l, "adaptive-um") else {
+            let (Some(a), Some((table, pa))) =
+                (self.run_of(l, "adaptive-um"), paper_row(l, "adaptive-um"))
+            else {
                 continue;
             };
             for b in ["newreno-like", "vegas-like", "tfrc"] {
-                if let Some(o) = self.run_of(l, b) {
-                    out.push(Check {
-                        claim: format!("{l}: adaptive-um's throughput at least {b}'s"),
-                        expected: "≥".into(),
-                        measured: format!(
-                            "{:.0} vs {:.0} kbit/s",
-                            a.throughput_kbps, o.throughput_kbps
-                        ),
-                        met: a.throughput_kbps >= o.throughput_kbps,
-                        ..Default::default()
-                    });
-                }
+                let (Some(o), Some((_, pb))) = (self.run_of(l, b), paper_row(l, b)) else {
+                    continue;
+                };
+                let (claim, factor) = if pa.0 >= pb.0 {
+                    (format!("{l}: adaptive-um's throughput at least {b}'s"), 1.0)
+                } else {
+                    (
+                        format!("{l}: adaptive-um's throughput at least 0.95× {b}'s"),
+                        0.95,
+                    )
+                };
+                out.push(Check {
+                    claim,
+                    expected: format!("≥ {factor}× ({table}: {:.0} vs {:.0} kbit/s)", pa.0, pb.0),
+                    measured: format!(
+                        "{:.0} vs {:.0} kbit/s",
+                        a.throughput_kbps, o.throughput_kbps
+                    ),
+                    met: a.throughput_kbps >= factor * o.throughput_kbps,
+                    ..Default::default()
+                });
             }
             for b in ["ctcp-like", "um"] {
-                if let Some(o) = self.run_of(l, b) {
-                    out.push(Check {
-                        claim: format!("{l}: adaptive-um's loss at most a fifth of {b}'s"),
-                        expected: format!("≤ {:.2} %", 20.0 * o.loss_rate),
-                        measured: format!("{} vs {}", pct(a.loss_rate), pct(o.loss_rate)),
-                        met: a.loss_rate <= o.loss_rate / 5.0,
-                        ..Default::default()
-                    });
-                }
+                let (Some(o), Some((_, pb))) = (self.run_of(l, b), paper_row(l, b)) else {
+                    continue;
+                };
+                let paper = format!("{table}: {} vs {}", pct(pa.2), pct(pb.2));
+                let (claim, expected, met) = if pa.2 <= pb.2 / 5.0 {
+                    (
+                        format!("{l}: adaptive-um's loss at most a fifth of {b}'s"),
+                        format!("≤ {} ({paper})", pct(o.loss_rate / 5.0)),
+                        a.loss_rate <= o.loss_rate / 5.0,
+                    )
+                } else {
+                    (
+                        format!("{l}: adaptive-um's loss below {b}'s"),
+                        format!("< {} ({paper})", pct(o.loss_rate)),
+                        a.loss_rate < o.loss_rate,
+                    )
+                };
+                out.push(Check {
+                    claim,
+                    expected,
+                    measured: format!("{} vs {}", pct(a.loss_rate), pct(o.loss_rate)),
+                    met,
+                    ..Default::default()
+                });
             }
         }
         if let (Some(a), Some(c)) = (
@@ -1037,11 +1087,18 @@ impl Mehrotra {
             met: h.settle_s.is_some_and(|s| s <= 30.0),
             ..Default::default()
         });
+        // The paper's own steady state on WiMAX (Table II: adaptive-um's 3,901 kbit/s of the
+        // profile's 5 Mbit/s) is the level to recover to.
+        let steady = PAPER_TABLE_II[5].1 / WIMAX_KBPS;
         out.push(Check {
-            claim: "handover: utilisation recovers above 80 %".into(),
-            expected: "> 80 % from 30 s after the switch".into(),
+            claim: "handover: utilisation recovers to the paper's WiMAX steady state".into(),
+            expected: format!(
+                "≥ {} from 30 s after the switch (Table II: {:.0} of {WIMAX_KBPS:.0} kbit/s)",
+                pct(steady),
+                PAPER_TABLE_II[5].1
+            ),
             measured: pct(h.utilization_after),
-            met: h.utilization_after > 0.8,
+            met: h.utilization_after >= steady,
             ..Default::default()
         });
         out
