@@ -6,7 +6,7 @@
 use serde::Serialize;
 use wisp_core::Duration;
 use wisp_core::stats::quantile_sorted;
-use wisp_core::video::display::{self, Displayed, ScreenSample};
+use wisp_core::video::display::{self, Displayed, Freezes, ScreenSample};
 use wisp_core::video::log::VideoLog;
 
 /// Pictures per second (the shipped clip's), where a run does not say.
@@ -29,6 +29,8 @@ pub struct VideoRun {
     pub intra: u64,
     /// Frames that arrived whole but were refused for a missing base.
     pub missing_base: u64,
+    /// Freezes by libwebrtc's rule (Chrome's `freezeCount` / `totalFreezesDuration`).
+    pub freezes: Freezes,
     /// The displayed metric: what is on screen at each capture instant.
     pub displayed: Displayed,
     /// How its SSIM was had: `measured` (decoded pictures), `model-approx` (the model codec's
@@ -151,6 +153,7 @@ impl VideoRun {
             },
             intra: frames.iter().filter(|f| f.intra).count() as u64,
             missing_base: log.missing_base(),
+            freezes: display::freezes(&frames),
             displayed: display::summarize(&screen.samples, display::FROZEN),
             displayed_quality: screen.quality,
             points,
