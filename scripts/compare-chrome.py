@@ -14,6 +14,7 @@ figures and of each acceptance comparison against Chrome (or one JSON object wit
     sudo python3 scripts/compare-chrome.py --quick          # const links, 20 s, one run
     sudo python3 scripts/compare-chrome.py                  # every case, 3 runs (about 50 min)
     sudo python3 scripts/compare-chrome.py --cases const1,variable --runs 5 --keep /tmp/cmp
+    python3 scripts/compare-chrome.py --from old.json --rerun sim   # Chrome's and real runs kept
 
 The estimate: Chrome's `availableOutgoingBitrate` every 200 ms (browser-call's stats.csv); for
 `wisp send` and `wisp run` the scheme's target every 100 ms from their controller.csv (`--out`).
@@ -22,7 +23,11 @@ Chrome's does at 640x480 (its encoder target's median on the 2 Mbit/s link). The
 queueing delay comes from each one's link log: browser-call's `downlink` (over the call),
 `wisp analyze --json` of the real flow's downlink.log, the simulator's queue_delay_p95_ms.
 Per-phase medians of the variable case leave out the first 5 s of each phase (the calls start
-0.3-3 s after the link's clock). Needs root and Chromium (as `wisp browser-call`).
+0.3-3 s after the link's clock). wisp's run i (real and simulated) has seed i (1, 2, 3: the
+encoder model's frame sizes differ, so the runs are independent; with one seed the simulator's
+would be one run three times). `--from` takes the runs of an earlier `--json` output and `--rerun` runs only the named
+ones again (e.g. the simulator after a change, against the same Chrome calls). Needs root and
+Chromium (as `wisp browser-call`) for what it runs of those two.
 """
 from __future__ import annotations
 
@@ -84,7 +89,7 @@ def run(cmd: list[str], secs: float) -> subprocess.CompletedProcess:
 # --- the three ways of running a case: each returns one run's raw figures -----------------
 
 
-def chrome(wisp: str, _scheme: str, case: dict, secs: int, out: Path) -> dict:
+def chrome(wisp: str, _scheme: str, case: dict, secs: int, out: Path, _seed: int) -> dict:
     down, up = links(case)
     cmd = [wisp, "browser-call", "--link", down, "--delay-ms", DELAY_MS]
     cmd += ["--uplink", up] if up else []
@@ -137,7 +142,7 @@ def target_series(controller_csv: Path) -> list[tuple[float, float]]:
     return [(float(r["t_s"]), float(r["target_kbps"])) for r in rows]
 
 
-def real(wisp: str, scheme: str, case: dict, secs: int, out: Path) -> dict:
+def real(wisp: str, scheme: str, case: dict, secs: int, out: Path, seed: int) -> dict:
     down, up = links(case)
     port = free_port()
     cmd = [wisp, "link", "--downlink", down, "--delay-ms", DELAY_MS, "--log", str(out)]
@@ -150,7 +155,7 @@ def real(wisp: str, scheme: str, case: dict, secs: int, out: Path) -> dict:
         ns = namespace_address(link, lines)
         if ns is None:
             raise Failed("wisp link named no namespace: " + "".join(lines)[-600:])
-        send = [wisp, "send", "--scheme", scheme, "--to", f"{ns}:{port}"]
+        send = [wisp, "send", "--seed", str(seed), "--scheme", scheme, "--to", f"{ns}:{port}"]
         run(send + ["--duration-s", str(secs), "--out", str(out / "sender")], secs)
         try:  # stderr is the drain thread's; recv's JSON is far below a pipe's buffer
             link.wait(timeout=SLACK_S)
@@ -172,9 +177,10 @@ def real(wisp: str, scheme: str, case: dict, secs: int, out: Path) -> dict:
     }
 
 
-def sim(wisp: str, scheme: str, case: dict, secs: int, out: Path) -> dict:
+def sim(wisp: str, scheme: str, case: dict, secs: int, out: Path, seed: int) -> dict:
     down, up = links(case)
-    cmd = [wisp, "run", "--scheme", scheme, "--link", down if up is None else f"trace:{down}"]
+    cmd = [wisp, "run", "--seed", str(seed), "--scheme", scheme]
+    cmd += ["--link", down if up is None else f"trace:{down}"]
     cmd += ["--reverse-trace", up] if up else []
     cmd += ["--delay-ms", DELAY_MS, "--duration-s", str(secs), "--json", "--out", str(out)]
     flow = json.loads(run(cmd, secs).stdout)["flows"][0]
@@ -257,7 +263,7 @@ def run_many(wisp: str, scheme: str, name: str, who: str, secs: int, runs: int, 
         out.mkdir(parents=True, exist_ok=True)
         print(f"compare-chrome: {name} {who} run {i + 1}/{runs} ({secs} s)", file=sys.stderr)
         try:
-            raw = RUNNERS[who](wisp, scheme, case, secs, out)
+            raw = RUNNERS[who](wisp, scheme, case, secs, out, i + 1)
         except (Failed, ValueError, KeyError, OSError) as e:
             print(f"compare-chrome: {name} {who} run {i + 1} failed: {e}", file=sys.stderr)
             failed.append(f"run {i + 1}: " + " ".join(str(e).split()).replace("|", "/"))
@@ -268,10 +274,21 @@ def run_many(wisp: str, scheme: str, name: str, who: str, secs: int, runs: int, 
     return {"runs": per_run, "failed": failed, "median": medians(numeric)}
 
 
-def run_case(wisp: str, scheme: str, name: str, secs: int, runs: int, keep: Path) -> dict:
+def run_case(
+    wisp: str, scheme: str, name: str, secs: int, runs: int, keep: Path, old: dict | None
+) -> dict:
+    """Every runner on case `name`; those `old` holds (an earlier result of the case) are its."""
     result = {"case": name, "link": links(CASES[name])[0], "secs": secs}
     for who in RUNNERS:
-        result[who] = run_many(wisp, scheme, name, who, secs, runs, keep)
+        if old is not None and who in old:
+            result[who] = old[who]
+            numeric = [
+                {k: v for k, v in r.items() if not k.startswith("limitation")}
+                for r in old[who]["runs"]
+            ]
+            result[who]["median"] = medians(numeric)
+        else:
+            result[who] = run_many(wisp, scheme, name, who, secs, runs, keep)
     ch = result["chrome"]["median"]
     result["checks"] = {w: checks(CASES[name], result[w]["median"], ch) for w in ("real", "sim")}
     return result
@@ -336,18 +353,33 @@ def main() -> int:
     ap.add_argument("--quick", action="store_true", help="const cases, 20 s, one run")
     ap.add_argument("--keep", type=Path, help="keep every run's outputs in this folder")
     ap.add_argument("--json", action="store_true", help="print one JSON object")
+    ap.add_argument("--from", dest="old", type=Path, help="an earlier --json output to reuse")
+    ap.add_argument("--rerun", default="", help="with --from: who to run again (chrome,real,sim)")
     a = ap.parse_args()
-    names = a.cases.split(",") if a.cases else (QUICK if a.quick else list(CASES))
-    bad = [n for n in names if n not in CASES]
+    old = {}
+    if a.old:
+        try:
+            prev = json.loads(a.old.read_text())
+            old = {r["case"]: r for r in prev["results"]}
+        except (OSError, ValueError, KeyError, TypeError) as e:
+            sys.exit(f"compare-chrome: {a.old}: not an earlier --json output ({e})")
+        a.scheme = prev.get("scheme", a.scheme) if a.scheme == "gcc" else a.scheme
+    rerun = [w for w in a.rerun.split(",") if w]
+    names = a.cases.split(",") if a.cases else (list(old) or (QUICK if a.quick else list(CASES)))
+    bad = [n for n in names if n not in CASES] + [w for w in rerun if w not in RUNNERS]
     if bad or not 1 <= a.runs <= 20 or not Path(a.wisp).is_file():
-        sys.exit(f"compare-chrome: unknown case(s) {bad}, --runs 1..20, or no binary {a.wisp}")
-    runs = 1 if a.quick else a.runs
+        sys.exit(f"compare-chrome: unknown case(s) or runner(s) {bad}, --runs 1..20, or no binary {a.wisp}")
+    runs = prev.get("runs", a.runs) if old else (1 if a.quick else a.runs)
     with tempfile.TemporaryDirectory(prefix="wisp-compare-chrome-") as tmp:
         keep = (a.keep or Path(tmp)).resolve()
         results = []
         for n in names:
-            secs = a.secs or (20 if a.quick else CASES[n]["secs"])
-            results.append(run_case(a.wisp, a.scheme, n, secs, runs, keep))
+            prev_case = None
+            if n in old:
+                prev_case = {w: old[n][w] for w in RUNNERS if w in old[n] and w not in rerun}
+            secs = a.secs or (old[n]["secs"] if n in old else None)
+            secs = secs or (20 if a.quick else CASES[n]["secs"])
+            results.append(run_case(a.wisp, a.scheme, n, secs, runs, keep, prev_case))
     if a.json:
         print(json.dumps(finite({"runs": runs, "scheme": a.scheme, "results": results}), indent=1))
     else:
