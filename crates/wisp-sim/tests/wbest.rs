@@ -82,15 +82,15 @@ fn udp_cases(ids: &[u32]) {
     }
 }
 
-/// Cases with TCP (the paper's ground truth 0): the median estimate below 1.5 Mbit/s. With
-/// CUBIC flows and a FIFO AP it holds in cases 8 and 10 only: elsewhere the train still gets
-/// more than half of `C_e` through (a crossing TCP flow's arrivals at the AP, clocked by its
-/// own departures, are slower than the train; a contending one takes about half of the
-/// channel, which `C_e` already shows), see docs/wbest.md. Run with `--ignored`.
+/// The crossing-TCP cases (the paper's ground truth 0): the median estimate below 1.5 Mbit/s
+/// (the contending-only cases 4, 8 and 11 are testbed-dependent: docs/wbest.md). With CUBIC
+/// at Linux 2.6.11's window and a FIFO AP it holds in none of 3, 7, 10, 12 at seed 1: the
+/// train still gets much of `C_e` through, see docs/wbest.md, *The TCP window*. Run with
+/// `--ignored`.
 #[test]
 #[ignore = "fails on the simulated testbed: see docs/wbest.md, TCP cases"]
 fn tcp_cases_below_1_5_mbps() {
-    let all: Vec<_> = [3, 4, 7, 8, 10, 11, 12].map(summary).into_iter().collect();
+    let all: Vec<_> = [3, 7, 10, 12].map(summary).into_iter().collect();
     for (case, s) in all {
         assert!(!s.runs.is_empty(), "case {}: no run", case.id);
         assert!(
