@@ -10,7 +10,7 @@
 //! ```
 
 use crate::controller::{Allowance, SendContext, WireSender};
-use crate::pacer::Pacer;
+use crate::pacer::{Pacer, WokenPacer};
 use crate::packet::{Content, DataHeader, SchemeFields};
 use crate::source::Source;
 use crate::time::Instant;
@@ -30,12 +30,10 @@ pub struct FlowCounters {
 pub struct FlowSender<S> {
     sender: S,
     source: Source,
-    pacer: Pacer,
+    pacer: WokenPacer,
     mtu: DataSize,
     next_seq: u64,
     byte_seq: u64,
-    /// Set when a packet was ready but the pacer held it back.
-    pacer_wake: Option<Instant>,
 }
 
 impl<S: WireSender> FlowSender<S> {
@@ -43,11 +41,10 @@ impl<S: WireSender> FlowSender<S> {
         FlowSender {
             sender,
             source,
-            pacer,
+            pacer: WokenPacer::new(pacer),
             mtu,
             next_seq: 0,
             byte_seq: 0,
-            pacer_wake: None,
         }
     }
 
@@ -87,30 +84,12 @@ impl<S: WireSender> FlowSender<S> {
         };
         self.source.advance(now, target);
         let Some((size, content)) = self.source.peek(self.mtu, limit) else {
-            // A wake-up that has come is not asked for again (it would be a busy loop).
-            if self.pacer_wake.is_some_and(|w| w <= now) {
-                self.pacer_wake = None;
-            }
+            self.pacer.idle(now);
             return None;
         };
-        // The pacer is asked about the instant the flow asked to be woken at, once it has come:
-        // a real clock wakes a little after it, never exactly on it, and a packet due then is
-        // due now (it still carries `now` as its send time). Otherwise a periodic pacer, which
-        // releases packets only on its ticks, would never send, and any pacer would lose the
-        // lateness of every wake-up from its rate. In the simulator the flow is polled exactly at
-        // its wake-ups, so this is always `now`.
-        let pace_at = self.pacer_wake.filter(|&w| w <= now).unwrap_or(now);
-        if let Some(rate) = pacing {
-            if !self.pacer.can_send(pace_at) {
-                self.pacer_wake = Some(self.pacer.next_send_time_after(now));
-                return None;
-            }
-            self.pacer.on_sent(pace_at, size, rate);
-        }
-        // Serving a past wake-up: keep it, so the rest of its packets (a periodic pacer's
-        // group) leave too.
-        if pace_at == now {
-            self.pacer_wake = None;
+        // A late wake-up is served as the instant it was asked for (see [`WokenPacer`]).
+        if !self.pacer.admit(now, size, pacing) {
+            return None;
         }
         self.source.pop(size);
         Some(self.emit(now, size, content))
@@ -139,7 +118,7 @@ impl<S: WireSender> FlowSender<S> {
         [
             self.sender.poll_timeout(),
             self.source.poll_timeout(),
-            self.pacer_wake,
+            self.pacer.wake(),
         ]
         .into_iter()
         .flatten()

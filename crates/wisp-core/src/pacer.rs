@@ -72,6 +72,58 @@ impl Pacer {
     }
 }
 
+/// A [`Pacer`] polled by a clock that wakes a little after the instant it asked for (a real
+/// clock never wakes exactly on it): the flow driver's pacer, and the video layer's.
+///
+/// The pacer is asked about the instant the caller asked to be woken at, once it has come: a
+/// packet due then is due now (it still leaves at `now`). Otherwise a periodic pacer, which
+/// releases packets only on its ticks, would never send, and any pacer would lose the lateness
+/// of every wake-up from its rate. In the simulator the caller is polled exactly at its
+/// wake-ups, so the instant asked about is always `now`.
+#[derive(Clone, Debug, Default)]
+pub struct WokenPacer {
+    pacer: Pacer,
+    wake: Option<Instant>,
+}
+
+impl WokenPacer {
+    pub fn new(pacer: Pacer) -> Self {
+        WokenPacer { pacer, wake: None }
+    }
+
+    /// When the caller wants to be polled again for a packet the pacer held back, if one was.
+    pub fn wake(&self) -> Option<Instant> {
+        self.wake
+    }
+
+    /// May a packet of `size` leave at `now`, paced at `rate` (`None`: unpaced)? If so it is
+    /// counted as sent; if not, [`WokenPacer::wake`] says when to ask again.
+    pub fn admit(&mut self, now: Instant, size: DataSize, rate: Option<Bitrate>) -> bool {
+        let at = self.wake.filter(|&w| w <= now).unwrap_or(now);
+        if let Some(rate) = rate {
+            if !self.pacer.can_send(at) {
+                self.wake = Some(self.pacer.next_send_time_after(now));
+                return false;
+            }
+            self.pacer.on_sent(at, size, rate);
+        }
+        // Serving a past wake-up: it is kept, so the rest of its packets (a periodic pacer's
+        // group) leave too.
+        if at == now {
+            self.wake = None;
+        }
+        true
+    }
+
+    /// Nothing is ready to send: a wake-up that has come is not asked for again (it would be a
+    /// busy loop).
+    pub fn idle(&mut self, now: Instant) {
+        if self.wake.is_some_and(|w| w <= now) {
+            self.wake = None;
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -83,7 +83,7 @@ use super::{BuildError, SchemeContext};
 use crate::controller::{
     Allowance, ExtraPacket, Receiver, SendContext, Sender, SenderStats, WireReceiver, WireSender,
 };
-use crate::pacer::Pacer;
+use crate::pacer::{Pacer, WokenPacer};
 use crate::packet::{Content, DataHeader, HeaderFields, SchemeFields};
 use crate::source::{MediaConfig, Source};
 use crate::time::{Duration, Instant};
@@ -566,42 +566,9 @@ pub struct AlfalfaSender {
     /// Each packet's bytes besides its piece of the diff ([`wire_overhead`] of the path's
     /// IP/UDP headers).
     overhead: u64,
-    /// The pacer of the frames' packets under `rate=gcc` (at the control's pacing rate).
-    pacing: Option<FramePacer>,
-}
-
-/// Paces the frames' packets at the control's pacing rate, as the flow's own pacer paces a
-/// media source: a periodic pacer (`gcc`'s 5-ms ticks) and the wake-up the sender asked for,
-/// which a real clock reaches a little late (a packet due then is due now; see
-/// [`crate::flow::FlowSender::poll_transmit`]).
-#[derive(Debug)]
-struct FramePacer {
-    pacer: Pacer,
-    wake: Option<Instant>,
-}
-
-impl FramePacer {
-    /// May a packet of `size` leave at `now`, paced at `rate`? If so it is counted as sent.
-    fn admit(&mut self, now: Instant, size: DataSize, rate: Bitrate) -> bool {
-        let at = self.wake.filter(|&w| w <= now).unwrap_or(now);
-        if !self.pacer.can_send(at) {
-            self.wake = Some(self.pacer.next_send_time_after(now));
-            return false;
-        }
-        self.pacer.on_sent(at, size, rate);
-        // Serving a past wake-up: kept, so the rest of its tick's packets leave too.
-        if at == now {
-            self.wake = None;
-        }
-        true
-    }
-
-    /// Nothing is waiting: a wake-up that has come is not asked for again.
-    fn idle(&mut self, now: Instant) {
-        if self.wake.is_some_and(|w| w <= now) {
-            self.wake = None;
-        }
-    }
+    /// The pacer of the frames' packets under `rate=gcc` (at the control's pacing rate, on
+    /// `gcc`'s 5-ms ticks), as the flow's own pacer paces a media source.
+    pacing: Option<WokenPacer>,
 }
 
 /// A captured picture to code.
@@ -849,11 +816,11 @@ impl Sender for AlfalfaSender {
             return None;
         };
         let size = front.0.len as u64 + self.overhead;
-        if let Some(pacing) = &mut self.pacing
-            && let Some(rate) = self.control.wire_ref().allowance(now).pacing()
-            && !pacing.admit(now, DataSize::from_bytes(size), rate)
-        {
-            return None;
+        if let Some(pacing) = &mut self.pacing {
+            let rate = self.control.wire_ref().allowance(now).pacing();
+            if !pacing.admit(now, DataSize::from_bytes(size), rate) {
+                return None;
+            }
         }
         let (p, bytes, capture, _) = self.queue.pop_front()?;
         self.queued_bytes -= size;
@@ -873,7 +840,7 @@ impl Sender for AlfalfaSender {
         let frame = Some(self.next_frame.unwrap_or(Instant::ZERO));
         // The next coded frame's packets, once its coding time has passed (and the pacer lets
         // the next one go).
-        let wake = self.pacing.as_ref().and_then(|p| p.wake);
+        let wake = self.pacing.as_ref().and_then(WokenPacer::wake);
         let ready = self.queue.front().map(|q| wake.map_or(q.3, |w| w.max(q.3)));
         [self.control.wire_ref().poll_timeout(), frame, ready]
             .into_iter()
@@ -1208,10 +1175,8 @@ impl Scheme for AlfalfaConfig {
             store: store.clone(),
             log: log.clone(),
             overhead,
-            pacing: (self.rate == VideoRate::Gcc).then(|| FramePacer {
-                pacer: Pacer::periodic(self.gcc.interval),
-                wake: None,
-            }),
+            pacing: (self.rate == VideoRate::Gcc)
+                .then(|| WokenPacer::new(Pacer::periodic(self.gcc.interval))),
         };
         let receiver = AlfalfaReceiver {
             control: control_rx,
