@@ -16,10 +16,12 @@ use wisp_report::PAPERS;
 use wisp_report::output::{OutputError, check_out_dir};
 use wisp_report::reproduce::{InputOption, Request, find, names};
 
-/// One row: `(kind, scope, claim, measured, expected, met)`; kind is `claim` or `calibration`
-/// (mehrotra's checks of its calibration, which are not the paper's claims); scope is the trace
-/// (or loss-table direction) a sprout check was measured on, empty for the other papers.
-type Row = (String, String, String, String, String, bool);
+/// One row: `(kind, scope, claim, measured, expected, met, not_applicable)`; kind is `claim` or
+/// `calibration` (mehrotra's checks of its calibration, which are not the paper's claims); scope
+/// is the trace (or loss-table direction) a sprout check was measured on, empty for the other
+/// papers; `not_applicable` is why a check cannot fail on its data (then `met` is false), empty
+/// for one that can.
+type Row = (String, String, String, String, String, bool, String);
 
 /// Runs a paper's reproduction (see `wisp.reproduce`).
 #[pyfunction]
@@ -88,6 +90,7 @@ pub fn reproduce(
                 c.measured,
                 c.expected,
                 c.met,
+                c.not_applicable.unwrap_or_default(),
             )
         })
         .collect())

@@ -17,7 +17,8 @@ def _lines(df) -> list[str]:
     out = []
     for r in df.itertuples():
         claim = r.claim if r.kind == "claim" else f"calibration (not a claim): {r.claim}"
-        out.append(f"{'ok' if r.met else 'NO':3}  {claim}: {r.measured} (expected {r.expected})")
+        why = f" — not applicable: {r.not_applicable}" if r.status == "n/a" else ""
+        out.append(f"{r.status:3}  {claim}: {r.measured} (expected {r.expected}){why}")
     return out
 
 
@@ -40,9 +41,14 @@ def test_reproduce_quick_gives_the_command_lines_checks(paper: str, cli, tmp_pat
         df = wisp.reproduce(paper, quick=True, out=tmp_path / "py" / paper)
         code, out, err = cli_run.result()
     assert len(df) > 5
-    assert list(df.columns) == ["kind", "scope", "claim", "measured", "expected", "met"]
+    assert list(df.columns) == [
+        "kind", "scope", "claim", "measured", "expected", "met", "status", "not_applicable"
+    ]
+    # A check that cannot fail on its data is neither met nor not met.
+    assert not df[df.status == "n/a"].met.any()
+    assert (df.status == "ok").equals(df.met)
     assert code == 0, err
-    printed = [line for line in out.splitlines() if line.startswith(("ok ", "NO "))]
+    printed = [line for line in out.splitlines() if line.startswith(("ok ", "NO ", "n/a "))]
     assert _lines(df) == printed
     written, expected = _files(tmp_path / "py" / paper), _files(tmp_path / "cli" / paper)
     # The command line's folder has its summary, its page and at least one figure or table.

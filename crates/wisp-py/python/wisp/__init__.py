@@ -490,7 +490,10 @@ def reproduce(
         One row per check, in the order the command line prints them: ``kind`` (``claim``, or
         ``calibration`` for mehrotra's checks of its calibration), ``scope`` (the trace or
         loss-table direction of a sprout check; empty otherwise), ``claim``, ``measured``,
-        ``expected`` and ``met``.
+        ``expected``, ``met``, ``status`` (``ok``, ``NO``, or ``n/a`` for a check that cannot
+        fail on its data: the runs it compares are identical, the set it ranges over is empty;
+        its ``met`` is False and it counts neither way) and ``not_applicable`` (why, for an
+        ``n/a`` row; empty otherwise).
 
     Raises:
         ValueError: an unknown paper, a misplaced or unreadable trace, ``seed`` or ``jobs`` out
@@ -516,6 +519,8 @@ def reproduce(
             "measured": [r[3] for r in rows],
             "expected": [r[4] for r in rows],
             "met": np.array([r[5] for r in rows], dtype=bool),
+            "status": [("n/a" if r[6] else "ok" if r[5] else "NO") for r in rows],
+            "not_applicable": [r[6] for r in rows],
         }
     )
 
