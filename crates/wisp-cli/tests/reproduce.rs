@@ -428,8 +428,10 @@ fn quick_kwikr_writes_its_report_and_pins_the_claims_met() {
     // 35: §5.2's definition; met on 2.4 GHz); with the call scenarios' AP queue one FIFO
     // (`ap-queue=fifo`, the paper's Fig. 1(d)), Table 2's mixed pairing (kwikr 922, skype-ukf
     // 508 kbit/s: eq. (3) counts the neighbour's frames in the shared FIFO as cross traffic;
-    // docs/kwikr.md) and the two comparisons across pairings that follow from it. The calls
-    // are the paper's 20 per scheme and 10 per pairing at --quick too.
+    // docs/kwikr.md) and the two comparisons across pairings that follow from it. Not
+    // applicable (issue 35: a constant-rate control at 300 and 600 kbit/s shows the full FIFO
+    // sets them): Fig. 8's delay and loss. The calls are the paper's 20 per scheme and 10 per
+    // pairing at --quick too.
     assert_claims_met(
         &summary["checks"],
         |c| c["claim"].as_str().unwrap().to_string(),
@@ -442,9 +444,6 @@ fn quick_kwikr_writes_its_report_and_pins_the_claims_met() {
             "Fig. 5: co-channel interference from a congested neighbouring AP raises the flow's one-way delay",
             "Fig. 5: … and the Ping-Pair estimate (T_q)",
             "Fig. 8: Kwikr's mean rate in the congested minute",
-            "Fig. 8: Kwikr's median one-way delay in the congested minute",
-            "Fig. 8: Kwikr's 95th-percentile one-way delay in the congested minute",
-            "Fig. 8: Kwikr's loss rate in the congested minute",
             "Fig. 9: Kwikr's mean rate in the throttled minute",
             "Fig. 9: Kwikr's loss rate in the throttled minute",
             "Table 2, skype-ukf + skype-ukf: the two calls' rates",
