@@ -913,14 +913,14 @@ mod tests {
         };
         let j = jobs(&o).unwrap();
         // The paper's counts at --quick too: 20 calls per scheme in Figs. 8 and 9, 10 runs
-        // per pairing in Table 2.
-        assert_eq!(j.len(), 2 * 20 + 2 * 20 + 3 * 10);
+        // per pairing in Table 2; and Fig. 8's control, 5 calls at each of its two rates.
+        assert_eq!(j.len(), 2 * 20 + 2 * 20 + 3 * 10 + 2 * 5);
         // Kwikr probes, the baseline does not.
         for job in &j {
             for (flow, _, scheme, _) in &job.calls {
                 let f = &job.net.flows[*flow as usize];
                 assert_eq!(f.pingpair.is_some(), scheme == KWIKR, "{scheme}");
-                assert_eq!(f.spec.scheme.name(), scheme.as_str());
+                assert_eq!(f.spec.scheme.to_string(), scheme.as_str());
             }
         }
     }
