@@ -48,7 +48,7 @@ use wisp_core::scheme::opaque::{
 };
 use wisp_core::scheme::params::Parameters;
 use wisp_core::scheme::{
-    BuildError, CustomScheme, Halves, ParamError, Scheme, SchemeConfig, SchemeContext, SchemeInfo,
+    Built, CustomScheme, Halves, ParamError, Scheme, SchemeConfig, SchemeContext, SchemeInfo,
 };
 use wisp_core::source::Source;
 use wisp_core::{Bitrate, DataSize, Instant};
@@ -763,7 +763,7 @@ impl Scheme for PyScheme {
         self.name
     }
 
-    fn build(&self, ctx: SchemeContext) -> Result<Halves<PySender, PyReceiver>, BuildError> {
+    fn build(&self, ctx: SchemeContext) -> Built<Self> {
         let mtu = ctx.mtu();
         let (sender, receiver) = Python::with_gil(|py| {
             let (s, r) = match &self.factories {

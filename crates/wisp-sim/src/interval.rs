@@ -68,7 +68,7 @@ use wisp_core::packet::DataHeader;
 use wisp_core::scheme::opaque::{MAX_KBPS, secs};
 use wisp_core::scheme::params::Parameters;
 use wisp_core::scheme::{
-    BuildError, CustomScheme, Halves, ParamError, Scheme, SchemeConfig, SchemeContext, SchemeInfo,
+    Built, CustomScheme, Halves, ParamError, Scheme, SchemeConfig, SchemeContext, listed_as,
 };
 use wisp_core::source::Source;
 use wisp_core::wire::{Message, Reader, WireError, Writer, frame, unframe};
@@ -336,20 +336,17 @@ impl Parameters for MiRateConfig {
 impl Scheme for MiRateConfig {
     type Sender = MiRateSender;
     type Receiver = AckReceiver;
-    const NAMES: &'static [SchemeInfo] = &[SchemeInfo {
-        name: "mi-rate",
-        summary: "the sender of wisp_sim::interval::Env (its rate set every monitor interval)",
-    }];
-
-    fn named(name: &str) -> Option<Self> {
-        (name == "mi-rate").then(|| MiRateConfig {
+    listed_as! {
+        "mi-rate",
+        "the sender of wisp_sim::interval::Env (its rate set every monitor interval)",
+        MiRateConfig {
             start: Bitrate::from_kbps(1000),
             mi: Duration::from_millis(50),
             mailbox: Arc::default(),
-        })
+        },
     }
 
-    fn build(&self, ctx: SchemeContext) -> Result<Halves<MiRateSender, AckReceiver>, BuildError> {
+    fn build(&self, ctx: SchemeContext) -> Built<Self> {
         let mtu = ctx.mtu();
         Ok(Halves {
             sender: MiRateSender {

@@ -14,7 +14,7 @@ mod toy {
     use wisp_core::pacer::Pacer;
     use wisp_core::packet::{DataHeader, HeaderFields, SchemeFields};
     use wisp_core::scheme::params::{Checked, Given, Validate, range, scheme_config};
-    use wisp_core::scheme::{BuildError, Halves, Scheme, SchemeContext, SchemeInfo};
+    use wisp_core::scheme::{Built, Halves, Scheme, SchemeContext, listed_as};
     use wisp_core::source::Source;
     use wisp_core::units::serde_as::{kbps, ms};
     use wisp_core::wire::{Message, Reader, WireError, Writer, frame, unframe};
@@ -50,20 +50,17 @@ mod toy {
     impl Scheme for ToyConfig {
         type Sender = ToySender;
         type Receiver = ToyReceiver;
-        const NAMES: &'static [SchemeInfo] = &[SchemeInfo {
-            name: "toy",
-            summary: "AIMD on delay (a test of the scheme seam)",
-        }];
-
-        fn named(name: &str) -> Option<Self> {
-            (name == "toy").then(|| ToyConfig {
+        listed_as! {
+            "toy",
+            "AIMD on delay (a test of the scheme seam)",
+            ToyConfig {
                 start: Bitrate::from_kbps(300),
                 target: Duration::from_millis(40),
                 beta: 0.85,
-            })
+            },
         }
 
-        fn build(&self, ctx: SchemeContext) -> Result<Halves<ToySender, ToyReceiver>, BuildError> {
+        fn build(&self, ctx: SchemeContext) -> Built<Self> {
             let mtu = ctx.mtu();
             Ok(Halves {
                 sender: ToySender {

@@ -79,7 +79,7 @@ use super::goog_cc::GoogCcConfig;
 use super::params::{Checked, Given, Validate, check, range, scheme_config};
 use super::registry::{Halves, Scheme, SchemeInfo};
 use super::sprout::{SproutConfig, SproutReceiver, SproutSender};
-use super::{BuildError, SchemeContext};
+use super::{BuildError, Built, SchemeContext};
 use crate::controller::{
     Allowance, ExtraPacket, Receiver, SendContext, Sender, SenderStats, WireReceiver, WireSender,
 };
@@ -1106,10 +1106,7 @@ impl Scheme for AlfalfaConfig {
         }
     }
 
-    fn build(
-        &self,
-        ctx: SchemeContext,
-    ) -> Result<Halves<Box<AlfalfaSender>, Box<AlfalfaReceiver>>, BuildError> {
+    fn build(&self, ctx: SchemeContext) -> Built<Self> {
         let mtu = ctx.mtu();
         let ip_udp_header = ctx.ip_udp_header();
         // The configuration's own codec implementation, else the one the context offers (a

@@ -13,8 +13,8 @@ use crate::units::{Bitrate, DataSize};
 use crate::wire::NoFeedback;
 
 use super::params::{Checked, Given, Validate, check, range, rate_kbps, scheme_config};
-use super::registry::{Halves, Scheme, SchemeInfo};
-use super::{BuildError, SchemeContext};
+use super::registry::{Halves, Scheme};
+use super::{Built, SchemeContext, listed_as};
 use crate::pacer::Pacer;
 use crate::source::Source;
 use crate::time::Duration;
@@ -148,18 +148,15 @@ impl Receiver for SilentReceiver {
 impl Scheme for CbrConfig {
     type Sender = CbrSender;
     type Receiver = SilentReceiver;
-    const NAMES: &'static [SchemeInfo] = &[SchemeInfo {
-        name: "cbr",
-        summary: "constant bit rate, no feedback",
-    }];
+    listed_as! {
+        "cbr",
+        "constant bit rate, no feedback",
+        CbrConfig::default(),
+    }
     const ALWAYS_NAMED: &'static [&'static str] = &["rate-kbps"];
 
-    fn named(name: &str) -> Option<Self> {
-        (name == "cbr").then(CbrConfig::default)
-    }
-
     /// Packets of `packet-bytes` (default: the MTU) from a bulk source, paced at the rate.
-    fn build(&self, ctx: SchemeContext) -> Result<Halves<CbrSender, SilentReceiver>, BuildError> {
+    fn build(&self, ctx: SchemeContext) -> Built<Self> {
         let size = self.packet_size.unwrap_or(ctx.mtu());
         Ok(Halves {
             sender: CbrSender::new(self),

@@ -212,6 +212,29 @@ pub struct Halves<S, R> {
     pub mtu: DataSize,
 }
 
+/// What [`Scheme::build`] returns: the halves of scheme `S`, or why they cannot be built.
+pub type Built<S> = Result<Halves<<S as Scheme>::Sender, <S as Scheme>::Receiver>, BuildError>;
+
+/// [`Scheme::NAMES`] and [`Scheme::named`] of a configuration listed under one name, written
+/// inside its `impl Scheme`: `listed_as! { "cbr", "constant bit rate, no feedback",
+/// CbrConfig::default() }` lists it as `cbr` with that summary, and `named("cbr")` gives the
+/// default (any other name, none). A configuration with presets writes the two itself.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __listed_as {
+    ($name:expr, $summary:expr, $default:expr $(,)?) => {
+        const NAMES: &'static [$crate::scheme::SchemeInfo] = &[$crate::scheme::SchemeInfo {
+            name: $name,
+            summary: $summary,
+        }];
+
+        fn named(name: &str) -> Option<Self> {
+            (name == $name).then(|| $default)
+        }
+    };
+}
+pub use crate::__listed_as as listed_as;
+
 /// A scheme, as its configuration: the factory of its halves.
 ///
 /// Default values come from [`Scheme::named`], which must give the paper's values; the
@@ -246,8 +269,7 @@ pub trait Scheme: Parameters + Clone + PartialEq + fmt::Debug + Send + Sync + 's
     }
 
     /// Builds the two halves for a flow in `ctx`.
-    fn build(&self, ctx: SchemeContext)
-    -> Result<Halves<Self::Sender, Self::Receiver>, BuildError>;
+    fn build(&self, ctx: SchemeContext) -> Built<Self>;
 
     /// What a flow of this configuration needs from the engine ([`Needs`]); nothing by default.
     fn needs(&self) -> Needs {

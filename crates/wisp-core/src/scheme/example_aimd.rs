@@ -22,7 +22,7 @@
 
 use super::opaque::{OpaqueFields, OpaqueMessage, instant_of, rate_of, secs};
 use super::params::Parameters;
-use super::{BuildError, Halves, ParamError, Scheme, SchemeContext, SchemeInfo};
+use super::{Built, Halves, ParamError, Scheme, SchemeContext, listed_as};
 use crate::controller::{Allowance, Receiver, SendContext, Sender, SenderStats};
 use crate::pacer::Pacer;
 use crate::packet::DataHeader;
@@ -61,22 +61,19 @@ impl Parameters for AimdConfig {
 impl Scheme for AimdConfig {
     type Sender = AimdSender;
     type Receiver = AimdReceiver;
-    const NAMES: &'static [SchemeInfo] = &[SchemeInfo {
-        name: "example-aimd",
-        summary: "the Rust twin of the Python example examples/aimd.py",
-    }];
-
-    fn named(name: &str) -> Option<Self> {
-        (name == "example-aimd").then_some(AimdConfig {
+    listed_as! {
+        "example-aimd",
+        "the Rust twin of the Python example examples/aimd.py",
+        AimdConfig {
             start_kbps: 300.0,
             target_s: 0.040,
             beta: 0.85,
             step_kbps: 50.0,
             interval_s: 0.050,
-        })
+        },
     }
 
-    fn build(&self, ctx: SchemeContext) -> Result<Halves<AimdSender, AimdReceiver>, BuildError> {
+    fn build(&self, ctx: SchemeContext) -> Built<Self> {
         let mtu = ctx.mtu();
         Ok(Halves {
             sender: AimdSender {

@@ -14,8 +14,8 @@
 
 use super::cbr::SilentReceiver;
 use super::params::{Checked, Given, Validate, scheme_config};
-use super::registry::{Halves, Scheme, SchemeInfo};
-use super::{BuildError, Needs, SchemeContext};
+use super::registry::{Halves, Scheme};
+use super::{BuildError, Built, Needs, SchemeContext, listed_as};
 use crate::controller::{Allowance, SendContext, Sender, SenderStats};
 use crate::pacer::Pacer;
 use crate::packet::DataHeader;
@@ -109,13 +109,10 @@ impl Sender for IdealSender {
 impl Scheme for IdealConfig {
     type Sender = IdealSender;
     type Receiver = SilentReceiver;
-    const NAMES: &'static [SchemeInfo] = &[SchemeInfo {
-        name: "ideal",
-        summary: "oracle sender of the Sprout paper: uses every delivery opportunity, never queues (simulation only)",
-    }];
-
-    fn named(name: &str) -> Option<Self> {
-        (name == "ideal").then_some(IdealConfig)
+    listed_as! {
+        "ideal",
+        "oracle sender of the Sprout paper: uses every delivery opportunity, never queues (simulation only)",
+        IdealConfig,
     }
 
     /// A bulk source, unpaced: the sender's credit is the pacing. Needs the link's schedule.
@@ -127,7 +124,7 @@ impl Scheme for IdealConfig {
         }
     }
 
-    fn build(&self, ctx: SchemeContext) -> Result<Halves<IdealSender, SilentReceiver>, BuildError> {
+    fn build(&self, ctx: SchemeContext) -> Built<Self> {
         let mtu = ctx.mtu();
         let schedule = ctx.ideal_schedule.ok_or(BuildError::NeedsOracle("ideal"))?;
         Ok(Halves {

@@ -45,7 +45,8 @@ use params::Parameters;
 pub use alfalfa::VideoForm;
 pub use cbr::{CbrConfig, CbrSender, SilentReceiver};
 pub use contract::{
-    BuildError, ForecastTick, Forecaster, Halves, Needs, ParamError, Scheme, SchemeContext,
+    BuildError, Built, ForecastTick, Forecaster, Halves, Needs, ParamError, Scheme, SchemeContext,
+    listed_as,
 };
 pub use gcc::{GccConfig, GccReceiver, GccSender};
 pub use ideal::{IdealConfig, IdealSchedule, IdealSender};

@@ -17,6 +17,7 @@
 //! reported lost that a later feedback reports received stays lost.
 
 use crate::ccfb::{CongestionControlFeedback, MetricBlock};
+use crate::packet::{Content, DataHeader};
 use crate::time::Instant;
 use crate::units::DataSize;
 use crate::wire::TransportFeedback;
@@ -30,6 +31,18 @@ pub struct SentPacket {
     pub audio: bool,
     /// The probe cluster it was sent in, if any (libwebrtc `PacedPacketInfo::probe_cluster_id`).
     pub probe: Option<u32>,
+}
+
+impl SentPacket {
+    /// What the adapter keeps of a packet the flow sent, in probe cluster `probe` if any.
+    pub fn of(packet: &DataHeader, probe: Option<u32>) -> Self {
+        SentPacket {
+            send: packet.send_time,
+            size: packet.size,
+            audio: packet.content == Content::Audio,
+            probe,
+        }
+    }
 }
 
 /// One packet a feedback reports on.

@@ -119,8 +119,8 @@ pub use wire::GccFeedback;
 pub use super::call::CallRates;
 
 use super::params::{Checked, Given, Validate, scheme_config};
-use super::registry::{Halves, Scheme, SchemeInfo};
-use super::{BuildError, SchemeContext};
+use super::registry::{Scheme, SchemeInfo};
+use super::{Built, SchemeContext};
 use crate::time::Duration;
 use crate::units::serde_as::ms;
 
@@ -270,7 +270,7 @@ impl Scheme for GccConfig {
     }
 
     /// A video call (frames at the target rate, plus audio) through the pacer's ΔT ticks.
-    fn build(&self, ctx: SchemeContext) -> Result<Halves<GccSender, Box<GccReceiver>>, BuildError> {
+    fn build(&self, ctx: SchemeContext) -> Built<Self> {
         let sender = GccSender::new(self);
         let receiver = Box::new(GccReceiver::new(self));
         Ok(ctx.media_halves(sender, receiver, self.call.media(), self.interval))

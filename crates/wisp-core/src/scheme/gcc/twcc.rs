@@ -67,10 +67,10 @@ use super::rate::RateCounter;
 use super::rate_control::{AimdConfig, AimdRateControl};
 use super::{CallRates, GccConfig, GccSender};
 use crate::controller::{Allowance, Receiver, SendContext, Sender, SenderStats};
-use crate::packet::{Content, DataHeader};
+use crate::packet::DataHeader;
 use crate::scheme::params::{Checked, Given, Validate, scheme_config};
-use crate::scheme::registry::{Halves, Scheme, SchemeInfo};
-use crate::scheme::{BuildError, SchemeContext};
+use crate::scheme::registry::Scheme;
+use crate::scheme::{Built, SchemeContext, listed_as};
 use crate::time::{Duration, Instant};
 use crate::units::Bitrate;
 use crate::units::serde_as::ms;
@@ -126,35 +126,39 @@ impl GccTwccConfig {
 
 impl Validate for GccTwccConfig {
     fn validate(&self, given: &Given<'_>) -> Checked {
-        given.time_ms(
-            "feedback-interval-ms",
-            self.feedback_interval,
-            1.0,
-            1000.0,
-            "a time in ms, 1 to 1000",
-        )?;
-        self.call.check(given)
+        check_feedback_and_call(given, self.feedback_interval, &self.call)
     }
+}
+
+/// The checks every send-side GCC shares: its receiver's `feedback-interval-ms` (1 to 1000),
+/// then the call's rates.
+pub(crate) fn check_feedback_and_call(
+    given: &Given<'_>,
+    feedback_interval: Duration,
+    call: &CallRates,
+) -> Checked {
+    given.time_ms(
+        "feedback-interval-ms",
+        feedback_interval,
+        1.0,
+        1000.0,
+        "a time in ms, 1 to 1000",
+    )?;
+    call.check(given)
 }
 
 impl Scheme for GccTwccConfig {
     type Sender = Box<GccTwccSender>;
     type Receiver = GccTwccReceiver;
-    const NAMES: &'static [SchemeInfo] = &[SchemeInfo {
-        name: "gcc-twcc",
-        summary: "send-side GCC of 2016 (no probing, no ALR): transport-wide feedback, trendline estimator and AIMD on the acknowledged rate at the sender, loss-based eq. (1), video call",
-    }];
-
-    fn named(name: &str) -> Option<Self> {
-        (name == "gcc-twcc").then(GccTwccConfig::default)
+    listed_as! {
+        "gcc-twcc",
+        "send-side GCC of 2016 (no probing, no ALR): transport-wide feedback, trendline estimator and AIMD on the acknowledged rate at the sender, loss-based eq. (1), video call",
+        GccTwccConfig::default(),
     }
 
     /// A video call (frames at the target rate, plus audio) through the pacer's ΔT ticks, as
     /// `gcc-remb`'s.
-    fn build(
-        &self,
-        ctx: SchemeContext,
-    ) -> Result<Halves<Box<GccTwccSender>, GccTwccReceiver>, BuildError> {
+    fn build(&self, ctx: SchemeContext) -> Built<Self> {
         let sender = Box::new(GccTwccSender::new(self));
         let receiver = GccTwccReceiver::new(self);
         Ok(ctx.media_halves(sender, receiver, self.call.media(), self.interval))
@@ -370,15 +374,8 @@ impl Sender for GccTwccSender {
     type Fields = ();
 
     fn on_packet_sent(&mut self, _now: Instant, packet: &DataHeader, _ctx: &SendContext) {
-        self.adapter.on_sent(
-            packet.seq,
-            SentPacket {
-                send: packet.send_time,
-                size: packet.size,
-                audio: packet.content == Content::Audio,
-                probe: None,
-            },
-        );
+        self.adapter
+            .on_sent(packet.seq, SentPacket::of(packet, None));
     }
 
     fn on_feedback(&mut self, now: Instant, feedback: &TransportFeedback) {
@@ -400,6 +397,7 @@ impl Sender for GccTwccSender {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::packet::Content;
     use crate::units::DataSize;
     use crate::wire::{Feedback, Message};
 

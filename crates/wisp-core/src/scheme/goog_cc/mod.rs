@@ -70,8 +70,8 @@ pub use sender::GoogCcSender;
 
 use super::gcc::{AimdConfig, CallRates};
 use super::params::{Checked, Given, Validate, scheme_config};
-use super::registry::{Halves, Scheme, SchemeInfo};
-use super::{BuildError, SchemeContext};
+use super::registry::Scheme;
+use super::{Built, SchemeContext, listed_as};
 use crate::time::Duration;
 use crate::units::Bitrate;
 use crate::units::serde_as::{kbps, ms};
@@ -143,13 +143,6 @@ impl Default for GoogCcConfig {
 impl Validate for GoogCcConfig {
     fn validate(&self, given: &Given<'_>) -> Checked {
         given.time_ms(
-            "feedback-interval-ms",
-            self.feedback_interval,
-            1.0,
-            1000.0,
-            "a time in ms, 1 to 1000",
-        )?;
-        given.time_ms(
             "cwnd-queue-ms",
             self.cwnd_queue,
             0.0,
@@ -159,26 +152,20 @@ impl Validate for GoogCcConfig {
         let rate = "a rate in kbit/s, 0 to 1e6";
         given.rate_kbps("max-probe-kbps", self.max_probe, 0.0, 1e6, rate)?;
         given.rate_kbps("padding-kbps", self.padding, 0.0, 1e6, rate)?;
-        self.call.check(given)
+        super::gcc::twcc::check_feedback_and_call(given, self.feedback_interval, &self.call)
     }
 }
 
 impl Scheme for GoogCcConfig {
     type Sender = Box<GoogCcSender>;
     type Receiver = GoogCcReceiver;
-    const NAMES: &'static [SchemeInfo] = &[SchemeInfo {
-        name: "gcc",
-        summary: "Google Congestion Control as libwebrtc's goog_cc runs it today: send-side trendline + AIMD on transport-wide feedback, probing, ALR, acknowledged bitrate, loss-based controller, video call",
-    }];
-
-    fn named(name: &str) -> Option<Self> {
-        (name == "gcc").then(GoogCcConfig::default)
+    listed_as! {
+        "gcc",
+        "Google Congestion Control as libwebrtc's goog_cc runs it today: send-side trendline + AIMD on transport-wide feedback, probing, ALR, acknowledged bitrate, loss-based controller, video call",
+        GoogCcConfig::default(),
     }
 
-    fn build(
-        &self,
-        ctx: SchemeContext,
-    ) -> Result<Halves<Box<GoogCcSender>, GoogCcReceiver>, BuildError> {
+    fn build(&self, ctx: SchemeContext) -> Built<Self> {
         let sender = Box::new(GoogCcSender::new(self, ctx.mtu()));
         let receiver = GoogCcReceiver::new(self.feedback, self.feedback_interval);
         Ok(ctx.media_halves(sender, receiver, self.call.media(), self.interval))

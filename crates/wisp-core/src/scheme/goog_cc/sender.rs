@@ -203,18 +203,6 @@ impl GoogCcSender {
         self.alr.start().is_some()
     }
 
-    pub fn usage(&self) -> BandwidthUsage {
-        self.delay.state()
-    }
-
-    pub fn rtt(&self) -> Option<Duration> {
-        self.rtt
-    }
-
-    pub fn feedbacks(&self) -> u64 {
-        self.feedbacks
-    }
-
     /// The path changed (libwebrtc `OnNetworkRouteChange` with its safe reset, which Chrome
     /// runs): every estimator starts over from the smaller of the configured start and the
     /// acknowledged rate (the target if there is none yet), and probes again from there. What
@@ -418,15 +406,8 @@ impl Sender for GoogCcSender {
             self.probe_packets += 1;
         }
         let probe = self.prober.on_sent(now, packet.size, media);
-        self.adapter.on_sent(
-            packet.seq,
-            SentPacket {
-                send: packet.send_time,
-                size: packet.size,
-                audio: packet.content == Content::Audio,
-                probe,
-            },
-        );
+        self.adapter
+            .on_sent(packet.seq, SentPacket::of(packet, probe));
         self.alr.on_sent(now, packet.size);
         self.update_pushback();
     }

@@ -169,7 +169,7 @@
 //! per tick).
 
 use super::registry::{Halves, Scheme, SchemeInfo};
-use super::{BuildError, SchemeContext};
+use super::{Built, SchemeContext};
 use crate::pacer::Pacer;
 use crate::source::Source;
 use crate::tables::Tables;
@@ -488,10 +488,7 @@ impl Scheme for SproutConfig {
 
     /// A bulk source, unpaced (the window is the pacing); the receiver's model tables come from
     /// `ctx.tables`.
-    fn build(
-        &self,
-        ctx: SchemeContext,
-    ) -> Result<Halves<SproutSender, Box<SproutReceiver>>, BuildError> {
+    fn build(&self, ctx: SchemeContext) -> Built<Self> {
         let mtu = ctx.mtu();
         Ok(Halves {
             sender: SproutSender::new(self, mtu),

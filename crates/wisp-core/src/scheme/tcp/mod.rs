@@ -86,8 +86,8 @@ pub use receiver::TcpReceiver;
 pub(crate) use sender::Rounds;
 pub use sender::{TcpCounters, TcpSender};
 
-use super::registry::{Halves, Scheme, SchemeInfo};
-use super::{BuildError, SchemeContext};
+use super::registry::{Halves, Scheme};
+use super::{Built, SchemeContext, listed_as};
 use crate::pacer::Pacer;
 use crate::source::Source;
 use compound::{Compound, CompoundConfig};
@@ -367,23 +367,13 @@ macro_rules! tcp_scheme {
         impl Scheme for $config {
             type Sender = TcpSender<$w>;
             type Receiver = TcpReceiver;
-            const NAMES: &'static [SchemeInfo] = &[SchemeInfo {
-                name: $name,
-                summary: $summary,
-            }];
-
-            fn named(name: &str) -> Option<Self> {
-                (name == $name).then(<$config>::default)
+            listed_as! {
+                $name,
+                $summary,
+                <$config>::default(),
             }
 
-            fn name(&self) -> &'static str {
-                $name
-            }
-
-            fn build(
-                &self,
-                ctx: SchemeContext,
-            ) -> Result<Halves<TcpSender<$w>, TcpReceiver>, BuildError> {
+            fn build(&self, ctx: SchemeContext) -> Built<Self> {
                 let mtu = ctx.mtu();
                 Ok(Halves {
                     sender: TcpSender::new(&self.tcp, mtu, <$w>::new(self)),

@@ -71,8 +71,8 @@ pub use wire::UkfFeedback;
 
 use super::gcc::CallRates;
 use super::params::{Checked, Given, Validate, range, scheme_config, time_ms};
-use super::registry::{Halves, Scheme, SchemeInfo};
-use super::{BuildError, Needs, SchemeContext};
+use super::registry::{Scheme, SchemeInfo};
+use super::{Built, Needs, SchemeContext};
 use crate::controller::{Allowance, Receiver, SendContext, Sender, SenderStats};
 use crate::packet::DataHeader;
 use crate::pingpair::{self, Attribution, KwikrSignal, PairReplies, PingPairUse, Sandwich};
@@ -253,7 +253,7 @@ impl Scheme for UkfConfig {
         }
     }
 
-    fn build(&self, ctx: SchemeContext) -> Result<Halves<UkfSender, Box<UkfReceiver>>, BuildError> {
+    fn build(&self, ctx: SchemeContext) -> Built<Self> {
         let sender = UkfSender::new(self);
         let receiver = Box::new(UkfReceiver::new(self));
         Ok(ctx.media_halves(sender, receiver, self.call.media(), self.pacer_interval))

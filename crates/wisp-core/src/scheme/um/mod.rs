@@ -59,9 +59,9 @@ pub use vegas_like::{VegasLike, VegasLikeConfig};
 use super::ParamError;
 use super::call::CallRates;
 use super::params::{Checked, Given, Parameters, Validate, scheme_config};
-use super::registry::{Halves, Scheme, SchemeInfo};
+use super::registry::{Scheme, SchemeInfo};
 use super::tcp::TcpReceiver;
-use super::{BuildError, SchemeContext};
+use super::{Built, SchemeContext};
 use crate::controller::{Allowance, SendContext, Sender, SenderStats};
 use crate::packet::DataHeader;
 use crate::scheme::tcp::ack::TcpAck;
@@ -339,7 +339,7 @@ impl Scheme for UmFamilyConfig {
     }
 
     /// A media call with per-packet ACKs, through GCC's 5-ms pacer.
-    fn build(&self, ctx: SchemeContext) -> Result<Halves<Box<UmSender>, TcpReceiver>, BuildError> {
+    fn build(&self, ctx: SchemeContext) -> Built<Self> {
         let sender = Box::new(self.sender());
         let receiver = TcpReceiver::new();
         let media = self.rate_params().media();
