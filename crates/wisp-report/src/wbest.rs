@@ -191,31 +191,7 @@ pub fn html(r: &Reproduction) -> String {
                 }
             }
         }
-        h2 { "The TCP window: WBest's median estimate (Mbit/s) per TCP case" }
-        p.meta {
-            "The TCP flows' window is Linux 2.6.11's (131,070 B, about 128 KB: the paper's \
-             kernel's buffer defaults) in every other table; here 64 and 256 KB, and no limit \
-             (the testbed before the window was modelled). Crossing cases (3, 7, 10, 12) are \
-             judged at A < 1.5 Mbit/s; contending ones (4, 8, 11) are testbed-dependent."
-        }
-        table {
-            tr {
-                th { "case" } th { "64 KB" } th { "128 KB (default)" } th { "256 KB" }
-                th { "no limit" }
-            }
-            @for c in r.cases.iter().filter(|c| r.window_sensitivity.iter().any(|w| w.case == c.case)) {
-                @let at = |w: Option<u64>| r.window_sensitivity.iter()
-                    .find(|x| x.case == c.case && x.window_bytes == w)
-                    .map_or("–".to_string(), |x| mbps(x.wbest_mbps));
-                tr {
-                    td { (c.case) }
-                    td { (at(Some(65_536))) }
-                    td { (c.tools.first().map_or("–".to_string(), |t| mbps(t.median_mbps))) }
-                    td { (at(Some(262_144))) }
-                    td { (at(None)) }
-                }
-            }
-        }
+        (window_table(r))
         h2 { "Box plots per case" }
         p.meta {
             "Box: 25th to 75th percentile of the runs' estimates; red: median; whiskers: minimum \
@@ -230,6 +206,37 @@ pub fn html(r: &Reproduction) -> String {
         (notes())
     };
     page(title, body)
+}
+
+/// WBest's median estimate per TCP case at each TCP window.
+fn window_table(r: &Reproduction) -> Markup {
+    html! {
+    h2 { "The TCP window: WBest's median estimate (Mbit/s) per TCP case" }
+    p.meta {
+        "The TCP flows' window is Linux 2.6.11's (131,070 B, about 128 KB: the paper's \
+         kernel's buffer defaults) in every other table; here 64 and 256 KB, and no limit \
+         (the testbed before the window was modelled). Crossing cases (3, 7, 10, 12) are \
+         judged at A < 1.5 Mbit/s; contending ones (4, 8, 11) are testbed-dependent."
+    }
+    table {
+        tr {
+            th { "case" } th { "64 KB" } th { "128 KB (default)" } th { "256 KB" }
+            th { "no limit" }
+        }
+        @for c in r.cases.iter().filter(|c| r.window_sensitivity.iter().any(|w| w.case == c.case)) {
+            @let at = |w: Option<u64>| r.window_sensitivity.iter()
+                .find(|x| x.case == c.case && x.window_bytes == w)
+                .map_or("–".to_string(), |x| mbps(x.wbest_mbps));
+            tr {
+                td { (c.case) }
+                td { (at(Some(65_536))) }
+                td { (c.tools.first().map_or("–".to_string(), |t| mbps(t.median_mbps))) }
+                td { (at(Some(262_144))) }
+                td { (at(None)) }
+            }
+        }
+    }
+    }
 }
 
 fn notes() -> Markup {
