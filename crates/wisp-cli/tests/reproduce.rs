@@ -165,27 +165,33 @@ const SPROUT_QUICK_MET: [&str; 19] = [
 /// claim judged beside the 15 % threshold): a claim that stops being met fails the test, and one
 /// that starts being met must be added here.
 const GCC_WIFI_QUICK_MET: &[&str] = &[
-    "trace, Algorithm 1: the median one-way delay grows little",
-    "trace, Algorithm 1: the 75th-percentile one-way delay grows little",
-    "trace, libwebrtc form: the median one-way delay grows little",
-    "trace, libwebrtc form: the 75th-percentile one-way delay grows little",
+    // The delay claims are judged at a matched rate (issue 35): each form's queueing delay
+    // (above the run's smallest one-way delay) against plain GCC pinned at the form's mean
+    // rate, within max(5 ms, 10 %). Against the old judgement (one-way delay within +10 % of
+    // plain GCC at its own rate) this gained outage-3mbps's Algorithm 1 median and lost
+    // outage-2mbps's two 75th percentiles (+9.3 / +7.0 ms at seed 1 over the pinned run, which
+    // queues less than GCC's own control at the same mean rate).
+    "trace, Algorithm 1: at a matched rate, the median queueing delay grows little",
+    "trace, Algorithm 1: at a matched rate, the 75th-percentile queueing delay grows little",
+    "trace, libwebrtc form: at a matched rate, the median queueing delay grows little",
+    "trace, libwebrtc form: at a matched rate, the 75th-percentile queueing delay grows little",
     "outage-3mbps, Algorithm 1: the pre-filter raises the average sending rate",
     "outage-3mbps, Algorithm 1: the side modes of d_m are removed",
-    "outage-3mbps, libwebrtc form: the median one-way delay grows little",
+    "outage-3mbps, Algorithm 1: at a matched rate, the median queueing delay grows little",
+    "outage-3mbps, libwebrtc form: at a matched rate, the median queueing delay grows little",
     "outage-3mbps, libwebrtc form: the side modes of d_m are removed",
     "outage-2mbps, Algorithm 1: the side modes of d_m are removed",
     "trace, libwebrtc form: the pre-filter raises the average sending rate",
     "no-outage-3mbps, Algorithm 1: without outages both variants send the same",
     "no-outage-3mbps, libwebrtc form: without outages both variants send the same",
-    "outage-2mbps, Algorithm 1: the median one-way delay grows little",
-    "outage-2mbps, Algorithm 1: the 75th-percentile one-way delay grows little",
-    "outage-2mbps, libwebrtc form: the median one-way delay grows little",
-    "outage-2mbps, libwebrtc form: the 75th-percentile one-way delay grows little",
+    "outage-2mbps, Algorithm 1: at a matched rate, the median queueing delay grows little",
+    "outage-2mbps, libwebrtc form: at a matched rate, the median queueing delay grows little",
     "no-outage-2mbps, Algorithm 1: without outages both variants send the same",
     "no-outage-2mbps, libwebrtc form: without outages both variants send the same",
     // The EDCA medium. With 10 saturated stations (60 s, seed 3) the pre-filter
     // raises GCC's rate (224 -> 341 kbit/s with Algorithm 1, -> 293 with libwebrtc's form)
-    // without growing the median and p75 delay, but does not remove the side modes of d_m.
+    // without growing the median and p75 queueing delay over a rate-matched plain GCC, but does
+    // not remove the side modes of d_m.
     // With 4 bulk downloads plain GCC has no side modes and the pre-filter changes nothing: its
     // runs send the same traffic, so the four delay checks there cannot fail and are reported
     // not applicable (issue 35), neither met nor not met.
@@ -194,10 +200,10 @@ const GCC_WIFI_QUICK_MET: &[&str] = &[
     // a collision: 234 -> 320 and -> 427 kbit/s, the same claims met.)
     "edca-saturated, Algorithm 1: the pre-filter raises the average sending rate",
     "edca-saturated, libwebrtc form: the pre-filter raises the average sending rate",
-    "edca-saturated, Algorithm 1: the median one-way delay grows little",
-    "edca-saturated, Algorithm 1: the 75th-percentile one-way delay grows little",
-    "edca-saturated, libwebrtc form: the median one-way delay grows little",
-    "edca-saturated, libwebrtc form: the 75th-percentile one-way delay grows little",
+    "edca-saturated, Algorithm 1: at a matched rate, the median queueing delay grows little",
+    "edca-saturated, Algorithm 1: at a matched rate, the 75th-percentile queueing delay grows little",
+    "edca-saturated, libwebrtc form: at a matched rate, the median queueing delay grows little",
+    "edca-saturated, libwebrtc form: at a matched rate, the 75th-percentile queueing delay grows little",
 ];
 // ---- end of the gcc-wifi expected set -------------------------------------------------------
 
