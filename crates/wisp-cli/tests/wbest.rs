@@ -8,6 +8,7 @@
 mod common;
 use common::*;
 
+use std::path::Path;
 use std::process::{Command, Output, Stdio};
 use std::time::Duration;
 
@@ -232,12 +233,11 @@ fn loopback_wbest_plus_sends_its_bursts_and_longer_train() {
     assert!(e["time_s"].as_f64().unwrap() > 0.04, "{e}");
 }
 
-/// Runs the client inside `wisp link` on const:12mbps both ways; `crossing`: an iperf3 UDP
-/// flow of 6 Mbit/s host → namespace (the probes' direction) started 2 s before.
-fn through_link(crossing: bool) -> serde_json::Value {
+/// Runs the client inside `wisp link` on const:12mbps both ways.
+fn through_link() -> serde_json::Value {
     through(
         &["--downlink", "const:12mbps", "--uplink", "const:12mbps"],
-        crossing,
+        false,
         "1500",
     )
 }
@@ -249,6 +249,13 @@ fn through(link: &[&str], crossing: bool, size: &str) -> serde_json::Value {
 }
 
 fn run_through(link: &[&str], crossing: bool, size: &str) -> Output {
+    run_beside(link, crossing.then_some(Path::new("/dev/null")), size)
+}
+
+/// [`run_through`]; with `iperf_json`, an iperf3 UDP flow of 6 Mbit/s host → namespace (the
+/// probes' direction) starts 2 s before the client, and writes its JSON report there.
+fn run_beside(link: &[&str], iperf_json: Option<&Path>, size: &str) -> Output {
+    let crossing = iperf_json.is_some();
     let port = free_port();
     let iperf_port = free_port();
     let mut iperf = crossing.then(|| {
@@ -263,12 +270,12 @@ fn run_through(link: &[&str], crossing: bool, size: &str) -> Output {
         "{} wbest client --server $WISP_LINK_PEER:{port} --size {size} --json",
         bin()
     );
-    let script = if crossing {
-        format!(
-            "iperf3 -c $WISP_LINK_PEER -p {iperf_port} -u -b 6M -l 1472 -R -t 5 >/dev/null & sleep 2; {client}; wait"
-        )
-    } else {
-        client
+    let script = match iperf_json {
+        Some(json) => format!(
+            "iperf3 -c $WISP_LINK_PEER -p {iperf_port} -u -b 6M -l 1472 -R -t 5 -i 0.5 --json >{} & sleep 2; {client}; wait",
+            json.display()
+        ),
+        None => client,
     };
     let o = Command::new(bin())
         .arg("link")
@@ -358,7 +365,7 @@ fn on_a_12_mbps_link_ce_and_a_are_12() {
         return;
     }
     let _rt = real_time();
-    let e = through_link(false);
+    let e = through_link();
     let (ce, a) = (
         e["capacity_mbps"].as_f64().unwrap(),
         e["available_mbps"].as_f64().unwrap(),
@@ -375,10 +382,50 @@ fn beside_6_mbps_of_iperf3_a_is_6() {
         return;
     }
     let _rt = real_time();
-    let e = through_link(true);
-    let a = e["available_mbps"].as_f64().unwrap();
-    eprintln!("wbest on const:12mbps beside iperf3 -u -b 6M: {e}");
-    assert!((a - 6.0).abs() / 6.0 < 0.20, "A {a}");
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("iperf3.json");
+    let link = ["--downlink", "const:12mbps", "--uplink", "const:12mbps"];
+    // The claim needs its premise: 6 Mbit/s crossing while WBest probes (from 2 s in, for
+    // well under a second). A run where iperf3 delivered less around the probe says nothing
+    // about WBest; it is retried, twice at most, and each attempt is printed.
+    for attempt in 1..=3 {
+        let o = run_beside(&link, Some(&json), "1500");
+        assert_ok(&o);
+        let e = estimate(&o);
+        let a = e["available_mbps"].as_f64().unwrap();
+        let crossing = iperf3_received_mbps(&json, 1.0, 4.0);
+        eprintln!(
+            "attempt {attempt}: wbest on const:12mbps beside iperf3 -u -b 6M: {e}; \
+             iperf3 received {crossing:.2?} Mbit/s per 0.5 s over 1-4 s"
+        );
+        let mean = crossing.iter().sum::<f64>() / crossing.len().max(1) as f64;
+        if crossing.len() < 6 || mean < 5.0 {
+            eprintln!("attempt {attempt}: the crossing flow was not at 6 Mbit/s ({mean:.2} mean)");
+            continue;
+        }
+        assert!(
+            (a - 6.0).abs() / 6.0 < 0.20,
+            "A {a}, crossing {crossing:.2?}"
+        );
+        return;
+    }
+    panic!("iperf3 did not deliver its 6 Mbit/s across the link in 3 attempts");
+}
+
+/// iperf3's received rate in each of its intervals that lies within `from`..`to` s.
+fn iperf3_received_mbps(json: &Path, from: f64, to: f64) -> Vec<f64> {
+    let text = std::fs::read_to_string(json).unwrap_or_default();
+    let v: serde_json::Value = serde_json::from_str(&text).unwrap_or_default();
+    v["intervals"]
+        .as_array()
+        .map(|a| a.as_slice())
+        .unwrap_or_default()
+        .iter()
+        .map(|i| &i["sum"])
+        .filter(|s| s["start"].as_f64() >= Some(from) && s["end"].as_f64() <= Some(to + 0.01))
+        .filter_map(|s| s["bits_per_second"].as_f64())
+        .map(|b| b / 1e6)
+        .collect()
 }
 
 /// On the emulated 802.11g medium (idle, 54 Mbit/s): C_e within 15% of the simulated
