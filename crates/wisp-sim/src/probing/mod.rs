@@ -95,6 +95,10 @@ pub struct Case {
     pub flows: Vec<Flow>,
     /// Case 13: Minstrel rate adaptation at a low SNR.
     pub rate_adaptation: bool,
+    /// Every node runs ARF ([`crate::wifi::rate_control`]) at the default, high SNR: failed
+    /// attempts, collisions among them, step the rate down, as the paper's App. D saw its
+    /// clients and AP do under contention (Figs. 27–29). Off in Table I's cases.
+    pub collision_fallback: bool,
     /// The TCP flows' window limit, bytes ([`LINUX_2_6_11_WINDOW`]; `None`: no limit).
     pub tcp_window: Option<u64>,
 }
@@ -143,6 +147,7 @@ impl Case {
             id,
             flows,
             rate_adaptation: id == 13,
+            collision_fallback: false,
             tcp_window: Some(LINUX_2_6_11_WINDOW),
         })
     }
@@ -183,6 +188,8 @@ impl Case {
     pub fn spec(&self) -> WifiSpec {
         let ra = if self.rate_adaptation {
             ",snr=15,ra=minstrel"
+        } else if self.collision_fallback {
+            ",ra=arf"
         } else {
             ""
         };

@@ -25,7 +25,7 @@
 //! | `bw` | channel width for 11n (20, 40) and 11ac (20, 40, 80) MHz (default: 20) |
 //! | `gi` | guard interval of 11n/ac rates, `long` or `short` (default: `long`) |
 //! | `snr` | every transmitter's SNR in dB, or a schedule `0s:30;10s:12` (`;` between points): frames are lost with the error model's probability ([`super::fer`]) (default: none: no noise losses) |
-//! | `ra` | rate adaptation: `fixed` (always `rate`), `minstrel` (Minstrel-like over the rates at `bw`/`gi`), `script:0s:54;5s:24` (rate vs time) (default: `fixed`) |
+//! | `ra` | rate adaptation: `fixed` (always `rate`), `minstrel` (Minstrel-like over the rates at `bw`/`gi`), `arf` (Auto Rate Fallback: two failed attempts step down, ten acknowledged ones or fifteen attempts step up, collisions counting as failures), `script:0s:54;5s:24` (rate vs time) (default: `fixed`) |
 //! | `ampdu` | `on`: A-MPDU with block Ack for 11n/ac rates ([`super::ampdu`]) (default: `off`) |
 //! | `map` | DSCP → AC overrides on top of RFC 8325, `DSCP=AC` joined by `;`, e.g. `map=46=vi;0=bk` (default: none) |
 //! | `cochannel` | a second AP on the same channel with this many stations of its own, each running `load` with it, 0–200 (default: 0: none) |

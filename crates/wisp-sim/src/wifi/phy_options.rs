@@ -47,9 +47,9 @@ impl PhyOptions {
             }
             "snr" => self.snr = Some(Snr::parse(v)?),
             "ra" => {
-                if !(v == "fixed" || v == "minstrel" || v.starts_with("script:")) {
+                if !(v == "fixed" || v == "minstrel" || v == "arf" || v.starts_with("script:")) {
                     return Err(format!(
-                        "must be fixed, minstrel or script:TIME:MBPS,… (e.g. script:0s:54,5s:24), not `{v}`"
+                        "must be fixed, minstrel, arf or script:TIME:MBPS,… (e.g. script:0s:54,5s:24), not `{v}`"
                     ));
                 }
                 self.ra = Some(v.to_string());

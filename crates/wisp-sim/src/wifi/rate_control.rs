@@ -19,6 +19,16 @@
 //!     first — or second, after the best, if it is slower than the best (a slower sample
 //!     cannot raise the best, it only checks the fallback).
 //!
+//! - [`RateControlConfig::Arf`]: Auto Rate Fallback (Kamerman and Monteban, "WaveLAN-II",
+//!   Bell Labs Technical Journal 1997, as Lacage, Manshaei and Turletti describe it in "IEEE
+//!   802.11 Rate Adaptation: A Practical Approach", MSWiM 2004), the rate control of the
+//!   drivers of its time, which takes every failed attempt for a bad channel, a collision too:
+//!   - it starts at the station's `rate`; two failed attempts in a row step down one rate;
+//!   - ten acknowledged attempts in a row, or fifteen attempts since the last change (the
+//!     timer, counted in attempts as ns-3's `ArfWifiManager` does; its defaults), step up one
+//!     rate, and the first attempt at the new rate is a probe: if it fails, the rate steps
+//!     back down at once.
+//!
 //! Differences from Linux minstrel_ht:
 //! - Rates form one group (one stream, one width, one GI — the station's); minstrel_ht keeps
 //!   groups per stream count, width and GI and samples across them.
@@ -64,6 +74,76 @@ pub enum RateControlConfig {
     /// `(time since the start, rate)`, in time order; the first rate applies before its time.
     Script(Vec<(Duration, PhyRate)>),
     Minstrel(MinstrelParams),
+    /// ARF, starting at this rate.
+    Arf(PhyRate),
+}
+
+/// ARF's thresholds: acknowledged attempts in a row before a step up, and attempts since the
+/// last change (the timer) before one; failed attempts in a row before a step down.
+pub const ARF_SUCCESS_THRESHOLD: u32 = 10;
+pub const ARF_TIMER_THRESHOLD: u32 = 15;
+pub const ARF_FAILURE_THRESHOLD: u32 = 2;
+
+/// ARF's state.
+#[derive(Clone, Debug)]
+struct Arf {
+    /// The station's rates, slowest first.
+    rates: Vec<PhyRate>,
+    at: usize,
+    successes: u32,
+    failures: u32,
+    timer: u32,
+    /// The last change was a step up, and no attempt at the new rate has ended yet.
+    probing: bool,
+}
+
+impl Arf {
+    fn new(start: PhyRate, rates: &[PhyRate]) -> Self {
+        let mut rates = rates.to_vec();
+        rates.sort();
+        let at = rates.iter().rposition(|&r| r <= start).unwrap_or(0);
+        Arf {
+            rates,
+            at,
+            successes: 0,
+            failures: 0,
+            timer: 0,
+            probing: false,
+        }
+    }
+
+    fn step(&mut self, up: bool) {
+        if up {
+            self.at += 1;
+        } else {
+            self.at = self.at.saturating_sub(1);
+        }
+        self.probing = up;
+        (self.successes, self.failures, self.timer) = (0, 0, 0);
+    }
+
+    fn report(&mut self, success: bool) {
+        let probe = std::mem::take(&mut self.probing);
+        self.timer += 1;
+        if success {
+            self.successes += 1;
+            self.failures = 0;
+            if self.successes >= ARF_SUCCESS_THRESHOLD || self.timer >= ARF_TIMER_THRESHOLD {
+                if self.at + 1 < self.rates.len() {
+                    self.step(true);
+                } else {
+                    // At the top already: nothing to try.
+                    (self.successes, self.timer) = (0, 0);
+                }
+            }
+        } else {
+            self.successes = 0;
+            self.failures += 1;
+            if probe || self.failures >= ARF_FAILURE_THRESHOLD {
+                self.step(false);
+            }
+        }
+    }
 }
 
 impl RateControlConfig {
@@ -74,11 +154,12 @@ impl RateControlConfig {
         match s {
             "fixed" => return Ok(RateControlConfig::Fixed(rate)),
             "minstrel" => return Ok(RateControlConfig::Minstrel(MinstrelParams::default())),
+            "arf" => return Ok(RateControlConfig::Arf(rate)),
             _ => {}
         }
         let Some(body) = s.strip_prefix("script:") else {
             return Err(format!(
-                "`{s}` is not a rate control (fixed, minstrel, script:TIME:MBPS,…)"
+                "`{s}` is not a rate control (fixed, minstrel, arf, script:TIME:MBPS,…)"
             ));
         };
         let mut points: Vec<(Duration, PhyRate)> = vec![];
@@ -150,6 +231,7 @@ struct Minstrel {
 pub struct RateControl {
     config: RateControlConfig,
     minstrel: Option<Minstrel>,
+    arf: Option<Arf>,
 }
 
 const REFERENCE_BYTES: u32 = 1200;
@@ -190,7 +272,18 @@ impl RateControl {
             }
             _ => None,
         };
-        RateControl { config, minstrel }
+        let arf = match &config {
+            RateControlConfig::Arf(start) => {
+                assert!(!rates.is_empty(), "ARF needs at least one rate");
+                Some(Arf::new(*start, rates))
+            }
+            _ => None,
+        };
+        RateControl {
+            config,
+            minstrel,
+            arf,
+        }
     }
 
     pub fn config(&self) -> &RateControlConfig {
@@ -221,11 +314,18 @@ impl RateControl {
                 }
                 m.rates[0]
             }
+            RateControlConfig::Arf(_) => {
+                let a = self.arf.as_ref().expect("ARF state");
+                a.rates[a.at]
+            }
         }
     }
 
     /// An attempt at `rate` ended at `now`, acknowledged or not.
     pub fn report(&mut self, now: Instant, rate: PhyRate, success: bool) {
+        if let Some(a) = &mut self.arf {
+            a.report(success);
+        }
         if let Some(m) = &mut self.minstrel {
             if let Some(i) = m.rates.iter().position(|&r| r == rate) {
                 let s = &mut m.stats[i];
@@ -495,6 +595,52 @@ mod tests {
                 assert!((idx(b.1) - idx(want)).abs() <= 1, "{b:?}, want {want:?}");
             }
         }
+    }
+
+    #[test]
+    fn arf_steps_down_after_two_failures_and_probes_up_after_ten_successes() {
+        let phy = Phy::new(Standard::G);
+        let rates = phy.data_rates(20, false);
+        let r = |m: f64| *rates.iter().find(|x| (x.mbps() - m).abs() < 0.01).unwrap();
+        let mut c = RateControl::new(RateControlConfig::Arf(r(54.0)), &phy, &rates);
+        let mut rng = crate::seed::stream(1, "test/arf");
+        let t = Instant::ZERO;
+        let mut at = |c: &mut RateControl| c.rate(t, 0, &mut rng);
+        assert_eq!(at(&mut c), r(54.0));
+        // One failure keeps the rate, the second in a row steps down.
+        c.report(t, r(54.0), false);
+        assert_eq!(at(&mut c), r(54.0));
+        c.report(t, r(54.0), false);
+        assert_eq!(at(&mut c), r(48.0));
+        // Nine successes keep it, the tenth steps up; a failed probe steps straight back.
+        for _ in 0..9 {
+            c.report(t, r(48.0), true);
+        }
+        assert_eq!(at(&mut c), r(48.0));
+        c.report(t, r(48.0), true);
+        assert_eq!(at(&mut c), r(54.0));
+        c.report(t, r(54.0), false);
+        assert_eq!(at(&mut c), r(48.0));
+        // The timer: 15 attempts since the change, successes and failures mixed, step up.
+        for k in 0..14 {
+            c.report(t, r(48.0), k % 2 == 0);
+        }
+        assert_eq!(at(&mut c), r(48.0));
+        c.report(t, r(48.0), true);
+        assert_eq!(at(&mut c), r(54.0));
+        // The top rate holds after a successful probe; the bottom one after failures.
+        for _ in 0..30 {
+            c.report(t, r(54.0), true);
+        }
+        assert_eq!(at(&mut c), r(54.0));
+        for _ in 0..40 {
+            c.report(t, r(6.0), false);
+        }
+        assert_eq!(at(&mut c), r(6.0));
+        assert_eq!(
+            RateControlConfig::parse("arf", r(24.0), &rates),
+            Ok(RateControlConfig::Arf(r(24.0)))
+        );
     }
 
     #[test]
