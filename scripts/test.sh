@@ -35,5 +35,13 @@ else
 fi
 # test-python.sh builds the `wisp` binary the Python tests compare against with the same features.
 export WISP_CARGO_FEATURES="${features[*]}"
+# The tests that hold the real-time lock (network, interop, real sockets) log how long they
+# held it; the ten slowest are printed after the Rust tests.
+times=target/tmp/real-time-tests.tsv
+rm -f "$times"
 cargo test --workspace --release "${features[@]}" "$@"
+if [ -s "$times" ]; then
+  echo "test: the ten slowest real-time tests (seconds holding the lock; all in $times):" >&2
+  sort -rn "$times" | head -10 | cut -f1,2 >&2
+fi
 bash scripts/test-python.sh

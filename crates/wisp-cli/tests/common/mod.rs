@@ -103,8 +103,49 @@ pub fn assert_claims_met(
 /// machine (one would disturb the other's figures). Each test binary has its own.
 static REAL_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
-pub fn real_time() -> std::sync::MutexGuard<'static, ()> {
-    REAL_TIME.lock().unwrap_or_else(|e| e.into_inner())
+pub fn real_time() -> RealTime {
+    let lock = REAL_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    RealTime {
+        _lock: lock,
+        since: std::time::Instant::now(),
+    }
+}
+
+/// The [`real_time`] lock, held by one test. When the test ends it appends a line to
+/// `target/tmp/real-time-tests.tsv`: the test's name (libtest names its thread after it), the
+/// seconds it held the lock, and the time: what `scripts/test.sh` ranks the slowest tests by.
+pub struct RealTime {
+    _lock: std::sync::MutexGuard<'static, ()>,
+    since: std::time::Instant,
+}
+
+impl Drop for RealTime {
+    fn drop(&mut self) {
+        use std::io::Write;
+        let name = std::thread::current().name().unwrap_or("?").to_string();
+        let secs = self.since.elapsed().as_secs_f64();
+        let at = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs());
+        let path = Path::new(env!("CARGO_TARGET_TMPDIR")).join("real-time-tests.tsv");
+        if let Ok(mut f) = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+        {
+            let bin = std::env::args()
+                .next()
+                .and_then(|a| {
+                    Path::new(&a)
+                        .file_name()
+                        .map(|f| f.to_string_lossy().into_owned())
+                })
+                .unwrap_or_default();
+            // `net-d5b2807424414107` → `net`.
+            let bin = bin.rsplit_once('-').map_or(bin.as_str(), |(b, _)| b);
+            let _ = writeln!(f, "{secs:.1}\t{bin}::{name}\t{at}");
+        }
+    }
 }
 
 pub fn bin() -> &'static str {
