@@ -29,7 +29,7 @@
 //! * gradual update, eqs. (5)–(7): x_offset = x_curr − PRIO·XREF·RMAX/r_ref,
 //!   x_diff = x_curr − x_prev, r_ref ← r_ref − KAPPA·(δ/TAU)·(x_offset/TAU)·r_ref −
 //!   KAPPA·ETA·(x_diff/TAU)·r_ref (PRIO 1, XREF 10 ms, KAPPA 0.5, ETA 2, TAU 500 ms);
-//! * r_ref clipped to [RMIN, RMAX];
+//! * r_ref clipped to [RMIN, RMAX]; x_curr taken at most XMAX (500 ms, see the deviations);
 //! * the rate shaping buffer, eqs. (8), (9): the source's backlog after each packet is
 //!   buffer_len; the encoder's target r_vin = max(RMIN, r_ref − BETA_V·8·buffer_len·FPS) and
 //!   the pacing rate r_send = min(RMAX, r_ref + BETA_S·8·buffer_len·FPS) (BETA_V = BETA_S =
@@ -47,6 +47,7 @@
 //! | `gamma-max`, `qbound-ms` | 0.5, 50 |
 //! | `multiloss`, `qth-ms`, `lambda` | 7.0, 50, 0.5 |
 //! | `plrref`, `pmrref`, `dloss-ms`, `dmark-ms`, `alpha` | 0.01, 0.01, 10, 2, 0.1 |
+//! | `xmax-ms` | 500 (cisco/ns3-rmcat's XMAX) |
 //! | `beta-s`, `beta-v` | 0.1, 0.1 |
 //! | `ecn` | `false` |
 //!
@@ -54,6 +55,13 @@
 //! * RMAX is 2.5 Mbit/s, not the RFC's 1.5 Mbit/s: it is the ceiling of wisp's call encoder
 //!   (`gcc`'s `max-kbps`, [`MediaConfig`](crate::source::MediaConfig)'s range), and the RFC 8867 §5.1 test has a
 //!   2.5 Mbit/s phase that a 1.5 Mbit/s ceiling could not fill. RMIN is the RFC's 150 kbit/s.
+//! * XMAX: the sender takes x_curr at most 500 ms (the bound cisco/ns3-rmcat has; RFC 8698's
+//!   equations have none). Without it, after a capacity drop that overflows the queue, the loss
+//!   term DLOSS·(p_loss/PLRREF)² reaches seconds (15 s measured on RFC 8867 §5.1's drop to
+//!   0.6 Mbit/s) and, as the smoothed p_loss decays, the x_diff term of eq. (7) raises r_ref
+//!   several-fold per report while x_curr is still seconds: r_ref swung between RMIN and RMAX
+//!   every 2 s for the rest of the run (queueing p95 510 ms at 0.6 Mbit/s, 1302 + 857 drops).
+//!   `xmax-ms=100000` gives the RFC's equations unbounded.
 //! * The start: r_ref starts at `start-kbps`, by default RMIN (wisp's choice; the RFC leaves the
 //!   initial rate to the application).
 //! * ECN: wisp's queues do not mark packets yet (nor does the packet record carry the ECN
@@ -140,6 +148,9 @@ scheme_config! {
         /// DMARK, the delay penalty of a marking ratio of PMRREF, ms.
         #[serde(rename = "dmark-ms", with = "ms")]
         pub dmark: Duration,
+        /// XMAX, the largest congestion signal the sender takes (cisco/ns3-rmcat's), ms.
+        #[serde(rename = "xmax-ms", with = "ms")]
+        pub xmax: Duration,
         /// ALPHA, the smoothing of the loss and marking ratios.
         pub alpha: f64,
         /// BETA_S, the shaping buffer's push on the sending rate.
@@ -184,6 +195,7 @@ impl Default for NadaConfig {
             pmrref: 0.01,
             dloss: ms(10),
             dmark: ms(2),
+            xmax: ms(500),
             alpha: 0.1,
             beta_s: 0.1,
             beta_v: 0.1,
@@ -223,6 +235,7 @@ impl Validate for NadaConfig {
             ("qth-ms", self.qth, 1.0, 1000.0),
             ("dloss-ms", self.dloss, 0.0, 1000.0),
             ("dmark-ms", self.dmark, 0.0, 1000.0),
+            ("xmax-ms", self.xmax, 1.0, 100_000.0),
         ];
         for (key, d, lo, hi) in times {
             given.time_ms(key, d, lo, hi, &format!("a time in ms, {lo} to {hi}"))?;

@@ -113,7 +113,9 @@ impl Sender for NadaSender {
             .saturating_duration_since(fb.echo.sent)
             .saturating_sub(fb.echo.held);
         self.rtt = Some(rtt);
-        let x_curr = fb.x_curr.as_secs_f64();
+        // XMAX (cisco/ns3-rmcat's bound, not in RFC 8698): a loss term of several seconds
+        // would otherwise swing the x_diff term of eq. (7) by more than r_ref itself.
+        let x_curr = fb.x_curr.min(self.c.xmax).as_secs_f64();
         let delta = self
             .t_last
             .map_or(self.c.delta, |t| now.saturating_duration_since(t));
@@ -256,5 +258,25 @@ mod tests {
                 pacing: Bitrate::from_kbps(150),
             }
         );
+    }
+
+    /// XMAX: a report of 2 s is taken as 500 ms. From r_ref 1 Mbit/s with no change
+    /// (x_prev = x_curr on the first report): x_offset = 500 − 10·2.5/1 = 475 ms, r_ref =
+    /// 1e6 − 0.5·0.2·0.95·1e6 = 905 000 bit/s (605 000 without the bound).
+    #[test]
+    fn the_congestion_signal_is_bounded_by_xmax() {
+        let c = NadaConfig {
+            call: crate::scheme::call::CallRates {
+                start: Bitrate::from_kbps(1000),
+                ..c().call
+            },
+            ..c()
+        };
+        let mut s = NadaSender::new(&c, 30);
+        s.on_feedback(
+            Instant::from_millis(1_110),
+            &report(Mode::Gradual, 2_000, 0, 1_000),
+        );
+        assert_eq!(s.reference_rate(), Bitrate::from_bps(905_000));
     }
 }
