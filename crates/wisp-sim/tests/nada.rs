@@ -131,7 +131,8 @@ fn follows_the_rfc8867_capacity_steps() {
 /// but the queue stays full for about a second and is drained only by 62 s: it empties at the
 /// capacity less r_send, which is r_ref plus the shaping buffer's push (8–9 kB waiting,
 /// +200 kbit/s) and the audio, so more than 5 % of the phase's packets see a full queue. Over the phase's second half the p95 is
-/// 110 ms and the utilisation 1.0: the flow has converged, late. Without XMAX (the RFC's
+/// 110 ms and the utilisation 1.0: the flow has converged, late. (`gcc`, run the same way,
+/// has 472 ms in this phase.) Without XMAX (the RFC's
 /// equations unbounded, `xmax-ms=100000`) it never settles: r_ref swings between RMIN and RMAX
 /// for the rest of the run (510 ms, 1302 drops in this phase).
 #[test]

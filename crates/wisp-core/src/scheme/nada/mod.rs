@@ -51,6 +51,13 @@
 //! | `beta-s`, `beta-v` | 0.1, 0.1 |
 //! | `ecn` | `false` |
 //!
+//! Measured against RFC 8867's expected behaviour (`crates/wisp-sim/tests/nada.rs`,
+//! `docs/nada.md`): on 2 Mbit/s it converges (80 % in 6.9 s, then 0.99 of the link, queueing
+//! p95 70 ms); on §5.1's capacity steps it fills every phase (≥ 0.985 of each phase's second
+//! half) but does **not** keep the queueing p95 under 250 ms in the 0.6 Mbit/s phase (405 ms:
+//! the drop overflows the queue and it takes about 2 s to drain); §5.4's three flows share
+//! 3.5 Mbit/s with Jain's index 1.000.
+//!
 //! Deviations:
 //! * RMAX is 2.5 Mbit/s, not the RFC's 1.5 Mbit/s: it is the ceiling of wisp's call encoder
 //!   (`gcc`'s `max-kbps`, [`MediaConfig`](crate::source::MediaConfig)'s range), and the RFC 8867 §5.1 test has a
