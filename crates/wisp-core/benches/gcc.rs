@@ -1,7 +1,8 @@
 //! Receiver cost per packet of GCC (grouping + arrival-time filter + over-use detector + remote
 //! rate controller + feedback) on a 2 Mbit/s, 30 frames/s stream; and sender cost per packet of
 //! the send-side forms (`gcc`, `gcc-twcc`): each packet sent, the wake-up before it, and the
-//! transport-wide feedback on the same stream (every 50 ms).
+//! transport-wide feedback on the same stream (every 50 ms); and NADA's (RFC 8698) sender and
+//! receiver together on the same stream (`nada_per_packet`).
 //!
 //! `cargo bench -p wisp-core --bench gcc`; criterion reports the time per packet ("thrpt" in
 //! elements/s, and the time of one batch of `PACKETS` packets).
@@ -13,6 +14,7 @@ use wisp_core::packet::{Content, DataHeader};
 use wisp_core::scheme::gcc::twcc::{GccTwccConfig, GccTwccReceiver, GccTwccSender};
 use wisp_core::scheme::gcc::{GccConfig, GccReceiver, Prefilter};
 use wisp_core::scheme::goog_cc::{GoogCcConfig, GoogCcSender};
+use wisp_core::scheme::nada::{NadaConfig, NadaReceiver, NadaSender};
 use wisp_core::wire::TransportFeedback;
 use wisp_core::{DataSize, Duration, Instant};
 
@@ -173,5 +175,47 @@ fn bench_sender(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, bench, bench_sender);
+/// NADA's two halves on the stream: each packet sent (the allowance queried before it) and
+/// received, and every report the receiver sends (every 100 ms) handed to the sender at once.
+/// The time per packet is both halves' cost.
+fn bench_nada(c: &mut Criterion) {
+    let packets = stream();
+    // (time, arrival?, index), sends before arrivals at the same instant.
+    let mut events: Vec<(Instant, bool, usize)> = (packets.iter().enumerate())
+        .flat_map(|(i, (at, h))| [(h.send_time, false, i), (*at, true, i)])
+        .collect();
+    events.sort_by_key(|e| (e.0, e.1));
+    let config = NadaConfig::default();
+    let halves = (NadaSender::new(&config, 30), NadaReceiver::new(&config));
+    let mut group = c.benchmark_group("nada_per_packet");
+    group.throughput(Throughput::Elements(packets.len() as u64));
+    let ctx = SendContext::default();
+    group.bench_function("nada", |b| {
+        b.iter_batched_ref(
+            || halves.clone(),
+            |(s, r)| {
+                for &(t, arrival, i) in &events {
+                    let h = &packets[i].1;
+                    if !arrival {
+                        s.on_time(t);
+                        black_box(s.allowance(t));
+                        s.on_packet_sent(t, h, &ctx);
+                        continue;
+                    }
+                    r.on_packet_received(t, h, &());
+                    if r.poll_timeout().is_some_and(|due| due <= t) {
+                        r.on_timeout(t);
+                    }
+                    while let Some(fb) = r.poll_feedback(t) {
+                        s.on_feedback(t, &fb);
+                    }
+                }
+            },
+            BatchSize::SmallInput,
+        )
+    });
+    group.finish();
+}
+
+criterion_group!(benches, bench, bench_sender, bench_nada);
 criterion_main!(benches);

@@ -17,8 +17,8 @@
 //! CCFB) and everything else in an RTCP APP block. Scheme kinds are allocated by family
 //! (a receiver only ever talks to the sender of its own scheme, so the ranges only keep the
 //! logs readable): 10–19 Sprout, 20–29 GCC, 30–39 TCP baselines, 40–49 utility-maximisation
-//! controllers, 50–59 Ping-Pair/Kwikr, 60–69 WBest and other probers, 200–254 for schemes outside
-//! the tree (tests, Python).
+//! controllers, 50–59 Ping-Pair/Kwikr, 60–69 WBest and other probers, 70–79 NADA, 200–254 for
+//! schemes outside the tree (tests, Python).
 
 use crate::time::{Duration, Instant};
 use crate::units::Bitrate;

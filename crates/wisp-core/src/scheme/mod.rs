@@ -20,6 +20,7 @@ pub mod example_aimd;
 pub mod gcc;
 pub mod goog_cc;
 pub mod ideal;
+pub mod nada;
 pub mod opaque;
 pub mod params;
 pub mod registry;
@@ -314,6 +315,7 @@ schemes! {
     GoogCc(goog_cc::GoogCcConfig),
     Gcc(GccConfig),
     GccTwcc(gcc::twcc::GccTwccConfig),
+    Nada(nada::NadaConfig),
     Cubic(CubicConfig),
     NewReno(NewRenoConfig),
     Vegas(VegasConfig),
