@@ -1146,15 +1146,19 @@ fn cbr_and_sprout_agree_between_the_simulator_and_the_real_path() {
 /// flows), in the simulator and on the real path alike, so one real flow cannot be held to 20%
 /// of a prediction; the median of many can. Twelve flows first, passing if both medians are
 /// within 15%; otherwise twelve more, and the median of the 24 must be within 20%. The flows
-/// run two at a time, each through its own `wisp link`: with four at a time on two cores the
-/// emulators' writes came up to 4 ms late at p99 and one batch of twenty was 20.0% apart in
-/// delay; with two, 0.1–2 ms.
+/// run six at a time, each through its own `wisp link` in its own namespaces (two batches of
+/// 60 s, where two at a time took six: 363 s of the binary's 588). On the 2-core machine on
+/// 2 Dec 2026, alone, six at a time: the emulators' writes 57–125 µs late at p99, the sender
+/// timers 2–42 µs at the median, and the twelve flows 1.5% / 7.6% and 4.5% / 9.7% apart
+/// (throughput / delay) in two runs. (An earlier emulator, four at a time beside other
+/// builds, wrote up to 4 ms late at p99, and one batch was 20.0% apart in delay.) The flows,
+/// their length and the bounds are unchanged, so the statistics keep their power.
 #[test]
 fn gcc_agrees_over_many_flows_between_the_simulator_and_the_real_path() {
     if !privileged("gcc_agrees_over_many_flows_between_the_simulator_and_the_real_path") {
         return;
     }
-    sim_and_real_agree("gcc-remb", 60, &[(12, 0.15), (24, 0.20)], 2);
+    sim_and_real_agree("gcc-remb", 60, &[(12, 0.15), (24, 0.20)], 6);
 }
 
 /// What a video.csv says of the shown frames: (pictures captured, frames shown, mean SSIM dB,
