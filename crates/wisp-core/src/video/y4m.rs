@@ -278,6 +278,17 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
 
+    /// Both shipped clips (`media/`, see its README) parse as 75 QCIF pictures at 25 frames/s.
+    #[test]
+    fn the_shipped_clips_parse() {
+        let media = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../media");
+        for name in ["bigbuckbunny-qcif-3s.y4m", "astronaut-talking-qcif-3s.y4m"] {
+            let clip = parse(&std::fs::read(media.join(name)).unwrap()).unwrap();
+            let shape = (clip.width, clip.height, clip.fps(), clip.frames.len());
+            assert_eq!(shape, (176, 144, 25.0, 75), "{name}");
+        }
+    }
+
     /// FNV-1a 64's published test vectors (the empty input and "a"), then: one pixel or the
     /// frame rate changed changes the fingerprint; the same clip gives the same one.
     #[test]
