@@ -20,6 +20,8 @@ pub struct BulkSource {
     /// The smallest packet it sends when a window allows less than a full packet; a window
     /// smaller than this sends nothing. Equal to the MTU, only full-size packets leave.
     pub min_packet: DataSize,
+    /// Bytes still to send: a finite transfer ([`Source::limit`]); `None`: always backlogged.
+    pub left: Option<u64>,
 }
 
 /// What a flow sends.
@@ -32,7 +34,10 @@ pub enum Source {
 impl Source {
     /// A bulk source that only sends full `mtu`-size packets.
     pub fn bulk(mtu: DataSize) -> Self {
-        Source::Bulk(BulkSource { min_packet: mtu })
+        Source::Bulk(BulkSource {
+            min_packet: mtu,
+            left: None,
+        })
     }
 
     /// A media source (see [`MediaSource`]); without `rng` the model has no size noise.
@@ -45,6 +50,15 @@ impl Source {
         ip_udp_header: DataSize,
     ) -> Self {
         Source::Media(Box::new(MediaSource::new(config, rng, mtu, ip_udp_header)))
+    }
+
+    /// Makes a bulk source a finite transfer with `bytes` more to send: `bytes` from now on if
+    /// it was unlimited, else added to what it has left (a transport giving back the bytes of
+    /// lost packets, to send them again). No-op for a media source.
+    pub fn limit(&mut self, bytes: u64) {
+        if let Source::Bulk(b) = self {
+            b.left = Some(b.left.map_or(bytes, |l| l + bytes));
+        }
     }
 
     /// Lets a time-driven source (a media encoder) produce data up to `now`, at `target` if the
@@ -61,7 +75,7 @@ impl Source {
         match self {
             Source::Bulk(b) => {
                 let size = limit.map_or(mtu, |l| l.min(mtu));
-                (size >= b.min_packet.min(mtu) && size > DataSize::ZERO)
+                (size >= b.min_packet.min(mtu) && size > DataSize::ZERO && b.left != Some(0))
                     .then_some((size, Content::Bulk))
             }
             Source::Media(m) => m
@@ -71,9 +85,13 @@ impl Source {
     }
 
     /// Removes the packet [`Source::peek`] returned.
-    pub fn pop(&mut self, _size: DataSize) {
+    pub fn pop(&mut self, size: DataSize) {
         match self {
-            Source::Bulk(_) => {}
+            Source::Bulk(b) => {
+                if let Some(l) = b.left.as_mut() {
+                    *l = l.saturating_sub(size.bytes());
+                }
+            }
             Source::Media(m) => m.pop(),
         }
     }
@@ -81,7 +99,7 @@ impl Source {
     /// Bytes ready to send; `None` if unlimited.
     pub fn backlog(&self) -> Option<DataSize> {
         match self {
-            Source::Bulk(_) => None,
+            Source::Bulk(b) => b.left.map(DataSize::from_bytes),
             Source::Media(m) => Some(m.backlog()),
         }
     }
@@ -435,6 +453,23 @@ mod tests {
     use super::*;
     use crate::packet::IP_UDP_OVERHEAD;
     use rand::SeedableRng;
+
+    /// A limited bulk source sends its bytes and stops; bytes given back are sent again.
+    #[test]
+    fn a_limited_bulk_source_sends_its_size_then_what_is_given_back() {
+        let mtu = DataSize::from_bytes(1500);
+        let mut s = Source::bulk(mtu);
+        assert_eq!(s.backlog(), None);
+        s.limit(3000);
+        let mut sent = 0;
+        while let Some((size, _)) = s.peek(mtu, None) {
+            s.pop(size);
+            sent += size.bytes();
+        }
+        assert_eq!((sent, s.backlog()), (3000, Some(DataSize::ZERO)));
+        s.limit(1500);
+        assert!(s.peek(mtu, None).is_some());
+    }
 
     const MTU: DataSize = DataSize::from_bytes(1500);
 

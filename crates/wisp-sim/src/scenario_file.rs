@@ -678,6 +678,7 @@ impl Parser<'_> {
                 scheme,
                 start,
                 stop,
+                bytes: None,
             },
             dscp,
             data,

@@ -412,6 +412,7 @@ pub fn add_neighbour_downloads(net: &mut crate::sim::Network, start: Duration, s
                 scheme,
                 start,
                 stop: Some(stop),
+                bytes: None,
             },
             dscp: 0,
             data: vec![

@@ -75,6 +75,10 @@ pub struct FlowSpec {
     pub start: Duration,
     /// When it stops sending (`None`: at the end of the run).
     pub stop: Option<Duration>,
+    /// A finite transfer: a bulk flow (TCP) sends this many bytes, again those lost, and stops
+    /// once its receiver has them all (`None`: always backlogged; a media flow ignores it).
+    /// Short TCP downloads (RFC 8868 §6.1, RFC 8867 §5.7) are flows with a size.
+    pub bytes: Option<u64>,
 }
 
 impl FlowSpec {
@@ -83,6 +87,7 @@ impl FlowSpec {
             scheme,
             start: Duration::ZERO,
             stop: None,
+            bytes: None,
         }
     }
 }
@@ -364,6 +369,9 @@ struct Flow {
     receiver: AnyReceiver,
     active: bool,
     stop: Instant,
+    /// A finite transfer ([`FlowSpec::bytes`]): its size and the bytes sent, lost and
+    /// delivered so far.
+    transfer: Option<Transfer>,
     sender_wake: Option<Instant>,
     receiver_wake: Option<Instant>,
     /// The oracle (`ideal`) sends at the link's own instants: no timer jitter.
@@ -373,6 +381,24 @@ struct Flow {
     data: Box<[Hop]>,
     feedback: Box<[Hop]>,
     dscp: u8,
+}
+
+/// A finite transfer's progress. Its bulk source has the size to send ([`Source::limit`]);
+/// each lost packet's bytes are given back to it, so they are sent again (as new bytes, as the
+/// TCP model counts them) and nothing past the size is: the receiver gets the size and at
+/// most a packet more, and the sender stops once it has.
+///
+/// [`Source::limit`]: wisp_core::source::Source::limit
+#[derive(Clone, Copy, Debug)]
+struct Transfer {
+    size: u64,
+    delivered: u64,
+}
+
+impl Transfer {
+    fn of(size: u64) -> Self {
+        Transfer { size, delivered: 0 }
+    }
 }
 
 /// An in-flight feedback message.
@@ -924,6 +950,13 @@ impl Simulation {
         rec.delivered = Some(now);
         let f = FlowId(rec.flow);
         let header = rec.header;
+        let flow = &mut self.flows[f.index()];
+        if let Some(t) = flow.transfer.as_mut() {
+            t.delivered += header.size.bytes();
+            if t.delivered >= t.size {
+                flow.stop = flow.stop.min(now);
+            }
+        }
         // Both halves are the same scheme: its fields always decode here.
         let decoded = self.flows[f.index()]
             .receiver
@@ -948,7 +981,14 @@ impl Simulation {
     fn record_drops(&mut self, drops: &mut Vec<u32>, reason: DropReason) {
         for raw in drops.drain(..) {
             match PacketId::from_raw(raw).get() {
-                Packet::Data(i) => self.log.packets[i].drop(self.now, reason),
+                Packet::Data(i) => {
+                    let p = &mut self.log.packets[i];
+                    p.drop(self.now, reason);
+                    let flow = &mut self.flows[p.flow as usize];
+                    if flow.transfer.is_some() {
+                        flow.sender.source_mut().limit(p.header.size.bytes());
+                    }
+                }
                 Packet::Feedback(slot) => {
                     self.feedback[slot] = None;
                     self.free_feedback.push(slot as u32);
@@ -1065,12 +1105,16 @@ impl Flow {
             ip_udp_header: IP_UDP_OVERHEAD,
             codecs: None,
         };
-        let (sender, receiver) = spec.scheme.build(ctx).map_err(|e| SimError::Build(i, e))?;
+        let (mut sender, receiver) = spec.scheme.build(ctx).map_err(|e| SimError::Build(i, e))?;
+        if let Some(bytes) = spec.bytes {
+            sender.source_mut().limit(bytes);
+        }
         Ok(Flow {
             sender,
             receiver,
             active: false,
             stop: spec.stop.map_or(Instant::MAX, |d| Instant::ZERO + d),
+            transfer: spec.bytes.map(Transfer::of),
             sender_wake: None,
             receiver_wake: None,
             exact_timers: spec.scheme.needs().exact_timers,
@@ -1267,6 +1311,29 @@ mod topology_tests {
             .map(|p| p.header.size.bytes())
             .sum();
         bytes as f64 * 8.0 / secs as f64 / 1e3
+    }
+
+    /// A flow with a size stops once its receiver has that many bytes: a 40-kB NewReno download
+    /// on 2 Mbit/s is done within a second and sends nothing after its last window.
+    #[test]
+    fn a_flow_with_a_size_stops_once_it_is_delivered() {
+        let links = vec![
+            wired("link", Some("const:2mbps"), 20),
+            wired("back", None, 20),
+        ];
+        let mut f = flow("newreno", &[0], &[1]);
+        f.spec.bytes = Some(40_000);
+        let log = simulate_network(&network(links, vec![f], 10), None).unwrap();
+        let delivered: u64 = (log.packets.iter())
+            .filter(|p| p.delivered.is_some())
+            .map(|p| p.header.size.bytes())
+            .sum();
+        let last_sent = log.packets.iter().map(|p| p.sent()).max().unwrap();
+        assert!((40_000..41_500).contains(&delivered), "{delivered}");
+        assert!(
+            last_sent < Instant::ZERO + Duration::from_secs(1),
+            "{last_sent:?}"
+        );
     }
 
     #[test]
@@ -1541,6 +1608,7 @@ mod network_properties {
                             },
                             start: Duration::from_secs(start),
                             stop: None,
+                            bytes: None,
                         },
                         dscp,
                         data,
