@@ -460,3 +460,43 @@ fn quick_kwikr_writes_its_report_and_pins_the_claims_met() {
     // 8 steps × 30 pairs × (2 settings + the sensitivity run).
     assert_eq!(pairs.lines().count(), 1 + 3 * 240);
 }
+
+/// `wisp reproduce rmcat --quick`: deterministic, every case × scheme run, and exactly the
+/// claims met listed in `tests/data/rmcat-quick-met.txt` (237 of 329 at seed 1 when it was
+/// written; the case × scheme matrix is in docs/rmcat.md).
+#[test]
+fn quick_rmcat_writes_its_report_and_pins_the_claims_met() {
+    let (fa, stdout) = quick_twice("rmcat", "1");
+    let names: Vec<String> = fa.iter().map(|f| f.0.display().to_string()).collect();
+    for want in [
+        "summary.json",
+        "report.html",
+        "table.csv",
+        "figures/5.1-gcc.svg",
+        "figures/5.7-nada.svg",
+        "figures/cell-verizon-cbr.svg",
+    ] {
+        assert!(names.iter().any(|n| n == want), "{want} in {names:?}");
+    }
+    // 9 cases × 8 schemes, one figure each.
+    assert_eq!(
+        names.iter().filter(|n| n.starts_with("figures/")).count(),
+        72
+    );
+    assert!(
+        stdout.contains("5.4 ") && stdout.contains("reported"),
+        "{stdout}"
+    );
+    let summary = json(file(&fa, "summary.json"));
+    assert_eq!(summary["paper"], "rmcat");
+    assert_eq!(summary["result"]["runs"].as_array().unwrap().len(), 72);
+    let listed = include_str!("data/rmcat-quick-met.txt");
+    let want: Vec<&str> = listed.lines().filter(|l| !l.starts_with('#')).collect();
+    assert_claims_met(
+        &summary["checks"],
+        |c| c["claim"].as_str().unwrap().to_string(),
+        &want,
+    );
+    // The report stays small: figures are linked, not inlined.
+    assert!(file(&fa, "report.html").len() < 300_000);
+}

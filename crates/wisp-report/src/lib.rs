@@ -48,6 +48,7 @@ papers! {
     wbest,
     kwikr,
     alfalfa,
+    rmcat,
 }
 
 use maud::{DOCTYPE, Markup, PreEscaped, html};

@@ -473,7 +473,8 @@ def reproduce(
 
     Args:
         paper: one of ``PAPERS`` (the papers of ``wisp reproduce``: ``"gcc-wifi"``,
-            ``"sprout"``, ``"mehrotra"``, ``"wbest"``, ``"kwikr"``, ``"alfalfa"``).
+            ``"sprout"``, ``"mehrotra"``, ``"wbest"``, ``"kwikr"``, ``"alfalfa"``,
+            ``"rmcat"``).
         quick: the shorter runs of ``--quick``.
         seed: the master seed (default: ``$WISP_SEED``, else 1).
         jobs: runs in parallel (default: the number of cores; wbest runs its cases one after

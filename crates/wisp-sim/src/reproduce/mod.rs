@@ -29,6 +29,7 @@ pub mod gcc_wifi;
 pub mod kwikr;
 pub mod kwikr_calls;
 pub mod mehrotra;
+pub mod rmcat;
 pub mod sprout;
 pub mod wbest;
 

@@ -1,0 +1,979 @@
+//! The IETF RMCAT evaluation: RFC 8867's wired test cases, and RFC 8869's cellular case on the
+//! shipped traces, for every media scheme (`wisp reproduce rmcat`).
+//!
+//! RFC 8867 (Sarker, Singh, Zhu, Ramalho, 2021) fixes each case's topology, capacities, delays
+//! and flows; its "expected behavior" is in words ("detect the path capacity constraint and
+//! converge to the bottleneck link's capacity", flows "converge to their fair share"). RFC 8868
+//! names the metrics: throughput against capacity, queueing delay, loss, fairness, convergence.
+//! Each check below states the number it reads those words as:
+//!
+//! | threshold | reading | why this number |
+//! |---|---|---|
+//! | utilisation ≥ [`UTIL_MIN`] over each phase's second half | "converge to the bottleneck link's capacity" | the first half of a phase is left for convergence; 80 % is the share the NADA and GCC scenario tests of this repository hold a flow to |
+//! | queueing delay p95 < [`QUEUE_P95_MAX_MS`] over each phase | the flow does not live on a full queue | below the cases' 300-ms queue, the bound the GCC and NADA tests hold their capacity steps to |
+//! | Jain's index ≥ [`JAIN_MIN`] over the settled window | "converge to their fair share" (§5.2, §5.4, §5.5) | 0.8 is what a 2:1 split of two flows scores (0.9): a loose reading, as RFC 8867 gives none |
+//! | each side ≥ [`SHARE_MIN`] of an even split | neither the media flow nor TCP starves (§5.6, §5.7) | 40 % of an even split: the media flow may yield to TCP, but not to nothing |
+//!
+//! The cases, with the parameters of RFC 8867 as cisco/ns3-rmcat's wired suite sets them
+//! (4 Mbit/s unless the case says, 50 ms one-way propagation, a 300-ms drop-tail queue):
+//!
+//! | case | RFC 8867 | what runs | checked |
+//! |---|---|---|---|
+//! | `5.1` | §5.1 variable capacity, one flow | 1 → 2.5 (40 s) → 0.6 (60 s) → 1 Mbit/s (80 s), 100 s | utilisation, queue per phase |
+//! | `5.2` | §5.2 variable capacity, two flows | 4 → 2 (25 s) → 3.5 (50 s) → 1 (75 s) → 2 Mbit/s (100 s), 125 s | utilisation, queue, Jain per phase |
+//! | `5.3` | §5.3 congested feedback link, one flow each way | forward 2 → 1 (20 s) → 0.5 (40 s) → 2 (60 s), backward 2 → 0.8 (35 s) → 2 (70 s), 100 s | utilisation, queue per phase and direction |
+//! | `5.4` | §5.4 three flows of the same scheme | 3.5 Mbit/s, from 0/20/40 s, 120 s | utilisation, queue, Jain over 80–120 s; convergence reported |
+//! | `5.5` | §5.5 round-trip-time fairness | 4 Mbit/s, five flows at 10/25/50/100/150 ms one-way from 0/10/20/30/40 s, 300 s | utilisation, queue, Jain over 100–300 s |
+//! | `5.6` | §5.6 a long TCP flow | 2 Mbit/s, NewReno from 0 s, the media flow 5–119 s, 120 s | shares over 30–119 s; queue reported |
+//! | `5.7` | §5.7 short TCP flows | 2 Mbit/s, two media flows 5–299 s, ten NewReno download slots, 300 s | shares over 30–299 s; queue reported |
+//! | `cell-*` | RFC 8869 §4 (cellular) | the shipped Verizon and T-Mobile LTE traces, feedback over the uplink trace, 20 ms each way | reported |
+//!
+//! `--quick` runs every case at half its length (phases halved; 5.5 and 5.7 at 150 s).
+//!
+//! Deviations and choices:
+//! * Mbit/s are 10⁶ bit/s (ns3-rmcat's are 2²⁰).
+//! * The 300-ms queue is a byte limit at the case's first capacity (300 ms at 1 Mbit/s in
+//!   §5.1, 37.5 kB), as ns3-rmcat sizes it once.
+//! * §5.5's per-flow propagation delay is on the flow's own feedback path: the data of every
+//!   flow crosses the shared bottleneck with its 10 ms, the feedback returns over a pipe of
+//!   2·d − 10 ms, so each flow's round trip is the RFC's 2·d and the queueing delay is measured
+//!   at the one shared queue.
+//! * §5.7's short TCP flows follow RFC 8868 §6.1 as ns3-rmcat does: each of ten slots is a
+//!   sequence of downloads of 30–50 kB (uniform) separated by idle times drawn from an
+//!   exponential of mean 10 s; two slots start on, eight after an idle time. A download is a
+//!   NewReno flow with a size ([`FlowSpec::bytes`]); its idle time counts from its start (the
+//!   download takes well under a second at 2 Mbit/s).
+//! * RFC 8867 §5.8 (pause and resume) and §6 (priority, ECN, multiple bottlenecks) are not
+//!   run: the simulator's flows cannot pause their source, and no scheme here takes a priority.
+//! * RFC 8869's cellular cases are an LTE simulator's scenarios (mobility, cell load); wisp runs
+//!   the recorded traces instead, and reports them without checks.
+//! * `cbr` (1 Mbit/s) runs as a reference: its rows are reported, not checked.
+
+use crate::link::{LinkModel, LinkSpec};
+use crate::loss::LossSpec;
+use crate::path::Hop;
+use crate::queue::{Limits, QueueSpec};
+use crate::reproduce::{Check, shipped};
+use crate::run::{NetworkResult, run_network_or_cancel};
+use crate::sim::{FlowSpec, Network, RoutedFlow, RunSettings, SimError, WiredLink};
+use rand::RngExt;
+use serde::Serialize;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use wisp_core::stats::quantiles;
+use wisp_core::tables::Tables;
+use wisp_core::{Duration, Instant};
+
+/// The media schemes evaluated, in the report's order; the last, [`REFERENCE`], unchecked.
+pub const SCHEMES: [&str; 8] = [
+    "gcc",
+    "gcc-twcc",
+    "nada",
+    "sprout",
+    "kwikr",
+    "um",
+    "adaptive-um",
+    REFERENCE,
+];
+
+/// The constant-rate reference, reported but not checked.
+pub const REFERENCE: &str = "cbr";
+
+/// The least utilisation over a phase's second half.
+pub const UTIL_MIN: f64 = 0.8;
+/// The queueing delay's p95 over a phase stays under this.
+pub const QUEUE_P95_MAX_MS: f64 = 250.0;
+/// The least Jain's index among the media flows over the settled window.
+pub const JAIN_MIN: f64 = 0.8;
+/// The least share of an even split for each side of a media/TCP mix.
+pub const SHARE_MIN: f64 = 0.4;
+
+/// The cellular traces of the RFC 8869 rows (downlink, uplink), under `traces/cellular/`.
+pub const CELLULAR: [(&str, &str, &str); 2] = [
+    (
+        "cell-verizon",
+        "Verizon-LTE-short.down",
+        "Verizon-LTE-short.up",
+    ),
+    (
+        "cell-tmobile",
+        "TMobile-LTE-short.down",
+        "TMobile-LTE-short.up",
+    ),
+];
+
+/// What to run.
+#[derive(Clone, Debug)]
+pub struct Options {
+    pub quick: bool,
+    pub seed: u64,
+    pub jobs: usize,
+    /// The schemes (specs), by default [`SCHEMES`].
+    pub schemes: Vec<String>,
+}
+
+impl Options {
+    pub fn new(quick: bool, seed: u64, jobs: usize) -> Self {
+        Options {
+            quick,
+            seed,
+            jobs,
+            schemes: SCHEMES.iter().map(|s| s.to_string()).collect(),
+        }
+    }
+}
+
+/// Why the evaluation could not run.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error("{0}")]
+    Setup(String),
+    #[error(transparent)]
+    Sim(#[from] SimError),
+}
+
+/// A case of the evaluation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct CaseInfo {
+    pub id: &'static str,
+    pub section: &'static str,
+    pub title: &'static str,
+}
+
+/// Every case, in the report's order.
+pub const CASES: [CaseInfo; 9] = [
+    CaseInfo {
+        id: "5.1",
+        section: "RFC 8867 §5.1",
+        title: "Variable available capacity with a single flow",
+    },
+    CaseInfo {
+        id: "5.2",
+        section: "RFC 8867 §5.2",
+        title: "Variable available capacity with multiple flows",
+    },
+    CaseInfo {
+        id: "5.3",
+        section: "RFC 8867 §5.3",
+        title: "Congested feedback link with bi-directional media flows",
+    },
+    CaseInfo {
+        id: "5.4",
+        section: "RFC 8867 §5.4",
+        title: "Competing media flows with the same congestion control algorithm",
+    },
+    CaseInfo {
+        id: "5.5",
+        section: "RFC 8867 §5.5",
+        title: "Round trip time fairness",
+    },
+    CaseInfo {
+        id: "5.6",
+        section: "RFC 8867 §5.6",
+        title: "Media flow competing with a long TCP flow",
+    },
+    CaseInfo {
+        id: "5.7",
+        section: "RFC 8867 §5.7",
+        title: "Media flow competing with short TCP flows",
+    },
+    CaseInfo {
+        id: "cell-verizon",
+        section: "RFC 8869 §4",
+        title: "Cellular: the Verizon LTE trace",
+    },
+    CaseInfo {
+        id: "cell-tmobile",
+        section: "RFC 8869 §4",
+        title: "Cellular: the T-Mobile LTE trace",
+    },
+];
+
+/// What a window's checks are.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Asks {
+    pub util: bool,
+    pub queue: bool,
+    pub jain: bool,
+    /// Media against TCP: each side's share of an even split.
+    pub shares: bool,
+}
+
+/// A time window of a case, on one bottleneck link, over some media flows.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Window {
+    pub label: String,
+    /// The window, s; rates are measured from `settle` on, the queue over all of it.
+    pub from: f64,
+    pub settle: f64,
+    pub to: f64,
+    /// The index of the bottleneck link (of the case's network).
+    pub link: u16,
+    /// The media flows measured on it.
+    pub flows: Vec<usize>,
+    pub asks: Asks,
+}
+
+/// The network of a case for one scheme, and what to measure in it.
+struct Setup {
+    net: Network,
+    /// The media flows (the scheme under test), by index.
+    media: Vec<usize>,
+    /// The TCP flows.
+    tcp: Vec<usize>,
+    windows: Vec<Window>,
+    /// Media flows whose convergence is measured: (flow, the fair share at its start, kbit/s).
+    converging: Vec<(usize, f64)>,
+}
+
+/// One window, measured.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct WindowResult {
+    pub window: Window,
+    /// The link's mean capacity over `settle..to`, kbit/s.
+    pub capacity_kbps: f64,
+    /// Each measured media flow's delivered rate over `settle..to`, kbit/s.
+    pub flow_kbps: Vec<f64>,
+    /// The TCP flows' delivered rate over `settle..to`, kbit/s, together.
+    pub tcp_kbps: f64,
+    /// The mean number of TCP flows active over `settle..to`.
+    pub tcp_active: f64,
+    /// (media + TCP) / capacity over `settle..to`.
+    pub utilization: f64,
+    /// The p95 of the queueing delay of the measured flows' packets delivered in `from..to`.
+    pub queue_p95_ms: Option<f64>,
+    /// The measured flows' packets lost of those sent in `from..to`.
+    pub loss: f64,
+    pub jain: f64,
+}
+
+/// One scheme on one case.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct CaseRun {
+    pub case: &'static str,
+    pub scheme: String,
+    pub windows: Vec<WindowResult>,
+    /// (flow, seconds from its start until its 1-s rate first reached 80 % of its fair share).
+    pub convergence_s: Vec<(usize, Option<f64>)>,
+    /// Per 1-s bin: the capacity of flow 0's bottleneck and each flow's rate (kbit/s) and mean
+    /// queueing delay (ms), for the figures.
+    #[serde(skip)]
+    pub series: crate::metrics::TimeSeries,
+    /// Which flows of the series are media flows (the rest TCP).
+    #[serde(skip)]
+    pub media: Vec<usize>,
+}
+
+/// The evaluation's result.
+#[derive(Clone, Debug, Serialize)]
+pub struct Rmcat {
+    pub quick: bool,
+    pub seed: u64,
+    pub runs: Vec<CaseRun>,
+}
+
+/// Runs every case for every scheme; `on_done(done, total)` after each run.
+pub fn run(o: &Options, on_done: &(dyn Fn(usize, usize) + Sync)) -> Result<Rmcat, Error> {
+    run_or_cancel(o, on_done, &AtomicBool::new(false))
+}
+
+/// [`run`] that stops with [`SimError::Cancelled`] once `cancel` is set.
+pub fn run_or_cancel(
+    o: &Options,
+    on_done: &(dyn Fn(usize, usize) + Sync),
+    cancel: &AtomicBool,
+) -> Result<Rmcat, Error> {
+    let tables = Tables::new();
+    let mut jobs = vec![];
+    for case in &CASES {
+        for scheme in &o.schemes {
+            let mut setup = setup(case.id, scheme, o)?;
+            setup.net.run.tables = tables.clone();
+            jobs.push((case.id, scheme.clone(), setup));
+        }
+    }
+    let stop = || cancel.load(Ordering::Relaxed);
+    let next = AtomicUsize::new(0);
+    let done = AtomicUsize::new(0);
+    type Slot = Option<Result<CaseRun, SimError>>;
+    let results: Mutex<Vec<Slot>> = Mutex::new((0..jobs.len()).map(|_| None).collect());
+    std::thread::scope(|s| {
+        for _ in 0..o.jobs.clamp(1, jobs.len().max(1)) {
+            s.spawn(|| {
+                while !stop() {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    let Some((case, scheme, setup)) = jobs.get(i) else {
+                        break;
+                    };
+                    let r = run_network_or_cancel(&setup.net, None, Some(&stop))
+                        .map(|r| measure(case, scheme, setup, &r));
+                    results.lock().expect("results lock")[i] = Some(r);
+                    let d = done.fetch_add(1, Ordering::Relaxed) + 1;
+                    on_done(d, jobs.len());
+                }
+            });
+        }
+    });
+    let mut runs = vec![];
+    for r in results.into_inner().expect("results lock") {
+        runs.push(r.unwrap_or(Err(SimError::Cancelled))?);
+    }
+    Ok(Rmcat {
+        quick: o.quick,
+        seed: o.seed,
+        runs,
+    })
+}
+
+fn model(spec: &str) -> Result<LinkModel, Error> {
+    (spec.parse::<LinkSpec>())
+        .map_err(|e| Error::Setup(format!("link `{spec}`: {e}")))?
+        .load()
+        .map_err(|e| Error::Setup(format!("link `{spec}`: {e}")))
+}
+
+/// A drop-tail queue of 300 ms at `mbps`.
+fn queue_300ms(mbps: f64) -> QueueSpec {
+    QueueSpec::DropTail(Limits {
+        packets: None,
+        bytes: Some((mbps * 1e6 * 0.3 / 8.0).round() as u64),
+    })
+}
+
+fn wired(label: &str, model: Option<LinkModel>, queue: QueueSpec, delay_ms: u64) -> WiredLink {
+    WiredLink {
+        label: label.into(),
+        model,
+        queue,
+        delay: Duration::from_millis(delay_ms),
+        loss: LossSpec::None,
+    }
+}
+
+fn flow(scheme: &str, start: f64, stop: Option<f64>, data: u16, feedback: u16) -> RoutedFlow {
+    RoutedFlow {
+        spec: FlowSpec {
+            start: Duration::from_secs_f64(start),
+            stop: stop.map(Duration::from_secs_f64),
+            ..FlowSpec::new(scheme.parse().expect("checked scheme"))
+        },
+        dscp: 0,
+        data: vec![Hop::Link(data)],
+        feedback: vec![Hop::Link(feedback)],
+        reference: Some(data),
+        pingpair: None,
+    }
+}
+
+/// `steps:` spec of (Mbit/s, from s) pairs, times scaled by `k`.
+fn steps(points: &[(f64, f64)], k: f64) -> String {
+    let items: Vec<String> = (points.iter())
+        .map(|&(mbps, at)| {
+            format!(
+                "{}kbps@{}ms",
+                (mbps * 1000.0).round(),
+                (at * k * 1000.0).round()
+            )
+        })
+        .collect();
+    format!("steps:{}", items.join(","))
+}
+
+/// Windows over the phases `bounds` (s, scaled) of link `link` for `flows`.
+fn phases(bounds: &[f64], link: u16, flows: &[usize], asks: Asks, tag: &str) -> Vec<Window> {
+    (bounds.windows(2))
+        .map(|w| Window {
+            label: format!("{tag}{:.0}–{:.0} s", w[0], w[1]),
+            from: w[0],
+            settle: (w[0] + w[1]) / 2.0,
+            to: w[1],
+            link,
+            flows: flows.to_vec(),
+            asks,
+        })
+        .collect()
+}
+
+fn settled(label: &str, (from, to): (f64, f64), flows: &[usize], asks: Asks) -> Window {
+    Window {
+        label: label.into(),
+        from,
+        settle: from,
+        to,
+        link: 0,
+        flows: flows.to_vec(),
+        asks,
+    }
+}
+
+fn check_scheme(scheme: &str) -> Result<(), Error> {
+    (scheme.parse::<wisp_core::scheme::SchemeConfig>())
+        .map(|_| ())
+        .map_err(|e| Error::Setup(format!("scheme `{scheme}`: {e}")))
+}
+
+const UTIL_QUEUE: Asks = Asks {
+    util: true,
+    queue: true,
+    jain: false,
+    shares: false,
+};
+const FAIR: Asks = Asks {
+    jain: true,
+    ..UTIL_QUEUE
+};
+const SHARES: Asks = Asks {
+    util: false,
+    queue: false,
+    jain: false,
+    shares: true,
+};
+
+fn pipe(label: &str, ms: u64) -> WiredLink {
+    wired(label, None, QueueSpec::Infinite, ms)
+}
+
+/// A case's links, flows, windows and length (s).
+type Parts = (Vec<WiredLink>, Vec<RoutedFlow>, Vec<Window>, f64);
+
+/// The flows of a case by role: media (the scheme under test), TCP, and the media flows whose
+/// convergence is measured with their fair share (kbit/s).
+#[derive(Default)]
+struct Roles {
+    media: Vec<usize>,
+    tcp: Vec<usize>,
+    converging: Vec<(usize, f64)>,
+}
+
+/// The network and windows of case `id` for `scheme`.
+fn setup(id: &str, scheme: &str, o: &Options) -> Result<Setup, Error> {
+    check_scheme(scheme)?;
+    let mut roles = Roles::default();
+    let (links, flows, windows, secs) = match id {
+        "5.1" | "5.2" | "5.3" | "5.4" => capacity_cases(id, scheme, o, &mut roles)?,
+        _ => sharing_cases(id, scheme, o, &mut roles)?,
+    };
+    let mut run = RunSettings::new(Duration::from_secs_f64(secs));
+    run.seed = o.seed;
+    run.bin = Duration::from_secs(1);
+    let net = Network {
+        links,
+        media: vec![],
+        flows,
+        run,
+    };
+    Ok(Setup {
+        net,
+        media: roles.media,
+        tcp: roles.tcp,
+        windows,
+        converging: roles.converging,
+    })
+}
+
+/// RFC 8867 §5.1–5.4: capacity steps and flows of the same scheme.
+fn capacity_cases(id: &str, scheme: &str, o: &Options, roles: &mut Roles) -> Result<Parts, Error> {
+    let k = if o.quick { 0.5 } else { 1.0 };
+    let phase = |b: &[f64]| b.iter().map(|t| t * k).collect::<Vec<_>>();
+    let (media, converging) = (&mut roles.media, &mut roles.converging);
+    Ok(match id {
+        "5.1" => {
+            let m = model(&steps(
+                &[(1.0, 0.0), (2.5, 40.0), (0.6, 60.0), (1.0, 80.0)],
+                k,
+            ))?;
+            let links = vec![
+                wired("bottleneck", Some(m), queue_300ms(1.0), 50),
+                pipe("back", 50),
+            ];
+            media.push(0);
+            let w = phases(
+                &phase(&[0.0, 40.0, 60.0, 80.0, 100.0]),
+                0,
+                &[0],
+                UTIL_QUEUE,
+                "",
+            );
+            (links, vec![flow(scheme, 0.0, None, 0, 1)], w, 100.0 * k)
+        }
+        "5.2" => {
+            let pts = [
+                (4.0, 0.0),
+                (2.0, 25.0),
+                (3.5, 50.0),
+                (1.0, 75.0),
+                (2.0, 100.0),
+            ];
+            let m = model(&steps(&pts, k))?;
+            let links = vec![
+                wired("bottleneck", Some(m), queue_300ms(4.0), 50),
+                pipe("back", 50),
+            ];
+            media.extend([0, 1]);
+            let b = phase(&[0.0, 25.0, 50.0, 75.0, 100.0, 125.0]);
+            let flows = vec![flow(scheme, 0.0, None, 0, 1), flow(scheme, 0.0, None, 0, 1)];
+            (links, flows, phases(&b, 0, &[0, 1], FAIR, ""), 125.0 * k)
+        }
+        "5.3" => {
+            let f = model(&steps(
+                &[(2.0, 0.0), (1.0, 20.0), (0.5, 40.0), (2.0, 60.0)],
+                k,
+            ))?;
+            let b = model(&steps(&[(2.0, 0.0), (0.8, 35.0), (2.0, 70.0)], k))?;
+            let links = vec![
+                wired("forward", Some(f), queue_300ms(2.0), 50),
+                wired("backward", Some(b), queue_300ms(2.0), 50),
+            ];
+            media.extend([0, 1]);
+            let mut w = phases(
+                &phase(&[0.0, 20.0, 40.0, 60.0, 100.0]),
+                0,
+                &[0],
+                UTIL_QUEUE,
+                "forward ",
+            );
+            w.extend(phases(
+                &phase(&[0.0, 35.0, 70.0, 100.0]),
+                1,
+                &[1],
+                UTIL_QUEUE,
+                "backward ",
+            ));
+            let flows = vec![flow(scheme, 0.0, None, 0, 1), flow(scheme, 0.0, None, 1, 0)];
+            (links, flows, w, 100.0 * k)
+        }
+        "5.4" => {
+            let m = model("const:3.5mbps")?;
+            let links = vec![
+                wired("bottleneck", Some(m), queue_300ms(3.5), 50),
+                pipe("back", 50),
+            ];
+            let starts = [0.0, 20.0 * k, 40.0 * k];
+            media.extend([0, 1, 2]);
+            converging.extend([(1, 3500.0 / 2.0), (2, 3500.0 / 3.0)]);
+            let flows = starts
+                .iter()
+                .map(|&t| flow(scheme, t, None, 0, 1))
+                .collect();
+            let label = format!("{:.0}–{:.0} s", 80.0 * k, 120.0 * k);
+            let w = vec![settled(&label, (80.0 * k, 120.0 * k), &[0, 1, 2], FAIR)];
+            (links, flows, w, 120.0 * k)
+        }
+        _ => unreachable!("a capacity case"),
+    })
+}
+
+/// RFC 8867 §5.5–5.7 (round trips, TCP) and RFC 8869's cellular case.
+fn sharing_cases(id: &str, scheme: &str, o: &Options, roles: &mut Roles) -> Result<Parts, Error> {
+    let k = if o.quick { 0.5 } else { 1.0 };
+    let (media, tcp, converging) = (&mut roles.media, &mut roles.tcp, &mut roles.converging);
+    Ok(match id {
+        "5.5" => {
+            let m = model("const:4mbps")?;
+            let mut links = vec![wired("bottleneck", Some(m), queue_300ms(4.0), 10)];
+            let mut flows = vec![];
+            for (i, d) in [10u64, 25, 50, 100, 150].into_iter().enumerate() {
+                links.push(pipe(&format!("back-{d}ms"), 2 * d - 10));
+                flows.push(flow(scheme, 10.0 * i as f64 * k, None, 0, i as u16 + 1));
+                media.push(i);
+            }
+            for i in 1..5 {
+                converging.push((i, 4000.0 / (i + 1) as f64));
+            }
+            let secs = if o.quick { 150.0 } else { 300.0 };
+            let window = (secs / 3.0, secs);
+            let label = format!("{:.0}–{:.0} s", window.0, window.1);
+            let w = vec![settled(&label, window, media, FAIR)];
+            (links, flows, w, secs)
+        }
+        "5.6" => {
+            let m = model("const:2mbps")?;
+            let links = vec![
+                wired("bottleneck", Some(m), queue_300ms(2.0), 50),
+                pipe("back", 50),
+            ];
+            let end = 119.0 * k;
+            let flows = vec![
+                flow(scheme, 5.0 * k, Some(end), 0, 1),
+                flow("newreno", 0.0, None, 0, 1),
+            ];
+            media.push(0);
+            tcp.push(1);
+            let label = format!("{:.0}–{end:.1} s", 30.0 * k);
+            let w = vec![settled(&label, (30.0 * k, end), &[0], SHARES)];
+            (links, flows, w, 120.0 * k)
+        }
+        "5.7" => {
+            let m = model("const:2mbps")?;
+            let links = vec![
+                wired("bottleneck", Some(m), queue_300ms(2.0), 50),
+                pipe("back", 50),
+            ];
+            let secs = if o.quick { 150.0 } else { 300.0 };
+            let mut flows = vec![
+                flow(scheme, 5.0, Some(secs - 1.0), 0, 1),
+                flow(scheme, 5.0, Some(secs - 1.0), 0, 1),
+            ];
+            media.extend([0, 1]);
+            for (start, bytes) in short_downloads(o.seed, secs) {
+                tcp.push(flows.len());
+                let mut f = flow("newreno", start, None, 0, 1);
+                f.spec.bytes = Some(bytes);
+                flows.push(f);
+            }
+            let label = format!("30–{:.0} s", secs - 1.0);
+            let w = vec![settled(&label, (30.0, secs - 1.0), &[0, 1], SHARES)];
+            (links, flows, w, secs)
+        }
+        _ => {
+            let Some(&(_, down, up)) = CELLULAR.iter().find(|c| c.0 == id) else {
+                return Err(Error::Setup(format!("no case `{id}`")));
+            };
+            let dir = shipped("traces/cellular");
+            let trace = |t: &str| model(&format!("trace:{}", dir.join(t).display()));
+            let links = vec![
+                wired("downlink", Some(trace(down)?), QueueSpec::Infinite, 20),
+                wired("uplink", Some(trace(up)?), QueueSpec::Infinite, 20),
+            ];
+            let secs = if o.quick { 30.0 } else { 60.0 };
+            media.push(0);
+            let w = vec![settled(
+                &format!("0–{secs:.0} s"),
+                (0.0, secs),
+                &[0],
+                Asks::default(),
+            )];
+            (links, vec![flow(scheme, 0.0, None, 0, 1)], w, secs)
+        }
+    })
+}
+
+/// RFC 8868 §6.1's short TCP flows over `secs`: (start s, bytes) of every download of ten
+/// slots, two on at 5 s and eight after an idle time, idle times exponential (mean 10 s),
+/// sizes uniform in 30–50 kB; from the run's seed.
+pub fn short_downloads(seed: u64, secs: f64) -> Vec<(f64, u64)> {
+    let mut rng = crate::seed::stream(seed, "rmcat/short-tcp");
+    let mut idle = || -10.0 * (1.0 - rng.random::<f64>()).ln();
+    let mut starts = vec![];
+    for slot in 0..10 {
+        let mut t = if slot < 2 { 5.0 } else { 5.0 + idle() };
+        while t < secs - 5.0 {
+            starts.push(t);
+            t += idle();
+        }
+    }
+    let mut rng = crate::seed::stream(seed, "rmcat/short-tcp-size");
+    (starts.into_iter())
+        .map(|t| (t, rng.random_range(30_000..=50_000)))
+        .collect()
+}
+
+fn at(s: f64) -> Instant {
+    Instant::ZERO + Duration::from_secs_f64(s.max(0.0))
+}
+
+/// Flow `f`'s delivered kbit/s over [from, to).
+fn kbps(r: &NetworkResult, f: usize, from: f64, to: f64) -> f64 {
+    let (a, b) = (at(from), at(to));
+    let bytes: u64 = (r.log.packets.iter())
+        .filter(|p| p.flow as usize == f && p.delivered.is_some_and(|d| d >= a && d < b))
+        .map(|p| p.header.size.bytes())
+        .sum();
+    bytes as f64 * 8.0 / 1000.0 / (to - from)
+}
+
+/// Jain's fairness index: (Σx)² / (n·Σx²); 1 for one flow or none.
+pub fn jain(rates: &[f64]) -> f64 {
+    let sum: f64 = rates.iter().sum();
+    let squares: f64 = rates.iter().map(|x| x * x).sum();
+    if squares == 0.0 {
+        1.0
+    } else {
+        sum * sum / (rates.len() as f64 * squares)
+    }
+}
+
+fn measure_window(s: &Setup, w: &Window, r: &NetworkResult) -> WindowResult {
+    let model = s.net.links[w.link as usize]
+        .model
+        .as_ref()
+        .expect("a bottleneck");
+    let offered: f64 = model
+        .capacity_bins(at(w.settle), at(w.to), at(w.to) - at(w.settle))
+        .iter()
+        .sum();
+    let capacity_kbps = offered * 8.0 / 1000.0 / (w.to - w.settle);
+    let flow_kbps: Vec<f64> = w
+        .flows
+        .iter()
+        .map(|&f| kbps(r, f, w.settle, w.to))
+        .collect();
+    let tcp_kbps: f64 = s.tcp.iter().map(|&f| kbps(r, f, w.settle, w.to)).sum();
+    let tcp_active = active_tcp(s, r, w);
+    let (a, b) = (at(w.from), at(w.to));
+    let mine = |p: &&crate::log::PacketRecord| w.flows.contains(&(p.flow as usize));
+    let mut q: Vec<f64> = (r.log.packets.iter().filter(mine))
+        .filter_map(|p| Some((p.delivered?, p.enqueued?)))
+        .filter(|&(d, _)| d >= a && d < b)
+        .map(|(d, e)| (d - e).as_millis_f64())
+        .collect();
+    let queue_p95_ms = quantiles(&mut q, &[0.95])[0];
+    let sent: Vec<_> = (r.log.packets.iter().filter(mine))
+        .filter(|p| p.sent() >= a && p.sent() < b)
+        .collect();
+    let lost = sent.iter().filter(|p| p.dropped.is_some()).count();
+    WindowResult {
+        window: w.clone(),
+        capacity_kbps,
+        utilization: (flow_kbps.iter().sum::<f64>() + tcp_kbps) / capacity_kbps,
+        jain: jain(&flow_kbps),
+        flow_kbps,
+        tcp_kbps,
+        tcp_active,
+        queue_p95_ms,
+        loss: lost as f64 / sent.len().max(1) as f64,
+    }
+}
+
+/// The mean number of TCP flows with a packet in flight over the window's settled part, by
+/// 100-ms steps (a download is active from its first packet sent to its last delivered).
+fn active_tcp(s: &Setup, r: &NetworkResult, w: &Window) -> f64 {
+    let spans: Vec<(Instant, Instant)> = (s.tcp.iter())
+        .filter_map(|&f| {
+            let mine = r.log.packets.iter().filter(|p| p.flow as usize == f);
+            let first = mine.clone().map(|p| p.sent()).min()?;
+            let last = mine.filter_map(|p| p.delivered.or(p.dropped)).max()?;
+            Some((first, last))
+        })
+        .collect();
+    let steps = ((w.to - w.settle) * 10.0).round().max(1.0) as usize;
+    let total: usize = (0..steps)
+        .map(|i| {
+            let t = at(w.settle + i as f64 / 10.0);
+            spans.iter().filter(|&&(a, b)| a <= t && t < b).count()
+        })
+        .sum();
+    total as f64 / steps as f64
+}
+
+fn measure(case: &'static str, scheme: &str, s: &Setup, r: &NetworkResult) -> CaseRun {
+    let windows = s.windows.iter().map(|w| measure_window(s, w, r)).collect();
+    let end = s.net.run.duration.as_secs_f64();
+    let convergence_s = (s.converging.iter())
+        .map(|&(f, share)| {
+            let start = s.net.flows[f].spec.start.as_secs_f64();
+            let t = (0..((end - start - 1.0) * 10.0).max(0.0) as usize)
+                .map(|i| start + i as f64 / 10.0)
+                .find(|&t| kbps(r, f, t, t + 1.0) >= 0.8 * share)
+                .map(|t| t + 1.0 - start);
+            (f, t)
+        })
+        .collect();
+    CaseRun {
+        case,
+        scheme: scheme.to_string(),
+        windows,
+        convergence_s,
+        series: media_and_tcp(&r.series, &s.media, &s.tcp),
+        media: s.media.clone(),
+    }
+}
+
+/// `series` with the media flows as they are and the TCP flows summed into one (their
+/// queueing delay left out: they cross the same queue).
+fn media_and_tcp(
+    series: &crate::metrics::TimeSeries,
+    media: &[usize],
+    tcp: &[usize],
+) -> crate::metrics::TimeSeries {
+    let mut out = series.clone();
+    out.flows = media.iter().map(|&f| series.flows[f].clone()).collect();
+    if !tcp.is_empty() {
+        let n = series.t_s.len();
+        let mut sum = crate::metrics::FlowSeries {
+            send_kbps: vec![0.0; n],
+            throughput_kbps: vec![0.0; n],
+            delay_ms: vec![None; n],
+            queue_delay_ms: vec![None; n],
+            queue_delay_max_ms: vec![None; n],
+        };
+        for &f in tcp {
+            for i in 0..n {
+                sum.send_kbps[i] += series.flows[f].send_kbps[i];
+                sum.throughput_kbps[i] += series.flows[f].throughput_kbps[i];
+            }
+        }
+        out.flows.push(sum);
+    }
+    out
+}
+
+fn fmt_ms(v: Option<f64>) -> String {
+    v.map_or("–".into(), |v| format!("{v:.0} ms"))
+}
+
+impl CaseRun {
+    /// This run's checks (none for the reference scheme or a reported case).
+    pub fn checks(&self) -> Vec<Check> {
+        if self.scheme == REFERENCE {
+            return vec![];
+        }
+        let mut out = vec![];
+        let scope = |w: &WindowResult| format!("{} {} {}", self.case, self.scheme, w.window.label);
+        for w in &self.windows {
+            let a = w.window.asks;
+            if a.util {
+                out.push(Check {
+                    id: Some("utilization"),
+                    scope: Some(scope(w)),
+                    claim: format!("{}: {}", scope(w), "converges to the bottleneck capacity: utilisation over the phase's second half"),
+                    expected: format!("≥ {UTIL_MIN}"),
+                    measured: format!("{:.3} of {:.0} kbit/s", w.utilization, w.capacity_kbps),
+                    met: w.utilization >= UTIL_MIN,
+                    not_applicable: None,
+                });
+            }
+            if a.queue {
+                out.push(Check {
+                    id: Some("queue"),
+                    scope: Some(scope(w)),
+                    claim: format!(
+                        "{}: {}",
+                        scope(w),
+                        "does not live on a full queue: queueing delay p95 over the phase"
+                    ),
+                    expected: format!("< {QUEUE_P95_MAX_MS:.0} ms"),
+                    measured: fmt_ms(w.queue_p95_ms),
+                    met: w.queue_p95_ms.is_some_and(|q| q < QUEUE_P95_MAX_MS),
+                    not_applicable: None,
+                });
+            }
+            if a.jain {
+                out.push(Check {
+                    id: Some("fairness"),
+                    scope: Some(scope(w)),
+                    claim: format!(
+                        "{}: {}",
+                        scope(w),
+                        "the flows converge to their fair share: Jain's index"
+                    ),
+                    expected: format!("≥ {JAIN_MIN}"),
+                    measured: format!("{:.3} ({})", w.jain, rates(&w.flow_kbps)),
+                    met: w.jain >= JAIN_MIN,
+                    not_applicable: None,
+                });
+            }
+            if a.shares {
+                let even = w.capacity_kbps / (w.flow_kbps.len() as f64 + w.tcp_active.max(1.0));
+                let media_min = w.flow_kbps.iter().copied().fold(f64::INFINITY, f64::min);
+                let tcp_each = w.tcp_kbps / w.tcp_active.max(1.0);
+                out.push(Check {
+                    id: Some("media-share"),
+                    scope: Some(scope(w)),
+                    claim: format!(
+                        "{}: {}",
+                        scope(w),
+                        "the media flow is not starved by TCP: its rate against an even split"
+                    ),
+                    expected: format!("≥ {SHARE_MIN} × {even:.0} kbit/s"),
+                    measured: format!("{media_min:.0} kbit/s"),
+                    met: media_min >= SHARE_MIN * even,
+                    not_applicable: None,
+                });
+                out.push(Check {
+                    id: Some("tcp-share"),
+                    scope: Some(scope(w)),
+                    claim: format!("{}: {}", scope(w), "TCP is not starved by the media flow: its rate per active flow against an even split"),
+                    expected: format!("≥ {SHARE_MIN} × {even:.0} kbit/s"),
+                    measured: format!("{tcp_each:.0} kbit/s ({:.2} flows active)", w.tcp_active),
+                    met: tcp_each >= SHARE_MIN * even,
+                    not_applicable: None,
+                });
+            }
+        }
+        out
+    }
+}
+
+fn rates(v: &[f64]) -> String {
+    let r: Vec<String> = v.iter().map(|x| format!("{x:.0}")).collect();
+    format!("{} kbit/s", r.join(" / "))
+}
+
+impl Rmcat {
+    /// Every check, case by case, scheme by scheme.
+    pub fn checks(&self) -> Vec<Check> {
+        self.runs.iter().flat_map(CaseRun::checks).collect()
+    }
+
+    /// The run of `scheme` on `case`.
+    pub fn get(&self, case: &str, scheme: &str) -> Option<&CaseRun> {
+        self.runs
+            .iter()
+            .find(|r| r.case == case && r.scheme == scheme)
+    }
+
+    /// The schemes run, in order.
+    pub fn schemes(&self) -> Vec<&str> {
+        let mut out: Vec<&str> = vec![];
+        for r in &self.runs {
+            if !out.contains(&r.scheme.as_str()) {
+                out.push(&r.scheme);
+            }
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn jain_is_one_when_equal_and_one_over_n_when_one_takes_all() {
+        assert!((jain(&[2.0, 2.0, 2.0]) - 1.0).abs() < 1e-12);
+        assert!((jain(&[3.0, 0.0, 0.0]) - 1.0 / 3.0).abs() < 1e-12);
+        assert!((jain(&[2.0, 1.0]) - 0.9).abs() < 1e-12);
+    }
+
+    #[test]
+    fn short_downloads_follow_rfc8868_and_are_deterministic() {
+        let d = short_downloads(1, 300.0);
+        assert_eq!(d, short_downloads(1, 300.0));
+        assert_ne!(d, short_downloads(2, 300.0));
+        assert!(
+            d.iter()
+                .all(|&(t, b)| (5.0..295.0).contains(&t) && (30_000..=50_000).contains(&b))
+        );
+        // Ten slots, a download every ~10 s each over ~290 s: about 290 in all.
+        assert!((200..400).contains(&d.len()), "{}", d.len());
+        assert_eq!(d.iter().filter(|&&(t, _)| t == 5.0).count(), 2);
+    }
+
+    #[test]
+    fn a_case_network_has_the_rfc_parameters() {
+        let o = Options::new(false, 1, 1);
+        let s = setup("5.5", "nada", &o).unwrap();
+        assert_eq!(s.net.flows.len(), 5);
+        // Round trips 2·d: 10 ms forward plus 2·d − 10 back.
+        let rtt: Vec<u64> = (s.net.flows.iter())
+            .map(|f| {
+                let Hop::Link(b) = f.feedback[0] else {
+                    panic!()
+                };
+                (s.net.links[0].delay + s.net.links[b as usize].delay).as_millis()
+            })
+            .collect();
+        assert_eq!(rtt, [20, 50, 100, 200, 300]);
+        let s = setup("5.1", "gcc", &o).unwrap();
+        assert_eq!(
+            s.net.links[0].queue,
+            QueueSpec::DropTail(Limits {
+                packets: None,
+                bytes: Some(37_500)
+            })
+        );
+        assert!(setup("5.9", "gcc", &o).is_err());
+        assert!(setup("5.1", "no-such-scheme", &o).is_err());
+    }
+}
