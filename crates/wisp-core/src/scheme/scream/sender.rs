@@ -322,3 +322,188 @@ impl Sender for ScreamSender {
         Some(Duration::from_secs_f64(self.window.qdelay_target))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ccfb::MetricBlock;
+
+    fn cfg(ecn: EcnMode) -> ScreamConfig {
+        ScreamConfig {
+            ecn,
+            ..ScreamConfig::default()
+        }
+    }
+
+    /// Sends `n` 1000-byte audio packets from `seq` at `at` ms, 1 ms apart.
+    fn send(s: &mut ScreamSender, seq: u64, n: u64, at: u64) {
+        for k in 0..n {
+            let p = DataHeader {
+                seq: seq + k,
+                send_time: Instant::from_millis(at + k),
+                size: DataSize::from_bytes(1000),
+                content: Content::Audio,
+                ..Default::default()
+            };
+            s.on_packet_sent(p.send_time, &p, &SendContext::default());
+        }
+    }
+
+    /// RFC 8888 feedback on `seqs` from `first`, each received `owd_ms` after it was sent
+    /// (1 ms apart from `sent_ms`), the ECN bits `ecn(k)`, reported at `rts_ms`.
+    fn feedback(
+        first: u16,
+        n: u16,
+        sent_ms: u64,
+        owd_ms: u64,
+        rts_ms: u64,
+        ecn: impl Fn(u16) -> u8,
+    ) -> CongestionControlFeedback {
+        let rts = Instant::from_millis(rts_ms);
+        let reports = (0..n)
+            .map(|k| {
+                let arrival = Instant::from_millis(sent_ms + u64::from(k) + owd_ms);
+                let ato = MetricBlock::at_offset(rts.saturating_duration_since(arrival));
+                MetricBlock::received(ecn(k), ato.ato().unwrap())
+            })
+            .collect();
+        CongestionControlFeedback {
+            begin_seq: first,
+            reports,
+            // 1/65536 s units: ms · 65536/1000, exact for multiples of 125 ms.
+            report_timestamp: (rts_ms * 65_536 / 1000) as u32,
+        }
+    }
+
+    /// The first feedback: 10 packets sent at 0–9 ms, received 50 ms later, reported at
+    /// 1000 ms and back at 1050 ms; the newest (sent at 9 ms, in at 59 ms) was held 941 ms:
+    /// RTT = 1050 − 9 − 941 = 100 ms (to the ATO's 1/1024 s). Nothing in flight after it, the
+    /// increase of §4.2.2.2 applied from MIN_REF_WND, the target from ref_wnd/s_rtt (§4.4).
+    #[test]
+    fn feedback_gives_rtt_flight_and_target() {
+        let mut s = ScreamSender::new(&cfg(EcnMode::Off), 30);
+        send(&mut s, 0, 10, 0);
+        assert_eq!(s.bytes_in_flight(), DataSize::from_bytes(10_000));
+        assert_eq!(s.send_window(), DataSize::ZERO, "3·3000 − 10 000 < 0");
+        s.on_feedback(
+            Instant::from_millis(1050),
+            &feedback(0, 10, 0, 50, 1000, |_| 0),
+        );
+        let rtt = s.s_rtt().unwrap().as_secs_f64();
+        assert!((rtt - 0.1).abs() < 0.001, "{rtt}");
+        assert_eq!(s.bytes_in_flight(), DataSize::ZERO);
+        assert_eq!(s.qdelay(), Duration::ZERO);
+        // 10 000 B acked at ratio 1/3, ×1.06: 3533 B more, within MSS + 1.5·10 000.
+        let w = s.window().ref_wnd;
+        assert!((w - (3000.0 + 10_000.0 / 3.0 * 1.06)).abs() < 1e-6, "{w}");
+        let expected = s.media_rate().target_bitrate(&s.c, w, rtt);
+        assert_eq!(s.target_bitrate(), Bitrate::from_bps_f64(expected));
+        // §4.3.2: the target (~200 kbit/s) ×1.5, no relaxation.
+        assert_eq!(
+            s.pacing(),
+            Bitrate::from_bps_f64(pace_bitrate(&s.c, expected))
+        );
+    }
+
+    /// L4S (synthetic marks: wisp's packets carry no ECN field yet): half of 20 packets CE
+    /// (ECN bits 11) in a feedback: l4s_alpha = 1/8·0.5; ref_wnd, first restored to
+    /// max_bytes_in_flight_prev (§4.2.2.1: no congestion for over 100 RTTs), ×(1 −
+    /// l4s_alpha/2 / max(1, s_rtt/VIRTUAL_RTT)). Classic ECN: ×0.8. Without ECN
+    /// the same marks still count as CE (the draft reacts to what the feedback says).
+    #[test]
+    fn l4s_marks_from_rfc8888_feedback_reduce_ref_wnd() {
+        let mut s = ScreamSender::new(&cfg(EcnMode::L4s), 30);
+        assert_eq!(s.ecn_codepoint(), 0b01);
+        send(&mut s, 0, 10, 0);
+        s.on_feedback(
+            Instant::from_millis(1050),
+            &feedback(0, 10, 0, 50, 1000, |_| 0),
+        );
+        let rtt = s.s_rtt().unwrap().as_secs_f64();
+        // A larger window, so that MIN_REF_WND does not bound the reduction.
+        s.window.ref_wnd = 40_000.0;
+        send(&mut s, 10, 20, 1100);
+        let fb = feedback(
+            10,
+            20,
+            1100,
+            50,
+            1250,
+            |k| if k % 2 == 0 { CE } else { 0b01 },
+        );
+        s.on_feedback(Instant::from_millis(1300), &fb);
+        assert_eq!(s.marked, 10);
+        assert!((s.window().l4s_alpha - 0.0625).abs() < 1e-12);
+        let rtt2 = 0.875 * rtt + 0.125 * s.rtt_sample_for_test(1300, 1119, 1250, 1169);
+        let backoff = 0.0625 / 2.0 / (rtt2 / 0.025).max(1.0);
+        // The first CE in more than 100 RTTs: ref_wnd first comes down to
+        // max_bytes_in_flight_prev (the 20 packets of the RTT just rolled, 20 000 B).
+        let reduced = 20_000.0 * (1.0 - backoff);
+        // The increase after it: (20 000 − 10 000 marked)·MSS/ref_wnd, additive only
+        // (post_congestion_scale 0 at the congestion).
+        let w = s.window().ref_wnd;
+        let expected = reduced + 10_000.0 * 1000.0 / reduced;
+        assert!((w - expected).abs() < 1e-6, "{w} vs {expected}");
+        assert_eq!(s.window().reactions, 1);
+
+        let mut c = ScreamSender::new(&cfg(EcnMode::Classic), 30);
+        assert_eq!(c.ecn_codepoint(), 0b10);
+        send(&mut c, 0, 10, 0);
+        c.on_feedback(
+            Instant::from_millis(1050),
+            &feedback(0, 10, 0, 50, 1000, |_| 0),
+        );
+        c.window.ref_wnd = 40_000.0;
+        send(&mut c, 10, 20, 1100);
+        c.on_feedback(Instant::from_millis(1300), &fb);
+        // ×0.8; no increase: above MSS + 1.5·max_bytes_in_flight_prev (31 000 B).
+        assert_eq!(c.window().ref_wnd, 32_000.0);
+    }
+
+    /// A loss (R = 0 in the feedback) reduces by BETA_LOSS; queueing delay (the one-way delay
+    /// 40 ms above its base) becomes qdelay.
+    #[test]
+    fn loss_and_queueing_delay_from_feedback() {
+        let mut s = ScreamSender::new(&cfg(EcnMode::Off), 30);
+        send(&mut s, 0, 10, 0);
+        s.on_feedback(
+            Instant::from_millis(1050),
+            &feedback(0, 10, 0, 50, 1000, |_| 0),
+        );
+        s.window.ref_wnd = 40_000.0;
+        send(&mut s, 10, 10, 1100);
+        let mut fb = feedback(10, 10, 1100, 90, 1250, |_| 0);
+        fb.reports[3] = MetricBlock::LOST;
+        s.on_feedback(Instant::from_millis(1300), &fb);
+        assert_eq!(s.lost, 1);
+        assert!((s.qdelay().as_secs_f64() - 0.040).abs() < 0.001);
+        // ×0.7; no increase: above MSS + 1.5·max_bytes_in_flight_prev (16 000 B).
+        assert_eq!(s.window().ref_wnd, 28_000.0);
+    }
+
+    /// The feedback timeout: packets in flight and no feedback for 1 s: the record is cleared
+    /// and ref_wnd falls to MIN_REF_WND, so the send window opens again.
+    #[test]
+    fn a_silent_path_reopens_the_window_after_the_timeout() {
+        let mut s = ScreamSender::new(&cfg(EcnMode::Off), 30);
+        send(&mut s, 0, 10, 0);
+        assert_eq!(s.poll_timeout(), Some(Instant::from_millis(1000)));
+        s.on_timeout(Instant::from_millis(999));
+        assert_eq!(s.bytes_in_flight(), DataSize::from_bytes(10_000));
+        s.on_timeout(Instant::from_millis(1000));
+        assert_eq!(s.bytes_in_flight(), DataSize::ZERO);
+        assert_eq!(s.send_window(), DataSize::from_bytes(9000));
+        assert_eq!(s.poll_timeout(), None);
+    }
+
+    impl ScreamSender {
+        /// The RTT sample of a packet sent at `sent`, in at `arrival`, reported at `rts`,
+        /// back at `now` (ms), with the ATO's rounding.
+        fn rtt_sample_for_test(&self, now: u64, sent: u64, rts: u64, arrival: u64) -> f64 {
+            let hold = MetricBlock::at_offset(Duration::from_millis(rts - arrival))
+                .offset()
+                .unwrap();
+            (Duration::from_millis(now - sent).saturating_sub(hold)).as_secs_f64()
+        }
+    }
+}
