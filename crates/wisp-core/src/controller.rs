@@ -41,6 +41,16 @@ pub enum Allowance {
         bytes: DataSize,
         pacing: Option<Bitrate>,
     },
+    /// Both (a media sender with a window, SCReAM's): the source is asked to produce
+    /// `target`; packets leave paced at `pacing` while the sender may send `bytes` more. Video
+    /// that has waited in the source longer than `discard_after`, if given, is discarded (and
+    /// the encoder asked for a key frame).
+    WindowedRate {
+        target: Bitrate,
+        bytes: DataSize,
+        pacing: Bitrate,
+        discard_after: Option<crate::time::Duration>,
+    },
 }
 
 impl Allowance {
@@ -49,6 +59,7 @@ impl Allowance {
         match *self {
             Allowance::Rate { pacing, .. } => Some(pacing),
             Allowance::Window { pacing, .. } => pacing,
+            Allowance::WindowedRate { pacing, .. } => Some(pacing),
         }
     }
 }
@@ -59,6 +70,9 @@ pub struct SendContext {
     /// Bytes the source still has ready after this packet; `None` for an always-backlogged
     /// source.
     pub backlog_after: Option<DataSize>,
+    /// How long this packet waited in the source since it was queued (its frame's time);
+    /// `None` for a bulk source or an audio packet.
+    pub waited: Option<crate::time::Duration>,
 }
 
 /// A packet a sender wants sent outside its allowance (a heartbeat or a probe).

@@ -81,6 +81,17 @@ impl<S: WireSender> FlowSender<S> {
         let (target, limit, pacing) = match self.sender.allowance(now) {
             Allowance::Rate { target, pacing } => (Some(target), None, Some(pacing)),
             Allowance::Window { bytes, pacing } => (None, Some(bytes), pacing),
+            Allowance::WindowedRate {
+                target,
+                bytes,
+                pacing,
+                discard_after,
+            } => {
+                if let Some(limit) = discard_after {
+                    self.source.discard_older(now, limit);
+                }
+                (Some(target), Some(bytes), Some(pacing))
+            }
         };
         self.source.advance(now, target);
         let Some((size, content)) = self.source.peek(self.mtu, limit) else {
@@ -91,11 +102,22 @@ impl<S: WireSender> FlowSender<S> {
         if !self.pacer.admit(now, size, pacing) {
             return None;
         }
+        let waited = self.source.waited(now);
         self.source.pop(size);
-        Some(self.emit(now, size, content))
+        Some(self.emit_waited(now, size, content, waited))
     }
 
     fn emit(&mut self, now: Instant, size: DataSize, content: Content) -> DataHeader {
+        self.emit_waited(now, size, content, None)
+    }
+
+    fn emit_waited(
+        &mut self,
+        now: Instant,
+        size: DataSize,
+        content: Content,
+        waited: Option<crate::time::Duration>,
+    ) -> DataHeader {
         let mut header = DataHeader {
             seq: self.next_seq,
             byte_seq: self.byte_seq,
@@ -108,6 +130,7 @@ impl<S: WireSender> FlowSender<S> {
         self.byte_seq += size.bytes();
         let ctx = SendContext {
             backlog_after: self.source.backlog(),
+            waited,
         };
         self.sender.on_packet_sent(now, &mut header, &ctx);
         header

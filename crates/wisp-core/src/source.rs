@@ -96,6 +96,25 @@ impl Source {
         }
     }
 
+    /// How long the next packet has waited in the source (`None` for a bulk source or an
+    /// audio packet).
+    pub fn waited(&self, now: Instant) -> Option<Duration> {
+        match self {
+            Source::Bulk(_) => None,
+            Source::Media(m) => m.waited(now),
+        }
+    }
+
+    /// Discards the queued video packets that have waited longer than `limit` at `now`, and
+    /// asks the encoder for a key frame if any went (a sender's discard of its RTP queue).
+    /// Returns the bytes discarded.
+    pub fn discard_older(&mut self, now: Instant, limit: Duration) -> DataSize {
+        match self {
+            Source::Bulk(_) => DataSize::ZERO,
+            Source::Media(m) => m.discard_older(now, limit),
+        }
+    }
+
     /// Bytes ready to send; `None` if unlimited.
     pub fn backlog(&self) -> Option<DataSize> {
         match self {
@@ -190,6 +209,9 @@ pub struct MediaStats {
     pub video_bytes: u64,
     /// The encoder's current rate (after its lag), bit/s.
     pub encoder_rate_bps: f64,
+    /// Video packets discarded from the queue before they were sent
+    /// ([`MediaSource::discard_older`]).
+    pub discarded_packets: u64,
 }
 
 /// A real-time call: a video encoder model and an audio stream, packetised for the pacer.
@@ -235,6 +257,8 @@ pub struct MediaSource {
     payback_left: u32,
     payback_per_frame: f64,
     video: VecDeque<(DataSize, Content)>,
+    /// When each packet of `video` was queued (its frame's time).
+    video_queued: VecDeque<Instant>,
     audio: VecDeque<(DataSize, Content)>,
     backlog: u64,
     stats: MediaStats,
@@ -270,6 +294,7 @@ impl MediaSource {
             payback_left: 0,
             payback_per_frame: 0.0,
             video: VecDeque::new(),
+            video_queued: VecDeque::new(),
             audio: VecDeque::new(),
             backlog: 0,
             stats: MediaStats::default(),
@@ -421,6 +446,7 @@ impl MediaSource {
                     key,
                 },
             ));
+            self.video_queued.push_back(at);
             self.backlog += size.bytes();
         }
     }
@@ -433,6 +459,7 @@ impl MediaSource {
     /// Removes the packet [`MediaSource::peek`] returned.
     pub fn pop(&mut self) {
         let p = if self.audio.is_empty() {
+            self.video_queued.pop_front();
             self.video.pop_front()
         } else {
             self.audio.pop_front()
@@ -440,6 +467,38 @@ impl MediaSource {
         if let Some((size, _)) = p {
             self.backlog -= size.bytes();
         }
+    }
+
+    /// How long the next packet (if video) has waited since its frame was queued.
+    pub fn waited(&self, now: Instant) -> Option<Duration> {
+        if !self.audio.is_empty() {
+            return None;
+        }
+        self.video_queued
+            .front()
+            .map(|&t| now.saturating_duration_since(t))
+    }
+
+    /// Discards the queued video packets that have waited longer than `limit`; if any went,
+    /// the next frame is a key frame. Returns the bytes discarded.
+    pub fn discard_older(&mut self, now: Instant, limit: Duration) -> DataSize {
+        let mut gone = 0;
+        while self
+            .video_queued
+            .front()
+            .is_some_and(|&t| now.saturating_duration_since(t) > limit)
+        {
+            self.video_queued.pop_front();
+            if let Some((size, _)) = self.video.pop_front() {
+                gone += size.bytes();
+                self.stats.discarded_packets += 1;
+            }
+        }
+        if gone > 0 {
+            self.backlog -= gone;
+            self.key_requested = true;
+        }
+        DataSize::from_bytes(gone)
     }
 
     /// Bytes queued.
@@ -480,6 +539,41 @@ mod tests {
             out.push(p);
         }
         out
+    }
+
+    /// A sender's discard of its queue: the video that waited longer than the limit goes (not
+    /// the audio), the backlog follows, and the next frame is a key frame.
+    #[test]
+    fn discarding_old_video_requests_a_key_frame() {
+        let mut s = MediaSource::new(MediaConfig::default(), None, MTU, IP_UDP_OVERHEAD);
+        let t = Instant::from_secs(1);
+        s.advance(t, Some(Bitrate::from_kbps(1000)));
+        let queued = s.backlog();
+        assert!(queued > DataSize::ZERO);
+        // The first frame (a key frame) and the first audio packet at t.
+        assert_eq!(s.waited(t + Duration::from_millis(5)), None, "audio first");
+        assert_eq!(
+            s.discard_older(t + Duration::from_millis(10), Duration::from_millis(10)),
+            DataSize::ZERO
+        );
+        let gone = s.discard_older(t + Duration::from_millis(11), Duration::from_millis(10));
+        assert!(gone > DataSize::ZERO);
+        assert_eq!(s.backlog() + gone, queued);
+        assert!(s.stats().discarded_packets >= 1);
+        // Only the audio is left.
+        assert_eq!(
+            drain(&mut s)
+                .iter()
+                .filter(|p| p.1 != Content::Audio)
+                .count(),
+            0
+        );
+        let keys = s.stats().key_frames;
+        s.advance(
+            t + Duration::from_millis(34),
+            Some(Bitrate::from_kbps(1000)),
+        );
+        assert_eq!(s.stats().key_frames, keys + 1);
     }
 
     #[test]

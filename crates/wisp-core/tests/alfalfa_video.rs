@@ -78,6 +78,7 @@ fn run(seed: u64, loss: f64, secs: u64) -> Outcome {
             byte_seq += size;
             let ctx = SendContext {
                 backlog_after: Some(DataSize::from_bytes(backlog)),
+                ..Default::default()
             };
             let fields = stx.on_packet_sent(now, &header, &ctx);
             // Serialisation at the link's rate now, then the propagation delay.

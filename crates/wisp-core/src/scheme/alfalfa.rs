@@ -779,6 +779,7 @@ impl Sender for AlfalfaSender {
                 ctx.backlog_after.unwrap_or(DataSize::ZERO)
                     + DataSize::from_bytes(self.queued_bytes),
             ),
+            ..*ctx
         };
         let mut p = *packet;
         self.control.wire().on_packet_sent(now, &mut p, &ctx);

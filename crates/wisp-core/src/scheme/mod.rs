@@ -24,6 +24,7 @@ pub mod nada;
 pub mod opaque;
 pub mod params;
 pub mod registry;
+pub mod scream;
 pub mod sprout;
 pub mod tcp;
 pub mod ukf;
@@ -316,6 +317,7 @@ schemes! {
     Gcc(GccConfig),
     GccTwcc(gcc::twcc::GccTwccConfig),
     Nada(nada::NadaConfig),
+    Scream(scream::ScreamConfig),
     Cubic(CubicConfig),
     NewReno(NewRenoConfig),
     Vegas(VegasConfig),

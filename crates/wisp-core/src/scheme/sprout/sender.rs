@@ -360,6 +360,7 @@ mod tests {
             self.byte_seq += size;
             let ctx = SendContext {
                 backlog_after: backlog.map(DataSize::from_bytes),
+                ..Default::default()
             };
             let f = self.s.on_packet_sent(self.now, &h, &ctx);
             let sent = Sent {
