@@ -462,7 +462,7 @@ fn quick_kwikr_writes_its_report_and_pins_the_claims_met() {
 }
 
 /// `wisp reproduce rmcat --quick`: deterministic, every case × scheme run, and exactly the
-/// claims met listed in `tests/data/rmcat-quick-met.txt` (237 of 329 at seed 1 when it was
+/// claims met listed in `tests/data/rmcat-quick-met.txt` (274 of 376 at seed 1 when it was
 /// written; the case × scheme matrix is in docs/rmcat.md).
 #[test]
 fn quick_rmcat_writes_its_report_and_pins_the_claims_met() {
@@ -478,10 +478,10 @@ fn quick_rmcat_writes_its_report_and_pins_the_claims_met() {
     ] {
         assert!(names.iter().any(|n| n == want), "{want} in {names:?}");
     }
-    // 9 cases × 8 schemes, one figure each.
+    // 9 cases × 9 schemes, one figure each.
     assert_eq!(
         names.iter().filter(|n| n.starts_with("figures/")).count(),
-        72
+        81
     );
     assert!(
         stdout.contains("5.4 ") && stdout.contains("reported"),
@@ -489,7 +489,7 @@ fn quick_rmcat_writes_its_report_and_pins_the_claims_met() {
     );
     let summary = json(file(&fa, "summary.json"));
     assert_eq!(summary["paper"], "rmcat");
-    assert_eq!(summary["result"]["runs"].as_array().unwrap().len(), 72);
+    assert_eq!(summary["result"]["runs"].as_array().unwrap().len(), 81);
     let listed = include_str!("data/rmcat-quick-met.txt");
     let want: Vec<&str> = listed.lines().filter(|l| !l.starts_with('#')).collect();
     assert_claims_met(

@@ -20,7 +20,7 @@ pub const PAPER: Paper = Paper {
     name: "rmcat",
     summary: "the IETF RMCAT evaluation: RFC 8867's wired test cases (§5.1–5.7) and RFC 8869's \
               cellular case on the shipped LTE traces, for gcc, gcc-twcc (the 2016 form), nada, \
-              sprout, kwikr, um, adaptive-um and cbr; RFC 8868's metrics (rate against \
+              scream, sprout, kwikr, um, adaptive-um and cbr; RFC 8868's metrics (rate against \
               capacity, queueing delay, loss, Jain's index, convergence); summary.json, \
               table.csv",
     inputs: Inputs::None("it runs on RFC 8867's synthetic links and the shipped cellular traces"),

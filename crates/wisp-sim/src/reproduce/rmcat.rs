@@ -65,10 +65,11 @@ use wisp_core::tables::Tables;
 use wisp_core::{Duration, Instant};
 
 /// The media schemes evaluated, in the report's order; the last, [`REFERENCE`], unchecked.
-pub const SCHEMES: [&str; 8] = [
+pub const SCHEMES: [&str; 9] = [
     "gcc",
     "gcc-twcc",
     "nada",
+    "scream",
     "sprout",
     "kwikr",
     "um",
@@ -708,7 +709,7 @@ fn measure_window(s: &Setup, w: &Window, r: &NetworkResult) -> WindowResult {
         .iter()
         .map(|&f| kbps(r, f, w.settle, w.to))
         .collect();
-    let tcp_kbps: f64 = s.tcp.iter().map(|&f| kbps(r, f, w.settle, w.to)).sum();
+    let tcp_kbps = (s.tcp.iter()).fold(0.0, |sum, &f| sum + kbps(r, f, w.settle, w.to));
     let tcp_active = active_tcp(s, r, w);
     let (a, b) = (at(w.from), at(w.to));
     let mine = |p: &&crate::log::PacketRecord| w.flows.contains(&(p.flow as usize));
