@@ -291,7 +291,7 @@ impl Sender for ScreamSender {
         }
     }
 
-    /// The feedback timeout: bytes in flight and no feedback for [`FEEDBACK_TIMEOUT`].
+    /// The feedback timeout: bytes in flight and no feedback for `FEEDBACK_TIMEOUT` (1 s).
     fn poll_timeout(&self) -> Option<Instant> {
         self.waiting_since.map(|t| t + FEEDBACK_TIMEOUT)
     }
