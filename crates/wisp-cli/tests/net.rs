@@ -17,13 +17,15 @@ use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 fn spawn_recv(listen: &str, extra: &[&str]) -> Guarded {
-    Command::new(bin())
+    let mut r = Command::new(bin())
         .args(["recv", "--listen", listen, "--json"])
         .args(extra)
         .current_dir(root())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
-        .spawn_guarded()
+        .spawn_guarded();
+    await_listening(&mut r, true);
+    r
 }
 
 /// Garbage of every kind the receiver and sender must survive.
@@ -77,7 +79,6 @@ fn send_recv_over_loopback_and_hostile_input_is_counted() {
     let port = free_port();
     let listen = format!("127.0.0.1:{port}");
     let recv = spawn_recv(&listen, &["--idle-timeout-s", "5"]);
-    std::thread::sleep(Duration::from_millis(300));
     let junk = UdpSocket::bind("127.0.0.1:0").unwrap();
     let garbage = hostile_datagrams();
     for g in &garbage {
@@ -203,7 +204,6 @@ fn send_recv_over_ipv6_loopback_count_the_same_ip_bytes() {
     let port = free_port();
     let listen = format!("[::1]:{port}");
     let recv = spawn_recv(&listen, &["--idle-timeout-s", "5"]);
-    std::thread::sleep(Duration::from_millis(300));
     // Three packets declared as 1500 bytes but 1472-byte datagrams (IPv4's sizing).
     let junk = UdpSocket::bind("[::1]:0").unwrap();
     let mut buf = Vec::new();
@@ -261,7 +261,6 @@ fn alfalfa_fills_its_packets_for_ipv6() {
     let port = free_port();
     let listen = format!("[::1]:{port}");
     let recv = spawn_recv(&listen, &["--idle-timeout-s", "5"]);
-    std::thread::sleep(Duration::from_millis(300));
     let sent = wisp(&[
         "send",
         "--scheme",
@@ -1427,21 +1426,11 @@ fn recv_refuses_bad_output_paths_and_epochs_before_it_waits() {
 #[test]
 fn recv_says_where_it_listens_while_it_waits() {
     // Port 0: only the line tells where the sender must go.
+    // spawn_recv returns once the line came (bounded: at most 10 s).
     let mut r = spawn_recv("127.0.0.1:0", &[]);
-    let mut err = BufReader::new(r.stderr.take().unwrap());
-    let mut line = String::new();
-    // The line comes at once, before any packet (bounded: the receiver is killed below).
-    let got = std::thread::spawn(move || {
-        err.read_line(&mut line).unwrap();
-        line
-    });
-    let t = Instant::now();
-    while !got.is_finished() && t.elapsed() < Duration::from_secs(5) {
-        std::thread::sleep(Duration::from_millis(20));
-    }
     r.kill().unwrap();
-    r.wait().unwrap();
-    let line = got.join().unwrap();
+    let o = r.wait_with_output().unwrap();
+    let line = String::from_utf8_lossy(&o.stderr).into_owned();
     let port: u16 = line
         .split("listening on 127.0.0.1:")
         .nth(1)
@@ -1853,7 +1842,6 @@ fn a_stray_datagram_or_a_flood_before_the_sender_does_not_take_over_recv() {
     for flood in [0usize, 20_000] {
         let listen = format!("127.0.0.1:{}", free_port());
         let recv = spawn_recv(&listen, &["--idle-timeout-s", "8"]);
-        std::thread::sleep(Duration::from_millis(300));
         let strangers: Vec<UdpSocket> = (0..20)
             .map(|_| UdpSocket::bind("127.0.0.1:0").unwrap())
             .collect();
@@ -1906,7 +1894,6 @@ fn a_replay_from_another_address_during_a_session_is_foreign() {
     let _real_time = real_time();
     let listen = format!("127.0.0.1:{}", free_port());
     let recv = spawn_recv(&listen, &["--idle-timeout-s", "8"]);
-    std::thread::sleep(Duration::from_millis(300));
     let relay = UdpSocket::bind("127.0.0.1:0").unwrap();
     let relay_addr = relay.local_addr().unwrap();
     let target: std::net::SocketAddr = listen.parse().unwrap();
@@ -1981,7 +1968,6 @@ fn the_idle_timeout_names_the_peer_and_the_bound() {
     let _real_time = real_time();
     let listen = format!("127.0.0.1:{}", free_port());
     let recv = spawn_recv(&listen, &["--idle-timeout-s", "1"]);
-    std::thread::sleep(Duration::from_millis(300));
     let mut send = Command::new(bin())
         .args(["send", "--scheme", "cbr:rate-kbps=500", "--to", &listen])
         .args(["--duration-s", "20"])

@@ -236,8 +236,7 @@ fn malformed_packets_are_counted_not_fatal() {
         "--json",
     ]);
     let status = reap(&mut server, Duration::from_secs(10));
-    let mut err = String::new();
-    std::io::Read::read_to_string(&mut server.stderr.take().unwrap(), &mut err).unwrap();
+    let err = server.kept_stderr();
     assert_ok(&o);
     assert!(status.is_some_and(|s| s.success()), "server: {err}");
     assert!(err.contains("4 malformed packets"), "{err}");

@@ -293,42 +293,82 @@ pub fn wisp_as_nobody(dir: &Path, args: &[&str]) -> Output {
 }
 
 /// Starts `wisp ARGS`, a server (`saturate server`, `wbest server`), in the background from the
-/// repository root: stdout discarded, stderr piped when `keep_stderr` (else discarded). Returns
-/// once it is ready: when `socket` (a Unix socket it creates) exists, polled for at most 10 s;
-/// with no socket to look for, after 300 ms, time enough to bind a UDP port.
+/// repository root: stdout discarded. Returns once it is ready: when it has printed its
+/// `listening on` line (both servers print it once their sockets are bound), and when `socket`
+/// (a Unix socket it creates) exists; each waited for at most 10 s. Its stderr is kept for
+/// [`Guarded::wait_with_output`] when `keep_stderr` (else read and dropped).
+///
+/// A fixed 300-ms wait stood here before; under CI's load a `wbest server` was not yet
+/// listening when its client connected ("Connection refused").
 pub fn wisp_server(args: &[&str], keep_stderr: bool, socket: Option<&Path>) -> Guarded {
     use std::process::Stdio;
     use std::time::{Duration, Instant};
-    let server = wisp_command()
+    let mut server = wisp_command()
         .args(args)
         .stdout(Stdio::null())
-        .stderr(if keep_stderr {
-            Stdio::piped()
-        } else {
-            Stdio::null()
-        })
+        .stderr(Stdio::piped())
         .spawn_guarded();
-    match socket {
-        Some(sock) => {
-            let t = Instant::now();
-            while !sock.exists() && t.elapsed() < Duration::from_secs(10) {
-                std::thread::sleep(Duration::from_millis(20));
-            }
+    await_listening(&mut server, keep_stderr);
+    if let Some(sock) = socket {
+        let t = Instant::now();
+        while !sock.exists() && t.elapsed() < Duration::from_secs(10) {
+            std::thread::sleep(Duration::from_millis(20));
         }
-        None => std::thread::sleep(Duration::from_millis(300)),
     }
     server
+}
+
+/// Waits (at most 10 s) until `child`, spawned with its stderr piped, prints a line holding
+/// `listening on` (`wisp recv` and the servers print it once their sockets are bound), or ends.
+/// A thread reads its stderr from then on, keeping it for [`Guarded::wait_with_output`] and
+/// [`Guarded::kept_stderr`] when `keep_stderr`. If the line never comes the test fails later on
+/// what the child said or on its peer's error.
+pub fn await_listening(child: &mut Guarded, keep_stderr: bool) {
+    use std::io::BufRead;
+    let stderr = child.stderr.take().expect("stderr piped");
+    let (ready_tx, ready) = std::sync::mpsc::channel();
+    child.1 = Some(std::thread::spawn(move || {
+        let mut kept = Vec::new();
+        let mut lines = std::io::BufReader::new(stderr);
+        let mut line = Vec::new();
+        while lines.read_until(b'\n', &mut line).unwrap_or(0) > 0 {
+            if line.windows(12).any(|w| w == b"listening on") {
+                let _ = ready_tx.send(());
+            }
+            if keep_stderr {
+                kept.extend_from_slice(&line);
+            }
+            line.clear();
+        }
+        kept
+    }));
+    let _ = ready.recv_timeout(std::time::Duration::from_secs(10));
 }
 
 /// A child process killed and reaped when it is dropped unless it was waited for: a test that
 /// fails between starting `wisp link` (or a server) and waiting for it leaves nothing running
 /// (what `wisp link` runs dies with it, `PR_SET_PDEATHSIG`).
-pub struct Guarded(Option<std::process::Child>);
+pub struct Guarded(
+    Option<std::process::Child>,
+    /// Reads the child's stderr when [`wisp_server`] took it; gives back what it kept.
+    Option<std::thread::JoinHandle<Vec<u8>>>,
+);
 
 impl Guarded {
     /// Waits for the process and collects its output (see `Child::wait_with_output`).
     pub fn wait_with_output(mut self) -> std::io::Result<std::process::Output> {
-        self.0.take().expect("not waited yet").wait_with_output()
+        let mut o = self.0.take().expect("not waited yet").wait_with_output()?;
+        if let Some(reader) = self.1.take() {
+            o.stderr = reader.join().expect("stderr reader");
+        }
+        Ok(o)
+    }
+
+    /// What a [`wisp_server`] started with `keep_stderr` printed; call it once the server
+    /// has ended (it waits for the end of its stderr).
+    pub fn kept_stderr(&mut self) -> String {
+        let reader = self.1.take().expect("a wisp_server's stderr");
+        String::from_utf8_lossy(&reader.join().expect("stderr reader")).into_owned()
     }
 }
 
@@ -364,9 +404,12 @@ pub trait SpawnGuarded {
 impl SpawnGuarded for std::process::Command {
     fn spawn_guarded(&mut self) -> Guarded {
         let program = self.get_program().to_string_lossy().into_owned();
-        Guarded(Some(
-            self.spawn()
-                .unwrap_or_else(|e| panic!("start {program}: {e}")),
-        ))
+        Guarded(
+            Some(
+                self.spawn()
+                    .unwrap_or_else(|e| panic!("start {program}: {e}")),
+            ),
+            None,
+        )
     }
 }
