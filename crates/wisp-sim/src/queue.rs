@@ -20,6 +20,7 @@
 use rand::{Rng, RngExt};
 use std::collections::VecDeque;
 use std::str::FromStr;
+use wisp_core::packet::Ecn;
 use wisp_core::spec::{ItemError, key_values};
 use wisp_core::units::parse_duration;
 use wisp_core::{Duration, Instant};
@@ -235,12 +236,15 @@ impl std::fmt::Display for QueueSpec {
     }
 }
 
-/// A packet waiting in a queue: an id the caller understands, its size and arrival time.
+/// A packet waiting in a queue: an id the caller understands, its size, arrival time and IP
+/// ECN codepoint. A marking discipline sets `ecn` to CE on the way through; the caller reads it
+/// from the packet [`Queue::dequeue`] returns.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Queued {
     pub id: u32,
     pub size: u32,
     pub enqueued: Instant,
+    pub ecn: Ecn,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -506,6 +510,7 @@ mod tests {
             id,
             size: 1500,
             enqueued: t,
+            ecn: Ecn::NotEct,
         }
     }
 
