@@ -390,7 +390,7 @@ impl<W: Write> Direction<W> {
         let mut head = None;
         for q in &mut self.queues {
             if !q.is_empty() {
-                head = q.dequeue(t, &mut drops);
+                head = q.dequeue(t, &mut self.aqm_rng, &mut drops);
                 if head.is_some() {
                     break;
                 }

@@ -875,10 +875,14 @@ impl Simulation {
         let now = self.now;
         let mut drops = std::mem::take(&mut self.drops);
         let mut discarded = vec![];
-        let link = self.bottleneck(l);
+        let rng = &mut self.aqm_rng;
+        let link = self.links[l.index()]
+            .bottleneck
+            .as_mut()
+            .expect("a bottleneck");
         let limit = link.server.discard_after(now);
         let head = loop {
-            match link.queue.dequeue(now, &mut drops) {
+            match link.queue.dequeue(now, rng, &mut drops) {
                 Some(q) if limit.is_some_and(|l| now - q.enqueued > l) => discarded.push(q.id),
                 other => break other,
             }
