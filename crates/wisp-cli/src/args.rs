@@ -33,7 +33,8 @@ pub struct SimOptions {
     pub delay_ms: Duration,
 
     /// Bottleneck queue: infinite, droptail:packets=N[,bytes=B], drophead:…,
-    /// codel[:target=5ms,interval=100ms], pie[:target=15ms,…].
+    /// codel[:target=5ms,interval=100ms,ecn=on], pie[:target=15ms,…,ecn=on],
+    /// step:threshold=1ms (L4S step marker), dualpi2[:…] (RFC 9332).
     #[arg(long, value_name = "SPEC", default_value = "infinite")]
     pub queue: QueueSpec,
 

@@ -10,7 +10,7 @@
 use criterion::{BatchSize, Criterion, Throughput, criterion_group, criterion_main};
 use std::hint::black_box;
 use wisp_core::controller::{Receiver, SendContext, Sender};
-use wisp_core::packet::{Content, DataHeader};
+use wisp_core::packet::{Content, DataHeader, Ecn};
 use wisp_core::scheme::gcc::twcc::{GccTwccConfig, GccTwccReceiver, GccTwccSender};
 use wisp_core::scheme::gcc::{GccConfig, GccReceiver, Prefilter};
 use wisp_core::scheme::goog_cc::{GoogCcConfig, GoogCcSender};
@@ -59,6 +59,7 @@ fn stream() -> Vec<(Instant, DataHeader)> {
                         last: i + 1 == n,
                         key: false,
                     },
+                    ecn: Ecn::NotEct,
                     fields: Default::default(),
                 },
             ));

@@ -38,7 +38,9 @@
 //! feedback does.
 //!
 //! Deviations:
-//! * ECN is always Not-ECT (00): wisp's links neither set nor mark the IP ECN field.
+//! * ECN is always reported Not-ECT (00): the report does not carry the codepoint each packet
+//!   arrived with ([`DataHeader::ecn`](crate::packet::DataHeader::ecn)); wisp's GCC senders send
+//!   Not-ECT, so that is also what arrives.
 //! * The ATO is on a 1/1024 s grid (≈ 977 µs), four times coarser than transport-wide
 //!   feedback's 250 µs receive deltas; nothing is done to compensate.
 //! * A packet that arrives after a report has covered its sequence number is not reported again

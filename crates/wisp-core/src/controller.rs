@@ -8,8 +8,9 @@
 //!   now* ([`Sender::allowance`], a query: a target bitrate plus pacing, or a window in bytes)
 //!   and when it next wants to be woken ([`Sender::poll_timeout`]). State changes happen in the
 //!   event hooks, [`Sender::on_time`] among them, never in the queries;
-//! * a [`Receiver`] is told of each data packet that arrives, with the sender's fields decoded,
-//!   and emits feedback when it wants to ([`Receiver::poll_feedback`]), with its own wake-up time.
+//! * a [`Receiver`] is told of each data packet that arrives, with the sender's fields decoded
+//!   and the ECN codepoint it arrived with ([`DataHeader::ecn`]: CE if a queue marked it), and
+//!   emits feedback when it wants to ([`Receiver::poll_feedback`]), with its own wake-up time.
 //!
 //! Neither half sends packets itself: the flow driver ([`crate::flow::FlowSender`]) combines the
 //! sender with a traffic source and a pacer and produces the packets, in the simulator and over
@@ -20,7 +21,7 @@
 //! at the edge of the scheme, so the simulator and `wisp-net` carry bytes ([`Feedback`],
 //! [`SchemeFields`](crate::packet::SchemeFields)) and count what does not decode.
 
-use crate::packet::{DataHeader, HeaderFields};
+use crate::packet::{DataHeader, Ecn, HeaderFields};
 use crate::pingpair::{PairReplies, PingPairUse};
 use crate::time::Instant;
 use crate::units::{Bitrate, DataSize};
@@ -130,7 +131,8 @@ pub trait Sender {
     type Fields: HeaderFields;
 
     /// A packet is leaving now: the sender updates its accounting and returns the packet's
-    /// scheme fields. `seq`, `byte_seq`, `send_time`, `size` and `content` are set.
+    /// scheme fields. `seq`, `byte_seq`, `send_time`, `size`, `content` and `ecn` (from
+    /// [`Sender::ecn`]) are set.
     fn on_packet_sent(
         &mut self,
         now: Instant,
@@ -178,6 +180,14 @@ pub trait Sender {
     fn take_payload(&mut self, _seq: u64) -> Option<Vec<u8>> {
         None
     }
+
+    /// The IP ECN codepoint of the next packet to leave: [`Ecn::NotEct`] by default; ECT(0) for
+    /// a sender that takes CE marks as classic ECN (RFC 3168), ECT(1) for an L4S one (RFC 9331).
+    /// Asked once per packet, just before [`Sender::on_packet_sent`], which sees the answer in
+    /// [`DataHeader::ecn`]. A query: it changes nothing.
+    fn ecn(&self) -> Ecn {
+        Ecn::NotEct
+    }
 }
 
 /// The receiving half of a scheme.
@@ -187,7 +197,8 @@ pub trait Receiver {
     /// The header fields its sender stamps (the same type as [`Sender::Fields`]).
     type Fields: HeaderFields;
 
-    /// A data packet arrived now, with the sender's fields decoded.
+    /// A data packet arrived now, with the sender's fields decoded; `packet.ecn` is the
+    /// codepoint it arrived with (CE if a queue on the path marked it).
     fn on_packet_received(&mut self, now: Instant, packet: &DataHeader, fields: &Self::Fields);
 
     /// The next feedback message to send, if any. Called until it returns `None` after every
@@ -226,7 +237,7 @@ pub trait Receiver {
 /// scheme's fields leave in the packet's [`SchemeFields`](crate::packet::SchemeFields) block.
 /// Implemented for every [`Sender`]; object-safe, for schemes registered at run time.
 pub trait WireSender: fmt::Debug {
-    /// Stamps `packet.fields`.
+    /// Stamps `packet.ecn` and `packet.fields`.
     fn on_packet_sent(&mut self, now: Instant, packet: &mut DataHeader, ctx: &SendContext);
     /// Decodes and delivers a feedback message; a message that does not decode is an error and
     /// changes nothing.
@@ -246,6 +257,7 @@ pub trait WireSender: fmt::Debug {
 
 impl<S: Sender + fmt::Debug> WireSender for S {
     fn on_packet_sent(&mut self, now: Instant, packet: &mut DataHeader, ctx: &SendContext) {
+        packet.ecn = Sender::ecn(self);
         packet.fields = Sender::on_packet_sent(self, now, packet, ctx).emit();
     }
     fn on_feedback(&mut self, now: Instant, feedback: &Feedback) -> Result<(), WireError> {
@@ -363,6 +375,9 @@ impl<S: Sender> Sender for Box<S> {
     }
     fn take_payload(&mut self, seq: u64) -> Option<Vec<u8>> {
         (**self).take_payload(seq)
+    }
+    fn ecn(&self) -> Ecn {
+        (**self).ecn()
     }
 }
 

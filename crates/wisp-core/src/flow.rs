@@ -11,7 +11,7 @@
 
 use crate::controller::{Allowance, SendContext, WireSender};
 use crate::pacer::{Pacer, WokenPacer};
-use crate::packet::{Content, DataHeader, SchemeFields};
+use crate::packet::{Content, DataHeader, Ecn, SchemeFields};
 use crate::source::Source;
 use crate::time::Instant;
 use crate::units::DataSize;
@@ -124,6 +124,7 @@ impl<S: WireSender> FlowSender<S> {
             send_time: now,
             size,
             content,
+            ecn: Ecn::NotEct,
             fields: SchemeFields::EMPTY,
         };
         self.next_seq += 1;
@@ -200,5 +201,68 @@ mod tests {
         let late = run("cbr:rate-kbps=1200", 1, Duration::from_micros(370));
         assert_eq!(exact, 100);
         assert!(late.abs_diff(exact) <= 1, "{late} vs {exact}");
+    }
+
+    /// A constant-rate sender that marks its packets with `ecn`, and records the codepoint
+    /// each `on_packet_sent` saw.
+    #[derive(Debug)]
+    struct Marking {
+        inner: crate::scheme::CbrSender,
+        ecn: crate::packet::Ecn,
+        seen: Vec<crate::packet::Ecn>,
+    }
+
+    impl crate::controller::Sender for Marking {
+        type Feedback = crate::wire::NoFeedback;
+        type Fields = ();
+        fn on_packet_sent(
+            &mut self,
+            now: Instant,
+            packet: &crate::packet::DataHeader,
+            ctx: &crate::controller::SendContext,
+        ) {
+            self.seen.push(packet.ecn);
+            self.inner.on_packet_sent(now, packet, ctx);
+        }
+        fn on_feedback(&mut self, _now: Instant, feedback: &crate::wire::NoFeedback) {
+            match *feedback {}
+        }
+        fn allowance(&self, now: Instant) -> crate::controller::Allowance {
+            self.inner.allowance(now)
+        }
+        fn ecn(&self) -> crate::packet::Ecn {
+            self.ecn
+        }
+    }
+
+    /// The codepoint a sender chooses is the one its packets leave with, and the one its own
+    /// `on_packet_sent` sees; a sender that chooses none sends Not-ECT.
+    #[test]
+    fn packets_leave_with_the_senders_ecn_codepoint() {
+        use crate::packet::Ecn;
+        use crate::scheme::{CbrConfig, Scheme};
+        for ecn in [Ecn::NotEct, Ecn::Ect0, Ecn::Ect1] {
+            let h = CbrConfig::default().build(SchemeContext::new()).unwrap();
+            let sender = Marking {
+                inner: h.sender,
+                ecn,
+                seen: vec![],
+            };
+            let mut flow = super::FlowSender::new(sender, h.source, h.pacer, h.mtu);
+            let mut sent = vec![];
+            let mut now = Instant::ZERO;
+            while sent.len() < 5 {
+                sent.extend(std::iter::from_fn(|| flow.poll_transmit(now)));
+                now = flow
+                    .poll_timeout()
+                    .unwrap()
+                    .max(now + Duration::from_nanos(1));
+            }
+            assert!(sent.iter().all(|p| p.ecn == ecn), "{ecn:?}: {sent:?}");
+            assert_eq!(flow.sender().seen, vec![ecn; sent.len()]);
+        }
+        let c: SchemeConfig = "cbr".parse().unwrap();
+        let (mut flow, _) = c.build(SchemeContext::new()).unwrap();
+        assert_eq!(flow.poll_transmit(Instant::ZERO).unwrap().ecn, Ecn::NotEct);
     }
 }

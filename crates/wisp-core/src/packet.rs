@@ -9,6 +9,15 @@
 //! time-to-next and throwaway number, say). A scheme encodes and decodes its own block through
 //! [`HeaderFields`]; the layers below carry the bytes without looking at them (the simulator as a
 //! value, `wisp-net` as one RTP header extension element).
+//!
+//! The header also carries the packet's IP ECN codepoint ([`Ecn`], RFC 3168 §5): not part of
+//! RTP but of the IP header around it. The sender half chooses it
+//! ([`Sender::ecn`](crate::controller::Sender::ecn), Not-ECT unless it says otherwise), a
+//! marking queue on the path may turn an ECT codepoint into CE, and the receiver half reads
+//! what arrived in [`DataHeader::ecn`] in its
+//! [`on_packet_received`](crate::controller::Receiver::on_packet_received). The simulator
+//! carries it end to end; `wisp-net` does not set or read the IP header's ECN bits yet, so over
+//! real sockets a receiver sees Not-ECT.
 
 use crate::time::Instant;
 use crate::units::DataSize;
@@ -38,6 +47,69 @@ pub enum Content {
     Probe,
 }
 
+/// The 2-bit ECN field of the IP header (RFC 3168 §5), as the two halves of a scheme see it.
+///
+/// A sender that supports classic ECN (RFC 3168) sends ECT(0); an L4S sender (RFC 9331) sends
+/// ECT(1); a queue that would drop an ECT packet may instead set it to CE, and never changes
+/// Not-ECT or CE.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub enum Ecn {
+    /// 0b00: the transport does not support ECN (the default).
+    #[default]
+    NotEct,
+    /// 0b01: ECN-capable transport, codepoint 1 (the L4S identifier, RFC 9331 §4).
+    Ect1,
+    /// 0b10: ECN-capable transport, codepoint 0 (classic ECN, RFC 3168).
+    Ect0,
+    /// 0b11: congestion experienced, set by a queue on the path.
+    Ce,
+}
+
+impl Ecn {
+    /// The codepoint of the two low bits of `bits` (the higher bits are ignored: the IP TOS
+    /// or traffic-class byte may be given whole).
+    pub const fn from_bits(bits: u8) -> Ecn {
+        match bits & 0b11 {
+            0b00 => Ecn::NotEct,
+            0b01 => Ecn::Ect1,
+            0b10 => Ecn::Ect0,
+            _ => Ecn::Ce,
+        }
+    }
+
+    /// The codepoint's two bits (0 to 3), as in the IP header and RFC 8888's ECN field.
+    pub const fn bits(self) -> u8 {
+        match self {
+            Ecn::NotEct => 0b00,
+            Ecn::Ect1 => 0b01,
+            Ecn::Ect0 => 0b10,
+            Ecn::Ce => 0b11,
+        }
+    }
+
+    /// ECT(0) or ECT(1): a queue may mark the packet instead of dropping it.
+    pub const fn is_ect(self) -> bool {
+        matches!(self, Ecn::Ect0 | Ecn::Ect1)
+    }
+
+    /// CE: a queue on the path marked the packet.
+    pub const fn is_ce(self) -> bool {
+        matches!(self, Ecn::Ce)
+    }
+
+    /// The packet is for an L4S queue (RFC 9331 §5.1: ECT(1) or CE, the low bit set).
+    pub const fn is_l4s(self) -> bool {
+        self.bits() & 0b01 == 0b01
+    }
+
+    /// The codepoint after a queue marks the packet: CE if it was ECT, else unchanged
+    /// (RFC 3168 §5: a Not-ECT packet is dropped, never marked).
+    #[must_use]
+    pub const fn marked(self) -> Ecn {
+        if self.is_ect() { Ecn::Ce } else { self }
+    }
+}
+
 /// The header fields of a data packet.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub struct DataHeader {
@@ -50,6 +122,10 @@ pub struct DataHeader {
     /// Wire size.
     pub size: DataSize,
     pub content: Content,
+    /// The IP ECN codepoint: the one the sender chose when the packet left (stamped from
+    /// [`Sender::ecn`](crate::controller::Sender::ecn)), and CE once a queue marked it; a
+    /// receiver reads the codepoint it arrived with.
+    pub ecn: Ecn,
     /// The scheme's own per-packet fields, encoded by its sender ([`HeaderFields`]).
     pub fields: SchemeFields,
 }
@@ -128,3 +204,29 @@ pub const IP_UDP_OVERHEAD: DataSize = DataSize::from_bytes(28);
 
 /// The default maximum packet size on the wire (one Mahimahi delivery opportunity).
 pub const DEFAULT_MTU: DataSize = DataSize::from_bytes(1500);
+
+#[cfg(test)]
+mod tests {
+    use super::Ecn;
+
+    /// RFC 3168 §5's codepoints: 00 Not-ECT, 01 ECT(1), 10 ECT(0), 11 CE; only ECT is marked;
+    /// RFC 9331 §5.1's L4S identifier is the low bit.
+    #[test]
+    fn ecn_codepoints_bits_and_marking() {
+        let all = [Ecn::NotEct, Ecn::Ect1, Ecn::Ect0, Ecn::Ce];
+        for (bits, e) in all.into_iter().enumerate() {
+            assert_eq!(e.bits(), bits as u8);
+            assert_eq!(Ecn::from_bits(bits as u8), e);
+            // A whole TOS byte (DSCP 46, EF) gives the same codepoint.
+            assert_eq!(Ecn::from_bits((46 << 2) | bits as u8), e);
+        }
+        assert_eq!(Ecn::default(), Ecn::NotEct);
+        assert_eq!(all.map(Ecn::is_ect), [false, true, true, false]);
+        assert_eq!(all.map(Ecn::is_l4s), [false, true, false, true]);
+        assert_eq!(
+            all.map(Ecn::marked),
+            [Ecn::NotEct, Ecn::Ce, Ecn::Ce, Ecn::Ce]
+        );
+        assert!(Ecn::Ce.is_ce() && !Ecn::Ect0.is_ce());
+    }
+}

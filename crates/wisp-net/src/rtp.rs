@@ -33,7 +33,7 @@
 
 use bytes::Bytes;
 use rtc_shared::marshal::{Marshal, MarshalSize, Unmarshal};
-use wisp_core::packet::{Content, DataHeader, IP_UDP_OVERHEAD, SchemeFields};
+use wisp_core::packet::{Content, DataHeader, Ecn, IP_UDP_OVERHEAD, SchemeFields};
 use wisp_core::{DataSize, Instant};
 
 /// The dynamic payload type wisp uses.
@@ -327,6 +327,9 @@ pub fn decode_over(buf: &[u8], ip_udp_header: u32) -> Result<DataPacket, RtpErro
             send_time,
             size: DataSize::from_bytes(u64::from(size)),
             content,
+            // RTP does not carry the IP header's ECN field, and the socket does not read it
+            // yet: Not-ECT.
+            ecn: Ecn::NotEct,
             fields,
         },
         wire_size: DataSize::from_bytes(wire),
@@ -351,6 +354,7 @@ mod tests {
             send_time: Instant::from_nanos(123_456_789_012),
             size: DataSize::from_bytes(1500),
             content: Content::Bulk,
+            ecn: Ecn::NotEct,
             fields: SchemeFields::EMPTY,
         }
     }
@@ -554,6 +558,7 @@ mod tests {
             let h = DataHeader {
                 seq, byte_seq, send_time: Instant::from_nanos(t), size: DataSize::from_bytes(size),
                 content: if video { Content::Video { frame, last: frame % 2 == 0, key: frame % 3 == 0 } } else { Content::Bulk },
+                ecn: Ecn::NotEct,
                 fields: SchemeFields::new(&fields).unwrap(),
             };
             let mut buf = Vec::new();

@@ -796,7 +796,7 @@ mod tests {
     use super::*;
     use crate::link::LinkSpec;
     use proptest::prelude::*;
-    use wisp_core::packet::{Content, SchemeFields};
+    use wisp_core::packet::{Content, Ecn, SchemeFields};
 
     fn header(seq: u64, ms: u64) -> DataHeader {
         DataHeader {
@@ -805,6 +805,7 @@ mod tests {
             send_time: Instant::from_millis(ms),
             size: DataSize::from_bytes(1500),
             content: Content::Bulk,
+            ecn: Ecn::NotEct,
             fields: SchemeFields::EMPTY,
         }
     }

@@ -42,6 +42,8 @@ impl DropReason {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct PacketRecord {
     pub flow: u16,
+    /// The header as sent, but for `header.ecn`: the codepoint the packet last left a queue
+    /// with (CE once a queue marked it), which is the one its receiver got if it arrived.
     pub header: DataHeader,
     /// When it reached the bottleneck queue (after the propagation delay).
     pub enqueued: Option<Instant>,

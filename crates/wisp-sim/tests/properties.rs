@@ -47,6 +47,9 @@ fn queue_strategy() -> impl Strategy<Value = QueueSpec> {
         Just("drophead:bytes=20000".parse().unwrap()),
         Just("codel".parse().unwrap()),
         Just("pie".parse().unwrap()),
+        Just("codel:ecn=on".parse().unwrap()),
+        Just("step:threshold=2ms,packets=50".parse().unwrap()),
+        Just("dualpi2:bytes=60000".parse().unwrap()),
     ]
 }
 

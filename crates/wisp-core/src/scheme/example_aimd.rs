@@ -216,7 +216,7 @@ impl Receiver for AimdReceiver {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::packet::{Content, SchemeFields};
+    use crate::packet::{Content, Ecn, SchemeFields};
     use crate::scheme::{CustomScheme, SchemeConfig};
     use crate::wire::Message;
 
@@ -240,6 +240,7 @@ mod tests {
             send_time: Instant::from_millis(sent_ms),
             size: DataSize::from_bytes(1200),
             content: Content::Bulk,
+            ecn: Ecn::NotEct,
             fields: SchemeFields::EMPTY,
         }
     }

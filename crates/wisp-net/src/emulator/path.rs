@@ -25,6 +25,7 @@ use crate::mmlog::LogWriter;
 use rand_chacha::ChaCha8Rng;
 use std::collections::VecDeque;
 use std::io::Write;
+use wisp_core::packet::Ecn;
 use wisp_core::{Duration, Instant};
 use wisp_sim::link::{LinkModel, Server};
 use wisp_sim::loss::{LossModel, LossSpec};
@@ -365,6 +366,9 @@ impl<W: Write> Direction<W> {
                 id: slot,
                 size: len as u32,
                 enqueued: t,
+                // The emulator neither reads nor rewrites the IP header's ECN bits: a marking
+                // queue treats every packet as Not-ECT (drops, never marks).
+                ecn: Ecn::NotEct,
             },
             &mut self.aqm_rng,
             &mut drops,
@@ -386,7 +390,7 @@ impl<W: Write> Direction<W> {
         let mut head = None;
         for q in &mut self.queues {
             if !q.is_empty() {
-                head = q.dequeue(t, &mut drops);
+                head = q.dequeue(t, &mut self.aqm_rng, &mut drops);
                 if head.is_some() {
                     break;
                 }

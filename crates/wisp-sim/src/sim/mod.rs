@@ -57,7 +57,7 @@ use rand::RngExt;
 use rand_chacha::ChaCha8Rng;
 use wisp_core::controller::WireReceiver;
 use wisp_core::flow::FlowSender;
-use wisp_core::packet::{DEFAULT_MTU, IP_UDP_OVERHEAD};
+use wisp_core::packet::{DEFAULT_MTU, Ecn, IP_UDP_OVERHEAD};
 use wisp_core::scheme::{AnyReceiver, AnySender, BuildError, SchemeConfig, SchemeContext};
 use wisp_core::tables::Tables;
 use wisp_core::wire::Feedback;
@@ -849,12 +849,17 @@ impl Simulation {
             return self.next_hop(p);
         }
         let size = self.size_of(p);
-        if let Packet::Data(i) = p.get() {
-            let rec = &mut self.log.packets[i];
-            if rec.enqueued.is_none() {
-                rec.enqueued = Some(now);
+        let ecn = match p.get() {
+            Packet::Data(i) => {
+                let rec = &mut self.log.packets[i];
+                if rec.enqueued.is_none() {
+                    rec.enqueued = Some(now);
+                }
+                rec.header.ecn
             }
-        }
+            // Feedback travels Not-ECT.
+            Packet::Feedback(_) => Ecn::NotEct,
+        };
         let mut drops = std::mem::take(&mut self.drops);
         let rng = &mut self.aqm_rng;
         let link = self.links[l.index()]
@@ -867,6 +872,7 @@ impl Simulation {
                 id: p.raw(),
                 size,
                 enqueued: now,
+                ecn,
             },
             rng,
             &mut drops,
@@ -895,10 +901,14 @@ impl Simulation {
         let now = self.now;
         let mut drops = std::mem::take(&mut self.drops);
         let mut discarded = vec![];
-        let link = self.bottleneck(l);
+        let rng = &mut self.aqm_rng;
+        let link = self.links[l.index()]
+            .bottleneck
+            .as_mut()
+            .expect("a bottleneck");
         let limit = link.server.discard_after(now);
         let head = loop {
-            match link.queue.dequeue(now, &mut drops) {
+            match link.queue.dequeue(now, rng, &mut drops) {
                 Some(q) if limit.is_some_and(|l| now - q.enqueued > l) => discarded.push(q.id),
                 other => break other,
             }
@@ -911,13 +921,20 @@ impl Simulation {
             Some(q) => {
                 let s = link.server.serve_packet(now, u64::from(q.size));
                 link.in_service = s.delivered;
-                Some((PacketId::from_raw(q.id), s.done))
+                Some((PacketId::from_raw(q.id), s.done, q.ecn))
             }
         };
+        // The codepoint the packet leaves with (CE if the queue marked it) is the one it
+        // carries on, and the one the log records.
+        if let Some((p, _, ecn)) = done {
+            if let Packet::Data(i) = p.get() {
+                self.log.packets[i].header.ecn = ecn;
+            }
+        }
         self.record_drops(&mut drops, DropReason::Aqm);
         self.record_drops(&mut discarded, DropReason::Discard);
         self.drops = drops;
-        if let Some((p, at)) = done {
+        if let Some((p, at, _)) = done {
             if at != Instant::MAX {
                 self.schedule(at, Ev::Complete(l, p));
             }

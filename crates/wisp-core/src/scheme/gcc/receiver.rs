@@ -284,7 +284,7 @@ impl Receiver for GccReceiver {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::packet::Content;
+    use crate::packet::{Content, Ecn};
     use crate::wire::Feedback;
 
     /// A 1 Mbit/s stream (one 1250-byte packet every 10 ms) over an uncongested path.
@@ -298,6 +298,7 @@ mod tests {
                 send_time: send,
                 size: DataSize::from_bytes(1250),
                 content: Content::Bulk,
+                ecn: Ecn::NotEct,
                 fields: Default::default(),
             },
         )
@@ -321,6 +322,7 @@ mod tests {
                 send_time: video.send_time + Duration::from_millis(5),
                 size: DataSize::from_bytes(120),
                 content: Content::Audio,
+                ecn: Ecn::NotEct,
                 fields: Default::default(),
             };
             let delay = Duration::from_millis(30 + 20 * (k % 3));

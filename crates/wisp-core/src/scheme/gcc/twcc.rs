@@ -397,7 +397,7 @@ impl Sender for GccTwccSender {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::packet::Content;
+    use crate::packet::{Content, Ecn};
     use crate::units::DataSize;
     use crate::wire::{Feedback, Message};
 
@@ -452,6 +452,7 @@ mod tests {
                             last: false,
                             key: false,
                         },
+                        ecn: Ecn::NotEct,
                         fields: Default::default(),
                     };
                     self.seq += 1;

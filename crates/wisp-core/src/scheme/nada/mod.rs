@@ -71,10 +71,14 @@
 //!   `xmax-ms=100000` gives the RFC's equations unbounded.
 //! * The start: r_ref starts at `start-kbps`, by default RMIN (wisp's choice; the RFC leaves the
 //!   initial rate to the application).
-//! * ECN: wisp's queues do not mark packets yet (nor does the packet record carry the ECN
-//!   field), so the receiver's marking path ([`NadaReceiver::on_packet`] with `marked`) is
-//!   exercised only by unit tests with synthetic marks; marks come when the path marks. With
-//!   `ecn=false` (the default) marks are not counted and the DMARK term is zero.
+//! * ECN (`ecn=true`): the sender sends ECT(0), classic ECN (RFC 3168), not ECT(1). RFC 8698
+//!   takes a CE mark as a congestion signal of the loss kind, penalised through
+//!   DMARK·(p_mark/PMRREF)² against a 1 % reference marking ratio, which is not the scalable
+//!   response RFC 9331 §4.3 asks of an ECT(1) (L4S) sender (respond to the extent of marking
+//!   each RTT, tolerate the L queue's ~1-ms marking); so on a DualPI2 queue NADA's packets go
+//!   to the Classic queue and see p_C = p'². The receiver counts a packet that arrives CE
+//!   ([`DataHeader::ecn`](crate::packet::DataHeader::ecn)) as marked. With `ecn=false` (the
+//!   default) packets are Not-ECT, marks are not counted and the DMARK term is zero.
 //! * loss_int is smoothed with ALPHA over successive loss intervals (the RFC names it "the
 //!   measured average loss interval" without fixing the average). A packet that arrives after
 //!   its gap was counted lost stays counted lost.
@@ -164,7 +168,7 @@ scheme_config! {
         pub beta_s: f64,
         /// BETA_V, the shaping buffer's pull on the encoder's target.
         pub beta_v: f64,
-        /// Count ECN-CE marks (the DMARK term).
+        /// Send ECT(0) and count ECN-CE marks (the DMARK term).
         pub ecn: bool,
         /// The pacer's tick (5 ms, as `gcc`'s call).
         #[serde(skip)]

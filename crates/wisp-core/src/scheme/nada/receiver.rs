@@ -119,9 +119,8 @@ impl NadaReceiver {
         }
     }
 
-    /// A packet arrived, ECN-CE-marked or not. wisp's queues do not mark yet, so
-    /// [`Receiver::on_packet_received`] passes `false`; the marking path is here for when they
-    /// do (and with `ecn=off`, the default, marks are not counted).
+    /// A packet arrived, ECN-CE-marked or not ([`Receiver::on_packet_received`] passes whether
+    /// it arrived CE; with `ecn=off`, the default, marks are not counted).
     pub fn on_packet(&mut self, now: Instant, packet: &DataHeader, marked: bool) {
         // §4.2: d_fwd = t_curr − t_sent; d_base = min(d_base, d_fwd); d_queue = d_fwd − d_base.
         let d_fwd = (now.as_nanos() as f64 - packet.send_time.as_nanos() as f64) / 1e9;
@@ -223,8 +222,9 @@ impl Receiver for NadaReceiver {
     type Feedback = NadaFeedback;
     type Fields = ();
 
+    /// §4.2: a packet that arrives CE counts towards the marking ratio p_mark.
     fn on_packet_received(&mut self, now: Instant, packet: &DataHeader, _fields: &()) {
-        self.on_packet(now, packet, false);
+        self.on_packet(now, packet, packet.ecn.is_ce());
     }
 
     fn poll_feedback(&mut self, _now: Instant) -> Option<NadaFeedback> {
@@ -363,8 +363,8 @@ mod tests {
         assert_eq!(m.x_curr, Duration::from_millis(30));
     }
 
-    /// ECN (synthetic marks; wisp's queues do not mark yet): 1 in 10 marked, p_mark = 0.1·0.1
-    /// = 0.01 after one report, DMARK·(0.01/0.01)² = 2 ms. With `ecn=off` marks are ignored.
+    /// ECN: 1 in 10 marked, p_mark = 0.1·0.1 = 0.01 after one report, DMARK·(0.01/0.01)² =
+    /// 2 ms. With `ecn=off` marks are ignored.
     #[test]
     fn ecn_marks_count_only_when_enabled() {
         let on = NadaConfig {
@@ -401,5 +401,27 @@ mod tests {
         let expected = 50.0 * (-0.5f64).exp() + 0.625;
         let got = m.x_curr.as_millis_f64();
         assert!((got - expected).abs() < 1e-3, "{got} vs {expected}");
+    }
+
+    /// Through the contract: the codepoint a packet arrives with is what counts, CE a mark,
+    /// ECT(0) none (the same 1 in 10 as above, 2 ms).
+    #[test]
+    fn the_arrival_codepoint_is_the_mark() {
+        use crate::packet::Ecn;
+        let on = NadaConfig {
+            ecn: true,
+            ..NadaConfig::default()
+        };
+        let mut r = NadaReceiver::new(&on);
+        for seq in 0..10 {
+            let ecn = if seq == 3 { Ecn::Ce } else { Ecn::Ect0 };
+            let p = DataHeader {
+                ecn,
+                ..packet(seq, seq * 10)
+            };
+            Receiver::on_packet_received(&mut r, Instant::from_millis(seq * 10 + 20), &p, &());
+        }
+        let m = report_at(&mut r, 120);
+        assert_eq!(m.x_curr, Duration::from_millis(2));
     }
 }

@@ -5,7 +5,7 @@
 use super::NadaConfig;
 use super::feedback::{Mode, NadaFeedback};
 use crate::controller::{Allowance, SendContext, Sender, SenderStats};
-use crate::packet::DataHeader;
+use crate::packet::{DataHeader, Ecn};
 use crate::time::{Duration, Instant};
 use crate::units::{Bitrate, DataSize};
 
@@ -101,6 +101,12 @@ impl NadaSender {
 impl Sender for NadaSender {
     type Feedback = NadaFeedback;
     type Fields = ();
+
+    /// ECT(0) with `ecn` (RFC 8698 takes marks as classic RFC 3168 congestion signals, see the
+    /// module doc), else Not-ECT.
+    fn ecn(&self) -> Ecn {
+        if self.c.ecn { Ecn::Ect0 } else { Ecn::NotEct }
+    }
 
     fn on_packet_sent(&mut self, _now: Instant, _packet: &DataHeader, ctx: &SendContext) {
         self.buffer = ctx.backlog_after.unwrap_or(DataSize::ZERO);

@@ -10,7 +10,7 @@ use super::SproutConfig;
 use super::receiver::SproutReceiver;
 use super::wire::SproutFields;
 use crate::controller::Receiver;
-use crate::packet::{Content, DataHeader, SchemeFields};
+use crate::packet::{Content, DataHeader, Ecn, SchemeFields};
 use crate::scheme::{ForecastTick, Forecaster};
 use crate::tables::Tables;
 use crate::time::Instant;
@@ -66,6 +66,7 @@ impl Forecaster for SaturatedSprout {
             send_time: at,
             size: self.mtu,
             content: Content::Bulk,
+            ecn: Ecn::NotEct,
             fields: SchemeFields::EMPTY,
         };
         self.rx.on_packet_received(at, &h, &SproutFields::SATURATED);

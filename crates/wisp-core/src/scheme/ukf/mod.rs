@@ -464,7 +464,7 @@ impl Receiver for UkfReceiver {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::packet::Content;
+    use crate::packet::{Content, Ecn};
     use crate::scheme::SchemeConfig;
 
     fn packet(seq: u64, send_ms: u64, bytes: u64) -> DataHeader {
@@ -474,6 +474,7 @@ mod tests {
             send_time: Instant::from_millis(send_ms),
             size: DataSize::from_bytes(bytes),
             content: Content::default(),
+            ecn: Ecn::NotEct,
             fields: Default::default(),
         }
     }
