@@ -38,9 +38,6 @@
 //! feedback does.
 //!
 //! Deviations:
-//! * ECN is always reported Not-ECT (00): the report does not carry the codepoint each packet
-//!   arrived with ([`DataHeader::ecn`](crate::packet::DataHeader::ecn)); wisp's GCC senders send
-//!   Not-ECT, so that is also what arrives.
 //! * The ATO is on a 1/1024 s grid (≈ 977 µs), four times coarser than transport-wide
 //!   feedback's 250 µs receive deltas; nothing is done to compensate.
 //! * A packet that arrives after a report has covered its sequence number is not reported again
@@ -54,6 +51,7 @@
 //!   every 250 ms, early on a frame's last packet, spending up to 5 % of the rate; wisp sends on
 //!   its fixed interval.
 
+use crate::packet::Ecn;
 use crate::time::{Duration, Instant};
 use crate::wire::{Message, Reader, WireError, Writer, frame, kind, unframe};
 use std::collections::BTreeMap;
@@ -99,6 +97,14 @@ impl MetricBlock {
             (scaled / 1_000_000_000) as u16
         };
         MetricBlock::received(0, ato)
+    }
+
+    /// The same block with the ECN codepoint `ecn` (a lost block stays lost).
+    pub fn with_ecn(self, ecn: Ecn) -> Self {
+        match self.ato() {
+            Some(ato) => MetricBlock::received(ecn.bits(), ato),
+            None => self,
+        }
     }
 
     /// The block as it is on the wire; R = 0 clears the other bits.
@@ -229,8 +235,9 @@ fn rts_instant(units: u128) -> Instant {
 /// duplicate keeps its first arrival.
 #[derive(Debug, Clone, Default)]
 pub struct CcfbRecorder {
-    /// Unwrapped sequence number → first arrival, not yet reported.
-    arrivals: BTreeMap<i64, Instant>,
+    /// Unwrapped sequence number → first arrival and the ECN codepoint it arrived with, not
+    /// yet reported.
+    arrivals: BTreeMap<i64, (Instant, Ecn)>,
     highest: Option<i64>,
     /// The first sequence number the next report may cover.
     next_base: Option<i64>,
@@ -247,8 +254,14 @@ impl CcfbRecorder {
         CcfbRecorder::default()
     }
 
-    /// Records a packet with RTP sequence number `seq` that arrived at `arrival`.
+    /// Records a Not-ECT packet with RTP sequence number `seq` that arrived at `arrival`.
     pub fn on_packet(&mut self, seq: u16, arrival: Instant) {
+        self.on_packet_ecn(seq, arrival, Ecn::NotEct);
+    }
+
+    /// Records a packet with RTP sequence number `seq` that arrived at `arrival` with the ECN
+    /// codepoint `ecn` (RFC 8888 §3.1 reports it in the packet's metric block).
+    pub fn on_packet_ecn(&mut self, seq: u16, arrival: Instant, ecn: Ecn) {
         let unwrapped = match self.highest {
             None => i64::from(seq),
             Some(h) => h + i64::from(seq.wrapping_sub(h as u16) as i16),
@@ -257,7 +270,7 @@ impl CcfbRecorder {
             self.late_or_duplicate += 1;
             return;
         }
-        self.arrivals.insert(unwrapped, arrival);
+        self.arrivals.insert(unwrapped, (arrival, ecn));
         self.highest = Some(self.highest.map_or(unwrapped, |h| h.max(unwrapped)));
     }
 
@@ -275,7 +288,7 @@ impl CcfbRecorder {
         let report_timestamp = rts_units as u32;
         let mut out: Vec<CongestionControlFeedback> = vec![];
         let mut base = 0i64;
-        for (&seq, &at) in &arrivals {
+        for (&seq, &(at, ecn)) in &arrivals {
             if out.is_empty() || seq - base >= Self::MAX_REPORTS {
                 // A new message starts at the first sequence number not yet covered, unless
                 // the gap to this one is too long: then it starts here.
@@ -292,10 +305,10 @@ impl CcfbRecorder {
             let m = out.last_mut().expect("a message");
             m.reports.resize((seq - base) as usize, MetricBlock::LOST);
             m.reports.push(match rts.checked_duration_since(at) {
-                Some(offset) => MetricBlock::at_offset(offset),
+                Some(offset) => MetricBlock::at_offset(offset).with_ecn(ecn),
                 // After the report timestamp (RFC 8888 §3.1); cannot happen when `now` is not
                 // before the arrival, as the timestamp is rounded up.
-                None => MetricBlock::received(0, MetricBlock::ATO_UNAVAILABLE),
+                None => MetricBlock::received(ecn.bits(), MetricBlock::ATO_UNAVAILABLE),
             });
             self.next_base = Some(seq + 1);
         }
@@ -427,6 +440,27 @@ mod tests {
             let late = back as i128 - i128::from(at.as_nanos());
             assert!((0..=976_563).contains(&late), "{late}");
         }
+    }
+
+    /// Each packet's block carries the codepoint it arrived with (RFC 8888 §3.1), the ATO
+    /// unchanged by it; a lost packet's block stays all zeros.
+    #[test]
+    fn recorder_reports_each_packets_ecn_codepoint() {
+        let mut r = CcfbRecorder::new();
+        let t = Instant::from_secs(1);
+        r.on_packet_ecn(1, t, Ecn::Ect1);
+        r.on_packet_ecn(2, t, Ecn::Ce);
+        r.on_packet(4, t);
+        r.on_packet_ecn(5, t + ms(1), Ecn::Ect0);
+        let m = &r.take_feedback(t + ms(10))[0];
+        let ecn: Vec<u8> = m.reports.iter().map(|b| b.ecn()).collect();
+        assert_eq!(ecn, [0b01, 0b11, 0b00, 0b00, 0b10]);
+        assert!(!m.reports[2].is_received());
+        assert_eq!(m.reports[1].ato(), m.reports[3].ato());
+        assert_eq!(m.reports[4].ato(), Some(9)); // ⌊9 · 1.024⌋
+        // And through the wire.
+        let back: CongestionControlFeedback = Feedback::encode(m).decode().unwrap();
+        assert_eq!(&back, m);
     }
 
     #[test]

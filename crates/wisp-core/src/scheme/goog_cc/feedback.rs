@@ -151,7 +151,8 @@ impl CcfbReceiver {
 
     /// The RTP sequence number is 16 bits of the flow's packet number (one SSRC).
     fn on_packet_received(&mut self, now: Instant, packet: &DataHeader) {
-        self.recorder.on_packet(packet.seq as u16, now);
+        self.recorder
+            .on_packet_ecn(packet.seq as u16, now, packet.ecn);
         if self.next.is_none() {
             // The first report an interval after the first packet, then every interval.
             self.next = Some(

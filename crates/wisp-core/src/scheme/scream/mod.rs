@@ -102,10 +102,10 @@
 //! * MSS is the draft's 1000 bytes although the call's packets are up to 1240 bytes on the
 //!   wire (MSS is a scaling constant of the increase and of the target; `mss-bytes=1240`
 //!   gives the data unit size).
-//! * ECN: wisp's data packets carry no ECN field yet, so the sender cannot set ECT(1) on them
-//!   (it names the codepoint, [`ScreamSender::ecn_codepoint`]) and the receiver reports every
-//!   packet Not-ECT; the L4S and classic reactions read the CE marks of RFC 8888's ECN bits
-//!   and are tested with synthetic feedback.
+//! * ECN: the sender's packets carry ECT(1) with `ecn=l4s`, ECT(0) with `ecn=classic`
+//!   ([`ScreamSender::ecn_codepoint`]); the receiver reports each packet's arrival codepoint in
+//!   RFC 8888's ECN bits. In the simulator a `step` or `dualpi2` queue (or `codel`/`pie` with
+//!   `ecn=on`) marks them.
 //! * The RTT sample is the feedback's arrival less the newest received data unit's send time
 //!   and its hold at the receiver (RFC 8888's ATO), on 1/1024-s ATO units.
 //! * Multiple streams, their priorities and the coupled congestion control (§3) are not

@@ -38,10 +38,10 @@ impl ScreamReceiver {
         }
     }
 
-    /// A packet arrived (§5). Its ECN codepoint is reported as Not-ECT: wisp's packets carry
-    /// no ECN field yet (see the module's deviations).
+    /// A packet arrived (§5); its report carries the ECN codepoint it arrived with.
     pub fn on_packet(&mut self, now: Instant, packet: &DataHeader) {
-        self.recorder.on_packet(packet.seq as u16, now);
+        self.recorder
+            .on_packet_ecn(packet.seq as u16, now, packet.ecn);
         self.since += 1;
         let frame_end = matches!(packet.content, Content::Video { last: true, .. });
         if frame_end || self.since >= self.packets {

@@ -8,7 +8,7 @@ use super::window::{Acked, RefWindow};
 use super::{EcnMode, ScreamConfig};
 use crate::ccfb::CongestionControlFeedback;
 use crate::controller::{Allowance, SendContext, Sender, SenderStats};
-use crate::packet::{Content, DataHeader};
+use crate::packet::{Content, DataHeader, Ecn};
 use crate::scheme::gcc::adapter::{FeedbackAdapter, PacketFeedback, SentPacket};
 use crate::time::{Duration, Instant};
 use crate::units::{Bitrate, DataSize};
@@ -114,11 +114,11 @@ impl ScreamSender {
 
     /// The ECN codepoint the sender's packets carry (RFC 3168 §5: ECT(0) for classic ECN,
     /// ECT(1) for L4S, RFC 9331; Not-ECT without ECN).
-    pub fn ecn_codepoint(&self) -> u8 {
+    pub fn ecn_codepoint(&self) -> Ecn {
         match self.c.ecn {
-            EcnMode::Off => 0b00,
-            EcnMode::Classic => 0b10,
-            EcnMode::L4s => 0b01,
+            EcnMode::Off => Ecn::NotEct,
+            EcnMode::Classic => Ecn::Ect0,
+            EcnMode::L4s => Ecn::Ect1,
         }
     }
 
@@ -254,6 +254,11 @@ impl ScreamSender {
 impl Sender for ScreamSender {
     type Feedback = CongestionControlFeedback;
     type Fields = ();
+
+    /// §4.2.1: ECT(1) in the L4S mode, ECT(0) in the classic one, else Not-ECT.
+    fn ecn(&self) -> Ecn {
+        self.ecn_codepoint()
+    }
 
     /// §4.1.1: the packet joins the record of what is in flight; its frame's size and wait
     /// feed §4.4's compensation when the frame's last packet leaves.
@@ -413,7 +418,7 @@ mod tests {
     #[test]
     fn l4s_marks_from_rfc8888_feedback_reduce_ref_wnd() {
         let mut s = ScreamSender::new(&cfg(EcnMode::L4s), 30);
-        assert_eq!(s.ecn_codepoint(), 0b01);
+        assert_eq!(s.ecn_codepoint(), Ecn::Ect1);
         send(&mut s, 0, 10, 0);
         s.on_feedback(
             Instant::from_millis(1050),
@@ -447,7 +452,7 @@ mod tests {
         assert_eq!(s.window().reactions, 1);
 
         let mut c = ScreamSender::new(&cfg(EcnMode::Classic), 30);
-        assert_eq!(c.ecn_codepoint(), 0b10);
+        assert_eq!(c.ecn_codepoint(), Ecn::Ect0);
         send(&mut c, 0, 10, 0);
         c.on_feedback(
             Instant::from_millis(1050),
