@@ -34,7 +34,9 @@ pub struct LinkArgs {
     #[arg(allow_hyphen_values = true, long, value_name = "MS", default_value = "20", value_parser = non_negative_ms)]
     pub delay_ms: Duration,
 
-    /// Downlink queue: infinite, droptail:packets=N[,bytes=B], drophead:…, codel[:…], pie[:…].
+    /// Downlink queue: infinite, droptail:packets=N[,bytes=B], drophead:…, codel[:…], pie[:…],
+    /// step[:threshold=1ms] (an L4S step marker), dualpi2[:…] (RFC 9332's coupled AQM); a
+    /// marking queue sets CE in the IP header of ECT packets (see docs/usage.md).
     #[arg(long, value_name = "SPEC", default_value = "infinite")]
     pub downlink_queue: QueueSpec,
 
@@ -325,6 +327,14 @@ pub fn report(summary: &wisp_net::emulator::LinkSummary) {
             .engine_cpu_per_packet_us
             .map_or_else(|| "-".to_string(), |v| format!("{v:.2} us")),
     );
+    let marked = summary.uplink.stats.marked_ce + summary.downlink.stats.marked_ce;
+    if marked > 0 {
+        say!(
+            "wisp link: marked CE (ECN) uplink {}, downlink {} packets",
+            summary.uplink.stats.marked_ce,
+            summary.downlink.stats.marked_ce
+        );
+    }
     if summary.filtered_packets > 0 {
         say!(
             "wisp link: dropped {} packets not between {} and {} (the link reaches the host side only)",

@@ -47,6 +47,8 @@ pub struct ReceiverMetrics {
     pub malformed_packets: u64,
     /// Valid packets of another SSRC or from another address (ignored).
     pub foreign_packets: u64,
+    /// Media packets that arrived CE-marked (ECN): a marking queue on the path.
+    pub packets_ce: u64,
     pub feedback_packets: u64,
     pub feedback_bytes: u64,
     /// How long after the kernel stamped a datagram (`SO_TIMESTAMPNS`) the receiver read it, µs:
@@ -244,6 +246,7 @@ pub fn receiver_metrics(
         packets_reordered: 0,
         malformed_packets: 0,
         foreign_packets: 0,
+        packets_ce: 0,
         feedback_packets: 0,
         feedback_bytes: 0,
         read_lag_p50_us: None,

@@ -51,7 +51,7 @@ use std::io;
 use std::net::{SocketAddr, UdpSocket};
 use std::sync::atomic::{AtomicBool, Ordering};
 use wisp_core::controller::WireReceiver;
-use wisp_core::packet::DEFAULT_MTU;
+use wisp_core::packet::{DEFAULT_MTU, Ecn};
 use wisp_core::scheme::{AnyReceiver, BuildError, SchemeConfig, SchemeContext};
 use wisp_core::session::{
     MediaPacket, RecvConfig, RecvEnd, RecvProgress, RecvSession, RecvTransmit, SendConfig,
@@ -192,6 +192,31 @@ pub(crate) fn enable_receive_timestamps(sock: &UdpSocket) -> bool {
     setsockopt(sock, sockopt::ReceiveTimestampns, &true).is_ok()
 }
 
+/// Asks the kernel to pass each received datagram's IP TOS byte (`IP_RECVTOS`; IPv6's traffic
+/// class, `IPV6_RECVTCLASS`, on an IPv6 socket, which also receives IPv4-mapped packets'
+/// TOS as IPv4's), so that the receiver knows the ECN codepoint each packet arrived with.
+pub(crate) fn enable_receive_ecn(sock: &UdpSocket, v6: bool) -> bool {
+    use nix::sys::socket::{setsockopt, sockopt};
+    let v4 = setsockopt(sock, sockopt::IpRecvTos, &true).is_ok();
+    if v6 {
+        setsockopt(sock, sockopt::Ipv6RecvTClass, &true).is_ok()
+    } else {
+        v4
+    }
+}
+
+/// [`recv_stamped`], and the ECN codepoint of the datagram's IP header when the kernel passed
+/// it ([`enable_receive_ecn`]), else Not-ECT.
+pub(crate) fn recv_stamped_ecn(
+    sock: &UdpSocket,
+    buf: &mut [u8],
+    clock: &Clock,
+) -> io::Result<(usize, SocketAddr, Instant, Option<Duration>, Ecn)> {
+    let mut ecn = Ecn::NotEct;
+    let (n, from, at, lag) = recv_with(sock, buf, clock, &mut ecn)?;
+    Ok((n, from, at, lag, ecn))
+}
+
 /// One datagram with its arrival instant on `clock`: the kernel's receive timestamp when there
 /// is one (`CLOCK_REALTIME`, mapped onto the monotonic clock through the two clocks' offset
 /// read now), else the instant of reading. Also returns how long ago the kernel stamped it.
@@ -200,11 +225,21 @@ pub(crate) fn recv_stamped(
     buf: &mut [u8],
     clock: &Clock,
 ) -> io::Result<(usize, SocketAddr, Instant, Option<Duration>)> {
+    recv_with(sock, buf, clock, &mut Ecn::NotEct)
+}
+
+/// [`recv_stamped`], setting `ecn` from the TOS or traffic-class message if one came.
+fn recv_with(
+    sock: &UdpSocket,
+    buf: &mut [u8],
+    clock: &Clock,
+    ecn: &mut Ecn,
+) -> io::Result<(usize, SocketAddr, Instant, Option<Duration>)> {
     use nix::sys::socket::{ControlMessageOwned, MsgFlags, SockaddrStorage, recvmsg};
     use nix::sys::time::TimeSpec;
     use std::os::fd::AsRawFd;
     let mut iov = [io::IoSliceMut::new(buf)];
-    let mut space = nix::cmsg_space!(TimeSpec);
+    let mut space = nix::cmsg_space!(TimeSpec, u8, i32);
     let msg = recvmsg::<SockaddrStorage>(
         sock.as_raw_fd(),
         &mut iov,
@@ -228,8 +263,11 @@ pub(crate) fn recv_stamped(
     let mut stamped = None;
     if let Ok(cmsgs) = msg.cmsgs() {
         for c in cmsgs {
-            if let ControlMessageOwned::ScmTimestampns(ts) = c {
-                stamped = Some(ts);
+            match c {
+                ControlMessageOwned::ScmTimestampns(ts) => stamped = Some(ts),
+                ControlMessageOwned::Ipv4Tos(tos) => *ecn = Ecn::from_bits(tos),
+                ControlMessageOwned::Ipv6TClass(tc) => *ecn = Ecn::from_bits(tc as u8),
+                _ => {}
             }
         }
     }
@@ -271,17 +309,42 @@ fn send_socket(opts: &SendOptions) -> Result<UdpSocket, NetError> {
     // `send_media`), never sent in fragments.
     crate::set_dont_fragment(&sock, opts.to.is_ipv6())
         .map_err(io_ctx("cannot set don't-fragment on the socket"))?;
-    if let Some(dscp) = opts.dscp {
-        use nix::sys::socket::{setsockopt, sockopt};
-        // IP_TOS on an IPv6 socket is accepted and marks nothing: IPv6 has its traffic class.
-        let r = if opts.to.is_ipv6() {
-            setsockopt(&sock, sockopt::Ipv6TClass, &(i32::from(dscp) << 2))
-        } else {
-            setsockopt(&sock, sockopt::Ipv4Tos, &(i32::from(dscp) << 2))
-        };
-        r.map_err(|e| NetError::Input(format!("--dscp: cannot mark the packets: {e}")))?;
+    if opts.dscp.is_some() {
+        set_tos(&sock, opts, tos(opts, Ecn::NotEct))
+            .map_err(|e| NetError::Input(format!("--dscp: {e}")))?;
     }
     Ok(sock)
+}
+
+/// The IP TOS byte (IPv6: traffic class) of `opts`'s DSCP and the ECN codepoint `ecn`.
+fn tos(opts: &SendOptions, ecn: Ecn) -> i32 {
+    i32::from(opts.dscp.unwrap_or(0)) << 2 | i32::from(ecn.bits())
+}
+
+/// Sets the socket's ECN codepoint to `want` if it is not `*now` already (RTCP leaves Not-ECT,
+/// media with the scheme's codepoint, [`Sender::ecn`](wisp_core::controller::Sender::ecn)).
+fn set_ecn(sock: &UdpSocket, opts: &SendOptions, now: &mut Ecn, want: Ecn) -> Result<(), NetError> {
+    if *now == want {
+        return Ok(());
+    }
+    set_tos(sock, opts, tos(opts, want))?;
+    *now = want;
+    Ok(())
+}
+
+fn set_tos(sock: &UdpSocket, opts: &SendOptions, tos: i32) -> Result<(), NetError> {
+    use nix::sys::socket::{setsockopt, sockopt};
+    // IP_TOS on an IPv6 socket is accepted and marks nothing: IPv6 has its traffic class.
+    let r = if opts.to.is_ipv6() {
+        setsockopt(sock, sockopt::Ipv6TClass, &tos)
+    } else {
+        setsockopt(sock, sockopt::Ipv4Tos, &tos)
+    };
+    r.map_err(|e| {
+        NetError::Input(format!(
+            "cannot set the packets' TOS byte to {tos:#04x}: {e}"
+        ))
+    })
 }
 
 /// The sender's compound report as RTCP (SR, SDES CNAME, the scheme's APP, and BYE in the last),
@@ -313,11 +376,13 @@ fn send_transmit(
     opts: &SendOptions,
     t: SendTransmit,
     buf: &mut Vec<u8>,
+    ecn: &mut Ecn,
 ) -> Result<(), NetError> {
     let (ssrc, h, payload) = match t {
         SendTransmit::Compound(c) => {
             buf.clear();
             encode_compound(&c, buf)?;
+            set_ecn(sock, opts, ecn, Ecn::NotEct)?;
             let _ = sock.send(buf);
             return Ok(());
         }
@@ -327,6 +392,7 @@ fn send_transmit(
             payload,
         } => (ssrc, header, payload),
     };
+    set_ecn(sock, opts, ecn, h.ecn)?;
     // A packet the scheme sizes as N bytes is N bytes of IP on the wire: the datagram leaves
     // room for this family's IP and UDP headers.
     let header = crate::ip_udp_header(&opts.to);
@@ -415,6 +481,8 @@ pub fn send(
     };
     let mut s = SendSession::new(flow, config, clock.now());
     let (mut buf, mut rx, mut ready) = (Vec::with_capacity(2048), vec![0u8; 65536], vec![]);
+    // The socket's ECN codepoint: Not-ECT until the scheme asks for another.
+    let mut ecn = Ecn::NotEct;
     loop {
         let now = clock.now();
         if stop.load(Ordering::Relaxed) || s.is_over(now) {
@@ -432,7 +500,7 @@ pub fn send(
         }
         // The report when it is due, then everything the flow releases now.
         while let Some(t) = s.poll_transmit(now) {
-            send_transmit(&sock, opts, t, &mut buf)?;
+            send_transmit(&sock, opts, t, &mut buf, &mut ecn)?;
         }
         if let Some(p) = s.poll_progress(now) {
             progress(&send_progress_line(&p));
@@ -446,6 +514,7 @@ pub fn send(
     let stopped = clock.now();
     buf.clear();
     encode_compound(&s.close(stopped), &mut buf)?;
+    set_ecn(&sock, opts, &mut ecn, Ecn::NotEct)?;
     for _ in 0..3 {
         let _ = sock.send(&buf);
         std::thread::sleep(std::time::Duration::from_millis(10));
@@ -525,6 +594,11 @@ pub(crate) fn listen_socket(
     if !enable_receive_timestamps(&sock) {
         progress("note: no kernel receive timestamps; arrivals are stamped when read");
     }
+    if !enable_receive_ecn(&sock, bound.is_ipv6()) {
+        progress(
+            "note: the kernel does not pass the packets' ECN bits; every packet counts Not-ECT",
+        );
+    }
     let waiter = Waiter::new(Duration::ZERO).map_err(io_ctx("cannot create a timer"))?;
     waiter.add(&sock, 0).map_err(io_ctx("epoll"))?;
     Ok((sock, bound, waiter))
@@ -532,7 +606,7 @@ pub(crate) fn listen_socket(
 
 /// A datagram from `from` that arrived at `at`: RTCP, or a media packet of wisp's form (its RTP
 /// header extensions, checked sizes); anything else is malformed.
-fn on_receiver_datagram(r: &mut RecvSession, buf: &[u8], at: Instant, from: SocketAddr) {
+fn on_receiver_datagram(r: &mut RecvSession, buf: &[u8], at: Instant, from: SocketAddr, ecn: Ecn) {
     if rtp::is_rtcp(buf) {
         match rtcp::decode(buf) {
             Ok(items) => r.on_rtcp(at, from, items, buf.len()),
@@ -542,7 +616,7 @@ fn on_receiver_datagram(r: &mut RecvSession, buf: &[u8], at: Instant, from: Sock
     }
     // The datagram's IP bytes count this family's headers, as the sender sized it.
     let header = crate::ip_udp_header(&from);
-    let p = match rtp::decode_over(buf, header) {
+    let mut p = match rtp::decode_over(buf, header) {
         Ok(p) => p,
         Err(_) => {
             r.on_malformed();
@@ -558,6 +632,8 @@ fn on_receiver_datagram(r: &mut RecvSession, buf: &[u8], at: Instant, from: Sock
             return;
         }
     };
+    // RTP does not carry the ECN field: the IP header's, as the kernel passed it.
+    p.header.ecn = ecn;
     let payload = buf.get(p.payload_at..).unwrap_or_default();
     r.on_media(
         at,
@@ -650,12 +726,12 @@ pub fn recv(
             None => {}
         }
         loop {
-            match recv_stamped(&sock, &mut rx, &clock) {
-                Ok((n, from, stamped, lag)) => {
+            match recv_stamped_ecn(&sock, &mut rx, &clock) {
+                Ok((n, from, stamped, lag, ecn)) => {
                     if let Some(lag) = lag {
                         read_lag_us.push(lag.as_nanos() as f64 / 1e3);
                     }
-                    on_receiver_datagram(&mut r, &rx[..n], stamped, from);
+                    on_receiver_datagram(&mut r, &rx[..n], stamped, from, ecn);
                 }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
                 Err(e) if e.kind() == io::ErrorKind::ConnectionRefused => {}
@@ -863,6 +939,7 @@ fn summary(
     m.packets_reordered = s.stats.reordered();
     m.malformed_packets = s.malformed;
     m.foreign_packets = s.foreign;
+    m.packets_ce = s.ce;
     m.feedback_packets = s.feedback_packets;
     m.feedback_bytes = s.feedback_bytes;
     let q = percentiles(&mut read_lag_us, &[0.5, 0.99]);
@@ -958,6 +1035,52 @@ mod tests {
                 })
                 .collect();
             assert_eq!(marks, vec![46 << 2], "{host}");
+        }
+    }
+
+    /// A scheme's ECN codepoint is on its media packets' IP headers (IPv4's TOS, IPv6's traffic
+    /// class) beside the DSCP, RTCP leaves Not-ECT, and the receiving side reads it back
+    /// ([`recv_stamped_ecn`]): `scream:ecn=l4s` is ECT(1), `nada:ecn=true` ECT(0), `cbr`
+    /// Not-ECT.
+    #[test]
+    fn media_packets_carry_the_schemes_ecn_codepoint() {
+        for host in ["127.0.0.1", "[::1]"] {
+            for (scheme, want) in [
+                ("scream:ecn=l4s", Ecn::Ect1),
+                ("nada:ecn=true", Ecn::Ect0),
+                ("cbr:rate-kbps=200", Ecn::NotEct),
+            ] {
+                let Ok(rx) = UdpSocket::bind(format!("{host}:0")) else {
+                    eprintln!("skipping {host}: no such address here");
+                    continue;
+                };
+                assert!(enable_receive_ecn(&rx, host.starts_with('[')));
+                rx.set_read_timeout(Some(std::time::Duration::from_millis(200)))
+                    .unwrap();
+                let mut o = SendOptions::new(scheme.parse().unwrap(), rx.local_addr().unwrap());
+                o.duration = Duration::from_millis(200);
+                o.dscp = Some(46);
+                send(&o, &AtomicBool::new(false), &mut |_| {}).unwrap();
+                let clock = Clock::new();
+                let mut buf = [0u8; 2048];
+                let (mut media, mut rtcp) = (vec![], vec![]);
+                while let Ok((n, _, _, _, ecn)) = recv_stamped_ecn(&rx, &mut buf, &clock) {
+                    if rtp::is_rtcp(&buf[..n]) {
+                        rtcp.push(ecn);
+                    } else {
+                        media.push(ecn);
+                    }
+                }
+                assert!(!media.is_empty() && !rtcp.is_empty(), "{host} {scheme}");
+                assert!(
+                    media.iter().all(|&e| e == want),
+                    "{host} {scheme}: {media:?}"
+                );
+                assert!(
+                    rtcp.iter().all(|&e| e == Ecn::NotEct),
+                    "{host} {scheme}: {rtcp:?}"
+                );
+            }
         }
     }
 
@@ -1224,7 +1347,7 @@ mod tests {
     }
 
     fn feed(r: &mut RecvSession, b: &[u8], from: SocketAddr) {
-        on_receiver_datagram(r, b, Instant::from_secs(1), from);
+        on_receiver_datagram(r, b, Instant::from_secs(1), from, Ecn::NotEct);
     }
 
     /// One stray RTCP datagram (a receiver report header from another port) used

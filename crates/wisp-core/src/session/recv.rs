@@ -118,6 +118,8 @@ pub struct RecvSummary<'a> {
     pub malformed: u64,
     /// Foreign datagrams, with the RTCP still held from sources that never became the peer.
     pub foreign: u64,
+    /// Media packets that arrived CE-marked (ECN, RFC 3168).
+    pub ce: u64,
     pub feedback_packets: u64,
     pub feedback_bytes: u64,
     pub video: Option<&'a VideoLog>,
@@ -145,6 +147,7 @@ pub struct RecvSession {
     stats: ReceptionStats,
     malformed: u64,
     foreign: u64,
+    ce: u64,
     feedback_packets: u64,
     feedback_bytes: u64,
     notes: Vec<String>,
@@ -185,6 +188,7 @@ impl RecvSession {
             stats: ReceptionStats::default(),
             malformed: 0,
             foreign: 0,
+            ce: 0,
             feedback_packets: 0,
             feedback_bytes: 0,
             notes: vec![],
@@ -415,6 +419,7 @@ impl RecvSession {
         if !self.stats.on_packet(&p.header, now) {
             return;
         }
+        self.ce += u64::from(p.header.ecn.is_ce());
         match &mut self.receiver {
             // Fields the scheme cannot decode make the packet malformed.
             Some(r) => {
@@ -594,6 +599,7 @@ impl RecvSession {
             stats: &self.stats,
             malformed: self.malformed,
             foreign: self.foreign + self.unbound.len() as u64,
+            ce: self.ce,
             feedback_packets: self.feedback_packets,
             feedback_bytes: self.feedback_bytes,
             video: self.receiver.as_ref().and_then(|r| r.video_log()),

@@ -103,6 +103,49 @@ pub struct DirectionStats {
     pub dropped_memory: u64,
     /// Dropped by the Wi-Fi medium at the retry limit.
     pub dropped_retry: u64,
+    /// ECT packets a marking queue set to CE (RFC 3168 §5) instead of dropping them.
+    pub marked_ce: u64,
+}
+
+/// The ECN codepoint of the IP packet `p`: IPv4's TOS or IPv6's traffic class, two low bits
+/// (RFC 3168 §5); Not-ECT for anything else.
+pub fn ip_ecn(p: &[u8]) -> Ecn {
+    match p.first().map(|b| b >> 4) {
+        Some(4) if p.len() >= 20 => Ecn::from_bits(p[1]),
+        Some(6) if p.len() >= 40 => Ecn::from_bits(p[1] >> 4),
+        _ => Ecn::NotEct,
+    }
+}
+
+/// Marks the IP packet `p` CE (RFC 3168 §5), IPv4's header checksum recomputed; returns
+/// whether it changed (false if it was CE already or is not IPv4 or IPv6).
+pub fn set_ce(p: &mut [u8]) -> bool {
+    if ip_ecn(p) == Ecn::Ce {
+        return false;
+    }
+    match p[0] >> 4 {
+        4 => {
+            let ihl = usize::from(p[0] & 0x0f) * 4;
+            if ihl < 20 || ihl > p.len() {
+                return false;
+            }
+            p[1] |= 0b11;
+            p[10..12].fill(0);
+            let sum = p[..ihl]
+                .chunks(2)
+                .map(|w| u32::from(u16::from_be_bytes([w[0], w[1]])))
+                .sum::<u32>();
+            let folded = (sum & 0xffff) + (sum >> 16);
+            let folded = (folded & 0xffff) + (folded >> 16);
+            p[10..12].copy_from_slice(&(!(folded as u16)).to_be_bytes());
+            true
+        }
+        6 => {
+            p[1] |= 0b0011_0000;
+            true
+        }
+        _ => false,
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -366,9 +409,9 @@ impl<W: Write> Direction<W> {
                 id: slot,
                 size: len as u32,
                 enqueued: t,
-                // The emulator neither reads nor rewrites the IP header's ECN bits: a marking
-                // queue treats every packet as Not-ECT (drops, never marks).
-                ecn: Ecn::NotEct,
+                // The IP header's ECN bits: a marking queue marks ECT packets (rewritten to CE
+                // as they leave the queue) and drops Not-ECT ones.
+                ecn: ip_ecn(&self.slots[slot as usize].buf[..len]),
             },
             &mut self.aqm_rng,
             &mut drops,
@@ -399,6 +442,12 @@ impl<W: Write> Direction<W> {
         self.stats.dropped_aqm += drops.len() as u64;
         self.release(t, &mut drops);
         self.drops = drops;
+        if let Some(q) = &head {
+            let s = &mut self.slots[q.id as usize];
+            if q.ecn.is_ce() && set_ce(&mut s.buf[..s.len]) {
+                self.stats.marked_ce += 1;
+            }
+        }
         self.state = match head {
             None => State::Idle,
             Some(q) => State::Busy {
@@ -516,6 +565,89 @@ mod tests {
             d.advance(t, &mut |b, at| out.push((at, b[0])));
         }
         out
+    }
+
+    /// An IPv4 header (20 bytes, TOS `tos`) with its checksum, then `body` bytes of zeros.
+    fn ipv4(tos: u8, body: usize) -> Vec<u8> {
+        let mut p = vec![
+            0x45, tos, 0, 0, 0, 0, 0x40, 0, 64, 17, 0, 0, 10, 0, 0, 1, 10, 0, 0, 2,
+        ];
+        p[2..4].copy_from_slice(&((20 + body) as u16).to_be_bytes());
+        let sum: u32 = p
+            .chunks(2)
+            .map(|w| u32::from(u16::from_be_bytes([w[0], w[1]])))
+            .sum();
+        let sum = (sum & 0xffff) + (sum >> 16);
+        p[10..12].copy_from_slice(&(!(sum as u16)).to_be_bytes());
+        p.resize(20 + body, 0);
+        p
+    }
+
+    /// An IPv4 header's checksum holds when its 16-bit words sum to 0xffff (RFC 1071).
+    fn checksum_holds(p: &[u8]) -> bool {
+        let sum: u32 = p[..20]
+            .chunks(2)
+            .map(|w| u32::from(u16::from_be_bytes([w[0], w[1]])))
+            .sum();
+        let sum = (sum & 0xffff) + (sum >> 16);
+        (sum + (sum >> 16)) & 0xffff == 0xffff
+    }
+
+    /// The codepoint is read from IPv4's TOS and IPv6's traffic class; CE is set with the
+    /// DSCP kept and IPv4's checksum still valid (its value as a fresh header with TOS 0xbb
+    /// has); a CE packet or a non-IP one is left alone.
+    #[test]
+    fn ecn_is_read_and_marked_in_ip_headers() {
+        let mut p = ipv4(0xb8 | 0b01, 8); // DSCP 46 (EF), ECT(1)
+        assert_eq!(ip_ecn(&p), Ecn::Ect1);
+        assert!(checksum_holds(&p));
+        assert!(set_ce(&mut p));
+        assert_eq!(p[1], 0xbb);
+        assert_eq!(ip_ecn(&p), Ecn::Ce);
+        assert!(checksum_holds(&p));
+        assert_eq!(p, ipv4(0xbb, 8));
+        assert!(!set_ce(&mut p));
+        // IPv6: traffic class 0x02 (ECT(0)) across the first two bytes.
+        let mut v6 = vec![0u8; 48];
+        v6[0] = 0x60;
+        v6[1] = 0x20;
+        assert_eq!(ip_ecn(&v6), Ecn::Ect0);
+        assert!(set_ce(&mut v6));
+        assert_eq!((v6[0], v6[1]), (0x60, 0x30));
+        assert_eq!(ip_ecn(&[0u8; 40]), Ecn::NotEct);
+        assert!(!set_ce(&mut [0u8; 40]));
+    }
+
+    /// Through a step marker (1 ms) on 1 Mbit/s: a burst of ECT(1) packets leaves CE once it
+    /// has waited 1 ms or more, Not-ECT packets are never rewritten, and the direction counts
+    /// the marks.
+    #[test]
+    fn a_marking_queue_sets_ce_on_ect_packets_on_the_wire() {
+        for (tos, marks) in [(0b01u8, true), (0b00, false)] {
+            let mut s = spec(
+                "const:1mbps"
+                    .parse::<wisp_sim::link::LinkSpec>()
+                    .unwrap()
+                    .load()
+                    .unwrap(),
+                0,
+            );
+            s.queue = "step:threshold=1ms".parse().unwrap();
+            let mut d = Direction::<Vec<u8>>::new(&s, rng(), rng(), None);
+            let mut out = vec![];
+            for _ in 0..10 {
+                d.on_arrival(Instant::ZERO, &ipv4(tos, 980));
+            }
+            while let Some(t) = d.next_event().filter(|&t| t <= Instant::from_secs(1)) {
+                d.advance(t, &mut |b, _| out.push(b.to_vec()));
+            }
+            assert_eq!(out.len(), 10);
+            assert!(out.iter().all(|p| checksum_holds(p)));
+            let ce = out.iter().filter(|p| ip_ecn(p) == Ecn::Ce).count();
+            // 1000 bytes take 8 ms at 1 Mbit/s: every packet after the first waited ≥ 8 ms.
+            assert_eq!(ce, if marks { 9 } else { 0 }, "tos {tos:#04x}");
+            assert_eq!(d.stats().marked_ce, ce as u64);
+        }
     }
 
     #[test]
