@@ -832,7 +832,7 @@ pub fn run_or_cancel(
                     let target = b.summary.mean_rate_kbps;
                     pins.push((Job::new(i, pinned(target), call.clone()), form, target));
                 }
-                _ => runner.skip(2),
+                _ => runner.count_done(2),
             }
         }
     }
@@ -911,8 +911,9 @@ impl Runner<'_> {
         }
     }
 
-    /// Counts `n` calls that will not run as done.
-    fn skip(&self, n: usize) {
+    /// Adds `n` to the progress count of calls done: calls that ran, or that will not run
+    /// (a matched-rate pair not needed because its two runs are the same).
+    fn count_done(&self, n: usize) {
         let d = self.done.fetch_add(n, Ordering::Relaxed) + n;
         (self.on_done)(d, self.total);
     }
@@ -954,7 +955,7 @@ impl Runner<'_> {
                         let Some(job) = jobs.get(k) else { break };
                         let r = self.run_one(job);
                         results.lock().expect("results lock")[k] = Some(r);
-                        self.skip(1);
+                        self.count_done(1);
                     }
                 });
             }
