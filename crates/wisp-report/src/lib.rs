@@ -725,7 +725,7 @@ pub(crate) fn fmt_opt(v: Option<f64>, digits: usize) -> String {
 
 pub(crate) const STYLE: &str = "body{font-family:system-ui,sans-serif;margin:2em auto;max-width:1000px;color:#222}\
 table{border-collapse:collapse;margin:0.5em 0 1.5em}td,th{padding:3px 10px;border-bottom:1px solid #ddd;text-align:right}\
-th{background:#f4f4f4}td:first-child,th:first-child{text-align:left;white-space:nowrap}table.claims td:first-child{white-space:normal}.sw{display:inline-block;width:10px;height:10px;margin-right:6px;border-radius:5px}\
+th{background:#f4f4f4}td:first-child,th:first-child{text-align:left;white-space:nowrap}table.claims td:first-child{white-space:normal}table.matrix td:first-child{white-space:normal;min-width:11em}table.matrix td,table.matrix th{padding:3px 6px}.sw{display:inline-block;width:10px;height:10px;margin-right:6px;border-radius:5px}\
 details{margin:0.3em 0}summary{cursor:pointer;color:#245}h2{border-bottom:2px solid #ccc;padding-bottom:4px;margin-top:2em}\
 .meta{color:#666;font-size:90%}tr.group th{background:#e8eef4}table.runs td{white-space:nowrap}svg{max-width:100%;height:auto}pre{overflow-x:auto}";
 
@@ -926,7 +926,7 @@ mod tests {
             html.contains("<td>n/a: the runs are identical</td>"),
             "{html}"
         );
-        assert!(STYLE.contains("table.claims td:first-child{white-space:normal}"));
+        assert!(STYLE.contains("table.claims td:first-child{white-space:normal}table.matrix td:first-child{white-space:normal;min-width:11em}table.matrix td,table.matrix th{padding:3px 6px}"));
         // The rule comes after the general one, which it overrides.
         let general = STYLE.find("td:first-child,th:first-child{").unwrap();
         assert!(STYLE.find("table.claims td:first-child").unwrap() > general);

@@ -145,8 +145,10 @@ pub fn figures(r: &Rmcat) -> Vec<(String, String)> {
 
 fn matrix(r: &Rmcat) -> Markup {
     let schemes = r.schemes();
+    // Nine schemes and the cases' titles are wider than the page: the titles wrap, and the
+    // table scrolls on its own if it is still too wide.
     html! {
-        table {
+        div style="overflow-x:auto" { table.matrix {
             tr { th { "case" } @for s in &schemes { th { code { (s) } } } }
             @for case in &CASES {
                 tr {
@@ -164,7 +166,8 @@ fn matrix(r: &Rmcat) -> Markup {
                     }
                 }
             }
-        }
+        } }
+        p.meta { "Checks met of those asked; in bold where some are not met. “reported”: a run with no checks (the reference " code { "cbr" } ", the cellular traces)." }
     }
 }
 
