@@ -22,6 +22,33 @@ pub struct BulkSource {
     pub min_packet: DataSize,
     /// Bytes still to send: a finite transfer ([`Source::limit`]); `None`: always backlogged.
     pub left: Option<u64>,
+    /// When it offers nothing ([`Source::pause`]).
+    pub pauses: Pauses,
+    /// The end of the pause the last [`Source::advance`] fell in, if it fell in one.
+    pub paused_until: Option<Instant>,
+}
+
+/// Windows `[from, to)` during which a source offers nothing: a paused call captures no frame
+/// and no audio, a paused bulk transfer has nothing to send. Empty: never paused.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Pauses(Vec<(Instant, Instant)>);
+
+impl Pauses {
+    /// Adds the window `[from, to)` (none if empty).
+    pub fn add(&mut self, from: Instant, to: Instant) {
+        if from < to {
+            self.0.push((from, to));
+            self.0.sort();
+        }
+    }
+
+    /// The end of the window `t` falls in, if it falls in one.
+    pub fn resume_at(&self, t: Instant) -> Option<Instant> {
+        (self.0.iter())
+            .filter(|&&(a, b)| a <= t && t < b)
+            .map(|&(_, b)| b)
+            .max()
+    }
 }
 
 /// What a flow sends.
@@ -37,6 +64,8 @@ impl Source {
         Source::Bulk(BulkSource {
             min_packet: mtu,
             left: None,
+            pauses: Pauses::default(),
+            paused_until: None,
         })
     }
 
@@ -61,11 +90,21 @@ impl Source {
         }
     }
 
+    /// Pauses the source over `[from, to)`: it offers nothing then (a media source captures no
+    /// frame and no audio packet due in the window, and sends what it had queued before; a
+    /// bulk source has nothing to send). The flow's controller goes on: only its data stops.
+    pub fn pause(&mut self, from: Instant, to: Instant) {
+        match self {
+            Source::Bulk(b) => b.pauses.add(from, to),
+            Source::Media(m) => m.pauses.add(from, to),
+        }
+    }
+
     /// Lets a time-driven source (a media encoder) produce data up to `now`, at `target` if the
-    /// controller is rate-based.
+    /// controller is rate-based; a bulk source learns whether `now` is in a pause.
     pub fn advance(&mut self, now: Instant, target: Option<Bitrate>) {
         match self {
-            Source::Bulk(_) => {}
+            Source::Bulk(b) => b.paused_until = b.pauses.resume_at(now),
             Source::Media(m) => m.advance(now, target),
         }
     }
@@ -75,8 +114,11 @@ impl Source {
         match self {
             Source::Bulk(b) => {
                 let size = limit.map_or(mtu, |l| l.min(mtu));
-                (size >= b.min_packet.min(mtu) && size > DataSize::ZERO && b.left != Some(0))
-                    .then_some((size, Content::Bulk))
+                (size >= b.min_packet.min(mtu)
+                    && size > DataSize::ZERO
+                    && b.left != Some(0)
+                    && b.paused_until.is_none())
+                .then_some((size, Content::Bulk))
             }
             Source::Media(m) => m
                 .peek()
@@ -118,15 +160,16 @@ impl Source {
     /// Bytes ready to send; `None` if unlimited.
     pub fn backlog(&self) -> Option<DataSize> {
         match self {
+            Source::Bulk(b) if b.paused_until.is_some() => Some(DataSize::ZERO),
             Source::Bulk(b) => b.left.map(DataSize::from_bytes),
             Source::Media(m) => Some(m.backlog()),
         }
     }
 
-    /// When the source next produces data on its own (a frame), if ever.
+    /// When the source next produces data on its own (a frame, or the end of a pause), if ever.
     pub fn poll_timeout(&self) -> Option<Instant> {
         match self {
-            Source::Bulk(_) => None,
+            Source::Bulk(b) => b.paused_until,
             Source::Media(m) => m.next_event(),
         }
     }
@@ -262,6 +305,8 @@ pub struct MediaSource {
     audio: VecDeque<(DataSize, Content)>,
     backlog: u64,
     stats: MediaStats,
+    /// When no frame and no audio is captured ([`Source::pause`]).
+    pauses: Pauses,
 }
 
 impl MediaSource {
@@ -298,6 +343,7 @@ impl MediaSource {
             audio: VecDeque::new(),
             backlog: 0,
             stats: MediaStats::default(),
+            pauses: Pauses::default(),
         }
     }
 
@@ -320,16 +366,18 @@ impl MediaSource {
             .then(|| start + self.config.audio_interval * k)
     }
 
-    /// When the source next produces a frame or an audio packet (after it has started).
+    /// When the source next produces a frame or an audio packet (after it has started); in a
+    /// pause, when the pause ends.
     pub fn next_event(&self) -> Option<Instant> {
         let start = self.start?;
-        [
+        let next = [
             self.frame_time(start, self.next_frame),
             self.audio_time(start, self.next_audio),
         ]
         .into_iter()
         .flatten()
-        .min()
+        .min()?;
+        Some(self.pauses.resume_at(next).unwrap_or(next))
     }
 
     /// Produces every frame and audio packet due at or before `now`.
@@ -340,11 +388,15 @@ impl MediaSource {
             let ta = self.audio_time(start, self.next_audio);
             match (tf, ta) {
                 (_, Some(a)) if a <= now && tf.is_none_or(|f| a <= f) => {
-                    self.emit_audio();
+                    if self.pauses.resume_at(a).is_none() {
+                        self.emit_audio();
+                    }
                     self.next_audio += 1;
                 }
                 (Some(f), _) if f <= now => {
-                    self.emit_frame(f, target);
+                    if self.pauses.resume_at(f).is_none() {
+                        self.emit_frame(f, target);
+                    }
                     self.next_frame += 1;
                 }
                 _ => break,
@@ -528,6 +580,46 @@ mod tests {
         assert_eq!((sent, s.backlog()), (3000, Some(DataSize::ZERO)));
         s.limit(1500);
         assert!(s.peek(mtu, None).is_some());
+    }
+
+    /// A paused bulk source offers nothing in its pause (and wakes at its end), then sends.
+    #[test]
+    fn a_paused_bulk_source_offers_nothing_until_the_pause_ends() {
+        let mtu = DataSize::from_bytes(1500);
+        let mut s = Source::bulk(mtu);
+        s.pause(Instant::from_secs(1), Instant::from_secs(2));
+        for (t, sends) in [(0, true), (1, false), (2, true)] {
+            s.advance(Instant::from_secs(t), None);
+            assert_eq!(s.peek(mtu, None).is_some(), sends, "at {t} s");
+        }
+        s.advance(Instant::from_millis(1500), None);
+        assert_eq!(s.poll_timeout(), Some(Instant::from_secs(2)));
+        assert_eq!(s.backlog(), Some(DataSize::ZERO));
+    }
+
+    /// A paused media source captures nothing due in its pause: no backlog of the paused time
+    /// at the resume, and it next wakes at the resume.
+    #[test]
+    fn a_paused_media_source_captures_nothing_in_its_pause() {
+        let mut s = Source::media(MediaConfig::default(), None, MTU, IP_UDP_OVERHEAD);
+        let rate = Some(Bitrate::from_kbps(1000));
+        s.pause(Instant::from_secs(1), Instant::from_secs(3));
+        s.advance(Instant::ZERO, rate);
+        while let Some((size, _)) = s.peek(MTU, None) {
+            s.pop(size);
+        }
+        s.advance(Instant::from_millis(990), rate);
+        assert!(s.backlog().is_some_and(|b| b > DataSize::ZERO));
+        while let Some((size, _)) = s.peek(MTU, None) {
+            s.pop(size);
+        }
+        s.advance(Instant::from_millis(2999), rate);
+        assert_eq!(s.backlog(), Some(DataSize::ZERO));
+        assert_eq!(s.poll_timeout(), Some(Instant::from_secs(3)));
+        // At the resume: the frame and the audio packet due then, no more.
+        s.advance(Instant::from_secs(3), rate);
+        let Source::Media(m) = &s else { panic!() };
+        assert_eq!((m.stats().frames, m.stats().audio_packets), (31, 51));
     }
 
     const MTU: DataSize = DataSize::from_bytes(1500);

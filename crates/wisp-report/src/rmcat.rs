@@ -11,14 +11,14 @@ use maud::{Markup, html};
 use std::fmt::Write as _;
 use wisp_sim::reproduce::Check;
 use wisp_sim::reproduce::rmcat::{
-    CASES, CaseRun, JAIN_MIN, Options, QUEUE_P95_MAX_MS, REFERENCE, Rmcat, SHARE_MIN, UTIL_MIN,
-    run_or_cancel,
+    CASES, CaseRun, ECN_LOSS_MAX, ECN_QUEUE_SLACK, JAIN_MIN, Options, QUEUE_P95_MAX_MS, REFERENCE,
+    Rmcat, SHARE_MIN, UTIL_MIN, run_or_cancel,
 };
 
 /// The paper in the registry ([`crate::PAPERS`]).
 pub const PAPER: Paper = Paper {
     name: "rmcat",
-    summary: "the IETF RMCAT evaluation: RFC 8867's wired test cases (§5.1–5.7) and RFC 8869's \
+    summary: "the IETF RMCAT evaluation: RFC 8867's wired test cases (§5.1–5.8, §6's ECN usage) and RFC 8869's \
               cellular case on the shipped LTE traces, for gcc, gcc-twcc (the 2016 form), nada, \
               scream, sprout, kwikr, um, adaptive-um and cbr; RFC 8868's metrics (rate against \
               capacity, queueing delay, loss, Jain's index, convergence); summary.json, \
@@ -96,6 +96,10 @@ pub fn csv(r: &Rmcat) -> String {
         "queue_p95_ms",
         "loss",
         "jain",
+        "spec",
+        "ce_marks",
+        "aqm_drops",
+        "queue_drops",
     ]);
     for run in &r.runs {
         for w in &run.windows {
@@ -116,6 +120,10 @@ pub fn csv(r: &Rmcat) -> String {
                     &w.queue_p95_ms.map_or(String::new(), |q| format!("{q:.1}")),
                     &format!("{:.5}", w.loss),
                     &format!("{:.4}", w.jain),
+                    &run.spec,
+                    &w.ce_marks,
+                    &w.aqm_drops,
+                    &w.queue_drops,
                 ]);
             }
         }
@@ -177,12 +185,12 @@ fn case_table(r: &Rmcat, id: &str) -> Markup {
             tr {
                 th { "scheme" } th { "window" } th { "capacity kbit/s" } th { "media kbit/s" }
                 th { "TCP kbit/s" } th { "utilisation" } th { "queueing p95 ms" } th { "loss" }
-                th { "Jain" }
+                th { "Jain" } th { "CE marks" }
             }
             @for run in r.runs.iter().filter(|run| run.case == id) {
                 @for w in &run.windows {
                     tr {
-                        td { code { (run.scheme) } } td { (w.window.label) }
+                        td { code { (run.spec) } } td { (w.window.label) }
                         td { (format!("{:.0}", w.capacity_kbps)) }
                         td { (w.flow_kbps.iter().map(|x| format!("{x:.0}")).collect::<Vec<_>>().join(" / ")) }
                         td { (format!("{:.0}", w.tcp_kbps)) }
@@ -190,13 +198,14 @@ fn case_table(r: &Rmcat, id: &str) -> Markup {
                         td { (w.queue_p95_ms.map_or("–".into(), |q| format!("{q:.0}"))) }
                         td { (format!("{:.2}%", 100.0 * w.loss)) }
                         td { (format!("{:.3}", w.jain)) }
+                        td { (w.ce_marks) }
                     }
                 }
                 @if !run.convergence_s.is_empty() {
                     tr {
                         td { code { (run.scheme) } }
-                        td colspan="8" {
-                            "convergence (from each later flow's start to its 1-s rate at 80 % of its fair share): "
+                        td colspan="9" {
+                            "convergence (from each later flow's start, or its resume, to its 1-s rate at 80 % of its fair share): "
                             (run.convergence_s.iter().map(|(f, t)| format!("flow {f} {}", t.map_or("never".into(), |t| format!("{t:.1} s")))).collect::<Vec<_>>().join(", "))
                         }
                     }
@@ -218,8 +227,10 @@ pub fn html(r: &Rmcat) -> String {
              utilisation ≥ " (UTIL_MIN) " over each phase's second half, queueing delay p95 < "
             (QUEUE_P95_MAX_MS) " ms over each phase, Jain's index ≥ " (JAIN_MIN)
             " among competing media flows, and, against TCP, each side at least " (SHARE_MIN)
-            " of an even split. " code { (REFERENCE) } " (1 Mbit/s) is a reference, not checked. \
-             §5.8 (pause and resume) and §6 are not run (docs/rmcat.md says why)."
+            " of an even split; an ECN-capable flow behind a marking queue sees CE marks, AQM drops ≤ "
+            (100.0 * ECN_LOSS_MAX) " % of its packets and a queueing delay p95 ≤ " (ECN_QUEUE_SLACK)
+            " × its Not-ECT run's. " code { (REFERENCE) } " (1 Mbit/s) is a reference, not checked. \
+             §6's priority and multiple-bottleneck cases are not run (docs/rmcat.md says why)."
         }
         h2 { "Checks met, by case and scheme" }
         (matrix(r))

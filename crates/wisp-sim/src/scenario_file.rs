@@ -679,6 +679,7 @@ impl Parser<'_> {
                 start,
                 stop,
                 bytes: None,
+                pauses: vec![],
             },
             dscp,
             data,

@@ -413,6 +413,7 @@ pub fn add_neighbour_downloads(net: &mut crate::sim::Network, start: Duration, s
                 start,
                 stop: Some(stop),
                 bytes: None,
+                pauses: vec![],
             },
             dscp: 0,
             data: vec![

@@ -13,6 +13,8 @@
 //! | queueing delay p95 < [`QUEUE_P95_MAX_MS`] over each phase | the flow does not live on a full queue | below the cases' 300-ms queue, the bound the GCC and NADA tests hold their capacity steps to |
 //! | Jain's index ≥ [`JAIN_MIN`] over the settled window | "converge to their fair share" (§5.2, §5.4, §5.5) | 0.8 is what a 2:1 split of two flows scores (0.9): a loose reading, as RFC 8867 gives none |
 //! | each side ≥ [`SHARE_MIN`] of an even split | neither the media flow nor TCP starves (§5.6, §5.7) | 40 % of an even split: the media flow may yield to TCP, but not to nothing |
+//! | CE marks > 0 and AQM drops ≤ [`ECN_LOSS_MAX`] of its packets | an ECN-capable flow is told of congestion by marks, not drops (§6, ECN) | RFC 3168: a marking queue marks an ECT packet where it would drop it; 0.1 % for the AQM's overload drops (PIE's above 10 %). Drops at the queue's byte limit are reported, not checked: a full queue drops whatever the codepoint |
+//! | queueing delay p95 ≤ [`ECN_QUEUE_SLACK`] × the Not-ECT run's | ECN costs no delay | the same scheme, link and queue without ECN; 10 % for one seed's noise |
 //!
 //! The cases, with the parameters of RFC 8867 as cisco/ns3-rmcat's wired suite sets them
 //! (4 Mbit/s unless the case says, 50 ms one-way propagation, a 300-ms drop-tail queue):
@@ -26,6 +28,9 @@
 //! | `5.5` | §5.5 round-trip-time fairness | 4 Mbit/s, five flows at 10/25/50/100/150 ms one-way from 0/10/20/30/40 s, 300 s | utilisation, queue, Jain over 100–300 s |
 //! | `5.6` | §5.6 a long TCP flow | 2 Mbit/s, NewReno from 0 s, the media flow 5–119 s, 120 s | shares over 30–119 s; queue reported |
 //! | `5.7` | §5.7 short TCP flows | 2 Mbit/s, two media flows 5–299 s, ten NewReno download slots, 300 s | shares over 30–299 s; queue reported |
+//! | `5.8` | §5.8 media pause and resume | 3.5 Mbit/s, three flows from 0 s, flow 1 pauses its media over 40–60 s, 120 s | utilisation, queue, Jain over each phase's second half: before (20–40 s, three flows), paused (50–60 s, the two others), resumed (90–120 s, three); flow 1's convergence from the resume reported |
+//! | `6-ecn` | §6 ECN usage | §5.1's capacity steps and length behind a marking queue: `nada:ecn=true` (ECT(0)) over `codel:ecn=on`, `scream:ecn=l4s` (ECT(1)) over `dualpi2`; only the schemes with an ECN mode | CE marks, loss, queue p95 against `6-not-ect` |
+//! | `6-not-ect` | §6 ECN usage, the reference | the same link and queue (`dualpi2` for scream, `codel:ecn=on` for the others), every scheme Not-ECT: the queue drops where it would mark | reported |
 //! | `cell-*` | RFC 8869 §4 (cellular) | the shipped Verizon and T-Mobile LTE traces, feedback over the uplink trace, 20 ms each way | reported |
 //!
 //! `--quick` runs every case at half its length (phases halved; 5.5 and 5.7 at 150 s).
@@ -43,13 +48,20 @@
 //!   exponential of mean 10 s; two slots start on, eight after an idle time. A download is a
 //!   NewReno flow with a size ([`FlowSpec::bytes`]); its idle time counts from its start (the
 //!   download takes well under a second at 2 Mbit/s).
-//! * RFC 8867 §5.8 (pause and resume) and §6 (priority, ECN, multiple bottlenecks) are not
-//!   run: the simulator's flows cannot pause their source, and no scheme here takes a priority.
+//! * §5.8's pause is the flow's source offering nothing ([`FlowSpec::pauses`]): no frame and no
+//!   audio is captured over 40–60 s, while the sender's controller, timers and feedback go on.
+//!   All three flows start at 0 s (ns3-rmcat's case).
+//! * §6's ECN case runs one flow (the RFC's §6 is in words; the reading is wisp's): each scheme
+//!   with an ECN mode in it, over a queue that marks its codepoint, against the same scheme
+//!   Not-ECT over the same queue (`6-not-ect`). The queue holds 300 ms at 1 Mbit/s (37.5 kB)
+//!   as §5.1's. §6's priority and multiple-bottleneck cases are not run: no scheme here takes
+//!   a priority, and the cases' topologies have one bottleneck.
 //! * RFC 8869's cellular cases are an LTE simulator's scenarios (mobility, cell load); wisp runs
 //!   the recorded traces instead, and reports them without checks.
 //! * `cbr` (1 Mbit/s) runs as a reference: its rows are reported, not checked.
 
 use crate::link::{LinkModel, LinkSpec};
+use crate::log::DropReason;
 use crate::loss::LossSpec;
 use crate::path::Hop;
 use crate::queue::{Limits, QueueSpec};
@@ -88,6 +100,10 @@ pub const QUEUE_P95_MAX_MS: f64 = 250.0;
 pub const JAIN_MIN: f64 = 0.8;
 /// The least share of an even split for each side of a media/TCP mix.
 pub const SHARE_MIN: f64 = 0.4;
+/// The most AQM drops (of its packets) an ECN-capable flow sees behind a marking queue.
+pub const ECN_LOSS_MAX: f64 = 0.001;
+/// An ECN-capable flow's queueing delay p95 is at most this times its Not-ECT run's.
+pub const ECN_QUEUE_SLACK: f64 = 1.1;
 
 /// The cellular traces of the RFC 8869 rows (downlink, uplink), under `traces/cellular/`.
 pub const CELLULAR: [(&str, &str, &str); 2] = [
@@ -142,7 +158,7 @@ pub struct CaseInfo {
 }
 
 /// Every case, in the report's order.
-pub const CASES: [CaseInfo; 9] = [
+pub const CASES: [CaseInfo; 12] = [
     CaseInfo {
         id: "5.1",
         section: "RFC 8867 §5.1",
@@ -179,6 +195,21 @@ pub const CASES: [CaseInfo; 9] = [
         title: "Media flow competing with short TCP flows",
     },
     CaseInfo {
+        id: "5.8",
+        section: "RFC 8867 §5.8",
+        title: "Media pause and resume",
+    },
+    CaseInfo {
+        id: "6-ecn",
+        section: "RFC 8867 §6",
+        title: "ECN usage: the scheme's ECN mode behind a marking queue",
+    },
+    CaseInfo {
+        id: "6-not-ect",
+        section: "RFC 8867 §6",
+        title: "ECN usage, the reference: Not-ECT behind the same queue",
+    },
+    CaseInfo {
         id: "cell-verizon",
         section: "RFC 8869 §4",
         title: "Cellular: the Verizon LTE trace",
@@ -198,6 +229,9 @@ pub struct Asks {
     pub jain: bool,
     /// Media against TCP: each side's share of an even split.
     pub shares: bool,
+    /// An ECN-capable flow behind a marking queue: CE marks, no loss, no more queueing delay
+    /// than Not-ECT.
+    pub ecn: bool,
 }
 
 /// A time window of a case, on one bottleneck link, over some media flows.
@@ -218,13 +252,16 @@ pub struct Window {
 /// The network of a case for one scheme, and what to measure in it.
 struct Setup {
     net: Network,
+    /// The scheme spec the media flows run (`nada:ecn=true` for `nada` in `6-ecn`).
+    spec: String,
     /// The media flows (the scheme under test), by index.
     media: Vec<usize>,
     /// The TCP flows.
     tcp: Vec<usize>,
     windows: Vec<Window>,
-    /// Media flows whose convergence is measured: (flow, the fair share at its start, kbit/s).
-    converging: Vec<(usize, f64)>,
+    /// Media flows whose convergence is measured: (flow, from when in s, the fair share then
+    /// in kbit/s).
+    converging: Vec<(usize, f64, f64)>,
 }
 
 /// One window, measured.
@@ -246,6 +283,14 @@ pub struct WindowResult {
     /// The measured flows' packets lost of those sent in `from..to`.
     pub loss: f64,
     pub jain: f64,
+    /// The measured flows' packets delivered in `from..to` that arrived CE-marked.
+    pub ce_marks: u64,
+    /// Of the lost packets: those the AQM dropped at dequeue (CoDel), and those the queue
+    /// rejected at enqueue (its limit, PIE's early drop).
+    pub aqm_drops: u64,
+    pub queue_drops: u64,
+    /// The measured flows' packets sent in `from..to`.
+    pub sent: u64,
 }
 
 /// One scheme on one case.
@@ -253,9 +298,14 @@ pub struct WindowResult {
 pub struct CaseRun {
     pub case: &'static str,
     pub scheme: String,
+    /// The spec the media flows ran (the scheme's ECN mode in `6-ecn`, else the scheme).
+    pub spec: String,
     pub windows: Vec<WindowResult>,
-    /// (flow, seconds from its start until its 1-s rate first reached 80 % of its fair share).
+    /// (flow, seconds from its start, or from its resume in §5.8, until its 1-s rate first
+    /// reached 80 % of its fair share).
     pub convergence_s: Vec<(usize, Option<f64>)>,
+    /// In `6-ecn`: the queueing delay p95 of the same scheme's `6-not-ect` run.
+    pub not_ect_queue_p95_ms: Option<f64>,
     /// Per 1-s bin: the capacity of flow 0's bottleneck and each flow's rate (kbit/s) and mean
     /// queueing delay (ms), for the figures.
     #[serde(skip)]
@@ -288,6 +338,9 @@ pub fn run_or_cancel(
     let mut jobs = vec![];
     for case in &CASES {
         for scheme in &o.schemes {
+            if case.id == "6-ecn" && ecn_spec(scheme).is_none() {
+                continue;
+            }
             let mut setup = setup(case.id, scheme, o)?;
             setup.net.run.tables = tables.clone();
             jobs.push((case.id, scheme.clone(), setup));
@@ -318,6 +371,15 @@ pub fn run_or_cancel(
     let mut runs = vec![];
     for r in results.into_inner().expect("results lock") {
         runs.push(r.unwrap_or(Err(SimError::Cancelled))?);
+    }
+    let not_ect: Vec<(String, Option<f64>)> = (runs.iter())
+        .filter(|r| r.case == "6-not-ect")
+        .map(|r| (r.scheme.clone(), r.windows[0].queue_p95_ms))
+        .collect();
+    for r in runs.iter_mut().filter(|r| r.case == "6-ecn") {
+        r.not_ect_queue_p95_ms = (not_ect.iter())
+            .find(|(s, _)| *s == r.scheme)
+            .and_then(|&(_, q)| q);
     }
     Ok(Rmcat {
         quick: o.quick,
@@ -418,6 +480,7 @@ const UTIL_QUEUE: Asks = Asks {
     queue: true,
     jain: false,
     shares: false,
+    ecn: false,
 };
 const FAIR: Asks = Asks {
     jain: true,
@@ -428,6 +491,14 @@ const SHARES: Asks = Asks {
     queue: false,
     jain: false,
     shares: true,
+    ecn: false,
+};
+const ECN: Asks = Asks {
+    util: false,
+    queue: false,
+    jain: false,
+    shares: false,
+    ecn: true,
 };
 
 fn pipe(label: &str, ms: u64) -> WiredLink {
@@ -443,7 +514,9 @@ type Parts = (Vec<WiredLink>, Vec<RoutedFlow>, Vec<Window>, f64);
 struct Roles {
     media: Vec<usize>,
     tcp: Vec<usize>,
-    converging: Vec<(usize, f64)>,
+    converging: Vec<(usize, f64, f64)>,
+    /// The media flows' spec, if not the scheme (`6-ecn`).
+    spec: Option<String>,
 }
 
 /// The network and windows of case `id` for `scheme`.
@@ -452,6 +525,7 @@ fn setup(id: &str, scheme: &str, o: &Options) -> Result<Setup, Error> {
     let mut roles = Roles::default();
     let (links, flows, windows, secs) = match id {
         "5.1" | "5.2" | "5.3" | "5.4" => capacity_cases(id, scheme, o, &mut roles)?,
+        "5.8" | "6-ecn" | "6-not-ect" => pause_ecn_cases(id, scheme, o, &mut roles)?,
         _ => sharing_cases(id, scheme, o, &mut roles)?,
     };
     let mut run = RunSettings::new(Duration::from_secs_f64(secs));
@@ -465,6 +539,7 @@ fn setup(id: &str, scheme: &str, o: &Options) -> Result<Setup, Error> {
     };
     Ok(Setup {
         net,
+        spec: roles.spec.unwrap_or_else(|| scheme.to_string()),
         media: roles.media,
         tcp: roles.tcp,
         windows,
@@ -551,7 +626,7 @@ fn capacity_cases(id: &str, scheme: &str, o: &Options, roles: &mut Roles) -> Res
             ];
             let starts = [0.0, 20.0 * k, 40.0 * k];
             media.extend([0, 1, 2]);
-            converging.extend([(1, 3500.0 / 2.0), (2, 3500.0 / 3.0)]);
+            converging.extend([(1, starts[1], 3500.0 / 2.0), (2, starts[2], 3500.0 / 3.0)]);
             let flows = starts
                 .iter()
                 .map(|&t| flow(scheme, t, None, 0, 1))
@@ -579,7 +654,7 @@ fn sharing_cases(id: &str, scheme: &str, o: &Options, roles: &mut Roles) -> Resu
                 media.push(i);
             }
             for i in 1..5 {
-                converging.push((i, 4000.0 / (i + 1) as f64));
+                converging.push((i, 10.0 * i as f64 * k, 4000.0 / (i + 1) as f64));
             }
             let secs = if o.quick { 150.0 } else { 300.0 };
             let window = (secs / 3.0, secs);
@@ -645,6 +720,86 @@ fn sharing_cases(id: &str, scheme: &str, o: &Options, roles: &mut Roles) -> Resu
                 Asks::default(),
             )];
             (links, vec![flow(scheme, 0.0, None, 0, 1)], w, secs)
+        }
+    })
+}
+
+/// `scheme` in its ECN mode, if it has one: NADA's ECT(0) (`ecn=true`), SCReAM's L4S
+/// (`ecn=l4s`, ECT(1)).
+pub fn ecn_spec(scheme: &str) -> Option<String> {
+    let (name, params) = scheme.split_once(':').unwrap_or((scheme, ""));
+    let ecn = match name {
+        "nada" => "ecn=true",
+        "scream" => "ecn=l4s",
+        _ => return None,
+    };
+    Some(if params.is_empty() {
+        format!("{name}:{ecn}")
+    } else {
+        format!("{name}:{params},{ecn}")
+    })
+}
+
+/// The marking queue of the §6 ECN cases for `scheme`, 300 ms at 1 Mbit/s: DualPI2 for
+/// SCReAM (its L4S mode's queue), CoDel marking ECT(0) for the others.
+fn ecn_queue(scheme: &str) -> Result<QueueSpec, Error> {
+    let bytes = (1e6 * 0.3 / 8.0) as u64;
+    let spec = if scheme.split(':').next() == Some("scream") {
+        format!("dualpi2:bytes={bytes}")
+    } else {
+        format!("codel:ecn=on,bytes={bytes}")
+    };
+    (spec.parse::<QueueSpec>()).map_err(|e| Error::Setup(format!("queue `{spec}`: {e}")))
+}
+
+/// RFC 8867 §5.8 (pause and resume) and §6's ECN usage.
+fn pause_ecn_cases(id: &str, scheme: &str, o: &Options, roles: &mut Roles) -> Result<Parts, Error> {
+    let k = if o.quick { 0.5 } else { 1.0 };
+    Ok(match id {
+        "5.8" => {
+            let m = model("const:3.5mbps")?;
+            let links = vec![
+                wired("bottleneck", Some(m), queue_300ms(3.5), 50),
+                pipe("back", 50),
+            ];
+            let (pause, resume, end) = (40.0 * k, 60.0 * k, 120.0 * k);
+            let mut flows: Vec<RoutedFlow> =
+                (0..3).map(|_| flow(scheme, 0.0, None, 0, 1)).collect();
+            flows[1].spec.pauses = vec![(
+                Duration::from_secs_f64(pause),
+                Duration::from_secs_f64(resume),
+            )];
+            roles.media.extend([0, 1, 2]);
+            roles.converging.push((1, resume, 3500.0 / 3.0));
+            let mut w = phases(&[0.0, pause], 0, &[0, 1, 2], FAIR, "before ");
+            w.extend(phases(&[pause, resume], 0, &[0, 2], FAIR, "paused "));
+            w.extend(phases(&[resume, end], 0, &[0, 1, 2], FAIR, "resumed "));
+            (links, flows, w, end)
+        }
+        _ => {
+            let m = model(&steps(
+                &[(1.0, 0.0), (2.5, 40.0), (0.6, 60.0), (1.0, 80.0)],
+                k,
+            ))?;
+            let links = vec![
+                wired("bottleneck", Some(m), ecn_queue(scheme)?, 50),
+                pipe("back", 50),
+            ];
+            let ecn = id == "6-ecn";
+            let spec = if ecn {
+                ecn_spec(scheme)
+                    .ok_or_else(|| Error::Setup(format!("`{scheme}` has no ECN mode")))?
+            } else {
+                scheme.to_string()
+            };
+            check_scheme(&spec)?;
+            roles.media.push(0);
+            let secs = 100.0 * k;
+            let asks = if ecn { ECN } else { Asks::default() };
+            let w = vec![settled(&format!("0–{secs:.0} s"), (0.0, secs), &[0], asks)];
+            let flows = vec![flow(&spec, 0.0, None, 0, 1)];
+            roles.spec = Some(spec);
+            (links, flows, w, secs)
         }
     })
 }
@@ -723,7 +878,16 @@ fn measure_window(s: &Setup, w: &Window, r: &NetworkResult) -> WindowResult {
         .filter(|p| p.sent() >= a && p.sent() < b)
         .collect();
     let lost = sent.iter().filter(|p| p.dropped.is_some()).count();
+    let ce_marks = (r.log.packets.iter().filter(mine))
+        .filter(|p| p.delivered.is_some_and(|d| d >= a && d < b))
+        .filter(|p| p.header.ecn == wisp_core::packet::Ecn::Ce)
+        .count() as u64;
+    let dropped = |why| sent.iter().filter(|p| p.reason == why).count() as u64;
     WindowResult {
+        ce_marks,
+        aqm_drops: dropped(DropReason::Aqm),
+        queue_drops: dropped(DropReason::Queue),
+        sent: sent.len() as u64,
         window: w.clone(),
         capacity_kbps,
         utilization: (flow_kbps.iter().sum::<f64>() + tcp_kbps) / capacity_kbps,
@@ -761,8 +925,7 @@ fn measure(case: &'static str, scheme: &str, s: &Setup, r: &NetworkResult) -> Ca
     let windows = s.windows.iter().map(|w| measure_window(s, w, r)).collect();
     let end = s.net.run.duration.as_secs_f64();
     let convergence_s = (s.converging.iter())
-        .map(|&(f, share)| {
-            let start = s.net.flows[f].spec.start.as_secs_f64();
+        .map(|&(f, start, share)| {
             let t = (0..((end - start - 1.0) * 10.0).max(0.0) as usize)
                 .map(|i| start + i as f64 / 10.0)
                 .find(|&t| kbps(r, f, t, t + 1.0) >= 0.8 * share)
@@ -773,8 +936,10 @@ fn measure(case: &'static str, scheme: &str, s: &Setup, r: &NetworkResult) -> Ca
     CaseRun {
         case,
         scheme: scheme.to_string(),
+        spec: s.spec.clone(),
         windows,
         convergence_s,
+        not_ect_queue_p95_ms: None,
         series: media_and_tcp(&r.series, &s.media, &s.tcp),
         media: s.media.clone(),
     }
@@ -823,6 +988,9 @@ impl CaseRun {
         let scope = |w: &WindowResult| format!("{} {} {}", self.case, self.scheme, w.window.label);
         for w in &self.windows {
             let a = w.window.asks;
+            if a.ecn {
+                out.extend(self.ecn_checks(w));
+            }
             if a.util {
                 out.push(Check {
                     id: Some("utilization"),
@@ -893,6 +1061,58 @@ impl CaseRun {
             }
         }
         out
+    }
+}
+
+impl CaseRun {
+    /// The checks of an ECN-capable flow behind a marking queue (window `w`).
+    fn ecn_checks(&self, w: &WindowResult) -> Vec<Check> {
+        let scope = format!("{} {} {}", self.case, self.scheme, w.window.label);
+        let q = w.queue_p95_ms;
+        let reference = self.not_ect_queue_p95_ms;
+        vec![
+            Check {
+                id: Some("ecn-marks"),
+                scope: Some(scope.clone()),
+                claim: format!("{scope}: {} is told of congestion by CE marks", self.spec),
+                expected: "> 0 CE marks".into(),
+                measured: format!("{} CE marks", w.ce_marks),
+                met: w.ce_marks > 0,
+                not_applicable: None,
+            },
+            Check {
+                id: Some("ecn-loss"),
+                scope: Some(scope.clone()),
+                claim: format!(
+                    "{scope}: {} sees next to no AQM drops: the queue marks it instead",
+                    self.spec
+                ),
+                expected: format!("AQM drops ≤ {:.1} % of packets", 100.0 * ECN_LOSS_MAX),
+                measured: format!(
+                    "{} AQM drops of {} packets; loss {:.3} % ({} at enqueue: the queue's limit)",
+                    w.aqm_drops,
+                    w.sent,
+                    100.0 * w.loss,
+                    w.queue_drops
+                ),
+                met: (w.aqm_drops as f64) <= ECN_LOSS_MAX * w.sent as f64,
+                not_applicable: None,
+            },
+            Check {
+                id: Some("ecn-queue"),
+                scope: Some(scope.clone()),
+                claim: format!(
+                    "{scope}: {} queues no longer than Not-ECT: queueing delay p95 against 6-not-ect",
+                    self.spec
+                ),
+                expected: format!("≤ {ECN_QUEUE_SLACK} × {}", fmt_ms(reference)),
+                measured: fmt_ms(q),
+                met: q
+                    .zip(reference)
+                    .is_some_and(|(q, r)| q <= ECN_QUEUE_SLACK * r),
+                not_applicable: None,
+            },
+        ]
     }
 }
 
@@ -973,6 +1193,21 @@ mod tests {
                 packets: None,
                 bytes: Some(37_500)
             })
+        );
+        // §5.8: flow 1 pauses over 40–60 s, the others never.
+        let s = setup("5.8", "gcc", &o).unwrap();
+        let pauses: Vec<_> = s.net.flows.iter().map(|f| f.spec.pauses.clone()).collect();
+        let w = (Duration::from_secs(40), Duration::from_secs(60));
+        assert_eq!(pauses, [vec![], vec![w], vec![]]);
+        // §6: the scheme's ECN mode behind its marking queue; none for a scheme without one.
+        let s = setup("6-ecn", "scream", &o).unwrap();
+        assert_eq!(s.spec, "scream:ecn=l4s");
+        assert!(matches!(s.net.links[0].queue, QueueSpec::DualPi2(_)));
+        assert_eq!(setup("6-not-ect", "nada", &o).unwrap().spec, "nada");
+        assert!(setup("6-ecn", "gcc", &o).is_err());
+        assert_eq!(
+            ecn_spec("nada:xref-ms=10").as_deref(),
+            Some("nada:xref-ms=10,ecn=true")
         );
         assert!(setup("5.9", "gcc", &o).is_err());
         assert!(setup("5.1", "no-such-scheme", &o).is_err());

@@ -79,6 +79,11 @@ pub struct FlowSpec {
     /// once its receiver has them all (`None`: always backlogged; a media flow ignores it).
     /// Short TCP downloads (RFC 8868 §6.1, RFC 8867 §5.7) are flows with a size.
     pub bytes: Option<u64>,
+    /// Windows `[from, to)` (from the run's start) in which the flow's source offers nothing:
+    /// a call captures no frame and no audio, a bulk flow has nothing to send. The sender
+    /// goes on (its controller, timers and feedback): it only has no data. RFC 8867 §5.8's
+    /// media pause and resume is a flow with one window.
+    pub pauses: Vec<(Duration, Duration)>,
 }
 
 impl FlowSpec {
@@ -88,6 +93,7 @@ impl FlowSpec {
             start: Duration::ZERO,
             stop: None,
             bytes: None,
+            pauses: vec![],
         }
     }
 }
@@ -1126,6 +1132,9 @@ impl Flow {
         if let Some(bytes) = spec.bytes {
             sender.source_mut().limit(bytes);
         }
+        for &(from, to) in &spec.pauses {
+            (sender.source_mut()).pause(Instant::ZERO + from, Instant::ZERO + to);
+        }
         Ok(Flow {
             sender,
             receiver,
@@ -1351,6 +1360,40 @@ mod topology_tests {
             last_sent < Instant::ZERO + Duration::from_secs(1),
             "{last_sent:?}"
         );
+    }
+
+    /// A paused flow sends nothing in its pause and resumes after it: a 1 Mbit/s cbr flow
+    /// paused over 2–4 s of 6 s sends its rate before and after, no packet in between, and
+    /// its first packet after the pause leaves at the resume.
+    #[test]
+    fn a_paused_cbr_flow_sends_nothing_in_its_pause_and_resumes_after() {
+        let links = vec![
+            wired("link", Some("const:4mbps"), 20),
+            wired("back", None, 20),
+        ];
+        let mut f = flow("cbr:rate-kbps=1000", &[0], &[1]);
+        f.spec.pauses = vec![(Duration::from_secs(2), Duration::from_secs(4))];
+        let log = simulate_network(&network(links, vec![f], 6), None).unwrap();
+        let s = |t: f64| Instant::ZERO + Duration::from_secs_f64(t);
+        let sent_in = |a: f64, b: f64| {
+            (log.packets.iter())
+                .filter(|p| p.sent() >= s(a) && p.sent() < s(b))
+                .map(|p| p.header.size.bytes())
+                .sum::<u64>() as f64
+                * 8.0
+                / (b - a)
+                / 1e3
+        };
+        assert_eq!(sent_in(2.0, 4.0), 0.0);
+        for (a, b) in [(0.0, 2.0), (4.0, 6.0)] {
+            let kbps = sent_in(a, b);
+            assert!((950.0..1050.0).contains(&kbps), "{a}–{b} s: {kbps} kbit/s");
+        }
+        let resumed = (log.packets.iter().map(|p| p.sent()))
+            .filter(|&t| t >= s(2.0))
+            .min()
+            .unwrap();
+        assert!(resumed < s(4.02), "{resumed:?}");
     }
 
     #[test]
@@ -1626,6 +1669,7 @@ mod network_properties {
                             start: Duration::from_secs(start),
                             stop: None,
                             bytes: None,
+                            pauses: vec![],
                         },
                         dscp,
                         data,
