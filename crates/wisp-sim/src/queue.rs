@@ -31,7 +31,6 @@ pub mod dualpi2;
 pub use dualpi2::{DualPi2Params, Gain};
 
 use rand::{Rng, RngExt};
-use std::collections::VecDeque;
 use std::str::FromStr;
 use wisp_core::packet::Ecn;
 use wisp_core::spec::{ItemError, key_values};
@@ -416,11 +415,11 @@ struct PieState {
 #[derive(Clone, Debug)]
 pub struct Queue {
     spec: QueueSpec,
-    items: VecDeque<Queued>,
-    bytes: u64,
+    /// The packets (not DualPI2's: its two queues hold them).
+    fifo: dualpi2::Fifo,
     codel: CodelState,
     pie: PieState,
-    /// DualPI2's two queues and controller (its packets are there, not in `items`).
+    /// DualPI2's two queues and controller (its packets are there, not in `fifo`).
     dual: Option<Box<dualpi2::DualPi2>>,
     mtu: u64,
 }
@@ -437,8 +436,7 @@ impl Queue {
         };
         Queue {
             spec,
-            items: VecDeque::new(),
-            bytes: 0,
+            fifo: dualpi2::Fifo::default(),
             codel: CodelState::default(),
             pie,
             dual: match spec {
@@ -451,14 +449,14 @@ impl Queue {
 
     /// Packets waiting (in both of DualPI2's queues).
     pub fn len(&self) -> usize {
-        self.items.len() + self.dual.as_ref().map_or(0, |d| d.len())
+        self.fifo.items.len() + self.dual.as_ref().map_or(0, |d| d.len())
     }
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
     /// Bytes waiting (in both of DualPI2's queues).
     pub fn bytes(&self) -> u64 {
-        self.bytes + self.dual.as_ref().map_or(0, |d| d.bytes())
+        self.fifo.bytes + self.dual.as_ref().map_or(0, |d| d.bytes())
     }
 
     /// DualPI2's controller state, for a queue of that kind.
@@ -485,15 +483,15 @@ impl Queue {
             QueueSpec::DropTail(l)
             | QueueSpec::Codel(CodelParams { limits: l, .. })
             | QueueSpec::Step(StepParams { limits: l, .. }) => {
-                if l.exceeded(self.items.len() as u64 + 1, self.bytes + size) {
+                if l.exceeded(self.fifo.items.len() as u64 + 1, self.fifo.bytes + size) {
                     dropped.push(p.id);
                     return;
                 }
             }
             QueueSpec::DropHead(l) => {
-                self.push(p);
-                while l.exceeded(self.items.len() as u64, self.bytes) {
-                    match self.pop() {
+                self.fifo.push(p);
+                while l.exceeded(self.fifo.items.len() as u64, self.fifo.bytes) {
+                    match self.fifo.pop() {
                         Some(h) => dropped.push(h.id),
                         None => break,
                     }
@@ -503,7 +501,7 @@ impl Queue {
             QueueSpec::Pie(params) => {
                 if params
                     .limits
-                    .exceeded(self.items.len() as u64 + 1, self.bytes + size)
+                    .exceeded(self.fifo.items.len() as u64 + 1, self.fifo.bytes + size)
                 {
                     dropped.push(p.id);
                     return;
@@ -521,7 +519,7 @@ impl Queue {
                 }
             }
         }
-        self.push(p);
+        self.fifo.push(p);
     }
 
     /// Takes the head packet for transmission at `now` (with its ECN codepoint as it leaves:
@@ -537,10 +535,10 @@ impl Queue {
             QueueSpec::Codel(c) => self.codel_dequeue(now, c, dropped),
             QueueSpec::Pie(params) => {
                 self.pie_update(now, params);
-                self.pop()
+                self.fifo.pop()
             }
             QueueSpec::Step(params) => {
-                let mut p = self.pop()?;
+                let mut p = self.fifo.pop()?;
                 if now - p.enqueued >= params.threshold {
                     p.ecn = p.ecn.marked();
                 }
@@ -550,30 +548,19 @@ impl Queue {
                 let dual = self.dual.as_mut().expect("DualPI2 state");
                 dual.dequeue(now, rng, dropped)
             }
-            _ => self.pop(),
+            _ => self.fifo.pop(),
         }
-    }
-
-    fn push(&mut self, p: Queued) {
-        self.bytes += u64::from(p.size);
-        self.items.push_back(p);
-    }
-
-    fn pop(&mut self) -> Option<Queued> {
-        let p = self.items.pop_front()?;
-        self.bytes -= u64::from(p.size);
-        Some(p)
     }
 
     /// RFC 8289 §5.5 `dodequeue`: the head packet and whether CoDel may drop it.
     fn codel_dodequeue(&mut self, now: Instant, c: CodelParams) -> (Option<Queued>, bool) {
-        let Some(p) = self.pop() else {
+        let Some(p) = self.fifo.pop() else {
             self.codel.first_above_time = None;
             return (None, false);
         };
         let sojourn = now - p.enqueued;
         let mut ok_to_drop = false;
-        if sojourn < c.target || self.bytes <= self.mtu {
+        if sojourn < c.target || self.fifo.bytes <= self.mtu {
             self.codel.first_above_time = None;
         } else {
             match self.codel.first_above_time {
@@ -651,7 +638,8 @@ impl Queue {
     }
 
     fn pie_qdelay(&self, now: Instant) -> Duration {
-        self.items
+        self.fifo
+            .items
             .front()
             .map_or(Duration::ZERO, |h| now - h.enqueued)
     }
@@ -707,7 +695,7 @@ impl Queue {
         if s.qdelay_old < params.target / 2 && s.drop_prob < 0.2 {
             return false;
         }
-        if self.bytes <= 2 * self.mtu {
+        if self.fifo.bytes <= 2 * self.mtu {
             return false;
         }
         rng.random::<f64>() < s.drop_prob
@@ -977,6 +965,7 @@ mod tests {
                     let p = queue.pie.drop_prob;
                     let was_dropped = dropped.last() == Some(&id);
                     let was_marked = queue
+                        .fifo
                         .items
                         .back()
                         .is_some_and(|b| b.id == id && b.ecn == Ecn::Ce);

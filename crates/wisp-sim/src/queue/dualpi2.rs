@@ -133,20 +133,21 @@ pub struct DualPi2Counts {
     pub tail_dropped: u64,
 }
 
-/// One of DualPI2's two FIFOs.
+/// A FIFO of packets and its bytes: each of DualPI2's two queues, and the one of every other
+/// discipline ([`Queue`](super::Queue)).
 #[derive(Clone, Debug, Default)]
-struct Fifo {
-    items: VecDeque<Queued>,
-    bytes: u64,
+pub(super) struct Fifo {
+    pub(super) items: VecDeque<Queued>,
+    pub(super) bytes: u64,
 }
 
 impl Fifo {
-    fn push(&mut self, p: Queued) {
+    pub(super) fn push(&mut self, p: Queued) {
         self.bytes += u64::from(p.size);
         self.items.push_back(p);
     }
 
-    fn pop(&mut self) -> Option<Queued> {
+    pub(super) fn pop(&mut self) -> Option<Queued> {
         let p = self.items.pop_front()?;
         self.bytes -= u64::from(p.size);
         Some(p)
