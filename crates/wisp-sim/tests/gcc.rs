@@ -1,5 +1,7 @@
 //! Scenario tests of GCC and the packet-grouping pre-filter (run them with `--release`).
 
+// Each scenario test file uses part of the shared helpers.
+#[allow(dead_code)]
 #[path = "common/gcc.rs"]
 mod gcc_common;
 

@@ -3,6 +3,8 @@
 //! goog_cc_network_control_unittest.cc`, read in WebKit's copy at commit 07a67793), and the
 //! RFC 8867 §5.1 capacity steps. Run them with `--release`.
 
+// Each scenario test file uses part of the shared helpers.
+#[allow(dead_code)]
 #[path = "common/gcc.rs"]
 mod gcc_common;
 

@@ -10,10 +10,9 @@
 #[path = "common/gcc.rs"]
 mod gcc_common;
 
-use gcc_common::{link, queue_p95, utilisation};
+use gcc_common::{flow_kbps, flows_run, jain, link, queue_p95, time_to, utilisation};
 use wisp_core::{Duration, Instant};
-use wisp_sim::run::{RunResult, run};
-use wisp_sim::sim::{FlowSpec, Scenario};
+use wisp_sim::run::RunResult;
 
 /// `spec` flows starting at `starts` (s) over `link_spec` for `secs`, 50 ms each way, behind a
 /// drop-tail queue of `queue_bytes`.
@@ -25,54 +24,7 @@ fn scream_run(
     queue_bytes: u64,
 ) -> RunResult {
     let queue = format!("droptail:bytes={queue_bytes}");
-    scream_run_queue(spec, link_spec, starts, secs, &queue, 50)
-}
-
-/// As [`scream_run`], behind the queue `queue` (a `--queue` spec), `one_way_ms` each way.
-fn scream_run_queue(
-    spec: &str,
-    link_spec: &str,
-    starts: &[u64],
-    secs: u64,
-    queue: &str,
-    one_way_ms: u64,
-) -> RunResult {
-    let flow = |start: u64| FlowSpec {
-        start: Duration::from_secs(start),
-        ..FlowSpec::new(spec.parse().unwrap())
-    };
-    let mut s = Scenario::new(link(link_spec), spec.parse().unwrap());
-    s.flows = starts.iter().map(|&t| flow(t)).collect();
-    s.delay = Duration::from_millis(one_way_ms);
-    s.queue = queue.parse().unwrap();
-    s.run.duration = Duration::from_secs(secs);
-    s.run.seed = 1;
-    run(&s, None).unwrap()
-}
-
-/// Flow `flow`'s delivered kbit/s over [from, to) s.
-fn flow_kbps(r: &RunResult, flow: u16, from: f64, to: f64) -> f64 {
-    let at = |s: f64| Instant::ZERO + Duration::from_secs_f64(s);
-    let bytes: u64 = (r.log.packets.iter())
-        .filter(|p| p.flow == flow && p.delivered.is_some_and(|d| d >= at(from) && d < at(to)))
-        .map(|p| p.header.size.bytes())
-        .sum();
-    bytes as f64 * 8.0 / 1000.0 / (to - from)
-}
-
-/// The first time (s) flow 0's delivered rate over a 1-s window reaches `kbps`.
-fn time_to(r: &RunResult, kbps: f64, until: u64) -> Option<f64> {
-    (0..until * 10)
-        .map(|t| f64::from(t as u32) / 10.0)
-        .find(|&t| flow_kbps(r, 0, t, t + 1.0) >= kbps)
-        .map(|t| t + 1.0)
-}
-
-/// Jain's fairness index of `rates`: (Σx)² / (n·Σx²), 1 when all are equal.
-fn jain(rates: &[f64]) -> f64 {
-    let sum: f64 = rates.iter().sum();
-    let squares: f64 = rates.iter().map(|x| x * x).sum();
-    sum * sum / (rates.len() as f64 * squares)
+    flows_run(spec, link_spec, starts, secs, &queue, 50)
 }
 
 /// A single flow on `const:2mbps`, 50 ms each way, a 300-ms queue (75 kB): its delivered rate
@@ -197,8 +149,7 @@ fn marked(r: &RunResult, from: f64, to: f64) -> (usize, usize) {
 fn l4s_on_ericssons_100_mbps_dualpi2_bottleneck() {
     const ERICSSON: [(u64, f64); 5] = [(5, 79.0), (10, 78.0), (25, 78.0), (50, 76.0), (100, 71.0)];
     let model = link("const:100mbps");
-    let run =
-        |spec, rtt: u64| scream_run_queue(spec, "const:100mbps", &[0], 120, "dualpi2", rtt / 2);
+    let run = |spec, rtt: u64| flows_run(spec, "const:100mbps", &[0], 120, "dualpi2", rtt / 2);
     let mut within = vec![];
     for (rtt, mbps) in ERICSSON {
         let r = run("scream:ecn=l4s,max-kbps=200000", rtt);

@@ -1,12 +1,14 @@
-//! What the GCC scenario tests (`gcc.rs`, `goog_cc.rs`) share: links by spec, the RFC 8867 §5.1-style capacity steps, and
-//! the utilisation and queueing-delay figures they check.
+//! What the scenario tests of the media schemes (`gcc.rs`, `goog_cc.rs`, `nada.rs`,
+//! `scream.rs`) share: links by spec, the RFC 8867 §5.1-style capacity steps, runs of one
+//! scheme's flows, and the utilisation, queueing-delay, per-flow rate and fairness figures they
+//! check.
 
 use wisp_core::stats::quantiles;
 use wisp_core::{Duration, Instant};
 use wisp_sim::link::{LinkModel, LinkSpec};
 use wisp_sim::queue::QueueSpec;
 use wisp_sim::run::{RunResult, run};
-use wisp_sim::sim::Scenario;
+use wisp_sim::sim::{FlowSpec, Scenario};
 
 pub fn link(spec: &str) -> LinkModel {
     spec.parse::<LinkSpec>().unwrap().load().unwrap()
@@ -65,4 +67,53 @@ pub fn step_run(scheme: &str, queue: QueueSpec, seed: u64) -> (RunResult, LinkMo
     s.queue = queue;
     s.run.seed = seed;
     (run(&s, None).unwrap(), model)
+}
+
+/// Flows of `spec` starting at `starts` (s) over `link_spec` for `secs`, `one_way_ms` each way,
+/// behind the queue `queue` (a `--queue` spec); seed 1.
+pub fn flows_run(
+    spec: &str,
+    link_spec: &str,
+    starts: &[u64],
+    secs: u64,
+    queue: &str,
+    one_way_ms: u64,
+) -> RunResult {
+    let flow = |start: u64| FlowSpec {
+        start: Duration::from_secs(start),
+        ..FlowSpec::new(spec.parse().unwrap())
+    };
+    let mut s = Scenario::new(link(link_spec), spec.parse().unwrap());
+    s.flows = starts.iter().map(|&t| flow(t)).collect();
+    s.delay = Duration::from_millis(one_way_ms);
+    s.queue = queue.parse().unwrap();
+    s.run.duration = Duration::from_secs(secs);
+    s.run.seed = 1;
+    run(&s, None).unwrap()
+}
+
+/// Flow `flow`'s delivered kbit/s over [from, to) s.
+pub fn flow_kbps(r: &RunResult, flow: u16, from: f64, to: f64) -> f64 {
+    let (a, b) = window(from, to);
+    let bytes: u64 = (r.log.packets.iter())
+        .filter(|p| p.flow == flow && p.delivered.is_some_and(|d| d >= a && d < b))
+        .map(|p| p.header.size.bytes())
+        .sum();
+    bytes as f64 * 8.0 / 1000.0 / (to - from)
+}
+
+/// The first time (s) flow 0's delivered rate over a 1-s window reaches `kbps`, looking at
+/// windows that start in the first `until` s (every 100 ms).
+pub fn time_to(r: &RunResult, kbps: f64, until: u64) -> Option<f64> {
+    (0..until * 10)
+        .map(|t| f64::from(t as u32) / 10.0)
+        .find(|&t| flow_kbps(r, 0, t, t + 1.0) >= kbps)
+        .map(|t| t + 1.0)
+}
+
+/// Jain's fairness index of `rates`: (Σx)² / (n·Σx²), 1 when all are equal.
+pub fn jain(rates: &[f64]) -> f64 {
+    let sum: f64 = rates.iter().sum();
+    let squares: f64 = rates.iter().map(|x| x * x).sum();
+    sum * sum / (rates.len() as f64 * squares)
 }
