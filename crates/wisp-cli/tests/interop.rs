@@ -176,7 +176,7 @@ fn pions_gcc_follows_a_2_mbps_link_on_wisps_transport_wide_feedback() {
         return;
     }
     let Some(pion) = pion(t) else { return };
-    let _real_time = real_time();
+    let _real_time = real_time_shared();
     let secs = 20;
     let (samples, summary, wisp) = pion_to_wisp(&pion, "const:2mbps", secs);
     feedback_flowed(&summary, &wisp, f64::from(secs));
@@ -210,7 +210,7 @@ fn pions_gcc_drops_within_2_s_of_a_step_to_0_6_mbps() {
         return;
     }
     let Some(pion) = pion(t) else { return };
-    let _real_time = real_time();
+    let _real_time = real_time_shared();
     let (secs, step) = (14, 10.0);
     let (samples, summary, wisp) = pion_to_wisp(&pion, "steps:2mbps@0,0.6mbps@10s", secs);
     feedback_flowed(&summary, &wisp, f64::from(secs));
@@ -259,7 +259,7 @@ fn pion_parses_every_packet_of_a_wisp_gcc_session() {
         return;
     }
     let Some(pion) = pion(t) else { return };
-    let _real_time = real_time();
+    let _real_time = real_time_shared();
     // wisp send (in the namespace) → uplink → pion relay on the host → wisp recv on loopback;
     // wisp recv's RTCP (RR, REMB, …) → relay → downlink → wisp send. The relay parses every
     // datagram of both directions with pion's parsers before passing it on unchanged.
@@ -382,7 +382,7 @@ fn follows_a_2_mbps_link_on_pions_feedback(t: &str, scheme: &str) {
         return;
     }
     let Some(pion) = pion(t) else { return };
-    let _real_time = real_time();
+    let _real_time = real_time_shared();
     let secs = 25;
     // pion's receiver on the host: parses every datagram and answers the RTP with pion's
     // transport-wide feedback (every 50 ms) to where it came from.
@@ -471,7 +471,7 @@ wisp send: {sent}"
 #[test]
 fn wisp_gcc_twcc_reads_its_own_receivers_and_standard_feedback_over_loopback() {
     // No root, no Go: the loop runs against both receivers, and the feedback moves the target.
-    let _real_time = real_time();
+    let _real_time = real_time_shared();
     for standard_only in [false, true] {
         let port = free_port();
         let addr = format!("127.0.0.1:{port}");
@@ -507,7 +507,7 @@ fn pion_and_wisp_recv_twcc_over_loopback() {
     // Without root: the feedback loop on loopback (no link, so no rate figure to check).
     let t = "pion_and_wisp_recv_twcc_over_loopback";
     let Some(pion) = pion(t) else { return };
-    let _real_time = real_time();
+    let _real_time = real_time_shared();
     let port = free_port();
     let recv = spawn(Command::new(bin()).args([
         "recv",

@@ -293,7 +293,7 @@ fn ping_pair_through_wifi_wmm_matches_the_emulators_queue() {
     if !privileged(t) {
         return;
     }
-    let _real_time = real_time();
+    let _real_time = real_time_shared();
 
     let (v, log) = run_through_link(true, false);
     assert_eq!(v["socket"], "raw", "{v}");
@@ -417,7 +417,7 @@ fn kwikr_call_with_ping_pair_matches_the_simulator() {
     if !privileged(t) {
         return;
     }
-    let _real_time = real_time();
+    let _real_time = real_time_shared();
     let port = free_port().to_string();
     let (spec, secs) = (call_spec(), call_secs());
     let script = format!(

@@ -99,29 +99,60 @@ pub fn assert_claims_met(
 }
 
 /// Tests whose figures depend on timing (delays, rates) or that load the machine with traffic
-/// take this lock, so that the harness's threads never run two of them at once on a small
-/// machine (one would disturb the other's figures). Each test binary has its own.
-static REAL_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+/// take a share of this test binary's real-time slots before they start, so that the
+/// harness's threads never run two heavy ones at once on a small machine (one would disturb
+/// the other's figures). [`real_time`] takes every slot: the test runs alone among them (bulk
+/// traffic, probe trains whose dispersion is the figure, video encoding, many flows at once).
+/// [`real_time_shared`] takes one: two such tests may overlap. It is for tests that mostly
+/// wait (a few flows at a few Mbit/s for tens of seconds, pings) and whose tolerances are in
+/// milliseconds or percent, which a second light test's microseconds of CPU do not reach.
+/// Each test binary has its own slots.
+const REAL_TIME_SLOTS: u32 = 2;
+static REAL_TIME_FREE: std::sync::Mutex<u32> = std::sync::Mutex::new(REAL_TIME_SLOTS);
+static REAL_TIME_FREED: std::sync::Condvar = std::sync::Condvar::new();
 
+/// The real-time slots, all of them: no other real-time test runs meanwhile.
 pub fn real_time() -> RealTime {
-    let lock = REAL_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    take_slots(REAL_TIME_SLOTS)
+}
+
+/// One real-time slot: another light real-time test may run beside this one
+/// ([`REAL_TIME_SLOTS`]).
+pub fn real_time_shared() -> RealTime {
+    take_slots(1)
+}
+
+fn take_slots(n: u32) -> RealTime {
+    let mut free = REAL_TIME_FREE.lock().unwrap_or_else(|e| e.into_inner());
+    while *free < n {
+        free = REAL_TIME_FREED
+            .wait(free)
+            .unwrap_or_else(|e| e.into_inner());
+    }
+    *free -= n;
     RealTime {
-        _lock: lock,
+        slots: n,
         since: std::time::Instant::now(),
     }
 }
 
-/// The [`real_time`] lock, held by one test. When the test ends it appends a line to
-/// `target/tmp/real-time-tests.tsv`: the test's name (libtest names its thread after it), the
-/// seconds it held the lock, and the time: what `scripts/test.sh` ranks the slowest tests by.
+/// Real-time slots held by one test ([`real_time`], [`real_time_shared`]). When the test ends
+/// it gives them back and appends a line to `target/tmp/real-time-tests.tsv`: the test's name
+/// (libtest names its thread after it), the seconds it held them, and the time: what
+/// `scripts/test.sh` ranks the slowest tests by.
 pub struct RealTime {
-    _lock: std::sync::MutexGuard<'static, ()>,
+    slots: u32,
     since: std::time::Instant,
 }
 
 impl Drop for RealTime {
     fn drop(&mut self) {
         use std::io::Write;
+        {
+            let mut free = REAL_TIME_FREE.lock().unwrap_or_else(|e| e.into_inner());
+            *free += self.slots;
+            REAL_TIME_FREED.notify_all();
+        }
         let name = std::thread::current().name().unwrap_or("?").to_string();
         let secs = self.since.elapsed().as_secs_f64();
         let at = std::time::SystemTime::now()
