@@ -178,6 +178,38 @@ pub fn flow_metrics(
         .expect("no cancel point, never cancelled")
 }
 
+/// What a flow's metrics need of its link alone, not of the run: the ideal sender's 95%
+/// end-to-end delay and the bytes the link offers, over the flow's measurement window. It
+/// depends on the link, the window and the delay only, so a run can compute it while the
+/// simulation runs ([`crate::run`]).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct LinkWindow {
+    pub ideal_e2e_delay_p95_ms: Option<f64>,
+    pub capacity_bytes: f64,
+}
+
+/// The measurement window *W* of a flow sending over `[start, stop)` ([module](self)).
+fn window(ctx: &MetricsContext<'_>, start: Instant, stop: Instant) -> (Instant, Instant) {
+    let from = (Instant::ZERO + ctx.warmup).max(start);
+    (from, ctx.end.min(stop).max(from))
+}
+
+/// [`LinkWindow`] for a flow sending over `interval` (`[start, stop)`), with a cancel point in
+/// the ideal sender's loop.
+pub fn link_window_or_cancel(
+    ctx: &MetricsContext<'_>,
+    (start, stop): (Instant, Instant),
+    cancel: Option<Cancel<'_>>,
+) -> Result<LinkWindow, SimError> {
+    let (from, to) = window(ctx, start, stop);
+    let ideal = ideal_e2e_delay_p95_ms_in(&mut Vec::new(), ctx, from, to, cancel)?;
+    let capacity_bytes: f64 = ctx.link.capacity_bins(from, to, to - from).iter().sum();
+    Ok(LinkWindow {
+        ideal_e2e_delay_p95_ms: ideal,
+        capacity_bytes,
+    })
+}
+
 /// [`flow_metrics`] with a cancel point in its long loops (the end-to-end delays' milliseconds:
 /// [`e2e_delay_p95_ms_or_cancel`]); `interval` is the flow's `[start, stop)`.
 pub fn flow_metrics_or_cancel(
@@ -185,11 +217,25 @@ pub fn flow_metrics_or_cancel(
     ctx: &MetricsContext<'_>,
     flow: usize,
     scheme: String,
-    (start, stop): (Instant, Instant),
+    interval: (Instant, Instant),
     cancel: Option<Cancel<'_>>,
 ) -> Result<FlowMetrics, SimError> {
-    let from = (Instant::ZERO + ctx.warmup).max(start);
-    let to = ctx.end.min(stop).max(from);
+    let link = link_window_or_cancel(ctx, interval, cancel)?;
+    flow_metrics_given(log, ctx, flow, scheme, interval, link, cancel)
+}
+
+/// [`flow_metrics_or_cancel`] given what its link offered over the window
+/// ([`link_window_or_cancel`]).
+pub fn flow_metrics_given(
+    log: &RunLog,
+    ctx: &MetricsContext<'_>,
+    flow: usize,
+    scheme: String,
+    (start, stop): (Instant, Instant),
+    link: LinkWindow,
+    cancel: Option<Cancel<'_>>,
+) -> Result<FlowMetrics, SimError> {
+    let (from, to) = window(ctx, start, stop);
     let w = (to - from).as_secs_f64();
     let mut delivered_bytes = 0u64;
     let mut owd = Vec::new();
@@ -217,11 +263,9 @@ pub fn flow_metrics_or_cancel(
         }
     }
     deliveries.sort_unstable();
-    let mut ages = Vec::new();
-    let e2e = e2e_delay_p95_ms_in(&mut ages, deliveries.iter().copied(), from, to, cancel)?;
-    let ideal = ideal_e2e_delay_p95_ms_in(&mut ages, ctx, from, to, cancel)?;
-    drop(ages);
-    let capacity_bytes: f64 = ctx.link.capacity_bins(from, to, to - from).iter().sum();
+    let e2e = e2e_delay_p95_ms_or_cancel(deliveries.iter().copied(), from, to, cancel)?;
+    let ideal = link.ideal_e2e_delay_p95_ms;
+    let capacity_bytes = link.capacity_bytes;
     let throughput_kbps = if w > 0.0 {
         delivered_bytes as f64 * 8.0 / w / 1e3
     } else {
@@ -295,7 +339,23 @@ pub fn time_series(
     end: Instant,
     bin: Duration,
 ) -> TimeSeries {
-    let cap = link.capacity_bins(Instant::ZERO, end, bin);
+    time_series_given(
+        log,
+        link.capacity_bins(Instant::ZERO, end, bin),
+        flows,
+        end,
+        bin,
+    )
+}
+
+/// [`time_series`] given the link's bytes per bin (`link.capacity_bins(0, end, bin)`).
+pub fn time_series_given(
+    log: &RunLog,
+    cap: Vec<f64>,
+    flows: usize,
+    end: Instant,
+    bin: Duration,
+) -> TimeSeries {
     let n = cap.len();
     let bin_s = bin.as_secs_f64();
     let index = |t: Instant| ((t.as_nanos() / bin.as_nanos()) as usize).min(n.saturating_sub(1));

@@ -3,7 +3,8 @@
 use crate::link::LinkModel;
 use crate::log::RunLog;
 use crate::metrics::{
-    FlowMetrics, MetricsContext, TimeSeries, flow_metrics_or_cancel, time_series,
+    FlowMetrics, MetricsContext, TimeSeries, flow_metrics_given, link_window_or_cancel,
+    time_series_given,
 };
 use crate::options::RunOptions;
 use crate::sim::{
@@ -12,7 +13,8 @@ use crate::sim::{
 };
 use crate::wifi::link::WifiSpec;
 use serde::Serialize;
-use wisp_core::{Bitrate, Instant};
+use std::sync::atomic::{AtomicBool, Ordering};
+use wisp_core::{Bitrate, Duration, Instant};
 
 /// The summary of a run (what `wisp run --json` prints).
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -53,7 +55,6 @@ pub fn run_or_cancel(
     progress: Option<Progress<'_>>,
     cancel: Option<Cancel<'_>>,
 ) -> Result<RunResult, SimError> {
-    let log = simulate_or_cancel(scenario, progress, cancel)?;
     let ctx = MetricsContext {
         link: &scenario.forward,
         delay: scenario.delay,
@@ -61,23 +62,20 @@ pub fn run_or_cancel(
         end: scenario.run.end(),
         warmup: scenario.run.warmup,
     };
-    let flows = scenario
-        .flows
-        .iter()
-        .enumerate()
-        .map(|(i, f)| {
-            let start = Instant::ZERO + f.start;
-            let stop = f.stop.map_or(Instant::MAX, |d| Instant::ZERO + d);
-            flow_metrics_or_cancel(&log, &ctx, i, f.scheme.to_string(), (start, stop), cancel)
+    let flows: Vec<Measured<'_>> = (scenario.flows.iter())
+        .map(|f| Measured {
+            ctx: ctx.clone(),
+            interval: interval(f),
+            scheme: f.scheme.to_string(),
         })
-        .collect::<Result<_, _>>()?;
-    let series = time_series(
-        &log,
+        .collect();
+    let (log, flows, series) = measure_while_simulating(
+        || simulate_or_cancel(scenario, progress, cancel),
+        flows,
         &scenario.forward,
-        scenario.flows.len(),
-        scenario.run.end(),
-        scenario.run.bin,
-    );
+        (scenario.run.end(), scenario.run.bin),
+        cancel,
+    )?;
     let report = RunReport {
         scheme: scheme_names(scenario.flows.iter()),
         trace: scenario.forward.name(),
@@ -99,6 +97,66 @@ pub fn run_or_cancel(
         series,
         log,
     })
+}
+
+/// A flow's `[start, stop)` from the run's start (`stop` the end of time if it never stops).
+fn interval(f: &FlowSpec) -> (Instant, Instant) {
+    let start = Instant::ZERO + f.start;
+    (start, f.stop.map_or(Instant::MAX, |d| Instant::ZERO + d))
+}
+
+/// What one flow's metrics are measured on: its reference link, its sending interval, its
+/// scheme's name.
+struct Measured<'a> {
+    ctx: MetricsContext<'a>,
+    interval: (Instant, Instant),
+    scheme: String,
+}
+
+/// Runs `simulate` on this thread while a second one computes what the metrics need of the
+/// links alone over `[0, end)` in bins of `bin` (each flow's [`crate::metrics::LinkWindow`]: the ideal sender's delay and the
+/// link's bytes over its window; and the series' capacity per bin, on the first flow's link);
+/// then each flow's metrics here beside the time series there. The figures are those of
+/// [`crate::metrics::flow_metrics_or_cancel`] and [`crate::metrics::time_series`], computed in
+/// the same way, only on two cores. `cancel` is polled on this thread; the second one stops
+/// with the simulation's error.
+fn measure_while_simulating(
+    simulate: impl FnOnce() -> Result<RunLog, SimError>,
+    flows: Vec<Measured<'_>>,
+    series_link: &LinkModel,
+    (end, bin): (Instant, Duration),
+    cancel: Option<Cancel<'_>>,
+) -> Result<(RunLog, Vec<FlowMetrics>, TimeSeries), SimError> {
+    let stop = AtomicBool::new(false);
+    let (log, links) = std::thread::scope(|s| {
+        let links = s.spawn(|| {
+            let stopped = || stop.load(Ordering::Relaxed);
+            let windows: Result<Vec<_>, _> = (flows.iter())
+                .map(|f| link_window_or_cancel(&f.ctx, f.interval, Some(&stopped)))
+                .collect();
+            (windows, series_link.capacity_bins(Instant::ZERO, end, bin))
+        });
+        let log = simulate();
+        if log.is_err() {
+            stop.store(true, Ordering::Relaxed);
+        }
+        (log, links.join())
+    });
+    let log = log?;
+    let (windows, capacity) = links.unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+    let windows = windows?;
+    let n = flows.len();
+    let (metrics, series) = std::thread::scope(|s| {
+        let series = s.spawn(|| time_series_given(&log, capacity, n, end, bin));
+        let metrics: Result<Vec<_>, _> = (flows.into_iter().zip(windows).enumerate())
+            .map(|(i, (f, link))| {
+                flow_metrics_given(&log, &f.ctx, i, f.scheme, f.interval, link, cancel)
+            })
+            .collect();
+        (metrics, series.join())
+    });
+    let series = series.unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+    Ok((log, metrics?, series))
 }
 
 /// The flows' schemes for a report: their names joined by `+`, a run of flows of one scheme
@@ -182,43 +240,33 @@ pub fn run_network_or_cancel(
     progress: Option<Progress<'_>>,
     cancel: Option<Cancel<'_>>,
 ) -> Result<NetworkResult, SimError> {
-    let log = simulate_network_or_cancel(net, progress, cancel)?;
     let none = LinkModel::constant(Bitrate::ZERO);
     let reference = |f: usize| {
         net.reference(f)
             .unwrap_or((&none, wisp_core::Duration::ZERO))
     };
-    let flows = net
-        .flows
-        .iter()
-        .enumerate()
+    let flows: Vec<Measured<'_>> = (net.flows.iter().enumerate())
         .map(|(i, f)| {
             let (link, delay) = reference(i);
-            let ctx = MetricsContext {
-                link,
-                delay,
-                mtu: net.run.mtu,
-                end: net.run.end(),
-                warmup: net.run.warmup,
-            };
-            let start = Instant::ZERO + f.spec.start;
-            let stop = f.spec.stop.map_or(Instant::MAX, |d| Instant::ZERO + d);
-            flow_metrics_or_cancel(
-                &log,
-                &ctx,
-                i,
-                f.spec.scheme.to_string(),
-                (start, stop),
-                cancel,
-            )
+            Measured {
+                ctx: MetricsContext {
+                    link,
+                    delay,
+                    mtu: net.run.mtu,
+                    end: net.run.end(),
+                    warmup: net.run.warmup,
+                },
+                interval: interval(&f.spec),
+                scheme: f.spec.scheme.to_string(),
+            }
         })
-        .collect::<Result<_, _>>()?;
-    let series = time_series(
-        &log,
+        .collect();
+    let (log, flows, series) = measure_while_simulating(
+        || simulate_network_or_cancel(net, progress, cancel),
+        flows,
         reference(0).0,
-        net.flows.len(),
-        net.run.end(),
-        net.run.bin,
-    );
+        (net.run.end(), net.run.bin),
+        cancel,
+    )?;
     Ok(NetworkResult { flows, series, log })
 }
