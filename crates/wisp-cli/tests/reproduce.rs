@@ -478,10 +478,11 @@ fn quick_rmcat_writes_its_report_and_pins_the_claims_met() {
     ] {
         assert!(names.iter().any(|n| n == want), "{want} in {names:?}");
     }
-    // 10 cases × 9 schemes, 6-not-ect × 9, 6-ecn × the two with an ECN mode: a figure each.
+    // 10 cases × 9 schemes, 6-not-ect × 9, 6-ecn × the two with an ECN mode, 6-priority ×
+    // the one with a priority (nada): a figure each.
     assert_eq!(
         names.iter().filter(|n| n.starts_with("figures/")).count(),
-        101
+        102
     );
     assert!(
         stdout.contains("5.4 ") && stdout.contains("reported"),
@@ -489,7 +490,7 @@ fn quick_rmcat_writes_its_report_and_pins_the_claims_met() {
     );
     let summary = json(file(&fa, "summary.json"));
     assert_eq!(summary["paper"], "rmcat");
-    assert_eq!(summary["result"]["runs"].as_array().unwrap().len(), 101);
+    assert_eq!(summary["result"]["runs"].as_array().unwrap().len(), 102);
     let listed = include_str!("data/rmcat-quick-met.txt");
     let want: Vec<&str> = listed.lines().filter(|l| !l.starts_with('#')).collect();
     assert_claims_met(

@@ -175,7 +175,7 @@ fn matrix(r: &Rmcat) -> Markup {
                 }
             }
         } }
-        p.meta { "Checks met of those asked; in bold where some are not met. “reported”: a run with no checks (the reference " code { "cbr" } ", the Not-ECT reference, the cellular traces). “–”: not run (" code { "6-ecn" } " runs the schemes that have an ECN mode)." }
+        p.meta { "Checks met of those asked; in bold where some are not met. “reported”: a run with no checks (the reference " code { "cbr" } ", the Not-ECT reference, the cellular traces). “–”: not run (" code { "6-ecn" } " runs the schemes that have an ECN mode, " code { "6-priority" } " those that take a priority)." }
     }
 }
 

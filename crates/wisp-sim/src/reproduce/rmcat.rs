@@ -15,6 +15,7 @@
 //! | each side ≥ [`SHARE_MIN`] of an even split | neither the media flow nor TCP starves (§5.6, §5.7) | 40 % of an even split: the media flow may yield to TCP, but not to nothing |
 //! | CE marks > 0 and AQM drops ≤ [`ECN_LOSS_MAX`] of its packets | an ECN-capable flow is told of congestion by marks, not drops (§6, ECN) | RFC 3168: a marking queue marks an ECT packet where it would drop it; 0.1 % for the AQM's overload drops (PIE's above 10 %). Drops at the queue's byte limit are reported, not checked: a full queue drops whatever the codepoint |
 //! | queueing delay p95 ≤ [`ECN_QUEUE_SLACK`] × the Not-ECT run's | ECN costs no delay | the same scheme, link and queue without ECN; 10 % for one seed's noise |
+//! | the PRIO-1 flow's rate over the other's within [`PRIORITY_RATIO_TOLERANCE`] of 1 / [`PRIORITY_LOW`] | flows with priorities share by them (§6, media flows with priority) | NADA's gradual update settles where x_curr = PRIO·XREF·RMAX/r_ref (RFC 8698 eqs. 5–7), so on one queue the rates are in the ratio of the PRIOs; ± 25 % for the filters' and the encoder's noise |
 //!
 //! The cases, with the parameters of RFC 8867 as cisco/ns3-rmcat's wired suite sets them
 //! (4 Mbit/s unless the case says, 50 ms one-way propagation, a 300-ms drop-tail queue):
@@ -30,6 +31,7 @@
 //! | `5.7` | §5.7 short TCP flows | 2 Mbit/s, two media flows 5–299 s, ten NewReno download slots, 300 s | shares over 30–299 s; queue reported |
 //! | `5.8` | §5.8 media pause and resume | 3.5 Mbit/s, three flows from 0 s, flow 1 pauses its media over 40–60 s, 120 s | utilisation, queue, Jain over each phase's second half: before (20–40 s, three flows), paused (50–60 s, the two others), resumed (90–120 s, three); flow 1's convergence from the resume reported |
 //! | `6-ecn` | §6 ECN usage | §5.1's capacity steps and length behind a marking queue: `nada:ecn=true` (ECT(0)) over `codel:ecn=on`, `scream:ecn=l4s` (ECT(1)) over `dualpi2`; only the schemes with an ECN mode | CE marks, loss, queue p95 against `6-not-ect` |
+//! | `6-priority` | §6 media flows with priority | 3 Mbit/s, two flows of the scheme from 0 s, the first at PRIO 1, the second at [`PRIORITY_LOW`] (`nada:prio=0.5`); only the schemes that take a priority (NADA); 120 s | rate ratio, utilisation, queue over 60–120 s |
 //! | `6-not-ect` | §6 ECN usage, the reference | the same link and queue (`dualpi2` for scream, `codel:ecn=on` for the others), every scheme Not-ECT: the queue drops where it would mark | reported |
 //! | `cell-*` | RFC 8869 §4 (cellular) | the shipped Verizon and T-Mobile LTE traces, feedback over the uplink trace, 20 ms each way | reported |
 //!
@@ -54,8 +56,10 @@
 //! * §6's ECN case runs one flow (the RFC's §6 is in words; the reading is wisp's): each scheme
 //!   with an ECN mode in it, over a queue that marks its codepoint, against the same scheme
 //!   Not-ECT over the same queue (`6-not-ect`). The queue holds 300 ms at 1 Mbit/s (37.5 kB)
-//!   as §5.1's. §6's priority and multiple-bottleneck cases are not run: no scheme here takes
-//!   a priority, and the cases' topologies have one bottleneck.
+//!   as §5.1's. §6's priority case runs the schemes that take a priority: NADA's PRIO (RFC
+//!   8698); SCReAM's priorities weigh the streams of one sender, and the others have none. The
+//!   RFC's words for it were not re-read here: the case is wisp's reading (two flows, one at
+//!   half the priority, on one bottleneck). §6's multiple-bottleneck case is not run yet.
 //! * RFC 8869's cellular cases are an LTE simulator's scenarios (mobility, cell load); wisp runs
 //!   the recorded traces instead, and reports them without checks.
 //! * `cbr` (1 Mbit/s) runs as a reference: its rows are reported, not checked.
@@ -104,6 +108,11 @@ pub const SHARE_MIN: f64 = 0.4;
 pub const ECN_LOSS_MAX: f64 = 0.001;
 /// An ECN-capable flow's queueing delay p95 is at most this times its Not-ECT run's.
 pub const ECN_QUEUE_SLACK: f64 = 1.1;
+
+/// §6's priorities: the second flow's PRIO against the first's (1.0).
+pub const PRIORITY_LOW: f64 = 0.5;
+/// The rate ratio of the two flows is within this fraction of the priorities' ratio.
+pub const PRIORITY_RATIO_TOLERANCE: f64 = 0.25;
 
 /// The cellular traces of the RFC 8869 rows (downlink, uplink), under `traces/cellular/`.
 pub const CELLULAR: [(&str, &str, &str); 2] = [
@@ -158,7 +167,7 @@ pub struct CaseInfo {
 }
 
 /// Every case, in the report's order.
-pub const CASES: [CaseInfo; 12] = [
+pub const CASES: [CaseInfo; 13] = [
     CaseInfo {
         id: "5.1",
         section: "RFC 8867 §5.1",
@@ -210,6 +219,11 @@ pub const CASES: [CaseInfo; 12] = [
         title: "ECN usage, the reference: Not-ECT behind the same queue",
     },
     CaseInfo {
+        id: "6-priority",
+        section: "RFC 8867 §6",
+        title: "Media flows with priority: two flows of the scheme, the second at half the priority",
+    },
+    CaseInfo {
         id: "cell-verizon",
         section: "RFC 8869 §4",
         title: "Cellular: the Verizon LTE trace",
@@ -232,6 +246,8 @@ pub struct Asks {
     /// An ECN-capable flow behind a marking queue: CE marks, no loss, no more queueing delay
     /// than Not-ECT.
     pub ecn: bool,
+    /// Two flows of different priorities: their rates in the ratio of their priorities.
+    pub priority: bool,
 }
 
 /// A time window of a case, on one bottleneck link, over some media flows.
@@ -338,7 +354,9 @@ pub fn run_or_cancel(
     let mut jobs = vec![];
     for case in &CASES {
         for scheme in &o.schemes {
-            if case.id == "6-ecn" && ecn_spec(scheme).is_none() {
+            if (case.id == "6-ecn" && ecn_spec(scheme).is_none())
+                || (case.id == "6-priority" && priority_spec(scheme, 1.0).is_none())
+            {
                 continue;
             }
             let mut setup = setup(case.id, scheme, o)?;
@@ -481,6 +499,7 @@ const UTIL_QUEUE: Asks = Asks {
     jain: false,
     shares: false,
     ecn: false,
+    priority: false,
 };
 const FAIR: Asks = Asks {
     jain: true,
@@ -492,6 +511,7 @@ const SHARES: Asks = Asks {
     jain: false,
     shares: true,
     ecn: false,
+    priority: false,
 };
 const ECN: Asks = Asks {
     util: false,
@@ -499,6 +519,11 @@ const ECN: Asks = Asks {
     jain: false,
     shares: false,
     ecn: true,
+    priority: false,
+};
+const PRIORITY: Asks = Asks {
+    priority: true,
+    ..UTIL_QUEUE
 };
 
 fn pipe(label: &str, ms: u64) -> WiredLink {
@@ -526,6 +551,7 @@ fn setup(id: &str, scheme: &str, o: &Options) -> Result<Setup, Error> {
     let (links, flows, windows, secs) = match id {
         "5.1" | "5.2" | "5.3" | "5.4" => capacity_cases(id, scheme, o, &mut roles)?,
         "5.8" | "6-ecn" | "6-not-ect" => pause_ecn_cases(id, scheme, o, &mut roles)?,
+        "6-priority" => priority_case(scheme, o, &mut roles)?,
         _ => sharing_cases(id, scheme, o, &mut roles)?,
     };
     let mut run = RunSettings::new(Duration::from_secs_f64(secs));
@@ -750,6 +776,57 @@ fn ecn_queue(scheme: &str) -> Result<QueueSpec, Error> {
         format!("codel:ecn=on,bytes={bytes}")
     };
     (spec.parse::<QueueSpec>()).map_err(|e| Error::Setup(format!("queue `{spec}`: {e}")))
+}
+
+/// `scheme` with its priority set to `prio`, for the schemes that take one (NADA's PRIO,
+/// RFC 8698 §4.3 eq. 5–7); `None` for the others.
+pub fn priority_spec(scheme: &str, prio: f64) -> Option<String> {
+    let (name, params) = scheme.split_once(':').unwrap_or((scheme, ""));
+    if name != "nada" {
+        return None;
+    }
+    let prio = format!("prio={prio}");
+    Some(if params.is_empty() {
+        format!("{name}:{prio}")
+    } else {
+        format!("{name}:{params},{prio}")
+    })
+}
+
+/// RFC 8867 §6, media flows with priority: two flows of the scheme from 0 s on 3 Mbit/s (50 ms,
+/// the 300-ms queue), the first at PRIO 1, the second at [`PRIORITY_LOW`]; 120 s; measured over
+/// the second half.
+fn priority_case(scheme: &str, o: &Options, roles: &mut Roles) -> Result<Parts, Error> {
+    let k = if o.quick { 0.5 } else { 1.0 };
+    let (high, low) = match (
+        priority_spec(scheme, 1.0),
+        priority_spec(scheme, PRIORITY_LOW),
+    ) {
+        (Some(h), Some(l)) => (h, l),
+        _ => return Err(Error::Setup(format!("`{scheme}` takes no priority"))),
+    };
+    check_scheme(&high)?;
+    check_scheme(&low)?;
+    let links = vec![
+        wired(
+            "bottleneck",
+            Some(model("const:3mbps")?),
+            queue_300ms(3.0),
+            50,
+        ),
+        pipe("back", 50),
+    ];
+    let flows = vec![flow(&high, 0.0, None, 0, 1), flow(&low, 0.0, None, 0, 1)];
+    roles.media.extend([0, 1]);
+    roles.spec = Some(format!("{high} + {low}"));
+    let end = 120.0 * k;
+    let w = vec![settled(
+        &format!("{:.0}–{end:.0} s", end / 2.0),
+        (end / 2.0, end),
+        &[0, 1],
+        PRIORITY,
+    )];
+    Ok((links, flows, w, end))
 }
 
 /// RFC 8867 §5.8 (pause and resume) and §6's ECN usage.
@@ -991,6 +1068,9 @@ impl CaseRun {
             if a.ecn {
                 out.extend(self.ecn_checks(w));
             }
+            if a.priority {
+                out.push(self.priority_check(w));
+            }
             if a.util {
                 out.push(Check {
                     id: Some("utilization"),
@@ -1065,6 +1145,36 @@ impl CaseRun {
 }
 
 impl CaseRun {
+    /// The check of two flows of different priorities (window `w`, flows 0 at PRIO 1 and 1 at
+    /// [`PRIORITY_LOW`]).
+    fn priority_check(&self, w: &WindowResult) -> Check {
+        let scope = format!("{} {} {}", self.case, self.scheme, w.window.label);
+        let want = 1.0 / PRIORITY_LOW;
+        let ratio = match w.flow_kbps.as_slice() {
+            [hi, lo, ..] if *lo > 0.0 => Some(hi / lo),
+            _ => None,
+        };
+        Check {
+            id: Some("priority"),
+            scope: Some(scope.clone()),
+            claim: format!(
+                "{scope}: the flows share in the ratio of their priorities (1 : {PRIORITY_LOW}): \
+                 the PRIO-1 flow's rate over the other's"
+            ),
+            expected: format!(
+                "{:.2}–{:.2} ({want:.0} ± {:.0} %)",
+                want * (1.0 - PRIORITY_RATIO_TOLERANCE),
+                want * (1.0 + PRIORITY_RATIO_TOLERANCE),
+                100.0 * PRIORITY_RATIO_TOLERANCE
+            ),
+            measured: ratio.map_or("–".into(), |r| {
+                format!("{r:.2} ({})", rates(&w.flow_kbps))
+            }),
+            met: ratio.is_some_and(|r| (r / want - 1.0).abs() <= PRIORITY_RATIO_TOLERANCE),
+            not_applicable: None,
+        }
+    }
+
     /// The checks of an ECN-capable flow behind a marking queue (window `w`).
     fn ecn_checks(&self, w: &WindowResult) -> Vec<Check> {
         let scope = format!("{} {} {}", self.case, self.scheme, w.window.label);
