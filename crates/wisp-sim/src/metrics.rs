@@ -72,23 +72,11 @@ const CANCEL_POLL_MS: u64 = 1 << 20;
 
 /// [`e2e_delay_p95_ms`] with a cancel point, called every 2^20 milliseconds (`CANCEL_POLL_MS`) of
 /// the window and before the sort (a day-long window is 86.4 M milliseconds: seconds of work).
-pub fn e2e_delay_p95_ms_or_cancel(
-    deliveries: impl IntoIterator<Item = (Instant, Instant)>,
-    from: Instant,
-    to: Instant,
-    cancel: Option<Cancel<'_>>,
-) -> Result<Option<f64>, SimError> {
-    e2e_delay_p95_ms_in(&mut Vec::new(), deliveries, from, to, cancel)
-}
-
-/// [`e2e_delay_p95_ms_or_cancel`] with the ages kept in `ages` (cleared first), so that the
-/// flow's and the ideal sender's share one buffer.
 ///
 /// The ages are kept as nanoseconds and the percentile selected among them: milliseconds are a
 /// non-decreasing function of nanoseconds, so the selected age in milliseconds is the one a
 /// selection among the milliseconds picks, and integers compare faster than `f64::total_cmp`.
-fn e2e_delay_p95_ms_in(
-    ages: &mut Vec<u64>,
+pub fn e2e_delay_p95_ms_or_cancel(
     deliveries: impl IntoIterator<Item = (Instant, Instant)>,
     from: Instant,
     to: Instant,
@@ -97,8 +85,7 @@ fn e2e_delay_p95_ms_in(
     let stop = || cancel.is_some_and(|c| c());
     let mut it = deliveries.into_iter().peekable();
     let mut newest_sent: Option<Instant> = None;
-    ages.clear();
-    ages.reserve(((to - from).as_millis()) as usize);
+    let mut ages = Vec::with_capacity(((to - from).as_millis()) as usize);
     let mut t = from;
     let mut n = 0u64;
     while t < to {
@@ -121,7 +108,7 @@ fn e2e_delay_p95_ms_in(
     if stop() {
         return Err(SimError::Cancelled);
     }
-    Ok(quantiles_of_nanos(ages, &[0.95])[0])
+    Ok(quantiles_of_nanos(&mut ages, &[0.95])[0])
 }
 
 /// The nearest-rank quantiles ([`wisp_core::stats::quantile_sorted`]'s ranks) of durations
@@ -146,23 +133,12 @@ fn ideal_e2e_delay_p95_ms_or_cancel(
     to: Instant,
     cancel: Option<Cancel<'_>>,
 ) -> Result<Option<f64>, SimError> {
-    ideal_e2e_delay_p95_ms_in(&mut Vec::new(), ctx, from, to, cancel)
-}
-
-/// [`ideal_e2e_delay_p95_ms_or_cancel`] with its ages in `ages` ([`e2e_delay_p95_ms_in`]).
-fn ideal_e2e_delay_p95_ms_in(
-    ages: &mut Vec<u64>,
-    ctx: &MetricsContext<'_>,
-    from: Instant,
-    to: Instant,
-    cancel: Option<Cancel<'_>>,
-) -> Result<Option<f64>, SimError> {
     let ideal = ctx
         .link
         .ideal_deliveries(ctx.delay, ctx.mtu)
         .map(|p| (p.delivered, p.sent))
         .take_while(|&(d, _)| d < to);
-    e2e_delay_p95_ms_in(ages, ideal, from, to, cancel)
+    e2e_delay_p95_ms_or_cancel(ideal, from, to, cancel)
 }
 
 /// Computes [`FlowMetrics`] for flow `flow` whose sending interval is `[start, stop)`.
@@ -202,7 +178,7 @@ pub fn link_window_or_cancel(
     cancel: Option<Cancel<'_>>,
 ) -> Result<LinkWindow, SimError> {
     let (from, to) = window(ctx, start, stop);
-    let ideal = ideal_e2e_delay_p95_ms_in(&mut Vec::new(), ctx, from, to, cancel)?;
+    let ideal = ideal_e2e_delay_p95_ms_or_cancel(ctx, from, to, cancel)?;
     let capacity_bytes: f64 = ctx.link.capacity_bins(from, to, to - from).iter().sum();
     Ok(LinkWindow {
         ideal_e2e_delay_p95_ms: ideal,

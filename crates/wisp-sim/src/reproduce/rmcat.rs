@@ -753,17 +753,25 @@ fn sharing_cases(id: &str, scheme: &str, o: &Options, roles: &mut Roles) -> Resu
 /// `scheme` in its ECN mode, if it has one: NADA's ECT(0) (`ecn=true`), SCReAM's L4S
 /// (`ecn=l4s`, ECT(1)).
 pub fn ecn_spec(scheme: &str) -> Option<String> {
-    let (name, params) = scheme.split_once(':').unwrap_or((scheme, ""));
-    let ecn = match name {
+    let ecn = match scheme_name(scheme) {
         "nada" => "ecn=true",
         "scream" => "ecn=l4s",
         _ => return None,
     };
-    Some(if params.is_empty() {
-        format!("{name}:{ecn}")
-    } else {
-        format!("{name}:{params},{ecn}")
-    })
+    Some(with_param(scheme, ecn))
+}
+
+/// The scheme's name: its spec up to the parameters.
+fn scheme_name(spec: &str) -> &str {
+    spec.split_once(':').map_or(spec, |(name, _)| name)
+}
+
+/// `spec` with `param` (`key=value`) added to its parameters.
+fn with_param(spec: &str, param: &str) -> String {
+    match spec.split_once(':') {
+        Some((name, params)) if !params.is_empty() => format!("{name}:{params},{param}"),
+        _ => format!("{}:{param}", scheme_name(spec)),
+    }
 }
 
 /// The marking queue of the §6 ECN cases for `scheme`, 300 ms at 1 Mbit/s: DualPI2 for
@@ -781,16 +789,7 @@ fn ecn_queue(scheme: &str) -> Result<QueueSpec, Error> {
 /// `scheme` with its priority set to `prio`, for the schemes that take one (NADA's PRIO,
 /// RFC 8698 §4.3 eq. 5–7); `None` for the others.
 pub fn priority_spec(scheme: &str, prio: f64) -> Option<String> {
-    let (name, params) = scheme.split_once(':').unwrap_or((scheme, ""));
-    if name != "nada" {
-        return None;
-    }
-    let prio = format!("prio={prio}");
-    Some(if params.is_empty() {
-        format!("{name}:{prio}")
-    } else {
-        format!("{name}:{params},{prio}")
-    })
+    (scheme_name(scheme) == "nada").then(|| with_param(scheme, &format!("prio={prio}")))
 }
 
 /// RFC 8867 §6, media flows with priority: two flows of the scheme from 0 s on 3 Mbit/s (50 ms,
