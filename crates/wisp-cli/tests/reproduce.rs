@@ -462,8 +462,8 @@ fn quick_kwikr_writes_its_report_and_pins_the_claims_met() {
 }
 
 /// `wisp reproduce rmcat --quick`: deterministic, every case × scheme run, and exactly the
-/// claims met listed in `tests/data/rmcat-quick-met.txt` (274 of 376 at seed 1 when it was
-/// written; the case × scheme matrix is in docs/rmcat.md).
+/// claims met listed in `tests/data/rmcat-quick-met.txt` (996 of 1369 at seed 1 when it was
+/// last written; the case × scheme matrix is in docs/rmcat.md).
 #[test]
 fn quick_rmcat_writes_its_report_and_pins_the_claims_met() {
     let (fa, stdout) = quick_twice("rmcat", "1");
@@ -475,22 +475,30 @@ fn quick_rmcat_writes_its_report_and_pins_the_claims_met() {
         "figures/5.1-gcc.svg",
         "figures/5.7-nada.svg",
         "figures/cell-verizon-cbr.svg",
+        "checks.html",
     ] {
         assert!(names.iter().any(|n| n == want), "{want} in {names:?}");
     }
-    // 10 cases × 9 schemes, 6-not-ect × 9, 6-ecn × the two with an ECN mode, 6-priority ×
-    // the one with a priority (nada): a figure each.
+    // 29 cases × 9 schemes (RFC 8867's ten, 6-bottlenecks, RFC 8869's 18 Wi-Fi cases),
+    // 6-not-ect × 9, 6-ecn × the two with an ECN mode, 6-priority × the one with a priority
+    // (nada): a figure each.
     assert_eq!(
         names.iter().filter(|n| n.starts_with("figures/")).count(),
-        102
+        273
     );
+    assert!(
+        names
+            .iter()
+            .any(|n| n == "figures/wifi-4.2.e-24-scream.svg")
+    );
+    assert!(names.iter().any(|n| n == "figures/6-bottlenecks-nada.svg"));
     assert!(
         stdout.contains("5.4 ") && stdout.contains("reported"),
         "{stdout}"
     );
     let summary = json(file(&fa, "summary.json"));
     assert_eq!(summary["paper"], "rmcat");
-    assert_eq!(summary["result"]["runs"].as_array().unwrap().len(), 102);
+    assert_eq!(summary["result"]["runs"].as_array().unwrap().len(), 273);
     let listed = include_str!("data/rmcat-quick-met.txt");
     let want: Vec<&str> = listed.lines().filter(|l| !l.starts_with('#')).collect();
     assert_claims_met(

@@ -32,8 +32,10 @@
 //! | `5.8` | §5.8 media pause and resume | 3.5 Mbit/s, three flows from 0 s, flow 1 pauses its media over 40–60 s, 120 s | utilisation, queue, Jain over each phase's second half: before (20–40 s, three flows), paused (50–60 s, the two others), resumed (90–120 s, three); flow 1's convergence from the resume reported |
 //! | `6-ecn` | §6 ECN usage | §5.1's capacity steps and length behind a marking queue: `nada:ecn=true` (ECT(0)) over `codel:ecn=on`, `scream:ecn=l4s` (ECT(1)) over `dualpi2`; only the schemes with an ECN mode | CE marks, loss, queue p95 against `6-not-ect` |
 //! | `6-priority` | §6 media flows with priority | 3 Mbit/s, two flows of the scheme from 0 s, the first at PRIO 1, the second at [`PRIORITY_LOW`] (`nada:prio=0.5`); only the schemes that take a priority (NADA); 120 s | rate ratio, utilisation, queue over 60–120 s |
+//! | `6-bottlenecks` | §6 multiple bottlenecks | a parking lot: two 2-Mbit/s bottlenecks in series (A→B, then B→C, 300-ms queues, 50 ms one-way for every flow); flow 0 crosses both, flow 1 only A→B, flow 2 only B→C; all from 0 s, 120 s | utilisation, queue, Jain per bottleneck over 60–120 s |
 //! | `6-not-ect` | §6 ECN usage, the reference | the same link and queue (`dualpi2` for scream, `codel:ecn=on` for the others), every scheme Not-ECT: the queue drops where it would mark | reported |
-//! | `cell-*` | RFC 8869 §4 (cellular) | the shipped Verizon and T-Mobile LTE traces, feedback over the uplink trace, 20 ms each way | reported |
+//! | `wifi-4.1.*`, `wifi-4.2.*` | RFC 8869 §4 (Wi-Fi) | the 802.11 medium behind a wire, one station per flow, as [`wifi`] describes: §4.1 the wire the bottleneck (1 Mbit/s), one media flow down, up or each way, with CBR or TCP cross traffic over 40–80 s; §4.2 the medium the bottleneck, 16–32 media flows, with CBR or TCP uplink cross traffic | §4.1: utilisation, queue (and shares against TCP) per phase and direction; §4.2: queue, Jain (and shares) per phase and direction |
+//! | `cell-*` | RFC 8869 §3 (cellular) | the shipped Verizon and T-Mobile LTE traces, feedback over the uplink trace, 20 ms each way | reported |
 //!
 //! `--quick` runs every case at half its length (phases halved; 5.5 and 5.7 at 150 s).
 //!
@@ -59,7 +61,14 @@
 //!   as §5.1's. §6's priority case runs the schemes that take a priority: NADA's PRIO (RFC
 //!   8698); SCReAM's priorities weigh the streams of one sender, and the others have none. The
 //!   RFC's words for it were not re-read here: the case is wisp's reading (two flows, one at
-//!   half the priority, on one bottleneck). §6's multiple-bottleneck case is not run yet.
+//!   half the priority, on one bottleneck). So is §6's multiple-bottleneck case: the classic
+//!   parking lot, each bottleneck shared by the flow that crosses both and one that crosses it
+//!   alone. Max-min fairness would give every flow 1 Mbit/s; a controller that sums the two
+//!   queues' delays (NADA's x_curr, GCC's gradient) settles nearer proportional fairness, 2/3
+//!   against 4/3 Mbit/s (Jain 0.9 on each bottleneck), and the check (Jain ≥ 0.8 per
+//!   bottleneck) passes both and fails a starved long flow (below about 0.6 Mbit/s). The long
+//!   flow's queueing delay is the sum of its two queues' (B→C has no propagation delay of its
+//!   own, so delivery less first enqueue is that sum).
 //! * RFC 8869's cellular cases are an LTE simulator's scenarios (mobility, cell load); wisp runs
 //!   the recorded traces instead, and reports them without checks.
 //! * `cbr` (1 Mbit/s) runs as a reference: its rows are reported, not checked.
@@ -79,6 +88,8 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use wisp_core::stats::quantiles;
 use wisp_core::tables::Tables;
 use wisp_core::{Duration, Instant};
+
+pub mod wifi;
 
 /// The media schemes evaluated, in the report's order; the last, [`REFERENCE`], unchecked.
 pub const SCHEMES: [&str; 9] = [
@@ -167,7 +178,7 @@ pub struct CaseInfo {
 }
 
 /// Every case, in the report's order.
-pub const CASES: [CaseInfo; 13] = [
+pub const CASES: [CaseInfo; 32] = [
     CaseInfo {
         id: "5.1",
         section: "RFC 8867 §5.1",
@@ -224,13 +235,108 @@ pub const CASES: [CaseInfo; 13] = [
         title: "Media flows with priority: two flows of the scheme, the second at half the priority",
     },
     CaseInfo {
+        id: "6-bottlenecks",
+        section: "RFC 8867 §6",
+        title: "Multiple bottlenecks: one flow across two bottlenecks, each shared with another flow of the scheme",
+    },
+    CaseInfo {
+        id: "wifi-4.1.a",
+        section: "RFC 8869 §4.1",
+        title: "Wi-Fi, wired bottleneck: one downlink media flow",
+    },
+    CaseInfo {
+        id: "wifi-4.1.b",
+        section: "RFC 8869 §4.1",
+        title: "Wi-Fi, wired bottleneck: one uplink media flow",
+    },
+    CaseInfo {
+        id: "wifi-4.1.c",
+        section: "RFC 8869 §4.1",
+        title: "Wi-Fi, wired bottleneck: one media flow each way",
+    },
+    CaseInfo {
+        id: "wifi-4.1.d",
+        section: "RFC 8869 §4.1",
+        title: "Wi-Fi, wired bottleneck: one media flow each way and a downlink CBR flow (40–80 s)",
+    },
+    CaseInfo {
+        id: "wifi-4.1.e",
+        section: "RFC 8869 §4.1",
+        title: "Wi-Fi, wired bottleneck: one media flow each way and an uplink CBR flow (40–80 s)",
+    },
+    CaseInfo {
+        id: "wifi-4.1.f",
+        section: "RFC 8869 §4.1",
+        title: "Wi-Fi, wired bottleneck: one media flow each way and a downlink TCP flow (40–80 s)",
+    },
+    CaseInfo {
+        id: "wifi-4.1.g",
+        section: "RFC 8869 §4.1",
+        title: "Wi-Fi, wired bottleneck: one media flow each way and an uplink TCP flow (40–80 s)",
+    },
+    CaseInfo {
+        id: "wifi-4.2.a-16",
+        section: "RFC 8869 §4.2",
+        title: "Wi-Fi bottleneck: 16 downlink media flows",
+    },
+    CaseInfo {
+        id: "wifi-4.2.b-16",
+        section: "RFC 8869 §4.2",
+        title: "Wi-Fi bottleneck: 16 uplink media flows",
+    },
+    CaseInfo {
+        id: "wifi-4.2.c-16",
+        section: "RFC 8869 §4.2",
+        title: "Wi-Fi bottleneck: 8 media flows each way",
+    },
+    CaseInfo {
+        id: "wifi-4.2.a-24",
+        section: "RFC 8869 §4.2",
+        title: "Wi-Fi bottleneck: 24 downlink media flows",
+    },
+    CaseInfo {
+        id: "wifi-4.2.b-24",
+        section: "RFC 8869 §4.2",
+        title: "Wi-Fi bottleneck: 24 uplink media flows",
+    },
+    CaseInfo {
+        id: "wifi-4.2.c-24",
+        section: "RFC 8869 §4.2",
+        title: "Wi-Fi bottleneck: 12 media flows each way",
+    },
+    CaseInfo {
+        id: "wifi-4.2.a-32",
+        section: "RFC 8869 §4.2",
+        title: "Wi-Fi bottleneck: 32 downlink media flows",
+    },
+    CaseInfo {
+        id: "wifi-4.2.b-32",
+        section: "RFC 8869 §4.2",
+        title: "Wi-Fi bottleneck: 32 uplink media flows",
+    },
+    CaseInfo {
+        id: "wifi-4.2.c-32",
+        section: "RFC 8869 §4.2",
+        title: "Wi-Fi bottleneck: 16 media flows each way",
+    },
+    CaseInfo {
+        id: "wifi-4.2.d-24",
+        section: "RFC 8869 §4.2",
+        title: "Wi-Fi bottleneck: 12 media flows each way and 4 uplink CBR flows (40–80 s)",
+    },
+    CaseInfo {
+        id: "wifi-4.2.e-24",
+        section: "RFC 8869 §4.2",
+        title: "Wi-Fi bottleneck: 12 media flows each way and 4 uplink TCP flows (40–80 s)",
+    },
+    CaseInfo {
         id: "cell-verizon",
-        section: "RFC 8869 §4",
+        section: "RFC 8869 §3",
         title: "Cellular: the Verizon LTE trace",
     },
     CaseInfo {
         id: "cell-tmobile",
-        section: "RFC 8869 §4",
+        section: "RFC 8869 §3",
         title: "Cellular: the T-Mobile LTE trace",
     },
 ];
@@ -272,7 +378,7 @@ struct Setup {
     spec: String,
     /// The media flows (the scheme under test), by index.
     media: Vec<usize>,
-    /// The TCP flows.
+    /// The cross traffic: TCP flows, and the CBR flows of RFC 8869's Wi-Fi cases.
     tcp: Vec<usize>,
     windows: Vec<Window>,
     /// Media flows whose convergence is measured: (flow, from when in s, the fair share then
@@ -288,7 +394,8 @@ pub struct WindowResult {
     pub capacity_kbps: f64,
     /// Each measured media flow's delivered rate over `settle..to`, kbit/s.
     pub flow_kbps: Vec<f64>,
-    /// The TCP flows' delivered rate over `settle..to`, kbit/s, together.
+    /// The delivered rate of the cross traffic (TCP, or CBR in the Wi-Fi cases) whose data
+    /// crosses the window's link, over `settle..to`, kbit/s, together.
     pub tcp_kbps: f64,
     /// The mean number of TCP flows active over `settle..to`.
     pub tcp_active: f64,
@@ -548,10 +655,17 @@ struct Roles {
 fn setup(id: &str, scheme: &str, o: &Options) -> Result<Setup, Error> {
     check_scheme(scheme)?;
     let mut roles = Roles::default();
+    let mut media = vec![];
     let (links, flows, windows, secs) = match id {
         "5.1" | "5.2" | "5.3" | "5.4" => capacity_cases(id, scheme, o, &mut roles)?,
         "5.8" | "6-ecn" | "6-not-ect" => pause_ecn_cases(id, scheme, o, &mut roles)?,
         "6-priority" => priority_case(scheme, o, &mut roles)?,
+        "6-bottlenecks" => bottlenecks_case(scheme, o, &mut roles)?,
+        _ if wifi::is_wifi(id) => {
+            let (parts, medium) = wifi::case(id, scheme, o.quick, &mut roles)?;
+            media.push(medium);
+            parts
+        }
         _ => sharing_cases(id, scheme, o, &mut roles)?,
     };
     let mut run = RunSettings::new(Duration::from_secs_f64(secs));
@@ -559,7 +673,7 @@ fn setup(id: &str, scheme: &str, o: &Options) -> Result<Setup, Error> {
     run.bin = Duration::from_secs(1);
     let net = Network {
         links,
-        media: vec![],
+        media,
         flows,
         run,
     };
@@ -828,6 +942,44 @@ fn priority_case(scheme: &str, o: &Options, roles: &mut Roles) -> Result<Parts, 
     Ok((links, flows, w, end))
 }
 
+/// RFC 8867 §6, multiple bottlenecks, as a parking lot: flow 0 crosses two bottlenecks of
+/// 2 Mbit/s in series (A→B behind the 50-ms propagation, then B→C), flow 1 shares A→B only,
+/// flow 2 (behind a 50-ms pipe of its own) B→C only; all three from 0 s, 120 s, every flow's
+/// feedback back over one 50-ms pipe. Each bottleneck is measured over the run's second half
+/// for the two flows that cross it.
+fn bottlenecks_case(scheme: &str, o: &Options, roles: &mut Roles) -> Result<Parts, Error> {
+    let k = if o.quick { 0.5 } else { 1.0 };
+    let links = vec![
+        wired("A→B", Some(model("const:2mbps")?), queue_300ms(2.0), 50),
+        wired("B→C", Some(model("const:2mbps")?), queue_300ms(2.0), 0),
+        pipe("back", 50),
+        pipe("to B", 50),
+    ];
+    let routed = |data: Vec<Hop>, reference: u16| RoutedFlow {
+        data,
+        reference: Some(reference),
+        ..flow(scheme, 0.0, None, 0, 2)
+    };
+    let flows = vec![
+        routed(vec![Hop::Link(0), Hop::Link(1)], 0),
+        routed(vec![Hop::Link(0)], 0),
+        routed(vec![Hop::Link(3), Hop::Link(1)], 1),
+    ];
+    roles.media.extend([0, 1, 2]);
+    let end = 120.0 * k;
+    let window = |name: &str, link: u16, flows: &[usize]| Window {
+        label: format!("{name} {:.0}–{end:.0} s", end / 2.0),
+        from: end / 2.0,
+        settle: end / 2.0,
+        to: end,
+        link,
+        flows: flows.to_vec(),
+        asks: FAIR,
+    };
+    let w = vec![window("A→B", 0, &[0, 1]), window("B→C", 1, &[0, 2])];
+    Ok((links, flows, w, end))
+}
+
 /// RFC 8867 §5.8 (pause and resume) and §6's ECN usage.
 fn pause_ecn_cases(id: &str, scheme: &str, o: &Options, roles: &mut Roles) -> Result<Parts, Error> {
     let k = if o.quick { 0.5 } else { 1.0 };
@@ -940,7 +1092,7 @@ fn measure_window(s: &Setup, w: &Window, r: &NetworkResult) -> WindowResult {
         .iter()
         .map(|&f| kbps(r, f, w.settle, w.to))
         .collect();
-    let tcp_kbps = (s.tcp.iter()).fold(0.0, |sum, &f| sum + kbps(r, f, w.settle, w.to));
+    let tcp_kbps = (crossing(s, w).iter()).fold(0.0, |sum, &f| sum + kbps(r, f, w.settle, w.to));
     let tcp_active = active_tcp(s, r, w);
     let (a, b) = (at(w.from), at(w.to));
     let mine = |p: &&crate::log::PacketRecord| w.flows.contains(&(p.flow as usize));
@@ -976,10 +1128,17 @@ fn measure_window(s: &Setup, w: &Window, r: &NetworkResult) -> WindowResult {
     }
 }
 
-/// The mean number of TCP flows with a packet in flight over the window's settled part, by
+/// The cross-traffic flows (TCP or CBR) whose data crosses the window's link.
+fn crossing(s: &Setup, w: &Window) -> Vec<usize> {
+    (s.tcp.iter().copied())
+        .filter(|&f| s.net.flows[f].data.contains(&Hop::Link(w.link)))
+        .collect()
+}
+
+/// The mean number of cross-traffic flows with a packet in flight over the window's settled part, by
 /// 100-ms steps (a download is active from its first packet sent to its last delivered).
 fn active_tcp(s: &Setup, r: &NetworkResult, w: &Window) -> f64 {
-    let spans: Vec<(Instant, Instant)> = (s.tcp.iter())
+    let spans: Vec<(Instant, Instant)> = (crossing(s, w).iter())
         .filter_map(|&f| {
             let mine = r.log.packets.iter().filter(|p| p.flow as usize == f);
             let first = mine.clone().map(|p| p.sent()).min()?;
@@ -1318,6 +1477,33 @@ mod tests {
             ecn_spec("nada:xref-ms=10").as_deref(),
             Some("nada:xref-ms=10,ecn=true")
         );
+        // §6, multiple bottlenecks: flow 0 over both, flows 1 and 2 over one each, every one
+        // 50 ms one-way.
+        let s = setup("6-bottlenecks", "gcc", &o).unwrap();
+        let routes: Vec<Vec<Hop>> = s.net.flows.iter().map(|f| f.data.clone()).collect();
+        assert_eq!(
+            routes,
+            [
+                vec![Hop::Link(0), Hop::Link(1)],
+                vec![Hop::Link(0)],
+                vec![Hop::Link(3), Hop::Link(1)]
+            ]
+        );
+        let one_way: Vec<u64> = (routes.iter())
+            .map(|r| {
+                (r.iter())
+                    .map(|h| match h {
+                        Hop::Link(l) => s.net.links[*l as usize].delay.as_millis(),
+                        _ => unreachable!(),
+                    })
+                    .sum()
+            })
+            .collect();
+        assert_eq!(one_way, [50, 50, 50]);
+        let crossing: Vec<(u16, Vec<usize>)> = (s.windows.iter())
+            .map(|w| (w.link, w.flows.clone()))
+            .collect();
+        assert_eq!(crossing, [(0, vec![0, 1]), (1, vec![0, 2])]);
         assert!(setup("5.9", "gcc", &o).is_err());
         assert!(setup("5.1", "no-such-scheme", &o).is_err());
     }
