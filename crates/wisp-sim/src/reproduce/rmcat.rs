@@ -1439,6 +1439,23 @@ mod tests {
         assert_eq!(d.iter().filter(|&&(t, _)| t == 5.0).count(), 2);
     }
 
+    /// Same seed, same results: every case of one scheme (kwikr: Ping-Pair on the Wi-Fi cases,
+    /// the medium, TCP and CBR cross traffic), `--quick`, twice.
+    #[test]
+    fn quick_runs_are_deterministic() {
+        let mut o = Options::new(true, 1, 2);
+        o.schemes = vec!["kwikr".into()];
+        let none = |_: usize, _: usize| {};
+        let (a, b) = (run(&o, &none).unwrap(), run(&o, &none).unwrap());
+        assert_eq!(
+            a.runs.len(),
+            CASES.len() - 2,
+            "all but 6-ecn and 6-priority"
+        );
+        assert_eq!(a.runs, b.runs);
+        assert_eq!(a.checks(), b.checks());
+    }
+
     #[test]
     fn a_case_network_has_the_rfc_parameters() {
         let o = Options::new(false, 1, 1);

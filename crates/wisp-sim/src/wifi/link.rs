@@ -20,6 +20,7 @@
 //! | `load` | what the contenders do: `none`, `udp[:RATE]` (constant bit rate uplink, 1 Mbit/s if no rate), `tcp` (a bulk download each), `saturated` (always a frame for the AP) (default: `saturated`) |
 //! | `queue` | frames each AC queue of a transmitter holds, every destination together (default: 1000) |
 //! | `ap-queue` | how an AP's AC queue serves its destinations: `per-station` (a FIFO per destination, served in turn, as mac80211) or `fifo` (one FIFO, arrival order, as a 2000s AP) (default: `per-station`) |
+//! | `lifetime` | every transmitter's MSDU lifetime in ms, e.g. `300` or `300ms`: a frame queued longer is dropped before its first attempt (802.11's dot11MaxTransmitMSDULifetime, ns-3's `WifiMacQueue::MaxDelay`); checked as the medium picks its next transmission (default: none) |
 //! | `wmm` | `on`: EDCA per AC (Table 9-137 defaults), DSCP → UP → AC; `off`: legacy DCF, one queue (AC_BE) (default: `on`) |
 //! | `bytes` | MSDU (IP packet) size of the background frames (default: 1500) |
 //! | `bw` | channel width for 11n (20, 40) and 11ac (20, 40, 80) MHz (default: 20) |
@@ -134,6 +135,9 @@ pub struct WifiSpec {
     pub cochannel: u32,
     /// The APs' AC queues are one FIFO over all destinations (`ap-queue=fifo`).
     pub ap_fifo: bool,
+    /// Every transmitter's MSDU lifetime (`lifetime=MS`): a frame queued longer is dropped
+    /// before its first attempt; `None`: none.
+    pub lifetime: Option<Duration>,
 }
 
 impl Default for WifiSpec {
@@ -151,6 +155,7 @@ impl Default for WifiSpec {
             map: WmmMap::default(),
             cochannel: 0,
             ap_fifo: false,
+            lifetime: None,
         }
     }
 }
@@ -167,7 +172,7 @@ pub struct WifiSpecError {
     pub message: String,
 }
 
-const KEYS: &str = "std, rate, stations, load, queue, ap-queue, wmm, bytes, map, cochannel, bw, gi, snr, ra, ampdu";
+const KEYS: &str = "std, rate, stations, load, queue, ap-queue, lifetime, wmm, bytes, map, cochannel, bw, gi, snr, ra, ampdu";
 
 impl FromStr for WifiSpec {
     type Err = WifiSpecError;
@@ -199,6 +204,11 @@ impl FromStr for WifiSpec {
                         "per-station" => false,
                         _ => return Err(err(k, format!("must be fifo or per-station, not `{v}`"))),
                     }
+                }
+                "lifetime" => {
+                    let ms: u64 = number_in(v.trim_end_matches("ms"), 1..=60_000, " ms")
+                        .map_err(|e| err(k, e))?;
+                    spec.lifetime = Some(Duration::from_millis(ms));
                 }
                 "wmm" => {
                     spec.wmm = match v {
@@ -313,6 +323,9 @@ impl fmt::Display for WifiSpec {
         if self.ap_fifo {
             write!(f, ",ap-queue=fifo")?;
         }
+        if let Some(l) = self.lifetime {
+            write!(f, ",lifetime={}ms", l.as_millis())?;
+        }
         // The PHY-side keys only when given, so a spec without them reads as before.
         write!(f, "{}", self.phy.to_spec())
     }
@@ -425,6 +438,7 @@ impl WifiLink {
         };
         c.queue_limit = self.spec.queue;
         c.fifo = self.spec.ap_fifo && self.medium.stations().len() as NodeId == ap;
+        c.lifetime = self.spec.lifetime;
         // Checked when the spec was parsed; a spec built by hand with a bad script keeps the
         // fixed rate.
         let _ = self.spec.phy.apply(&mut c, &phy, self.spec.rate);
@@ -646,6 +660,10 @@ mod tests {
         assert_eq!(s.rate, PhyRate::from_mbps(11.0).unwrap());
         assert_eq!(s.load, Load::Udp(Bitrate::from_mbps(2)));
         assert_eq!(s.to_string().parse::<WifiSpec>().unwrap(), s);
+        let s = spec("std=11a,lifetime=300ms");
+        assert_eq!(s.lifetime, Some(Duration::from_millis(300)));
+        assert!(s.to_string().ends_with(",lifetime=300ms"), "{s}");
+        assert_eq!(s.to_string().parse::<WifiSpec>().unwrap(), s);
         let s = spec("std=11b,rate=5.5");
         assert_eq!(
             s.to_string(),
@@ -668,6 +686,8 @@ mod tests {
             ("queue=0", "queue"),
             ("wmm=maybe", "wmm"),
             ("ap-queue=lifo", "ap-queue"),
+            ("lifetime=0", "lifetime"),
+            ("lifetime=soon", "lifetime"),
             ("bytes=10", "bytes"),
             ("colour=red", "colour"),
             ("stations", "stations"),

@@ -51,6 +51,10 @@ pub struct StationConfig {
     /// Each AC's queue is one FIFO over all destinations (`false`: a FIFO per destination,
     /// the destinations served in turn).
     pub fifo: bool,
+    /// The MSDU lifetime: a frame that has waited longer than this since it was queued is
+    /// dropped before its first attempt (802.11's dot11MaxTransmitMSDULifetime, ns-3's
+    /// `WifiMacQueue::MaxDelay`); `None`: no lifetime.
+    pub lifetime: Option<wisp_core::Duration>,
 }
 
 impl StationConfig {
@@ -66,6 +70,7 @@ impl StationConfig {
             ampdu: None,
             qos: true,
             fifo: false,
+            lifetime: None,
         }
     }
 
@@ -81,6 +86,7 @@ impl StationConfig {
             ampdu: None,
             qos: false,
             fifo: false,
+            lifetime: None,
         }
     }
 }
@@ -292,6 +298,8 @@ pub struct StationStats {
     pub retry_drops: u64,
     /// MSDUs dropped because the queue was full.
     pub queue_drops: u64,
+    /// MSDUs dropped unsent, older than the MSDU lifetime ([`StationConfig::lifetime`]).
+    pub expired: u64,
 }
 
 /// One transmitter on the channel.
@@ -578,6 +586,17 @@ impl Station {
     /// How long the head of `ac` has waited since it became eligible (for the record).
     pub(crate) fn head(&self, ac: usize) -> Option<&Frame> {
         self.queues[ac].front()
+    }
+
+    /// Whether `ac`'s head frame has outlived the MSDU lifetime at `now` before its first
+    /// attempt (a frame already on the air runs to its retry limit).
+    pub(crate) fn head_expired(&self, ac: usize, now: Instant) -> bool {
+        match (self.config.lifetime, self.head(ac)) {
+            (Some(life), Some(f)) => {
+                f.seq.is_none() && now.saturating_duration_since(f.enqueued) > life
+            }
+            _ => false,
+        }
     }
 
     pub(crate) fn head_mut(&mut self, ac: usize) -> Option<&mut Frame> {

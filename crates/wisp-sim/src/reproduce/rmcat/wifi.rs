@@ -4,7 +4,8 @@
 //! * a wire between the media server and the AP, 50 ms one way, a 300-ms drop-tail queue at
 //!   each end; one AP and one station per flow (media, CBR or TCP), 802.11n at 5 GHz, 20 MHz,
 //!   the long guard interval, a fixed rate of 52 Mbit/s (ns-3's `HtMcs11`), QoS and HT on
-//!   (A-MPDU, as ns-3's HT default for best effort), MAC queues of 1000 frames; 120 s;
+//!   (A-MPDU, as ns-3's HT default for best effort), MAC queues of 1000 frames that drop a
+//!   frame after 300 ms in them; 120 s;
 //! * §4.1, the bottleneck on the wire (1 Mbit/s): one downlink media flow (`wifi-4.1.a`), one
 //!   uplink (`.b`), one each way (`.c`), and `.c` with one CBR flow of 300 kbit/s over 40–80 s
 //!   downlink (`.d`) or uplink (`.e`), or one NewReno flow over 40–80 s downlink (`.f`) or
@@ -31,10 +32,10 @@
 //! * `HtMcs11` is two spatial streams of 16-QAM ½; wisp's HT PHY has one, so the rate is MCS 5
 //!   (64-QAM ⅔), the same 52 Mbit/s; its preamble has one HT-LTF where MCS 11's has two
 //!   (4 µs less per PPDU).
-//! * ns-3's MAC queue also drops a frame older than 300 ms (`MaxDelay`); wisp's queue has no
-//!   lifetime, only its 1000 frames. Where a station's flow overshoots the medium, its frames
-//!   wait seconds in wisp where ns-3 would drop them after 300 ms: the queue checks of the
-//!   uplink cases are the harder for it.
+//! * ns-3's MAC queue drops a frame older than 300 ms (`MaxDelay`) wherever it is in the
+//!   queue; wisp's (`lifetime=300`) drops it when it comes to the head before its first
+//!   attempt, as the medium picks its next transmission (a retried A-MPDU's younger frames
+//!   behind it go out as they are).
 //! * CBR flows send full-size packets (ns3-rmcat's send 1000-byte datagrams).
 //! * The reverse wire's 50 ms is crossed at the station, before the medium, as the forward
 //!   wire's is before its queue: a packet's delivery less its first enqueue is then its
@@ -47,7 +48,8 @@ use crate::sim::{RoutedFlow, WifiMedium};
 use crate::wifi::link::{AP, NodeId, STATION, WifiLink, WifiSpec};
 
 /// The medium of every case: RFC 8869 §4 as ns3-rmcat sets it.
-pub const MEDIUM: &str = "std=11n-5,rate=52,bw=20,gi=long,ampdu=on,wmm=on,queue=1000,stations=0";
+pub const MEDIUM: &str =
+    "std=11n-5,rate=52,bw=20,gi=long,ampdu=on,wmm=on,queue=1000,lifetime=300,stations=0";
 
 /// What a case runs: media flows each way, and its cross traffic.
 #[derive(Clone, Copy, Debug, PartialEq)]

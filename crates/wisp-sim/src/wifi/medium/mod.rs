@@ -61,6 +61,9 @@ pub enum Outcome {
     Errored,
     /// Lost an internal collision to a higher AC of the same station (no airtime).
     InternalCollision,
+    /// Not sent: dropped before its first attempt, older than the station's MSDU lifetime
+    /// (no airtime, no sequence number: the record's is 0).
+    Expired,
 }
 
 /// Ground truth for one transmission attempt.
@@ -156,6 +159,8 @@ pub struct Medium {
     /// MPDUs in each on-air A-MPDU (0: a single MPDU with a normal Ack).
     agg: Vec<usize>,
     acked: Vec<bool>,
+    /// Some station has an MSDU lifetime ([`StationConfig::lifetime`]).
+    lifetimes: bool,
 }
 
 impl Medium {
@@ -179,6 +184,7 @@ impl Medium {
             ends: vec![],
             agg: vec![],
             acked: vec![],
+            lifetimes: false,
         }
     }
 
@@ -210,6 +216,7 @@ impl Medium {
         let rng = crate::seed::stream(self.seed, &format!("wifi/station/{i}"));
         let rc_rng = crate::seed::stream(self.seed, &format!("wifi/station/{i}/rate"));
         let saturated = config.saturated;
+        self.lifetimes |= config.lifetime.is_some();
         let phy = self.phy;
         let mut s = Station::new(config, &phy, rng, rc_rng);
         s.idle_from = self.now;
@@ -361,6 +368,7 @@ impl Medium {
             self.transmit(x.at, Some(x.start));
             return Some(x.at);
         } else {
+            self.expire();
             self.contenders.clear();
             for (i, s) in self.stations.iter().enumerate() {
                 for ac in 0..4 {
@@ -476,6 +484,36 @@ impl Medium {
         self.ends = ends;
     }
 
+    /// Drops every head frame that has outlived its station's MSDU lifetime by now (checked
+    /// as the medium picks its next transmission, so a frame may outlive it by up to one
+    /// exchange).
+    fn expire(&mut self) {
+        if !self.lifetimes {
+            return;
+        }
+        let now = self.now;
+        for i in 0..self.stations.len() {
+            if self.stations[i].config.lifetime.is_none() {
+                continue;
+            }
+            for ac in 0..4 {
+                while self.stations[i].head_expired(ac, now) {
+                    let s = &mut self.stations[i];
+                    if self.recording
+                        && let Some(f) = s.head(ac)
+                    {
+                        let sent = (0, false, s.cur_rate[ac]);
+                        let outcome = (Outcome::Expired, true);
+                        let r = FrameRecord::of(f, (i, ac), sent, (now, Duration::ZERO), outcome);
+                        self.records.push(r);
+                    }
+                    s.stats.expired += 1;
+                    s.pop(ac, now);
+                }
+            }
+        }
+    }
+
     fn record(
         &mut self,
         i: usize,
@@ -550,6 +588,48 @@ mod tests {
                 "{w:?}"
             );
         }
+    }
+
+    /// A station with a 20-ms MSDU lifetime and 200 frames queued at once at 6 Mbit/s (2 ms
+    /// each): the first ten or so go, the rest expire unsent; none is sent after waiting more
+    /// than the lifetime and one exchange, and every frame is accounted for.
+    #[test]
+    fn frames_older_than_the_lifetime_are_dropped_unsent() {
+        let phy = Phy::new(Standard::A);
+        let mut m = Medium::new(phy, 3);
+        let mut c = StationConfig::dcf(&phy, rate(6.0));
+        c.lifetime = Some(Duration::from_millis(20));
+        let s = m.add_station(c);
+        for _ in 0..200 {
+            assert!(m.enqueue(s, AccessCategory::Be, 1500));
+        }
+        m.run_until(Instant::from_millis(500));
+        let st = m.station(s).stats();
+        assert_eq!(st.delivered_packets + st.retry_drops + st.expired, 200);
+        assert!((5..=15).contains(&st.delivered_packets), "{st:?}");
+        let r = m.records();
+        let expired: Vec<_> = r.iter().filter(|f| f.outcome == Outcome::Expired).collect();
+        assert_eq!(expired.len() as u64, st.expired);
+        assert!(
+            expired
+                .iter()
+                .all(|f| f.dropped && f.airtime == Duration::ZERO)
+        );
+        let exchange = phy.ppdu_duration(Phy::mpdu_bytes(1500), rate(6.0)) + us(500);
+        for f in r.iter().filter(|f| f.outcome == Outcome::Acked) {
+            assert!(
+                f.tx_start - f.enqueued <= Duration::from_millis(20) + exchange,
+                "{f:?}"
+            );
+        }
+        // Without a lifetime every frame goes.
+        let mut m = Medium::new(phy, 3);
+        let s = m.add_station(StationConfig::dcf(&phy, rate(6.0)));
+        for _ in 0..200 {
+            assert!(m.enqueue(s, AccessCategory::Be, 1500));
+        }
+        m.run_until(Instant::from_millis(1000));
+        assert_eq!(m.station(s).stats().delivered_packets, 200);
     }
 
     #[test]
