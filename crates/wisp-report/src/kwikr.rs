@@ -81,7 +81,9 @@ impl Outcome for Done<(Reproduction, KwikrCalls)> {
     }
 }
 
-/// `pairs.csv`: one line per Table 1 pair (the sensitivity run's too).
+/// `pairs.csv`: one line per pair gathered for Table 1 (the sensitivity run's too): `in_steps`,
+/// among its step's first 30 (§8.1's, T_q's); `in_table1`, in the sample at the paper's class
+/// sizes (the confusion matrix's).
 pub fn pairs_csv(r: &Reproduction) -> String {
     let mut out = Csv::new(&[
         "setting",
@@ -94,6 +96,8 @@ pub fn pairs_csv(r: &Reproduction) -> String {
         "samples",
         "truth_persistent",
         "measured_persistent",
+        "in_steps",
+        "in_table1",
     ]);
     let o = |x: Option<f64>| x.map_or(String::new(), |v| format!("{v:.3}"));
     for st in r.settings.iter().chain(&r.sensitivity) {
@@ -110,6 +114,8 @@ pub fn pairs_csv(r: &Reproduction) -> String {
                 &p.truth_persistent,
                 &p.measured_persistent
                     .map_or(String::new(), |b| b.to_string()),
+                &p.in_steps,
+                &p.in_table1,
             ]);
         }
     }
@@ -274,18 +280,21 @@ fn setting_html(s: &kwikr::Setting) -> maud::Markup {
             tr { th { "persistent" } (row(c.pn, c.pp)) }
         }
         p {
-            (c.unclassified) " pairs not classified (a reply lost). Median T_q "
+            "The sample at Table 1's class sizes (the idle step's first non-persistent pairs, \
+             ⌈persistent/7⌉ persistent ones from each loaded step); "
+            (c.unclassified) " of its pairs not classified (a reply lost). Over §8.1's 30 pairs \
+             per step: median T_q "
             (ms_opt(s.t_q_median_ms)) ", median ground truth " (ms_opt(s.truth_median_ms))
             ", median |error| " (ms_opt(s.abs_error_median_ms)) " over " (s.valid_pairs)
             " valid pairs."
         }
         table {
             tr {
-                th { "TCP flows" } th { "pairs" } th { "truth persistent" }
+                th { "TCP flows" } th { "pairs (in the sample)" } th { "truth persistent" }
                 th { "Ping-Pair persistent" } th { "median T_q" }
             }
             @for n in 0..=MAX_FLOWS {
-                @let ps: Vec<&Pair> = s.pairs.iter().filter(|p| p.flows == n).collect();
+                @let ps: Vec<&Pair> = s.pairs.iter().filter(|p| p.flows == n && p.in_table1).collect();
                 tr {
                     td { (n) }
                     td { (ps.len()) }

@@ -7,7 +7,11 @@
 //! access category, AC_BE, every destination) is sampled every millisecond; 0 to 7 other
 //! stations each download with a TCP (CUBIC) flow. Each step runs the file with its first n
 //! TCP flows and keeps the first 30 pairs after the warm-up (the paper's 30 measurements per
-//! step). Per pair:
+//! step; the idle step runs longer, for 126 or 120). The confusion matrices count a sample at
+//! Table 1's own class sizes (116 non-persistent and 117 persistent pairs at 2.4 GHz, 110 and
+//! 140 at 5 GHz, which add up to 233 and 250, not 240): the idle step's first non-persistent
+//! pairs, and ⌈persistent/7⌉ persistent ones from each loaded step ([`paper_sample`]); T_q is
+//! judged over the 30 per step. Per pair:
 //!
 //! * ground truth: *persistent* when the AP queue was non-empty in over 90% of the samples of
 //!   the pair's window (the 200 ms centred on the pair: the paper logs the queue continuously
@@ -32,9 +36,11 @@
 //!   802.11ac, 80 MHz MCS 9 (the issue asks 802.11ac), with A-MPDU.
 //! * The TCP flows are bulk transfers limited by nothing but the medium (their servers sit
 //!   behind 5-ms pipes), the literal reading of §8.1. One such flow keeps the AP queue
-//!   non-empty, so the ground truth is persistent in every step but the first (30
-//!   non-persistent pairs against the paper's 116 and 110): the paper does not say what kept
-//!   its queues from filling. A sensitivity run
+//!   non-empty, so the ground truth is persistent in every step but the first: of the 30 per
+//!   step only the idle step's are non-persistent, where the paper's 116 and 110 must include
+//!   pairs of loaded steps; the paper does not say what kept its queues from filling. The
+//!   sample at its class sizes therefore draws its non-persistent class from a longer idle
+//!   step. A sensitivity run
 //!   (`scenarios/kwikr-table1-2.4ghz-limited.toml`, reported apart, not a claim) limits each
 //!   server to 12 Mbit/s: the AP queue then builds only once the flows together offer more
 //!   than the medium carries, and shallow but non-empty queues (T_q under 5 ms) appear.
@@ -71,8 +77,14 @@ pub const TABLE1_24_LIMITED: &str =
 /// The Fig. 5 scenario.
 pub const FIG5: &str = include_str!("../../../../scenarios/kwikr-fig5.toml");
 
-/// Pairs per step (§8.1).
+/// Pairs per step (§8.1: "30 Ping-Pair measurements at each step").
 pub const PAIRS_PER_STEP: usize = 30;
+/// Table 1's class sizes, (non-persistent, persistent) pairs: (a) 2.4 GHz, (b) 5 GHz. They add
+/// up to 233 and 250, not the 8 × 30 = 240 that §8.1's steps give, and the ground truth, not the
+/// step, decides a pair's class: the pairs are drawn to these sizes ([`paper_sample`]).
+pub const PAPER_CLASSES: [(usize, usize); 2] = [(116, 117), (110, 140)];
+/// Extra pairs the idle step gathers beyond its class's size, for lost replies.
+const IDLE_MARGIN: usize = 10;
 /// Crossing TCP flows: 0 to 7 (§8.1).
 pub const MAX_FLOWS: usize = 7;
 /// Persistent when the AP queue is non-empty in more than this share of the samples (§8.1).
@@ -100,6 +112,11 @@ pub struct Pair {
     pub truth_persistent: bool,
     /// Ping-Pair's verdict (`None`: not classified, a reply lost).
     pub measured_persistent: Option<bool>,
+    /// Among its step's first 30 (§8.1's measurements): T_q is judged over these.
+    pub in_steps: bool,
+    /// Drawn into Table 1's sample at the paper's class sizes ([`paper_sample`]): the
+    /// confusion matrix counts these.
+    pub in_table1: bool,
 }
 
 /// A confusion matrix: rows the ground truth, columns Ping-Pair's verdict.
@@ -137,7 +154,8 @@ pub struct Setting {
     pub spec: String,
     pub pairs: Vec<Pair>,
     pub confusion: Confusion,
-    /// Median over valid pairs of T_q, of the ground truth, and of |T_q − truth|.
+    /// Median over the valid pairs of §8.1's 30 per step ([`Pair::in_steps`]) of T_q, of the
+    /// ground truth, and of |T_q − truth| (the other medians too).
     pub t_q_median_ms: Option<f64>,
     pub truth_median_ms: Option<f64>,
     pub abs_error_median_ms: Option<f64>,
@@ -148,6 +166,7 @@ pub struct Setting {
     /// Median over valid pairs of that gap (the normal reply's AP delay less the high one's):
     /// T_q as §5.2 defines it, the delay at the Wi-Fi downlink.
     pub reply_gap_median_ms: Option<f64>,
+    /// Valid pairs of §8.1's 30 per step.
     pub valid_pairs: usize,
 }
 
@@ -214,14 +233,14 @@ fn ms(d: Duration) -> f64 {
     d.as_millis_f64()
 }
 
-/// Table 1's pairs of one run (`flows` crossing flows): the first [`PAIRS_PER_STEP`] of flow 0.
-pub fn step_pairs(log: &RunLog, flows: usize, interval: Duration) -> Vec<Pair> {
+/// Table 1's pairs of one run (`flows` crossing flows): the first `take` of flow 0.
+pub fn step_pairs(log: &RunLog, flows: usize, interval: Duration, take: usize) -> Vec<Pair> {
     let half = Duration::from_nanos(interval.as_nanos() / 2);
     let mut pings: Vec<&PingRecord> = log.pings.iter().filter(|p| p.flow == 0).collect();
     pings.sort_by_key(|p| p.index);
     pings
         .into_iter()
-        .take(PAIRS_PER_STEP)
+        .take(take)
         .map(|p| {
             let (samples, busy) = window(
                 &log.ap_queue,
@@ -258,7 +277,59 @@ pub fn step_pairs(log: &RunLog, flows: usize, interval: Duration) -> Vec<Pair> {
                 samples,
                 truth_persistent: samples > 0 && nonempty > PERSISTENT_SHARE,
                 measured_persistent: t_q.map(|t| t > ms(CONGESTION_THRESHOLD)),
+                in_steps: false,
+                in_table1: false,
             }
+        })
+        .enumerate()
+        .map(|(i, p)| Pair {
+            in_steps: i < PAIRS_PER_STEP,
+            ..p
+        })
+        .collect()
+}
+
+/// Every step's pairs (`steps[n]`: n crossing flows, in time order), those of Table 1's sample
+/// at the paper's class sizes `(np, p)` marked ([`Pair::in_table1`]): the first `np` classified non-persistent pairs (by the
+/// ground truth) in step order, which the idle step fills; and `p` classified persistent ones,
+/// at most ⌈p/7⌉ from each loaded step first (the steps in turn, each its first), then the
+/// steps' next ones in step order if a step had too few. A pair with a lost reply is kept
+/// (counted apart, as unclassified) where it falls among the pairs taken from its step.
+pub fn paper_sample(steps: &[Vec<Pair>], (np, p): (usize, usize)) -> Vec<Pair> {
+    let per_step = p.div_ceil(MAX_FLOWS);
+    let mut taken: Vec<Vec<bool>> = steps.iter().map(|s| vec![false; s.len()]).collect();
+    let (mut n_np, mut n_p) = (0, 0);
+    for pass in 0..2 {
+        for (k, step) in steps.iter().enumerate() {
+            let mut in_step = 0;
+            for (i, pair) in step.iter().enumerate() {
+                let classified = pair.measured_persistent.is_some();
+                let room = if !pair.truth_persistent {
+                    pass == 0 && n_np < np
+                } else {
+                    k > 0 && n_p < p && (pass == 1 || in_step < per_step)
+                };
+                if taken[k][i] || !room {
+                    continue;
+                }
+                taken[k][i] = true;
+                if classified {
+                    if pair.truth_persistent {
+                        n_p += 1;
+                        in_step += 1;
+                    } else {
+                        n_np += 1;
+                    }
+                }
+            }
+        }
+    }
+    (steps.iter().zip(&taken))
+        .flat_map(|(step, t)| {
+            step.iter().zip(t).map(|(p, &t)| Pair {
+                in_table1: t,
+                ..p.clone()
+            })
         })
         .collect()
 }
@@ -273,7 +344,7 @@ pub fn median(mut v: Vec<f64>) -> Option<f64> {
 /// Summarises a setting's pairs.
 pub fn setting(name: &str, spec: &str, pairs: Vec<Pair>) -> Setting {
     let mut c = Confusion::default();
-    for p in &pairs {
+    for p in pairs.iter().filter(|p| p.in_table1) {
         match (p.truth_persistent, p.measured_persistent) {
             (_, None) => c.unclassified += 1,
             (false, Some(false)) => c.nn += 1,
@@ -282,9 +353,10 @@ pub fn setting(name: &str, spec: &str, pairs: Vec<Pair>) -> Setting {
             (true, Some(true)) => c.pp += 1,
         }
     }
+    // T_q over §8.1's 30 pairs per step (not Table 1's sample, half of it idle).
     let valid: Vec<&Pair> = pairs
         .iter()
-        .filter(|p| p.valid && p.truth_queueing_ms.is_some())
+        .filter(|p| p.in_steps && p.valid && p.truth_queueing_ms.is_some())
         .collect();
     let t_q = median(valid.iter().filter_map(|p| p.t_q_ms).collect());
     let truth = median(valid.iter().filter_map(|p| p.truth_queueing_ms).collect());
@@ -359,9 +431,22 @@ fn table1_step_or_cancel(
     seed: u64,
     cancel: Cancel<'_>,
 ) -> Result<RunLog, SimError> {
+    table1_step_for(file, flows, seed, PAIRS_PER_STEP, cancel)
+}
+
+/// A step run long enough (the file's length at least) for `pairs` pairs after the warm-up.
+fn table1_step_for(
+    file: &ScenarioFile,
+    flows: usize,
+    seed: u64,
+    pairs: usize,
+    cancel: Cancel<'_>,
+) -> Result<RunLog, SimError> {
     let mut net = file.network.clone();
     net.flows.truncate(1 + flows);
     net.run.seed = seed;
+    let need = net.run.warmup + Duration::from_millis(200 * pairs as u64 + 500);
+    net.run.duration = net.run.duration.max(need);
     simulate_network_or_cancel(&net, None, Some(cancel))
 }
 
@@ -541,22 +626,32 @@ pub fn run_or_cancel(
         &|t| -> Result<Out, SimError> {
             match t {
                 Task::Step(s, n) => {
-                    let log = table1_step_or_cancel(&files[s].1, n, o.seed, &stop)?;
-                    Ok(Out::Step(s, step_pairs(&log, n, interval)))
+                    // The idle step gathers its class's pairs (Table 1's sizes), the others
+                    // §8.1's 30.
+                    let take = if n == 0 {
+                        classes(s).0 + IDLE_MARGIN
+                    } else {
+                        PAIRS_PER_STEP
+                    };
+                    let log = table1_step_for(&files[s].1, n, o.seed, take, &stop)?;
+                    Ok(Out::Step(s, step_pairs(&log, n, interval, take)))
                 }
                 Task::Fig5 => Ok(Out::Fig5(Box::new(fig5_or_cancel(o.seed, o.quick, &stop)?))),
             }
         },
         on_done,
     );
-    let mut pairs: Vec<Vec<Pair>> = vec![vec![]; files.len()];
+    let mut steps: Vec<Vec<Vec<Pair>>> = vec![vec![]; files.len()];
     let mut f5 = None;
     for r in results {
         match r? {
-            Out::Step(s, p) => pairs[s].extend(p),
+            Out::Step(s, p) => steps[s].push(p),
             Out::Fig5(f) => f5 = Some(*f),
         }
     }
+    let pairs: Vec<Vec<Pair>> = (steps.iter().enumerate())
+        .map(|(s, st)| paper_sample(st, classes(s)))
+        .collect();
     let mut settings: Vec<Setting> = files
         .iter()
         .zip(pairs)
@@ -577,6 +672,11 @@ pub fn run_or_cancel(
         sensitivity,
         fig5: f5,
     })
+}
+
+/// The class sizes of setting `s` (0: 2.4 GHz, 1: 5 GHz, 2: the 2.4-GHz sensitivity run).
+fn classes(s: usize) -> (usize, usize) {
+    PAPER_CLASSES[if s == 1 { 1 } else { 0 }]
 }
 
 fn pct(x: Option<f64>) -> String {
@@ -626,7 +726,7 @@ impl Reproduction {
                     bar.map_or(String::new(), |b| format!(": {b:.2} ms"))
                 ),
                 measured: format!(
-                    "{} over {} valid pairs (median T_q {}, median reply gap {}; against the \
+                    "{} over {} valid pairs of §8.1's 30 per step (median T_q {}, median reply gap {}; against the \
                      normal reply's whole wait {}; the normal request reaches the AP a median \
                      {} after the high one)",
                     ms_opt(s.reply_gap_error_median_ms),
@@ -702,7 +802,43 @@ mod tests {
             samples: 200,
             truth_persistent: truth,
             measured_persistent: measured,
+            in_steps: true,
+            in_table1: true,
         }
+    }
+
+    /// Table 1's sample takes the idle step's non-persistent pairs up to the first class's
+    /// size and ⌈p/7⌉ persistent pairs from each loaded step (more from the others where one
+    /// is short); lost replies ride along, counted apart.
+    #[test]
+    fn the_sample_has_the_papers_class_sizes() {
+        let idle: Vec<Pair> = (0..20).map(|_| pair(false, Some(false))).collect();
+        let mut steps = vec![idle];
+        for k in 1..=MAX_FLOWS {
+            // Step 1 has only 2 persistent pairs; the others 30, one with a lost reply first.
+            let n = if k == 1 { 2 } else { 30 };
+            let mut st = vec![pair(true, None)];
+            st.extend((0..n).map(|_| pair(true, Some(true))));
+            st.push(pair(false, Some(false)));
+            steps.push(st.into_iter().map(|p| Pair { flows: k, ..p }).collect());
+        }
+        let all = paper_sample(&steps, (15, 40));
+        assert_eq!(all.len(), 20 + 7 * 2 + 2 + 6 * 30);
+        let s = setting("x", "", all);
+        let c = s.confusion;
+        assert_eq!((c.nn + c.np, c.pn + c.pp), (15, 40));
+        // ⌈40/7⌉ = 6 from each loaded step, step 1's 2 leaving 4 to take from the others.
+        let per_step: Vec<usize> = (1..=MAX_FLOWS)
+            .map(|k| {
+                (s.pairs.iter())
+                    .filter(|p| p.flows == k && p.in_table1 && p.measured_persistent.is_some())
+                    .count()
+            })
+            .collect();
+        assert_eq!(per_step.iter().sum::<usize>(), 40);
+        assert_eq!(per_step[0], 2);
+        assert!(per_step[1..].iter().all(|&n| n >= 6), "{per_step:?}");
+        assert_eq!(c.unclassified, 7);
     }
 
     #[test]
