@@ -20,17 +20,7 @@ fn quick_twice(paper: &str, seed: &str) -> (Vec<(PathBuf, Vec<u8>)>, String) {
     ];
     let mut stdout = String::new();
     for dir in &dirs {
-        let out = wisp_command()
-            .args(["reproduce", paper, "--quick", "--seed", seed, "--out"])
-            .arg(dir)
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        stdout = String::from_utf8(out.stdout).unwrap();
+        stdout = quick_into(paper, seed, dir);
     }
     let fa = files(&dirs[0]);
     assert_eq!(fa, files(&dirs[1]), "same seed, same bytes");
@@ -40,12 +30,11 @@ fn quick_twice(paper: &str, seed: &str) -> (Vec<(PathBuf, Vec<u8>)>, String) {
     (fa, stdout)
 }
 
-/// `wisp reproduce PAPER --quick --seed SEED` once: its files and stdout.
-fn quick_once(paper: &str, seed: &str) -> (Vec<(PathBuf, Vec<u8>)>, String) {
-    let dir = scratch(&format!("{paper}-once"));
+/// `wisp reproduce PAPER --quick --seed SEED --out DIR`, which must succeed: its stdout.
+fn quick_into(paper: &str, seed: &str, dir: &Path) -> String {
     let out = wisp_command()
         .args(["reproduce", paper, "--quick", "--seed", seed, "--out"])
-        .arg(&dir)
+        .arg(dir)
         .output()
         .unwrap();
     assert!(
@@ -53,9 +42,16 @@ fn quick_once(paper: &str, seed: &str) -> (Vec<(PathBuf, Vec<u8>)>, String) {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// `wisp reproduce PAPER --quick --seed SEED` once: its files and stdout.
+fn quick_once(paper: &str, seed: &str) -> (Vec<(PathBuf, Vec<u8>)>, String) {
+    let dir = scratch(&format!("{paper}-once"));
+    let stdout = quick_into(paper, seed, &dir);
     let fa = files(&dir);
     let _ = std::fs::remove_dir_all(&dir);
-    (fa, String::from_utf8(out.stdout).unwrap())
+    (fa, stdout)
 }
 
 #[test]
