@@ -24,8 +24,11 @@ fi
 
 # The tests compare against the `wisp` binary (with the features scripts/test.sh chose).
 # shellcheck disable=SC2086
-cargo build --release -p wisp-cli ${WISP_CARGO_FEATURES:-}
-export WISP_BIN="$target/release/wisp"
+# scripts/test.sh passes the binary its `cargo test` built (WISP_BIN); alone, this builds it.
+if [ -z "${WISP_BIN:-}" ] || [ ! -x "$WISP_BIN" ]; then
+  cargo build --release -p wisp-cli ${WISP_CARGO_FEATURES:-}
+  export WISP_BIN="$target/release/wisp"
+fi
 
 wheels="$target/wheels"
 rm -f "$wheels"/wisp-*.whl

@@ -44,4 +44,11 @@ if [ -s "$times" ]; then
   echo "test: the ten slowest real-time tests (seconds holding the lock; all in $times):" >&2
   sort -rn "$times" | head -10 | cut -f1,2 >&2
 fi
+# `cargo test` has just built the `wisp` binary (the CLI's integration tests run it), with the
+# features and dependency features of the whole test build: the Python tests use that one
+# rather than rebuild it for `-p wisp-cli` alone (a different feature unification, a minute).
+# With arguments (a package or a filter) it may not have: test-python.sh builds it then.
+if [ "$#" -eq 0 ]; then
+  export WISP_BIN="${CARGO_TARGET_DIR:-$PWD/target}/release/wisp"
+fi
 bash scripts/test-python.sh
