@@ -19,7 +19,7 @@
 //! count as neither delivered nor lost.
 
 use crate::link::LinkModel;
-use crate::log::RunLog;
+use crate::log::{PacketRecord, RunLog};
 use crate::sim::{Cancel, SimError};
 use serde::Serialize;
 use wisp_core::{DataSize, Duration, Instant};
@@ -207,6 +207,21 @@ pub fn flow_metrics_given(
     ctx: &MetricsContext<'_>,
     flow: usize,
     scheme: String,
+    interval: (Instant, Instant),
+    link: LinkWindow,
+    cancel: Option<Cancel<'_>>,
+) -> Result<FlowMetrics, SimError> {
+    let mine = log.packets.iter().filter(|p| p.flow as usize == flow);
+    flow_metrics_of(mine, ctx, flow, scheme, interval, link, cancel)
+}
+
+/// [`flow_metrics_given`] over `packets`, flow `flow`'s packets of the log in send order (a
+/// run of many flows hands each its own without a pass over the others').
+pub fn flow_metrics_of<'a>(
+    packets: impl Iterator<Item = &'a PacketRecord>,
+    ctx: &MetricsContext<'_>,
+    flow: usize,
+    scheme: String,
     (start, stop): (Instant, Instant),
     link: LinkWindow,
     cancel: Option<Cancel<'_>>,
@@ -218,7 +233,7 @@ pub fn flow_metrics_given(
     let mut qd = Vec::new();
     let mut deliveries = Vec::new();
     let (mut sent, mut lost, mut delivered) = (0u64, 0u64, 0u64);
-    for p in log.packets.iter().filter(|p| p.flow as usize == flow) {
+    for p in packets {
         let s = p.sent();
         if s >= from && s < to {
             sent += 1;

@@ -3,7 +3,7 @@
 use crate::link::LinkModel;
 use crate::log::RunLog;
 use crate::metrics::{
-    FlowMetrics, MetricsContext, TimeSeries, flow_metrics_given, link_window_or_cancel,
+    FlowMetrics, MetricsContext, TimeSeries, flow_metrics_of, link_window_or_cancel,
     time_series_given,
 };
 use crate::options::RunOptions;
@@ -148,9 +148,17 @@ fn measure_while_simulating(
     let n = flows.len();
     let (metrics, series) = std::thread::scope(|s| {
         let series = s.spawn(|| time_series_given(&log, capacity, n, end, bin));
+        // Each flow's packets, in send order, found in one pass over the log.
+        let mut by_flow: Vec<Vec<u32>> = vec![vec![]; n];
+        for (k, p) in log.packets.iter().enumerate() {
+            if let Some(v) = by_flow.get_mut(p.flow as usize) {
+                v.push(k as u32);
+            }
+        }
         let metrics: Result<Vec<_>, _> = (flows.into_iter().zip(windows).enumerate())
             .map(|(i, (f, link))| {
-                flow_metrics_given(&log, &f.ctx, i, f.scheme, f.interval, link, cancel)
+                let mine = by_flow[i].iter().map(|&k| &log.packets[k as usize]);
+                flow_metrics_of(mine, &f.ctx, i, f.scheme, f.interval, link, cancel)
             })
             .collect();
         (metrics, series.join())
