@@ -241,7 +241,8 @@ pub fn step_pairs(log: &RunLog, flows: usize, interval: Duration, take: usize) -
     pings
         .into_iter()
         .take(take)
-        .map(|p| {
+        .enumerate()
+        .map(|(i, p)| {
             let (samples, busy) = window(
                 &log.ap_queue,
                 0,
@@ -277,14 +278,9 @@ pub fn step_pairs(log: &RunLog, flows: usize, interval: Duration, take: usize) -
                 samples,
                 truth_persistent: samples > 0 && nonempty > PERSISTENT_SHARE,
                 measured_persistent: t_q.map(|t| t > ms(CONGESTION_THRESHOLD)),
-                in_steps: false,
+                in_steps: i < PAIRS_PER_STEP,
                 in_table1: false,
             }
-        })
-        .enumerate()
-        .map(|(i, p)| Pair {
-            in_steps: i < PAIRS_PER_STEP,
-            ..p
         })
         .collect()
 }
@@ -422,16 +418,7 @@ fn parallel<T: Send, R: Send>(
 
 /// One step of Table 1: the file's network with its first `flows` TCP flows.
 pub fn table1_step(file: &ScenarioFile, flows: usize, seed: u64) -> Result<RunLog, SimError> {
-    table1_step_or_cancel(file, flows, seed, &|| false)
-}
-
-fn table1_step_or_cancel(
-    file: &ScenarioFile,
-    flows: usize,
-    seed: u64,
-    cancel: Cancel<'_>,
-) -> Result<RunLog, SimError> {
-    table1_step_for(file, flows, seed, PAIRS_PER_STEP, cancel)
+    table1_step_for(file, flows, seed, PAIRS_PER_STEP, &|| false)
 }
 
 /// A step run long enough (the file's length at least) for `pairs` pairs after the warm-up.

@@ -968,13 +968,13 @@ fn bottlenecks_case(scheme: &str, o: &Options, roles: &mut Roles) -> Result<Part
     roles.media.extend([0, 1, 2]);
     let end = 120.0 * k;
     let window = |name: &str, link: u16, flows: &[usize]| Window {
-        label: format!("{name} {:.0}–{end:.0} s", end / 2.0),
-        from: end / 2.0,
-        settle: end / 2.0,
-        to: end,
         link,
-        flows: flows.to_vec(),
-        asks: FAIR,
+        ..settled(
+            &format!("{name} {:.0}–{end:.0} s", end / 2.0),
+            (end / 2.0, end),
+            flows,
+            FAIR,
+        )
     };
     let w = vec![window("A→B", 0, &[0, 1]), window("B→C", 1, &[0, 2])];
     Ok((links, flows, w, end))
@@ -1058,12 +1058,23 @@ fn at(s: f64) -> Instant {
 
 /// Flow `f`'s delivered kbit/s over [from, to).
 fn kbps(r: &NetworkResult, f: usize, from: f64, to: f64) -> f64 {
+    kbps_by_flow(r, f + 1, from, to)[f]
+}
+
+/// Every flow's delivered kbit/s over [from, to) (flows `0..n`), in one pass over the log.
+fn kbps_by_flow(r: &NetworkResult, n: usize, from: f64, to: f64) -> Vec<f64> {
     let (a, b) = (at(from), at(to));
-    let bytes: u64 = (r.log.packets.iter())
-        .filter(|p| p.flow as usize == f && p.delivered.is_some_and(|d| d >= a && d < b))
-        .map(|p| p.header.size.bytes())
-        .sum();
-    bytes as f64 * 8.0 / 1000.0 / (to - from)
+    let mut bytes = vec![0u64; n];
+    for p in r.log.packets.iter() {
+        if let Some(x) = bytes.get_mut(p.flow as usize)
+            && p.delivered.is_some_and(|d| d >= a && d < b)
+        {
+            *x += p.header.size.bytes();
+        }
+    }
+    (bytes.into_iter())
+        .map(|x| x as f64 * 8.0 / 1000.0 / (to - from))
+        .collect()
 }
 
 /// Jain's fairness index: (Σx)² / (n·Σx²); 1 for one flow or none.
@@ -1087,13 +1098,11 @@ fn measure_window(s: &Setup, w: &Window, r: &NetworkResult) -> WindowResult {
         .iter()
         .sum();
     let capacity_kbps = offered * 8.0 / 1000.0 / (w.to - w.settle);
-    let flow_kbps: Vec<f64> = w
-        .flows
-        .iter()
-        .map(|&f| kbps(r, f, w.settle, w.to))
-        .collect();
-    let tcp_kbps = (crossing(s, w).iter()).fold(0.0, |sum, &f| sum + kbps(r, f, w.settle, w.to));
-    let tcp_active = active_tcp(s, r, w);
+    let rates = kbps_by_flow(r, s.net.flows.len(), w.settle, w.to);
+    let flow_kbps: Vec<f64> = w.flows.iter().map(|&f| rates[f]).collect();
+    let cross = crossing(s, w);
+    let tcp_kbps = (cross.iter()).fold(0.0, |sum, &f| sum + rates[f]);
+    let tcp_active = active_tcp(&cross, r, w);
     let (a, b) = (at(w.from), at(w.to));
     let mine = |p: &&crate::log::PacketRecord| w.flows.contains(&(p.flow as usize));
     let mut q: Vec<f64> = (r.log.packets.iter().filter(mine))
@@ -1135,10 +1144,10 @@ fn crossing(s: &Setup, w: &Window) -> Vec<usize> {
         .collect()
 }
 
-/// The mean number of cross-traffic flows with a packet in flight over the window's settled part, by
-/// 100-ms steps (a download is active from its first packet sent to its last delivered).
-fn active_tcp(s: &Setup, r: &NetworkResult, w: &Window) -> f64 {
-    let spans: Vec<(Instant, Instant)> = (crossing(s, w).iter())
+/// The mean number of the cross-traffic flows `cross` with a packet in flight over the window's
+/// settled part, by 100-ms steps (a download is active from its first packet sent to its last delivered).
+fn active_tcp(cross: &[usize], r: &NetworkResult, w: &Window) -> f64 {
+    let spans: Vec<(Instant, Instant)> = (cross.iter())
         .filter_map(|&f| {
             let mine = r.log.packets.iter().filter(|p| p.flow as usize == f);
             let first = mine.clone().map(|p| p.sent()).min()?;

@@ -41,7 +41,7 @@
 //!   wire's is before its queue: a packet's delivery less its first enqueue is then its
 //!   queueing and access delay alone, in either direction.
 
-use super::{Asks, Error, FAIR, Parts, Roles, UTIL_QUEUE, Window, flow, model, pipe};
+use super::{Asks, Error, FAIR, Parts, Roles, UTIL_QUEUE, flow, model, phases, pipe};
 use super::{queue_300ms, wired};
 use crate::path::Hop;
 use crate::sim::{RoutedFlow, WifiMedium};
@@ -154,21 +154,16 @@ pub(super) fn case(
         &[0.0, end]
     };
     let mut windows = vec![];
-    for (link, tag, media, downlink) in [(0u16, "down", &down, true), (1, "up", &up, false)] {
-        for (i, w) in bounds.windows(2).enumerate() {
-            if media.is_empty() {
-                break;
-            }
-            windows.push(Window {
-                label: format!("{tag} {:.0}–{:.0} s", w[0], w[1]),
-                from: w[0],
-                settle: (w[0] + w[1]) / 2.0,
-                to: w[1],
-                link,
-                flows: media.clone(),
-                asks: asks(&m, i == 1, downlink),
-            });
+    for (link, tag, media, downlink) in [(0u16, "down ", &down, true), (1, "up ", &up, false)] {
+        if media.is_empty() {
+            continue;
         }
+        let mut w = phases(bounds, link, media, asks(&m, false, downlink), tag);
+        // The middle phase, where cross traffic runs, may ask for the shares instead.
+        if let Some(middle) = w.get_mut(1) {
+            middle.asks = asks(&m, true, downlink);
+        }
+        windows.extend(w);
     }
     let medium = WifiMedium {
         label: "wifi".into(),
